@@ -1,0 +1,294 @@
+//! The streaming decoder: PartialResultSets in, typed rows out as soon as each is complete.
+
+use std::sync::Arc;
+
+use prost::Message as _;
+
+use super::chunk::merge;
+use super::convert::decode_value;
+use super::error::{ColumnRef, DecodeError, DecodeErrorKind};
+use super::stats::ResultStats;
+use super::types::{Field, Type, fields_from_wire};
+use super::value::Value;
+use crate::proto::google::spanner::v1 as pb;
+
+/// One decoded row: a value per column, in column order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row(pub Vec<Value>);
+
+impl Row {
+    /// The values, in column order.
+    pub fn values(&self) -> &[Value] {
+        &self.0
+    }
+}
+
+/// What the decoder counted over a stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StreamCounters {
+    /// PartialResultSets received.
+    pub messages: u64,
+    /// Values received, counting each piece of a chunked value.
+    pub values: u64,
+    /// Messages whose last value was chunked (continued in the next message).
+    pub chunked_values: u64,
+    /// Serialized size of the messages, in bytes.
+    pub wire_bytes: u64,
+    /// Complete rows handed out.
+    pub rows: u64,
+    /// Messages that carried a resume token.
+    pub resume_tokens: u64,
+}
+
+/// Decodes one ExecuteStreamingSql answer, fed one PartialResultSet at a time.
+///
+/// Each call hands out the rows the message completed. Metadata is taken from the first message; a later
+/// message may repeat it (or carry an empty row type) but never change it. After an error the decoder is
+/// spent: every later call returns [`DecodeErrorKind::AlreadyFailed`].
+#[derive(Debug, Default)]
+pub struct StreamDecoder {
+    columns: Option<Arc<[Field]>>,
+    /// The row type exactly as the first message sent it, to compare later metadata against.
+    wire_row_type: Option<pb::StructType>,
+    /// The incomplete last value of the previous message, and its column.
+    pending: Option<(prost_types::Value, usize)>,
+    row: Vec<Value>,
+    counters: StreamCounters,
+    stats: Option<ResultStats>,
+    resume_token: Vec<u8>,
+    read_timestamp: Option<prost_types::Timestamp>,
+    saw_last: bool,
+    failed: bool,
+}
+
+impl StreamDecoder {
+    /// A decoder waiting for the first message.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes a serialized PartialResultSet and appends the rows it completes to `rows`.
+    pub fn feed_bytes(&mut self, bytes: &[u8], rows: &mut Vec<Row>) -> Result<(), DecodeError> {
+        let msg = match pb::PartialResultSet::decode(bytes) {
+            Ok(msg) => msg,
+            Err(e) => {
+                let kind = DecodeErrorKind::Protobuf(e.to_string());
+                return Err(self.fail(kind, None));
+            }
+        };
+        self.feed_counted(msg, bytes.len(), rows)
+    }
+
+    /// Takes one PartialResultSet and appends the rows it completes to `rows`.
+    pub fn feed(
+        &mut self,
+        msg: pb::PartialResultSet,
+        rows: &mut Vec<Row>,
+    ) -> Result<(), DecodeError> {
+        let size = msg.encoded_len();
+        self.feed_counted(msg, size, rows)
+    }
+
+    fn feed_counted(
+        &mut self,
+        msg: pb::PartialResultSet,
+        wire_bytes: usize,
+        rows: &mut Vec<Row>,
+    ) -> Result<(), DecodeError> {
+        if self.failed {
+            return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
+        }
+        let result = self.take(msg, rows);
+        // Count the message whatever happened, so that the next error names the next message.
+        self.counters.messages += 1;
+        self.counters.wire_bytes += wire_bytes as u64;
+        if result.is_err() {
+            self.failed = true;
+        }
+        result
+    }
+
+    fn take(&mut self, msg: pb::PartialResultSet, rows: &mut Vec<Row>) -> Result<(), DecodeError> {
+        self.take_metadata(msg.metadata)?;
+        let columns = match &self.columns {
+            Some(columns) => Arc::clone(columns),
+            None => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
+        };
+        let mut values = msg.values;
+        self.counters.values += values.len() as u64;
+        if !values.is_empty() && columns.is_empty() {
+            return Err(self.error(DecodeErrorKind::ValuesWithoutColumns(values.len()), None));
+        }
+        if let Some((piece, column)) = self.pending.take() {
+            if values.is_empty() {
+                // A message with no values continues nothing; the piece waits for the next one.
+                self.pending = Some((piece, column));
+            } else {
+                let first = std::mem::take(&mut values[0]);
+                values[0] = merge(piece, first)
+                    .map_err(|e| self.column_error(e.into(), &columns, column))?;
+            }
+        }
+        if msg.chunked_value {
+            let Some(last) = values.pop() else {
+                return Err(self.error(DecodeErrorKind::ChunkedWithoutValues, None));
+            };
+            self.counters.chunked_values += 1;
+            let column = (self.row.len() + values.len()) % columns.len();
+            self.pending = Some((last, column));
+        }
+        for value in values {
+            let column = self.row.len();
+            let typed = decode_value(&columns[column].ty, value)
+                .map_err(|e| self.column_error(e.into(), &columns, column))?;
+            self.row.push(typed);
+            if self.row.len() == columns.len() {
+                rows.push(Row(std::mem::replace(
+                    &mut self.row,
+                    Vec::with_capacity(columns.len()),
+                )));
+                self.counters.rows += 1;
+            }
+        }
+        if !msg.resume_token.is_empty() {
+            self.resume_token = msg.resume_token;
+            self.counters.resume_tokens += 1;
+        }
+        if let Some(stats) = msg.stats {
+            self.stats = Some(ResultStats::from(stats));
+        }
+        self.saw_last |= msg.last;
+        Ok(())
+    }
+
+    fn take_metadata(
+        &mut self,
+        metadata: Option<pb::ResultSetMetadata>,
+    ) -> Result<(), DecodeError> {
+        let row_type = metadata.as_ref().and_then(|m| m.row_type.as_ref());
+        match (&self.wire_row_type, row_type) {
+            (None, Some(row_type)) => {
+                let fields = fields_from_wire(row_type).map_err(|(column, e)| {
+                    let name = row_type.fields[column].name.clone();
+                    self.error(
+                        e.into(),
+                        Some(ColumnRef {
+                            index: column,
+                            name,
+                        }),
+                    )
+                })?;
+                self.columns = Some(fields.into());
+                self.wire_row_type = Some(row_type.clone());
+                self.read_timestamp = metadata
+                    .and_then(|m| m.transaction)
+                    .and_then(|t| t.read_timestamp);
+            }
+            (None, None) => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
+            // A repeat of the first row type, or an empty one, declares nothing new.
+            (Some(first), Some(later)) if later != first && !later.fields.is_empty() => {
+                let kind = DecodeErrorKind::MetadataChanged {
+                    before: describe_columns(first),
+                    after: describe_columns(later),
+                };
+                return Err(self.error(kind, None));
+            }
+            (Some(_), _) => {}
+        }
+        Ok(())
+    }
+
+    /// Checks the stream ended cleanly: no partial row, no value left chunked.
+    pub fn finish(&mut self) -> Result<(), DecodeError> {
+        if self.failed {
+            return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
+        }
+        let columns = match (&self.columns, self.counters.messages) {
+            (Some(columns), _) => Arc::clone(columns),
+            (None, 0) => return Err(self.error(DecodeErrorKind::NoMessages, None)),
+            (None, _) => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
+        };
+        if let Some((_, column)) = &self.pending {
+            let column = *column;
+            return Err(self.column_error(DecodeErrorKind::EndedInChunk, &columns, column));
+        }
+        if !self.row.is_empty() {
+            let kind = DecodeErrorKind::EndedMidRow {
+                have: self.row.len(),
+                want: columns.len(),
+            };
+            return Err(self.column_error(kind, &columns, self.row.len()));
+        }
+        Ok(())
+    }
+
+    /// The columns, once the first message has arrived.
+    pub fn columns(&self) -> Option<&[Field]> {
+        self.columns.as_deref()
+    }
+
+    /// The columns' types, once the first message has arrived.
+    pub fn column_types(&self) -> impl Iterator<Item = &Type> {
+        self.columns.iter().flat_map(|c| c.iter().map(|f| &f.ty))
+    }
+
+    /// What has been counted so far.
+    pub fn counters(&self) -> &StreamCounters {
+        &self.counters
+    }
+
+    /// The statistics, if a message carried them.
+    pub fn stats(&self) -> Option<&ResultStats> {
+        self.stats.as_ref()
+    }
+
+    /// Takes the statistics out of the decoder.
+    pub fn take_stats(&mut self) -> Option<ResultStats> {
+        self.stats.take()
+    }
+
+    /// The last resume token received (empty if none).
+    pub fn resume_token(&self) -> &[u8] {
+        &self.resume_token
+    }
+
+    /// Whether a message had `last = true`.
+    pub fn saw_last(&self) -> bool {
+        self.saw_last
+    }
+
+    /// The read timestamp of the transaction, when the metadata carried one.
+    pub fn read_timestamp(&self) -> Option<&prost_types::Timestamp> {
+        self.read_timestamp.as_ref()
+    }
+
+    fn error(&self, kind: DecodeErrorKind, column: Option<ColumnRef>) -> DecodeError {
+        DecodeError {
+            message: self.counters.messages as usize,
+            column,
+            kind,
+        }
+    }
+
+    fn fail(&mut self, kind: DecodeErrorKind, column: Option<ColumnRef>) -> DecodeError {
+        let error = self.error(kind, column);
+        self.counters.messages += 1;
+        self.failed = true;
+        error
+    }
+
+    fn column_error(&self, kind: DecodeErrorKind, columns: &[Field], index: usize) -> DecodeError {
+        let name = columns
+            .get(index)
+            .map(|f| f.name.clone())
+            .unwrap_or_default();
+        self.error(kind, Some(ColumnRef { index, name }))
+    }
+}
+
+fn describe_columns(row_type: &pb::StructType) -> String {
+    match fields_from_wire(row_type) {
+        Ok(fields) => Type::Struct(fields).to_string(),
+        Err(_) => format!("{} columns", row_type.fields.len()),
+    }
+}

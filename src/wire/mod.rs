@@ -1,0 +1,24 @@
+//! The only module that knows the Spanner wire format: PartialResultSet merging, column types, typed
+//! values and rows, result statistics, stream files and the canonical row encoding.
+//!
+//! Everything it hands out is plain data ([`Row`], [`Value`], [`ResultStats`], [`StreamCounters`]); the
+//! generated protobuf types stop here, apart from the messages the client sends and the server builds.
+
+mod canonical;
+pub mod chunk;
+mod convert;
+mod decoder;
+mod error;
+pub mod stats;
+pub mod stream_file;
+mod types;
+mod value;
+
+pub use chunk::MergeError;
+pub use convert::{ValueError, decode_value, encode_value};
+pub use decoder::{Row, StreamCounters, StreamDecoder};
+pub use error::{ColumnRef, DecodeError, DecodeErrorKind};
+pub use stats::{PlanNode, QueryStats, ResultStats, RowCount};
+pub use stream_file::{DecodedStream, StreamFileError, decode_stream_file};
+pub use types::{Field, Type, TypeError, struct_type};
+pub use value::{Date, Interval, Numeric, ParseError, Timestamp, Uuid, Value};

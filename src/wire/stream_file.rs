@@ -1,0 +1,144 @@
+//! Stream files: a recorded ExecuteStreamingSql answer, stored as repeated
+//! `[u32 big-endian length][serialized PartialResultSet]` and nothing else.
+
+use super::decoder::{Row, StreamCounters, StreamDecoder};
+use super::error::DecodeError;
+use super::stats::ResultStats;
+use super::types::Field;
+
+/// A stream file that is not a sequence of length-prefixed frames.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    /// Fewer than 4 bytes remain where a length should be.
+    #[error("truncated length prefix at byte {offset}: {remaining} bytes left, 4 needed")]
+    TruncatedLength {
+        /// Where the frame starts.
+        offset: usize,
+        /// Bytes left in the file.
+        remaining: usize,
+    },
+    /// A frame says it is longer than what remains.
+    #[error("frame {index} at byte {offset} says {length} bytes but only {remaining} remain")]
+    TruncatedFrame {
+        /// The frame's index from 0.
+        index: usize,
+        /// Where its length prefix starts.
+        offset: usize,
+        /// The length it claims.
+        length: usize,
+        /// Bytes left after the prefix.
+        remaining: usize,
+    },
+}
+
+/// The frames of a stream file, each the bytes of one PartialResultSet.
+pub fn frames(file: &[u8]) -> Result<Vec<&[u8]>, FrameError> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    while offset < file.len() {
+        let rest = &file[offset..];
+        let Some((prefix, body)) = rest.split_first_chunk::<4>() else {
+            return Err(FrameError::TruncatedLength {
+                offset,
+                remaining: rest.len(),
+            });
+        };
+        let length = u32::from_be_bytes(*prefix) as usize;
+        if length > body.len() {
+            return Err(FrameError::TruncatedFrame {
+                index: out.len(),
+                offset,
+                length,
+                remaining: body.len(),
+            });
+        }
+        out.push(&body[..length]);
+        offset += 4 + length;
+    }
+    Ok(out)
+}
+
+/// Appends one frame to a stream file being written.
+///
+/// # Panics
+/// If `message` is 4 GiB or more, which no PartialResultSet is (gRPC refuses far smaller ones).
+pub fn push_frame(file: &mut Vec<u8>, message: &[u8]) {
+    let length = u32::try_from(message.len()).expect("a PartialResultSet is smaller than 4 GiB");
+    file.extend_from_slice(&length.to_be_bytes());
+    file.extend_from_slice(message);
+}
+
+/// Everything decoded from a whole stream.
+#[derive(Debug, Clone)]
+pub struct DecodedStream {
+    /// The columns from the metadata.
+    pub columns: Vec<Field>,
+    /// Every row, in order.
+    pub rows: Vec<Row>,
+    /// The statistics, if the stream carried them.
+    pub stats: Option<ResultStats>,
+    /// What the decoder counted.
+    pub counters: StreamCounters,
+}
+
+/// Why a stream file could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StreamFileError {
+    /// The framing is broken.
+    #[error("bad stream file: {0}")]
+    Frame(#[from] FrameError),
+    /// A message could not be decoded.
+    #[error("{0}")]
+    Decode(#[from] DecodeError),
+}
+
+/// Decodes every message of already-split frames, checking the stream ends cleanly.
+pub fn decode_frames(frames: &[&[u8]]) -> Result<DecodedStream, DecodeError> {
+    let mut decoder = StreamDecoder::new();
+    let mut rows = Vec::new();
+    for frame in frames {
+        decoder.feed_bytes(frame, &mut rows)?;
+    }
+    decoder.finish()?;
+    Ok(DecodedStream {
+        columns: decoder.columns().map(<[Field]>::to_vec).unwrap_or_default(),
+        rows,
+        stats: decoder.take_stats(),
+        counters: *decoder.counters(),
+    })
+}
+
+/// Decodes a whole stream file.
+pub fn decode_stream_file(file: &[u8]) -> Result<DecodedStream, StreamFileError> {
+    Ok(decode_frames(&frames(file)?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_truncation_is_reported() {
+        let mut file = Vec::new();
+        push_frame(&mut file, b"abc");
+        push_frame(&mut file, b"");
+        push_frame(&mut file, b"de");
+        assert_eq!(frames(&file), Ok(vec![&b"abc"[..], b"", b"de"]));
+        assert_eq!(
+            frames(&file[..file.len() - 1]),
+            Err(FrameError::TruncatedFrame {
+                index: 2,
+                offset: 11,
+                length: 2,
+                remaining: 1
+            })
+        );
+        assert_eq!(
+            frames(&file[..9]),
+            Err(FrameError::TruncatedLength {
+                offset: 7,
+                remaining: 2
+            })
+        );
+    }
+}
