@@ -69,6 +69,9 @@ impl StreamDecoder {
 
     /// Decodes a serialized PartialResultSet and appends the rows it completes to `rows`.
     pub fn feed_bytes(&mut self, bytes: &[u8], rows: &mut Vec<Row>) -> Result<(), DecodeError> {
+        if self.failed {
+            return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
+        }
         let msg = match pb::PartialResultSet::decode(bytes) {
             Ok(msg) => msg,
             Err(e) => {
