@@ -6,5 +6,6 @@
 pub mod cli;
 pub mod demo;
 pub mod proto;
+pub mod server;
 pub mod stats;
 pub mod wire;

@@ -2,12 +2,14 @@
 //! maps the result to an exit code.
 
 mod decode;
+mod serve;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 pub use decode::{DecodeArgs, run_decode};
+pub use serve::{ServeArgs, apply_knob, run_serve};
 
 /// spanprof: where does the time of a Cloud Spanner query go?
 #[derive(Debug, Parser)]
@@ -23,6 +25,8 @@ pub struct Cli {
 pub enum Command {
     /// Decode a recorded stream file and print one canonical JSON array per row.
     Decode(DecodeArgs),
+    /// Run the built-in local instance (a Spanner-compatible server over demo data) until Ctrl-C.
+    Serve(ServeArgs),
 }
 
 /// Runs the parsed command line.
@@ -32,6 +36,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let stdout = std::io::stdout().lock();
             let stderr = std::io::stderr().lock();
             run_decode(&args, stdout, stderr)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Serve(args)) => {
+            run_serve(&args, std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
         }
         None => {

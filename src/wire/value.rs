@@ -242,7 +242,7 @@ impl fmt::Display for Timestamp {
         if self.nanos > 0 {
             let mut frac = self.nanos;
             let mut width = 9;
-            while frac % 10 == 0 {
+            while frac.is_multiple_of(10) {
                 frac /= 10;
                 width -= 1;
             }
@@ -461,7 +461,7 @@ fn digits(b: &[u8]) -> Option<u32> {
 }
 
 fn is_leap(year: u16) -> bool {
-    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+    year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400))
 }
 
 fn days_in_month(year: u16, month: u8) -> u8 {

@@ -1,8 +1,11 @@
 //! spanprof's integration tests, in one binary so they share helpers and link once.
 
 mod cli;
+mod client;
 mod errors;
 mod fuzz;
 mod golden;
+mod local;
+mod official;
 mod props;
 mod support;

@@ -1,0 +1,130 @@
+//! The local instance's database: an in-memory SQLite database shared by every query's connection,
+//! holding Singers, Albums and Blobs, with Seed23 generated on demand, and the Spanner type of every
+//! column.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OpenFlags, params_from_iter};
+
+use super::seed23_table::{self, Seed23Source};
+use super::sql_value::to_sql;
+use crate::demo::{self, DemoTable};
+use crate::wire::{Type, Value};
+
+/// The demo database. Cheap to share: queries open their own connections to it.
+#[derive(Debug)]
+pub struct Database {
+    uri: String,
+    seed23_rows: i64,
+    /// Spanner types by lower-cased (table, column).
+    catalog: HashMap<(String, String), Type>,
+    /// Keeps the shared in-memory database alive while the instance lives.
+    _keeper: Mutex<Connection>,
+}
+
+/// Why the database could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the local database: {0}")]
+pub struct SetupError(#[from] rusqlite::Error);
+
+impl Database {
+    /// Creates the demo tables and loads their rows; Seed23 gets `seed23_rows` rows (ids 1 to N).
+    pub fn open(seed23_rows: u64) -> Result<Self, SetupError> {
+        static INSTANCE: AtomicU64 = AtomicU64::new(0);
+        let n = INSTANCE.fetch_add(1, Ordering::Relaxed);
+        let uri = format!(
+            "file:spanprof-local-{}-{n}?mode=memory&cache=shared",
+            std::process::id()
+        );
+        let keeper = Connection::open_with_flags(&uri, flags())?;
+        let mut catalog = HashMap::new();
+        for table in demo::tables() {
+            for column in &table.columns {
+                let key = (table.name.to_lowercase(), column.name.to_lowercase());
+                catalog.insert(key, column.ty.clone());
+            }
+        }
+        load(&keeper, &demo::music::singers(), demo::music::singer_rows())?;
+        load(&keeper, &demo::music::albums(), demo::music::album_rows())?;
+        let blobs = demo::blobs::ids().filter_map(demo::blobs::row);
+        load(&keeper, &demo::blobs::table(), blobs)?;
+        Ok(Database {
+            uri,
+            seed23_rows: i64::try_from(seed23_rows).unwrap_or(i64::MAX),
+            catalog,
+            _keeper: Mutex::new(keeper),
+        })
+    }
+
+    /// A new read-only connection for one query. `scanned` counts the Seed23 rows its scans produce.
+    pub fn connect(&self, scanned: Arc<AtomicU64>) -> rusqlite::Result<Connection> {
+        let conn = Connection::open_with_flags(&self.uri, flags())?;
+        conn.pragma_update(None, "query_only", true)?;
+        seed23_table::register(
+            &conn,
+            Seed23Source {
+                rows: self.seed23_rows,
+                scanned,
+            },
+        )?;
+        Ok(conn)
+    }
+
+    /// The Spanner type of a table's column, if it is one of the demo tables'.
+    pub fn column_type(&self, table: &str, column: &str) -> Option<&Type> {
+        self.catalog
+            .get(&(table.to_lowercase(), column.to_lowercase()))
+    }
+
+    /// Rows in Seed23.
+    pub fn seed23_rows(&self) -> i64 {
+        self.seed23_rows
+    }
+}
+
+fn flags() -> OpenFlags {
+    OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+}
+
+/// Creates `table` in SQLite (columns stored as `sql_value::to_sql` stores them) and inserts `rows`.
+fn load(
+    conn: &Connection,
+    table: &DemoTable,
+    rows: impl IntoIterator<Item = Vec<Value>>,
+) -> rusqlite::Result<()> {
+    let columns: Vec<String> = table
+        .columns
+        .iter()
+        .map(|c| format!("\"{}\" {}", c.name, sqlite_type(&c.ty)))
+        .collect();
+    conn.execute_batch(&format!(
+        "CREATE TABLE \"{}\" ({}, PRIMARY KEY ({}))",
+        table.name,
+        columns.join(", "),
+        table.primary_key.join(", ")
+    ))?;
+    let placeholders = vec!["?"; table.columns.len()].join(", ");
+    let mut insert = conn.prepare(&format!(
+        "INSERT INTO \"{}\" VALUES ({placeholders})",
+        table.name
+    ))?;
+    for row in rows {
+        insert.execute(params_from_iter(row.iter().map(to_sql)))?;
+    }
+    Ok(())
+}
+
+/// The SQLite column type that stores values of `ty`.
+pub(crate) fn sqlite_type(ty: &Type) -> &'static str {
+    match ty {
+        Type::Bool | Type::Int64 | Type::Enum(_) => "INTEGER",
+        Type::Float32 | Type::Float64 => "REAL",
+        Type::Bytes | Type::Proto(_) => "BLOB",
+        _ => "TEXT",
+    }
+}

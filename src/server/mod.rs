@@ -1,0 +1,163 @@
+//! The built-in local instance: a Spanner-compatible gRPC server over an embedded SQLite database.
+//!
+//! [`LocalInstance::start`] serves it on a loopback port (port 0 picks a free one); the app, the tests
+//! and `spanprof serve` all start it this way. Any project, instance and database name maps to the one
+//! demo database.
+
+mod admin;
+pub mod db;
+pub mod knobs;
+mod plan;
+pub mod query;
+mod seed23_table;
+pub mod service;
+pub mod sql_value;
+pub mod stream;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::TcpListenerStream;
+
+use crate::proto::google::longrunning::operations_server::OperationsServer;
+use crate::proto::google::spanner::admin::database::v1::database_admin_server::DatabaseAdminServer;
+use crate::proto::google::spanner::admin::instance::v1::instance_admin_server::InstanceAdminServer;
+use crate::proto::google::spanner::v1::spanner_server::SpannerServer;
+
+pub use knobs::{KnobSettings, Knobs};
+
+/// How to start the local instance.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ServerConfig {
+    /// Loopback port; 0 picks a free one.
+    pub port: u16,
+    /// Rows in Seed23.
+    pub seed23_rows: u64,
+    /// How it streams.
+    pub knobs: KnobSettings,
+}
+
+/// Rows in Seed23 unless told otherwise.
+pub const DEFAULT_SEED23_ROWS: u64 = 100_000;
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            port: 0,
+            seed23_rows: DEFAULT_SEED23_ROWS,
+            knobs: KnobSettings::default(),
+        }
+    }
+}
+
+/// Why the local instance could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The port could not be bound.
+    #[error("cannot listen on 127.0.0.1:{port}: {source}")]
+    Bind {
+        /// The port asked for.
+        port: u16,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// The database could not be built.
+    #[error(transparent)]
+    Database(#[from] db::SetupError),
+    /// The setup task died.
+    #[error("the database setup task failed: {0}")]
+    Setup(#[from] tokio::task::JoinError),
+}
+
+/// A running local instance. Dropping it stops the server.
+#[derive(Debug)]
+pub struct LocalInstance {
+    addr: SocketAddr,
+    knobs: Arc<Knobs>,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
+}
+
+/// HTTP/2 flow-control windows large enough that loopback streaming is not throttled by them.
+const STREAM_WINDOW: u32 = 8 << 20;
+const CONNECTION_WINDOW: u32 = 16 << 20;
+
+impl LocalInstance {
+    /// Builds the database and serves it on 127.0.0.1. Must be called within a tokio runtime.
+    pub async fn start(config: ServerConfig) -> Result<Self, StartError> {
+        let listener = TcpListener::bind(("127.0.0.1", config.port))
+            .await
+            .map_err(|source| StartError::Bind {
+                port: config.port,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| StartError::Bind {
+            port: config.port,
+            source,
+        })?;
+        let rows = config.seed23_rows;
+        let db = Arc::new(tokio::task::spawn_blocking(move || db::Database::open(rows)).await??);
+        let knobs = Arc::new(Knobs::new(config.knobs));
+        let spanner = service::LocalSpanner::new(db, Arc::clone(&knobs));
+        let (shutdown, stop) = oneshot::channel::<()>();
+        let server = tonic::transport::Server::builder()
+            .initial_stream_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .tcp_nodelay(true)
+            .add_service(
+                SpannerServer::new(spanner)
+                    .max_decoding_message_size(64 << 20)
+                    .max_encoding_message_size(usize::MAX),
+            )
+            .add_service(InstanceAdminServer::new(admin::LocalAdmin))
+            .add_service(DatabaseAdminServer::new(admin::LocalAdmin))
+            .add_service(OperationsServer::new(admin::LocalAdmin))
+            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async {
+                let _ = stop.await;
+            });
+        let task = tokio::spawn(server);
+        Ok(LocalInstance {
+            addr,
+            knobs,
+            shutdown: Some(shutdown),
+            task: Some(task),
+        })
+    }
+
+    /// The address it serves on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `host:port`, as `SPANNER_EMULATOR_HOST` wants it.
+    pub fn host_port(&self) -> String {
+        self.addr.to_string()
+    }
+
+    /// The live knobs: changes apply to the next response (message size) or message (the rest).
+    pub fn knobs(&self) -> &Arc<Knobs> {
+        &self.knobs
+    }
+
+    /// Stops accepting calls and waits up to `grace` for the server to finish.
+    pub async fn stop(mut self, grace: Duration) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(grace, task).await;
+        }
+    }
+}
+
+impl Drop for LocalInstance {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Values between SQLite and Spanner: typed values stored into SQLite, SQLite results sent as wire
+//! values of their Spanner column type, and query parameters bound from wire values.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use prost_types::Value as WireValue;
+use prost_types::value::Kind;
+use rusqlite::types::{Value as SqlValue, ValueRef};
+
+use crate::wire::{Type, Value, decode_value};
+
+/// How a typed value is stored in SQLite: integers, reals, text, blobs; arrays and structs as their
+/// canonical JSON text (whose elements are already in wire form).
+pub fn to_sql(value: &Value) -> SqlValue {
+    match value {
+        Value::Null => SqlValue::Null,
+        Value::Bool(b) => SqlValue::Integer(i64::from(*b)),
+        Value::Int64(n) | Value::Enum(n) => SqlValue::Integer(*n),
+        Value::Float64(f) => SqlValue::Real(*f),
+        Value::Float32(f) => SqlValue::Real(f64::from(*f)),
+        Value::Numeric(n) => SqlValue::Text(n.to_string()),
+        Value::String(s) | Value::Json(s) => SqlValue::Text(s.clone()),
+        Value::Bytes(b) | Value::Proto(b) => SqlValue::Blob(b.clone()),
+        Value::Date(d) => SqlValue::Text(d.to_string()),
+        Value::Timestamp(t) => SqlValue::Text(t.to_string()),
+        Value::Interval(i) => SqlValue::Text(i.to_string()),
+        Value::Uuid(u) => SqlValue::Text(u.to_string()),
+        Value::Array(_) | Value::Struct(_) => SqlValue::Text(value.to_canonical_json().to_string()),
+    }
+}
+
+/// The Spanner type a result column gets when it does not come straight from a table column: from
+/// the SQLite storage class of its first non-NULL value (INT64 when there is none, as Spanner types
+/// a bare NULL).
+pub fn type_of_sql(value: ValueRef<'_>) -> Option<Type> {
+    match value {
+        ValueRef::Null => None,
+        ValueRef::Integer(_) => Some(Type::Int64),
+        ValueRef::Real(_) => Some(Type::Float64),
+        ValueRef::Text(_) => Some(Type::String),
+        ValueRef::Blob(_) => Some(Type::Bytes),
+    }
+}
+
+/// Converts a SQLite result value to the wire form of `ty`. Fails with a message when the stored value
+/// cannot be a value of that type.
+pub fn from_sql(ty: &Type, value: ValueRef<'_>) -> Result<WireValue, String> {
+    let kind = match (ty, value) {
+        (_, ValueRef::Null) => Kind::NullValue(0),
+        (Type::Bool, ValueRef::Integer(n)) => Kind::BoolValue(n != 0),
+        (Type::Float64 | Type::Float32, ValueRef::Real(f)) => Kind::NumberValue(f),
+        (Type::Float64 | Type::Float32, ValueRef::Integer(n)) => Kind::NumberValue(n as f64),
+        (Type::Int64 | Type::Enum(_), ValueRef::Integer(n)) => Kind::StringValue(n.to_string()),
+        (Type::Int64 | Type::Enum(_), ValueRef::Real(f))
+            if f.fract() == 0.0 && f.abs() < 9.2e18 =>
+        {
+            Kind::StringValue((f as i64).to_string())
+        }
+        (Type::Bytes | Type::Proto(_), ValueRef::Blob(b) | ValueRef::Text(b)) => {
+            Kind::StringValue(BASE64.encode(b))
+        }
+        (Type::Array(_) | Type::Struct(_), ValueRef::Text(text)) => {
+            let json: serde_json::Value = serde_json::from_slice(text)
+                .map_err(|e| format!("stored {ty} is not JSON: {e}"))?;
+            return Ok(json_to_wire(json));
+        }
+        (Type::Array(_) | Type::Struct(_) | Type::Bool, other) => {
+            return Err(format!(
+                "cannot send a SQLite {} as {ty}",
+                storage_class(other)
+            ));
+        }
+        // Everything else travels as a string: STRING, JSON, NUMERIC, DATE, TIMESTAMP, INTERVAL, UUID.
+        (_, ValueRef::Text(text)) => Kind::StringValue(text_of(text)),
+        (_, ValueRef::Integer(n)) => Kind::StringValue(n.to_string()),
+        (_, ValueRef::Real(f)) => Kind::StringValue(f.to_string()),
+        (_, ValueRef::Blob(b)) => Kind::StringValue(String::from_utf8_lossy(b).into_owned()),
+    };
+    Ok(WireValue { kind: Some(kind) })
+}
+
+fn text_of(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
+fn storage_class(value: ValueRef<'_>) -> &'static str {
+    match value {
+        ValueRef::Null => "NULL",
+        ValueRef::Integer(_) => "INTEGER",
+        ValueRef::Real(_) => "REAL",
+        ValueRef::Text(_) => "TEXT",
+        ValueRef::Blob(_) => "BLOB",
+    }
+}
+
+/// Canonical JSON (as stored for arrays and structs) back to wire form: the encodings coincide.
+fn json_to_wire(json: serde_json::Value) -> WireValue {
+    use serde_json::Value as J;
+    let kind = match json {
+        J::Null => Kind::NullValue(0),
+        J::Bool(b) => Kind::BoolValue(b),
+        J::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or(f64::NAN)),
+        J::String(s) => Kind::StringValue(s),
+        J::Array(items) => Kind::ListValue(prost_types::ListValue {
+            values: items.into_iter().map(json_to_wire).collect(),
+        }),
+        J::Object(map) => Kind::StructValue(prost_types::Struct {
+            fields: map.into_iter().map(|(k, v)| (k, json_to_wire(v))).collect(),
+        }),
+    };
+    WireValue { kind: Some(kind) }
+}
+
+/// A query parameter: the wire value decoded by its declared type (STRING when undeclared, as
+/// Spanner infers untyped string parameters), then stored the way the tables store that type.
+pub fn param_to_sql(ty: Option<&Type>, value: WireValue) -> Result<SqlValue, String> {
+    let ty = ty.cloned().unwrap_or(Type::String);
+    let typed = decode_value(&ty, value).map_err(|e| e.to_string())?;
+    Ok(to_sql(&typed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Date, Timestamp};
+
+    fn round_trip(ty: &Type, value: Value) -> Value {
+        let stored = to_sql(&value);
+        let wire = from_sql(ty, ValueRef::from(&stored)).expect("converts");
+        decode_value(ty, wire).expect("decodes")
+    }
+
+    #[test]
+    fn typed_values_survive_sqlite() {
+        let cases = vec![
+            (Type::Bool, Value::Bool(true)),
+            (Type::Int64, Value::Int64(i64::MIN)),
+            (Type::Float64, Value::Float64(0.1)),
+            (Type::String, Value::String("Straße 🚀".into())),
+            (Type::Bytes, Value::Bytes(vec![0, 255, 7])),
+            (
+                Type::Date,
+                Value::Date(Date::new(1999, 12, 31).expect("valid")),
+            ),
+            (
+                Type::Timestamp,
+                Value::Timestamp(Timestamp::new(1_700_000_000, 5).expect("valid")),
+            ),
+            (
+                Type::Array(Box::new(Type::Float64)),
+                Value::Array(vec![
+                    Value::Float64(1.25),
+                    Value::Null,
+                    Value::Float64(f64::INFINITY),
+                ]),
+            ),
+            (
+                Type::Array(Box::new(Type::Bytes)),
+                Value::Array(vec![Value::Bytes(b"hi".to_vec())]),
+            ),
+            (Type::Int64, Value::Null),
+        ];
+        for (ty, value) in cases {
+            assert_eq!(round_trip(&ty, value.clone()), value, "{ty}");
+        }
+    }
+
+    #[test]
+    fn impossible_conversions_are_errors() {
+        assert!(from_sql(&Type::Bool, ValueRef::Text(b"yes")).is_err());
+        assert!(from_sql(&Type::Array(Box::new(Type::Int64)), ValueRef::Text(b"[1,")).is_err());
+        assert_eq!(type_of_sql(ValueRef::Real(1.0)), Some(Type::Float64));
+        assert_eq!(type_of_sql(ValueRef::Null), None);
+    }
+
+    #[test]
+    fn parameters_follow_their_declared_type() {
+        let int = WireValue {
+            kind: Some(Kind::StringValue("42".into())),
+        };
+        assert_eq!(
+            param_to_sql(Some(&Type::Int64), int.clone()),
+            Ok(SqlValue::Integer(42))
+        );
+        assert_eq!(param_to_sql(None, int), Ok(SqlValue::Text("42".into())));
+        let bad = WireValue {
+            kind: Some(Kind::StringValue("4x".into())),
+        };
+        assert!(param_to_sql(Some(&Type::Int64), bad).is_err());
+    }
+}

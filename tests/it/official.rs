@@ -1,0 +1,84 @@
+//! The official Python client (google-cloud-spanner, which nobody here wrote) reads from the built-in
+//! local instance through SPANNER_EMULATOR_HOST, and gets the rows spanprof's own decoder gets.
+//!
+//! Needs the client installed in a virtual environment: `scripts/test` installs it and sets
+//! SPANPROF_PYTHON. The tests are `#[ignore]`d for a bare `cargo test`, and fail loudly when run without
+//! the client, so they can never pass by skipping.
+
+use std::process::Command;
+
+use serde_json::Value as Json;
+use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
+
+use crate::client::TestClient;
+use crate::golden::assert_canonical_eq;
+
+const SQL: &str = "SELECT * FROM Seed23 LIMIT 10000";
+
+fn python() -> String {
+    match std::env::var("SPANPROF_PYTHON") {
+        Ok(p) if !p.is_empty() => p,
+        _ => panic!(
+            "SPANPROF_PYTHON is not set: run ./scripts/test, which installs the official Python client \
+             (google-cloud-spanner) in a virtual environment and points SPANPROF_PYTHON at it"
+        ),
+    }
+}
+
+async fn official_client_matches_our_decoder(knobs: KnobSettings) {
+    let python = python();
+    let instance = LocalInstance::start(ServerConfig {
+        port: 0,
+        seed23_rows: 20_000,
+        knobs,
+    })
+    .await
+    .expect("the local instance starts");
+    let host = instance.host_port();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/read_rows.py");
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .arg(SQL)
+            .env("SPANNER_EMULATOR_HOST", host)
+            .output()
+    })
+    .await
+    .expect("joins")
+    .expect("the Python client runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the official client failed: {stderr}"
+    );
+    let theirs: Vec<Json> = String::from_utf8(output.stdout)
+        .expect("UTF-8 rows")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect();
+
+    let mut client = TestClient::connect(&instance.host_port()).await;
+    let ours = client.query(SQL).await.expect("our client reads it too");
+    assert_eq!(theirs.len(), 10_000, "{stderr}");
+    assert_eq!(ours.rows.len(), 10_000);
+    for (i, (row, theirs)) in ours.rows.iter().zip(&theirs).enumerate() {
+        assert_canonical_eq(theirs, &row.to_canonical_json(), &format!("row {i}"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the official Python client: run ./scripts/test"]
+async fn the_official_python_client_reads_the_local_instance() {
+    official_client_matches_our_decoder(KnobSettings::default()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the official Python client: run ./scripts/test"]
+async fn the_official_python_client_resumes_through_faults_in_16_kib_messages() {
+    official_client_matches_our_decoder(KnobSettings {
+        max_message_bytes: 16 * 1024,
+        fail_every: 3,
+        ..KnobSettings::default()
+    })
+    .await;
+}
