@@ -1,9 +1,9 @@
 //! Hostile input never panics: arbitrary bytes, well-formed protobuf with nonsense in it, and a real
 //! stream with bytes flipped, cut or inserted. Each either decodes or returns an error.
 
-use prost::Message as _;
 use proptest::collection::vec;
 use proptest::prelude::*;
+use prost::Message as _;
 use prost_types::value::Kind;
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::wire::stream_file::frames;
@@ -23,7 +23,10 @@ fn feed_all<'a>(messages: impl IntoIterator<Item = &'a [u8]>) {
             Err(e) => {
                 // Errors must render on one line, naming the message.
                 let text = e.to_string();
-                assert!(text.starts_with("message ") && !text.contains('\n'), "{text}");
+                assert!(
+                    text.starts_with("message ") && !text.contains('\n'),
+                    "{text}"
+                );
                 failed = true;
             }
         }
@@ -97,30 +100,32 @@ fn nonsense_message() -> impl Strategy<Value = pb::PartialResultSet> {
         proptest::option::of(vec(("[a-z_]{0,12}", wire_value()), 0..4)),
         any::<bool>(),
     )
-        .prop_map(|(metadata, values, chunked_value, token, stats, last)| pb::PartialResultSet {
-            metadata: metadata.map(|row_type| pb::ResultSetMetadata {
-                row_type: row_type.map(|fields| pb::StructType {
-                    fields: fields
-                        .into_iter()
-                        .map(|(name, ty)| pb::struct_type::Field {
-                            name,
-                            r#type: Some(ty),
-                        })
-                        .collect(),
+        .prop_map(|(metadata, values, chunked_value, token, stats, last)| {
+            pb::PartialResultSet {
+                metadata: metadata.map(|row_type| pb::ResultSetMetadata {
+                    row_type: row_type.map(|fields| pb::StructType {
+                        fields: fields
+                            .into_iter()
+                            .map(|(name, ty)| pb::struct_type::Field {
+                                name,
+                                r#type: Some(ty),
+                            })
+                            .collect(),
+                    }),
+                    ..Default::default()
                 }),
-                ..Default::default()
-            }),
-            values,
-            chunked_value,
-            resume_token: token,
-            stats: stats.map(|entries| pb::ResultSetStats {
-                query_stats: Some(prost_types::Struct {
-                    fields: entries.into_iter().collect(),
+                values,
+                chunked_value,
+                resume_token: token,
+                stats: stats.map(|entries| pb::ResultSetStats {
+                    query_stats: Some(prost_types::Struct {
+                        fields: entries.into_iter().collect(),
+                    }),
+                    ..Default::default()
                 }),
+                last,
                 ..Default::default()
-            }),
-            last,
-            ..Default::default()
+            }
         })
 }
 

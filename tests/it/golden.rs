@@ -88,7 +88,9 @@ fn empty_metadata_on_later_messages_loses_no_rows() {
         if i > 0 {
             msg.metadata = Some(pb::ResultSetMetadata::default());
         }
-        decoder.feed_bytes(&msg.encode_to_vec(), &mut rows).expect("decodes");
+        decoder
+            .feed_bytes(&msg.encode_to_vec(), &mut rows)
+            .expect("decodes");
     }
     decoder.finish().expect("ends cleanly");
     assert_eq!(rows.len(), 100);

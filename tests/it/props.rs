@@ -4,15 +4,14 @@
 
 use std::collections::VecDeque;
 
-use prost::Message as _;
 use proptest::collection::vec;
 use proptest::prelude::*;
+use prost::Message as _;
 use prost_types::Value as WireValue;
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::wire::chunk::{split, splittable, weight};
 use spanprof::wire::{
-    Date, Field, Interval, Numeric, Row, StreamDecoder, Timestamp, Type, Uuid, Value,
-    encode_value,
+    Date, Field, Interval, Numeric, Row, StreamDecoder, Timestamp, Type, Uuid, Value, encode_value,
 };
 
 use crate::support::metadata;
@@ -241,7 +240,9 @@ fn decode_checking_progress(cut: &Cut, columns: usize) -> Result<Vec<Row>, TestC
 
 /// Rows as canonical JSON text: equal texts mean equal values (NaN included, which `==` would reject).
 fn canonical(rows: &[Row]) -> Vec<String> {
-    rows.iter().map(|r| r.to_canonical_json().to_string()).collect()
+    rows.iter()
+        .map(|r| r.to_canonical_json().to_string())
+        .collect()
 }
 
 fn check_round_trip(
@@ -283,9 +284,15 @@ fn same_values(a: &[Value], b: &[Value]) -> bool {
 
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Float64(x), Value::Float64(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
-        (Value::Float32(x), Value::Float32(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
-        (Value::Array(x), Value::Array(y)) | (Value::Struct(x), Value::Struct(y)) => same_values(x, y),
+        (Value::Float64(x), Value::Float64(y)) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
+        (Value::Float32(x), Value::Float32(y)) => {
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
+        }
+        (Value::Array(x), Value::Array(y)) | (Value::Struct(x), Value::Struct(y)) => {
+            same_values(x, y)
+        }
         _ => a == b,
     }
 }
@@ -335,21 +342,25 @@ fn the_generators_cover_what_the_properties_claim() {
     let strategy = (any_table(4, 3), vec(any::<u32>(), 0..256));
     let (mut megabyte, mut nested, mut chunked, mut nulls, mut empty) = (0, 0, 0, 0, 0);
     for _ in 0..200 {
-        let ((columns, table), choices) = strategy
-            .new_tree(&mut runner)
-            .expect("a tree")
-            .current();
+        let ((columns, table), choices) = strategy.new_tree(&mut runner).expect("a tree").current();
         let flat: Vec<WireValue> = table.iter().flatten().map(encode_value).collect();
         megabyte += flat.iter().filter(|v| weight(v) >= 1 << 20).count();
         nested += columns
             .iter()
             .filter(|c| matches!(&c.ty, Type::Array(t) if matches!(**t, Type::Struct(_) | Type::Array(_))))
             .count();
-        nulls += table.iter().flatten().filter(|v| **v == Value::Null).count();
+        nulls += table
+            .iter()
+            .flatten()
+            .filter(|v| **v == Value::Null)
+            .count();
         empty += table
             .iter()
             .flatten()
-            .filter(|v| matches!(v, Value::Array(a) if a.is_empty()) || matches!(v, Value::String(s) if s.is_empty()))
+            .filter(|v| {
+                matches!(v, Value::Array(a) if a.is_empty())
+                    || matches!(v, Value::String(s) if s.is_empty())
+            })
             .count();
         chunked += cut(&columns, flat, &choices)
             .messages
@@ -360,5 +371,8 @@ fn the_generators_cover_what_the_properties_claim() {
     assert!(megabyte > 0, "no megabyte values generated");
     assert!(nested > 0, "no nested arrays generated");
     assert!(chunked > 100, "only {chunked} chunked messages");
-    assert!(nulls > 0 && empty > 0, "nulls {nulls}, empty values {empty}");
+    assert!(
+        nulls > 0 && empty > 0,
+        "nulls {nulls}, empty values {empty}"
+    );
 }
