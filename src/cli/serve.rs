@@ -62,12 +62,14 @@ pub fn run_serve(args: &ServeArgs, mut out: impl Write) -> anyhow::Result<()> {
         };
         let instance = LocalInstance::start(config).await?;
         let host_port = instance.host_port();
-        writeln!(out, "spanprof local instance listening on {host_port} (Seed23: {} rows)", args.rows)?;
-        writeln!(out, "SPANNER_EMULATOR_HOST={host_port}")?;
-        writeln!(
-            out,
-            "change a knob by typing e.g. `fail-every 3` or `max-message-bytes 16384`; `show` prints them"
-        )?;
+        // One write: a reader that stops after the address line must not make a later line fail.
+        let banner = format!(
+            "spanprof local instance listening on {host_port} (Seed23: {} rows)\n\
+             SPANNER_EMULATOR_HOST={host_port}\n\
+             change a knob by typing e.g. `fail-every 3` or `max-message-bytes 16384`; `show` prints them\n",
+            args.rows
+        );
+        out.write_all(banner.as_bytes())?;
         out.flush()?;
         watch_stdin(Arc::clone(instance.knobs()));
         shutdown_signal().await;

@@ -5,7 +5,8 @@
 //! SPANPROF_PYTHON. The tests are `#[ignore]`d for a bare `cargo test`, and fail loudly when run without
 //! the client, so they can never pass by skipping.
 
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::Value as Json;
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
@@ -14,6 +15,7 @@ use crate::client::TestClient;
 use crate::golden::assert_canonical_eq;
 
 const SQL: &str = "SELECT * FROM Seed23 LIMIT 10000";
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(300);
 
 fn python() -> String {
     match std::env::var("SPANPROF_PYTHON") {
@@ -36,16 +38,24 @@ async fn official_client_matches_our_decoder(knobs: KnobSettings) {
     .expect("the local instance starts");
     let host = instance.host_port();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/read_rows.py");
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new(python)
-            .arg(script)
-            .arg(SQL)
-            .env("SPANNER_EMULATOR_HOST", host)
-            .output()
-    })
-    .await
-    .expect("joins")
-    .expect("the Python client runs");
+    let child = Command::new(python)
+        .arg(script)
+        .arg(SQL)
+        .env("SPANNER_EMULATOR_HOST", host)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the Python client starts");
+    let pid = child.id();
+    let waiting = tokio::task::spawn_blocking(move || child.wait_with_output());
+    // A hung client must fail the test, not stall the suite.
+    let output = match tokio::time::timeout(CLIENT_TIMEOUT, waiting).await {
+        Ok(joined) => joined.expect("joins").expect("the Python client runs"),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("the official client did not finish within {CLIENT_TIMEOUT:?}");
+        }
+    };
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
