@@ -4,6 +4,7 @@
 //! desktop app drive the same code. See `ARCHITECTURE.md` for a line on each module.
 
 pub mod cli;
+pub mod client;
 pub mod demo;
 pub mod proto;
 pub mod server;

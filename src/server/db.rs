@@ -114,7 +114,7 @@ fn load(
         table.name
     ))?;
     for row in rows {
-        insert.execute(params_from_iter(row.iter().map(to_sql)))?;
+        insert.execute(params_from_iter(row.into_iter().map(to_sql)))?;
     }
     Ok(())
 }

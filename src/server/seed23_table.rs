@@ -220,8 +220,7 @@ unsafe impl VTabCursor for Seed23Cursor<'_> {
     }
 
     fn column(&self, ctx: &mut Context, column: c_int) -> rusqlite::Result<()> {
-        let value = seed23::cell(self.id, column as usize);
-        ctx.set_result(to_sql(&value))
+        ctx.set_result(to_sql(seed23::cell(self.id, column as usize)))
     }
 
     fn rowid(&self) -> rusqlite::Result<i64> {

@@ -3,29 +3,34 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use prost::Message as _;
 use prost_types::Value as WireValue;
 use prost_types::value::Kind;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 
-use crate::wire::{Type, Value, decode_value};
+use crate::wire::{Type, Value, decode_value, encode_value};
 
-/// How a typed value is stored in SQLite: integers, reals, text, blobs; arrays and structs as their
-/// canonical JSON text (whose elements are already in wire form).
-pub fn to_sql(value: &Value) -> SqlValue {
+/// How a typed value is stored in SQLite: integers, reals, text, blobs; arrays and structs as the
+/// serialized `google.protobuf.ListValue` of their wire form (a fraction of the cost of JSON both ways).
+/// Takes the value to reuse its buffers.
+pub fn to_sql(value: Value) -> SqlValue {
     match value {
         Value::Null => SqlValue::Null,
-        Value::Bool(b) => SqlValue::Integer(i64::from(*b)),
-        Value::Int64(n) | Value::Enum(n) => SqlValue::Integer(*n),
-        Value::Float64(f) => SqlValue::Real(*f),
-        Value::Float32(f) => SqlValue::Real(f64::from(*f)),
+        Value::Bool(b) => SqlValue::Integer(i64::from(b)),
+        Value::Int64(n) | Value::Enum(n) => SqlValue::Integer(n),
+        Value::Float64(f) => SqlValue::Real(f),
+        Value::Float32(f) => SqlValue::Real(f64::from(f)),
         Value::Numeric(n) => SqlValue::Text(n.to_string()),
-        Value::String(s) | Value::Json(s) => SqlValue::Text(s.clone()),
-        Value::Bytes(b) | Value::Proto(b) => SqlValue::Blob(b.clone()),
+        Value::String(s) | Value::Json(s) => SqlValue::Text(s),
+        Value::Bytes(b) | Value::Proto(b) => SqlValue::Blob(b),
         Value::Date(d) => SqlValue::Text(d.to_string()),
         Value::Timestamp(t) => SqlValue::Text(t.to_string()),
         Value::Interval(i) => SqlValue::Text(i.to_string()),
         Value::Uuid(u) => SqlValue::Text(u.to_string()),
-        Value::Array(_) | Value::Struct(_) => SqlValue::Text(value.to_canonical_json().to_string()),
+        Value::Array(_) | Value::Struct(_) => match encode_value(&value).kind {
+            Some(Kind::ListValue(list)) => SqlValue::Blob(list.encode_to_vec()),
+            _ => SqlValue::Null,
+        },
     }
 }
 
@@ -58,6 +63,11 @@ pub fn from_sql(ty: &Type, value: ValueRef<'_>) -> Result<WireValue, String> {
         }
         (Type::Bytes | Type::Proto(_), ValueRef::Blob(b) | ValueRef::Text(b)) => {
             Kind::StringValue(BASE64.encode(b))
+        }
+        (Type::Array(_) | Type::Struct(_), ValueRef::Blob(bytes)) => {
+            let list = prost_types::ListValue::decode(bytes)
+                .map_err(|e| format!("stored {ty} is not a ListValue: {e}"))?;
+            Kind::ListValue(list)
         }
         (Type::Array(_) | Type::Struct(_), ValueRef::Text(text)) => {
             let json: serde_json::Value = serde_json::from_slice(text)
@@ -96,7 +106,8 @@ fn storage_class(value: ValueRef<'_>) -> &'static str {
     }
 }
 
-/// Canonical JSON (as stored for arrays and structs) back to wire form: the encodings coincide.
+/// JSON text (an array built with SQLite's JSON functions, say) in wire form: canonical JSON and the
+/// wire encoding of values coincide.
 fn json_to_wire(json: serde_json::Value) -> WireValue {
     use serde_json::Value as J;
     let kind = match json {
@@ -119,7 +130,7 @@ fn json_to_wire(json: serde_json::Value) -> WireValue {
 pub fn param_to_sql(ty: Option<&Type>, value: WireValue) -> Result<SqlValue, String> {
     let ty = ty.cloned().unwrap_or(Type::String);
     let typed = decode_value(&ty, value).map_err(|e| e.to_string())?;
-    Ok(to_sql(&typed))
+    Ok(to_sql(typed))
 }
 
 #[cfg(test)]
@@ -128,7 +139,7 @@ mod tests {
     use crate::wire::{Date, Timestamp};
 
     fn round_trip(ty: &Type, value: Value) -> Value {
-        let stored = to_sql(&value);
+        let stored = to_sql(value.clone());
         let wire = from_sql(ty, ValueRef::from(&stored)).expect("converts");
         decode_value(ty, wire).expect("decodes")
     }
@@ -172,6 +183,23 @@ mod tests {
     fn impossible_conversions_are_errors() {
         assert!(from_sql(&Type::Bool, ValueRef::Text(b"yes")).is_err());
         assert!(from_sql(&Type::Array(Box::new(Type::Int64)), ValueRef::Text(b"[1,")).is_err());
+        assert!(
+            from_sql(
+                &Type::Array(Box::new(Type::Int64)),
+                ValueRef::Blob(b"\xff\xff")
+            )
+            .is_err()
+        );
+        // Arrays built in SQL (json_array) arrive as JSON text and still convert.
+        let json = from_sql(
+            &Type::Array(Box::new(Type::Int64)),
+            ValueRef::Text(b"[\"1\",null]"),
+        )
+        .expect("JSON text converts");
+        assert_eq!(
+            decode_value(&Type::Array(Box::new(Type::Int64)), json),
+            Ok(Value::Array(vec![Value::Int64(1), Value::Null]))
+        );
         assert_eq!(type_of_sql(ValueRef::Real(1.0)), Some(Type::Float64));
         assert_eq!(type_of_sql(ValueRef::Null), None);
     }

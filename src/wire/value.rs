@@ -148,8 +148,32 @@ impl Date {
 
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
+        let mut buf = [0u8; 10];
+        write_date(&mut buf, i64::from(self.year), self.month, self.day);
+        f.write_str(ascii(&buf))
     }
+}
+
+/// Writes `n` as exactly `buf.len()` decimal digits (zero-padded; `n` must fit).
+fn put_digits(buf: &mut [u8], mut n: u64) {
+    for slot in buf.iter_mut().rev() {
+        *slot = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+}
+
+/// `YYYY-MM-DD` into the first 10 bytes of `buf`; years are 1 to 9999.
+fn write_date(buf: &mut [u8], year: i64, month: u8, day: u8) {
+    put_digits(&mut buf[0..4], year.clamp(0, 9999) as u64);
+    buf[4] = b'-';
+    put_digits(&mut buf[5..7], u64::from(month));
+    buf[7] = b'-';
+    put_digits(&mut buf[8..10], u64::from(day));
+}
+
+/// The text of a buffer that holds only ASCII digits and separators.
+fn ascii(buf: &[u8]) -> &str {
+    std::str::from_utf8(buf).unwrap_or("?")
 }
 
 /// An instant in UTC with nanosecond precision, from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z.
@@ -228,27 +252,30 @@ impl Timestamp {
 
 impl fmt::Display for Timestamp {
     /// RFC 3339 in UTC ending in `Z`, fractional seconds without trailing zeros (none when zero).
+    /// Written digit by digit: the local instance formats one per TIMESTAMP cell it sends.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let days = self.seconds.div_euclid(86_400);
-        let secs = self.seconds.rem_euclid(86_400);
+        let secs = self.seconds.rem_euclid(86_400) as u64;
         let (year, month, day) = civil_from_days(days);
-        write!(
-            f,
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-            secs / 3600,
-            secs / 60 % 60,
-            secs % 60
-        )?;
+        let mut buf = [0u8; 30];
+        write_date(&mut buf, year, month, day);
+        buf[10] = b'T';
+        put_digits(&mut buf[11..13], secs / 3600);
+        buf[13] = b':';
+        put_digits(&mut buf[14..16], secs / 60 % 60);
+        buf[16] = b':';
+        put_digits(&mut buf[17..19], secs % 60);
+        let mut len = 19;
         if self.nanos > 0 {
-            let mut frac = self.nanos;
-            let mut width = 9;
-            while frac.is_multiple_of(10) {
-                frac /= 10;
-                width -= 1;
+            buf[19] = b'.';
+            put_digits(&mut buf[20..29], u64::from(self.nanos));
+            len = 29;
+            while buf[len - 1] == b'0' {
+                len -= 1;
             }
-            write!(f, ".{frac:0width$}")?;
         }
-        f.write_str("Z")
+        buf[len] = b'Z';
+        f.write_str(ascii(&buf[..=len]))
     }
 }
 

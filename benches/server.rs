@@ -1,0 +1,82 @@
+//! What the built-in local instance sustains over loopback: a client that only receives the bytes
+//! reads Seed23 answers, and the benchmark prints MB/s and rows/s per message size.
+//!
+//! `cargo bench --bench server` (optionally `-- ROWS`, default 100000).
+
+use std::time::Instant;
+
+use spanprof::client::{connect_plaintext, execute_streaming_sql_raw};
+use spanprof::proto::google::spanner::v1 as pb;
+use spanprof::proto::google::spanner::v1::spanner_client::SpannerClient;
+use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const DATABASE: &str = "projects/bench/instances/bench/databases/bench";
+
+#[allow(clippy::print_stdout)] // A benchmark reports on stdout.
+fn main() -> anyhow::Result<()> {
+    let rows: u64 = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(100_000);
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        let instance = LocalInstance::start(ServerConfig {
+            port: 0,
+            seed23_rows: rows,
+            knobs: KnobSettings::default(),
+        })
+        .await?;
+        let channel = connect_plaintext(&instance.host_port()).await?;
+        let session = SpannerClient::new(channel.clone())
+            .create_session(pb::CreateSessionRequest {
+                database: DATABASE.into(),
+                session: None,
+            })
+            .await?
+            .into_inner()
+            .name;
+        println!("server: SELECT * FROM Seed23 ({rows} rows), bytes-only client, best of 3");
+        for max in [16 << 10, 64 << 10, 1 << 20] {
+            let mut knobs = instance.knobs().get();
+            knobs.max_message_bytes = max;
+            instance.knobs().set(knobs);
+            let mut best: Option<(f64, u64)> = None;
+            for _ in 0..3 {
+                let request = pb::ExecuteSqlRequest {
+                    session: session.clone(),
+                    sql: "SELECT * FROM Seed23".into(),
+                    ..Default::default()
+                };
+                let start = Instant::now();
+                let mut stream =
+                    execute_streaming_sql_raw(channel.clone(), tonic::Request::new(request))
+                        .await?;
+                let mut bytes = 0u64;
+                while let Some(message) = stream.message().await? {
+                    bytes += message.len() as u64;
+                }
+                let seconds = start.elapsed().as_secs_f64();
+                if best.is_none_or(|(s, _)| seconds < s) {
+                    best = Some((seconds, bytes));
+                }
+            }
+            if let Some((seconds, bytes)) = best {
+                println!(
+                    "  {:>5} KiB messages: {:7.1} MB/s  {:9.0} rows/s  ({:.1} MB in {:.3} s)",
+                    max >> 10,
+                    bytes as f64 / 1e6 / seconds,
+                    rows as f64 / seconds,
+                    bytes as f64 / 1e6,
+                    seconds
+                );
+            }
+        }
+        instance.stop(std::time::Duration::from_secs(1)).await;
+        anyhow::Ok(())
+    })
+}

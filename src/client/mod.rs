@@ -1,0 +1,44 @@
+//! Talking to an instance. So far: a raw-bytes streaming call over a plaintext channel, the base the
+//! profiling client builds on.
+
+pub mod codec;
+
+use prost::bytes::Bytes;
+use tonic::codec::Streaming;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::proto::google::spanner::v1 as pb;
+use codec::RawResponseCodec;
+
+/// HTTP/2 windows large enough that a fast server is not throttled by flow control on loopback.
+pub const STREAM_WINDOW: u32 = 8 << 20;
+/// See [`STREAM_WINDOW`].
+pub const CONNECTION_WINDOW: u32 = 16 << 20;
+
+/// Connects to a plaintext endpoint (`host:port`), as the emulator and the local instance serve.
+pub async fn connect_plaintext(host_port: &str) -> Result<Channel, tonic::transport::Error> {
+    Endpoint::from_shared(format!("http://{host_port}"))?
+        .initial_stream_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .tcp_nodelay(true)
+        .connect()
+        .await
+}
+
+/// Calls ExecuteStreamingSql and returns the response messages as raw bytes.
+pub async fn execute_streaming_sql_raw(
+    channel: Channel,
+    request: tonic::Request<pb::ExecuteSqlRequest>,
+) -> Result<Streaming<Bytes>, tonic::Status> {
+    let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(usize::MAX);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(format!("the channel is not ready: {e}")))?;
+    let path = tonic::codegen::http::uri::PathAndQuery::from_static(
+        "/google.spanner.v1.Spanner/ExecuteStreamingSql",
+    );
+    let response = grpc
+        .server_streaming(request, path, RawResponseCodec::default())
+        .await?;
+    Ok(response.into_inner())
+}
