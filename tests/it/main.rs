@@ -6,6 +6,7 @@ mod errors;
 mod fuzz;
 mod golden;
 mod local;
+mod memory;
 mod official;
 mod props;
 mod support;
