@@ -9,7 +9,7 @@ use super::convert::decode_value;
 use super::error::{ColumnRef, DecodeError, DecodeErrorKind};
 use super::stats::ResultStats;
 use super::types::{Field, Type, fields_from_wire};
-use super::value::Value;
+use super::value::{Timestamp, Value};
 use crate::proto::google::spanner::v1 as pb;
 
 /// One decoded row: a value per column, in column order.
@@ -260,9 +260,10 @@ impl StreamDecoder {
         self.saw_last
     }
 
-    /// The read timestamp of the transaction, when the metadata carried one.
-    pub fn read_timestamp(&self) -> Option<&prost_types::Timestamp> {
-        self.read_timestamp.as_ref()
+    /// The read timestamp of the transaction, when the metadata carried a valid one.
+    pub fn read_timestamp(&self) -> Option<Timestamp> {
+        let t = self.read_timestamp.as_ref()?;
+        Timestamp::new(t.seconds, u32::try_from(t.nanos).ok()?)
     }
 
     fn error(&self, kind: DecodeErrorKind, column: Option<ColumnRef>) -> DecodeError {
@@ -293,5 +294,47 @@ fn describe_columns(row_type: &pb::StructType) -> String {
     match fields_from_wire(row_type) {
         Ok(fields) => Type::Struct(fields).to_string(),
         Err(_) => format!("{} columns", row_type.fields.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first_message(read_timestamp: prost_types::Timestamp) -> pb::PartialResultSet {
+        pb::PartialResultSet {
+            metadata: Some(pb::ResultSetMetadata {
+                row_type: Some(pb::StructType::default()),
+                transaction: Some(pb::Transaction {
+                    read_timestamp: Some(read_timestamp),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_read_timestamp_comes_from_the_metadata_and_is_checked() {
+        let mut decoder = StreamDecoder::new();
+        let when = prost_types::Timestamp {
+            seconds: 1_700_000_000,
+            nanos: 5,
+        };
+        decoder
+            .feed(first_message(when), &mut Vec::new())
+            .expect("decodes");
+        assert_eq!(decoder.read_timestamp(), Timestamp::new(1_700_000_000, 5));
+
+        let mut decoder = StreamDecoder::new();
+        let broken = prost_types::Timestamp {
+            seconds: 1,
+            nanos: -1,
+        };
+        decoder
+            .feed(first_message(broken), &mut Vec::new())
+            .expect("decodes");
+        assert_eq!(decoder.read_timestamp(), None);
     }
 }
