@@ -6,7 +6,9 @@
 pub mod cli;
 pub mod client;
 pub mod demo;
+pub mod export;
 pub mod proto;
+pub mod report;
 pub mod server;
 pub mod stats;
 pub mod wire;

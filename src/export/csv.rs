@@ -1,0 +1,158 @@
+//! CSV: one row per iteration of every run, warm-ups and failures included.
+
+use crate::report::{IterationRecord, RunReport};
+
+use super::{ExportError, Exporter};
+
+/// The CSV header. The first twenty columns are fixed; columns added later go at the end, so
+/// scripts that read columns by position keep working.
+pub const COLUMNS: [&str; 22] = [
+    "run",
+    "iteration",
+    "warmup",
+    "status",
+    "started_at",
+    "total_ms",
+    "ttfb_ms",
+    "network_ms",
+    "server_ms",
+    "gfe_ms",
+    "wire_decode_ms",
+    "row_decode_ms",
+    "other_ms",
+    "rows",
+    "server_rows",
+    "messages",
+    "chunked_values",
+    "wire_bytes",
+    "resumes",
+    "error",
+    "server_cpu_ms",
+    "afe_ms",
+];
+
+/// CSV with a header of [`COLUMNS`]: times in milliseconds with three decimals, empty where a
+/// value is unknown; `warmup` is `true`/`false`, `status` is `ok`/`error`/`cancelled`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn extension(&self) -> &'static str {
+        "csv"
+    }
+
+    fn export(&self, reports: &[RunReport]) -> Result<Vec<u8>, ExportError> {
+        let mut writer = ::csv::Writer::from_writer(Vec::new());
+        writer.write_record(COLUMNS)?;
+        for record in reports.iter().flat_map(|report| &report.iterations) {
+            writer.write_record(row(record))?;
+        }
+        writer
+            .into_inner()
+            .map_err(|error| ExportError::Csv(error.into_error().into()))
+    }
+}
+
+/// The fields of `record` in [`COLUMNS`] order.
+fn row(record: &IterationRecord) -> [String; COLUMNS.len()] {
+    [
+        record.run.clone(),
+        record.iteration.to_string(),
+        record.warmup.to_string(),
+        record.status.as_str().to_owned(),
+        record.started_at.clone(),
+        ms(record.total_ms),
+        optional_ms(record.ttfb_ms),
+        optional_ms(record.network_ms),
+        optional_ms(record.server_ms),
+        optional_ms(record.gfe_ms),
+        optional_ms(record.wire_decode_ms),
+        optional_ms(record.row_decode_ms),
+        optional_ms(record.other_ms),
+        record.rows.to_string(),
+        optional(record.server_rows),
+        record.messages.to_string(),
+        record.chunked_values.to_string(),
+        record.wire_bytes.to_string(),
+        record.resumes.to_string(),
+        record.error.clone().unwrap_or_default(),
+        optional_ms(record.server_cpu_ms),
+        optional_ms(record.afe_ms),
+    ]
+}
+
+fn ms(value: f64) -> String {
+    format!("{value:.3}")
+}
+
+fn optional_ms(value: Option<f64>) -> String {
+    value.map(ms).unwrap_or_default()
+}
+
+fn optional(value: Option<u64>) -> String {
+    value.map(|v| v.to_string()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::fixture::{ERROR_MESSAGE, reports};
+
+    const GOLDEN: &str = "\
+run,iteration,warmup,status,started_at,total_ms,ttfb_ms,network_ms,server_ms,gfe_ms,wire_decode_ms,row_decode_ms,other_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,server_cpu_ms,afe_ms
+\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,30.000,,25.000,26.000,5.000,3.000,2.000,100,100,2,0,4096,0,,20.000,
+\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,6.500,1.250,5.000,5.500,1.500,1.000,1.250,100,100,2,1,4096,0,,4.000,0.500
+\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,7.000,,6.000,,2.000,1.500,2.500,100,,2,1,4096,1,,,
+\"fast, cached\",4,false,error,2026-03-01T10:00:00.300Z,3.250,,,,,,,,0,,0,0,0,0,\"bad value, \"\"x\"\"
+at row 7\",,
+slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,1,,1,0,12,0,,,
+slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by user,,
+";
+
+    #[test]
+    fn golden() -> Result<(), ExportError> {
+        let bytes = Csv.export(&reports())?;
+        assert_eq!(String::from_utf8_lossy(&bytes), GOLDEN);
+        Ok(())
+    }
+
+    #[test]
+    fn header_starts_with_the_fixed_columns() {
+        let fixed = "run,iteration,warmup,status,started_at,total_ms,ttfb_ms,network_ms,server_ms,\
+                     gfe_ms,wire_decode_ms,row_decode_ms,other_ms,rows,server_rows,messages,\
+                     chunked_values,wire_bytes,resumes,error";
+        assert!(COLUMNS.join(",").starts_with(&format!("{fixed},")));
+    }
+
+    #[test]
+    fn parses_back_with_every_row_and_column() -> Result<(), Box<dyn std::error::Error>> {
+        let reports = reports();
+        let bytes = Csv.export(&reports)?;
+        let mut reader = ::csv::Reader::from_reader(bytes.as_slice());
+        assert_eq!(reader.headers()?.iter().collect::<Vec<_>>(), COLUMNS);
+        let rows = reader.records().collect::<Result<Vec<_>, _>>()?;
+        let iterations: usize = reports.iter().map(|r| r.iterations.len()).sum();
+        assert_eq!(rows.len(), iterations);
+        assert!(rows.iter().all(|row| row.len() == COLUMNS.len()));
+
+        let error_column = COLUMNS.iter().position(|&c| c == "error");
+        let failed = &rows[3];
+        assert_eq!(failed.get(3), Some("error"));
+        assert_eq!(
+            error_column.and_then(|i| failed.get(i)),
+            Some(ERROR_MESSAGE)
+        );
+        assert_eq!(failed.get(0), Some("fast, cached"));
+        Ok(())
+    }
+
+    #[test]
+    fn no_reports_is_just_the_header() -> Result<(), ExportError> {
+        let bytes = Csv.export(&[])?;
+        assert_eq!(
+            String::from_utf8_lossy(&bytes),
+            format!("{}\n", COLUMNS.join(","))
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,209 @@
+//! The one place exports touch the file system.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::ExportError;
+
+/// Writes `bytes` to `path` whole or not at all.
+///
+/// The bytes go to a new temporary file in the same directory, which is synced to disk and then
+/// renamed over `path`, so that `path` (and any file it replaces) is never seen half-written, even
+/// after a crash. On any failure the temporary file is removed, `path` is left as it was, and the
+/// error names `path` and the reason ("cannot write /x/y.csv: Permission denied").
+///
+/// A file that is replaced gets the permissions of a new file, not its old ones.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
+    replace_with(path, |file| {
+        file.write_all(bytes)?;
+        file.sync_all()
+    })
+}
+
+/// Creates a temporary file beside `path`, lets `fill` write it, and renames it over `path`;
+/// removes it if anything fails. Separate from [`write_atomically`] so tests can make the write
+/// itself fail.
+fn replace_with(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> Result<(), ExportError> {
+    let fail = |error| ExportError::Write {
+        path: path.to_owned(),
+        error,
+    };
+    let mut temp = TempFile::beside(path).map_err(fail)?;
+    fill(&mut temp.file).map_err(fail)?;
+    fs::rename(&temp.path, path).map_err(fail)?;
+    temp.renamed = true;
+    // Make the rename itself durable. The data is already safe and in place, and some file
+    // systems cannot sync a directory, so a failure here is not worth failing the export for.
+    let _ = File::open(directory_of(path)).and_then(|dir| dir.sync_all());
+    Ok(())
+}
+
+/// The directory `path` is in; `.` for a bare file name.
+fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// A newly created temporary file, removed when dropped unless it was renamed into place.
+struct TempFile {
+    path: PathBuf,
+    file: File,
+    renamed: bool,
+}
+
+impl TempFile {
+    /// Creates `.<name>.<pid>.<n>.tmp` in the directory of `target`: hidden, unique within this
+    /// process by `n` and across processes by the pid, and never an existing file (`create_new`).
+    fn beside(target: &Path) -> io::Result<TempFile> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let name = target.file_name().ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
+        })?;
+        let mut temp_name = OsString::from(".");
+        temp_name.push(name);
+        temp_name.push(format!(
+            ".{}.{}.tmp",
+            process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let path = directory_of(target).join(temp_name);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        Ok(TempFile {
+            path,
+            file,
+            renamed: false,
+        })
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.renamed {
+            // Best effort: the error being returned is the one that matters.
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::os::unix::fs::PermissionsExt;
+
+    use tempfile::TempDir;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    /// The names of the files in `dir`, sorted.
+    fn listing(dir: &Path) -> io::Result<Vec<String>> {
+        let mut names = fs::read_dir(dir)?
+            .map(|entry| Ok(entry?.file_name().to_string_lossy().into_owned()))
+            .collect::<io::Result<Vec<_>>>()?;
+        names.sort();
+        Ok(names)
+    }
+
+    #[test]
+    fn writes_and_replaces_leaving_no_temporary_file() -> TestResult {
+        let dir = TempDir::new()?;
+        let path = dir.path().join("report.csv");
+        write_atomically(&path, b"first")?;
+        assert_eq!(fs::read(&path)?, b"first");
+        write_atomically(&path, b"second, longer")?;
+        assert_eq!(fs::read(&path)?, b"second, longer");
+        assert_eq!(listing(dir.path())?, ["report.csv"]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_missing_directory_is_a_clear_error() -> TestResult {
+        let dir = TempDir::new()?;
+        let path = dir.path().join("missing").join("report.csv");
+        let error = write_atomically(&path, b"x").err().map(|e| e.to_string());
+        let expected = format!("cannot write {}: No such file or directory", path.display());
+        assert_eq!(error, Some(expected));
+        assert!(listing(dir.path())?.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn a_read_only_directory_is_a_clear_error() -> TestResult {
+        let dir = TempDir::new()?;
+        let locked = dir.path().join("locked");
+        fs::create_dir(&locked)?;
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o555))?;
+        // Root (as in some CI containers) writes into read-only directories anyway: if a probe
+        // file can be created, permissions do not apply here and there is nothing to assert.
+        let probe = locked.join("probe");
+        let permissions_apply = File::create(&probe).is_err();
+        let _ = fs::remove_file(&probe);
+        if permissions_apply {
+            let path = locked.join("report.csv");
+            let error = write_atomically(&path, b"x").err().map(|e| e.to_string());
+            let expected = format!("cannot write {}: Permission denied", path.display());
+            assert_eq!(error, Some(expected));
+            assert!(listing(&locked)?.is_empty());
+        } else {
+            eprintln!("running as root: read-only directory permissions not checked");
+        }
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o755))?;
+        Ok(())
+    }
+
+    #[test]
+    fn a_full_disk_is_a_clear_error_and_leaves_the_old_file() -> TestResult {
+        let dir = TempDir::new()?;
+        let path = dir.path().join("report.csv");
+        fs::write(&path, "old")?;
+        // /dev/full fails every write with ENOSPC: stand it in for the temporary file's disk.
+        let result = replace_with(&path, |_temp| {
+            let mut full = OpenOptions::new().write(true).open("/dev/full")?;
+            full.write_all(b"new")?;
+            full.sync_all()
+        });
+        let error = result.err().map(|e| e.to_string());
+        let expected = format!("cannot write {}: No space left on device", path.display());
+        assert_eq!(error, Some(expected));
+        assert_eq!(fs::read(&path)?, b"old");
+        assert_eq!(listing(dir.path())?, ["report.csv"]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_directory_as_target_is_an_error() -> TestResult {
+        let dir = TempDir::new()?;
+        let target = dir.path().join("report.csv");
+        fs::create_dir(&target)?;
+        let error = write_atomically(&target, b"x").err().map(|e| e.to_string());
+        assert_eq!(
+            error,
+            Some(format!("cannot write {}: Is a directory", target.display()))
+        );
+        assert_eq!(listing(dir.path())?, ["report.csv"]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_path_without_a_file_name_is_an_error() {
+        let error = write_atomically(Path::new("/"), b"x")
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("cannot write /: the path does not name a file")
+        );
+    }
+}

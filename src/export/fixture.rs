@@ -1,0 +1,132 @@
+//! The small fixed report every golden test exports: two runs, a warm-up, an error whose message
+//! needs quoting, a cancelled iteration, and phases that were not measured.
+
+use crate::report::{IterationRecord, RunConfig, RunReport, Status};
+
+/// The message of the failed iteration: a comma, a double quote and a newline.
+pub const ERROR_MESSAGE: &str = "bad value, \"x\"\nat row 7";
+
+/// An iteration of `run` with nothing measured but its total.
+fn bare(
+    run: &str,
+    iteration: u32,
+    status: Status,
+    started_at: &str,
+    total_ms: f64,
+) -> IterationRecord {
+    IterationRecord {
+        run: run.into(),
+        iteration,
+        warmup: false,
+        status,
+        started_at: started_at.into(),
+        total_ms,
+        ttfb_ms: None,
+        network_ms: None,
+        server_ms: None,
+        server_cpu_ms: None,
+        gfe_ms: None,
+        afe_ms: None,
+        wire_decode_ms: None,
+        row_decode_ms: None,
+        other_ms: None,
+        rows: 0,
+        server_rows: None,
+        messages: 0,
+        chunked_values: 0,
+        wire_bytes: 0,
+        resumes: 0,
+        error: None,
+    }
+}
+
+fn config(label: &str, target: &str, iterations: u32, warmup: u32) -> RunConfig {
+    RunConfig {
+        label: label.into(),
+        target: target.into(),
+        sql: "SELECT * FROM Singers WHERE SingerId = @id".into(),
+        params: vec![("id".into(), "7".into())],
+        query_mode: "PROFILE".into(),
+        iterations,
+        warmup,
+        decoder: "spanprof".into(),
+    }
+}
+
+/// The two runs: "fast, cached" (a warm-up, two successes, a failure) on the local instance, and
+/// "slow" (a success with only its total known, then a cancellation) on the emulator.
+pub fn reports() -> Vec<RunReport> {
+    let fast = "fast, cached";
+    let warmup = IterationRecord {
+        warmup: true,
+        ttfb_ms: Some(30.0),
+        server_ms: Some(25.0),
+        server_cpu_ms: Some(20.0),
+        gfe_ms: Some(26.0),
+        wire_decode_ms: Some(5.0),
+        row_decode_ms: Some(3.0),
+        other_ms: Some(2.0),
+        rows: 100,
+        server_rows: Some(100),
+        messages: 2,
+        wire_bytes: 4096,
+        ..bare(fast, 1, Status::Ok, "2026-03-01T10:00:00.000Z", 40.0)
+    };
+    let second = IterationRecord {
+        ttfb_ms: Some(6.5),
+        network_ms: Some(1.25),
+        server_ms: Some(5.0),
+        server_cpu_ms: Some(4.0),
+        gfe_ms: Some(5.5),
+        afe_ms: Some(0.5),
+        wire_decode_ms: Some(1.5),
+        row_decode_ms: Some(1.0),
+        other_ms: Some(1.25),
+        rows: 100,
+        server_rows: Some(100),
+        messages: 2,
+        chunked_values: 1,
+        wire_bytes: 4096,
+        ..bare(fast, 2, Status::Ok, "2026-03-01T10:00:00.100Z", 10.0)
+    };
+    let third = IterationRecord {
+        ttfb_ms: Some(7.0),
+        server_ms: Some(6.0),
+        wire_decode_ms: Some(2.0),
+        row_decode_ms: Some(1.5),
+        other_ms: Some(2.5),
+        rows: 100,
+        messages: 2,
+        chunked_values: 1,
+        wire_bytes: 4096,
+        resumes: 1,
+        ..bare(fast, 3, Status::Ok, "2026-03-01T10:00:00.200Z", 12.0)
+    };
+    let failed = IterationRecord {
+        error: Some(ERROR_MESSAGE.into()),
+        ..bare(fast, 4, Status::Error, "2026-03-01T10:00:00.300Z", 3.25)
+    };
+    let slow = "slow";
+    let only_total = IterationRecord {
+        rows: 1,
+        messages: 1,
+        wire_bytes: 12,
+        ..bare(slow, 1, Status::Ok, "2026-03-01T11:00:00Z", 100.0)
+    };
+    let cancelled = IterationRecord {
+        error: Some("cancelled by user".into()),
+        ..bare(slow, 2, Status::Cancelled, "2026-03-01T11:00:01Z", 0.125)
+    };
+    vec![
+        RunReport {
+            config: config(fast, "local", 3, 1),
+            started_at: "2026-03-01T10:00:00Z".into(),
+            iterations: vec![warmup, second, third, failed],
+        },
+        RunReport {
+            config: config(slow, "emulator 127.0.0.1:9010", 2, 0),
+            started_at: "2026-03-01T11:00:00Z".into(),
+            iterations: vec![only_total, cancelled],
+        },
+    ]
+}

@@ -1,0 +1,433 @@
+//! JSON: every run in full, with a summary of each phase, in a document that can be read back.
+
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::report::{Phase, RunReport};
+use crate::stats::Summary;
+
+use super::{ExportError, Exporter};
+
+/// The format version written in the `spanprof_report` field, and the only one [`read_json`]
+/// reads.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// A pretty-printed JSON document:
+/// `{"spanprof_report": 1, "runs": [{"config", "started_at", "iterations", "summary"}]}`, where
+/// `summary` maps each measured phase's label to its count, mean, median, std_dev, min, max, p90
+/// and p99 in milliseconds. The summary is derived data: [`read_json`] ignores it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Json;
+
+impl Exporter for Json {
+    fn extension(&self) -> &'static str {
+        "json"
+    }
+
+    fn export(&self, reports: &[RunReport]) -> Result<Vec<u8>, ExportError> {
+        let document = DocumentOut {
+            spanprof_report: FORMAT_VERSION,
+            runs: reports
+                .iter()
+                .map(|report| RunOut {
+                    report,
+                    summary: Summaries(report.summary()),
+                })
+                .collect(),
+        };
+        let mut bytes = serde_json::to_vec_pretty(&document)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+}
+
+/// Reads back the runs of a document [`Json`] wrote.
+///
+/// Fails with [`ExportError::UnsupportedVersion`] for another format version, and with
+/// [`ExportError::Json`] for anything that is not such a document.
+pub fn read_json(bytes: &[u8]) -> Result<Vec<RunReport>, ExportError> {
+    let header: Header = serde_json::from_slice(bytes)?;
+    if header.spanprof_report != FORMAT_VERSION {
+        return Err(ExportError::UnsupportedVersion {
+            found: header.spanprof_report,
+        });
+    }
+    let document: DocumentIn = serde_json::from_slice(bytes)?;
+    Ok(document.runs)
+}
+
+/// Just the version, read first so that a document of another version is reported as such
+/// rather than as whatever field it lacks.
+#[derive(Deserialize)]
+struct Header {
+    spanprof_report: u64,
+}
+
+#[derive(Deserialize)]
+struct DocumentIn {
+    runs: Vec<RunReport>,
+}
+
+#[derive(Serialize)]
+struct DocumentOut<'a> {
+    spanprof_report: u64,
+    runs: Vec<RunOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct RunOut<'a> {
+    #[serde(flatten)]
+    report: &'a RunReport,
+    summary: Summaries,
+}
+
+/// The phase summaries of a run as a JSON object keyed by phase label, in phase order.
+struct Summaries(Vec<(Phase, Summary)>);
+
+impl Serialize for Summaries {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(
+            self.0
+                .iter()
+                .map(|(phase, summary)| (phase.label(), SummaryOut::from(summary))),
+        )
+    }
+}
+
+/// The fields of a [`Summary`], which is not itself serialisable.
+#[derive(Serialize)]
+struct SummaryOut {
+    count: usize,
+    mean: f64,
+    median: f64,
+    std_dev: f64,
+    min: f64,
+    max: f64,
+    p90: f64,
+    p99: f64,
+}
+
+impl From<&Summary> for SummaryOut {
+    fn from(s: &Summary) -> Self {
+        SummaryOut {
+            count: s.count,
+            mean: s.mean,
+            median: s.median,
+            std_dev: s.std_dev,
+            min: s.min,
+            max: s.max,
+            p90: s.p90,
+            p99: s.p99,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::fixture::reports;
+
+    #[test]
+    fn golden() -> Result<(), ExportError> {
+        let bytes = Json.export(&reports())?;
+        assert_eq!(String::from_utf8_lossy(&bytes), GOLDEN);
+        Ok(())
+    }
+
+    #[test]
+    fn round_trips() -> Result<(), ExportError> {
+        let reports = reports();
+        assert_eq!(read_json(&Json.export(&reports)?)?, reports);
+        assert_eq!(read_json(&Json.export(&[])?)?, vec![]);
+        Ok(())
+    }
+
+    #[test]
+    fn rejects_other_versions_and_other_documents() {
+        let other = br#"{"spanprof_report": 2, "something": "else"}"#;
+        let error = read_json(other).err().map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("spanprof JSON report version 2 is not supported (this build reads 1)")
+        );
+        assert!(matches!(
+            read_json(b"{\"runs\": []}"),
+            Err(ExportError::Json(_))
+        ));
+        assert!(matches!(read_json(b"not json"), Err(ExportError::Json(_))));
+    }
+
+    const GOLDEN: &str = r#"{
+  "spanprof_report": 1,
+  "runs": [
+    {
+      "config": {
+        "label": "fast, cached",
+        "target": "local",
+        "sql": "SELECT * FROM Singers WHERE SingerId = @id",
+        "params": [
+          [
+            "id",
+            "7"
+          ]
+        ],
+        "query_mode": "PROFILE",
+        "iterations": 3,
+        "warmup": 1,
+        "decoder": "spanprof"
+      },
+      "started_at": "2026-03-01T10:00:00Z",
+      "iterations": [
+        {
+          "run": "fast, cached",
+          "iteration": 1,
+          "warmup": true,
+          "status": "ok",
+          "started_at": "2026-03-01T10:00:00.000Z",
+          "total_ms": 40.0,
+          "ttfb_ms": 30.0,
+          "network_ms": null,
+          "server_ms": 25.0,
+          "server_cpu_ms": 20.0,
+          "gfe_ms": 26.0,
+          "afe_ms": null,
+          "wire_decode_ms": 5.0,
+          "row_decode_ms": 3.0,
+          "other_ms": 2.0,
+          "rows": 100,
+          "server_rows": 100,
+          "messages": 2,
+          "chunked_values": 0,
+          "wire_bytes": 4096,
+          "resumes": 0,
+          "error": null
+        },
+        {
+          "run": "fast, cached",
+          "iteration": 2,
+          "warmup": false,
+          "status": "ok",
+          "started_at": "2026-03-01T10:00:00.100Z",
+          "total_ms": 10.0,
+          "ttfb_ms": 6.5,
+          "network_ms": 1.25,
+          "server_ms": 5.0,
+          "server_cpu_ms": 4.0,
+          "gfe_ms": 5.5,
+          "afe_ms": 0.5,
+          "wire_decode_ms": 1.5,
+          "row_decode_ms": 1.0,
+          "other_ms": 1.25,
+          "rows": 100,
+          "server_rows": 100,
+          "messages": 2,
+          "chunked_values": 1,
+          "wire_bytes": 4096,
+          "resumes": 0,
+          "error": null
+        },
+        {
+          "run": "fast, cached",
+          "iteration": 3,
+          "warmup": false,
+          "status": "ok",
+          "started_at": "2026-03-01T10:00:00.200Z",
+          "total_ms": 12.0,
+          "ttfb_ms": 7.0,
+          "network_ms": null,
+          "server_ms": 6.0,
+          "server_cpu_ms": null,
+          "gfe_ms": null,
+          "afe_ms": null,
+          "wire_decode_ms": 2.0,
+          "row_decode_ms": 1.5,
+          "other_ms": 2.5,
+          "rows": 100,
+          "server_rows": null,
+          "messages": 2,
+          "chunked_values": 1,
+          "wire_bytes": 4096,
+          "resumes": 1,
+          "error": null
+        },
+        {
+          "run": "fast, cached",
+          "iteration": 4,
+          "warmup": false,
+          "status": "error",
+          "started_at": "2026-03-01T10:00:00.300Z",
+          "total_ms": 3.25,
+          "ttfb_ms": null,
+          "network_ms": null,
+          "server_ms": null,
+          "server_cpu_ms": null,
+          "gfe_ms": null,
+          "afe_ms": null,
+          "wire_decode_ms": null,
+          "row_decode_ms": null,
+          "other_ms": null,
+          "rows": 0,
+          "server_rows": null,
+          "messages": 0,
+          "chunked_values": 0,
+          "wire_bytes": 0,
+          "resumes": 0,
+          "error": "bad value, \"x\"\nat row 7"
+        }
+      ],
+      "summary": {
+        "total": {
+          "count": 2,
+          "mean": 11.0,
+          "median": 11.0,
+          "std_dev": 1.4142135623730951,
+          "min": 10.0,
+          "max": 12.0,
+          "p90": 11.8,
+          "p99": 11.98
+        },
+        "time to first byte": {
+          "count": 2,
+          "mean": 6.75,
+          "median": 6.75,
+          "std_dev": 0.3535533905932738,
+          "min": 6.5,
+          "max": 7.0,
+          "p90": 6.95,
+          "p99": 6.995
+        },
+        "network": {
+          "count": 1,
+          "mean": 1.25,
+          "median": 1.25,
+          "std_dev": 0.0,
+          "min": 1.25,
+          "max": 1.25,
+          "p90": 1.25,
+          "p99": 1.25
+        },
+        "server": {
+          "count": 2,
+          "mean": 5.5,
+          "median": 5.5,
+          "std_dev": 0.7071067811865476,
+          "min": 5.0,
+          "max": 6.0,
+          "p90": 5.9,
+          "p99": 5.99
+        },
+        "wire decode": {
+          "count": 2,
+          "mean": 1.75,
+          "median": 1.75,
+          "std_dev": 0.3535533905932738,
+          "min": 1.5,
+          "max": 2.0,
+          "p90": 1.95,
+          "p99": 1.995
+        },
+        "row decode": {
+          "count": 2,
+          "mean": 1.25,
+          "median": 1.25,
+          "std_dev": 0.3535533905932738,
+          "min": 1.0,
+          "max": 1.5,
+          "p90": 1.45,
+          "p99": 1.495
+        },
+        "other": {
+          "count": 2,
+          "mean": 1.875,
+          "median": 1.875,
+          "std_dev": 0.8838834764831844,
+          "min": 1.25,
+          "max": 2.5,
+          "p90": 2.375,
+          "p99": 2.4875
+        }
+      }
+    },
+    {
+      "config": {
+        "label": "slow",
+        "target": "emulator 127.0.0.1:9010",
+        "sql": "SELECT * FROM Singers WHERE SingerId = @id",
+        "params": [
+          [
+            "id",
+            "7"
+          ]
+        ],
+        "query_mode": "PROFILE",
+        "iterations": 2,
+        "warmup": 0,
+        "decoder": "spanprof"
+      },
+      "started_at": "2026-03-01T11:00:00Z",
+      "iterations": [
+        {
+          "run": "slow",
+          "iteration": 1,
+          "warmup": false,
+          "status": "ok",
+          "started_at": "2026-03-01T11:00:00Z",
+          "total_ms": 100.0,
+          "ttfb_ms": null,
+          "network_ms": null,
+          "server_ms": null,
+          "server_cpu_ms": null,
+          "gfe_ms": null,
+          "afe_ms": null,
+          "wire_decode_ms": null,
+          "row_decode_ms": null,
+          "other_ms": null,
+          "rows": 1,
+          "server_rows": null,
+          "messages": 1,
+          "chunked_values": 0,
+          "wire_bytes": 12,
+          "resumes": 0,
+          "error": null
+        },
+        {
+          "run": "slow",
+          "iteration": 2,
+          "warmup": false,
+          "status": "cancelled",
+          "started_at": "2026-03-01T11:00:01Z",
+          "total_ms": 0.125,
+          "ttfb_ms": null,
+          "network_ms": null,
+          "server_ms": null,
+          "server_cpu_ms": null,
+          "gfe_ms": null,
+          "afe_ms": null,
+          "wire_decode_ms": null,
+          "row_decode_ms": null,
+          "other_ms": null,
+          "rows": 0,
+          "server_rows": null,
+          "messages": 0,
+          "chunked_values": 0,
+          "wire_bytes": 0,
+          "resumes": 0,
+          "error": "cancelled by user"
+        }
+      ],
+      "summary": {
+        "total": {
+          "count": 1,
+          "mean": 100.0,
+          "median": 100.0,
+          "std_dev": 0.0,
+          "min": 100.0,
+          "max": 100.0,
+          "p90": 100.0,
+          "p99": 100.0
+        }
+      }
+    }
+  ]
+}
+"#;
+}

@@ -1,0 +1,74 @@
+//! Exports of run reports: pure serialisers from [`RunReport`]s to bytes, and the one function
+//! that writes bytes to a file.
+//!
+//! Every format is an [`Exporter`]: [`Csv`] (one row per iteration), [`Json`] (everything, with
+//! a summary per run; [`read_json`] reads it back) and [`Markdown`] (a summary table per run).
+//! None of them touches the file system; [`write_atomically`] does, for all of them.
+
+mod csv;
+mod file;
+mod json;
+mod markdown;
+
+#[cfg(test)]
+mod fixture;
+
+use std::io;
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::report::RunReport;
+
+pub use self::csv::{COLUMNS, Csv};
+pub use self::file::write_atomically;
+pub use self::json::{FORMAT_VERSION, Json, read_json};
+pub use self::markdown::Markdown;
+
+/// A format run reports can be exported to.
+pub trait Exporter {
+    /// The usual file name extension of the format, without the dot (`csv`, `json`, `md`).
+    fn extension(&self) -> &'static str;
+
+    /// The whole document for `reports`, in the order given.
+    fn export(&self, reports: &[RunReport]) -> Result<Vec<u8>, ExportError>;
+}
+
+/// Why an export could not be made, read back or written.
+#[derive(Debug, Error)]
+pub enum ExportError {
+    /// The CSV writer failed.
+    #[error("cannot write CSV: {0}")]
+    Csv(#[from] ::csv::Error),
+    /// The JSON could not be written, or what was read back is not a spanprof report.
+    #[error("not a spanprof JSON report: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A JSON report in a format version this build does not read.
+    #[error(
+        "spanprof JSON report version {found} is not supported (this build reads {FORMAT_VERSION})"
+    )]
+    UnsupportedVersion {
+        /// The version the document declares.
+        found: u64,
+    },
+    /// Writing the file failed; nothing was written to `path`.
+    #[error("cannot write {}: {}", path.display(), reason(error))]
+    Write {
+        /// The file that was to be written.
+        path: PathBuf,
+        /// What the operating system said.
+        error: io::Error,
+    },
+}
+
+/// The operating system's message without the ` (os error N)` that `io::Error` appends, so a
+/// message reads "Permission denied" rather than "Permission denied (os error 13)".
+fn reason(error: &io::Error) -> String {
+    let message = error.to_string();
+    match error.raw_os_error() {
+        Some(code) => message
+            .strip_suffix(&format!(" (os error {code})"))
+            .map_or_else(|| message.clone(), str::to_owned),
+        None => message,
+    }
+}

@@ -1,0 +1,318 @@
+//! The record of a profile: what was run, and where the time of each iteration went.
+//!
+//! Plain data at the boundary between the engine (which fills it in), the statistics and the
+//! exporters (which only read it). Times are milliseconds as `f64`; a phase that could not be
+//! measured for an iteration is `None`, never a made-up zero.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::{self, Summary};
+
+/// How an iteration ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The query ran to its last row.
+    Ok,
+    /// The query failed; the iteration's `error` says why.
+    Error,
+    /// The user or a deadline stopped the query before its last row.
+    Cancelled,
+}
+
+impl Status {
+    /// The lowercase name used in every export: `ok`, `error` or `cancelled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Error => "error",
+            Status::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// One execution of the query: where its time went, and how much came back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IterationRecord {
+    /// The label of the run this iteration belongs to.
+    pub run: String,
+    /// The iteration's number within its run, counting from 1 (warm-ups are numbered too).
+    pub iteration: u32,
+    /// Whether this was a warm-up iteration, left out of the statistics.
+    pub warmup: bool,
+    /// How the iteration ended.
+    pub status: Status,
+    /// When the iteration started, RFC 3339 in UTC.
+    pub started_at: String,
+    /// From sending the request to the last row decoded (or to the failure).
+    pub total_ms: f64,
+    /// Time to first byte: from sending the request to the first response bytes.
+    pub ttfb_ms: Option<f64>,
+    /// Time on the network between client and front end, when it can be told apart.
+    pub network_ms: Option<f64>,
+    /// Elapsed time the server reports for the query.
+    pub server_ms: Option<f64>,
+    /// CPU time the server reports for the query.
+    pub server_cpu_ms: Option<f64>,
+    /// Latency the Google front end reports (the `server-timing` `gfet4t7` header).
+    pub gfe_ms: Option<f64>,
+    /// Latency the API front end reports.
+    pub afe_ms: Option<f64>,
+    /// Client time spent decoding the wire messages (protobuf) and merging chunked values.
+    pub wire_decode_ms: Option<f64>,
+    /// Client time spent turning wire values into typed rows.
+    pub row_decode_ms: Option<f64>,
+    /// The part of `total_ms` no other phase accounts for.
+    pub other_ms: Option<f64>,
+    /// Rows the client decoded.
+    pub rows: u64,
+    /// Rows the server says it returned, from the result set statistics.
+    pub server_rows: Option<u64>,
+    /// PartialResultSet messages received.
+    pub messages: u64,
+    /// Values that arrived split over several messages.
+    pub chunked_values: u64,
+    /// Bytes of response messages received.
+    pub wire_bytes: u64,
+    /// How many times the stream was resumed after a transient failure.
+    pub resumes: u32,
+    /// Why the iteration failed or was cancelled, if it did not end `Ok`.
+    pub error: Option<String>,
+}
+
+impl IterationRecord {
+    /// This iteration's time in `phase`, in milliseconds; `None` when it was not measured.
+    pub fn phase_ms(&self, phase: Phase) -> Option<f64> {
+        match phase {
+            Phase::Total => Some(self.total_ms),
+            Phase::Ttfb => self.ttfb_ms,
+            Phase::Network => self.network_ms,
+            Phase::Server => self.server_ms,
+            Phase::WireDecode => self.wire_decode_ms,
+            Phase::RowDecode => self.row_decode_ms,
+            Phase::Other => self.other_ms,
+        }
+    }
+
+    /// Whether this iteration counts in the statistics: not a warm-up, and ended `Ok`.
+    pub fn is_timed(&self) -> bool {
+        !self.warmup && self.status == Status::Ok
+    }
+}
+
+/// What a run was asked to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// The run's label, shown in every export and copied into each of its iterations.
+    pub label: String,
+    /// Where the query ran: `local`, `emulator 127.0.0.1:9010`, or
+    /// `cloud projects/p/instances/i/databases/d`.
+    pub target: String,
+    /// The SQL text of the query.
+    pub sql: String,
+    /// The query parameters as (name, value) pairs, values as the user wrote them.
+    pub params: Vec<(String, String)>,
+    /// The query mode requested (`NORMAL`, `PROFILE`, ...).
+    pub query_mode: String,
+    /// How many timed iterations were asked for.
+    pub iterations: u32,
+    /// How many warm-up iterations were asked for before them.
+    pub warmup: u32,
+    /// The decoder that turned the stream into rows.
+    pub decoder: String,
+}
+
+/// A whole run: its configuration and every iteration, warm-ups and failures included.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// What the run was asked to do.
+    pub config: RunConfig,
+    /// When the run started, RFC 3339 in UTC.
+    pub started_at: String,
+    /// Every iteration in the order it ran.
+    pub iterations: Vec<IterationRecord>,
+}
+
+impl RunReport {
+    /// The iterations the statistics are computed over: not warm-ups, and ended `Ok`.
+    pub fn timed(&self) -> impl Iterator<Item = &IterationRecord> {
+        self.iterations.iter().filter(|record| record.is_timed())
+    }
+
+    /// The measured times of `phase` over the timed iterations, in run order; iterations where
+    /// the phase was not measured are skipped.
+    pub fn phase_samples(&self, phase: Phase) -> Vec<f64> {
+        self.timed()
+            .filter_map(|record| record.phase_ms(phase))
+            .collect()
+    }
+
+    /// A summary of each phase, in [`Phase::ALL`] order, leaving out phases without any
+    /// (finite) measurement.
+    pub fn summary(&self) -> Vec<(Phase, Summary)> {
+        Phase::ALL
+            .into_iter()
+            .filter_map(|phase| Some((phase, stats::summarize(&self.phase_samples(phase))?)))
+            .collect()
+    }
+}
+
+/// A part of an iteration's time that is summarised on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The whole iteration.
+    Total,
+    /// Time to first byte.
+    Ttfb,
+    /// Time on the network.
+    Network,
+    /// Time the server reports.
+    Server,
+    /// Decoding the wire messages.
+    WireDecode,
+    /// Turning wire values into rows.
+    RowDecode,
+    /// What no other phase accounts for.
+    Other,
+}
+
+impl Phase {
+    /// Every phase, in the order reports show them.
+    pub const ALL: [Phase; 7] = [
+        Phase::Total,
+        Phase::Ttfb,
+        Phase::Network,
+        Phase::Server,
+        Phase::WireDecode,
+        Phase::RowDecode,
+        Phase::Other,
+    ];
+
+    /// The phase's name for people: `total`, `time to first byte`, `network`, `server`,
+    /// `wire decode`, `row decode` or `other`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Total => "total",
+            Phase::Ttfb => "time to first byte",
+            Phase::Network => "network",
+            Phase::Server => "server",
+            Phase::WireDecode => "wire decode",
+            Phase::RowDecode => "row decode",
+            Phase::Other => "other",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(iteration: u32, warmup: bool, status: Status, total_ms: f64) -> IterationRecord {
+        IterationRecord {
+            run: "r".into(),
+            iteration,
+            warmup,
+            status,
+            started_at: "2026-01-02T03:04:05Z".into(),
+            total_ms,
+            ttfb_ms: None,
+            network_ms: None,
+            server_ms: None,
+            server_cpu_ms: None,
+            gfe_ms: None,
+            afe_ms: None,
+            wire_decode_ms: None,
+            row_decode_ms: None,
+            other_ms: None,
+            rows: 0,
+            server_rows: None,
+            messages: 0,
+            chunked_values: 0,
+            wire_bytes: 0,
+            resumes: 0,
+            error: None,
+        }
+    }
+
+    fn report(iterations: Vec<IterationRecord>) -> RunReport {
+        RunReport {
+            config: RunConfig {
+                label: "r".into(),
+                target: "local".into(),
+                sql: "SELECT 1".into(),
+                params: vec![],
+                query_mode: "NORMAL".into(),
+                iterations: 3,
+                warmup: 1,
+                decoder: "spanprof".into(),
+            },
+            started_at: "2026-01-02T03:04:05Z".into(),
+            iterations,
+        }
+    }
+
+    #[test]
+    fn timed_leaves_out_warmups_and_failures() {
+        let report = report(vec![
+            record(1, true, Status::Ok, 50.0),
+            record(2, false, Status::Ok, 10.0),
+            record(3, false, Status::Error, 1.0),
+            record(4, false, Status::Cancelled, 2.0),
+            record(5, false, Status::Ok, 20.0),
+        ]);
+        let timed: Vec<u32> = report.timed().map(|r| r.iteration).collect();
+        assert_eq!(timed, vec![2, 5]);
+        assert_eq!(report.phase_samples(Phase::Total), vec![10.0, 20.0]);
+    }
+
+    #[test]
+    fn phase_samples_skip_unmeasured_and_summary_skips_empty_phases() {
+        let mut first = record(1, false, Status::Ok, 10.0);
+        first.server_ms = Some(4.0);
+        let second = record(2, false, Status::Ok, 12.0);
+        let report = report(vec![first, second]);
+        assert_eq!(report.phase_samples(Phase::Server), vec![4.0]);
+        assert!(report.phase_samples(Phase::Ttfb).is_empty());
+
+        let summary = report.summary();
+        let phases: Vec<Phase> = summary.iter().map(|(phase, _)| *phase).collect();
+        assert_eq!(phases, vec![Phase::Total, Phase::Server]);
+        assert_eq!(summary[0].1.count, 2);
+        assert_eq!(summary[0].1.median, 11.0);
+        assert_eq!(summary[1].1.count, 1);
+    }
+
+    #[test]
+    fn summary_of_a_run_without_successes_is_empty() {
+        let report = report(vec![record(1, false, Status::Error, 3.0)]);
+        assert!(report.summary().is_empty());
+    }
+
+    #[test]
+    fn phase_labels_and_order() {
+        let labels: Vec<&str> = Phase::ALL.iter().map(|p| p.label()).collect();
+        assert_eq!(
+            labels,
+            [
+                "total",
+                "time to first byte",
+                "network",
+                "server",
+                "wire decode",
+                "row decode",
+                "other"
+            ]
+        );
+    }
+
+    #[test]
+    fn status_serializes_lowercase() -> Result<(), serde_json::Error> {
+        for status in [Status::Ok, Status::Error, Status::Cancelled] {
+            let json = serde_json::to_string(&status)?;
+            assert_eq!(json, format!("\"{}\"", status.as_str()));
+            assert_eq!(serde_json::from_str::<Status>(&json)?, status);
+        }
+        Ok(())
+    }
+}
