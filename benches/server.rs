@@ -60,7 +60,8 @@ fn main() -> anyhow::Result<()> {
                 let start = Instant::now();
                 let mut stream =
                     execute_streaming_sql_raw(channel.clone(), tonic::Request::new(request))
-                        .await?;
+                        .await?
+                        .into_inner();
                 let mut bytes = 0u64;
                 while let Some(message) = stream.message().await? {
                     bytes += message.len() as u64;

@@ -1,7 +1,9 @@
-//! Talking to an instance. So far: a raw-bytes streaming call over a plaintext channel, the base the
-//! profiling client builds on.
+//! Talking to an instance. So far: plaintext channels, a raw-bytes streaming call, and one timed
+//! iteration of a query with resume (`iteration`), the base the profiling engine builds on.
 
 pub mod codec;
+pub mod iteration;
+pub mod server_timing;
 
 use prost::bytes::Bytes;
 use tonic::codec::Streaming;
@@ -25,11 +27,12 @@ pub async fn connect_plaintext(host_port: &str) -> Result<Channel, tonic::transp
         .await
 }
 
-/// Calls ExecuteStreamingSql and returns the response messages as raw bytes.
+/// Calls ExecuteStreamingSql; the response's messages arrive as raw bytes, and its headers (such as
+/// `server-timing`) are kept.
 pub async fn execute_streaming_sql_raw(
     channel: Channel,
     request: tonic::Request<pb::ExecuteSqlRequest>,
-) -> Result<Streaming<Bytes>, tonic::Status> {
+) -> Result<tonic::Response<Streaming<Bytes>>, tonic::Status> {
     let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(usize::MAX);
     grpc.ready()
         .await
@@ -37,8 +40,6 @@ pub async fn execute_streaming_sql_raw(
     let path = tonic::codegen::http::uri::PathAndQuery::from_static(
         "/google.spanner.v1.Spanner/ExecuteStreamingSql",
     );
-    let response = grpc
-        .server_streaming(request, path, RawResponseCodec::default())
-        .await?;
-    Ok(response.into_inner())
+    grpc.server_streaming(request, path, RawResponseCodec::default())
+        .await
 }

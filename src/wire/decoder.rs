@@ -92,6 +92,24 @@ impl StreamDecoder {
         self.feed_counted(msg, size, rows)
     }
 
+    /// Like [`StreamDecoder::feed`] for a message the caller decoded from `wire_bytes` bytes itself
+    /// (to time the protobuf decoding apart from the row decoding).
+    pub fn feed_decoded(
+        &mut self,
+        msg: pb::PartialResultSet,
+        wire_bytes: usize,
+        rows: &mut Vec<Row>,
+    ) -> Result<(), DecodeError> {
+        self.feed_counted(msg, wire_bytes, rows)
+    }
+
+    /// Decodes the bytes of the next PartialResultSet without taking it, naming the message in the
+    /// error as the decoder would.
+    pub fn parse(&self, bytes: &[u8]) -> Result<pb::PartialResultSet, DecodeError> {
+        pb::PartialResultSet::decode(bytes)
+            .map_err(|e| self.error(DecodeErrorKind::Protobuf(e.to_string()), None))
+    }
+
     fn feed_counted(
         &mut self,
         msg: pb::PartialResultSet,

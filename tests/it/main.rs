@@ -5,6 +5,7 @@ mod client;
 mod errors;
 mod fuzz;
 mod golden;
+mod iteration;
 mod local;
 mod memory;
 mod official;

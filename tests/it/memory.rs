@@ -73,7 +73,8 @@ async fn a_million_rows_stream_with_flat_server_memory() {
     };
     let mut stream = execute_streaming_sql_raw(channel, tonic::Request::new(request))
         .await
-        .expect("streams");
+        .expect("streams")
+        .into_inner();
     let idle = rss(pid);
     let mut decoder = StreamDecoder::new();
     let mut rows = Vec::new();

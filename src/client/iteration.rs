@@ -1,0 +1,310 @@
+//! One timed execution of a query: the answer streamed as raw bytes, each step timed by us.
+//!
+//! Where the time of an iteration goes:
+//! - **network**: awaiting the transport for the next message (includes the server's own time);
+//! - **wire decode**: bytes to a PartialResultSet (prost);
+//! - **row decode**: merging chunks and building typed rows;
+//! - **other**: the rest of the total (call setup, resumes' backoff, bookkeeping), derived.
+
+use std::time::{Duration, Instant};
+
+use tonic::transport::Channel;
+use tonic::{Code, Status};
+
+use super::execute_streaming_sql_raw;
+use super::server_timing::{ServerTiming, parse_server_timing};
+use crate::proto::google::spanner::v1 as pb;
+use crate::wire::{DecodeError, ResultStats, Row, StreamCounters, StreamDecoder};
+
+/// How an iteration resumes after a broken stream, as the official clients do.
+#[derive(Debug, Clone, Copy)]
+pub struct ResumePolicy {
+    /// Give up after this many resumes.
+    pub max_resumes: u32,
+    /// Messages without a resume token held back at most; past it the stream cannot be resumed safely.
+    pub max_held_messages: usize,
+    /// Bytes of such messages held back at most.
+    pub max_held_bytes: usize,
+    /// Wait before the first retry; doubles on each retry in a row, up to `max_backoff`.
+    pub initial_backoff: Duration,
+    /// The longest wait between retries.
+    pub max_backoff: Duration,
+}
+
+impl Default for ResumePolicy {
+    fn default() -> Self {
+        ResumePolicy {
+            max_resumes: 1000,
+            max_held_messages: 10,
+            max_held_bytes: 128 << 20,
+            initial_backoff: Duration::from_millis(5),
+            max_backoff: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What one iteration measured.
+#[derive(Debug, Clone, Default)]
+pub struct IterationTiming {
+    /// From sending the request to the end of the stream.
+    pub total: Duration,
+    /// From sending the request to the first message's bytes.
+    pub ttfb: Option<Duration>,
+    /// Time spent awaiting the transport.
+    pub network: Duration,
+    /// Time spent turning bytes into messages.
+    pub wire_decode: Duration,
+    /// Time spent turning messages into rows.
+    pub row_decode: Duration,
+    /// Rows decoded.
+    pub rows: u64,
+    /// What the decoder counted (messages, chunked values, wire bytes...).
+    pub counters: StreamCounters,
+    /// Times the stream was resumed.
+    pub resumes: u32,
+    /// The server's statistics, when the query mode returns them.
+    pub stats: Option<ResultStats>,
+    /// The front end's `server-timing`, when present.
+    pub server_timing: ServerTiming,
+}
+
+impl IterationTiming {
+    /// The part of the total not in network, wire decode or row decode.
+    pub fn other(&self) -> Duration {
+        self.total
+            .saturating_sub(self.network + self.wire_decode + self.row_decode)
+    }
+}
+
+/// Why an iteration failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IterationError {
+    /// The server answered with an error.
+    #[error("{}: {}", .0.code(), .0.message())]
+    Status(Status),
+    /// The stream could not be decoded.
+    #[error("{0}")]
+    Decode(#[from] DecodeError),
+    /// The stream broke where it cannot be resumed.
+    #[error("cannot resume: {0}")]
+    CannotResume(String),
+    /// The server says it returned a different number of rows than were decoded.
+    #[error("the server returned {server} rows but {decoded} were decoded: rows were lost")]
+    RowCountMismatch {
+        /// rows_returned from the server's stats.
+        server: u64,
+        /// Rows the decoder produced.
+        decoded: u64,
+    },
+}
+
+/// Whether a stream error is one the official clients resume from.
+pub fn is_resumable(status: &Status) -> bool {
+    match status.code() {
+        Code::Unavailable => true,
+        Code::Internal => {
+            let m = status.message();
+            m.contains("RST_STREAM")
+                || m.contains("Received unexpected EOS on DATA frame from server")
+        }
+        _ => false,
+    }
+}
+
+/// A message decoded from the wire and waiting for a resume token to cover it.
+struct Held {
+    msg: pb::PartialResultSet,
+    bytes: usize,
+}
+
+/// Runs `request` once and times it. `on_rows` sees each batch of rows as it is decoded (a preview can
+/// keep some; the iteration keeps none).
+pub async fn run_iteration(
+    channel: Channel,
+    request: &pb::ExecuteSqlRequest,
+    policy: ResumePolicy,
+    mut on_rows: impl FnMut(&[Row]),
+) -> Result<IterationTiming, IterationError> {
+    let mut timing = IterationTiming::default();
+    let mut decoder = StreamDecoder::new();
+    let mut rows = Vec::new();
+    let mut request = request.clone();
+    let mut held: Vec<Held> = Vec::new();
+    let mut backoff = policy.initial_backoff;
+    let start = Instant::now();
+    loop {
+        let wait = Instant::now();
+        let call =
+            execute_streaming_sql_raw(channel.clone(), tonic::Request::new(request.clone())).await;
+        timing.network += wait.elapsed();
+        let error = match call {
+            Ok(response) => {
+                if let Some(header) = response
+                    .metadata()
+                    .get("server-timing")
+                    .and_then(|v| v.to_str().ok())
+                {
+                    timing.server_timing = parse_server_timing(header);
+                }
+                let mut stream = response.into_inner();
+                backoff = policy.initial_backoff;
+                loop {
+                    let wait = Instant::now();
+                    let next = stream.message().await;
+                    timing.network += wait.elapsed();
+                    let bytes = match next {
+                        Ok(Some(bytes)) => bytes,
+                        Ok(None) => break None,
+                        Err(status) => break Some(status),
+                    };
+                    timing.ttfb.get_or_insert_with(|| start.elapsed());
+                    let decoding = Instant::now();
+                    let msg = decoder.parse(&bytes)?;
+                    timing.wire_decode += decoding.elapsed();
+                    let token = msg.resume_token.clone();
+                    held.push(Held {
+                        msg,
+                        bytes: bytes.len(),
+                    });
+                    let held_bytes: usize = held.iter().map(|h| h.bytes).sum();
+                    if !token.is_empty() {
+                        feed(
+                            &mut timing,
+                            &mut decoder,
+                            &mut held,
+                            &mut rows,
+                            &mut on_rows,
+                        )?;
+                        request.resume_token = token;
+                    } else if held.len() > policy.max_held_messages
+                        || held_bytes > policy.max_held_bytes
+                    {
+                        // Past the bound the stream cannot be resumed safely: decode what is held now,
+                        // and make a later break an error rather than a silent loss or repeat.
+                        feed(
+                            &mut timing,
+                            &mut decoder,
+                            &mut held,
+                            &mut rows,
+                            &mut on_rows,
+                        )?;
+                        request.resume_token.clear();
+                    }
+                }
+            }
+            Err(status) => Some(status),
+        };
+        let Some(status) = error else { break };
+        if !is_resumable(&status) {
+            return Err(IterationError::Status(status));
+        }
+        if timing.resumes >= policy.max_resumes {
+            return Err(IterationError::CannotResume(format!(
+                "gave up after {} resumes: {}",
+                timing.resumes,
+                status.message()
+            )));
+        }
+        if request.resume_token.is_empty() && decoder.counters().messages > 0 {
+            return Err(IterationError::CannotResume(format!(
+                "the stream broke ({}) after rows that no resume token covers",
+                status.message()
+            )));
+        }
+        // What arrived after the last token comes again after the resume.
+        held.clear();
+        timing.resumes += 1;
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(policy.max_backoff);
+    }
+    feed(
+        &mut timing,
+        &mut decoder,
+        &mut held,
+        &mut rows,
+        &mut on_rows,
+    )?;
+    let finishing = Instant::now();
+    decoder.finish()?;
+    timing.row_decode += finishing.elapsed();
+    timing.total = start.elapsed();
+    timing.counters = *decoder.counters();
+    timing.rows = timing.counters.rows;
+    timing.stats = decoder.take_stats();
+    check_row_count(&timing)?;
+    Ok(timing)
+}
+
+/// A profiler must notice lost rows: when the server reports how many rows it returned, the decoder
+/// must have produced exactly that many.
+pub fn check_row_count(timing: &IterationTiming) -> Result<(), IterationError> {
+    match timing
+        .stats
+        .as_ref()
+        .and_then(|s| s.query_stats.rows_returned)
+    {
+        Some(server) if server != timing.rows => Err(IterationError::RowCountMismatch {
+            server,
+            decoded: timing.rows,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Turns the held messages (now covered by a token, or at the end of the stream) into rows.
+fn feed(
+    timing: &mut IterationTiming,
+    decoder: &mut StreamDecoder,
+    held: &mut Vec<Held>,
+    rows: &mut Vec<Row>,
+    on_rows: &mut impl FnMut(&[Row]),
+) -> Result<(), IterationError> {
+    for Held { msg, bytes } in held.drain(..) {
+        let decoding = Instant::now();
+        decoder.feed_decoded(msg, bytes, rows)?;
+        timing.row_decode += decoding.elapsed();
+        on_rows(rows);
+        rows.clear();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resumable_errors_are_the_ones_official_clients_resume() {
+        assert!(is_resumable(&Status::unavailable("x")));
+        assert!(is_resumable(&Status::internal(
+            "stream terminated by RST_STREAM with error code: 2"
+        )));
+        assert!(is_resumable(&Status::internal(
+            "Received unexpected EOS on DATA frame from server"
+        )));
+        assert!(!is_resumable(&Status::internal("boom")));
+        assert!(!is_resumable(&Status::invalid_argument("bad SQL")));
+    }
+
+    #[test]
+    fn a_row_count_that_differs_from_the_server_is_an_error() {
+        let mut timing = IterationTiming {
+            rows: 99,
+            ..IterationTiming::default()
+        };
+        assert!(
+            check_row_count(&timing).is_ok(),
+            "no stats, nothing to check"
+        );
+        let mut stats = ResultStats::default();
+        stats.query_stats.rows_returned = Some(100);
+        timing.stats = Some(stats);
+        let err = check_row_count(&timing).expect_err("a lost row");
+        assert!(
+            err.to_string().contains("100") && err.to_string().contains("99"),
+            "{err}"
+        );
+        timing.rows = 100;
+        assert!(check_row_count(&timing).is_ok());
+    }
+}

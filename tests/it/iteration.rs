@@ -1,0 +1,165 @@
+//! One timed iteration against the local instance: the phases, resume through faults, and errors.
+
+use std::time::{Duration, Instant};
+
+use spanprof::client::connect_plaintext;
+use spanprof::client::iteration::{IterationError, ResumePolicy, run_iteration};
+use spanprof::proto::google::spanner::v1 as pb;
+use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
+use spanprof::wire::Value;
+use tonic::Code;
+
+use crate::client::TestClient;
+
+async fn instance(knobs: KnobSettings) -> (LocalInstance, tonic::transport::Channel, String) {
+    let instance = LocalInstance::start(ServerConfig {
+        port: 0,
+        seed23_rows: 5000,
+        knobs,
+    })
+    .await
+    .expect("starts");
+    let session = TestClient::connect(&instance.host_port()).await.session;
+    let channel = connect_plaintext(&instance.host_port())
+        .await
+        .expect("connects");
+    (instance, channel, session)
+}
+
+fn request(
+    session: &str,
+    sql: &str,
+    mode: pb::execute_sql_request::QueryMode,
+) -> pb::ExecuteSqlRequest {
+    pb::ExecuteSqlRequest {
+        session: session.into(),
+        sql: sql.into(),
+        query_mode: mode as i32,
+        ..Default::default()
+    }
+}
+
+fn ids(rows: &[spanprof::wire::Row], into: &mut Vec<i64>) {
+    for row in rows {
+        if let Value::Int64(id) = row.values()[0] {
+            into.push(id);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_iteration_times_its_phases_and_checks_the_row_count() {
+    let knobs = KnobSettings {
+        max_message_bytes: 16 * 1024,
+        ..KnobSettings::default()
+    };
+    let (_instance, channel, session) = instance(knobs).await;
+    let req = request(
+        &session,
+        "SELECT * FROM Seed23 LIMIT 2000",
+        pb::execute_sql_request::QueryMode::WithStats,
+    );
+    let mut seen = Vec::new();
+    let timing = run_iteration(channel, &req, ResumePolicy::default(), |rows| {
+        ids(rows, &mut seen)
+    })
+    .await
+    .expect("the iteration runs");
+    assert_eq!(timing.rows, 2000);
+    assert_eq!(seen, (1..=2000).collect::<Vec<_>>());
+    let stats = timing.stats.as_ref().expect("WITH_STATS returns stats");
+    assert_eq!(stats.query_stats.rows_returned, Some(2000));
+    assert!(timing.counters.messages > 100, "{:?}", timing.counters);
+    assert!(timing.counters.chunked_values > 0);
+    assert!(timing.counters.wire_bytes > 2_000_000);
+    assert!(
+        !timing.network.is_zero() && !timing.wire_decode.is_zero() && !timing.row_decode.is_zero()
+    );
+    let ttfb = timing.ttfb.expect("a first byte");
+    assert!(ttfb <= timing.total);
+    let phases = timing.network + timing.wire_decode + timing.row_decode + timing.other();
+    assert_eq!(phases, timing.total, "the phases partition the total");
+    assert_eq!(timing.resumes, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn faults_are_resumed_with_every_row_once() {
+    let knobs = KnobSettings {
+        max_message_bytes: 16 * 1024,
+        fail_every: 3,
+        ..KnobSettings::default()
+    };
+    let (_instance, channel, session) = instance(knobs).await;
+    let req = request(
+        &session,
+        "SELECT * FROM Seed23 LIMIT 3000",
+        pb::execute_sql_request::QueryMode::WithStats,
+    );
+    let mut seen = Vec::new();
+    let timing = run_iteration(channel, &req, ResumePolicy::default(), |rows| {
+        ids(rows, &mut seen)
+    })
+    .await
+    .expect("the iteration survives the faults");
+    assert!(timing.resumes > 10, "{} resumes", timing.resumes);
+    assert_eq!(seen, (1..=3000).collect::<Vec<_>>());
+    assert_eq!(timing.rows, 3000);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn giving_up_on_resumes_is_a_clear_error() {
+    let knobs = KnobSettings {
+        max_message_bytes: 16 * 1024,
+        fail_every: 1,
+        ..KnobSettings::default()
+    };
+    let (_instance, channel, session) = instance(knobs).await;
+    let req = request(
+        &session,
+        "SELECT * FROM Seed23",
+        pb::execute_sql_request::QueryMode::Normal,
+    );
+    let policy = ResumePolicy {
+        max_resumes: 3,
+        ..ResumePolicy::default()
+    };
+    let err = run_iteration(channel, &req, policy, |_| {})
+        .await
+        .expect_err("too many faults");
+    assert!(matches!(err, IterationError::CannotResume(_)), "{err}");
+    assert!(err.to_string().contains("3 resumes"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_sql_ends_the_iteration_with_the_server_message() {
+    let (_instance, channel, session) = instance(KnobSettings::default()).await;
+    let req = request(
+        &session,
+        "SELECT * FROM Nope",
+        pb::execute_sql_request::QueryMode::Normal,
+    );
+    let err = run_iteration(channel, &req, ResumePolicy::default(), |_| {})
+        .await
+        .expect_err("bad SQL");
+    match &err {
+        IterationError::Status(s) => assert_eq!(s.code(), Code::InvalidArgument),
+        other => panic!("{other}"),
+    }
+    assert!(err.to_string().contains("Table not found: Nope"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_host_fails_fast() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let started = Instant::now();
+    let result = connect_plaintext(&format!("127.0.0.1:{port}")).await;
+    assert!(result.is_err(), "nothing listens there");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
