@@ -1,6 +1,9 @@
 //! Talking to an instance. So far: plaintext channels, a raw-bytes streaming call, and one timed
 //! iteration of a query with resume (`iteration`), the base the profiling engine builds on.
 
+pub mod admin;
+pub mod auth;
+pub mod cloud;
 pub mod codec;
 pub mod iteration;
 pub mod server_timing;
