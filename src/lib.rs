@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod client;
 pub mod demo;
+pub mod engine;
 pub mod export;
 pub mod proto;
 pub mod report;

@@ -1,14 +1,20 @@
 //! The command line: argument definitions and one function per subcommand. `main.rs` only parses and
 //! maps the result to an exit code.
 
+mod compare;
 mod decode;
+mod profile;
+mod seed;
 mod serve;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, run_decode};
+pub use profile::{ModeArg, ProfileArgs, run_profile};
+pub use seed::{SeedArgs, run_seed};
 pub use serve::{ServeArgs, apply_knob, run_serve};
 
 /// spanprof: where does the time of a Cloud Spanner query go?
@@ -25,8 +31,14 @@ pub struct Cli {
 pub enum Command {
     /// Decode a recorded stream file and print one canonical JSON array per row.
     Decode(DecodeArgs),
+    /// Compare two runs' JSON reports: medians per phase, and whether the difference is real.
+    Compare(CompareArgs),
+    /// Run a query N times and report where the time went, per iteration and per phase.
+    Profile(Box<ProfileArgs>),
     /// Run the built-in local instance (a Spanner-compatible server over demo data) until Ctrl-C.
     Serve(ServeArgs),
+    /// Create the demo tables in a Cloud Spanner emulator and load their rows.
+    Seed(SeedArgs),
 }
 
 /// Runs the parsed command line.
@@ -38,8 +50,24 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run_decode(&args, stdout, stderr)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Compare(args)) => {
+            run_compare(&args, std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Profile(args)) => {
+            let all_ok = run_profile(&args, std::io::stdout())?;
+            Ok(if all_ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(3)
+            })
+        }
         Some(Command::Serve(args)) => {
             run_serve(&args, std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Seed(args)) => {
+            run_seed(&args, std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
         }
         None => {

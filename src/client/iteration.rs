@@ -117,11 +117,12 @@ struct Held {
     bytes: usize,
 }
 
-/// Runs `request` once and times it. `on_rows` sees each batch of rows as it is decoded (a preview can
+/// Runs `request` once and times it; every call carries `headers`. `on_rows` sees each batch of rows as it is decoded (a preview can
 /// keep some; the iteration keeps none).
 pub async fn run_iteration(
     channel: Channel,
     request: &pb::ExecuteSqlRequest,
+    headers: &tonic::metadata::MetadataMap,
     policy: ResumePolicy,
     mut on_rows: impl FnMut(&[Row]),
 ) -> Result<IterationTiming, IterationError> {
@@ -134,8 +135,9 @@ pub async fn run_iteration(
     let start = Instant::now();
     loop {
         let wait = Instant::now();
-        let call =
-            execute_streaming_sql_raw(channel.clone(), tonic::Request::new(request.clone())).await;
+        let mut call_request = tonic::Request::new(request.clone());
+        *call_request.metadata_mut() = headers.clone();
+        let call = execute_streaming_sql_raw(channel.clone(), call_request).await;
         timing.network += wait.elapsed();
         let error = match call {
             Ok(response) => {

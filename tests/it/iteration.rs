@@ -60,9 +60,13 @@ async fn an_iteration_times_its_phases_and_checks_the_row_count() {
         pb::execute_sql_request::QueryMode::WithStats,
     );
     let mut seen = Vec::new();
-    let timing = run_iteration(channel, &req, ResumePolicy::default(), |rows| {
-        ids(rows, &mut seen)
-    })
+    let timing = run_iteration(
+        channel,
+        &req,
+        &Default::default(),
+        ResumePolicy::default(),
+        |rows| ids(rows, &mut seen),
+    )
     .await
     .expect("the iteration runs");
     assert_eq!(timing.rows, 2000);
@@ -96,9 +100,13 @@ async fn faults_are_resumed_with_every_row_once() {
         pb::execute_sql_request::QueryMode::WithStats,
     );
     let mut seen = Vec::new();
-    let timing = run_iteration(channel, &req, ResumePolicy::default(), |rows| {
-        ids(rows, &mut seen)
-    })
+    let timing = run_iteration(
+        channel,
+        &req,
+        &Default::default(),
+        ResumePolicy::default(),
+        |rows| ids(rows, &mut seen),
+    )
     .await
     .expect("the iteration survives the faults");
     assert!(timing.resumes > 10, "{} resumes", timing.resumes);
@@ -123,7 +131,7 @@ async fn giving_up_on_resumes_is_a_clear_error() {
         max_resumes: 3,
         ..ResumePolicy::default()
     };
-    let err = run_iteration(channel, &req, policy, |_| {})
+    let err = run_iteration(channel, &req, &Default::default(), policy, |_| {})
         .await
         .expect_err("too many faults");
     assert!(matches!(err, IterationError::CannotResume(_)), "{err}");
@@ -138,9 +146,15 @@ async fn bad_sql_ends_the_iteration_with_the_server_message() {
         "SELECT * FROM Nope",
         pb::execute_sql_request::QueryMode::Normal,
     );
-    let err = run_iteration(channel, &req, ResumePolicy::default(), |_| {})
-        .await
-        .expect_err("bad SQL");
+    let err = run_iteration(
+        channel,
+        &req,
+        &Default::default(),
+        ResumePolicy::default(),
+        |_| {},
+    )
+    .await
+    .expect_err("bad SQL");
     match &err {
         IterationError::Status(s) => assert_eq!(s.code(), Code::InvalidArgument),
         other => panic!("{other}"),

@@ -2,6 +2,9 @@
 
 mod cli;
 mod client;
+mod cloud;
+mod emulator;
+mod engine;
 mod errors;
 mod fuzz;
 mod golden;

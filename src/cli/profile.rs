@@ -1,0 +1,197 @@
+//! `spanprof profile`: run a query N times and print where the time went.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+
+use crate::client::auth::Credentials;
+use crate::client::cloud::CloudTarget;
+use crate::engine::{DatabasePath, Engine, EngineEvent, Param, ProfileSpec, QueryMode, Target};
+use crate::export::{Csv, Exporter, Json, Markdown, write_atomically};
+use crate::report::{RunReport, Status};
+use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig};
+
+/// Arguments of `spanprof profile`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProfileArgs {
+    /// The query (one SQL statement).
+    #[arg(long)]
+    pub sql: String,
+    /// A plaintext endpoint such as the emulator (host:port); defaults to $SPANNER_EMULATOR_HOST when
+    /// set. Without it, the built-in local instance runs in-process.
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// Use the built-in local instance even if SPANNER_EMULATOR_HOST is set.
+    #[arg(long, conflicts_with_all = ["endpoint", "cloud"])]
+    pub local: bool,
+    /// Cloud Spanner (TLS to spanner.googleapis.com, OAuth): needs --project, --instance, --database.
+    #[arg(long, conflicts_with = "endpoint")]
+    pub cloud: bool,
+    /// A service-account key file for --cloud; without it, application default credentials (the
+    /// GOOGLE_APPLICATION_CREDENTIALS file, gcloud's user login, or the metadata server).
+    #[arg(long, requires = "cloud")]
+    pub credentials: Option<PathBuf>,
+    /// The Cloud Spanner API endpoint for --cloud (https://, or http:// for a local test server).
+    #[arg(long, requires = "cloud", default_value = crate::client::cloud::DEFAULT_ENDPOINT)]
+    pub cloud_endpoint: String,
+    /// Project id.
+    #[arg(long, default_value = "test-project")]
+    pub project: String,
+    /// Instance id.
+    #[arg(long, default_value = "test-instance")]
+    pub instance: String,
+    /// Database id.
+    #[arg(long, default_value = "test-db")]
+    pub database: String,
+    /// Timed iterations.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iterations: u32,
+    /// Untimed iterations first.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// normal (rows only), with-stats (server time and rows), or profile (and the plan).
+    #[arg(long, value_enum, default_value_t = ModeArg::WithStats)]
+    pub query_mode: ModeArg,
+    /// A query parameter: name=value (a STRING) or name:TYPE=value; repeatable.
+    #[arg(long = "param", value_parser = parse_param)]
+    pub params: Vec<Param>,
+    /// The run's label (in exports and comparisons).
+    #[arg(long, default_value = "run")]
+    pub label: String,
+    /// Rows in the local instance's Seed23.
+    #[arg(long, default_value_t = DEFAULT_SEED23_ROWS)]
+    pub rows: u64,
+    /// Write every iteration as CSV here.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write the JSON report here (for `spanprof compare`).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the Markdown summary here.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+}
+
+/// `--query-mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Rows only.
+    Normal,
+    /// Rows and statistics.
+    WithStats,
+    /// Rows, statistics and plan.
+    Profile,
+}
+
+fn parse_param(text: &str) -> Result<Param, String> {
+    Param::parse(text).map_err(|e| e.to_string())
+}
+
+impl ProfileArgs {
+    fn target(&self) -> Target {
+        if self.cloud {
+            return Target::Cloud(CloudTarget {
+                project: self.project.clone(),
+                instance: self.instance.clone(),
+                database: self.database.clone(),
+                endpoint: self.cloud_endpoint.clone(),
+                credentials: match &self.credentials {
+                    Some(path) => Credentials::ServiceAccountFile(path.clone()),
+                    None => Credentials::ApplicationDefault,
+                },
+            });
+        }
+        let endpoint = if self.local {
+            None
+        } else {
+            self.endpoint.clone().or_else(|| {
+                std::env::var("SPANNER_EMULATOR_HOST")
+                    .ok()
+                    .filter(|h| !h.is_empty())
+            })
+        };
+        match endpoint {
+            Some(host_port) => Target::Endpoint(host_port),
+            None => Target::Local(ServerConfig {
+                port: 0,
+                seed23_rows: self.rows,
+                knobs: KnobSettings::default(),
+            }),
+        }
+    }
+
+    fn spec(&self) -> ProfileSpec {
+        ProfileSpec {
+            label: self.label.clone(),
+            database: DatabasePath {
+                project: self.project.clone(),
+                instance: self.instance.clone(),
+                database: self.database.clone(),
+            },
+            sql: self.sql.clone(),
+            params: self.params.clone(),
+            mode: match self.query_mode {
+                ModeArg::Normal => QueryMode::Normal,
+                ModeArg::WithStats => QueryMode::WithStats,
+                ModeArg::Profile => QueryMode::Profile,
+            },
+            iterations: self.iterations,
+            warmup: self.warmup,
+        }
+    }
+}
+
+/// Runs the profile, prints a progress bar on stderr and the summary on `out`, writes the exports.
+/// Returns whether every iteration succeeded.
+pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bool> {
+    let spec = args.spec();
+    let total = u64::from(spec.warmup + spec.iterations);
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {msg} [{bar:30}] {pos}/{len} iterations",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let engine = Engine::start(args.target(), spec, Arc::new(|| {}))
+        .context("cannot start the profiling engine")?;
+    let mut report: Option<RunReport> = None;
+    while let Some(event) = engine.next() {
+        match event {
+            EngineEvent::Connected { target, session_ms } => {
+                bar.suspend(|| {
+                    eprintln!("connected to {target} (session created in {session_ms:.1} ms)")
+                });
+            }
+            EngineEvent::Progress { rows, .. } => bar.set_message(format!("{rows} rows")),
+            EngineEvent::Iteration(record) => {
+                bar.inc(1);
+                if let Some(error) = &record.error {
+                    // Printed whether or not stderr is a terminal (the bar itself hides when not).
+                    bar.suspend(|| eprintln!("iteration {}: {error}", record.iteration));
+                }
+            }
+            EngineEvent::Finished(r) => report = Some(r),
+            EngineEvent::Failed(message) => {
+                bar.finish_and_clear();
+                anyhow::bail!("{message}");
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let report = report.context("the engine stopped without a report")?;
+    let reports = std::slice::from_ref(&report);
+    out.write_all(&Markdown.export(reports)?)?;
+    for (path, exporter) in [
+        (&args.csv, &Csv as &dyn Exporter),
+        (&args.json, &Json),
+        (&args.markdown, &Markdown),
+    ] {
+        if let Some(path) = path {
+            write_atomically(path, &exporter.export(reports)?)?;
+        }
+    }
+    Ok(report.iterations.iter().all(|i| i.status == Status::Ok))
+}

@@ -1,0 +1,183 @@
+//! Query parameters given as text (`name:TYPE=value`), checked and converted to the wire.
+
+use crate::proto::google::spanner::v1 as pb;
+use crate::wire::{Type, Value, decode_value, encode_value};
+
+/// One query parameter.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Param {
+    /// Its name, without `@`.
+    pub name: String,
+    /// Its Spanner type name (INT64, STRING, FLOAT64, BOOL, DATE, TIMESTAMP, NUMERIC, BYTES, JSON).
+    pub type_name: String,
+    /// Its value as text (BYTES as base64).
+    pub value: String,
+}
+
+/// Why a parameter cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParamError {
+    /// Not `name=value` or `name:TYPE=value`.
+    #[error("parameter {0:?}: expected name=value or name:TYPE=value")]
+    Syntax(String),
+    /// A type this command line does not take.
+    #[error(
+        "parameter {name}: unknown type {ty} (INT64, FLOAT64, BOOL, STRING, BYTES, DATE, TIMESTAMP, NUMERIC, JSON)"
+    )]
+    Type {
+        /// The parameter.
+        name: String,
+        /// The type given.
+        ty: String,
+    },
+    /// The value is not a value of the type.
+    #[error("parameter {name}: {reason}")]
+    Value {
+        /// The parameter.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Param {
+    /// Parses `name=value` (a STRING) or `name:TYPE=value`.
+    pub fn parse(text: &str) -> Result<Self, ParamError> {
+        let (left, value) = text
+            .split_once('=')
+            .ok_or_else(|| ParamError::Syntax(text.to_owned()))?;
+        let (name, type_name) = left.split_once(':').unwrap_or((left, "STRING"));
+        let name = name.trim().trim_start_matches('@');
+        if name.is_empty() {
+            return Err(ParamError::Syntax(text.to_owned()));
+        }
+        let param = Param {
+            name: name.to_owned(),
+            type_name: type_name.trim().to_uppercase(),
+            value: value.to_owned(),
+        };
+        param.typed()?;
+        Ok(param)
+    }
+
+    fn ty(&self) -> Result<Type, ParamError> {
+        Ok(match self.type_name.as_str() {
+            "INT64" => Type::Int64,
+            "FLOAT64" => Type::Float64,
+            "BOOL" => Type::Bool,
+            "STRING" => Type::String,
+            "BYTES" => Type::Bytes,
+            "DATE" => Type::Date,
+            "TIMESTAMP" => Type::Timestamp,
+            "NUMERIC" => Type::Numeric { pg: false },
+            "JSON" => Type::Json { pg: false },
+            _ => {
+                return Err(ParamError::Type {
+                    name: self.name.clone(),
+                    ty: self.type_name.clone(),
+                });
+            }
+        })
+    }
+
+    /// The typed value, checked by the same rules the decoder applies to the wire.
+    pub fn typed(&self) -> Result<(Type, Value), ParamError> {
+        let ty = self.ty()?;
+        let wire = match ty {
+            Type::Bool => match self.value.as_str() {
+                "true" | "TRUE" => prost_types::Value {
+                    kind: Some(prost_types::value::Kind::BoolValue(true)),
+                },
+                "false" | "FALSE" => prost_types::Value {
+                    kind: Some(prost_types::value::Kind::BoolValue(false)),
+                },
+                _ => {
+                    return Err(ParamError::Value {
+                        name: self.name.clone(),
+                        reason: format!("{:?} is not true or false", self.value),
+                    });
+                }
+            },
+            Type::Float64 => {
+                let n: f64 = self.value.parse().map_err(|_| ParamError::Value {
+                    name: self.name.clone(),
+                    reason: format!("{:?} is not a number", self.value),
+                })?;
+                encode_value(&Value::Float64(n))
+            }
+            _ => prost_types::Value {
+                kind: Some(prost_types::value::Kind::StringValue(self.value.clone())),
+            },
+        };
+        let value = decode_value(&ty, wire).map_err(|e| ParamError::Value {
+            name: self.name.clone(),
+            reason: e.to_string(),
+        })?;
+        Ok((ty, value))
+    }
+}
+
+/// Puts `params` on a request: values in `params`, types in `param_types`.
+pub fn apply(params: &[Param], request: &mut pb::ExecuteSqlRequest) -> Result<(), ParamError> {
+    if params.is_empty() {
+        return Ok(());
+    }
+    let mut fields = std::collections::BTreeMap::new();
+    for p in params {
+        let (ty, value) = p.typed()?;
+        fields.insert(p.name.clone(), encode_value(&value));
+        request
+            .param_types
+            .insert(p.name.clone(), pb::Type::from(&ty));
+    }
+    request.params = Some(prost_types::Struct { fields });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_parse_with_and_without_a_type() {
+        let p = Param::parse("id:INT64=42").expect("valid");
+        assert_eq!(p.typed(), Ok((Type::Int64, Value::Int64(42))));
+        let p = Param::parse("@name=Alice=Bob").expect("valid");
+        assert_eq!(p.name, "name");
+        assert_eq!(
+            p.typed(),
+            Ok((Type::String, Value::String("Alice=Bob".into())))
+        );
+        assert!(matches!(
+            Param::parse("id:int64=4x"),
+            Err(ParamError::Value { .. })
+        ));
+        assert!(matches!(
+            Param::parse("id:DECIMAL=4"),
+            Err(ParamError::Type { .. })
+        ));
+        assert!(matches!(
+            Param::parse("novalue"),
+            Err(ParamError::Syntax(_))
+        ));
+        assert!(matches!(
+            Param::parse("flag:BOOL=yes"),
+            Err(ParamError::Value { .. })
+        ));
+        assert!(Param::parse("d:DATE=2024-02-29").is_ok());
+        assert!(Param::parse("d:DATE=2023-02-29").is_err());
+    }
+
+    #[test]
+    fn parameters_go_on_the_request_with_their_types() {
+        let mut request = pb::ExecuteSqlRequest::default();
+        let params = [
+            Param::parse("id:INT64=7").expect("valid"),
+            Param::parse("x:FLOAT64=1.5").expect("valid"),
+        ];
+        apply(&params, &mut request).expect("applies");
+        let fields = &request.params.as_ref().expect("params").fields;
+        assert_eq!(fields.len(), 2);
+        assert_eq!(request.param_types["id"].code, pb::TypeCode::Int64 as i32);
+    }
+}

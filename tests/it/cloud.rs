@@ -1,0 +1,550 @@
+//! The Cloud Spanner path, offline: a service-account key made here, a local token endpoint, and a
+//! small gRPC server that records the headers it was sent.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rsa::pkcs8::{EncodePrivateKey, LineEnding};
+use spanprof::client::auth::{AuthError, Credentials, TokenSource};
+use spanprof::client::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFIX_HEADER};
+use spanprof::proto::google::spanner::v1 as pb;
+use spanprof::proto::google::spanner::v1::spanner_client::SpannerClient;
+use spanprof::proto::google::spanner::v1::spanner_server::{Spanner, SpannerServer};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::metadata::MetadataMap;
+use tonic::{Request, Response, Status};
+
+const PROJECT: &str = "test-project";
+const INSTANCE: &str = "test-instance";
+const DATABASE: &str = "test-db";
+
+/// A PEM PKCS#8 RSA key, made once per test run (2048 bits takes a moment).
+fn private_key_pem() -> &'static str {
+    static KEY: OnceLock<String> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048)
+            .expect("an RSA key can be generated");
+        key.to_pkcs8_pem(LineEnding::LF)
+            .expect("an RSA key encodes as PKCS#8")
+            .to_string()
+    })
+}
+
+/// A token unlike any other run's.
+fn random_token() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    let a = RandomState::new().hash_one(std::process::id());
+    let b = RandomState::new().hash_one(std::time::SystemTime::now());
+    format!("spanprof-test-token-{a:016x}{b:016x}")
+}
+
+/// A token endpoint answering every POST with `status` (and a token when 200), counting requests.
+struct TokenEndpoint {
+    uri: String,
+    token: String,
+    requests: Arc<AtomicUsize>,
+}
+
+impl TokenEndpoint {
+    async fn start(status: u16) -> TokenEndpoint {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port is free");
+        let port = listener.local_addr().expect("a bound address").port();
+        let token = random_token();
+        let requests = Arc::new(AtomicUsize::new(0));
+        let (served_token, counter) = (token.clone(), requests.clone());
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (token, counter) = (served_token.clone(), counter.clone());
+                tokio::spawn(serve_token(stream, status, token, counter));
+            }
+        });
+        TokenEndpoint {
+            uri: format!("http://127.0.0.1:{port}/token"),
+            token,
+            requests,
+        }
+    }
+
+    fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
+    }
+}
+
+/// Serves one HTTP/1.1 request and closes the connection.
+async fn serve_token(mut stream: TcpStream, status: u16, token: String, counter: Arc<AtomicUsize>) {
+    let Some((head, body)) = read_http_request(&mut stream).await else {
+        return;
+    };
+    counter.fetch_add(1, Ordering::SeqCst);
+    let ok = head.starts_with("POST /token ")
+        && body.contains("grant_type=")
+        && body.contains("assertion=");
+    let (status, reason, body) = if status == 200 && ok {
+        (
+            200,
+            "OK",
+            format!(r#"{{"access_token":"{token}","expires_in":3600,"token_type":"Bearer"}}"#),
+        )
+    } else if status == 200 {
+        (
+            400,
+            "Bad Request",
+            r#"{"error":"invalid_request"}"#.to_owned(),
+        )
+    } else {
+        (
+            status,
+            "Unauthorized",
+            r#"{"error":"invalid_grant","error_description":"secret-detail"}"#.to_owned(),
+        )
+    };
+    let response = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+/// The request's head and body, read by hand (the body by `content-length`).
+async fn read_http_request(stream: &mut TcpStream) -> Option<(String, String)> {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&data[..end]).into_owned();
+            let length = head
+                .lines()
+                .find_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            while data.len() < end + 4 + length {
+                let n = stream.read(&mut buf).await.ok()?;
+                if n == 0 {
+                    return None;
+                }
+                data.extend_from_slice(&buf[..n]);
+            }
+            let body = String::from_utf8_lossy(&data[end + 4..end + 4 + length]).into_owned();
+            return Some((head, body));
+        }
+        let n = stream.read(&mut buf).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        data.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// Writes a service-account key file for `token_uri` and returns its path.
+fn write_key_file(dir: &Path, token_uri: &str) -> PathBuf {
+    let key = serde_json::json!({
+        "type": "service_account",
+        "project_id": PROJECT,
+        "private_key_id": "0123456789abcdef",
+        "private_key": private_key_pem(),
+        "client_email": "spanprof-test@test-project.iam.gserviceaccount.com",
+        "client_id": "1234567890",
+        "token_uri": token_uri,
+    });
+    let path = dir.join("service-account.json");
+    std::fs::write(&path, key.to_string()).expect("the key file can be written");
+    path
+}
+
+/// What the recording server saw: the method and the request's metadata.
+type Seen = Arc<Mutex<Vec<(&'static str, MetadataMap)>>>;
+
+/// A Spanner service answering CreateSession and ExecuteStreamingSql, recording their headers.
+struct Recorder {
+    seen: Seen,
+}
+
+impl Recorder {
+    fn record<T>(&self, method: &'static str, request: &Request<T>) {
+        self.seen
+            .lock()
+            .expect("the recorder's lock is not poisoned")
+            .push((method, request.metadata().clone()));
+    }
+}
+
+type Messages = tokio_stream::Iter<std::vec::IntoIter<Result<pb::PartialResultSet, Status>>>;
+
+#[tonic::async_trait]
+impl Spanner for Recorder {
+    async fn create_session(
+        &self,
+        request: Request<pb::CreateSessionRequest>,
+    ) -> Result<Response<pb::Session>, Status> {
+        self.record("CreateSession", &request);
+        Ok(Response::new(pb::Session {
+            name: format!("{}/sessions/s1", request.get_ref().database),
+            ..Default::default()
+        }))
+    }
+
+    async fn batch_create_sessions(
+        &self,
+        _: Request<pb::BatchCreateSessionsRequest>,
+    ) -> Result<Response<pb::BatchCreateSessionsResponse>, Status> {
+        Err(Status::unimplemented("BatchCreateSessions"))
+    }
+
+    async fn get_session(
+        &self,
+        _: Request<pb::GetSessionRequest>,
+    ) -> Result<Response<pb::Session>, Status> {
+        Err(Status::unimplemented("GetSession"))
+    }
+
+    async fn delete_session(
+        &self,
+        _: Request<pb::DeleteSessionRequest>,
+    ) -> Result<Response<()>, Status> {
+        Err(Status::unimplemented("DeleteSession"))
+    }
+
+    async fn execute_sql(
+        &self,
+        _: Request<pb::ExecuteSqlRequest>,
+    ) -> Result<Response<pb::ResultSet>, Status> {
+        Err(Status::unimplemented("ExecuteSql"))
+    }
+
+    type ExecuteStreamingSqlStream = Messages;
+
+    async fn execute_streaming_sql(
+        &self,
+        request: Request<pb::ExecuteSqlRequest>,
+    ) -> Result<Response<Messages>, Status> {
+        self.record("ExecuteStreamingSql", &request);
+        let message = pb::PartialResultSet {
+            values: vec![prost_types::Value {
+                kind: Some(prost_types::value::Kind::StringValue("1".to_owned())),
+            }],
+            ..Default::default()
+        };
+        Ok(Response::new(tokio_stream::iter(vec![Ok(message)])))
+    }
+
+    async fn begin_transaction(
+        &self,
+        _: Request<pb::BeginTransactionRequest>,
+    ) -> Result<Response<pb::Transaction>, Status> {
+        Err(Status::unimplemented("BeginTransaction"))
+    }
+
+    async fn commit(
+        &self,
+        _: Request<pb::CommitRequest>,
+    ) -> Result<Response<pb::CommitResponse>, Status> {
+        Err(Status::unimplemented("Commit"))
+    }
+
+    async fn rollback(&self, _: Request<pb::RollbackRequest>) -> Result<Response<()>, Status> {
+        Err(Status::unimplemented("Rollback"))
+    }
+}
+
+/// Starts the recording server on a loopback port; returns its `http://` endpoint.
+async fn start_recorder(seen: Seen) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port is free");
+    let port = listener.local_addr().expect("a bound address").port();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(SpannerServer::new(Recorder { seen }))
+            .serve_with_incoming(TcpListenerStream::new(listener)),
+    );
+    format!("http://127.0.0.1:{port}")
+}
+
+fn target(endpoint: String, key: PathBuf) -> CloudTarget {
+    CloudTarget {
+        endpoint,
+        credentials: Credentials::ServiceAccountFile(key),
+        ..CloudTarget::new(PROJECT, INSTANCE, DATABASE)
+    }
+}
+
+fn header<'a>(metadata: &'a MetadataMap, name: &str) -> Option<&'a str> {
+    metadata.get(name).and_then(|v| v.to_str().ok())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn requests_carry_token_and_routing_headers() {
+    let tokens_endpoint = TokenEndpoint::start(200).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key = write_key_file(dir.path(), &tokens_endpoint.uri);
+    let seen = Seen::default();
+    let target = target(start_recorder(seen.clone()).await, key);
+    let tokens = target.token_source().expect("the key file is valid");
+    let channel = target.connect().await.expect("the local server is up");
+    let mut client = SpannerClient::new(channel);
+
+    let create = pb::CreateSessionRequest {
+        database: target.database_name(),
+        session: None,
+    };
+    let session = client
+        .create_session(target.request(create, &tokens).await.expect("a token"))
+        .await
+        .expect("CreateSession succeeds")
+        .into_inner();
+    let sql = pb::ExecuteSqlRequest {
+        session: session.name,
+        sql: "SELECT 1".to_owned(),
+        ..Default::default()
+    };
+    let mut stream = client
+        .execute_streaming_sql(target.request(sql, &tokens).await.expect("a token"))
+        .await
+        .expect("ExecuteStreamingSql starts")
+        .into_inner();
+    while stream
+        .message()
+        .await
+        .expect("the stream ends cleanly")
+        .is_some()
+    {}
+
+    let seen = seen.lock().expect("not poisoned").clone();
+    let methods: Vec<_> = seen.iter().map(|(m, _)| *m).collect();
+    assert_eq!(methods, ["CreateSession", "ExecuteStreamingSql"]);
+    let bearer = format!("Bearer {}", tokens_endpoint.token);
+    for (method, metadata) in &seen {
+        assert_eq!(
+            header(metadata, "authorization"),
+            Some(bearer.as_str()),
+            "{method}"
+        );
+        assert_eq!(
+            header(metadata, RESOURCE_PREFIX_HEADER),
+            Some("projects/test-project/instances/test-instance/databases/test-db"),
+            "{method}"
+        );
+        assert_eq!(
+            header(metadata, REQUEST_PARAMS_HEADER),
+            Some(
+                "database=projects%2Ftest-project%2Finstances%2Ftest-instance%2Fdatabases%2Ftest-db"
+            ),
+            "{method}"
+        );
+    }
+    assert_eq!(tokens_endpoint.requests(), 1, "the token is cached");
+    assert_eq!(tokens.fetches().await, 1);
+    let left = tokens.expires_in().await.expect("a cached token");
+    assert!(left.as_secs() > 3500 && left.as_secs() <= 3600, "{left:?}");
+
+    let debug = format!("{tokens:?}");
+    assert!(!debug.contains(&tokens_endpoint.token), "{debug}");
+    assert!(!debug.contains("BEGIN PRIVATE KEY"), "{debug}");
+    let header = tokens.authorization().await.expect("cached");
+    assert!(header.is_sensitive());
+    assert!(!format!("{header:?}").contains(&tokens_endpoint.token));
+
+    tokens.refresh().await.expect("a forced refresh");
+    assert_eq!(tokens_endpoint.requests(), 2, "refresh fetches a new token");
+}
+
+/// Asserts an error's Display and Debug mention `wanted` and contain none of `secrets`.
+fn assert_clean(error: &AuthError, wanted: &str, secrets: &[&str]) {
+    let (display, debug) = (error.to_string(), format!("{error:?}"));
+    assert!(display.contains(wanted), "{display}");
+    for secret in secrets {
+        assert!(!display.contains(secret), "{display}");
+        assert!(!debug.contains(secret), "{debug}");
+    }
+}
+
+#[test]
+fn a_missing_key_file_is_named() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("no-such-key.json");
+    let error = TokenSource::new(Credentials::ServiceAccountFile(path.clone()))
+        .expect_err("the file is missing");
+    assert!(matches!(error, AuthError::MissingFile { .. }), "{error:?}");
+    assert_clean(&error, &path.display().to_string(), &[]);
+    assert!(error.to_string().contains("does not exist"));
+}
+
+#[test]
+fn a_malformed_key_file_is_not_quoted() {
+    const MARKER: &str = "SPANPROF-SECRET-MARKER-7f3a";
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let cases = [
+        ("not-json", format!("this is not json {MARKER}")),
+        (
+            "bad-types",
+            format!(r#"{{"private_key": 5, "client_email": "{MARKER}"}}"#),
+        ),
+        (
+            "no-private-key",
+            format!(r#"{{"type":"service_account","client_email":"{MARKER}","token_uri":"x"}}"#),
+        ),
+        (
+            "bad-key",
+            format!(
+                r#"{{"type":"service_account","private_key":"-----BEGIN PRIVATE KEY-----\n{MARKER}\n",
+                "client_email":"{MARKER}","token_uri":"http://127.0.0.1:1/token"}}"#
+            ),
+        ),
+        (
+            "user-credentials",
+            format!(r#"{{"type":"authorized_user","refresh_token":"{MARKER}"}}"#),
+        ),
+    ];
+    for (name, contents) in cases {
+        let path = dir.path().join(format!("{name}.json"));
+        std::fs::write(&path, contents).expect("written");
+        let error = TokenSource::new(Credentials::ServiceAccountFile(path.clone()))
+            .expect_err("the file is malformed");
+        assert!(
+            matches!(error, AuthError::Malformed { .. }),
+            "{name}: {error:?}"
+        );
+        assert_clean(&error, "is not a service-account JSON key file", &[MARKER]);
+        assert!(error.to_string().contains(&path.display().to_string()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refusing_token_endpoint_gives_a_clear_error() {
+    let endpoint = TokenEndpoint::start(401).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key = write_key_file(dir.path(), &endpoint.uri);
+    let tokens = TokenSource::new(Credentials::ServiceAccountFile(key)).expect("a valid key");
+    let error = tokens
+        .authorization()
+        .await
+        .expect_err("the endpoint refuses");
+    assert!(matches!(error, AuthError::Refused { .. }), "{error:?}");
+    assert_clean(
+        &error,
+        &endpoint.uri,
+        &["secret-detail", "BEGIN PRIVATE KEY", &endpoint.token],
+    );
+    assert!(error.to_string().contains("refused"), "{error}");
+    assert!(endpoint.requests() >= 1);
+    let debug = format!("{tokens:?}");
+    assert!(!debug.contains("BEGIN PRIVATE KEY"), "{debug}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_token_endpoint_is_named() {
+    // A port that was free a moment ago: nothing listens there now.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a loopback port")
+        .port();
+    let uri = format!("http://127.0.0.1:{port}/token");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key = write_key_file(dir.path(), &uri);
+    let tokens = TokenSource::new(Credentials::ServiceAccountFile(key)).expect("a valid key");
+    let error = tokens.authorization().await.expect_err("nothing listens");
+    assert!(matches!(error, AuthError::Unreachable { .. }), "{error:?}");
+    assert_clean(&error, &uri, &["BEGIN PRIVATE KEY"]);
+}
+
+/// A whole `spanprof profile --cloud` run against a local API endpoint: the token was used, and neither
+/// it nor the key file's secret appears in anything the run wrote (stdout, stderr, CSV, JSON,
+/// Markdown), errors included.
+#[tokio::test(flavor = "multi_thread")]
+async fn tokens_and_keys_never_appear_in_what_a_run_writes() {
+    let tokens = TokenEndpoint::start(200).await;
+    let seen: Seen = Arc::default();
+    let endpoint = start_recorder(Arc::clone(&seen)).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key = write_key_file(dir.path(), &tokens.uri);
+    let (csv, json, md) = (
+        dir.path().join("r.csv"),
+        dir.path().join("r.json"),
+        dir.path().join("r.md"),
+    );
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_spanprof"));
+    command
+        .args([
+            "profile",
+            "--cloud",
+            "--cloud-endpoint",
+            &endpoint,
+            "--credentials",
+        ])
+        .arg(&key)
+        .args([
+            "--project",
+            PROJECT,
+            "--instance",
+            INSTANCE,
+            "--database",
+            DATABASE,
+        ])
+        .args(["--sql", "SELECT 1", "--iterations", "2", "--warmup", "0"])
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--json")
+        .arg(&json)
+        .arg("--markdown")
+        .arg(&md);
+    let out = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .expect("joins")
+        .expect("spanprof runs");
+    // The answer has no metadata, so the iterations fail: the error path is part of what is checked.
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = seen.lock().expect("not poisoned").clone();
+    let bearer = format!("Bearer {}", tokens.token);
+    assert!(
+        calls
+            .iter()
+            .any(|(_, m)| header(m, "authorization") == Some(bearer.as_str())),
+        "the token was not used"
+    );
+    let key_text = std::fs::read_to_string(&key).expect("the key file");
+    let secret_line = private_key_pem()
+        .lines()
+        .nth(5)
+        .expect("a line from the middle of the key");
+    assert!(
+        key_text.contains(secret_line),
+        "the marker is really in the key file"
+    );
+    let mut written = vec![
+        ("stdout", String::from_utf8_lossy(&out.stdout).into_owned()),
+        ("stderr", String::from_utf8_lossy(&out.stderr).into_owned()),
+    ];
+    for path in [&csv, &json, &md] {
+        written.push((
+            "a file",
+            std::fs::read_to_string(path).expect("the export exists"),
+        ));
+    }
+    for (what, text) in &written {
+        assert!(
+            !text.contains(&tokens.token),
+            "the token is in {what}: {text}"
+        );
+        assert!(!text.contains(secret_line), "the key is in {what}");
+    }
+    assert!(
+        written[1].1.contains("no metadata"),
+        "the error is reported: {}",
+        written[1].1
+    );
+}

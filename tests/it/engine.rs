@@ -1,0 +1,275 @@
+//! The profiling engine and `spanprof profile`/`compare`, against the built-in local instance.
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use spanprof::engine::{DatabasePath, Engine, EngineEvent, ProfileSpec, QueryMode, Target};
+use spanprof::report::{RunReport, Status};
+use spanprof::server::{KnobSettings, ServerConfig};
+
+fn local(knobs: KnobSettings) -> Target {
+    Target::Local(ServerConfig {
+        port: 0,
+        seed23_rows: 10_000,
+        knobs,
+    })
+}
+
+fn spec(sql: &str, iterations: u32) -> ProfileSpec {
+    ProfileSpec {
+        label: "test".into(),
+        database: DatabasePath::default(),
+        sql: sql.into(),
+        params: Vec::new(),
+        mode: QueryMode::WithStats,
+        iterations,
+        warmup: 1,
+    }
+}
+
+/// Runs to the end and returns the events.
+fn run(target: Target, spec: ProfileSpec) -> Vec<EngineEvent> {
+    let engine = Engine::start(target, spec, Arc::new(|| {})).expect("starts");
+    std::iter::from_fn(|| engine.next()).collect()
+}
+
+fn report(events: &[EngineEvent]) -> &RunReport {
+    events
+        .iter()
+        .find_map(|e| match e {
+            EngineEvent::Finished(r) => Some(r),
+            _ => None,
+        })
+        .expect("a Finished event")
+}
+
+#[test]
+fn iterations_have_all_rows_and_phases_that_add_up() {
+    let events = run(
+        local(KnobSettings::default()),
+        spec("SELECT * FROM Seed23 LIMIT 2000", 5),
+    );
+    assert!(matches!(events[0], EngineEvent::Connected { session_ms, .. } if session_ms > 0.0));
+    let report = report(&events);
+    assert_eq!(report.iterations.len(), 6);
+    assert!(report.iterations[0].warmup);
+    assert_eq!(report.timed().count(), 5);
+    for it in &report.iterations {
+        assert_eq!(it.status, Status::Ok, "{:?}", it.error);
+        assert_eq!(it.rows, 2000);
+        assert_eq!(it.server_rows, Some(2000));
+        assert!(it.server_ms.is_some() && it.server_cpu_ms.is_some());
+        let phases = it.network_ms.unwrap_or(0.0)
+            + it.wire_decode_ms.unwrap_or(0.0)
+            + it.row_decode_ms.unwrap_or(0.0)
+            + it.other_ms.unwrap_or(0.0);
+        assert!(
+            (phases - it.total_ms).abs() <= 0.02 * it.total_ms,
+            "{phases} vs {}",
+            it.total_ms
+        );
+        assert!(it.wire_bytes > 2_000_000 && it.messages > 0);
+    }
+}
+
+#[test]
+fn faults_are_resumed_in_every_iteration() {
+    let knobs = KnobSettings {
+        max_message_bytes: 32 * 1024,
+        fail_every: 3,
+        ..KnobSettings::default()
+    };
+    let events = run(local(knobs), spec("SELECT * FROM Seed23 LIMIT 1000", 3));
+    for it in &report(&events).iterations {
+        assert_eq!(it.status, Status::Ok, "{:?}", it.error);
+        assert_eq!(it.rows, 1000);
+        assert!(it.resumes > 0, "iteration {} had no resume", it.iteration);
+    }
+}
+
+#[test]
+fn bad_sql_is_an_error_iteration_with_the_server_message() {
+    let events = run(
+        local(KnobSettings::default()),
+        spec("SELECT * FROM Nope", 2),
+    );
+    let report = report(&events);
+    assert!(report.iterations.iter().all(|i| i.status == Status::Error));
+    let error = report.iterations[0].error.as_deref().unwrap_or("");
+    assert!(error.contains("Table not found: Nope"), "{error}");
+}
+
+#[test]
+fn an_unreachable_endpoint_fails_within_5_seconds() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let started = Instant::now();
+    let events = run(
+        Target::Endpoint(format!("127.0.0.1:{port}")),
+        spec("SELECT 1", 1),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    match events.as_slice() {
+        [EngineEvent::Failed(message)] => {
+            assert!(message.contains(&format!("127.0.0.1:{port}")), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn cancelling_stops_the_run_at_once() {
+    let knobs = KnobSettings {
+        max_message_bytes: 16 * 1024,
+        message_delay_ms: 20,
+        ..KnobSettings::default()
+    };
+    let engine = Engine::start(
+        local(knobs),
+        spec("SELECT * FROM Seed23", 50),
+        Arc::new(|| {}),
+    )
+    .expect("starts");
+    // Wait until the first iteration is streaming.
+    loop {
+        match engine.next().expect("events") {
+            EngineEvent::Progress { .. } => break,
+            EngineEvent::Failed(m) => panic!("{m}"),
+            _ => {}
+        }
+    }
+    let cancelled = Instant::now();
+    engine.cancel();
+    let mut last = None;
+    while let Some(event) = engine.next() {
+        if let EngineEvent::Iteration(record) = &event {
+            last = Some(record.clone());
+        }
+        if let EngineEvent::Finished(report) = event {
+            let waited = cancelled.elapsed();
+            eprintln!("cancel to Finished: {waited:?}");
+            // 100 ms is the target; the bound leaves room for a loaded 2-core machine.
+            assert!(waited < Duration::from_millis(500), "{waited:?}");
+            assert_eq!(report.iterations.len(), 1, "no iteration after the cancel");
+            break;
+        }
+    }
+    assert_eq!(last.map(|r| r.status), Some(Status::Cancelled));
+}
+
+fn spanprof(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_spanprof"))
+        .args(args)
+        .env_remove("SPANNER_EMULATOR_HOST")
+        .output()
+        .expect("spanprof runs")
+}
+
+#[test]
+fn profile_writes_exports_and_compare_reads_them() {
+    let dir = std::env::temp_dir().join(format!("spanprof-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let (csv, a, b) = (dir.join("a.csv"), dir.join("a.json"), dir.join("b.json"));
+    let out = spanprof(&[
+        "profile",
+        "--sql",
+        "SELECT * FROM Seed23 LIMIT 500",
+        "--iterations",
+        "3",
+        "--rows",
+        "1000",
+        "--label",
+        "wide",
+        "--csv",
+        csv.to_str().expect("utf-8"),
+        "--json",
+        a.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("| total |"), "{stdout}");
+    let text = std::fs::read_to_string(&csv).expect("the CSV");
+    let mut lines = text.lines();
+    assert!(lines.next().expect("a header").starts_with(
+        "run,iteration,warmup,status,started_at,total_ms,ttfb_ms,network_ms,server_ms,gfe_ms,wire_decode_ms,row_decode_ms,other_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error"
+    ));
+    assert_eq!(lines.count(), 4, "a warm-up and 3 timed iterations");
+
+    let out = spanprof(&[
+        "profile",
+        "--sql",
+        "SELECT Id FROM Seed23 LIMIT 500",
+        "--iterations",
+        "3",
+        "--rows",
+        "1000",
+        "--label",
+        "narrow",
+        "--json",
+        b.to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success());
+    let out = spanprof(&[
+        "compare",
+        a.to_str().expect("utf-8"),
+        b.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("narrow is") && stdout.contains("than wide"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unwritable_csv_path_is_a_clear_error() {
+    let out = spanprof(&[
+        "profile",
+        "--sql",
+        "SELECT 1",
+        "--iterations",
+        "1",
+        "--rows",
+        "10",
+        "--csv",
+        "/nonexistent-dir/x.csv",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot write /nonexistent-dir/x.csv"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_failed_iteration_makes_the_exit_code_non_zero() {
+    let out = spanprof(&[
+        "profile",
+        "--sql",
+        "SELECT * FROM Nope",
+        "--iterations",
+        "1",
+        "--rows",
+        "10",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Table not found"));
+}
