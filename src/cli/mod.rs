@@ -13,7 +13,9 @@ use clap::{Parser, Subcommand};
 
 pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, run_decode};
-pub use profile::{ModeArg, ProfileArgs, run_profile};
+pub use profile::{
+    ModeArg, ProfileArgs, QueryArgs, RecordArgs, TargetArgs, run_profile, run_record,
+};
 pub use seed::{SeedArgs, run_seed};
 pub use serve::{ServeArgs, apply_knob, run_serve};
 
@@ -35,6 +37,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Run a query N times and report where the time went, per iteration and per phase.
     Profile(Box<ProfileArgs>),
+    /// Run a query once and write its stream, as the decoder consumed it, to a stream file.
+    Record(Box<RecordArgs>),
     /// Run the built-in local instance (a Spanner-compatible server over demo data) until Ctrl-C.
     Serve(ServeArgs),
     /// Create the demo tables in a Cloud Spanner emulator and load their rows.
@@ -61,6 +65,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::from(3)
             })
+        }
+        Some(Command::Record(args)) => {
+            run_record(&args, std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
         }
         Some(Command::Serve(args)) => {
             run_serve(&args, std::io::stdout())?;

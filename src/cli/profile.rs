@@ -13,12 +13,9 @@ use crate::export::{Csv, Exporter, Json, Markdown, write_atomically};
 use crate::report::{RunReport, Status};
 use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig};
 
-/// Arguments of `spanprof profile`.
+/// Where to run: the built-in local instance (default), a plaintext endpoint, or Cloud Spanner.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ProfileArgs {
-    /// The query (one SQL statement).
-    #[arg(long)]
-    pub sql: String,
+pub struct TargetArgs {
     /// A plaintext endpoint such as the emulator (host:port); defaults to $SPANNER_EMULATOR_HOST when
     /// set. Without it, the built-in local instance runs in-process.
     #[arg(long)]
@@ -45,24 +42,43 @@ pub struct ProfileArgs {
     /// Database id.
     #[arg(long, default_value = "test-db")]
     pub database: String,
-    /// Timed iterations.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
-    pub iterations: u32,
-    /// Untimed iterations first.
-    #[arg(long, default_value_t = 1)]
-    pub warmup: u32,
+    /// Rows in the local instance's Seed23.
+    #[arg(long, default_value_t = DEFAULT_SEED23_ROWS)]
+    pub rows: u64,
+}
+
+/// The query and how to run it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct QueryArgs {
+    /// The query (one SQL statement).
+    #[arg(long)]
+    pub sql: String,
     /// normal (rows only), with-stats (server time and rows), or profile (and the plan).
     #[arg(long, value_enum, default_value_t = ModeArg::WithStats)]
     pub query_mode: ModeArg,
     /// A query parameter: name=value (a STRING) or name:TYPE=value; repeatable.
     #[arg(long = "param", value_parser = parse_param)]
     pub params: Vec<Param>,
+}
+
+/// Arguments of `spanprof profile`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProfileArgs {
+    /// Where to run.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// What to run.
+    #[command(flatten)]
+    pub query: QueryArgs,
+    /// Timed iterations.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iterations: u32,
+    /// Untimed iterations first.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
     /// The run's label (in exports and comparisons).
     #[arg(long, default_value = "run")]
     pub label: String,
-    /// Rows in the local instance's Seed23.
-    #[arg(long, default_value_t = DEFAULT_SEED23_ROWS)]
-    pub rows: u64,
     /// Write every iteration as CSV here.
     #[arg(long)]
     pub csv: Option<PathBuf>,
@@ -72,6 +88,20 @@ pub struct ProfileArgs {
     /// Write the Markdown summary here.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+}
+
+/// Arguments of `spanprof record`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RecordArgs {
+    /// Where to run.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// What to run.
+    #[command(flatten)]
+    pub query: QueryArgs,
+    /// The stream file to write.
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 /// `--query-mode` values.
@@ -89,8 +119,9 @@ fn parse_param(text: &str) -> Result<Param, String> {
     Param::parse(text).map_err(|e| e.to_string())
 }
 
-impl ProfileArgs {
-    fn target(&self) -> Target {
+impl TargetArgs {
+    /// The target these arguments name.
+    pub fn target(&self) -> Target {
         if self.cloud {
             return Target::Cloud(CloudTarget {
                 project: self.project.clone(),
@@ -121,32 +152,64 @@ impl ProfileArgs {
             }),
         }
     }
+}
 
-    fn spec(&self) -> ProfileSpec {
-        ProfileSpec {
-            label: self.label.clone(),
-            database: DatabasePath {
-                project: self.project.clone(),
-                instance: self.instance.clone(),
-                database: self.database.clone(),
-            },
-            sql: self.sql.clone(),
-            params: self.params.clone(),
-            mode: match self.query_mode {
-                ModeArg::Normal => QueryMode::Normal,
-                ModeArg::WithStats => QueryMode::WithStats,
-                ModeArg::Profile => QueryMode::Profile,
-            },
-            iterations: self.iterations,
-            warmup: self.warmup,
-        }
+fn spec(
+    target: &TargetArgs,
+    query: &QueryArgs,
+    label: &str,
+    iterations: u32,
+    warmup: u32,
+) -> ProfileSpec {
+    ProfileSpec {
+        label: label.to_owned(),
+        database: DatabasePath {
+            project: target.project.clone(),
+            instance: target.instance.clone(),
+            database: target.database.clone(),
+        },
+        sql: query.sql.clone(),
+        params: query.params.clone(),
+        mode: match query.query_mode {
+            ModeArg::Normal => QueryMode::Normal,
+            ModeArg::WithStats => QueryMode::WithStats,
+            ModeArg::Profile => QueryMode::Profile,
+        },
+        iterations,
+        warmup,
     }
+}
+
+/// Records one execution's stream to `--out`; prints what it wrote.
+pub fn run_record(args: &RecordArgs, mut out: impl Write) -> anyhow::Result<()> {
+    let spec = spec(&args.target, &args.query, "record", 1, 0);
+    let recording =
+        crate::engine::record(args.target.target(), &spec).map_err(anyhow::Error::msg)?;
+    write_atomically(&args.out, &recording.file)?;
+    let t = &recording.timing;
+    writeln!(
+        out,
+        "recorded {} rows in {} messages ({} bytes, {} resumes) to {}; `spanprof decode {}` replays them",
+        t.rows,
+        t.counters.messages,
+        recording.file.len(),
+        t.resumes,
+        args.out.display(),
+        args.out.display()
+    )?;
+    Ok(())
 }
 
 /// Runs the profile, prints a progress bar on stderr and the summary on `out`, writes the exports.
 /// Returns whether every iteration succeeded.
 pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bool> {
-    let spec = args.spec();
+    let spec = spec(
+        &args.target,
+        &args.query,
+        &args.label,
+        args.iterations,
+        args.warmup,
+    );
     let total = u64::from(spec.warmup + spec.iterations);
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
@@ -155,7 +218,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bo
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let engine = Engine::start(args.target(), spec, Arc::new(|| {}))
+    let engine = Engine::start(args.target.target(), spec, Arc::new(|| {}))
         .context("cannot start the profiling engine")?;
     let mut report: Option<RunReport> = None;
     while let Some(event) = engine.next() {

@@ -114,10 +114,11 @@ pub fn is_resumable(status: &Status) -> bool {
 /// A message decoded from the wire and waiting for a resume token to cover it.
 struct Held {
     msg: pb::PartialResultSet,
-    bytes: usize,
+    bytes: prost::bytes::Bytes,
 }
 
-/// Runs `request` once and times it; every call carries `headers`. `on_rows` sees each batch of rows as it is decoded (a preview can
+/// Runs `request` once and times it; every call carries `headers`. With `recording`, each message
+/// the decoder consumes (after any resume) is appended to it in the stream-file format. `on_rows` sees each batch of rows as it is decoded (a preview can
 /// keep some; the iteration keeps none).
 pub async fn run_iteration(
     channel: Channel,
@@ -125,6 +126,7 @@ pub async fn run_iteration(
     headers: &tonic::metadata::MetadataMap,
     policy: ResumePolicy,
     mut on_rows: impl FnMut(&[Row]),
+    mut recording: Option<&mut Vec<u8>>,
 ) -> Result<IterationTiming, IterationError> {
     let mut timing = IterationTiming::default();
     let mut decoder = StreamDecoder::new();
@@ -164,11 +166,8 @@ pub async fn run_iteration(
                     let msg = decoder.parse(&bytes)?;
                     timing.wire_decode += decoding.elapsed();
                     let token = msg.resume_token.clone();
-                    held.push(Held {
-                        msg,
-                        bytes: bytes.len(),
-                    });
-                    let held_bytes: usize = held.iter().map(|h| h.bytes).sum();
+                    held.push(Held { msg, bytes });
+                    let held_bytes: usize = held.iter().map(|h| h.bytes.len()).sum();
                     if !token.is_empty() {
                         feed(
                             &mut timing,
@@ -176,6 +175,7 @@ pub async fn run_iteration(
                             &mut held,
                             &mut rows,
                             &mut on_rows,
+                            recording.as_deref_mut(),
                         )?;
                         request.resume_token = token;
                     } else if held.len() > policy.max_held_messages
@@ -189,6 +189,7 @@ pub async fn run_iteration(
                             &mut held,
                             &mut rows,
                             &mut on_rows,
+                            recording.as_deref_mut(),
                         )?;
                         request.resume_token.clear();
                     }
@@ -225,6 +226,7 @@ pub async fn run_iteration(
         &mut held,
         &mut rows,
         &mut on_rows,
+        recording,
     )?;
     let finishing = Instant::now();
     decoder.finish()?;
@@ -260,10 +262,14 @@ fn feed(
     held: &mut Vec<Held>,
     rows: &mut Vec<Row>,
     on_rows: &mut impl FnMut(&[Row]),
+    mut recording: Option<&mut Vec<u8>>,
 ) -> Result<(), IterationError> {
     for Held { msg, bytes } in held.drain(..) {
+        if let Some(file) = recording.as_deref_mut() {
+            crate::wire::stream_file::push_frame(file, &bytes);
+        }
         let decoding = Instant::now();
-        decoder.feed_decoded(msg, bytes, rows)?;
+        decoder.feed_decoded(msg, bytes.len(), rows)?;
         timing.row_decode += decoding.elapsed();
         on_rows(rows);
         rows.clear();

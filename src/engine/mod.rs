@@ -506,7 +506,7 @@ async fn one_iteration(
         }
     };
     let outcome = tokio::select! {
-        r = run_iteration(conn.channel.clone(), request, &headers, ResumePolicy::default(), on_rows) => Some(r),
+        r = run_iteration(conn.channel.clone(), request, &headers, ResumePolicy::default(), on_rows, None) => Some(r),
         _ = cancel.notify.notified() => None,
     };
     match outcome {
@@ -527,6 +527,50 @@ async fn one_iteration(
         }
     }
     record
+}
+
+/// A recorded execution: the stream as the decoder consumed it, in the stream-file format.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    /// The stream file's bytes.
+    pub file: Vec<u8>,
+    /// What the iteration measured.
+    pub timing: IterationTiming,
+}
+
+/// Runs the query once (blocking the calling thread on a runtime of its own) and records every message
+/// the decoder consumed, after any resume, so that `spanprof decode` reproduces its rows offline.
+pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("spanprof-record")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+    runtime.block_on(async {
+        let (conn, _) = connect(&target, &spec.database).await?;
+        let mut request = pb::ExecuteSqlRequest {
+            session: conn.session.clone(),
+            sql: spec.sql.clone(),
+            query_mode: spec.mode.wire() as i32,
+            ..Default::default()
+        };
+        params::apply(&spec.params, &mut request).map_err(|e| e.to_string())?;
+        let headers = conn.call_headers().await?;
+        let mut file = Vec::new();
+        let outcome = run_iteration(
+            conn.channel.clone(),
+            &request,
+            &headers,
+            ResumePolicy::default(),
+            |_| {},
+            Some(&mut file),
+        )
+        .await;
+        delete_session(&conn).await;
+        let timing = outcome.map_err(|e| e.to_string())?;
+        Ok(Recording { file, timing })
+    })
 }
 
 /// Copies an iteration's measurements into its record.

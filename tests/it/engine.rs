@@ -273,3 +273,54 @@ fn a_failed_iteration_makes_the_exit_code_non_zero() {
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Table not found"));
 }
+
+#[test]
+fn a_recording_made_through_faults_replays_to_the_same_rows() {
+    let knobs = KnobSettings {
+        max_message_bytes: 16 * 1024,
+        fail_every: 3,
+        ..KnobSettings::default()
+    };
+    let recording =
+        spanprof::engine::record(local(knobs), &spec("SELECT * FROM Seed23 LIMIT 800", 1))
+            .expect("records");
+    assert!(recording.timing.resumes > 0);
+    let replayed = spanprof::wire::decode_stream_file(&recording.file).expect("the file decodes");
+    let want: Vec<String> = (1..=800)
+        .map(|id| {
+            spanprof::wire::Row(spanprof::demo::seed23::row(id))
+                .to_canonical_json()
+                .to_string()
+        })
+        .collect();
+    let got: Vec<String> = replayed
+        .rows
+        .iter()
+        .map(|r| r.to_canonical_json().to_string())
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn record_then_decode_on_the_command_line() {
+    let path = std::env::temp_dir().join(format!("spanprof-record-{}.bin", std::process::id()));
+    let out = spanprof(&[
+        "record",
+        "--sql",
+        "SELECT * FROM Seed23 LIMIT 120",
+        "--rows",
+        "500",
+        "--out",
+        path.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("recorded 120 rows"));
+    let out = spanprof(&["decode", path.to_str().expect("utf-8")]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 120);
+    let _ = std::fs::remove_file(&path);
+}

@@ -66,6 +66,7 @@ async fn an_iteration_times_its_phases_and_checks_the_row_count() {
         &Default::default(),
         ResumePolicy::default(),
         |rows| ids(rows, &mut seen),
+        None,
     )
     .await
     .expect("the iteration runs");
@@ -100,18 +101,26 @@ async fn faults_are_resumed_with_every_row_once() {
         pb::execute_sql_request::QueryMode::WithStats,
     );
     let mut seen = Vec::new();
+    let mut recording = Vec::new();
     let timing = run_iteration(
         channel,
         &req,
         &Default::default(),
         ResumePolicy::default(),
         |rows| ids(rows, &mut seen),
+        Some(&mut recording),
     )
     .await
     .expect("the iteration survives the faults");
     assert!(timing.resumes > 10, "{} resumes", timing.resumes);
     assert_eq!(seen, (1..=3000).collect::<Vec<_>>());
     assert_eq!(timing.rows, 3000);
+    // What the decoder consumed, after the resumes, replays offline to the same rows.
+    let replayed = spanprof::wire::decode_stream_file(&recording).expect("the recording decodes");
+    let mut replayed_ids = Vec::new();
+    ids(&replayed.rows, &mut replayed_ids);
+    assert_eq!(replayed_ids, seen);
+    assert_eq!(replayed.counters.messages, timing.counters.messages);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -131,7 +140,7 @@ async fn giving_up_on_resumes_is_a_clear_error() {
         max_resumes: 3,
         ..ResumePolicy::default()
     };
-    let err = run_iteration(channel, &req, &Default::default(), policy, |_| {})
+    let err = run_iteration(channel, &req, &Default::default(), policy, |_| {}, None)
         .await
         .expect_err("too many faults");
     assert!(matches!(err, IterationError::CannotResume(_)), "{err}");
@@ -152,6 +161,7 @@ async fn bad_sql_ends_the_iteration_with_the_server_message() {
         &Default::default(),
         ResumePolicy::default(),
         |_| {},
+        None,
     )
     .await
     .expect_err("bad SQL");
