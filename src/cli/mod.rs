@@ -14,7 +14,7 @@ use clap::{Parser, Subcommand};
 pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, run_decode};
 pub use profile::{
-    ModeArg, ProfileArgs, QueryArgs, RecordArgs, TargetArgs, run_profile, run_record,
+    ModeArg, ProfileArgs, QueryArgs, RecordArgs, TargetArgs, findings, run_profile, run_record,
 };
 pub use seed::{SeedArgs, run_seed};
 pub use serve::{ServeArgs, apply_knob, run_serve};

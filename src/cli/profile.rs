@@ -200,6 +200,43 @@ pub fn run_record(args: &RecordArgs, mut out: impl Write) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// What a reader should notice beyond the table: a slow first (cold) iteration and outlying ones.
+pub fn findings(report: &RunReport) -> String {
+    use crate::stats::{OUTLIER_THRESHOLD, cold_start, is_slow_first, outliers};
+    let mut text = String::new();
+    // In run order, warm-ups included: the cold iteration is the very first one.
+    let ok: Vec<&crate::report::IterationRecord> = report
+        .iterations
+        .iter()
+        .filter(|i| i.status == Status::Ok)
+        .collect();
+    let totals: Vec<f64> = ok.iter().map(|i| i.total_ms).collect();
+    if let Some(cold) = cold_start(&totals) {
+        let verdict = if is_slow_first(&cold) {
+            "a slow cold start"
+        } else {
+            "no cold-start penalty"
+        };
+        text.push_str(&format!(
+            "\nfirst iteration {:.2} ms, {:.2}× the median of the rest ({:.2} ms): {verdict}\n",
+            cold.first, cold.ratio, cold.rest_median
+        ));
+    }
+    let timed: Vec<&crate::report::IterationRecord> = report.timed().collect();
+    let timed_totals: Vec<f64> = timed.iter().map(|i| i.total_ms).collect();
+    let flagged: Vec<String> = outliers(&timed_totals, OUTLIER_THRESHOLD)
+        .into_iter()
+        .map(|k| format!("#{} ({:.2} ms)", timed[k].iteration, timed[k].total_ms))
+        .collect();
+    if !flagged.is_empty() {
+        text.push_str(&format!(
+            "outlying iterations (MAD rule): {}\n",
+            flagged.join(", ")
+        ));
+    }
+    text
+}
+
 /// Runs the profile, prints a progress bar on stderr and the summary on `out`, writes the exports.
 /// Returns whether every iteration succeeded.
 pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bool> {
@@ -247,6 +284,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bo
     let report = report.context("the engine stopped without a report")?;
     let reports = std::slice::from_ref(&report);
     out.write_all(&Markdown.export(reports)?)?;
+    out.write_all(findings(&report).as_bytes())?;
     for (path, exporter) in [
         (&args.csv, &Csv as &dyn Exporter),
         (&args.json, &Json),

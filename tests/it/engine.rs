@@ -324,3 +324,50 @@ fn record_then_decode_on_the_command_line() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 120);
     let _ = std::fs::remove_file(&path);
 }
+
+#[test]
+fn a_missing_credentials_file_is_named_and_nothing_runs() {
+    let out = spanprof(&[
+        "profile",
+        "--cloud",
+        "--credentials",
+        "/nonexistent/key.json",
+        "--sql",
+        "SELECT 1",
+        "--project",
+        "p",
+        "--instance",
+        "i",
+        "--database",
+        "d",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/nonexistent/key.json"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn findings_flag_a_slow_cold_start_and_outliers() {
+    let events = run(local(KnobSettings::default()), spec("SELECT 1", 3));
+    let mut report = report(&events).clone();
+    // Shape the totals: a cold first iteration, then 8 steady ones and one outlier.
+    let totals = [50.0, 10.0, 10.5, 9.8, 10.2, 10.1, 9.9, 10.0, 10.3, 40.0];
+    let template = report.iterations[1].clone();
+    report.iterations = totals
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| spanprof::report::IterationRecord {
+            iteration: i as u32,
+            warmup: i == 0,
+            total_ms: t,
+            ..template.clone()
+        })
+        .collect();
+    let text = spanprof::cli::findings(&report);
+    assert!(text.contains("a slow cold start"), "{text}");
+    assert!(
+        text.contains("outlying iterations (MAD rule): #9 (40.00 ms)"),
+        "{text}"
+    );
+}
