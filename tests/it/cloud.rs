@@ -548,3 +548,42 @@ async fn tokens_and_keys_never_appear_in_what_a_run_writes() {
         written[1].1
     );
 }
+
+/// Application default credentials: the binary, with no --credentials, finds the key through
+/// GOOGLE_APPLICATION_CREDENTIALS (set for the child process only) and uses its token.
+#[tokio::test(flavor = "multi_thread")]
+async fn application_default_credentials_come_from_the_environment() {
+    let tokens = TokenEndpoint::start(200).await;
+    let seen: Seen = Arc::default();
+    let endpoint = start_recorder(Arc::clone(&seen)).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key = write_key_file(dir.path(), &tokens.uri);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_spanprof"));
+    command
+        .args(["profile", "--cloud", "--cloud-endpoint", &endpoint])
+        .args([
+            "--project",
+            PROJECT,
+            "--instance",
+            INSTANCE,
+            "--database",
+            DATABASE,
+        ])
+        .args(["--sql", "SELECT 1", "--iterations", "1", "--warmup", "0"])
+        .env("GOOGLE_APPLICATION_CREDENTIALS", &key);
+    let out = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .expect("joins")
+        .expect("spanprof runs");
+    let bearer = format!("Bearer {}", tokens.token);
+    let calls = seen.lock().expect("not poisoned").clone();
+    assert!(
+        calls
+            .iter()
+            .any(|(m, h)| *m == "CreateSession"
+                && header(h, "authorization") == Some(bearer.as_str())),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(tokens.requests() >= 1);
+}
