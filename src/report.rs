@@ -81,6 +81,39 @@ pub struct IterationRecord {
 }
 
 impl IterationRecord {
+    /// A record with nothing measured yet: status ok, every phase unknown, every count zero.
+    pub fn new(
+        run: impl Into<String>,
+        iteration: u32,
+        warmup: bool,
+        started_at: impl Into<String>,
+    ) -> Self {
+        IterationRecord {
+            run: run.into(),
+            iteration,
+            warmup,
+            status: Status::Ok,
+            started_at: started_at.into(),
+            total_ms: 0.0,
+            ttfb_ms: None,
+            network_ms: None,
+            server_ms: None,
+            server_cpu_ms: None,
+            gfe_ms: None,
+            afe_ms: None,
+            wire_decode_ms: None,
+            row_decode_ms: None,
+            other_ms: None,
+            rows: 0,
+            server_rows: None,
+            messages: 0,
+            chunked_values: 0,
+            wire_bytes: 0,
+            resumes: 0,
+            error: None,
+        }
+    }
+
     /// This iteration's time in `phase`, in milliseconds; `None` when it was not measured.
     pub fn phase_ms(&self, phase: Phase) -> Option<f64> {
         match phase {
@@ -210,28 +243,9 @@ mod tests {
 
     fn record(iteration: u32, warmup: bool, status: Status, total_ms: f64) -> IterationRecord {
         IterationRecord {
-            run: "r".into(),
-            iteration,
-            warmup,
             status,
-            started_at: "2026-01-02T03:04:05Z".into(),
             total_ms,
-            ttfb_ms: None,
-            network_ms: None,
-            server_ms: None,
-            server_cpu_ms: None,
-            gfe_ms: None,
-            afe_ms: None,
-            wire_decode_ms: None,
-            row_decode_ms: None,
-            other_ms: None,
-            rows: 0,
-            server_rows: None,
-            messages: 0,
-            chunked_values: 0,
-            wire_bytes: 0,
-            resumes: 0,
-            error: None,
+            ..IterationRecord::new("r", iteration, warmup, "2026-01-02T03:04:05Z")
         }
     }
 

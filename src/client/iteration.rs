@@ -168,7 +168,9 @@ pub async fn run_iteration(
                     let token = msg.resume_token.clone();
                     held.push(Held { msg, bytes });
                     let held_bytes: usize = held.iter().map(|h| h.bytes.len()).sum();
-                    if !token.is_empty() {
+                    let over_bound =
+                        held.len() > policy.max_held_messages || held_bytes > policy.max_held_bytes;
+                    if !token.is_empty() || over_bound {
                         feed(
                             &mut timing,
                             &mut decoder,
@@ -177,21 +179,9 @@ pub async fn run_iteration(
                             &mut on_rows,
                             recording.as_deref_mut(),
                         )?;
+                        // Past the bound without a token the stream cannot be resumed safely: the
+                        // token is cleared, so a later break is an error, not a silent loss or repeat.
                         request.resume_token = token;
-                    } else if held.len() > policy.max_held_messages
-                        || held_bytes > policy.max_held_bytes
-                    {
-                        // Past the bound the stream cannot be resumed safely: decode what is held now,
-                        // and make a later break an error rather than a silent loss or repeat.
-                        feed(
-                            &mut timing,
-                            &mut decoder,
-                            &mut held,
-                            &mut rows,
-                            &mut on_rows,
-                            recording.as_deref_mut(),
-                        )?;
-                        request.resume_token.clear();
                     }
                 }
             }

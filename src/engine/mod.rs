@@ -445,30 +445,7 @@ fn cancelled_record(spec: &ProfileSpec, iteration: u32, warmup: bool) -> Iterati
 }
 
 fn blank_record(spec: &ProfileSpec, iteration: u32, warmup: bool) -> IterationRecord {
-    IterationRecord {
-        run: spec.label.clone(),
-        iteration,
-        warmup,
-        status: Status::Ok,
-        started_at: now_rfc3339(),
-        total_ms: 0.0,
-        ttfb_ms: None,
-        network_ms: None,
-        server_ms: None,
-        server_cpu_ms: None,
-        gfe_ms: None,
-        afe_ms: None,
-        wire_decode_ms: None,
-        row_decode_ms: None,
-        other_ms: None,
-        rows: 0,
-        server_rows: None,
-        messages: 0,
-        chunked_values: 0,
-        wire_bytes: 0,
-        resumes: 0,
-        error: None,
-    }
+    IterationRecord::new(spec.label.clone(), iteration, warmup, now_rfc3339())
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -15,28 +15,9 @@ fn bare(
     total_ms: f64,
 ) -> IterationRecord {
     IterationRecord {
-        run: run.into(),
-        iteration,
-        warmup: false,
         status,
-        started_at: started_at.into(),
         total_ms,
-        ttfb_ms: None,
-        network_ms: None,
-        server_ms: None,
-        server_cpu_ms: None,
-        gfe_ms: None,
-        afe_ms: None,
-        wire_decode_ms: None,
-        row_decode_ms: None,
-        other_ms: None,
-        rows: 0,
-        server_rows: None,
-        messages: 0,
-        chunked_values: 0,
-        wire_bytes: 0,
-        resumes: 0,
-        error: None,
+        ..IterationRecord::new(run, iteration, false, started_at)
     }
 }
 
