@@ -14,6 +14,8 @@ use gcp_auth::{CustomServiceAccount, TokenProvider};
 use tokio::sync::Mutex;
 use tonic::metadata::{Ascii, MetadataValue};
 
+use super::error_chain;
+
 /// The OAuth scope for reading and writing Spanner data.
 pub const SPANNER_DATA_SCOPE: &str = "https://www.googleapis.com/auth/spanner.data";
 
@@ -344,11 +346,11 @@ fn token_error(e: &gcp_auth::Error, endpoint: &str) -> AuthError {
         gcp_auth::Error::Json(..) => AuthError::BadTokenResponse { endpoint },
         gcp_auth::Error::Other("HTTP request failed", source) => AuthError::Unreachable {
             endpoint,
-            message: chain(source.as_ref()),
+            message: error_chain(source.as_ref()),
         },
         gcp_auth::Error::Http(_, source) => AuthError::Unreachable {
             endpoint,
-            message: chain(source),
+            message: error_chain(source),
         },
         other => AuthError::Provider(describe(other)),
     }
@@ -364,26 +366,14 @@ fn describe(e: &gcp_auth::Error) -> String {
             describe(metadata),
             describe(user)
         ),
-        gcp_auth::Error::Http(what, source) => format!("{what}: {}", chain(source)),
+        gcp_auth::Error::Http(what, source) => format!("{what}: {}", error_chain(source)),
         gcp_auth::Error::Io(what, source) => format!("{what}: {source}"),
         gcp_auth::Error::Json(what, _) => format!("{what}: not the expected JSON"),
         gcp_auth::Error::Other(what @ "HTTP request failed", source) => {
-            format!("{what}: {}", chain(source.as_ref()))
+            format!("{what}: {}", error_chain(source.as_ref()))
         }
         // Other sources include the key parser's, which can quote lines of a key file.
         gcp_auth::Error::Other(what, _) => (*what).to_owned(),
         gcp_auth::Error::Str(what) => (*what).to_owned(),
     }
-}
-
-/// An error and its sources, `: `-separated.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }

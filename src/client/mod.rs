@@ -46,3 +46,15 @@ pub async fn execute_streaming_sql_raw(
     grpc.server_streaming(request, path, RawResponseCodec::default())
         .await
 }
+
+/// An error and its sources on one line, `: `-separated.
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}

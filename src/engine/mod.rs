@@ -16,8 +16,8 @@ use tonic::transport::Channel;
 
 use crate::client::auth::TokenSource;
 use crate::client::cloud::CloudTarget;
-use crate::client::connect_plaintext;
 use crate::client::iteration::{IterationError, IterationTiming, ResumePolicy, run_iteration};
+use crate::client::{connect_plaintext, error_chain};
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
 use crate::report::{IterationRecord, RunConfig, RunReport, Status};
@@ -344,19 +344,7 @@ async fn plaintext(host_port: &str) -> Result<Channel, String> {
     tokio::time::timeout(Duration::from_secs(5), connect_plaintext(host_port))
         .await
         .map_err(|_| format!("cannot reach {host_port}: no answer within 5 s"))?
-        .map_err(|e| format!("cannot reach {host_port}: {}", source_chain(&e)))
-}
-
-/// An error and its causes on one line.
-fn source_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
+        .map_err(|e| format!("cannot reach {host_port}: {}", error_chain(&e)))
 }
 
 async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
