@@ -117,6 +117,22 @@ pub struct ProfileSpec {
     pub warmup: u32,
 }
 
+impl Default for ProfileSpec {
+    /// `SELECT * FROM Seed23 LIMIT 1000` on the default database, with statistics, 10 iterations after
+    /// one warm-up. Callers set what they need and take the rest from here.
+    fn default() -> Self {
+        ProfileSpec {
+            label: "run".into(),
+            database: DatabasePath::default(),
+            sql: "SELECT * FROM Seed23 LIMIT 1000".into(),
+            params: Vec::new(),
+            mode: QueryMode::default(),
+            iterations: 10,
+            warmup: 1,
+        }
+    }
+}
+
 /// What the engine reports, in order: `Connected` (or `Failed`), then per iteration any number of
 /// `Progress` and one `Iteration`, then `Finished`.
 #[derive(Debug, Clone)]
