@@ -18,6 +18,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_server(true)
         .include_file("spanner_protos.rs")
         .compile_with_config(config, &protos, &includes)?;
+    local_server_stubs(&includes)?;
+    Ok(())
+}
+
+/// The built-in local instance's Spanner service, generated a second time with every message taken
+/// from the code above except `PartialResultSet`, which the local server sends already encoded
+/// (`crate::server::encoded::EncodedPartialResultSet`): its messages are built as bytes, never as trees.
+fn local_server_stubs(includes: &[PathBuf]) -> Result<(), Box<dyn std::error::Error>> {
+    let out = PathBuf::from(std::env::var("OUT_DIR")?).join("local_server");
+    std::fs::create_dir_all(&out)?;
+    let mut config = tonic_prost_build::Config::new();
+    config.protoc_executable(protoc_bin_vendored::protoc_bin_path()?);
+    tonic_prost_build::configure()
+        .build_client(false)
+        .build_server(true)
+        .out_dir(&out)
+        .include_file("local_server.rs")
+        .extern_path(".google.spanner.v1", "crate::proto::google::spanner::v1")
+        .extern_path(
+            ".google.spanner.v1.PartialResultSet",
+            "crate::server::encoded::EncodedPartialResultSet",
+        )
+        .compile_with_config(
+            config,
+            &[Path::new("proto/google/spanner/v1/spanner.proto")],
+            &includes.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+        )?;
     Ok(())
 }
 

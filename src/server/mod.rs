@@ -6,6 +6,7 @@
 
 mod admin;
 pub mod db;
+pub mod encoded;
 pub mod knobs;
 mod plan;
 pub mod query;
@@ -26,7 +27,7 @@ use tokio_stream::wrappers::TcpListenerStream;
 use crate::proto::google::longrunning::operations_server::OperationsServer;
 use crate::proto::google::spanner::admin::database::v1::database_admin_server::DatabaseAdminServer;
 use crate::proto::google::spanner::admin::instance::v1::instance_admin_server::InstanceAdminServer;
-use crate::proto::google::spanner::v1::spanner_server::SpannerServer;
+use encoded::stubs::google::spanner::v1::spanner_server::SpannerServer;
 
 pub use knobs::{KnobSettings, Knobs};
 

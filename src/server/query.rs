@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use prost_types::Value as WireValue;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, Statement};
 use tokio::sync::mpsc;
 use tonic::Status;
 
 use super::db::Database;
-use super::sql_value::{from_sql, type_of_sql};
+use super::encoded::EncodedValues;
+use super::sql_value::{encode_sql, type_of_sql};
 use crate::wire::{Field, Type};
 
 /// A query to run.
@@ -35,8 +35,8 @@ pub struct QuerySpec {
 pub enum QueryEvent {
     /// The result's columns.
     Columns(Vec<Field>),
-    /// The values of whole rows, row after row.
-    Rows(Vec<WireValue>),
+    /// The values of whole rows, row after row, each encoded as a `google.protobuf.Value`.
+    Rows(EncodedValues),
     /// The query finished.
     Done(QueryTotals),
 }
@@ -198,7 +198,8 @@ fn stream_rows(
     let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
     send(events, QueryEvent::Columns(columns))?;
 
-    let mut batch = Vec::with_capacity(BATCH_ROWS * width);
+    let new_batch = || EncodedValues::with_capacity(BATCH_ROWS * width, BATCH_ROWS * 1024);
+    let mut batch = new_batch();
     let mut in_batch = 0;
     for values in &held {
         let refs = values.iter().map(|v| Ok(ValueRef::from(v)));
@@ -209,7 +210,10 @@ fn stream_rows(
     drop(held);
     while !exhausted {
         if in_batch >= BATCH_ROWS {
-            send(events, QueryEvent::Rows(std::mem::take(&mut batch)))?;
+            send(
+                events,
+                QueryEvent::Rows(std::mem::replace(&mut batch, new_batch())),
+            )?;
             in_batch = 0;
         }
         let Some(row) = rows.next().map_err(sql_error)? else {
@@ -231,17 +235,18 @@ fn stream_rows(
     Ok(())
 }
 
-/// Converts one row's values to wire form by their column types, appending them to `batch`.
+/// Encodes one row's values in wire form by their column types, appending them to `batch`.
 fn push_row<'a>(
     types: &[Type],
     names: &[String],
     values: impl Iterator<Item = rusqlite::Result<ValueRef<'a>>>,
-    batch: &mut Vec<WireValue>,
+    batch: &mut EncodedValues,
 ) -> Result<(), Status> {
     for ((ty, name), value) in types.iter().zip(names).zip(values) {
-        let wire = from_sql(ty, value.map_err(sql_error)?)
+        let value = value.map_err(sql_error)?;
+        batch
+            .push_with(|out| encode_sql(ty, value, out))
             .map_err(|e| Status::internal(format!("column {name}: {e}")))?;
-        batch.push(wire);
     }
     Ok(())
 }

@@ -7,18 +7,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use prost::bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::db::Database;
+use super::encoded::EncodedPartialResultSet;
+use super::encoded::stubs::google::spanner::v1::spanner_server::Spanner;
 use super::knobs::Knobs;
 use super::plan::{plan_nodes, query_stats};
 use super::query::{self, QueryEvent, QuerySpec, QueryTotals};
 use super::sql_value::param_to_sql;
 use super::stream::{MessageBuilder, ResumePoint, TokenStamp};
-use crate::proto::google::spanner::v1::{self as pb, spanner_server::Spanner};
+use crate::proto::google::spanner::v1 as pb;
 use crate::wire::{Field, Type, struct_type};
 
 /// The service state: the database, the knobs, open sessions and read-only transactions.
@@ -333,7 +336,7 @@ fn request_fingerprint(request: &pb::ExecuteSqlRequest) -> u64 {
     fnv1a(&parts)
 }
 
-type Messages = Pin<Box<dyn Stream<Item = Result<pb::PartialResultSet, Status>> + Send>>;
+type Messages = Pin<Box<dyn Stream<Item = Result<EncodedPartialResultSet, Status>> + Send>>;
 type Events = mpsc::Receiver<Result<QueryEvent, Status>>;
 
 /// One query's stream in progress: its cursor (the query's events), the message builder, and the
@@ -342,7 +345,7 @@ type Events = mpsc::Receiver<Result<QueryEvent, Status>>;
 struct LiveStream {
     prepared: Prepared,
     builder: Option<MessageBuilder>,
-    unsent: VecDeque<pb::PartialResultSet>,
+    unsent: VecDeque<Bytes>,
     events: Events,
     started: Instant,
     next_seq: u64,
@@ -375,11 +378,11 @@ impl LiveStream {
                 if std::mem::take(&mut first) {
                     tokio::time::sleep(settings.first_byte_delay()).await;
                 }
-                let pace = settings.pace(prost::Message::encoded_len(&msg));
+                let pace = settings.pace(msg.len());
                 if !pace.is_zero() {
                     tokio::time::sleep(pace).await;
                 }
-                if out.send(Ok(msg)).await.is_err() {
+                if out.send(Ok(EncodedPartialResultSet(msg))).await.is_err() {
                     return Ended::Stopped;
                 }
                 if settings.fails_after(seq, resumed_after, is_final) {
@@ -398,7 +401,7 @@ impl LiveStream {
             };
             match self.events.recv().await {
                 Some(Ok(QueryEvent::Rows(values))) => {
-                    values.into_iter().for_each(|v| builder.push(v));
+                    values.iter().for_each(|v| builder.push_encoded(v));
                     self.unsent.extend(std::iter::from_fn(|| builder.pop()));
                 }
                 Some(Ok(QueryEvent::Done(totals))) => {
@@ -425,7 +428,7 @@ impl LiveStream {
     }
 }
 
-type Out = mpsc::Sender<Result<pb::PartialResultSet, Status>>;
+type Out = mpsc::Sender<Result<EncodedPartialResultSet, Status>>;
 
 /// Streams that stopped at an injected fault, by stream id, waiting for their client to resume.
 #[derive(Default)]
@@ -531,7 +534,13 @@ impl Spanner for LocalSpanner {
         loop {
             match events.recv().await {
                 Some(Ok(QueryEvent::Rows(values))) => {
-                    for v in values {
+                    for body in values.iter() {
+                        let v =
+                            <prost_types::Value as prost::Message>::decode(body).map_err(|e| {
+                                Status::internal(format!(
+                                    "the query produced a malformed value: {e}"
+                                ))
+                            })?;
                         bytes += prost::Message::encoded_len(&v) as u64;
                         current.push(v);
                         if current.len() == width {

@@ -3,8 +3,13 @@
 
 use std::collections::VecDeque;
 
+use prost::Message as _;
+use prost::bytes::Bytes;
+use prost::encoding::{WireType, encode_varint, encoded_len_varint};
 use prost_types::Value as WireValue;
 use prost_types::value::Kind;
+
+use super::encoded::is_splittable;
 
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::chunk::{merge, split, splittable, weight};
@@ -16,7 +21,6 @@ fn field_len(value: &WireValue) -> usize {
 
 /// Encoded size of a string value of `len` bytes as one element of `PartialResultSet.values`.
 fn string_field_len(len: usize) -> usize {
-    use prost::encoding::encoded_len_varint;
     let value_len = 1 + encoded_len_varint(len as u64) + len;
     1 + encoded_len_varint(value_len as u64) + value_len
 }
@@ -28,18 +32,24 @@ const MIN_PIECE_BYTES: usize = 24;
 /// its framing), `chunked_value` and `last`.
 const TRAILER_BYTES: usize = 40;
 
-/// Builds the messages of one stream from a flat sequence of values.
+/// Builds the messages of one stream from a flat sequence of values, as encoded bytes.
 ///
+/// Values usually arrive already encoded ([`MessageBuilder::push_encoded`]) and are copied into the
+/// message once; only a value that must be split across messages is decoded, cut and re-encoded.
 /// Completed messages queue up in [`MessageBuilder::pop`]; the message being filled is held back so the
 /// last one can carry the stats and `last = true` ([`MessageBuilder::finish`]).
 #[derive(Debug)]
 pub struct MessageBuilder {
     max_bytes: usize,
-    current: pb::PartialResultSet,
-    current_bytes: usize,
+    /// The message being filled, encoded: the metadata (first message only) and the values so far.
+    current: Vec<u8>,
+    /// Values in `current`.
+    current_values: usize,
+    /// Whether the last value of `current` continues in the next message.
+    chunked: bool,
     next_seq: u64,
     token: TokenStamp,
-    ready: VecDeque<pb::PartialResultSet>,
+    ready: VecDeque<Bytes>,
     value_bytes: u64,
 }
 
@@ -98,18 +108,38 @@ impl ResumePoint {
 impl MessageBuilder {
     /// A builder whose first message carries `metadata`.
     pub fn new(metadata: pb::ResultSetMetadata, token: TokenStamp) -> Self {
-        let current = pb::PartialResultSet {
-            metadata: Some(metadata),
-            ..Default::default()
-        };
+        let mut current = Vec::with_capacity((token.max_bytes as usize).min(1 << 20));
+        prost::encoding::message::encode(field::METADATA, &metadata, &mut current);
         MessageBuilder {
             max_bytes: (token.max_bytes as usize).saturating_sub(TRAILER_BYTES),
-            current_bytes: prost::Message::encoded_len(&current),
             current,
+            current_values: 0,
+            chunked: false,
             next_seq: 0,
             token,
             ready: VecDeque::new(),
             value_bytes: 0,
+        }
+    }
+
+    /// Adds the next value of the result, given as the body of an encoded `google.protobuf.Value`.
+    pub fn push_encoded(&mut self, body: &[u8]) {
+        loop {
+            let need = 1 + encoded_len_varint(body.len() as u64) + body.len();
+            let room = self.max_bytes.saturating_sub(self.current.len());
+            if need <= room || (self.current_values == 0 && !is_splittable(body)) {
+                self.append_body(body);
+                return;
+            }
+            if is_splittable(body) {
+                match WireValue::decode(body) {
+                    Ok(value) => return self.push(value),
+                    // Not a value: it goes out as it came, for the client to report.
+                    Err(_) if self.current_values == 0 => return self.append_body(body),
+                    Err(_) => {}
+                }
+            }
+            self.complete(None, false);
         }
     }
 
@@ -126,10 +156,10 @@ impl MessageBuilder {
     fn push_string(&mut self, s: String) {
         let mut start = 0;
         loop {
-            let room = self.max_bytes.saturating_sub(self.current_bytes);
+            let room = self.max_bytes.saturating_sub(self.current.len());
             let rest = s.len() - start;
             if string_field_len(rest) <= room
-                || (start == 0 && self.current.values.is_empty() && room < MIN_PIECE_BYTES)
+                || (start == 0 && self.current_values == 0 && room < MIN_PIECE_BYTES)
             {
                 let piece = if start == 0 { s } else { s[start..].to_owned() };
                 self.append(string_value(piece));
@@ -143,28 +173,37 @@ impl MessageBuilder {
                 }
                 if cut > start {
                     self.append(string_value(s[start..cut].to_owned()));
-                    self.current.chunked_value = true;
-                    self.complete();
+                    self.chunked = true;
+                    self.complete(None, false);
                     start = cut;
                     continue;
                 }
             }
-            self.complete();
+            self.complete(None, false);
         }
     }
 
     fn append(&mut self, value: WireValue) {
-        let need = field_len(&value);
-        self.current_bytes += need;
-        self.value_bytes += need as u64;
-        self.current.values.push(value);
+        let before = self.current.len();
+        prost::encoding::message::encode(field::VALUES, &value, &mut self.current);
+        self.value_bytes += (self.current.len() - before) as u64;
+        self.current_values += 1;
+    }
+
+    fn append_body(&mut self, body: &[u8]) {
+        let before = self.current.len();
+        prost::encoding::encode_key(field::VALUES, WireType::LengthDelimited, &mut self.current);
+        encode_varint(body.len() as u64, &mut self.current);
+        self.current.extend_from_slice(body);
+        self.value_bytes += (self.current.len() - before) as u64;
+        self.current_values += 1;
     }
 
     fn push_value(&mut self, mut value: WireValue) {
         loop {
             let need = field_len(&value);
-            let room = self.max_bytes.saturating_sub(self.current_bytes);
-            if need <= room || (self.current.values.is_empty() && !splittable(&value)) {
+            let room = self.max_bytes.saturating_sub(self.current.len());
+            if need <= room || (self.current_values == 0 && !splittable(&value)) {
                 self.append(value);
                 return;
             }
@@ -172,20 +211,20 @@ impl MessageBuilder {
                 match split_to_fit(value, room) {
                     Ok((left, right)) => {
                         self.append(left);
-                        self.current.chunked_value = true;
-                        self.complete();
+                        self.chunked = true;
+                        self.complete(None, false);
                         value = right;
                         continue;
                     }
                     Err(whole) => value = whole,
                 }
             }
-            self.complete();
+            self.complete(None, false);
         }
     }
 
-    /// Takes the next completed message, if any.
-    pub fn pop(&mut self) -> Option<pb::PartialResultSet> {
+    /// Takes the next completed message (a serialized PartialResultSet), if any.
+    pub fn pop(&mut self) -> Option<Bytes> {
         self.ready.pop_front()
     }
 
@@ -201,24 +240,46 @@ impl MessageBuilder {
 
     /// Closes the stream: the message being filled becomes the last, with `stats` and `last = true`.
     /// Returns every message not yet popped.
-    pub fn finish(mut self, stats: Option<pb::ResultSetStats>) -> Vec<pb::PartialResultSet> {
-        self.current.stats = stats;
-        self.current.last = true;
-        self.complete();
+    pub fn finish(mut self, stats: Option<pb::ResultSetStats>) -> Vec<Bytes> {
+        self.complete(stats.as_ref(), true);
         self.ready.into()
     }
 
-    fn complete(&mut self) {
-        let mut msg = std::mem::take(&mut self.current);
-        msg.resume_token = ResumePoint {
+    /// Ends the message being filled: its remaining fields in field order, then the queue.
+    fn complete(&mut self, stats: Option<&pb::ResultSetStats>, last: bool) {
+        let mut msg = std::mem::replace(
+            &mut self.current,
+            Vec::with_capacity(self.max_bytes + TRAILER_BYTES),
+        );
+        if std::mem::take(&mut self.chunked) {
+            prost::encoding::bool::encode(field::CHUNKED_VALUE, &true, &mut msg);
+        }
+        let token = ResumePoint {
             seq: self.next_seq,
             stamp: self.token,
         }
         .encode();
+        prost::encoding::bytes::encode(field::RESUME_TOKEN, &token, &mut msg);
+        if let Some(stats) = stats {
+            prost::encoding::message::encode(field::STATS, stats, &mut msg);
+        }
+        if last {
+            prost::encoding::bool::encode(field::LAST, &true, &mut msg);
+        }
         self.next_seq += 1;
-        self.ready.push_back(msg);
-        self.current_bytes = 0;
+        self.current_values = 0;
+        self.ready.push_back(Bytes::from(msg));
     }
+}
+
+/// Field numbers of `google.spanner.v1.PartialResultSet`.
+mod field {
+    pub const METADATA: u32 = 1;
+    pub const VALUES: u32 = 2;
+    pub const CHUNKED_VALUE: u32 = 3;
+    pub const RESUME_TOKEN: u32 = 4;
+    pub const STATS: u32 = 5;
+    pub const LAST: u32 = 9;
 }
 
 fn string_value(s: String) -> WireValue {
@@ -250,8 +311,6 @@ fn split_to_fit(value: WireValue, room: usize) -> Result<(WireValue, WireValue),
 
 #[cfg(test)]
 mod tests {
-    use prost::Message as _;
-
     use super::*;
     use crate::wire::{Field, Row, StreamDecoder, Type, Value, encode_value, struct_type};
 
@@ -270,12 +329,24 @@ mod tests {
         };
         let mut builder = MessageBuilder::new(metadata, stamp(max));
         let mut out = Vec::new();
-        for value in rows.iter().flatten() {
-            builder.push(encode_value(value));
+        for (i, value) in rows.iter().flatten().enumerate() {
+            // Both ways in: trees, and encoded bodies (split when they do not fit).
+            if i % 2 == 0 {
+                builder.push(encode_value(value));
+            } else {
+                builder.push_encoded(&encode_value(value).encode_to_vec());
+            }
             out.extend(std::iter::from_fn(|| builder.pop()));
         }
         out.extend(builder.finish(None));
-        out
+        out.iter()
+            .map(|m| {
+                let msg = pb::PartialResultSet::decode(&m[..]).expect("a message");
+                // Fields in order, as prost would write them: the bytes are canonical.
+                assert_eq!(msg.encode_to_vec(), m[..]);
+                msg
+            })
+            .collect()
     }
 
     fn decode(messages: &[pb::PartialResultSet]) -> Vec<Row> {
@@ -365,10 +436,16 @@ mod tests {
             kind: Some(Kind::NumberValue(1.5)),
         };
         let mut builder = MessageBuilder::new(pb::ResultSetMetadata::default(), stamp(256));
-        for _ in 0..100 {
-            builder.push(value.clone());
+        for i in 0..100 {
+            if i % 2 == 0 {
+                builder.push(value.clone());
+            } else {
+                builder.push_encoded(&value.encode_to_vec());
+            }
         }
-        let messages: Vec<_> = std::iter::from_fn(|| builder.pop()).collect();
+        let messages: Vec<_> = std::iter::from_fn(|| builder.pop())
+            .map(|m| pb::PartialResultSet::decode(&m[..]).expect("a message"))
+            .collect();
         assert!(
             messages
                 .iter()
