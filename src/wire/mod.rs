@@ -9,6 +9,7 @@ pub mod chunk;
 mod convert;
 mod decoder;
 mod error;
+mod metadata;
 pub mod stats;
 pub mod stream_file;
 mod types;
