@@ -20,7 +20,6 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use prost::Message as _;
 
 pub use batch::{ListRef, RowBatch, RowRef, ValueRef};
 pub use scan::Scanned;
@@ -93,6 +92,7 @@ impl FastDecoder {
             return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
         }
         let before = self.counters;
+        let had_columns = self.header.columns().is_some();
         let mark = out.mark();
         let mut result = self.take(&msg, out);
         if let Err(e) = &result
@@ -105,8 +105,12 @@ impl FastDecoder {
         match &result {
             Ok(()) => self.counters.wire_bytes += msg.wire_len() as u64,
             Err(e) if matches!(e.kind, DecodeErrorKind::Protobuf(_)) => {
-                // As if the message had never been decoded: no rows, nothing counted but the message.
+                // As if the message had never been decoded: no rows, no metadata, nothing counted
+                // but the message.
                 self.counters = before;
+                if !had_columns {
+                    self.header = Header::default();
+                }
                 out.truncate(mark);
             }
             Err(_) => {
@@ -254,7 +258,7 @@ impl FastDecoder {
     /// A value the fast path hands over: decoded by prost and converted by the reference.
     #[cold]
     fn fallback(&self, data: &[u8], ty: &Type, out: &mut RowBatch) -> Result<batch::Cell, Fail> {
-        let wire = prost_types::Value::decode(data).map_err(|e| Fail::Prost(e.to_string()))?;
+        let wire = scan::prost_value(data).map_err(|e| Fail::Prost(e.to_string()))?;
         let typed = decode_value(ty, wire).map_err(Fail::Value)?;
         out.store.push_owned(&typed)
     }
@@ -266,7 +270,7 @@ impl FastDecoder {
         range: &Range<usize>,
     ) -> Result<prost_types::Value, DecodeError> {
         let body = msg.bytes.get(range.clone()).unwrap_or(&[]);
-        prost_types::Value::decode(body)
+        scan::prost_value(body)
             .map_err(|e| self.error(DecodeErrorKind::Protobuf(e.to_string()), None))
     }
 

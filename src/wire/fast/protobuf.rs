@@ -220,7 +220,10 @@ mod tests {
             read_all(&ok),
             Ok(vec![(1, 0), (2, 1), (3, 2), (4, 3), (5, 5)])
         );
-        assert!(read_all(&[0x23, 0x2c]).is_err(), "group closed by another field");
+        assert!(
+            read_all(&[0x23, 0x2c]).is_err(),
+            "group closed by another field"
+        );
         assert!(read_all(&[0x24]).is_err(), "a lone end group");
         assert!(read_all(&[0x0e]).is_err(), "wire type 6");
         assert!(read_all(&[0x00]).is_err(), "field 0");

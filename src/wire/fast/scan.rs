@@ -43,15 +43,24 @@ impl Scanned {
         self.bytes.slice(self.resume_token.clone())
     }
 
-    /// Whether prost accepts every value of the message: the reference decoder decodes the whole
+    /// Prost's complaint about the message, if it has one. The reference decoder decodes the whole
     /// message before it converts any value, so a protobuf error anywhere comes before any other.
-    /// Returns prost's complaint if not.
     pub(super) fn values_error(&self) -> Option<String> {
-        self.values.iter().find_map(|range| {
-            let body = self.bytes.get(range.clone()).unwrap_or(&[]);
-            prost_types::Value::decode(body).err().map(|e| e.to_string())
-        })
+        pb::PartialResultSet::decode(&self.bytes[..])
+            .err()
+            .map(|e| e.to_string())
     }
+}
+
+/// Decodes one value with prost exactly as prost decodes it inside a PartialResultSet (one level
+/// deeper, which matters at its recursion limit).
+pub(super) fn prost_value(body: &[u8]) -> Result<prost_types::Value, prost::DecodeError> {
+    let mut wrapped = Vec::with_capacity(body.len() + 11);
+    wrapped.push(0x12);
+    prost::encoding::encode_varint(body.len() as u64, &mut wrapped);
+    wrapped.extend_from_slice(body);
+    let mut msg = pb::PartialResultSet::decode(&wrapped[..])?;
+    Ok(msg.values.pop().unwrap_or_default())
 }
 
 /// Reads the framing of one PartialResultSet. The error is the reason it is not one.
@@ -86,7 +95,10 @@ fn walk(whole: &[u8], out: &mut Scanned) -> Result<(), Fail> {
             (3, VARINT) => out.chunked_value = r.varint()? != 0,
             (4, LEN) => out.resume_token = range(r.bytes()?),
             (5, LEN) => merge(out.stats.get_or_insert_default(), r.bytes()?)?,
-            (8, LEN) => merge(&mut pb::MultiplexedSessionPrecommitToken::default(), r.bytes()?)?,
+            (8, LEN) => merge(
+                &mut pb::MultiplexedSessionPrecommitToken::default(),
+                r.bytes()?,
+            )?,
             (9, VARINT) => out.last = r.varint()? != 0,
             (1..=5 | 8 | 9, _) => return Err(Fail::Wire("invalid wire type")),
             (field, wire_type) => r.skip(field, wire_type)?,

@@ -148,10 +148,11 @@ fn fill<'t>(
         match r.key()? {
             (1, _) => {
                 let element = r.bytes()?;
-                let cell = decode(store, src, element, ty_of(i), depth + 1).map_err(|e| match e {
-                    Fail::Value(inner) => Fail::Value(nested(where_, i, inner)),
-                    other => other,
-                })?;
+                let cell =
+                    decode(store, src, element, ty_of(i), depth + 1).map_err(|e| match e {
+                        Fail::Value(inner) => Fail::Value(nested(where_, i, inner)),
+                        other => other,
+                    })?;
                 if let Some(slot) = store.nested.get_mut(start + i) {
                     *slot = cell;
                 }
@@ -175,7 +176,9 @@ fn wrong_kind(ty: &Type, found: &'static str) -> Fail {
 #[inline]
 fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result<Cell, Fail> {
     let Ok(s) = std::str::from_utf8(bytes) else {
-        return Err(Fail::Wire("invalid string value: data is not UTF-8 encoded"));
+        return Err(Fail::Wire(
+            "invalid string value: data is not UTF-8 encoded",
+        ));
     };
     let here = || span(src.buf, offset_in(src.message, bytes), bytes.len());
     let bad = |reason: &str| Fail::Value(invalid(ty, s, reason));
@@ -230,10 +233,7 @@ fn int64(s: &str) -> Result<i64, String> {
 
 /// Decodes base64 text into the arena.
 #[inline]
-fn base64(
-    store: &mut Store,
-    s: &str,
-) -> Result<Result<super::batch::Span, Fail>, String> {
+fn base64(store: &mut Store, s: &str) -> Result<Result<super::batch::Span, Fail>, String> {
     let start = store.arena.len();
     match BASE64.decode_vec(s, &mut store.arena) {
         Ok(()) => Ok(arena_span(start, store.arena.len() - start)),
