@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use compare::{CompareArgs, run_compare};
-pub use decode::{DecodeArgs, run_decode};
+pub use decode::{DecodeArgs, DecoderChoice, run_decode};
 pub use profile::{
     ModeArg, ProfileArgs, QueryArgs, RecordArgs, TargetArgs, findings, run_profile, run_record,
 };

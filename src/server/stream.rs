@@ -282,6 +282,34 @@ mod field {
     pub const LAST: u32 = 9;
 }
 
+/// A whole result cut into serialized messages of at most `max_bytes`, as the local instance would send
+/// it (resume tokens included, no stats): for benchmarks and tests of the decoders.
+pub fn encode_stream(
+    columns: &[crate::wire::Field],
+    rows: impl IntoIterator<Item = Vec<crate::wire::Value>>,
+    max_bytes: u32,
+) -> Vec<Vec<u8>> {
+    let metadata = pb::ResultSetMetadata {
+        row_type: Some(crate::wire::struct_type(columns)),
+        ..Default::default()
+    };
+    let stamp = TokenStamp {
+        max_bytes,
+        fingerprint: 0,
+        stream: 0,
+    };
+    let mut builder = MessageBuilder::new(metadata, stamp);
+    let mut out = Vec::new();
+    for row in rows {
+        for value in &row {
+            builder.push(crate::wire::encode_value(value));
+        }
+        out.extend(std::iter::from_fn(|| builder.pop()).map(|m| m.to_vec()));
+    }
+    out.extend(builder.finish(None).into_iter().map(|m| m.to_vec()));
+    out
+}
+
 fn string_value(s: String) -> WireValue {
     WireValue {
         kind: Some(Kind::StringValue(s)),

@@ -114,7 +114,7 @@ fn decode_list(element: &Type, values: Vec<prost_types::Value>) -> Result<Vec<Va
         .collect()
 }
 
-fn nested(where_: &'static str, index: usize, inner: ValueError) -> ValueError {
+pub(crate) fn nested(where_: &'static str, index: usize, inner: ValueError) -> ValueError {
     ValueError::Nested {
         where_,
         index,
@@ -129,7 +129,7 @@ fn travels_as_string(ty: &Type) -> bool {
     )
 }
 
-fn expected_kind(ty: &Type) -> &'static str {
+pub(crate) fn expected_kind(ty: &Type) -> &'static str {
     match ty {
         Type::Bool => "a bool",
         Type::Float32 | Type::Float64 => "a number or \"NaN\"/\"Infinity\"/\"-Infinity\"",
@@ -138,7 +138,7 @@ fn expected_kind(ty: &Type) -> &'static str {
     }
 }
 
-fn special_float(ty: &Type, s: &str) -> Result<f64, ValueError> {
+pub(crate) fn special_float(ty: &Type, s: &str) -> Result<f64, ValueError> {
     match s {
         "NaN" => Ok(f64::NAN),
         "Infinity" => Ok(f64::INFINITY),
@@ -194,7 +194,7 @@ fn decode_string(ty: &Type, s: String) -> Result<Value, ValueError> {
     }
 }
 
-fn parse_i64(s: &str) -> Result<i64, String> {
+pub(crate) fn parse_i64(s: &str) -> Result<i64, String> {
     let digits = s.strip_prefix('-').unwrap_or(s);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err("not a decimal integer".into());
@@ -204,12 +204,15 @@ fn parse_i64(s: &str) -> Result<i64, String> {
 }
 
 fn base64(s: &str) -> Result<Vec<u8>, String> {
-    BASE64
-        .decode(s)
-        .map_err(|e| format!("not standard base64 ({e})"))
+    BASE64.decode(s).map_err(base64_reason)
 }
 
-fn invalid(ty: &Type, text: &str, reason: impl Into<String>) -> ValueError {
+/// Why a BYTES or PROTO value is not base64, in the words both decoders use.
+pub(crate) fn base64_reason(e: base64::DecodeError) -> String {
+    format!("not standard base64 ({e})")
+}
+
+pub(crate) fn invalid(ty: &Type, text: &str, reason: impl Into<String>) -> ValueError {
     const MAX: usize = 64;
     let shown = if text.len() <= MAX {
         format!("{text:?}")

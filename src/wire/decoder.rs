@@ -7,8 +7,9 @@ use prost::Message as _;
 use super::chunk::merge;
 use super::convert::decode_value;
 use super::error::{ColumnRef, DecodeError, DecodeErrorKind};
+use super::metadata::Header;
 use super::stats::ResultStats;
-use super::types::{Field, Type, fields_from_wire};
+use super::types::{Field, Type};
 use super::value::{Timestamp, Value};
 use crate::proto::google::spanner::v1 as pb;
 
@@ -47,16 +48,13 @@ pub struct StreamCounters {
 /// spent: every later call returns [`DecodeErrorKind::AlreadyFailed`].
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
-    columns: Option<Arc<[Field]>>,
-    /// The row type exactly as the first message sent it, to compare later metadata against.
-    wire_row_type: Option<pb::StructType>,
+    header: Header,
     /// The incomplete last value of the previous message, and its column.
     pending: Option<(prost_types::Value, usize)>,
     row: Vec<Value>,
     counters: StreamCounters,
     stats: Option<ResultStats>,
     resume_token: Vec<u8>,
-    read_timestamp: Option<prost_types::Timestamp>,
     saw_last: bool,
     failed: bool,
 }
@@ -130,8 +128,10 @@ impl StreamDecoder {
     }
 
     fn take(&mut self, msg: pb::PartialResultSet, rows: &mut Vec<Row>) -> Result<(), DecodeError> {
-        self.take_metadata(msg.metadata)?;
-        let columns = match &self.columns {
+        self.header
+            .take(msg.metadata.as_ref())
+            .map_err(|(kind, column)| self.error(kind, column))?;
+        let columns = match self.header.columns() {
             Some(columns) => Arc::clone(columns),
             None => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
         };
@@ -182,49 +182,12 @@ impl StreamDecoder {
         Ok(())
     }
 
-    fn take_metadata(
-        &mut self,
-        metadata: Option<pb::ResultSetMetadata>,
-    ) -> Result<(), DecodeError> {
-        let row_type = metadata.as_ref().and_then(|m| m.row_type.as_ref());
-        match (&self.wire_row_type, row_type) {
-            (None, Some(row_type)) => {
-                let fields = fields_from_wire(row_type).map_err(|(column, e)| {
-                    let name = row_type.fields[column].name.clone();
-                    self.error(
-                        e.into(),
-                        Some(ColumnRef {
-                            index: column,
-                            name,
-                        }),
-                    )
-                })?;
-                self.columns = Some(fields.into());
-                self.wire_row_type = Some(row_type.clone());
-                self.read_timestamp = metadata
-                    .and_then(|m| m.transaction)
-                    .and_then(|t| t.read_timestamp);
-            }
-            (None, None) => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
-            // A repeat of the first row type, or an empty one, declares nothing new.
-            (Some(first), Some(later)) if later != first && !later.fields.is_empty() => {
-                let kind = DecodeErrorKind::MetadataChanged {
-                    before: describe_columns(first),
-                    after: describe_columns(later),
-                };
-                return Err(self.error(kind, None));
-            }
-            (Some(_), _) => {}
-        }
-        Ok(())
-    }
-
     /// Checks the stream ended cleanly: no partial row, no value left chunked.
     pub fn finish(&mut self) -> Result<(), DecodeError> {
         if self.failed {
             return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
         }
-        let columns = match (&self.columns, self.counters.messages) {
+        let columns = match (self.header.columns(), self.counters.messages) {
             (Some(columns), _) => Arc::clone(columns),
             (None, 0) => return Err(self.error(DecodeErrorKind::NoMessages, None)),
             (None, _) => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
@@ -245,12 +208,15 @@ impl StreamDecoder {
 
     /// The columns, once the first message has arrived.
     pub fn columns(&self) -> Option<&[Field]> {
-        self.columns.as_deref()
+        self.header.columns().map(|c| &c[..])
     }
 
     /// The columns' types, once the first message has arrived.
     pub fn column_types(&self) -> impl Iterator<Item = &Type> {
-        self.columns.iter().flat_map(|c| c.iter().map(|f| &f.ty))
+        self.header
+            .columns()
+            .into_iter()
+            .flat_map(|c| c.iter().map(|f| &f.ty))
     }
 
     /// What has been counted so far.
@@ -280,8 +246,7 @@ impl StreamDecoder {
 
     /// The read timestamp of the transaction, when the metadata carried a valid one.
     pub fn read_timestamp(&self) -> Option<Timestamp> {
-        let t = self.read_timestamp.as_ref()?;
-        Timestamp::new(t.seconds, u32::try_from(t.nanos).ok()?)
+        self.header.read_timestamp()
     }
 
     fn error(&self, kind: DecodeErrorKind, column: Option<ColumnRef>) -> DecodeError {
@@ -305,13 +270,6 @@ impl StreamDecoder {
             .map(|f| f.name.clone())
             .unwrap_or_default();
         self.error(kind, Some(ColumnRef { index, name }))
-    }
-}
-
-fn describe_columns(row_type: &pb::StructType) -> String {
-    match fields_from_wire(row_type) {
-        Ok(fields) => Type::Struct(fields).to_string(),
-        Err(_) => format!("{} columns", row_type.fields.len()),
     }
 }
 

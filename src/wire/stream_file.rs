@@ -1,8 +1,11 @@
 //! Stream files: a recorded ExecuteStreamingSql answer, stored as repeated
 //! `[u32 big-endian length][serialized PartialResultSet]` and nothing else.
 
+use bytes::Bytes;
+
 use super::decoder::{Row, StreamCounters, StreamDecoder};
 use super::error::DecodeError;
+use super::fast::{FastDecoder, RowBatch};
 use super::stats::ResultStats;
 use super::types::Field;
 
@@ -58,6 +61,14 @@ pub fn frames(file: &[u8]) -> Result<Vec<&[u8]>, FrameError> {
     Ok(out)
 }
 
+/// The frames of a stream file held in one shared buffer, each a slice of it (no copy).
+pub fn shared_frames(file: &Bytes) -> Result<Vec<Bytes>, FrameError> {
+    Ok(frames(file)?
+        .into_iter()
+        .map(|frame| file.slice_ref(frame))
+        .collect())
+}
+
 /// Appends one frame to a stream file being written.
 ///
 /// # Panics
@@ -101,6 +112,35 @@ pub fn decode_frames(frames: &[&[u8]]) -> Result<DecodedStream, DecodeError> {
     }
     decoder.finish()?;
     Ok(DecodedStream {
+        columns: decoder.columns().map(<[Field]>::to_vec).unwrap_or_default(),
+        rows,
+        stats: decoder.take_stats(),
+        counters: *decoder.counters(),
+    })
+}
+
+/// Everything the fast decoder decoded from a whole stream.
+#[derive(Debug)]
+pub struct FastDecodedStream {
+    /// The columns from the metadata.
+    pub columns: Vec<Field>,
+    /// Every row, in order, borrowing from the frames.
+    pub rows: RowBatch,
+    /// The statistics, if the stream carried them.
+    pub stats: Option<ResultStats>,
+    /// What the decoder counted.
+    pub counters: StreamCounters,
+}
+
+/// [`decode_frames`] with the fast decoder.
+pub fn decode_frames_fast(frames: &[Bytes]) -> Result<FastDecodedStream, DecodeError> {
+    let mut decoder = FastDecoder::new();
+    let mut rows = RowBatch::new();
+    for frame in frames {
+        decoder.feed_bytes(frame.clone(), &mut rows)?;
+    }
+    decoder.finish()?;
+    Ok(FastDecodedStream {
         columns: decoder.columns().map(<[Field]>::to_vec).unwrap_or_default(),
         rows,
         stats: decoder.take_stats(),

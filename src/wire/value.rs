@@ -65,7 +65,13 @@ impl Numeric {
         Ok(Numeric(text))
     }
 
-    fn check(text: &str) -> Result<(), ParseError> {
+    /// Takes text that [`Numeric::check`] accepted.
+    pub(crate) fn from_checked(text: String) -> Self {
+        Numeric(text)
+    }
+
+    /// Whether `text` is a plain decimal number or `NaN`.
+    pub(crate) fn check(text: &str) -> Result<(), ParseError> {
         if text == "NaN" {
             return Ok(());
         }

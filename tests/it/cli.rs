@@ -271,6 +271,36 @@ fn decode_prints_the_golden_rows() {
     }
 }
 
+/// `--decoder fast` (the default) and `--decoder reference` print byte-identical rows.
+#[test]
+fn decode_prints_the_same_bytes_with_either_decoder() {
+    let run = |decoder: &str| {
+        let out = spanprof([
+            OsStr::new("decode"),
+            vector(STREAM).as_os_str(),
+            OsStr::new("--decoder"),
+            OsStr::new(decoder),
+        ]);
+        assert!(
+            out.status.success(),
+            "--decoder {decoder}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let fast = run("fast");
+    assert_eq!(fast.iter().filter(|&&b| b == b'\n').count(), 100);
+    assert!(
+        fast == run("reference"),
+        "the decoders print different rows"
+    );
+    let default = spanprof([OsStr::new("decode"), vector(STREAM).as_os_str()]);
+    assert!(
+        default.stdout == fast,
+        "the default is not the fast decoder's output"
+    );
+}
+
 #[test]
 fn decode_with_repeat_reports_timings_and_prints_the_same_rows() {
     let golden = golden();

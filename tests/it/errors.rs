@@ -5,11 +5,11 @@ use prost::Message as _;
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::wire::chunk::split;
 use spanprof::wire::{
-    ColumnRef, Date, DecodeError, DecodeErrorKind, Field, MergeError, Numeric, Row, StreamDecoder,
-    Timestamp, Type, TypeError, Value, ValueError,
+    ColumnRef, Date, DecodeError, DecodeErrorKind, Field, MergeError, Numeric, Row, Timestamp,
+    Type, TypeError, Value, ValueError,
 };
 
-use crate::support::{boolean, col, decode_all, list, metadata, null, num, prs, s};
+use crate::support::{Twin, boolean, col, decode_all, list, metadata, null, num, prs, s};
 
 type WireValue = prost_types::Value;
 
@@ -20,7 +20,7 @@ type WireValue = prost_types::Value;
 /// Feeds `messages` serialized, one by one, until one fails. Returns the 0-based index of the call
 /// that failed, the error, and the rows handed out before it.
 fn fail_at(messages: &[pb::PartialResultSet]) -> (usize, DecodeError, Vec<Row>) {
-    let mut decoder = StreamDecoder::new();
+    let mut decoder = Twin::new();
     let mut rows = Vec::new();
     for (i, msg) in messages.iter().enumerate() {
         if let Err(e) = decoder.feed_bytes(&msg.encode_to_vec(), &mut rows) {
@@ -36,7 +36,7 @@ fn fail_at(messages: &[pb::PartialResultSet]) -> (usize, DecodeError, Vec<Row>) 
 
 /// Feeds every message (each must be accepted) and returns the error `finish()` reports.
 fn fail_at_finish(messages: &[pb::PartialResultSet]) -> (DecodeError, Vec<Row>) {
-    let mut decoder = StreamDecoder::new();
+    let mut decoder = Twin::new();
     let mut rows = Vec::new();
     for (i, msg) in messages.iter().enumerate() {
         if let Err(e) = decoder.feed_bytes(&msg.encode_to_vec(), &mut rows) {
@@ -85,7 +85,7 @@ fn assert_at(err: &DecodeError, message: usize, column: Option<(usize, &str)>) {
 /// Decodes every message (each must be accepted, and the stream must end cleanly) and returns how many
 /// rows each message completed, and the rows.
 fn decode_counting(messages: &[pb::PartialResultSet]) -> (Vec<usize>, Vec<Row>) {
-    let mut decoder = StreamDecoder::new();
+    let mut decoder = Twin::new();
     let mut rows = Vec::new();
     let mut per_message = Vec::new();
     for (i, msg) in messages.iter().enumerate() {
@@ -226,7 +226,7 @@ fn first_message_without_metadata_is_no_metadata() {
 
 #[test]
 fn a_stream_with_no_messages_is_an_error() {
-    let mut decoder = StreamDecoder::new();
+    let mut decoder = Twin::new();
     let err = decoder.finish().expect_err("nothing was received");
     assert_eq!(err.kind, DecodeErrorKind::NoMessages);
     assert_at(&err, 0, None);
@@ -826,7 +826,7 @@ fn bytes_that_are_not_a_partial_result_set_are_a_protobuf_error() {
         b"\x1a\x03abc\x12",
     ];
     for bytes in garbage {
-        let mut decoder = StreamDecoder::new();
+        let mut decoder = Twin::new();
         let mut rows = Vec::new();
         decoder
             .feed_bytes(&good, &mut rows)
@@ -850,7 +850,7 @@ fn the_decoder_is_spent_after_an_error() {
     let good = |n| prs(None, target_row(n), false);
     let mut bad_row = target_row(1);
     bad_row[2] = num(1.0);
-    let mut decoder = StreamDecoder::new();
+    let mut decoder = Twin::new();
     let mut rows = Vec::new();
     decoder
         .feed(prs(metadata(&columns), target_row(0), false), &mut rows)
@@ -873,7 +873,7 @@ fn the_decoder_is_spent_after_an_error() {
     assert_eq!(rows.len(), 1, "no row comes out of a spent decoder");
 
     // Also after a protobuf error.
-    let mut decoder = StreamDecoder::new();
+    let mut decoder = Twin::new();
     decoder
         .feed(prs(metadata(&columns), target_row(0), false), &mut rows)
         .expect("good");
@@ -890,7 +890,7 @@ fn garbage_fed_to_a_spent_decoder_is_already_failed() {
     let columns = target_columns(Type::Int64);
     let mut bad_row = target_row(1);
     bad_row[2] = num(1.0);
-    let mut decoder = StreamDecoder::new();
+    let mut decoder = Twin::new();
     let mut rows = Vec::new();
     decoder
         .feed(prs(metadata(&columns), target_row(0), false), &mut rows)

@@ -6,14 +6,15 @@ use proptest::prelude::*;
 use prost::Message as _;
 use prost_types::value::Kind;
 use spanprof::proto::google::spanner::v1 as pb;
+use spanprof::wire::DecodeErrorKind;
 use spanprof::wire::stream_file::frames;
-use spanprof::wire::{DecodeErrorKind, StreamDecoder};
 
-use crate::support::vector;
+use crate::support::{Twin, vector};
 
-/// Feeds every message, then finishes; after the first error, the decoder must keep refusing.
+/// Feeds every message, then finishes; after the first error, the decoder must keep refusing. Both
+/// decoders are fed (a [`Twin`]): they must agree on every answer and every row.
 fn feed_all<'a>(messages: impl IntoIterator<Item = &'a [u8]>) {
-    let mut decoder = StreamDecoder::new();
+    let mut decoder = Twin::new();
     let mut rows = Vec::new();
     let mut failed = false;
     for bytes in messages {

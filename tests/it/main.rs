@@ -6,6 +6,7 @@ mod cloud;
 mod emulator;
 mod engine;
 mod errors;
+mod fast;
 mod fuzz;
 mod golden;
 mod iteration;

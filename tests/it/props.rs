@@ -11,10 +11,10 @@ use prost_types::Value as WireValue;
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::wire::chunk::{split, splittable, weight};
 use spanprof::wire::{
-    Date, Field, Interval, Numeric, Row, StreamDecoder, Timestamp, Type, Uuid, Value, encode_value,
+    Date, Field, Interval, Numeric, Row, Timestamp, Type, Uuid, Value, encode_value,
 };
 
-use crate::support::metadata;
+use crate::support::{Twin, metadata, same_rows};
 
 /// Column types: every scalar, and arrays and structs nested in any combination.
 fn any_type() -> impl Strategy<Value = Type> {
@@ -212,7 +212,8 @@ fn cut(columns: &[Field], values: Vec<WireValue>, choices: &[u32]) -> Cut {
 /// Decodes the messages as they travel (serialized), checking after each one that exactly the rows it
 /// completed were handed out.
 fn decode_checking_progress(cut: &Cut, columns: usize) -> Result<Vec<Row>, TestCaseError> {
-    let mut decoder = StreamDecoder::new();
+    // Both decoders: the twin checks the fast one hands out the same rows after every message.
+    let mut decoder = Twin::new();
     let mut rows = Vec::new();
     for (i, msg) in cut.messages.iter().enumerate() {
         decoder
@@ -269,32 +270,6 @@ fn check_round_trip(
     // compare the typed values too, NaN-safe through their bit patterns.
     prop_assert!(same_rows(&cut_rows, &expected), "typed values differ");
     Ok(())
-}
-
-fn same_rows(a: &[Row], b: &[Row]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| same_values(x.values(), y.values()))
-}
-
-fn same_values(a: &[Value], b: &[Value]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
-}
-
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Float64(x), Value::Float64(y)) => {
-            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
-        }
-        (Value::Float32(x), Value::Float32(y)) => {
-            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())
-        }
-        (Value::Array(x), Value::Array(y)) | (Value::Struct(x), Value::Struct(y)) => {
-            same_values(x, y)
-        }
-        _ => a == b,
-    }
 }
 
 proptest! {

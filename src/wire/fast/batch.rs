@@ -1,0 +1,481 @@
+//! The fast decoder's output: rows as flat cells that borrow their text from the received messages.
+//!
+//! A [`RowBatch`] keeps the `Bytes` of every message its rows came from, a flat vector of top-level
+//! cells (row after row), a second flat vector for array elements and struct fields (an array is a
+//! range of it), and an arena for what had to be decoded (base64) or copied (the rare value that
+//! arrived in pieces).
+
+use bytes::Bytes;
+
+use super::protobuf::Fail;
+
+use crate::wire::decoder::Row;
+use crate::wire::value::{Date, Interval, Numeric, Timestamp, Uuid, Value};
+
+/// Marks a [`Text`] that lives in the batch's arena rather than in a received message.
+const ARENA: u32 = u32::MAX;
+
+/// A byte range of a received message (`buf` indexes [`Store::buffers`]) or of the arena.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Span {
+    pub(super) buf: u32,
+    pub(super) len: u32,
+    pub(super) start: usize,
+}
+
+/// A range of [`Store::nested`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Slots {
+    pub(super) start: u32,
+    pub(super) len: u32,
+}
+
+/// One decoded cell. Text variants hold spans that were checked to be UTF-8 when they were decoded.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Cell {
+    Null,
+    Bool(bool),
+    Int64(i64),
+    Float32(f32),
+    Float64(f64),
+    Numeric(Span),
+    String(Span),
+    Json(Span),
+    Bytes(Span),
+    Proto(Span),
+    Date(Date),
+    Timestamp(Timestamp),
+    Enum(i64),
+    /// An index into [`Store::intervals`] (an interval is too big to keep every cell small).
+    Interval(u32),
+    Uuid([u64; 2]),
+    Array(Slots),
+    Struct(Slots),
+}
+
+/// Everything cells point into.
+#[derive(Debug, Default)]
+pub(super) struct Store {
+    pub(super) buffers: Vec<Bytes>,
+    pub(super) nested: Vec<Cell>,
+    pub(super) arena: Vec<u8>,
+    pub(super) intervals: Vec<Interval>,
+}
+
+/// Lengths of a [`Store`] (and the cells), to undo what a failed value or message added.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StoreMark {
+    nested: usize,
+    arena: usize,
+    intervals: usize,
+}
+
+impl Store {
+    pub(super) fn mark(&self) -> StoreMark {
+        StoreMark {
+            nested: self.nested.len(),
+            arena: self.arena.len(),
+            intervals: self.intervals.len(),
+        }
+    }
+
+    pub(super) fn truncate(&mut self, mark: StoreMark) {
+        self.nested.truncate(mark.nested);
+        self.arena.truncate(mark.arena);
+        self.intervals.truncate(mark.intervals);
+    }
+
+    /// The bytes a span covers (empty if it points nowhere, which the decoder never builds).
+    #[inline]
+    fn span(&self, span: Span) -> &[u8] {
+        let whole: &[u8] = if span.buf == ARENA {
+            &self.arena
+        } else {
+            self.buffers.get(span.buf as usize).map_or(&[], |b| &b[..])
+        };
+        whole
+            .get(span.start..span.start + span.len as usize)
+            .unwrap_or(&[])
+    }
+
+    #[inline]
+    fn text(&self, span: Span) -> &str {
+        validated_str(self.span(span))
+    }
+
+    /// Copies `bytes` into the arena.
+    pub(super) fn push_arena(&mut self, bytes: &[u8]) -> Result<Span, Fail> {
+        let start = self.arena.len();
+        self.arena.extend_from_slice(bytes);
+        span(ARENA, start, bytes.len())
+    }
+
+    /// Cells for an owned value (the carried partial row, or a value merged from chunks).
+    pub(super) fn push_owned(&mut self, value: &Value) -> Result<Cell, Fail> {
+        Ok(match value {
+            Value::Null => Cell::Null,
+            Value::Bool(b) => Cell::Bool(*b),
+            Value::Int64(n) => Cell::Int64(*n),
+            Value::Float32(f) => Cell::Float32(*f),
+            Value::Float64(f) => Cell::Float64(*f),
+            Value::Numeric(n) => Cell::Numeric(self.push_arena(n.as_str().as_bytes())?),
+            Value::String(s) => Cell::String(self.push_arena(s.as_bytes())?),
+            Value::Json(s) => Cell::Json(self.push_arena(s.as_bytes())?),
+            Value::Bytes(b) => Cell::Bytes(self.push_arena(b)?),
+            Value::Proto(b) => Cell::Proto(self.push_arena(b)?),
+            Value::Date(d) => Cell::Date(*d),
+            Value::Timestamp(t) => Cell::Timestamp(*t),
+            Value::Enum(n) => Cell::Enum(*n),
+            Value::Interval(i) => self.push_interval(*i),
+            Value::Uuid(u) => Cell::Uuid(split_uuid(*u)),
+            Value::Array(items) => Cell::Array(self.push_owned_list(items)?),
+            Value::Struct(items) => Cell::Struct(self.push_owned_list(items)?),
+        })
+    }
+
+    fn push_owned_list(&mut self, items: &[Value]) -> Result<Slots, Fail> {
+        let (start, slots) = self.reserve_slots(items.len())?;
+        for (i, item) in items.iter().enumerate() {
+            let cell = self.push_owned(item)?;
+            self.nested[start + i] = cell;
+        }
+        Ok(slots)
+    }
+
+    /// Appends `n` cells to fill in, returning the first's index and the range.
+    #[inline]
+    pub(super) fn reserve_slots(&mut self, n: usize) -> Result<(usize, Slots), Fail> {
+        let start = self.nested.len();
+        let (Ok(first), Ok(len)) = (u32::try_from(start), u32::try_from(n)) else {
+            return Err(TOO_LARGE);
+        };
+        self.nested.resize(start + n, Cell::Null);
+        Ok((start, Slots { start: first, len }))
+    }
+
+    pub(super) fn push_interval(&mut self, interval: Interval) -> Cell {
+        self.intervals.push(interval);
+        Cell::Interval((self.intervals.len() - 1) as u32)
+    }
+
+    fn value_ref(&self, cell: &Cell) -> ValueRef<'_> {
+        match *cell {
+            Cell::Null => ValueRef::Null,
+            Cell::Bool(b) => ValueRef::Bool(b),
+            Cell::Int64(n) => ValueRef::Int64(n),
+            Cell::Float32(f) => ValueRef::Float32(f),
+            Cell::Float64(f) => ValueRef::Float64(f),
+            Cell::Numeric(s) => ValueRef::Numeric(self.text(s)),
+            Cell::String(s) => ValueRef::String(self.text(s)),
+            Cell::Json(s) => ValueRef::Json(self.text(s)),
+            Cell::Bytes(s) => ValueRef::Bytes(self.span(s)),
+            Cell::Proto(s) => ValueRef::Proto(self.span(s)),
+            Cell::Date(d) => ValueRef::Date(d),
+            Cell::Timestamp(t) => ValueRef::Timestamp(t),
+            Cell::Enum(n) => ValueRef::Enum(n),
+            Cell::Interval(i) => self
+                .intervals
+                .get(i as usize)
+                .map_or(ValueRef::Null, |i| ValueRef::Interval(*i)),
+            Cell::Uuid([hi, lo]) => ValueRef::Uuid(Uuid(u128::from(hi) << 64 | u128::from(lo))),
+            Cell::Array(s) => ValueRef::Array(self.list(s)),
+            Cell::Struct(s) => ValueRef::Struct(self.list(s)),
+        }
+    }
+
+    fn list(&self, s: Slots) -> ListRef<'_> {
+        let start = s.start as usize;
+        let cells = self
+            .nested
+            .get(start..start + s.len as usize)
+            .unwrap_or(&[]);
+        ListRef { store: self, cells }
+    }
+}
+
+/// What a batch cannot hold: a value of 4 GiB or more, or more than 4 billion array elements.
+const TOO_LARGE: Fail = Fail::Wire("a value too large for a row batch");
+
+/// A span of buffer `buf` (or the arena, for [`ARENA`]).
+#[inline]
+pub(super) fn span(buf: u32, start: usize, len: usize) -> Result<Span, Fail> {
+    match u32::try_from(len) {
+        Ok(len) => Ok(Span { buf, len, start }),
+        Err(_) => Err(TOO_LARGE),
+    }
+}
+
+/// A span of the arena.
+#[inline]
+pub(super) fn arena_span(start: usize, len: usize) -> Result<Span, Fail> {
+    span(ARENA, start, len)
+}
+
+pub(super) fn split_uuid(u: Uuid) -> [u64; 2] {
+    [(u.0 >> 64) as u64, u.0 as u64]
+}
+
+/// The text of a span the decoder checked to be UTF-8 when it built the cell.
+///
+/// Cells of text types are built only from `&str` (checked with `str::from_utf8` by the value decoder,
+/// or taken from an owned `String`), over buffers that never change afterwards (`Bytes` are immutable;
+/// the arena is only appended to or truncated to before the span's start). A span that points nowhere
+/// yields `&[]`, which is valid UTF-8 too.
+#[allow(unsafe_code)]
+#[inline]
+fn validated_str(bytes: &[u8]) -> &str {
+    debug_assert!(std::str::from_utf8(bytes).is_ok());
+    // SAFETY: see above: every text span covers exactly bytes that were validated as UTF-8 when the
+    // cell was made, and those bytes are immutable for the life of the batch.
+    unsafe { std::str::from_utf8_unchecked(bytes) }
+}
+
+/// Rows decoded by a [`FastDecoder`](super::FastDecoder): each complete, in stream order.
+///
+/// Text borrows from the received messages (the batch keeps their `Bytes` alive); [`RowBatch::clear`]
+/// drops them and keeps the capacity for the next messages.
+#[derive(Debug, Default)]
+pub struct RowBatch {
+    pub(super) cells: Vec<Cell>,
+    /// Where each row's cells end in `cells`.
+    pub(super) row_ends: Vec<usize>,
+    pub(super) store: Store,
+}
+
+/// Lengths of a batch, to undo what a failed message added.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BatchMark {
+    cells: usize,
+    rows: usize,
+    buffers: usize,
+    store: StoreMark,
+}
+
+impl RowBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The number of complete rows.
+    pub fn len(&self) -> usize {
+        self.row_ends.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.row_ends.is_empty()
+    }
+
+    /// Forgets every row (and the messages they borrow from), keeping the capacity.
+    pub fn clear(&mut self) {
+        self.cells.clear();
+        self.row_ends.clear();
+        self.store.buffers.clear();
+        self.store.nested.clear();
+        self.store.arena.clear();
+        self.store.intervals.clear();
+    }
+
+    /// Row `i`, if there is one.
+    pub fn get(&self, i: usize) -> Option<RowRef<'_>> {
+        let end = *self.row_ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.row_ends[i - 1] };
+        Some(RowRef {
+            store: &self.store,
+            cells: self.cells.get(start..end).unwrap_or(&[]),
+        })
+    }
+
+    /// Row `i`.
+    ///
+    /// # Panics
+    /// If `i >= self.len()`, like slice indexing.
+    pub fn row(&self, i: usize) -> RowRef<'_> {
+        match self.get(i) {
+            Some(row) => row,
+            None => panic!("row {i} of a batch of {} rows", self.len()),
+        }
+    }
+
+    /// The rows, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = RowRef<'_>> + '_ {
+        (0..self.len()).map(|i| self.row(i))
+    }
+
+    /// Every row as the reference decoder's owned [`Row`].
+    pub fn to_rows(&self) -> Vec<Row> {
+        self.iter().map(|r| r.to_row()).collect()
+    }
+
+    pub(super) fn mark(&self) -> BatchMark {
+        BatchMark {
+            cells: self.cells.len(),
+            rows: self.row_ends.len(),
+            buffers: self.store.buffers.len(),
+            store: self.store.mark(),
+        }
+    }
+
+    pub(super) fn truncate(&mut self, mark: BatchMark) {
+        self.cells.truncate(mark.cells);
+        self.row_ends.truncate(mark.rows);
+        self.store.buffers.truncate(mark.buffers);
+        self.store.truncate(mark.store);
+    }
+
+    /// Forgets the cells after the last complete row.
+    pub(super) fn drop_partial_row(&mut self) {
+        let start = self.row_ends.last().copied().unwrap_or(0);
+        self.cells.truncate(start);
+    }
+
+    /// The cells after the last complete row (a row still being filled), as owned values.
+    pub(super) fn partial_row(&self) -> Vec<Value> {
+        let start = self.row_ends.last().copied().unwrap_or(0);
+        self.cells
+            .get(start..)
+            .unwrap_or(&[])
+            .iter()
+            .map(|c| self.store.value_ref(c).to_value())
+            .collect()
+    }
+}
+
+/// One row of a [`RowBatch`].
+#[derive(Debug, Clone, Copy)]
+pub struct RowRef<'a> {
+    store: &'a Store,
+    cells: &'a [Cell],
+}
+
+impl<'a> RowRef<'a> {
+    /// The number of columns.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Whether the row has no columns (never, for a decoded row).
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// The value of column `col` (`Null` past the last column).
+    #[inline]
+    pub fn get(&self, col: usize) -> ValueRef<'a> {
+        self.cells
+            .get(col)
+            .map_or(ValueRef::Null, |c| self.store.value_ref(c))
+    }
+
+    /// The values, in column order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = ValueRef<'a>> + 'a {
+        let store = self.store;
+        self.cells.iter().map(move |c| store.value_ref(c))
+    }
+
+    /// The row as the reference decoder's owned [`Row`].
+    pub fn to_row(&self) -> Row {
+        Row(self.iter().map(|v| v.to_value()).collect())
+    }
+}
+
+/// The elements of an ARRAY or the fields of a STRUCT.
+#[derive(Debug, Clone, Copy)]
+pub struct ListRef<'a> {
+    store: &'a Store,
+    cells: &'a [Cell],
+}
+
+impl<'a> ListRef<'a> {
+    /// The number of elements or fields.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// Element or field `i` (`Null` past the end).
+    pub fn get(&self, i: usize) -> ValueRef<'a> {
+        self.cells
+            .get(i)
+            .map_or(ValueRef::Null, |c| self.store.value_ref(c))
+    }
+
+    /// The elements or fields, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = ValueRef<'a>> + 'a {
+        let store = self.store;
+        self.cells.iter().map(move |c| store.value_ref(c))
+    }
+
+    fn to_values(self) -> Vec<Value> {
+        self.iter().map(|v| v.to_value()).collect()
+    }
+}
+
+/// One cell of a [`RowRef`], borrowing its text and bytes from the batch.
+#[derive(Debug, Clone, Copy)]
+pub enum ValueRef<'a> {
+    /// SQL NULL, of any type.
+    Null,
+    /// `BOOL`.
+    Bool(bool),
+    /// `INT64`.
+    Int64(i64),
+    /// `FLOAT32`.
+    Float32(f32),
+    /// `FLOAT64`.
+    Float64(f64),
+    /// `NUMERIC`, its checked decimal text.
+    Numeric(&'a str),
+    /// `STRING`.
+    String(&'a str),
+    /// `BYTES`, base64-decoded.
+    Bytes(&'a [u8]),
+    /// `JSON` text.
+    Json(&'a str),
+    /// `DATE`.
+    Date(Date),
+    /// `TIMESTAMP`.
+    Timestamp(Timestamp),
+    /// `ARRAY`.
+    Array(ListRef<'a>),
+    /// `STRUCT`.
+    Struct(ListRef<'a>),
+    /// `PROTO`, base64-decoded.
+    Proto(&'a [u8]),
+    /// `ENUM`.
+    Enum(i64),
+    /// `INTERVAL`.
+    Interval(Interval),
+    /// `UUID`.
+    Uuid(Uuid),
+}
+
+impl ValueRef<'_> {
+    /// The owned [`Value`] the reference decoder gives for this cell.
+    pub fn to_value(&self) -> Value {
+        match *self {
+            ValueRef::Null => Value::Null,
+            ValueRef::Bool(b) => Value::Bool(b),
+            ValueRef::Int64(n) => Value::Int64(n),
+            ValueRef::Float32(f) => Value::Float32(f),
+            ValueRef::Float64(f) => Value::Float64(f),
+            ValueRef::Numeric(s) => Value::Numeric(Numeric::from_checked(s.to_owned())),
+            ValueRef::String(s) => Value::String(s.to_owned()),
+            ValueRef::Bytes(b) => Value::Bytes(b.to_vec()),
+            ValueRef::Json(s) => Value::Json(s.to_owned()),
+            ValueRef::Date(d) => Value::Date(d),
+            ValueRef::Timestamp(t) => Value::Timestamp(t),
+            ValueRef::Array(l) => Value::Array(l.to_values()),
+            ValueRef::Struct(l) => Value::Struct(l.to_values()),
+            ValueRef::Proto(b) => Value::Proto(b.to_vec()),
+            ValueRef::Enum(n) => Value::Enum(n),
+            ValueRef::Interval(i) => Value::Interval(i),
+            ValueRef::Uuid(u) => Value::Uuid(u),
+        }
+    }
+}

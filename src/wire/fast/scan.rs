@@ -1,0 +1,113 @@
+//! The "wire decode" phase: walking a PartialResultSet's fields without touching the values' contents.
+
+use std::ops::Range;
+
+use bytes::Bytes;
+use prost::Message as _;
+
+use super::protobuf::{Fail, LEN, Reader, VARINT, offset_in};
+use crate::proto::google::spanner::v1 as pb;
+
+/// A PartialResultSet whose framing has been read: metadata and stats decoded (they are small and
+/// rare), each value located but not yet looked into.
+#[derive(Debug, Clone)]
+pub struct Scanned {
+    pub(super) bytes: Bytes,
+    pub(super) metadata: Option<pb::ResultSetMetadata>,
+    /// Where each value's body lies in `bytes`.
+    pub(super) values: Vec<Range<usize>>,
+    pub(super) chunked_value: bool,
+    resume_token: Range<usize>,
+    pub(super) stats: Option<pb::ResultSetStats>,
+    pub(super) last: bool,
+}
+
+impl Scanned {
+    /// The message's resume token (empty if it has none).
+    pub fn resume_token(&self) -> &[u8] {
+        self.bytes.get(self.resume_token.clone()).unwrap_or(&[])
+    }
+
+    /// The message's serialized size.
+    pub fn wire_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The message's bytes.
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    /// The resume token as a slice of the message, sharing its buffer.
+    pub(super) fn resume_token_bytes(&self) -> Bytes {
+        self.bytes.slice(self.resume_token.clone())
+    }
+
+    /// Prost's complaint about the message, if it has one. The reference decoder decodes the whole
+    /// message before it converts any value, so a protobuf error anywhere comes before any other.
+    pub(super) fn values_error(&self) -> Option<String> {
+        pb::PartialResultSet::decode(&self.bytes[..])
+            .err()
+            .map(|e| e.to_string())
+    }
+}
+
+/// Decodes one value with prost exactly as prost decodes it inside a PartialResultSet (one level
+/// deeper, which matters at its recursion limit).
+pub(super) fn prost_value(body: &[u8]) -> Result<prost_types::Value, prost::DecodeError> {
+    let mut wrapped = Vec::with_capacity(body.len() + 11);
+    wrapped.push(0x12);
+    prost::encoding::encode_varint(body.len() as u64, &mut wrapped);
+    wrapped.extend_from_slice(body);
+    let mut msg = pb::PartialResultSet::decode(&wrapped[..])?;
+    Ok(msg.values.pop().unwrap_or_default())
+}
+
+/// Reads the framing of one PartialResultSet. The error is the reason it is not one.
+pub(super) fn scan(bytes: Bytes) -> Result<Scanned, String> {
+    let mut scanned = Scanned {
+        bytes: Bytes::new(),
+        metadata: None,
+        values: Vec::with_capacity(bytes.len() / 256 + 4),
+        chunked_value: false,
+        resume_token: 0..0,
+        stats: None,
+        last: false,
+    };
+    walk(&bytes, &mut scanned).map_err(Fail::protobuf_reason)?;
+    scanned.bytes = bytes;
+    Ok(scanned)
+}
+
+fn walk(whole: &[u8], out: &mut Scanned) -> Result<(), Fail> {
+    let mut r = Reader::new(whole);
+    let range = |part: &[u8]| {
+        let start = offset_in(whole, part);
+        start..start + part.len()
+    };
+    while !r.is_empty() {
+        match r.key()? {
+            (2, LEN) => {
+                let body = r.bytes()?;
+                out.values.push(range(body));
+            }
+            (1, LEN) => merge(out.metadata.get_or_insert_default(), r.bytes()?)?,
+            (3, VARINT) => out.chunked_value = r.varint()? != 0,
+            (4, LEN) => out.resume_token = range(r.bytes()?),
+            (5, LEN) => merge(out.stats.get_or_insert_default(), r.bytes()?)?,
+            (8, LEN) => merge(
+                &mut pb::MultiplexedSessionPrecommitToken::default(),
+                r.bytes()?,
+            )?,
+            (9, VARINT) => out.last = r.varint()? != 0,
+            (1..=5 | 8 | 9, _) => return Err(Fail::Wire("invalid wire type")),
+            (field, wire_type) => r.skip(field, wire_type)?,
+        }
+    }
+    Ok(())
+}
+
+/// Merges a message field as prost does when a message repeats it.
+fn merge(into: &mut impl prost::Message, body: &[u8]) -> Result<(), Fail> {
+    into.merge(body).map_err(|e| Fail::Prost(e.to_string()))
+}

@@ -1,0 +1,272 @@
+//! One serialized `google.protobuf.Value` to a cell, by column type, without building the value:
+//! the same checks and errors as [`decode_value`](crate::wire::decode_value), with text borrowed from
+//! the message and base64 decoded straight into the batch's arena.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
+use super::batch::{Cell, Store, arena_span, span};
+use super::protobuf::{FIXED64, Fail, LEN, Reader, VARINT, offset_in};
+use crate::wire::convert::{
+    ValueError, base64_reason, expected_kind, invalid, nested, parse_i64, special_float,
+};
+use crate::wire::types::Type;
+use crate::wire::value::{Date, Interval, Numeric, Timestamp, Uuid};
+
+/// Lists nested deeper than this go to prost, which knows its own recursion limit.
+const MAX_DEPTH: u32 = 48;
+
+/// The message the values are read from, and its index among the batch's buffers.
+#[derive(Clone, Copy)]
+pub(super) struct Source<'a> {
+    pub(super) message: &'a [u8],
+    pub(super) buf: u32,
+}
+
+/// What a `google.protobuf.Value` holds, its bytes still unchecked.
+enum Kind<'a> {
+    Null,
+    Number(f64),
+    String(&'a [u8]),
+    Bool(bool),
+    List(&'a [u8]),
+}
+
+/// Reads the one field of a Value. Anything unusual (no field, several, a struct value) goes to prost.
+#[inline]
+fn read_kind(data: &[u8]) -> Result<Kind<'_>, Fail> {
+    let mut r = Reader::new(data);
+    let mut kind = None;
+    while !r.is_empty() {
+        let (field, wire_type) = r.key()?;
+        let next = match (field, wire_type) {
+            (1, VARINT) => {
+                r.varint()?;
+                Kind::Null
+            }
+            (2, FIXED64) => Kind::Number(f64::from_le_bytes(r.fixed64()?)),
+            (3, LEN) => Kind::String(r.bytes()?),
+            (4, VARINT) => Kind::Bool(r.varint()? != 0),
+            (6, LEN) => Kind::List(r.bytes()?),
+            // A struct value: prost checks its map entries; it fits no column type anyway.
+            (5, LEN) => return Err(Fail::Fallback),
+            (1..=6, _) => return Err(Fail::Wire("invalid wire type for Value.kind")),
+            _ => {
+                r.skip(field, wire_type)?;
+                continue;
+            }
+        };
+        if kind.is_some() {
+            // Several kind fields: prost's oneof rules (last wins, lists merge) apply.
+            return Err(Fail::Fallback);
+        }
+        kind = Some(next);
+    }
+    kind.ok_or(Fail::Fallback)
+}
+
+/// Decodes the Value in `data` (a part of `src.message`) as `ty`.
+#[inline]
+pub(super) fn decode(
+    store: &mut Store,
+    src: Source<'_>,
+    data: &[u8],
+    ty: &Type,
+    depth: u32,
+) -> Result<Cell, Fail> {
+    match read_kind(data)? {
+        Kind::Null => Ok(Cell::Null),
+        Kind::String(bytes) => string(store, src, bytes, ty),
+        Kind::Number(n) => match ty {
+            Type::Float64 => Ok(Cell::Float64(n)),
+            Type::Float32 => Ok(Cell::Float32(n as f32)),
+            _ => Err(wrong_kind(ty, "a number")),
+        },
+        Kind::Bool(b) => match ty {
+            Type::Bool => Ok(Cell::Bool(b)),
+            _ => Err(wrong_kind(ty, "a bool")),
+        },
+        Kind::List(body) => {
+            if depth >= MAX_DEPTH {
+                return Err(Fail::Fallback);
+            }
+            match ty {
+                Type::Array(element) => {
+                    let n = count_elements(body)?;
+                    let (start, slots) = store.reserve_slots(n)?;
+                    fill(store, src, body, start, |_| element, "element", depth)?;
+                    Ok(Cell::Array(slots))
+                }
+                Type::Struct(fields) => {
+                    let n = count_elements(body)?;
+                    if n != fields.len() {
+                        return Err(Fail::Value(ValueError::StructArity {
+                            expected: fields.len(),
+                            found: n,
+                        }));
+                    }
+                    let (start, slots) = store.reserve_slots(n)?;
+                    fill(store, src, body, start, |i| &fields[i].ty, "field", depth)?;
+                    Ok(Cell::Struct(slots))
+                }
+                _ => Err(wrong_kind(ty, "a list")),
+            }
+        }
+    }
+}
+
+/// The number of values in a ListValue body, checking its framing.
+fn count_elements(body: &[u8]) -> Result<usize, Fail> {
+    let mut r = Reader::new(body);
+    let mut n = 0;
+    while !r.is_empty() {
+        match r.key()? {
+            (1, LEN) => {
+                r.bytes()?;
+                n += 1;
+            }
+            (1, _) => return Err(Fail::Wire("invalid wire type for ListValue.values")),
+            (field, wire_type) => r.skip(field, wire_type)?,
+        }
+    }
+    Ok(n)
+}
+
+/// Decodes the values of a ListValue body into the reserved slots from `start`.
+fn fill<'t>(
+    store: &mut Store,
+    src: Source<'_>,
+    body: &[u8],
+    start: usize,
+    ty_of: impl Fn(usize) -> &'t Type,
+    where_: &'static str,
+    depth: u32,
+) -> Result<(), Fail> {
+    let mut r = Reader::new(body);
+    let mut i = 0;
+    while !r.is_empty() {
+        match r.key()? {
+            (1, _) => {
+                let element = r.bytes()?;
+                let cell =
+                    decode(store, src, element, ty_of(i), depth + 1).map_err(|e| match e {
+                        Fail::Value(inner) => Fail::Value(nested(where_, i, inner)),
+                        other => other,
+                    })?;
+                if let Some(slot) = store.nested.get_mut(start + i) {
+                    *slot = cell;
+                }
+                i += 1;
+            }
+            (field, wire_type) => r.skip(field, wire_type)?,
+        }
+    }
+    Ok(())
+}
+
+fn wrong_kind(ty: &Type, found: &'static str) -> Fail {
+    Fail::Value(ValueError::WrongKind {
+        ty: ty.to_string(),
+        expected: expected_kind(ty),
+        found,
+    })
+}
+
+/// A string value: checked as UTF-8 (as prost does), then by type.
+#[inline]
+fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result<Cell, Fail> {
+    let Ok(s) = std::str::from_utf8(bytes) else {
+        return Err(Fail::Wire(
+            "invalid string value: data is not UTF-8 encoded",
+        ));
+    };
+    let here = || span(src.buf, offset_in(src.message, bytes), bytes.len());
+    let bad = |reason: &str| Fail::Value(invalid(ty, s, reason));
+    Ok(match ty {
+        Type::String => Cell::String(here()?),
+        Type::Json { .. } => Cell::Json(here()?),
+        Type::Int64 => Cell::Int64(int64(s).map_err(|r| bad(&r))?),
+        Type::Enum(_) => Cell::Enum(int64(s).map_err(|r| bad(&r))?),
+        Type::Numeric { pg } => {
+            if !pg && s == "NaN" {
+                return Err(bad("NaN is only valid for PostgreSQL numeric"));
+            }
+            Numeric::check(s).map_err(|e| bad(e.0))?;
+            Cell::Numeric(here()?)
+        }
+        Type::Bytes => Cell::Bytes(base64(store, s).map_err(|r| bad(&r))??),
+        Type::Proto(_) => Cell::Proto(base64(store, s).map_err(|r| bad(&r))??),
+        Type::Date => Cell::Date(Date::parse(s).map_err(|e| bad(e.0))?),
+        Type::Timestamp => Cell::Timestamp(Timestamp::parse(s).map_err(|e| bad(e.0))?),
+        Type::Interval => store.push_interval(Interval::parse(s).map_err(|e| bad(e.0))?),
+        Type::Uuid => Cell::Uuid(super::batch::split_uuid(
+            Uuid::parse(s).map_err(|e| bad(e.0))?,
+        )),
+        Type::Float64 => Cell::Float64(special_float(ty, s).map_err(Fail::Value)?),
+        Type::Float32 => Cell::Float32(special_float(ty, s).map_err(Fail::Value)? as f32),
+        Type::Bool | Type::Array(_) | Type::Struct(_) => return Err(wrong_kind(ty, "a string")),
+    })
+}
+
+/// A decimal INT64, without allocating unless it is invalid.
+#[inline]
+fn int64(s: &str) -> Result<i64, String> {
+    let b = s.as_bytes();
+    let (negative, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    // Up to 18 digits cannot overflow; longer ones take the careful path.
+    if digits.is_empty() || digits.len() > 18 {
+        return parse_i64(s);
+    }
+    let mut n: i64 = 0;
+    for &d in digits {
+        let v = d.wrapping_sub(b'0');
+        if v > 9 {
+            return parse_i64(s);
+        }
+        n = n * 10 + i64::from(v);
+    }
+    Ok(if negative { -n } else { n })
+}
+
+/// Decodes base64 text into the arena.
+#[inline]
+fn base64(store: &mut Store, s: &str) -> Result<Result<super::batch::Span, Fail>, String> {
+    let start = store.arena.len();
+    match BASE64.decode_vec(s, &mut store.arena) {
+        Ok(()) => Ok(arena_span(start, store.arena.len() - start)),
+        Err(e) => {
+            store.arena.truncate(start);
+            Err(base64_reason(e))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int64_agrees_with_the_reference_parser() {
+        for s in [
+            "0",
+            "-0",
+            "7",
+            "-42",
+            "123456789012345678",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "",
+            "-",
+            "+1",
+            "1a",
+            "٣",
+            "00012",
+        ] {
+            assert_eq!(int64(s), parse_i64(s), "{s:?}");
+        }
+    }
+}

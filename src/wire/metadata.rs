@@ -1,0 +1,77 @@
+//! The columns a stream declares: taken from the first message's metadata, checked against later ones.
+//! Shared by both decoders so that they accept and reject exactly the same metadata.
+
+use std::sync::Arc;
+
+use super::error::{ColumnRef, DecodeErrorKind};
+use super::types::{Field, Type, fields_from_wire};
+use super::value::Timestamp;
+use crate::proto::google::spanner::v1 as pb;
+
+/// What the first message's metadata declared.
+#[derive(Debug, Default)]
+pub(super) struct Header {
+    columns: Option<Arc<[Field]>>,
+    /// The row type exactly as the first message sent it, to compare later metadata against.
+    wire_row_type: Option<pb::StructType>,
+    read_timestamp: Option<prost_types::Timestamp>,
+}
+
+impl Header {
+    /// Takes the metadata of the next message: the first must declare the row type; later ones may
+    /// repeat it or send an empty one, never change it.
+    pub(super) fn take(
+        &mut self,
+        metadata: Option<&pb::ResultSetMetadata>,
+    ) -> Result<(), (DecodeErrorKind, Option<ColumnRef>)> {
+        let row_type = metadata.and_then(|m| m.row_type.as_ref());
+        match (&self.wire_row_type, row_type) {
+            (None, Some(row_type)) => {
+                let fields = fields_from_wire(row_type).map_err(|(column, e)| {
+                    let name = row_type.fields[column].name.clone();
+                    (
+                        DecodeErrorKind::from(e),
+                        Some(ColumnRef {
+                            index: column,
+                            name,
+                        }),
+                    )
+                })?;
+                self.columns = Some(fields.into());
+                self.wire_row_type = Some(row_type.clone());
+                self.read_timestamp = metadata
+                    .and_then(|m| m.transaction.as_ref())
+                    .and_then(|t| t.read_timestamp);
+            }
+            (None, None) => return Err((DecodeErrorKind::NoMetadata, None)),
+            // A repeat of the first row type, or an empty one, declares nothing new.
+            (Some(first), Some(later)) if later != first && !later.fields.is_empty() => {
+                let kind = DecodeErrorKind::MetadataChanged {
+                    before: describe_columns(first),
+                    after: describe_columns(later),
+                };
+                return Err((kind, None));
+            }
+            (Some(_), _) => {}
+        }
+        Ok(())
+    }
+
+    /// The columns, once the first message has arrived.
+    pub(super) fn columns(&self) -> Option<&Arc<[Field]>> {
+        self.columns.as_ref()
+    }
+
+    /// The read timestamp of the transaction, when the metadata carried a valid one.
+    pub(super) fn read_timestamp(&self) -> Option<Timestamp> {
+        let t = self.read_timestamp.as_ref()?;
+        Timestamp::new(t.seconds, u32::try_from(t.nanos).ok()?)
+    }
+}
+
+fn describe_columns(row_type: &pb::StructType) -> String {
+    match fields_from_wire(row_type) {
+        Ok(fields) => Type::Struct(fields).to_string(),
+        Err(_) => format!("{} columns", row_type.fields.len()),
+    }
+}
