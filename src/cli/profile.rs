@@ -12,6 +12,7 @@ use crate::engine::{DatabasePath, Engine, EngineEvent, Param, ProfileSpec, Query
 use crate::export::{Csv, Exporter, Json, Markdown, write_atomically};
 use crate::report::{RunReport, Status};
 use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig};
+use crate::wire::DecoderKind;
 
 /// Where to run: the built-in local instance (default), a plaintext endpoint, or Cloud Spanner.
 #[derive(Debug, Clone, clap::Args)]
@@ -59,6 +60,10 @@ pub struct QueryArgs {
     /// A query parameter: name=value (a STRING) or name:TYPE=value; repeatable.
     #[arg(long = "param", value_parser = parse_param)]
     pub params: Vec<Param>,
+    /// The decoder: fast (zero-copy, straight from the bytes) or reference (prost, then rows); run
+    /// both to put them side by side.
+    #[arg(long, value_enum, default_value_t = DecoderKind::Fast)]
+    pub decoder: DecoderKind,
 }
 
 /// Arguments of `spanprof profile`.
@@ -177,6 +182,7 @@ fn spec(
         },
         iterations,
         warmup,
+        decoder: query.decoder,
     }
 }
 

@@ -2,10 +2,11 @@
 //!
 //! Where the time of an iteration goes:
 //! - **network**: awaiting the transport for the next message (includes the server's own time);
-//! - **wire decode**: bytes to a PartialResultSet (prost);
-//! - **row decode**: merging chunks and building typed rows;
+//! - **wire decode**: bytes to a PartialResultSet (prost), or to its framing (the fast decoder);
+//! - **row decode**: merging chunks and building typed rows (and dropping the previous message's);
 //! - **other**: the rest of the total (call setup, resumes' backoff, bookkeeping), derived.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tonic::transport::Channel;
@@ -14,7 +15,9 @@ use tonic::{Code, Status};
 use super::execute_streaming_sql_raw;
 use super::server_timing::{ServerTiming, parse_server_timing};
 use crate::proto::google::spanner::v1 as pb;
-use crate::wire::{DecodeError, ResultStats, Row, StreamCounters, StreamDecoder};
+use crate::wire::{
+    AnyDecoder, DecodeError, DecoderKind, Field, Parsed, ResultStats, RowsView, StreamCounters,
+};
 
 /// How an iteration resumes after a broken stream, as the official clients do.
 #[derive(Debug, Clone, Copy)]
@@ -66,6 +69,8 @@ pub struct IterationTiming {
     pub stats: Option<ResultStats>,
     /// The front end's `server-timing`, when present.
     pub server_timing: ServerTiming,
+    /// The result's columns.
+    pub columns: Option<Arc<[Field]>>,
 }
 
 impl IterationTiming {
@@ -113,24 +118,48 @@ pub fn is_resumable(status: &Status) -> bool {
 
 /// A message decoded from the wire and waiting for a resume token to cover it.
 struct Held {
-    msg: pb::PartialResultSet,
+    msg: Parsed,
     bytes: prost::bytes::Bytes,
 }
 
-/// Runs `request` once and times it; every call carries `headers`. With `recording`, each message
-/// the decoder consumes (after any resume) is appended to it in the stream-file format. `on_rows` sees each batch of rows as it is decoded (a preview can
-/// keep some; the iteration keeps none).
+/// How an iteration decodes and what it hands on.
+pub struct Decoding<'a> {
+    /// The decoder that turns the stream into rows.
+    pub decoder: DecoderKind,
+    /// Sees each message's rows as they are decoded (a preview can keep some; the iteration keeps
+    /// none).
+    pub on_rows: &'a mut dyn FnMut(RowsView<'_>),
+    /// When set, each message the decoder consumes (after any resume) is appended in the
+    /// stream-file format.
+    pub recording: Option<&'a mut Vec<u8>>,
+}
+
+impl<'a> Decoding<'a> {
+    /// Decoding with `decoder`, each message's rows to `on_rows`, nothing recorded.
+    pub fn new(decoder: DecoderKind, on_rows: &'a mut dyn FnMut(RowsView<'_>)) -> Self {
+        Decoding {
+            decoder,
+            on_rows,
+            recording: None,
+        }
+    }
+}
+
+/// Runs `request` once and times it; every call carries `headers`.
 pub async fn run_iteration(
     channel: Channel,
     request: &pb::ExecuteSqlRequest,
     headers: &tonic::metadata::MetadataMap,
     policy: ResumePolicy,
-    mut on_rows: impl FnMut(&[Row]),
-    mut recording: Option<&mut Vec<u8>>,
+    decoding: Decoding<'_>,
 ) -> Result<IterationTiming, IterationError> {
+    let Decoding {
+        decoder: kind,
+        on_rows,
+        mut recording,
+    } = decoding;
     let mut timing = IterationTiming::default();
-    let mut decoder = StreamDecoder::new();
-    let mut rows = Vec::new();
+    let mut decoder = AnyDecoder::new(kind);
     let mut request = request.clone();
     let mut held: Vec<Held> = Vec::new();
     let mut backoff = policy.initial_backoff;
@@ -163,9 +192,9 @@ pub async fn run_iteration(
                     };
                     timing.ttfb.get_or_insert_with(|| start.elapsed());
                     let decoding = Instant::now();
-                    let msg = decoder.parse(&bytes)?;
+                    let msg = decoder.parse(bytes.clone())?;
                     timing.wire_decode += decoding.elapsed();
-                    let token = msg.resume_token.clone();
+                    let token = msg.resume_token().to_vec();
                     held.push(Held { msg, bytes });
                     let held_bytes: usize = held.iter().map(|h| h.bytes.len()).sum();
                     let over_bound =
@@ -175,8 +204,7 @@ pub async fn run_iteration(
                             &mut timing,
                             &mut decoder,
                             &mut held,
-                            &mut rows,
-                            &mut on_rows,
+                            on_rows,
                             recording.as_deref_mut(),
                         )?;
                         // Past the bound without a token the stream cannot be resumed safely: the
@@ -210,14 +238,7 @@ pub async fn run_iteration(
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(policy.max_backoff);
     }
-    feed(
-        &mut timing,
-        &mut decoder,
-        &mut held,
-        &mut rows,
-        &mut on_rows,
-        recording,
-    )?;
+    feed(&mut timing, &mut decoder, &mut held, on_rows, recording)?;
     let finishing = Instant::now();
     decoder.finish()?;
     timing.row_decode += finishing.elapsed();
@@ -225,6 +246,7 @@ pub async fn run_iteration(
     timing.counters = *decoder.counters();
     timing.rows = timing.counters.rows;
     timing.stats = decoder.take_stats();
+    timing.columns = decoder.columns();
     check_row_count(&timing)?;
     Ok(timing)
 }
@@ -248,10 +270,9 @@ pub fn check_row_count(timing: &IterationTiming) -> Result<(), IterationError> {
 /// Turns the held messages (now covered by a token, or at the end of the stream) into rows.
 fn feed(
     timing: &mut IterationTiming,
-    decoder: &mut StreamDecoder,
+    decoder: &mut AnyDecoder,
     held: &mut Vec<Held>,
-    rows: &mut Vec<Row>,
-    on_rows: &mut impl FnMut(&[Row]),
+    on_rows: &mut dyn FnMut(RowsView<'_>),
     mut recording: Option<&mut Vec<u8>>,
 ) -> Result<(), IterationError> {
     for Held { msg, bytes } in held.drain(..) {
@@ -259,10 +280,9 @@ fn feed(
             crate::wire::stream_file::push_frame(file, &bytes);
         }
         let decoding = Instant::now();
-        decoder.feed_decoded(msg, bytes.len(), rows)?;
+        let rows = decoder.feed(msg, bytes.len())?;
         timing.row_decode += decoding.elapsed();
         on_rows(rows);
-        rows.clear();
     }
     Ok(())
 }

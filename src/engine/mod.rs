@@ -16,13 +16,15 @@ use tonic::transport::Channel;
 
 use crate::client::auth::TokenSource;
 use crate::client::cloud::CloudTarget;
-use crate::client::iteration::{IterationError, IterationTiming, ResumePolicy, run_iteration};
+use crate::client::iteration::{
+    Decoding, IterationError, IterationTiming, ResumePolicy, run_iteration,
+};
 use crate::client::{connect_plaintext, error_chain};
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
 use crate::report::{IterationRecord, RunConfig, RunReport, Status};
 use crate::server::{LocalInstance, ServerConfig};
-use crate::wire::Timestamp;
+use crate::wire::{DecoderKind, RowsView, Timestamp};
 pub use params::{Param, ParamError};
 
 /// Where to run.
@@ -115,6 +117,8 @@ pub struct ProfileSpec {
     pub iterations: u32,
     /// Untimed iterations first (reported, marked warm-up).
     pub warmup: u32,
+    /// The decoder that turns the stream into rows.
+    pub decoder: DecoderKind,
 }
 
 impl Default for ProfileSpec {
@@ -129,6 +133,7 @@ impl Default for ProfileSpec {
             mode: QueryMode::default(),
             iterations: 10,
             warmup: 1,
+            decoder: DecoderKind::default(),
         }
     }
 }
@@ -380,7 +385,7 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
         query_mode: spec.mode.as_str().into(),
         iterations: spec.iterations,
         warmup: spec.warmup,
-        decoder: "reference".into(),
+        decoder: spec.decoder.as_str().into(),
     };
     let mut report = RunReport {
         config,
@@ -475,7 +480,7 @@ async fn one_iteration(
     let started = Instant::now();
     let mut rows = 0u64;
     let mut last_progress = Instant::now();
-    let on_rows = |batch: &[crate::wire::Row]| {
+    let mut on_rows = |batch: RowsView<'_>| {
         rows += batch.len() as u64;
         if last_progress.elapsed() >= Duration::from_millis(100) {
             last_progress = Instant::now();
@@ -487,7 +492,13 @@ async fn one_iteration(
         }
     };
     let outcome = tokio::select! {
-        r = run_iteration(conn.channel.clone(), request, &headers, ResumePolicy::default(), on_rows, None) => Some(r),
+        r = run_iteration(
+            conn.channel.clone(),
+            request,
+            &headers,
+            ResumePolicy::default(),
+            Decoding::new(spec.decoder, &mut on_rows),
+        ) => Some(r),
         _ = cancel.notify.notified() => None,
     };
     match outcome {
@@ -544,8 +555,11 @@ pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, String> {
             &request,
             &headers,
             ResumePolicy::default(),
-            |_| {},
-            Some(&mut file),
+            Decoding {
+                decoder: spec.decoder,
+                on_rows: &mut |_| {},
+                recording: Some(&mut file),
+            },
         )
         .await;
         delete_session(&conn).await;

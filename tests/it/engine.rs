@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use spanprof::engine::{DatabasePath, Engine, EngineEvent, ProfileSpec, QueryMode, Target};
 use spanprof::report::{RunReport, Status};
 use spanprof::server::{KnobSettings, ServerConfig};
+use spanprof::wire::DecoderKind;
 
 fn local(knobs: KnobSettings) -> Target {
     Target::Local(ServerConfig {
@@ -25,6 +26,7 @@ fn spec(sql: &str, iterations: u32) -> ProfileSpec {
         mode: QueryMode::WithStats,
         iterations,
         warmup: 1,
+        ..ProfileSpec::default()
     }
 }
 
@@ -71,6 +73,31 @@ fn iterations_have_all_rows_and_phases_that_add_up() {
         );
         assert!(it.wire_bytes > 2_000_000 && it.messages > 0);
     }
+}
+
+#[test]
+fn either_decoder_runs_a_profile_and_the_report_names_it() {
+    let mut seen = Vec::new();
+    for decoder in [DecoderKind::Fast, DecoderKind::Reference] {
+        let events = run(
+            local(KnobSettings::default()),
+            ProfileSpec {
+                decoder,
+                ..spec("SELECT * FROM Seed23 WHERE Id > 100 LIMIT 1500", 2)
+            },
+        );
+        let report = report(&events);
+        assert_eq!(report.config.decoder, decoder.as_str());
+        for it in report.timed() {
+            assert_eq!(it.status, Status::Ok, "{decoder:?}: {:?}", it.error);
+            assert!(it.wire_decode_ms.is_some_and(|ms| ms > 0.0), "{decoder:?}");
+            assert!(it.row_decode_ms.is_some_and(|ms| ms > 0.0), "{decoder:?}");
+        }
+        let it = report.timed().next().expect("an iteration");
+        seen.push((it.rows, it.wire_bytes, it.messages));
+    }
+    assert_eq!(seen[0], seen[1], "same stream, same counts");
+    assert_eq!(seen[0].0, 1500);
 }
 
 #[test]
@@ -216,10 +243,16 @@ fn profile_writes_exports_and_compare_reads_them() {
         "1000",
         "--label",
         "narrow",
+        "--decoder",
+        "reference",
         "--json",
         b.to_str().expect("utf-8"),
     ]);
     assert!(out.status.success());
+    let json = std::fs::read_to_string(&b).expect("the JSON report");
+    assert!(json.contains(r#""decoder": "reference""#), "{json}");
+    let json = std::fs::read_to_string(&a).expect("the JSON report");
+    assert!(json.contains(r#""decoder": "fast""#), "the default: {json}");
     let out = spanprof(&[
         "compare",
         a.to_str().expect("utf-8"),

@@ -3,10 +3,10 @@
 use std::time::{Duration, Instant};
 
 use spanprof::client::connect_plaintext;
-use spanprof::client::iteration::{IterationError, ResumePolicy, run_iteration};
+use spanprof::client::iteration::{Decoding, IterationError, ResumePolicy, run_iteration};
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
-use spanprof::wire::Value;
+use spanprof::wire::{DecoderKind, RowsView, Value};
 use tonic::Code;
 
 use crate::client::TestClient;
@@ -39,6 +39,10 @@ fn request(
     }
 }
 
+fn view_ids(rows: RowsView<'_>, into: &mut Vec<i64>) {
+    ids(&rows.to_rows(usize::MAX), into);
+}
+
 fn ids(rows: &[spanprof::wire::Row], into: &mut Vec<i64>) {
     for row in rows {
         if let Value::Int64(id) = row.values()[0] {
@@ -49,6 +53,12 @@ fn ids(rows: &[spanprof::wire::Row], into: &mut Vec<i64>) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_iteration_times_its_phases_and_checks_the_row_count() {
+    for decoder in [DecoderKind::Fast, DecoderKind::Reference] {
+        times_its_phases(decoder).await;
+    }
+}
+
+async fn times_its_phases(decoder: DecoderKind) {
     let knobs = KnobSettings {
         max_message_bytes: 16 * 1024,
         ..KnobSettings::default()
@@ -65,11 +75,13 @@ async fn an_iteration_times_its_phases_and_checks_the_row_count() {
         &req,
         &Default::default(),
         ResumePolicy::default(),
-        |rows| ids(rows, &mut seen),
-        None,
+        Decoding::new(decoder, &mut |rows| view_ids(rows, &mut seen)),
     )
     .await
     .expect("the iteration runs");
+    let columns = timing.columns.as_deref().expect("columns");
+    assert_eq!(columns.len(), 23, "{decoder:?}");
+    assert_eq!(columns[0].name, "Id");
     assert_eq!(timing.rows, 2000);
     assert_eq!(seen, (1..=2000).collect::<Vec<_>>());
     let stats = timing.stats.as_ref().expect("WITH_STATS returns stats");
@@ -89,6 +101,12 @@ async fn an_iteration_times_its_phases_and_checks_the_row_count() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn faults_are_resumed_with_every_row_once() {
+    for decoder in [DecoderKind::Fast, DecoderKind::Reference] {
+        resumes_through_faults(decoder).await;
+    }
+}
+
+async fn resumes_through_faults(decoder: DecoderKind) {
     let knobs = KnobSettings {
         max_message_bytes: 16 * 1024,
         fail_every: 3,
@@ -107,8 +125,11 @@ async fn faults_are_resumed_with_every_row_once() {
         &req,
         &Default::default(),
         ResumePolicy::default(),
-        |rows| ids(rows, &mut seen),
-        Some(&mut recording),
+        Decoding {
+            decoder,
+            on_rows: &mut |rows| view_ids(rows, &mut seen),
+            recording: Some(&mut recording),
+        },
     )
     .await
     .expect("the iteration survives the faults");
@@ -140,9 +161,15 @@ async fn giving_up_on_resumes_is_a_clear_error() {
         max_resumes: 3,
         ..ResumePolicy::default()
     };
-    let err = run_iteration(channel, &req, &Default::default(), policy, |_| {}, None)
-        .await
-        .expect_err("too many faults");
+    let err = run_iteration(
+        channel,
+        &req,
+        &Default::default(),
+        policy,
+        Decoding::new(DecoderKind::Fast, &mut |_| {}),
+    )
+    .await
+    .expect_err("too many faults");
     assert!(matches!(err, IterationError::CannotResume(_)), "{err}");
     assert!(err.to_string().contains("3 resumes"), "{err}");
 }
@@ -160,8 +187,7 @@ async fn bad_sql_ends_the_iteration_with_the_server_message() {
         &req,
         &Default::default(),
         ResumePolicy::default(),
-        |_| {},
-        None,
+        Decoding::new(DecoderKind::Fast, &mut |_| {}),
     )
     .await
     .expect_err("bad SQL");
