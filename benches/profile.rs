@@ -1,0 +1,178 @@
+//! End to end: what `spanprof profile` measures for `SELECT * FROM Seed23 LIMIT N` against the built-in
+//! local instance (in-process, as `profile` runs it), with the fast and the reference decoder in the
+//! same run, beside the floor of a client that only receives the bytes. It also prices the timing
+//! instrumentation: the clock reads an iteration makes, at what one read costs here, against the
+//! iteration's total.
+//!
+//! `cargo bench --bench profile` (optionally `-- ROWS`, default 10000). Under `cargo test` (no `--bench`
+//! argument) it only checks that it works, on 200 rows.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use spanprof::client::{connect_plaintext, execute_streaming_sql_raw};
+use spanprof::engine::{Engine, EngineEvent, ProfileSpec, QueryMode, Target};
+use spanprof::proto::google::spanner::v1 as pb;
+use spanprof::proto::google::spanner::v1::spanner_client::SpannerClient;
+use spanprof::report::{IterationRecord, Status};
+use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
+use spanprof::stats::median;
+use spanprof::wire::DecoderKind;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const DATABASE: &str = "projects/bench/instances/bench/databases/bench";
+
+#[allow(clippy::print_stdout)] // A benchmark reports on stdout.
+fn main() -> anyhow::Result<()> {
+    let rows: u64 = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(10_000);
+    let measuring = std::env::args().any(|a| a == "--bench");
+    let (rows, rounds, iterations) = if measuring { (rows, 5, 6) } else { (200, 1, 1) };
+    let sql = format!("SELECT * FROM Seed23 LIMIT {rows}");
+    let config = ServerConfig {
+        port: 0,
+        seed23_rows: rows.max(1000),
+        knobs: KnobSettings::default(),
+    };
+
+    // Rounds alternate the decoders so that both see the same machine.
+    let mut totals: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut decode: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut messages = 0u64;
+    for _ in 0..rounds {
+        for (i, decoder) in [DecoderKind::Fast, DecoderKind::Reference]
+            .into_iter()
+            .enumerate()
+        {
+            for it in profile(&config, &sql, decoder, iterations)? {
+                totals[i].push(it.total_ms);
+                decode[i].push(it.wire_decode_ms.unwrap_or(0.0) + it.row_decode_ms.unwrap_or(0.0));
+                messages = it.messages;
+                anyhow::ensure!(it.rows == rows, "{} rows, not {rows}", it.rows);
+            }
+        }
+    }
+    let floor = bytes_only(&config, &sql, rounds * iterations)?;
+
+    let [fast, reference] = totals.map(|mut t| median(&mut t).unwrap_or(f64::NAN));
+    let [fast_decode, reference_decode] = decode.map(|mut t| median(&mut t).unwrap_or(f64::NAN));
+    println!(
+        "profile: {sql}, local instance in-process, medians of {} iterations each",
+        rounds * iterations
+    );
+    println!("  bytes-only client   {floor:8.2} ms");
+    println!(
+        "  fast decoder        {fast:8.2} ms  (decoding {fast_decode:.2} ms)  {:.2}x the floor",
+        fast / floor
+    );
+    println!(
+        "  reference decoder   {reference:8.2} ms  (decoding {reference_decode:.2} ms)  {:.2}x the floor",
+        reference / floor
+    );
+    println!(
+        "  fast vs reference: {:.2}x faster end to end, {:.2}x faster decoding",
+        reference / fast,
+        reference_decode / fast_decode
+    );
+
+    // Each message costs the iteration six clock reads (network wait, wire decode, row decode);
+    // the call, the first byte and the end add a handful.
+    let reads = 6 * messages + 8;
+    let per_read = clock_read_ns();
+    let overhead_ms = reads as f64 * per_read / 1e6;
+    println!(
+        "  instrumentation: {reads} clock reads x {per_read:.1} ns = {overhead_ms:.3} ms, {:.3}% of the fast median",
+        overhead_ms / fast * 100.0
+    );
+    Ok(())
+}
+
+/// Runs the engine as `spanprof profile` does; returns the timed iterations.
+fn profile(
+    config: &ServerConfig,
+    sql: &str,
+    decoder: DecoderKind,
+    iterations: u32,
+) -> anyhow::Result<Vec<IterationRecord>> {
+    let spec = ProfileSpec {
+        sql: sql.into(),
+        mode: QueryMode::WithStats,
+        iterations,
+        warmup: 1,
+        decoder,
+        ..ProfileSpec::default()
+    };
+    let engine = Engine::start(Target::Local(config.clone()), spec, Arc::new(|| {}))?;
+    while let Some(event) = engine.next() {
+        match event {
+            EngineEvent::Finished(report) => {
+                let timed: Vec<_> = report.timed().cloned().collect();
+                if let Some(bad) = timed.iter().find(|it| it.status != Status::Ok) {
+                    anyhow::bail!("an iteration failed: {:?}", bad.error);
+                }
+                return Ok(timed);
+            }
+            EngineEvent::Failed(message) => anyhow::bail!(message),
+            _ => {}
+        }
+    }
+    anyhow::bail!("the engine ended without a report")
+}
+
+/// The median time for a client that only receives the bytes of the same answer.
+fn bytes_only(config: &ServerConfig, sql: &str, iterations: u32) -> anyhow::Result<f64> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let instance = LocalInstance::start(config.clone()).await?;
+        let channel = connect_plaintext(&instance.host_port()).await?;
+        let session = SpannerClient::new(channel.clone())
+            .create_session(pb::CreateSessionRequest {
+                database: DATABASE.into(),
+                session: None,
+            })
+            .await?
+            .into_inner()
+            .name;
+        let mut times = Vec::new();
+        for i in 0..=iterations {
+            let request = pb::ExecuteSqlRequest {
+                session: session.clone(),
+                sql: sql.into(),
+                query_mode: pb::execute_sql_request::QueryMode::WithStats as i32,
+                ..Default::default()
+            };
+            let start = Instant::now();
+            let mut stream =
+                execute_streaming_sql_raw(channel.clone(), tonic::Request::new(request))
+                    .await?
+                    .into_inner();
+            while stream.message().await?.is_some() {}
+            // The first is a warm-up, as in the profiles.
+            if i > 0 {
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        instance.stop(Duration::from_secs(1)).await;
+        anyhow::Ok(median(&mut times).unwrap_or(f64::NAN))
+    })
+}
+
+/// What one `Instant::now()` costs here, in nanoseconds.
+fn clock_read_ns() -> f64 {
+    const READS: u32 = 1_000_000;
+    let start = Instant::now();
+    let mut last = start;
+    for _ in 0..READS {
+        last = std::hint::black_box(Instant::now());
+    }
+    (last - start).as_secs_f64() * 1e9 / f64::from(READS)
+}
