@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OpenFlags, params_from_iter};
 
+use super::row_cache::RowCache;
 use super::seed23_table::{self, Seed23Source};
 use super::sql_value::to_sql;
 use crate::demo::{self, DemoTable};
@@ -18,6 +19,8 @@ use crate::wire::{Type, Value};
 pub struct Database {
     uri: String,
     seed23_rows: i64,
+    /// Seed23's recently generated rows, shared by every query.
+    seed23_cache: Arc<RowCache>,
     /// Spanner types by lower-cased (table, column).
     catalog: HashMap<(String, String), Type>,
     /// Keeps the shared in-memory database alive while the instance lives.
@@ -53,6 +56,7 @@ impl Database {
         Ok(Database {
             uri,
             seed23_rows: i64::try_from(seed23_rows).unwrap_or(i64::MAX),
+            seed23_cache: Arc::new(RowCache::default()),
             catalog,
             _keeper: Mutex::new(keeper),
         })
@@ -67,6 +71,7 @@ impl Database {
             Seed23Source {
                 rows: self.seed23_rows,
                 scanned,
+                cache: Arc::clone(&self.seed23_cache),
             },
         )?;
         Ok(conn)

@@ -10,6 +10,7 @@ pub mod encoded;
 pub mod knobs;
 mod plan;
 pub mod query;
+pub mod row_cache;
 mod seed23_table;
 pub mod service;
 pub mod sql_value;

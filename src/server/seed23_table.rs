@@ -7,6 +7,7 @@
 #![allow(unsafe_code)]
 
 use std::borrow::Cow;
+use std::cell::{Cell, OnceCell};
 use std::ffi::{CStr, CString, c_int};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use rusqlite::vtab::{
 use rusqlite::{Connection, ffi};
 
 use super::db::sqlite_type;
+use super::row_cache::{CachedRow, RowCache};
 use super::sql_value::to_sql;
 use crate::demo::seed23;
 
@@ -28,6 +30,8 @@ pub struct Seed23Source {
     pub rows: i64,
     /// Incremented for every row a cursor produces.
     pub scanned: Arc<AtomicU64>,
+    /// Rows generated recently, shared by every connection to the database.
+    pub cache: Arc<RowCache>,
 }
 
 /// Registers `Seed23` on `conn` (an eponymous table: no CREATE VIRTUAL TABLE needed).
@@ -136,6 +140,8 @@ unsafe impl<'vtab> VTab<'vtab> for Seed23Table {
             source: self.source.clone(),
             id: 1,
             last: 0,
+            row: OnceCell::new(),
+            added: Cell::new(0),
             phantom: PhantomData,
         })
     }
@@ -148,6 +154,11 @@ struct Seed23Cursor<'vtab> {
     source: Seed23Source,
     id: i64,
     last: i64,
+    /// The current row's cells, fetched from the cache when a column of it is first read (`None`: the
+    /// scan no longer adds rows to the cache; cells are generated as they are read).
+    row: OnceCell<Option<Arc<CachedRow>>>,
+    /// Rows this scan added to the cache.
+    added: Cell<usize>,
     phantom: PhantomData<&'vtab Seed23Table>,
 }
 
@@ -203,11 +214,14 @@ unsafe impl VTabCursor for Seed23Cursor<'_> {
         }
         self.id = first;
         self.last = last;
+        self.row.take();
+        self.added.set(0);
         Ok(())
     }
 
     fn next(&mut self) -> rusqlite::Result<()> {
         self.id += 1;
+        self.row.take();
         Ok(())
     }
 
@@ -220,7 +234,28 @@ unsafe impl VTabCursor for Seed23Cursor<'_> {
     }
 
     fn column(&self, ctx: &mut Context, column: c_int) -> rusqlite::Result<()> {
-        ctx.set_result(to_sql(seed23::cell(self.id, column as usize)))
+        let Some(column) = usize::try_from(column)
+            .ok()
+            .filter(|&c| c < seed23::COLUMN_COUNT)
+        else {
+            return Err(rusqlite::Error::ModuleError(format!(
+                "Seed23 has no column {column}"
+            )));
+        };
+        let row = self.row.get_or_init(|| {
+            let cache = &self.source.cache;
+            cache.get(self.id).or_else(|| {
+                let added = self.added.get();
+                (added < cache.capacity()).then(|| {
+                    self.added.set(added + 1);
+                    cache.row(self.id)
+                })
+            })
+        });
+        match row.as_ref().and_then(|row| row.cell(column)) {
+            Some(value) => ctx.set_result(value),
+            None => ctx.set_result(to_sql(seed23::cell(self.id, column))),
+        }
     }
 
     fn rowid(&self) -> rusqlite::Result<i64> {
