@@ -7,15 +7,16 @@
 
 use bytes::Bytes;
 
+use super::arena::{Arena, ArenaMark};
 use super::protobuf::Fail;
 
 use crate::wire::decoder::Row;
 use crate::wire::value::{Date, Interval, Numeric, Timestamp, Uuid, Value};
 
-/// Marks a [`Text`] that lives in the batch's arena rather than in a received message.
-const ARENA: u32 = u32::MAX;
+/// `Span::buf` at or above this is a chunk of the arena (`buf - ARENA`), below it a received message.
+pub(super) const ARENA: u32 = 1 << 31;
 
-/// A byte range of a received message (`buf` indexes [`Store::buffers`]) or of the arena.
+/// A byte range of a received message (`buf` indexes [`Store::buffers`]) or of an arena chunk.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Span {
     pub(super) buf: u32,
@@ -58,7 +59,7 @@ pub(super) enum Cell {
 pub(super) struct Store {
     pub(super) buffers: Vec<Bytes>,
     pub(super) nested: Vec<Cell>,
-    pub(super) arena: Vec<u8>,
+    pub(super) arena: Arena,
     pub(super) intervals: Vec<Interval>,
 }
 
@@ -66,7 +67,7 @@ pub(super) struct Store {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct StoreMark {
     nested: usize,
-    arena: usize,
+    arena: ArenaMark,
     intervals: usize,
 }
 
@@ -74,7 +75,7 @@ impl Store {
     pub(super) fn mark(&self) -> StoreMark {
         StoreMark {
             nested: self.nested.len(),
-            arena: self.arena.len(),
+            arena: self.arena.mark(),
             intervals: self.intervals.len(),
         }
     }
@@ -88,13 +89,13 @@ impl Store {
     /// The bytes a span covers (empty if it points nowhere, which the decoder never builds).
     #[inline]
     fn span(&self, span: Span) -> &[u8] {
-        let whole: &[u8] = if span.buf == ARENA {
-            &self.arena
-        } else {
-            self.buffers.get(span.buf as usize).map_or(&[], |b| &b[..])
-        };
-        whole
-            .get(span.start..span.start + span.len as usize)
+        let len = span.len as usize;
+        if span.buf >= ARENA {
+            return self.arena.get((span.buf - ARENA) as usize, span.start, len);
+        }
+        self.buffers
+            .get(span.buf as usize)
+            .and_then(|b| b.get(span.start..span.start + len))
             .unwrap_or(&[])
     }
 
@@ -105,9 +106,10 @@ impl Store {
 
     /// Copies `bytes` into the arena.
     pub(super) fn push_arena(&mut self, bytes: &[u8]) -> Result<Span, Fail> {
-        let start = self.arena.len();
-        self.arena.extend_from_slice(bytes);
-        span(ARENA, start, bytes.len())
+        let (chunk, room) = self.arena.room(bytes.len());
+        let start = room.len();
+        room.extend_from_slice(bytes);
+        arena_span(chunk, start, bytes.len())
     }
 
     /// Cells for an owned value (the carried partial row, or a value merged from chunks).
@@ -205,10 +207,13 @@ pub(super) fn span(buf: u32, start: usize, len: usize) -> Result<Span, Fail> {
     }
 }
 
-/// A span of the arena.
+/// A span of arena chunk `chunk`.
 #[inline]
-pub(super) fn arena_span(start: usize, len: usize) -> Result<Span, Fail> {
-    span(ARENA, start, len)
+pub(super) fn arena_span(chunk: usize, start: usize, len: usize) -> Result<Span, Fail> {
+    match u32::try_from(chunk) {
+        Ok(chunk) if chunk < ARENA => span(ARENA + chunk, start, len),
+        _ => Err(TOO_LARGE),
+    }
 }
 
 pub(super) fn split_uuid(u: Uuid) -> [u64; 2] {

@@ -10,7 +10,11 @@
 //! - `scan.rs`: [`Scanned`], the framing of one message.
 //! - `value.rs`: one serialized value to a cell, by column type.
 //! - `batch.rs`: [`RowBatch`] and the borrowed views [`RowRef`], [`ValueRef`], [`ListRef`].
+//! - `arena.rs`: the batch's own bytes, in chunks that never move.
+//! - `base64.rs`: decoding canonical base64 (anything else goes to the `base64` crate).
 
+mod arena;
+mod base64;
 mod batch;
 mod protobuf;
 mod scan;
@@ -192,8 +196,12 @@ impl FastDecoder {
         columns: &[Field],
         out: &mut RowBatch,
     ) -> Result<(), DecodeError> {
-        let Ok(buf) = u32::try_from(out.store.buffers.len()) else {
-            return Err(self.error(DecodeErrorKind::Protobuf("too many messages".into()), None));
+        let buf = match u32::try_from(out.store.buffers.len()) {
+            Ok(buf) if buf < batch::ARENA => buf,
+            _ => {
+                let kind = DecodeErrorKind::Protobuf("too many messages in one row batch".into());
+                return Err(self.error(kind, None));
+            }
         };
         out.store.buffers.push(msg.bytes.clone());
         let src = Source {

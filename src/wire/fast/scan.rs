@@ -68,7 +68,7 @@ pub(super) fn scan(bytes: Bytes) -> Result<Scanned, String> {
     let mut scanned = Scanned {
         bytes: Bytes::new(),
         metadata: None,
-        values: Vec::with_capacity(bytes.len() / 256 + 4),
+        values: Vec::with_capacity(bytes.len() / 24 + 4),
         chunked_value: false,
         resume_token: 0..0,
         stats: None,

@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-use super::batch::{Cell, Store, arena_span, span};
+use super::batch::{Cell, Span, Store, arena_span, span};
 use super::protobuf::{FIXED64, Fail, LEN, Reader, VARINT, offset_in};
 use crate::wire::convert::{
     ValueError, base64_reason, expected_kind, invalid, nested, parse_i64, special_float,
@@ -175,7 +175,7 @@ fn wrong_kind(ty: &Type, found: &'static str) -> Fail {
 /// A string value: checked as UTF-8 (as prost does), then by type.
 #[inline]
 fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result<Cell, Fail> {
-    let Ok(s) = std::str::from_utf8(bytes) else {
+    let Ok(s) = simdutf8::basic::from_utf8(bytes) else {
         return Err(Fail::Wire(
             "invalid string value: data is not UTF-8 encoded",
         ));
@@ -231,17 +231,18 @@ fn int64(s: &str) -> Result<i64, String> {
     Ok(if negative { -n } else { n })
 }
 
-/// Decodes base64 text into the arena.
+/// Decodes base64 text into the arena: canonical text by hand, anything else by the `base64` crate
+/// (which decides, in the reference's words, whether it is valid).
 #[inline]
-fn base64(store: &mut Store, s: &str) -> Result<Result<super::batch::Span, Fail>, String> {
-    let start = store.arena.len();
-    match BASE64.decode_vec(s, &mut store.arena) {
-        Ok(()) => Ok(arena_span(start, store.arena.len() - start)),
-        Err(e) => {
-            store.arena.truncate(start);
-            Err(base64_reason(e))
-        }
+fn base64(store: &mut Store, s: &str) -> Result<Result<Span, Fail>, String> {
+    let (chunk, room) = store.arena.room(s.len() / 4 * 3 + 3);
+    let start = room.len();
+    if super::base64::decode_canonical(s.as_bytes(), room) {
+        return Ok(arena_span(chunk, start, room.len() - start));
     }
+    room.truncate(start);
+    let decoded = BASE64.decode(s).map_err(base64_reason)?;
+    Ok(store.push_arena(&decoded))
 }
 
 #[cfg(test)]
