@@ -220,18 +220,17 @@ pub(super) fn split_uuid(u: Uuid) -> [u64; 2] {
     [(u.0 >> 64) as u64, u.0 as u64]
 }
 
-/// The text of a span the decoder checked to be UTF-8 when it built the cell.
+/// Text already known to be UTF-8: the bytes of a text cell's span, or bytes just checked to be ASCII.
 ///
-/// Cells of text types are built only from `&str` (checked with `str::from_utf8` by the value decoder,
-/// or taken from an owned `String`), over buffers that never change afterwards (`Bytes` are immutable;
-/// the arena is only appended to or truncated to before the span's start). A span that points nowhere
-/// yields `&[]`, which is valid UTF-8 too.
+/// Cells of text types are built only from `&str` (checked by the value decoder, or taken from an
+/// owned `String`), over buffers that never change afterwards (`Bytes` are immutable; arena chunks are
+/// only appended to, or truncated together with the cells that point past the cut). A span that points
+/// nowhere yields `&[]`, which is valid UTF-8 too. Debug builds check every call.
 #[allow(unsafe_code)]
 #[inline]
-fn validated_str(bytes: &[u8]) -> &str {
+pub(super) fn validated_str(bytes: &[u8]) -> &str {
     debug_assert!(std::str::from_utf8(bytes).is_ok());
-    // SAFETY: see above: every text span covers exactly bytes that were validated as UTF-8 when the
-    // cell was made, and those bytes are immutable for the life of the batch.
+    // SAFETY: every caller passes bytes that were validated as UTF-8 (see above), unchanged since.
     unsafe { std::str::from_utf8_unchecked(bytes) }
 }
 

@@ -175,7 +175,7 @@ fn wrong_kind(ty: &Type, found: &'static str) -> Fail {
 /// A string value: checked as UTF-8 (as prost does), then by type.
 #[inline]
 fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result<Cell, Fail> {
-    let Ok(s) = simdutf8::basic::from_utf8(bytes) else {
+    let Some(s) = utf8(bytes) else {
         return Err(Fail::Wire(
             "invalid string value: data is not UTF-8 encoded",
         ));
@@ -206,6 +206,27 @@ fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result
         Type::Float32 => Cell::Float32(special_float(ty, s).map_err(Fail::Value)? as f32),
         Type::Bool | Type::Array(_) | Type::Struct(_) => return Err(wrong_kind(ty, "a string")),
     })
+}
+
+/// The text of a string value, if it is UTF-8. Short ASCII strings (most cells) are checked eight
+/// bytes at a time here; the rest by simdutf8.
+#[inline]
+fn utf8(bytes: &[u8]) -> Option<&str> {
+    if bytes.len() <= 64 {
+        let mut words = bytes.chunks_exact(8);
+        let mut high = 0u64;
+        for w in &mut words {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            high |= u64::from_ne_bytes(word);
+        }
+        let tail = words.remainder().iter().fold(0u8, |acc, &b| acc | b);
+        if high & 0x8080_8080_8080_8080 == 0 && tail < 0x80 {
+            // All ASCII, so UTF-8.
+            return Some(super::batch::validated_str(bytes));
+        }
+    }
+    simdutf8::basic::from_utf8(bytes).ok()
 }
 
 /// A decimal INT64, without allocating unless it is invalid.
