@@ -11,7 +11,7 @@ use crate::wire::convert::{
     ValueError, base64_reason, expected_kind, invalid, nested, parse_i64, special_float,
 };
 use crate::wire::types::Type;
-use crate::wire::value::{Date, Interval, Numeric, Timestamp, Uuid};
+use crate::wire::value::{Date, Interval, Numeric, ParseError, Timestamp, Uuid};
 
 /// Lists nested deeper than this go to prost, which knows its own recursion limit.
 const MAX_DEPTH: u32 = 48;
@@ -197,7 +197,7 @@ fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result
         Type::Bytes => Cell::Bytes(base64(store, s).map_err(|r| bad(&r))??),
         Type::Proto(_) => Cell::Proto(base64(store, s).map_err(|r| bad(&r))??),
         Type::Date => Cell::Date(Date::parse(s).map_err(|e| bad(e.0))?),
-        Type::Timestamp => Cell::Timestamp(Timestamp::parse(s).map_err(|e| bad(e.0))?),
+        Type::Timestamp => Cell::Timestamp(timestamp(s).map_err(|e| bad(e.0))?),
         Type::Interval => store.push_interval(Interval::parse(s).map_err(|e| bad(e.0))?),
         Type::Uuid => Cell::Uuid(super::batch::split_uuid(
             Uuid::parse(s).map_err(|e| bad(e.0))?,
@@ -227,6 +227,56 @@ fn utf8(bytes: &[u8]) -> Option<&str> {
         }
     }
     simdutf8::basic::from_utf8(bytes).ok()
+}
+
+/// A TIMESTAMP: the form Spanner sends (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`) read directly, anything
+/// else (offsets, lowercase, errors) by [`Timestamp::parse`].
+#[inline]
+fn timestamp(s: &str) -> Result<Timestamp, ParseError> {
+    match utc_timestamp(s.as_bytes()) {
+        Some(t) => Ok(t),
+        None => Timestamp::parse(s),
+    }
+}
+
+fn utc_timestamp(b: &[u8]) -> Option<Timestamp> {
+    let (head, rest) = b.split_first_chunk::<19>()?;
+    if head[4] != b'-'
+        || head[7] != b'-'
+        || head[10] != b'T'
+        || head[13] != b':'
+        || head[16] != b':'
+    {
+        return None;
+    }
+    let two = |i: usize| {
+        let (x, y) = (head[i].wrapping_sub(b'0'), head[i + 1].wrapping_sub(b'0'));
+        (x < 10 && y < 10).then(|| u32::from(x) * 10 + u32::from(y))
+    };
+    let year = two(0)? * 100 + two(2)?;
+    let (month, day) = (two(5)?, two(8)?);
+    let (hour, minute, second) = (two(11)?, two(14)?, two(17)?);
+    if hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let date = Date::new(year as u16, month as u8, day as u8)?;
+    let nanos = match rest {
+        [b'Z'] => 0,
+        [b'.', fraction @ .., b'Z'] if (1..=9).contains(&fraction.len()) => {
+            let mut n = 0u32;
+            for &c in fraction {
+                let v = c.wrapping_sub(b'0');
+                if v > 9 {
+                    return None;
+                }
+                n = n * 10 + u32::from(v);
+            }
+            n * 10u32.pow(9 - fraction.len() as u32)
+        }
+        _ => return None,
+    };
+    let seconds = date.days_since_epoch() * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
+    Timestamp::new(seconds, nanos)
 }
 
 /// A decimal INT64, without allocating unless it is invalid.
@@ -269,6 +319,33 @@ fn base64(store: &mut Store, s: &str) -> Result<Result<Span, Fail>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_read_directly_agree_with_the_reference_parser() {
+        for s in [
+            "2024-02-29T23:59:59Z",
+            "2023-02-29T00:00:00Z",
+            "0001-01-01T00:00:00Z",
+            "9999-12-31T23:59:59.999999999Z",
+            "1970-01-01T00:00:00.5Z",
+            "1970-01-01T00:00:00.Z",
+            "1970-01-01T00:00:00.1234567890Z",
+            "1970-01-01T24:00:00Z",
+            "1970-01-01T00:60:00Z",
+            "1970-13-01T00:00:00Z",
+            "1970-01-01t00:00:00z",
+            "1970-01-01T00:00:00+01:00",
+            "1970-01-01T00:00:00",
+            "0000-01-01T00:00:00Z",
+            "19a0-01-01T00:00:00Z",
+            "1970-01-01T00:00:00.1a3Z",
+        ] {
+            assert_eq!(timestamp(s), Timestamp::parse(s), "{s:?}");
+            if let Some(t) = utc_timestamp(s.as_bytes()) {
+                assert_eq!(Ok(t), Timestamp::parse(s), "{s:?}");
+            }
+        }
+    }
 
     #[test]
     fn int64_agrees_with_the_reference_parser() {
