@@ -267,7 +267,7 @@ impl FastDecoder {
     #[cold]
     fn fallback(&self, data: &[u8], ty: &Type, out: &mut RowBatch) -> Result<batch::Cell, Fail> {
         let wire = scan::prost_value(data).map_err(|e| Fail::Prost(e.to_string()))?;
-        let typed = decode_value(ty, wire).map_err(Fail::Value)?;
+        let typed = decode_value(ty, wire).map_err(Fail::value)?;
         out.store.push_owned(&typed)
     }
 
@@ -284,7 +284,7 @@ impl FastDecoder {
 
     fn fail_value(&self, fail: Fail, columns: &[Field], column: usize) -> DecodeError {
         match fail {
-            Fail::Value(e) => self.column_error(e.into(), columns, column),
+            Fail::Value(e) => self.column_error((*e).into(), columns, column),
             other => self.error(DecodeErrorKind::Protobuf(other.protobuf_reason()), None),
         }
     }

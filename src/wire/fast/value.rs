@@ -33,7 +33,7 @@ enum Kind<'a> {
 }
 
 /// Reads the one field of a Value. Anything unusual (no field, several, a struct value) goes to prost.
-#[inline]
+#[inline(always)]
 fn read_kind(data: &[u8]) -> Result<Kind<'_>, Fail> {
     let mut r = Reader::new(data);
     let mut kind = None;
@@ -100,7 +100,7 @@ pub(super) fn decode(
                 Type::Struct(fields) => {
                     let n = count_elements(body)?;
                     if n != fields.len() {
-                        return Err(Fail::Value(ValueError::StructArity {
+                        return Err(Fail::value(ValueError::StructArity {
                             expected: fields.len(),
                             found: n,
                         }));
@@ -150,7 +150,7 @@ fn fill<'t>(
                 let element = r.bytes()?;
                 let cell =
                     decode(store, src, element, ty_of(i), depth + 1).map_err(|e| match e {
-                        Fail::Value(inner) => Fail::Value(nested(where_, i, inner)),
+                        Fail::Value(inner) => Fail::value(nested(where_, i, *inner)),
                         other => other,
                     })?;
                 if let Some(slot) = store.nested.get_mut(start + i) {
@@ -165,7 +165,7 @@ fn fill<'t>(
 }
 
 fn wrong_kind(ty: &Type, found: &'static str) -> Fail {
-    Fail::Value(ValueError::WrongKind {
+    Fail::value(ValueError::WrongKind {
         ty: ty.to_string(),
         expected: expected_kind(ty),
         found,
@@ -181,7 +181,7 @@ fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result
         ));
     };
     let here = || span(src.buf, offset_in(src.message, bytes), bytes.len());
-    let bad = |reason: &str| Fail::Value(invalid(ty, s, reason));
+    let bad = |reason: &str| Fail::value(invalid(ty, s, reason));
     Ok(match ty {
         Type::String => Cell::String(here()?),
         Type::Json { .. } => Cell::Json(here()?),
@@ -202,8 +202,8 @@ fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result
         Type::Uuid => Cell::Uuid(super::batch::split_uuid(
             Uuid::parse(s).map_err(|e| bad(e.0))?,
         )),
-        Type::Float64 => Cell::Float64(special_float(ty, s).map_err(Fail::Value)?),
-        Type::Float32 => Cell::Float32(special_float(ty, s).map_err(Fail::Value)? as f32),
+        Type::Float64 => Cell::Float64(special_float(ty, s).map_err(Fail::value)?),
+        Type::Float32 => Cell::Float32(special_float(ty, s).map_err(Fail::value)? as f32),
         Type::Bool | Type::Array(_) | Type::Struct(_) => return Err(wrong_kind(ty, "a string")),
     })
 }
