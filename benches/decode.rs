@@ -94,6 +94,20 @@ fn fast(stream: &Stream) -> RowBatch {
     rows
 }
 
+/// The fast decoder's "wire decode" phase alone: every message scanned, no value converted.
+fn fast_scan_only(stream: &Stream) -> usize {
+    let decoder = FastDecoder::new();
+    let mut values = 0;
+    for m in &stream.messages {
+        let scanned = decoder
+            .scan(m.clone())
+            .expect("the bench streams are valid");
+        values += scanned.wire_len();
+        drop(black_box(scanned));
+    }
+    values
+}
+
 /// The fast decoder as a streaming consumer uses it: one batch, cleared after each message's rows
 /// have been looked at (here: counted).
 fn fast_streaming(stream: &Stream) -> usize {
@@ -142,9 +156,9 @@ fn median(times: &mut [Duration]) -> Duration {
     times[times.len() / 2]
 }
 
-/// Medians of prost, reference, fast and fast streaming over `reps` interleaved repetitions.
-fn measure(stream: &Stream, reps: usize) -> [Duration; 4] {
-    let mut times: [Vec<Duration>; 4] = Default::default();
+/// Medians of prost, reference, fast, fast streaming and fast scan alone over `reps` interleaved repetitions.
+fn measure(stream: &Stream, reps: usize) -> [Duration; 5] {
+    let mut times: [Vec<Duration>; 5] = Default::default();
     for _ in 0..reps {
         times[0].push(time(|| {
             black_box(prost_only(stream));
@@ -153,6 +167,9 @@ fn measure(stream: &Stream, reps: usize) -> [Duration; 4] {
         times[2].push(time(|| drop(black_box(fast(stream)))));
         times[3].push(time(|| {
             black_box(fast_streaming(stream));
+        }));
+        times[4].push(time(|| {
+            black_box(fast_scan_only(stream));
         }));
     }
     times.map(|mut t| median(&mut t))
@@ -191,7 +208,7 @@ fn main() -> anyhow::Result<()> {
 
     println!("decode: one thread, interleaved repetitions, medians; MB = 10^6 wire bytes");
     println!(
-        "{:<36} {:>8} {:>5} | {:>22} | {:>22} | {:>32} | {:>6} {:>6} | {:>16}",
+        "{:<36} {:>8} {:>5} | {:>22} | {:>22} | {:>32} | {:>6} {:>6} | {:>16} | {:>9}",
         "stream",
         "MB",
         "reps",
@@ -200,17 +217,18 @@ fn main() -> anyhow::Result<()> {
         "fast ms  MB/s  rows/s",
         "fast/ref",
         "fast/prost",
-        "streaming MB/s"
+        "streaming MB/s",
+        "scan MB/s"
     );
     for stream in &streams {
         let mb = stream.wire_bytes() as f64 / 1e6;
         // About 40 MB of decoding per contestant, at least 7 and at most 301 repetitions.
         let reps = ((40.0 / mb) as usize).clamp(7, 301) | 1;
-        let [p, r, f, st] = measure(stream, reps);
+        let [p, r, f, st, sc] = measure(stream, reps);
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let mbps = |d: Duration| mb / d.as_secs_f64();
         println!(
-            "{:<36} {:>8.3} {:>5} | {:>9.3} {:>9.0} MB/s | {:>9.3} {:>9.0} MB/s | {:>9.3} {:>6.0} MB/s {:>8.0} | {:>5.2}x {:>5.2}x | {:>6.0} MB/s {:>4.2}x",
+            "{:<36} {:>8.3} {:>5} | {:>9.3} {:>9.0} MB/s | {:>9.3} {:>9.0} MB/s | {:>9.3} {:>6.0} MB/s {:>8.0} | {:>5.2}x {:>5.2}x | {:>6.0} MB/s {:>4.2}x | {:>5.0} MB/s",
             stream.name,
             mb,
             reps,
@@ -225,6 +243,7 @@ fn main() -> anyhow::Result<()> {
             p.as_secs_f64() / f.as_secs_f64(),
             mbps(st),
             r.as_secs_f64() / st.as_secs_f64(),
+            mbps(sc),
         );
     }
     println!(

@@ -137,7 +137,7 @@ impl FastDecoder {
             Some(columns) => Arc::clone(columns),
             None => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
         };
-        let mut spans: &[Range<usize>] = &msg.values;
+        let mut spans: &[Range<u32>] = &msg.values;
         self.counters.values += spans.len() as u64;
         if !spans.is_empty() && columns.is_empty() {
             return Err(self.error(DecodeErrorKind::ValuesWithoutColumns(spans.len()), None));
@@ -192,7 +192,7 @@ impl FastDecoder {
         &mut self,
         msg: &Scanned,
         first: Option<prost_types::Value>,
-        spans: &[Range<usize>],
+        spans: &[Range<u32>],
         columns: &[Field],
         out: &mut RowBatch,
     ) -> Result<(), DecodeError> {
@@ -238,7 +238,7 @@ impl FastDecoder {
         }
         for range in spans {
             let ty = &columns[in_row].ty;
-            let data = msg.bytes.get(range.clone()).unwrap_or(&[]);
+            let data = msg.body(range);
             let cell = match value::decode(&mut out.store, src, data, ty, 1) {
                 Ok(cell) => cell,
                 Err(Fail::Fallback) => self
@@ -275,9 +275,9 @@ impl FastDecoder {
     fn prost_value(
         &self,
         msg: &Scanned,
-        range: &Range<usize>,
+        range: &Range<u32>,
     ) -> Result<prost_types::Value, DecodeError> {
-        let body = msg.bytes.get(range.clone()).unwrap_or(&[]);
+        let body = msg.body(range);
         scan::prost_value(body)
             .map_err(|e| self.error(DecodeErrorKind::Protobuf(e.to_string()), None))
     }
