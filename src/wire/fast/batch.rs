@@ -7,15 +7,16 @@
 
 use bytes::Bytes;
 
+use super::arena::{Arena, ArenaMark};
 use super::protobuf::Fail;
 
 use crate::wire::decoder::Row;
 use crate::wire::value::{Date, Interval, Numeric, Timestamp, Uuid, Value};
 
-/// Marks a [`Text`] that lives in the batch's arena rather than in a received message.
-const ARENA: u32 = u32::MAX;
+/// `Span::buf` at or above this is a chunk of the arena (`buf - ARENA`), below it a received message.
+pub(super) const ARENA: u32 = 1 << 31;
 
-/// A byte range of a received message (`buf` indexes [`Store::buffers`]) or of the arena.
+/// A byte range of a received message (`buf` indexes [`Store::buffers`]) or of an arena chunk.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Span {
     pub(super) buf: u32,
@@ -58,7 +59,7 @@ pub(super) enum Cell {
 pub(super) struct Store {
     pub(super) buffers: Vec<Bytes>,
     pub(super) nested: Vec<Cell>,
-    pub(super) arena: Vec<u8>,
+    pub(super) arena: Arena,
     pub(super) intervals: Vec<Interval>,
 }
 
@@ -66,7 +67,7 @@ pub(super) struct Store {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct StoreMark {
     nested: usize,
-    arena: usize,
+    arena: ArenaMark,
     intervals: usize,
 }
 
@@ -74,7 +75,7 @@ impl Store {
     pub(super) fn mark(&self) -> StoreMark {
         StoreMark {
             nested: self.nested.len(),
-            arena: self.arena.len(),
+            arena: self.arena.mark(),
             intervals: self.intervals.len(),
         }
     }
@@ -88,13 +89,13 @@ impl Store {
     /// The bytes a span covers (empty if it points nowhere, which the decoder never builds).
     #[inline]
     fn span(&self, span: Span) -> &[u8] {
-        let whole: &[u8] = if span.buf == ARENA {
-            &self.arena
-        } else {
-            self.buffers.get(span.buf as usize).map_or(&[], |b| &b[..])
-        };
-        whole
-            .get(span.start..span.start + span.len as usize)
+        let len = span.len as usize;
+        if span.buf >= ARENA {
+            return self.arena.get((span.buf - ARENA) as usize, span.start, len);
+        }
+        self.buffers
+            .get(span.buf as usize)
+            .and_then(|b| b.get(span.start..span.start + len))
             .unwrap_or(&[])
     }
 
@@ -105,9 +106,10 @@ impl Store {
 
     /// Copies `bytes` into the arena.
     pub(super) fn push_arena(&mut self, bytes: &[u8]) -> Result<Span, Fail> {
-        let start = self.arena.len();
-        self.arena.extend_from_slice(bytes);
-        span(ARENA, start, bytes.len())
+        let (chunk, room) = self.arena.room(bytes.len());
+        let start = room.len();
+        room.extend_from_slice(bytes);
+        arena_span(chunk, start, bytes.len())
     }
 
     /// Cells for an owned value (the carried partial row, or a value merged from chunks).
@@ -205,28 +207,30 @@ pub(super) fn span(buf: u32, start: usize, len: usize) -> Result<Span, Fail> {
     }
 }
 
-/// A span of the arena.
+/// A span of arena chunk `chunk`.
 #[inline]
-pub(super) fn arena_span(start: usize, len: usize) -> Result<Span, Fail> {
-    span(ARENA, start, len)
+pub(super) fn arena_span(chunk: usize, start: usize, len: usize) -> Result<Span, Fail> {
+    match u32::try_from(chunk) {
+        Ok(chunk) if chunk < ARENA => span(ARENA + chunk, start, len),
+        _ => Err(TOO_LARGE),
+    }
 }
 
 pub(super) fn split_uuid(u: Uuid) -> [u64; 2] {
     [(u.0 >> 64) as u64, u.0 as u64]
 }
 
-/// The text of a span the decoder checked to be UTF-8 when it built the cell.
+/// Text already known to be UTF-8: the bytes of a text cell's span, or bytes just checked to be ASCII.
 ///
-/// Cells of text types are built only from `&str` (checked with `str::from_utf8` by the value decoder,
-/// or taken from an owned `String`), over buffers that never change afterwards (`Bytes` are immutable;
-/// the arena is only appended to or truncated to before the span's start). A span that points nowhere
-/// yields `&[]`, which is valid UTF-8 too.
+/// Cells of text types are built only from `&str` (checked by the value decoder, or taken from an
+/// owned `String`), over buffers that never change afterwards (`Bytes` are immutable; arena chunks are
+/// only appended to, or truncated together with the cells that point past the cut). A span that points
+/// nowhere yields `&[]`, which is valid UTF-8 too. Debug builds check every call.
 #[allow(unsafe_code)]
 #[inline]
-fn validated_str(bytes: &[u8]) -> &str {
+pub(super) fn validated_str(bytes: &[u8]) -> &str {
     debug_assert!(std::str::from_utf8(bytes).is_ok());
-    // SAFETY: see above: every text span covers exactly bytes that were validated as UTF-8 when the
-    // cell was made, and those bytes are immutable for the life of the batch.
+    // SAFETY: every caller passes bytes that were validated as UTF-8 (see above), unchanged since.
     unsafe { std::str::from_utf8_unchecked(bytes) }
 }
 

@@ -10,7 +10,11 @@
 //! - `scan.rs`: [`Scanned`], the framing of one message.
 //! - `value.rs`: one serialized value to a cell, by column type.
 //! - `batch.rs`: [`RowBatch`] and the borrowed views [`RowRef`], [`ValueRef`], [`ListRef`].
+//! - `arena.rs`: the batch's own bytes, in chunks that never move.
+//! - `base64.rs`: decoding canonical base64 (anything else goes to the `base64` crate).
 
+mod arena;
+mod base64;
 mod batch;
 mod protobuf;
 mod scan;
@@ -133,7 +137,7 @@ impl FastDecoder {
             Some(columns) => Arc::clone(columns),
             None => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
         };
-        let mut spans: &[Range<usize>] = &msg.values;
+        let mut spans: &[Range<u32>] = &msg.values;
         self.counters.values += spans.len() as u64;
         if !spans.is_empty() && columns.is_empty() {
             return Err(self.error(DecodeErrorKind::ValuesWithoutColumns(spans.len()), None));
@@ -188,12 +192,16 @@ impl FastDecoder {
         &mut self,
         msg: &Scanned,
         first: Option<prost_types::Value>,
-        spans: &[Range<usize>],
+        spans: &[Range<u32>],
         columns: &[Field],
         out: &mut RowBatch,
     ) -> Result<(), DecodeError> {
-        let Ok(buf) = u32::try_from(out.store.buffers.len()) else {
-            return Err(self.error(DecodeErrorKind::Protobuf("too many messages".into()), None));
+        let buf = match u32::try_from(out.store.buffers.len()) {
+            Ok(buf) if buf < batch::ARENA => buf,
+            _ => {
+                let kind = DecodeErrorKind::Protobuf("too many messages in one row batch".into());
+                return Err(self.error(kind, None));
+            }
         };
         out.store.buffers.push(msg.bytes.clone());
         let src = Source {
@@ -230,7 +238,7 @@ impl FastDecoder {
         }
         for range in spans {
             let ty = &columns[in_row].ty;
-            let data = msg.bytes.get(range.clone()).unwrap_or(&[]);
+            let data = msg.body(range);
             let cell = match value::decode(&mut out.store, src, data, ty, 1) {
                 Ok(cell) => cell,
                 Err(Fail::Fallback) => self
@@ -259,7 +267,7 @@ impl FastDecoder {
     #[cold]
     fn fallback(&self, data: &[u8], ty: &Type, out: &mut RowBatch) -> Result<batch::Cell, Fail> {
         let wire = scan::prost_value(data).map_err(|e| Fail::Prost(e.to_string()))?;
-        let typed = decode_value(ty, wire).map_err(Fail::Value)?;
+        let typed = decode_value(ty, wire).map_err(Fail::value)?;
         out.store.push_owned(&typed)
     }
 
@@ -267,16 +275,16 @@ impl FastDecoder {
     fn prost_value(
         &self,
         msg: &Scanned,
-        range: &Range<usize>,
+        range: &Range<u32>,
     ) -> Result<prost_types::Value, DecodeError> {
-        let body = msg.bytes.get(range.clone()).unwrap_or(&[]);
+        let body = msg.body(range);
         scan::prost_value(body)
             .map_err(|e| self.error(DecodeErrorKind::Protobuf(e.to_string()), None))
     }
 
     fn fail_value(&self, fail: Fail, columns: &[Field], column: usize) -> DecodeError {
         match fail {
-            Fail::Value(e) => self.column_error(e.into(), columns, column),
+            Fail::Value(e) => self.column_error((*e).into(), columns, column),
             other => self.error(DecodeErrorKind::Protobuf(other.protobuf_reason()), None),
         }
     }

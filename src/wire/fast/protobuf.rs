@@ -13,11 +13,18 @@ pub(super) enum Fail {
     /// Valid framing that the fast path does not handle itself (a repeated oneof field, a struct
     /// value, deep nesting): decode this value with prost instead.
     Fallback,
-    /// A value that does not fit its column type.
-    Value(super::super::ValueError),
+    /// A value that does not fit its column type (boxed: keeps `Result<Cell, Fail>` small on the
+    /// hot path).
+    Value(Box<super::super::ValueError>),
 }
 
 impl Fail {
+    /// A value that does not fit its column type.
+    #[cold]
+    pub(super) fn value(e: super::super::ValueError) -> Self {
+        Fail::Value(Box::new(e))
+    }
+
     /// The reason, for a protobuf error ([`DecodeErrorKind::Protobuf`](crate::wire::DecodeErrorKind)).
     pub(super) fn protobuf_reason(self) -> String {
         match self {

@@ -15,7 +15,7 @@ pub struct Scanned {
     pub(super) bytes: Bytes,
     pub(super) metadata: Option<pb::ResultSetMetadata>,
     /// Where each value's body lies in `bytes`.
-    pub(super) values: Vec<Range<usize>>,
+    pub(super) values: Vec<Range<u32>>,
     pub(super) chunked_value: bool,
     resume_token: Range<usize>,
     pub(super) stats: Option<pb::ResultSetStats>,
@@ -36,6 +36,14 @@ impl Scanned {
     /// The message's bytes.
     pub fn bytes(&self) -> &Bytes {
         &self.bytes
+    }
+
+    /// The body of a value located by [`scan`].
+    #[inline]
+    pub(super) fn body(&self, range: &Range<u32>) -> &[u8] {
+        self.bytes
+            .get(range.start as usize..range.end as usize)
+            .unwrap_or(&[])
     }
 
     /// The resume token as a slice of the message, sharing its buffer.
@@ -68,12 +76,15 @@ pub(super) fn scan(bytes: Bytes) -> Result<Scanned, String> {
     let mut scanned = Scanned {
         bytes: Bytes::new(),
         metadata: None,
-        values: Vec::with_capacity(bytes.len() / 256 + 4),
+        values: Vec::with_capacity(bytes.len() / 40 + 8),
         chunked_value: false,
         resume_token: 0..0,
         stats: None,
         last: false,
     };
+    if u32::try_from(bytes.len()).is_err() {
+        return Err("a PartialResultSet of 4 GiB or more".to_owned());
+    }
     walk(&bytes, &mut scanned).map_err(Fail::protobuf_reason)?;
     scanned.bytes = bytes;
     Ok(scanned)
@@ -81,9 +92,10 @@ pub(super) fn scan(bytes: Bytes) -> Result<Scanned, String> {
 
 fn walk(whole: &[u8], out: &mut Scanned) -> Result<(), Fail> {
     let mut r = Reader::new(whole);
+    // The message is under 4 GiB (checked by `scan`), so offsets fit in u32.
     let range = |part: &[u8]| {
         let start = offset_in(whole, part);
-        start..start + part.len()
+        start as u32..(start + part.len()) as u32
     };
     while !r.is_empty() {
         match r.key()? {
@@ -93,7 +105,10 @@ fn walk(whole: &[u8], out: &mut Scanned) -> Result<(), Fail> {
             }
             (1, LEN) => merge(out.metadata.get_or_insert_default(), r.bytes()?)?,
             (3, VARINT) => out.chunked_value = r.varint()? != 0,
-            (4, LEN) => out.resume_token = range(r.bytes()?),
+            (4, LEN) => {
+                let token = range(r.bytes()?);
+                out.resume_token = token.start as usize..token.end as usize;
+            }
             (5, LEN) => merge(out.stats.get_or_insert_default(), r.bytes()?)?,
             (8, LEN) => merge(
                 &mut pb::MultiplexedSessionPrecommitToken::default(),
