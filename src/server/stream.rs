@@ -108,7 +108,7 @@ impl ResumePoint {
 impl MessageBuilder {
     /// A builder whose first message carries `metadata`.
     pub fn new(metadata: pb::ResultSetMetadata, token: TokenStamp) -> Self {
-        let mut current = Vec::with_capacity((token.max_bytes as usize).min(1 << 20));
+        let mut current = Vec::with_capacity(initial_capacity(token.max_bytes as usize));
         prost::encoding::message::encode(field::METADATA, &metadata, &mut current);
         MessageBuilder {
             max_bytes: (token.max_bytes as usize).saturating_sub(TRAILER_BYTES),
@@ -249,7 +249,7 @@ impl MessageBuilder {
     fn complete(&mut self, stats: Option<&pb::ResultSetStats>, last: bool) {
         let mut msg = std::mem::replace(
             &mut self.current,
-            Vec::with_capacity(self.max_bytes + TRAILER_BYTES),
+            Vec::with_capacity(initial_capacity(self.max_bytes + TRAILER_BYTES)),
         );
         if std::mem::take(&mut self.chunked) {
             prost::encoding::bool::encode(field::CHUNKED_VALUE, &true, &mut msg);
@@ -270,6 +270,12 @@ impl MessageBuilder {
         self.current_values = 0;
         self.ready.push_back(Bytes::from(msg));
     }
+}
+
+/// Room a new message starts with: its whole size up to 1 MiB (a larger limit grows as it fills, so a
+/// huge limit with small answers costs nothing).
+fn initial_capacity(max_bytes: usize) -> usize {
+    max_bytes.min(1 << 20)
 }
 
 /// Field numbers of `google.spanner.v1.PartialResultSet`.
