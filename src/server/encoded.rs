@@ -77,14 +77,6 @@ impl EncodedValues {
         }
     }
 
-    /// Appends a value given as a tree.
-    pub fn push_value(&mut self, value: &prost_types::Value) {
-        let _ = self.push_with::<()>(|out| {
-            prost::Message::encode_raw(value, out);
-            Ok(())
-        });
-    }
-
     /// Number of values.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -93,11 +85,6 @@ impl EncodedValues {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
-    }
-
-    /// Bytes of all the bodies together.
-    pub fn byte_len(&self) -> usize {
-        self.bytes.len()
     }
 
     /// The bodies, in order.
@@ -257,9 +244,12 @@ mod tests {
     #[test]
     fn encoded_values_keep_their_boundaries() {
         let mut values = EncodedValues::default();
-        values.push_value(&prost_types::Value {
-            kind: Some(Kind::BoolValue(true)),
-        });
+        values
+            .push_with::<()>(|out| {
+                put_bool(out, true);
+                Ok(())
+            })
+            .expect("pushed");
         assert!(
             values
                 .push_with(|out| {
