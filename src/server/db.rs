@@ -133,3 +133,36 @@ pub(crate) fn sqlite_type(ty: &Type) -> &'static str {
         _ => "TEXT",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::row_cache::SLOTS;
+
+    fn count(db: &Database, sql: &str) -> i64 {
+        let conn = db.connect(Arc::default()).expect("connects");
+        conn.query_row(sql, [], |row| row.get(0)).expect("runs")
+    }
+
+    #[test]
+    fn scans_fill_the_row_cache_up_to_its_size_and_repeat_from_it() {
+        let rows = SLOTS as i64 + 3_000;
+        let db = Database::open(rows as u64).expect("opens");
+        assert!(db.seed23_cache.get(1).is_none(), "cold");
+        let sql = "SELECT count(*) FROM Seed23 WHERE Name IS NULL OR Name IS NOT NULL";
+        assert_eq!(count(&db, sql), rows);
+        let first = db.seed23_cache.get(1).expect("the scan cached row 1");
+        // Past the cache's size the scan stopped adding: row 3 was not evicted by row SLOTS + 3.
+        assert_eq!(db.seed23_cache.get(3).map(|r| r.id()), Some(3));
+        assert!(db.seed23_cache.get(SLOTS as i64 + 3).is_none());
+        // Read again (by a new connection, as each query has its own): the same cells, not new ones.
+        assert_eq!(count(&db, sql), rows);
+        let again = db.seed23_cache.get(1).expect("still cached");
+        assert!(Arc::ptr_eq(&first, &again));
+        let direct = count(
+            &db,
+            "SELECT count(*) FROM Seed23 WHERE Name IS NOT NULL AND Id <= 5",
+        );
+        assert_eq!(direct, 5, "names are never NULL");
+    }
+}
