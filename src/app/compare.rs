@@ -161,7 +161,7 @@ fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
         .collect();
     Plot::new("compare-bars")
         .height(height)
-        .legend(Legend::default())
+        .legend(Legend::default().follow_insertion_order(true))
         .include_y(0.0)
         .y_axis_label("total ms")
         .x_axis_label("timed iteration")

@@ -14,8 +14,10 @@ use crate::stats::{self, OUTLIER_THRESHOLD, Summary, cold_start, is_slow_first, 
 /// The stacked segments of a bar, bottom to top.
 pub const SEGMENTS: [&str; 5] = ["server", "network", "wire decode", "row decode", "other"];
 
-/// One bar's segments in milliseconds, in [`SEGMENTS`] order. The network phase includes the
-/// server's own time, so the server's share is taken out of it (and capped by it).
+/// One bar's segments in milliseconds, in [`SEGMENTS`] order. The client's wait on the network
+/// includes the server's own time, so the server's share is taken out of it; it is capped by it,
+/// because a streaming server works while the client decodes, and only the wait is the client's
+/// time to attribute.
 pub fn segments(r: &IterationRecord) -> [f64; 5] {
     let network = r.network_ms.unwrap_or(0.0).max(0.0);
     let server = r.server_ms.unwrap_or(0.0).clamp(0.0, network);
@@ -222,7 +224,7 @@ impl IterationsView {
             .collect();
         let response = Plot::new("iterations-plot")
             .height(height)
-            .legend(Legend::default())
+            .legend(Legend::default().follow_insertion_order(true))
             .allow_drag(false)
             .allow_zoom(false)
             .allow_scroll(false)
@@ -308,6 +310,11 @@ fn tooltip(r: &IterationRecord) -> String {
     let s = segments(r);
     for (name, value) in SEGMENTS.iter().zip(s) {
         text.push_str(&format!("\n{name} {value:.3} ms"));
+    }
+    if let Some(server) = r.server_ms {
+        text.push_str(&format!(
+            "\nthe server reports {server:.3} ms elapsed (its work overlaps the stream)"
+        ));
     }
     if let Some(ttfb) = r.ttfb_ms {
         text.push_str(&format!("\nfirst byte {ttfb:.3} ms"));

@@ -22,7 +22,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 pub use compare::CompareView;
-pub use connection::{ConnectionPanel, ConnectionSettings, LocalSettings, TargetKind};
+pub use connection::{ConnectionPanel, ConnectionSettings, LocalSettings, TargetKind, TestOutcome};
 pub use details::{DetailsView, Log, LogEntry};
 pub use emulator::EmulatorSettings;
 pub use export::{ExportFormat, export_bytes, export_to, summary_text};
@@ -225,6 +225,11 @@ impl SpanprofApp {
     /// Whether a run is in flight.
     pub fn is_running(&self) -> bool {
         self.active.is_some()
+    }
+
+    /// How the last connection test ended, or that it is running.
+    pub fn connection_outcome(&self) -> Option<&TestOutcome> {
+        self.connection.outcome()
     }
 
     /// The error log.
@@ -752,4 +757,30 @@ pub fn launch(options: AppOptions) -> anyhow::Result<()> {
         Box::new(move |cc| Ok(Box::new(SpanprofApp::new(cc, options)))),
     )
     .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_and_missing_fields_take_defaults() -> Result<(), serde_json::Error> {
+        let mut settings = Settings::default();
+        settings.query.remember("SELECT 1");
+        settings.connection.kind = TargetKind::Emulator;
+        settings.tab = Tab::Compare;
+        let text = serde_json::to_string(&settings)?;
+        assert_eq!(serde_json::from_str::<Settings>(&text)?, settings);
+        let old: Settings = serde_json::from_str(r#"{"query": {"sql": "SELECT 2"}}"#)?;
+        assert_eq!(old.query.sql, "SELECT 2");
+        assert_eq!(old.query.iterations, QuerySettings::default().iterations);
+        assert_eq!(old.connection, ConnectionSettings::default());
+        Ok(())
+    }
+
+    #[test]
+    fn one_line_flattens_and_cuts() {
+        assert_eq!(one_line("SELECT *\n  FROM t", 80), "SELECT * FROM t");
+        assert_eq!(one_line("abcdef", 3), "abc…");
+    }
 }

@@ -243,3 +243,41 @@ fn details_show_a_bounded_preview_of_the_last_iteration() {
     h.run_steps(2);
     assert!(h.query_by_label_contains("No plan").is_none());
 }
+
+#[test]
+fn test_connection_says_what_is_wrong_and_when_it_works() {
+    let mut h = app();
+    h.get_by_label("Test connection").click();
+    step_until(&mut h, "the local test to end", |app| {
+        !matches!(
+            app.connection_outcome(),
+            None | Some(spanprof::app::TestOutcome::Testing)
+        )
+    });
+    assert!(h.query_by_label("connected").is_some());
+    assert!(h.query_by_label_contains("SELECT 1 in").is_some());
+
+    // An emulator address nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    {
+        let connection = &mut h.state_mut().settings_mut().connection;
+        connection.kind = spanprof::app::TargetKind::Emulator;
+        connection.emulator.host_port = format!("127.0.0.1:{port}");
+    }
+    h.run_steps(1);
+    h.get_by_label("Test connection").click();
+    step_until(&mut h, "the failing test to end", |app| {
+        matches!(
+            app.connection_outcome(),
+            Some(spanprof::app::TestOutcome::Failed(_))
+        )
+    });
+    assert!(h.query_by_label("failed").is_some());
+    assert!(
+        h.query_by_label_contains(&format!("cannot reach 127.0.0.1:{port}"))
+            .is_some()
+    );
+}
