@@ -33,6 +33,7 @@ pub use query::{DEFAULT_SQL, QuerySettings};
 use crate::engine::IterationDetails;
 use crate::report::{RunReport, Status};
 use export::{DialogPurpose, Dialogs};
+pub use run::Progress;
 use run::{ActiveRun, Ended};
 
 /// How often the window redraws while a run streams, with no input.
@@ -232,6 +233,11 @@ impl SpanprofApp {
         self.connection.outcome()
     }
 
+    /// Where the run in flight is, if one is.
+    pub fn progress(&self) -> Option<Progress> {
+        self.active.as_ref().map(ActiveRun::progress)
+    }
+
     /// The error log.
     pub fn log(&self) -> &Log {
         &self.log
@@ -411,7 +417,12 @@ impl SpanprofApp {
                     "finished {} ok={ok} other={failed}",
                     report.config.label
                 ));
-                if !report.iterations.is_empty() {
+                if report.iterations.is_empty() {
+                    self.notice = Some(format!(
+                        "{} was cancelled before it connected",
+                        report.config.label
+                    ));
+                } else {
                     self.add_run(report, details, RunSource::Live);
                 }
             }

@@ -117,12 +117,9 @@ fn cancel_stops_a_long_run_at_once() {
     h.get_by_label("Run").click();
     h.step();
     assert!(h.state().is_running());
-    // Let it stream for a moment.
-    let streaming = Instant::now();
-    while streaming.elapsed() < Duration::from_millis(400) {
-        h.step();
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    step_until(&mut h, "rows to stream", |app| {
+        app.progress().is_some_and(|p| p.rows > 0)
+    });
     assert!(
         h.state().is_running(),
         "a 50-iteration slow run is still going"
