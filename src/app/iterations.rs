@@ -222,6 +222,8 @@ impl IterationsView {
             .filter(|r| r.warmup)
             .map(|r| (r.iteration, r.total_ms))
             .collect();
+        // Headroom above the tallest bar, so the legend does not cover it.
+        let tallest = records.iter().map(|r| r.total_ms).fold(0.0, f64::max);
         let response = Plot::new("iterations-plot")
             .height(height)
             .legend(Legend::default().follow_insertion_order(true))
@@ -231,6 +233,7 @@ impl IterationsView {
             .allow_boxed_zoom(false)
             .allow_double_click_reset(false)
             .include_y(0.0)
+            .include_y(tallest * 1.3)
             .y_axis_label("ms")
             .x_axis_label("iteration")
             .show(ui, |plot| {
