@@ -1,8 +1,9 @@
 //! spanprof: a profiler for Cloud Spanner queries.
 //!
-//! The binary is a thin layer over this library, so that tests, the command line and (later) the
+//! The binary is a thin layer over this library, so that tests, the command line and the
 //! desktop app drive the same code. See `ARCHITECTURE.md` for a line on each module.
 
+pub mod app;
 pub mod cli;
 pub mod client;
 pub mod demo;

@@ -26,6 +26,21 @@ pub struct Cli {
     /// What to do; the desktop app when left out.
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The app only: record frame times while runs stream, appended to FILE as CSV.
+    #[arg(long, value_name = "FILE", env = "SPANPROF_FRAME_STATS", hide = true)]
+    pub frame_stats: Option<std::path::PathBuf>,
+    /// The app only: write the state of the last run (`running`, `finished ...`) to FILE.
+    #[arg(long, value_name = "FILE", env = "SPANPROF_STATUS_FILE", hide = true)]
+    pub status_file: Option<std::path::PathBuf>,
+    /// The app only: rows in the local instance's Seed23 (overrides the saved setting).
+    #[arg(long, value_name = "N", env = "SPANPROF_ROWS", hide = true)]
+    pub rows: Option<u64>,
+    /// The app only: the SQL to start with (overrides the saved query).
+    #[arg(long, value_name = "SQL", env = "SPANPROF_SQL", hide = true)]
+    pub sql: Option<String>,
+    /// The app only: timed iterations, without warm-up (overrides the saved setting).
+    #[arg(long, value_name = "N", env = "SPANPROF_ITERATIONS", hide = true)]
+    pub iterations: Option<u32>,
 }
 
 /// The subcommands.
@@ -79,9 +94,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         None => {
-            anyhow::bail!(
-                "the desktop app is not built yet; `spanprof decode FILE` decodes a stream file (see --help)"
-            )
+            crate::app::launch(crate::app::AppOptions {
+                persist: true,
+                local_rows: cli.rows,
+                sql: cli.sql,
+                iterations: cli.iterations,
+                frame_stats: cli.frame_stats,
+                status_file: cli.status_file,
+            })?;
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

@@ -279,6 +279,8 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bo
                     bar.suspend(|| eprintln!("iteration {}: {error}", record.iteration));
                 }
             }
+            // The headless profile prints timings only.
+            EngineEvent::Details(_) => {}
             EngineEvent::Finished(r) => report = Some(r),
             EngineEvent::Failed(message) => {
                 bar.finish_and_clear();

@@ -2,6 +2,7 @@
 //! own tokio runtime in a named thread. The caller never blocks: it reads plain [`EngineEvent`]s from a
 //! channel (a notify callback tells it when one is waiting) and can cancel at any moment.
 
+pub mod details;
 pub mod params;
 
 use std::sync::Arc;
@@ -25,6 +26,7 @@ use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
 use crate::report::{IterationRecord, RunConfig, RunReport, Status};
 use crate::server::{LocalInstance, ServerConfig};
 use crate::wire::{DecoderKind, RowsView, Timestamp};
+pub use details::{IterationDetails, PREVIEW_ROWS};
 pub use params::{Param, ParamError};
 
 /// Where to run.
@@ -139,7 +141,8 @@ impl Default for ProfileSpec {
 }
 
 /// What the engine reports, in order: `Connected` (or `Failed`), then per iteration any number of
-/// `Progress` and one `Iteration`, then `Finished`.
+/// `Progress` and one `Iteration`, then (after a last iteration that ended ok) `Details`, then
+/// `Finished`.
 #[derive(Debug, Clone)]
 pub enum EngineEvent {
     /// The target is reachable and a session exists; creating it took `session_ms` (not counted in
@@ -161,6 +164,9 @@ pub enum EngineEvent {
     },
     /// An iteration ended (ok, error or cancelled).
     Iteration(IterationRecord),
+    /// What the run's last iteration returned: a bounded preview of its rows, its statistics and
+    /// plan, and the server timing.
+    Details(Box<IterationDetails>),
     /// The run ended; the report holds every iteration.
     Finished(RunReport),
     /// The run could not start (unreachable target, no session...).
@@ -417,16 +423,34 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
         return sink.send(EngineEvent::Failed(e.to_string()));
     }
     let total = spec.warmup + spec.iterations;
+    let mut last = None;
     for i in 0..total {
         let warmup = i < spec.warmup;
         let record = if cancel.flag.load(Ordering::SeqCst) {
             cancelled_record(&spec, i, warmup)
         } else {
-            one_iteration(&conn, &request, &spec, i, total, warmup, sink, cancel).await
+            let keep = if i + 1 == total { PREVIEW_ROWS } else { 0 };
+            let mut preview = details::Preview::new(keep);
+            let (record, timing) = one_iteration(
+                &conn,
+                &request,
+                &spec,
+                (i, total, warmup),
+                &mut preview,
+                sink,
+                cancel,
+            )
+            .await;
+            last = timing.map(|t| (i, t, preview));
+            record
         };
         let stop = record.status == Status::Cancelled;
         report.iterations.push(record.clone());
         sink.send(EngineEvent::Iteration(record));
+        if let Some((iteration, timing, preview)) = last.take().filter(|_| i + 1 == total) {
+            let details = iteration_details(iteration, timing, preview);
+            sink.send(EngineEvent::Details(Box::new(details)));
+        }
         if stop {
             break;
         }
@@ -457,30 +481,47 @@ fn blank_record(spec: &ProfileSpec, iteration: u32, warmup: bool) -> IterationRe
     IterationRecord::new(spec.label.clone(), iteration, warmup, now_rfc3339())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The details of the last iteration: its kept rows as text, with its columns' headings.
+fn iteration_details(
+    iteration: u32,
+    timing: IterationTiming,
+    preview: details::Preview,
+) -> IterationDetails {
+    IterationDetails {
+        iteration,
+        columns: details::column_headings(timing.columns.as_deref().unwrap_or_default()),
+        rows: preview.into_text(),
+        rows_total: timing.rows,
+        stats: timing.stats,
+        server_timing: timing.server_timing,
+    }
+}
+
+/// Runs one iteration (`(number, of, warmup)`); rows stream past `preview`. The timing comes
+/// back too when the iteration ended ok.
 async fn one_iteration(
     conn: &Connected,
     request: &pb::ExecuteSqlRequest,
     spec: &ProfileSpec,
-    iteration: u32,
-    of: u32,
-    warmup: bool,
+    (iteration, of, warmup): (u32, u32, bool),
+    preview: &mut details::Preview,
     sink: &Sink,
     cancel: &Cancel,
-) -> IterationRecord {
+) -> (IterationRecord, Option<IterationTiming>) {
     let mut record = blank_record(spec, iteration, warmup);
     let headers = match conn.call_headers().await {
         Ok(headers) => headers,
         Err(message) => {
             record.status = Status::Error;
             record.error = Some(message);
-            return record;
+            return (record, None);
         }
     };
     let started = Instant::now();
     let mut rows = 0u64;
     let mut last_progress = Instant::now();
     let mut on_rows = |batch: RowsView<'_>| {
+        preview.keep(batch);
         rows += batch.len() as u64;
         if last_progress.elapsed() >= Duration::from_millis(100) {
             last_progress = Instant::now();
@@ -501,8 +542,12 @@ async fn one_iteration(
         ) => Some(r),
         _ = cancel.notify.notified() => None,
     };
+    let mut kept = None;
     match outcome {
-        Some(Ok(timing)) => fill(&mut record, &timing),
+        Some(Ok(timing)) => {
+            fill(&mut record, &timing);
+            kept = Some(timing);
+        }
         Some(Err(e)) => {
             record.status = Status::Error;
             record.total_ms = ms(started.elapsed());
@@ -518,7 +563,7 @@ async fn one_iteration(
             record.error = Some("cancelled".into());
         }
     }
-    record
+    (record, kept)
 }
 
 /// A recorded execution: the stream as the decoder consumed it, in the stream-file format.

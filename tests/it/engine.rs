@@ -404,3 +404,47 @@ fn findings_flag_a_slow_cold_start_and_outliers() {
         "{text}"
     );
 }
+
+#[test]
+fn the_last_iteration_reports_a_bounded_preview_its_plan_and_stats() {
+    let events = run(
+        local(KnobSettings::default()),
+        ProfileSpec {
+            mode: QueryMode::Profile,
+            ..spec("SELECT * FROM Seed23 LIMIT 2500", 2)
+        },
+    );
+    let details: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            EngineEvent::Details(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(details.len(), 1, "one Details, for the last iteration");
+    let d = details[0];
+    assert_eq!(d.iteration, 2);
+    assert_eq!(d.rows_total, 2500);
+    assert_eq!(d.rows.len(), spanprof::engine::PREVIEW_ROWS);
+    assert_eq!(d.columns.len(), 23);
+    assert_eq!(d.columns[0], "Id INT64");
+    assert!(d.rows.iter().all(|row| row.len() == 23));
+    assert_eq!(d.rows[0][0], "1");
+    let stats = d.stats.as_ref().expect("PROFILE returns statistics");
+    assert!(stats.plan.as_ref().is_some_and(|plan| !plan.is_empty()));
+    // Details come after the last Iteration and before Finished.
+    let position = |f: fn(&EngineEvent) -> bool| events.iter().position(f).expect("event");
+    assert!(
+        position(|e| matches!(e, EngineEvent::Details(_)))
+            < position(|e| matches!(e, EngineEvent::Finished(_)))
+    );
+}
+
+#[test]
+fn a_failed_last_iteration_reports_no_details() {
+    let events = run(
+        local(KnobSettings::default()),
+        spec("SELECT * FROM NoSuchTable", 1),
+    );
+    assert!(!events.iter().any(|e| matches!(e, EngineEvent::Details(_))));
+}

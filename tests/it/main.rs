@@ -1,5 +1,6 @@
 //! spanprof's integration tests, in one binary so they share helpers and link once.
 
+mod app;
 mod cli;
 mod client;
 mod cloud;

@@ -1,0 +1,434 @@
+//! The connection panel: which instance to profile (the built-in local instance with its knobs,
+//! the emulator, or Cloud Spanner), and "Test connection".
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::Command;
+use super::emulator::EmulatorSettings;
+use super::theme::form_row;
+use crate::client::auth::Credentials;
+use crate::client::cloud::{CloudTarget, DEFAULT_ENDPOINT};
+use crate::engine::{DatabasePath, Engine, EngineEvent, Notifier, ProfileSpec, QueryMode, Target};
+use crate::report::Status;
+use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig};
+
+/// Which kind of instance runs the queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum TargetKind {
+    /// The built-in local instance, started in-process for each run.
+    #[default]
+    Local,
+    /// The Cloud Spanner emulator (or any plaintext endpoint).
+    Emulator,
+    /// Cloud Spanner.
+    Cloud,
+}
+
+/// The built-in local instance's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LocalSettings {
+    /// Rows in Seed23.
+    pub seed23_rows: u64,
+    /// How it streams.
+    pub knobs: KnobSettings,
+}
+
+impl Default for LocalSettings {
+    fn default() -> Self {
+        LocalSettings {
+            seed23_rows: DEFAULT_SEED23_ROWS,
+            knobs: KnobSettings::default(),
+        }
+    }
+}
+
+/// Cloud Spanner's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CloudSettings {
+    /// Project id.
+    pub project: String,
+    /// Instance id.
+    pub instance: String,
+    /// Database id.
+    pub database: String,
+    /// A service-account key file; application default credentials when `None`.
+    pub credentials_file: Option<PathBuf>,
+    /// The endpoint (`https://spanner.googleapis.com` unless told otherwise).
+    pub endpoint: String,
+}
+
+impl Default for CloudSettings {
+    fn default() -> Self {
+        CloudSettings {
+            project: String::new(),
+            instance: String::new(),
+            database: String::new(),
+            credentials_file: None,
+            endpoint: DEFAULT_ENDPOINT.to_owned(),
+        }
+    }
+}
+
+/// Everything the connection panel persists.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConnectionSettings {
+    /// The chosen kind of target.
+    pub kind: TargetKind,
+    /// The local instance.
+    pub local: LocalSettings,
+    /// The emulator.
+    pub emulator: EmulatorSettings,
+    /// Cloud Spanner.
+    pub cloud: CloudSettings,
+}
+
+impl ConnectionSettings {
+    /// The engine's target and the database to read, or what is missing.
+    pub fn target(&self) -> Result<(Target, DatabasePath), String> {
+        match self.kind {
+            TargetKind::Local => Ok((
+                Target::Local(ServerConfig {
+                    port: 0,
+                    seed23_rows: self.local.seed23_rows,
+                    knobs: self.local.knobs,
+                }),
+                DatabasePath::default(),
+            )),
+            TargetKind::Emulator => {
+                let e = &self.emulator;
+                if e.host_port.trim().is_empty() {
+                    return Err("the emulator's host:port is empty".into());
+                }
+                Ok((
+                    Target::Endpoint(e.host_port.trim().to_owned()),
+                    DatabasePath {
+                        project: e.project.clone(),
+                        instance: e.instance.clone(),
+                        database: e.database.clone(),
+                    },
+                ))
+            }
+            TargetKind::Cloud => {
+                let c = &self.cloud;
+                let missing: Vec<&str> = [
+                    ("project", &c.project),
+                    ("instance", &c.instance),
+                    ("database", &c.database),
+                ]
+                .into_iter()
+                .filter(|(_, v)| v.trim().is_empty())
+                .map(|(name, _)| name)
+                .collect();
+                if !missing.is_empty() {
+                    return Err(format!("Cloud Spanner needs: {}", missing.join(", ")));
+                }
+                let target = CloudTarget {
+                    project: c.project.trim().to_owned(),
+                    instance: c.instance.trim().to_owned(),
+                    database: c.database.trim().to_owned(),
+                    endpoint: c.endpoint.trim().to_owned(),
+                    credentials: match &c.credentials_file {
+                        Some(path) => Credentials::ServiceAccountFile(path.clone()),
+                        None => Credentials::ApplicationDefault,
+                    },
+                };
+                let database = DatabasePath {
+                    project: target.project.clone(),
+                    instance: target.instance.clone(),
+                    database: target.database.clone(),
+                };
+                Ok((Target::Cloud(target), database))
+            }
+        }
+    }
+}
+
+/// How a connection test ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TestOutcome {
+    /// Still running.
+    Testing,
+    /// Reachable and `SELECT 1` ran.
+    Ok(String),
+    /// What is wrong.
+    Failed(String),
+}
+
+/// The connection panel's runtime state (a connection test in flight and its outcome).
+#[derive(Default)]
+pub struct ConnectionPanel {
+    test: Option<Engine>,
+    connected: Option<String>,
+    outcome: Option<TestOutcome>,
+}
+
+impl ConnectionPanel {
+    /// Starts a connection test: a session and one `SELECT 1`, on the engine's own thread.
+    pub fn start_test(&mut self, settings: &ConnectionSettings, notify: Notifier) {
+        self.test = None;
+        let (target, database) = match settings.target() {
+            Ok(t) => t,
+            Err(message) => {
+                self.outcome = Some(TestOutcome::Failed(message));
+                return;
+            }
+        };
+        let spec = ProfileSpec {
+            label: "connection test".into(),
+            database,
+            sql: "SELECT 1".into(),
+            mode: QueryMode::Normal,
+            iterations: 1,
+            warmup: 0,
+            ..ProfileSpec::default()
+        };
+        match Engine::start(target, spec, notify) {
+            Ok(engine) => {
+                self.test = Some(engine);
+                self.outcome = Some(TestOutcome::Testing);
+            }
+            Err(e) => self.outcome = Some(TestOutcome::Failed(format!("cannot start: {e}"))),
+        }
+    }
+
+    /// Reads what the connection test reported (call once per frame).
+    pub fn drain(&mut self) {
+        let Some(engine) = &self.test else { return };
+        let events: Vec<EngineEvent> = std::iter::from_fn(|| engine.try_next()).collect();
+        for event in events {
+            match event {
+                EngineEvent::Connected { target, session_ms } => {
+                    self.connected = Some(format!("{target}: session in {session_ms:.1} ms"));
+                }
+                EngineEvent::Failed(message) => {
+                    self.outcome = Some(TestOutcome::Failed(message));
+                    self.test = None;
+                }
+                EngineEvent::Iteration(record) if record.status != Status::Ok => {
+                    self.outcome = Some(TestOutcome::Failed(format!(
+                        "connected, but SELECT 1 failed: {}",
+                        record.error.unwrap_or_default()
+                    )));
+                }
+                EngineEvent::Iteration(record) => {
+                    self.outcome = Some(TestOutcome::Ok(format!(
+                        "{}; SELECT 1 in {:.1} ms",
+                        self.connected.take().unwrap_or_else(|| "connected".into()),
+                        record.total_ms
+                    )));
+                }
+                EngineEvent::Finished(_) => self.test = None,
+                EngineEvent::Progress { .. } | EngineEvent::Details(_) => {}
+            }
+        }
+    }
+
+    /// The last test's outcome.
+    pub fn outcome(&self) -> Option<&TestOutcome> {
+        self.outcome.as_ref()
+    }
+
+    /// Draws the panel; returns what the user asked for.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        settings: &mut ConnectionSettings,
+        emulator_status: &str,
+        enabled: bool,
+    ) -> Option<Command> {
+        let mut command = None;
+        ui.add_enabled_ui(enabled, |ui| {
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut settings.kind, TargetKind::Local, "Local instance");
+                ui.selectable_value(&mut settings.kind, TargetKind::Emulator, "Emulator");
+                ui.selectable_value(&mut settings.kind, TargetKind::Cloud, "Cloud Spanner");
+            });
+            ui.add_space(4.0);
+            match settings.kind {
+                TargetKind::Local => local_ui(ui, &mut settings.local),
+                TargetKind::Emulator => {
+                    if let Some(c) = settings.emulator.ui(ui, emulator_status) {
+                        command = Some(c);
+                    }
+                }
+                TargetKind::Cloud => {
+                    if let Some(c) = cloud_ui(ui, &mut settings.cloud) {
+                        command = Some(c);
+                    }
+                }
+            }
+            ui.add_space(4.0);
+            ui.horizontal(|ui| {
+                if ui
+                    .button("Test connection")
+                    .on_hover_text("Create a session and run SELECT 1")
+                    .clicked()
+                {
+                    command = Some(Command::TestConnection);
+                }
+                match &self.outcome {
+                    Some(TestOutcome::Testing) => {
+                        ui.spinner();
+                    }
+                    Some(TestOutcome::Ok(_)) => {
+                        ui.colored_label(super::theme::OK, "connected");
+                    }
+                    Some(TestOutcome::Failed(_)) => {
+                        ui.colored_label(super::theme::ERROR, "failed");
+                    }
+                    None => {}
+                }
+            });
+            match &self.outcome {
+                Some(TestOutcome::Ok(text)) => {
+                    ui.label(egui::RichText::new(text).small());
+                }
+                Some(TestOutcome::Failed(text)) => {
+                    ui.colored_label(super::theme::ERROR, text);
+                }
+                _ => {}
+            }
+        });
+        command
+    }
+}
+
+fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
+    let knobs = &mut local.knobs;
+    egui::Grid::new("local-knobs")
+        .num_columns(2)
+        .spacing([8.0, 4.0])
+        .show(ui, |ui| {
+            form_row(
+                ui,
+                "Seed23 rows",
+                None,
+                egui::DragValue::new(&mut local.seed23_rows)
+                    .range(1..=100_000_000)
+                    .speed(1000),
+            );
+            form_row(
+                ui,
+                "Max message",
+                Some("The largest PartialResultSet the server sends, bytes"),
+                egui::DragValue::new(&mut knobs.max_message_bytes)
+                    .range(1024..=64 << 20)
+                    .speed(1024)
+                    .suffix(" B"),
+            );
+            form_row(
+                ui,
+                "Fail every",
+                Some("UNAVAILABLE after every K-th message (0: never); streams resume"),
+                egui::DragValue::new(&mut knobs.fail_every)
+                    .range(0..=1_000_000)
+                    .suffix(" msgs"),
+            );
+            form_row(
+                ui,
+                "First-byte delay",
+                None,
+                egui::DragValue::new(&mut knobs.first_byte_delay_ms)
+                    .range(0..=60_000)
+                    .suffix(" ms"),
+            );
+            form_row(
+                ui,
+                "Message delay",
+                None,
+                egui::DragValue::new(&mut knobs.message_delay_ms)
+                    .range(0..=60_000)
+                    .suffix(" ms"),
+            );
+            form_row(
+                ui,
+                "Bandwidth",
+                Some("Bytes per second the server sends at most (0: unlimited)"),
+                egui::DragValue::new(&mut knobs.bandwidth_bytes_per_s)
+                    .range(0..=u64::MAX)
+                    .speed(10_000)
+                    .suffix(" B/s"),
+            );
+        });
+}
+
+fn cloud_ui(ui: &mut egui::Ui, cloud: &mut CloudSettings) -> Option<Command> {
+    let mut command = None;
+    egui::Grid::new("cloud")
+        .num_columns(2)
+        .spacing([8.0, 4.0])
+        .show(ui, |ui| {
+            for (label, value) in [
+                ("Project", &mut cloud.project),
+                ("Instance", &mut cloud.instance),
+                ("Database", &mut cloud.database),
+                ("Endpoint", &mut cloud.endpoint),
+            ] {
+                form_row(
+                    ui,
+                    label,
+                    None,
+                    egui::TextEdit::singleline(value).desired_width(180.0),
+                );
+            }
+            ui.label("Credentials");
+            ui.vertical(|ui| {
+                let text = match &cloud.credentials_file {
+                    Some(path) => path.display().to_string(),
+                    None => "application default".to_owned(),
+                };
+                ui.label(egui::RichText::new(text).small());
+                ui.horizontal(|ui| {
+                    if ui.button("Key file…").clicked() {
+                        command = Some(Command::ChooseCredentials);
+                    }
+                    if cloud.credentials_file.is_some() && ui.button("Use default").clicked() {
+                        cloud.credentials_file = None;
+                    }
+                });
+            });
+            ui.end_row();
+        });
+    command
+}
+
+/// The notifier the panels give the engine: a repaint of `ctx`.
+pub fn repaint_notifier(ctx: &egui::Context) -> Notifier {
+    let ctx = ctx.clone();
+    Arc::new(move || ctx.request_repaint())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cloud_target_says_what_is_missing() {
+        let mut settings = ConnectionSettings {
+            kind: TargetKind::Cloud,
+            ..ConnectionSettings::default()
+        };
+        settings.cloud.project = "p".into();
+        let error = settings.target().err().unwrap_or_default();
+        assert_eq!(error, "Cloud Spanner needs: instance, database");
+        settings.cloud.instance = "i".into();
+        settings.cloud.database = "d".into();
+        assert!(matches!(settings.target(), Ok((Target::Cloud(_), _))));
+    }
+
+    #[test]
+    fn local_target_uses_the_knobs() {
+        let mut settings = ConnectionSettings::default();
+        settings.local.seed23_rows = 42;
+        match settings.target() {
+            Ok((Target::Local(config), _)) => assert_eq!(config.seed23_rows, 42),
+            other => panic!("{other:?}"),
+        }
+    }
+}

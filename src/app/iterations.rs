@@ -1,0 +1,435 @@
+//! The iterations view: one stacked bar per iteration (server, network, wire decode, row decode,
+//! other), warm-ups marked, exact figures on hover, click or drag to select iterations; a
+//! summary table per phase over the selection (or every timed iteration); the slow first
+//! iteration and the outliers flagged.
+
+use std::collections::BTreeSet;
+
+use egui_plot::{Bar, BarChart, Legend, Plot, PlotPoint, Text};
+
+use super::theme;
+use crate::report::{IterationRecord, Phase, Status};
+use crate::stats::{self, OUTLIER_THRESHOLD, Summary, cold_start, is_slow_first, outliers};
+
+/// The stacked segments of a bar, bottom to top.
+pub const SEGMENTS: [&str; 5] = ["server", "network", "wire decode", "row decode", "other"];
+
+/// One bar's segments in milliseconds, in [`SEGMENTS`] order. The client's wait on the network
+/// includes the server's own time, so the server's share is taken out of it; it is capped by it,
+/// because a streaming server works while the client decodes, and only the wait is the client's
+/// time to attribute.
+pub fn segments(r: &IterationRecord) -> [f64; 5] {
+    let network = r.network_ms.unwrap_or(0.0).max(0.0);
+    let server = r.server_ms.unwrap_or(0.0).clamp(0.0, network);
+    let wire = r.wire_decode_ms.unwrap_or(0.0).max(0.0);
+    let row = r.row_decode_ms.unwrap_or(0.0).max(0.0);
+    let other = r
+        .other_ms
+        .unwrap_or(r.total_ms - network - wire - row)
+        .max(0.0);
+    [server, network - server, wire, row, other]
+}
+
+/// Something a reader should notice about an iteration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flag {
+    /// The iteration's number.
+    pub iteration: u32,
+    /// What about it, in words.
+    pub text: String,
+}
+
+/// The slow first iteration (in run order, warm-ups included) and the outlying timed iterations
+/// (MAD rule on the total).
+pub fn flags(records: &[IterationRecord]) -> Vec<Flag> {
+    let mut found = Vec::new();
+    let ok: Vec<&IterationRecord> = records.iter().filter(|r| r.status == Status::Ok).collect();
+    let totals: Vec<f64> = ok.iter().map(|r| r.total_ms).collect();
+    if let (Some(cold), Some(first)) = (cold_start(&totals), ok.first())
+        && is_slow_first(&cold)
+    {
+        found.push(Flag {
+            iteration: first.iteration,
+            text: format!(
+                "#{} is a slow cold start: {:.2} ms, {:.1}× the median of the rest",
+                first.iteration, cold.first, cold.ratio
+            ),
+        });
+    }
+    let timed: Vec<&IterationRecord> = records.iter().filter(|r| r.is_timed()).collect();
+    let timed_totals: Vec<f64> = timed.iter().map(|r| r.total_ms).collect();
+    for k in outliers(&timed_totals, OUTLIER_THRESHOLD) {
+        if let Some(r) = timed.get(k) {
+            found.push(Flag {
+                iteration: r.iteration,
+                text: format!("#{} is an outlier: {:.2} ms", r.iteration, r.total_ms),
+            });
+        }
+    }
+    found
+}
+
+/// The summary of each phase over `records` that count (timed, and in `selection` if it is not
+/// empty).
+pub fn summaries(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Vec<(Phase, Summary)> {
+    let chosen: Vec<&IterationRecord> = records
+        .iter()
+        .filter(|r| r.is_timed() && (selection.is_empty() || selection.contains(&r.iteration)))
+        .collect();
+    Phase::ALL
+        .into_iter()
+        .filter_map(|phase| {
+            let samples: Vec<f64> = chosen.iter().filter_map(|r| r.phase_ms(phase)).collect();
+            Some((phase, stats::summarize(&samples)?))
+        })
+        .collect()
+}
+
+/// The iterations view's state: the selection, and which run it belongs to.
+#[derive(Debug, Default)]
+pub struct IterationsView {
+    run: Option<u64>,
+    selection: BTreeSet<u32>,
+    drag_from: Option<f64>,
+    bars: usize,
+}
+
+impl IterationsView {
+    /// The selected iterations' numbers.
+    pub fn selection(&self) -> &BTreeSet<u32> {
+        &self.selection
+    }
+
+    /// Selects exactly `iterations`.
+    pub fn select(&mut self, iterations: impl IntoIterator<Item = u32>) {
+        self.selection = iterations.into_iter().collect();
+    }
+
+    /// How many bars (iterations) the chart drew last frame.
+    pub fn bars_drawn(&self) -> usize {
+        self.bars
+    }
+
+    /// Draws the view of `records`, the iterations of run `run` (a run in flight has its own id).
+    pub fn ui(&mut self, ui: &mut egui::Ui, run: u64, records: &[IterationRecord]) {
+        if self.run != Some(run) {
+            self.run = Some(run);
+            self.selection.clear();
+            self.drag_from = None;
+        }
+        let flags = flags(records);
+        let warmups = records.iter().filter(|r| r.warmup).count();
+        ui.horizontal(|ui| {
+            ui.label(
+                egui::RichText::new(format!(
+                    "{} iterations ({} warm-up)",
+                    records.len(),
+                    warmups
+                ))
+                .strong(),
+            );
+            if self.selection.is_empty() {
+                ui.label("· click or drag across bars to select iterations");
+            } else {
+                ui.label(format!("· {} selected", self.selection.len()));
+                if ui.small_button("Clear selection").clicked() {
+                    self.selection.clear();
+                }
+            }
+        });
+        let plot_height = (ui.available_height() * 0.55).max(180.0);
+        self.chart(ui, records, &flags, plot_height);
+        ui.add_space(6.0);
+        for flag in &flags {
+            ui.colored_label(theme::WARN, format!("! {}", flag.text));
+        }
+        for r in records.iter().filter(|r| r.status == Status::Error) {
+            ui.colored_label(
+                theme::ERROR,
+                format!(
+                    "#{} failed: {}",
+                    r.iteration,
+                    r.error.as_deref().unwrap_or("unknown error")
+                ),
+            );
+        }
+        ui.add_space(4.0);
+        summary_table(ui, &summaries(records, &self.selection), &self.selection);
+    }
+
+    fn chart(
+        &mut self,
+        ui: &mut egui::Ui,
+        records: &[IterationRecord],
+        flags: &[Flag],
+        height: f32,
+    ) {
+        let flagged: BTreeSet<u32> = flags.iter().map(|f| f.iteration).collect();
+        let mut charts: Vec<BarChart> = Vec::with_capacity(SEGMENTS.len());
+        let tips: Vec<(f64, String)> = records
+            .iter()
+            .map(|r| (r.iteration as f64, tooltip(r)))
+            .collect();
+        for (k, name) in SEGMENTS.iter().enumerate() {
+            let bars: Vec<Bar> = records
+                .iter()
+                .map(|r| {
+                    let height = if r.status == Status::Ok {
+                        segments(r)[k]
+                    } else if k == SEGMENTS.len() - 1 {
+                        r.total_ms
+                    } else {
+                        0.0
+                    };
+                    let mut fill = if r.status == Status::Ok {
+                        theme::SEGMENT_COLORS[k]
+                    } else {
+                        theme::ERROR
+                    };
+                    if r.warmup {
+                        fill = fill.gamma_multiply(0.4);
+                    }
+                    let stroke = if self.selection.contains(&r.iteration) {
+                        egui::Stroke::new(2.0, theme::SELECTED)
+                    } else if flagged.contains(&r.iteration) {
+                        egui::Stroke::new(1.5, theme::WARN)
+                    } else {
+                        egui::Stroke::new(0.5, fill)
+                    };
+                    Bar::new(r.iteration as f64, height)
+                        .width(0.7)
+                        .fill(fill)
+                        .stroke(stroke)
+                        .name(format!("#{}", r.iteration))
+                })
+                .collect();
+            let refs: Vec<&BarChart> = charts.iter().collect();
+            let tips = tips.clone();
+            let chart = BarChart::new(*name, bars)
+                .color(theme::SEGMENT_COLORS[k])
+                .element_formatter(Box::new(move |bar, _| {
+                    tips.iter()
+                        .find(|(x, _)| *x == bar.argument)
+                        .map(|(_, t)| t.clone())
+                        .unwrap_or_default()
+                }))
+                .stack_on(&refs);
+            charts.push(chart);
+        }
+        self.bars = records.len();
+        let warm_labels: Vec<(u32, f64)> = records
+            .iter()
+            .filter(|r| r.warmup)
+            .map(|r| (r.iteration, r.total_ms))
+            .collect();
+        // Headroom above the tallest bar, so the legend does not cover it.
+        let tallest = records.iter().map(|r| r.total_ms).fold(0.0, f64::max);
+        let response = Plot::new("iterations-plot")
+            .height(height)
+            .legend(Legend::default().follow_insertion_order(true))
+            .allow_drag(false)
+            .allow_zoom(false)
+            .allow_scroll(false)
+            .allow_boxed_zoom(false)
+            .allow_double_click_reset(false)
+            .include_y(0.0)
+            .include_y(tallest * 1.3)
+            .y_axis_label("ms")
+            .x_axis_label("iteration")
+            .show(ui, |plot| {
+                for chart in charts {
+                    plot.bar_chart(chart);
+                }
+                for (i, y) in warm_labels {
+                    // Unnamed, so the legend leaves it out.
+                    plot.text(
+                        Text::new("", PlotPoint::new(f64::from(i), y), "warm-up")
+                            .id(("warm-up", i))
+                            .color(theme::MUTED)
+                            .anchor(egui::Align2::CENTER_BOTTOM),
+                    );
+                }
+            });
+        self.select_with_pointer(ui, &response, records);
+    }
+
+    /// Click selects one bar (Shift or Ctrl adds to the selection); a drag selects the range.
+    fn select_with_pointer(
+        &mut self,
+        ui: &egui::Ui,
+        plot: &egui_plot::PlotResponse<()>,
+        records: &[IterationRecord],
+    ) {
+        let response = &plot.response;
+        let x_at = |pos: egui::Pos2| plot.transform.value_from_position(pos).x;
+        let additive = ui.input(|i| i.modifiers.shift || i.modifiers.command);
+        if response.drag_started()
+            && let Some(pos) = response.interact_pointer_pos()
+        {
+            self.drag_from = Some(x_at(pos));
+        }
+        if response.drag_stopped()
+            && let (Some(from), Some(pos)) =
+                (self.drag_from.take(), response.interact_pointer_pos())
+        {
+            let to = x_at(pos);
+            let (lo, hi) = (from.min(to), from.max(to));
+            let hit = records
+                .iter()
+                .map(|r| r.iteration)
+                .filter(|&i| (i as f64) >= lo - 0.35 && (i as f64) <= hi + 0.35);
+            if !additive {
+                self.selection.clear();
+            }
+            self.selection.extend(hit);
+        }
+        if response.clicked()
+            && let Some(pos) = response.interact_pointer_pos()
+        {
+            let x = x_at(pos).round();
+            let hit = records.iter().map(|r| r.iteration).find(|&i| i as f64 == x);
+            match hit {
+                Some(i) if additive => {
+                    if !self.selection.remove(&i) {
+                        self.selection.insert(i);
+                    }
+                }
+                Some(i) => self.select([i]),
+                None => self.selection.clear(),
+            }
+        }
+    }
+}
+
+/// The hover text of an iteration's bar: every figure, exactly.
+fn tooltip(r: &IterationRecord) -> String {
+    let mut text = format!(
+        "#{}{} · {}\ntotal {:.3} ms",
+        r.iteration,
+        if r.warmup { " (warm-up)" } else { "" },
+        r.status.as_str(),
+        r.total_ms
+    );
+    let s = segments(r);
+    for (name, value) in SEGMENTS.iter().zip(s) {
+        text.push_str(&format!("\n{name} {value:.3} ms"));
+    }
+    if let Some(server) = r.server_ms {
+        text.push_str(&format!(
+            "\nthe server reports {server:.3} ms elapsed (its work overlaps the stream)"
+        ));
+    }
+    if let Some(ttfb) = r.ttfb_ms {
+        text.push_str(&format!("\nfirst byte {ttfb:.3} ms"));
+    }
+    text.push_str(&format!(
+        "\n{} rows · {} messages · {:.2} MB",
+        r.rows,
+        r.messages,
+        r.wire_bytes as f64 / 1e6
+    ));
+    if r.resumes > 0 {
+        text.push_str(&format!("\n{} resumes", r.resumes));
+    }
+    if let Some(e) = &r.error {
+        text.push_str(&format!("\n{e}"));
+    }
+    text
+}
+
+/// The per-phase summary table: median, mean, σ, min, max, p90, p99 in milliseconds.
+pub fn summary_table(ui: &mut egui::Ui, rows: &[(Phase, Summary)], selection: &BTreeSet<u32>) {
+    let over = if selection.is_empty() {
+        "every timed iteration".to_owned()
+    } else {
+        format!("{} selected iterations", selection.len())
+    };
+    ui.horizontal(|ui| {
+        ui.label(egui::RichText::new("Summary").strong());
+        ui.label(egui::RichText::new(format!("(ms, over {over})")).small());
+    });
+    if rows.is_empty() {
+        ui.label("No timed iteration yet.");
+        return;
+    }
+    egui::Grid::new("summary-table")
+        .striped(true)
+        .num_columns(9)
+        .spacing([14.0, 3.0])
+        .show(ui, |ui| {
+            for heading in [
+                "phase", "n", "median", "mean", "σ", "min", "max", "p90", "p99",
+            ] {
+                ui.label(egui::RichText::new(heading).strong());
+            }
+            ui.end_row();
+            for (phase, s) in rows {
+                ui.label(phase.label());
+                ui.monospace(s.count.to_string());
+                for value in [s.median, s.mean, s.std_dev, s.min, s.max, s.p90, s.p99] {
+                    ui.monospace(format!("{value:.3}"));
+                }
+                ui.end_row();
+            }
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(i: u32, total: f64) -> IterationRecord {
+        IterationRecord {
+            total_ms: total,
+            network_ms: Some(total * 0.6),
+            server_ms: Some(total * 0.2),
+            wire_decode_ms: Some(total * 0.1),
+            row_decode_ms: Some(total * 0.2),
+            other_ms: Some(total * 0.1),
+            ..IterationRecord::new("r", i, i == 0, "t")
+        }
+    }
+
+    #[test]
+    fn segments_take_the_server_out_of_the_network_and_add_up() {
+        let r = record(1, 10.0);
+        let s = segments(&r);
+        assert!((s[0] - 2.0).abs() < 1e-9);
+        assert!((s[1] - 4.0).abs() < 1e-9);
+        assert!((s.iter().sum::<f64>() - 10.0).abs() < 1e-9);
+        let mut odd = record(2, 10.0);
+        odd.server_ms = Some(50.0);
+        assert!((segments(&odd)[1]).abs() < 1e-9, "server capped by network");
+    }
+
+    #[test]
+    fn flags_name_the_cold_start_and_outliers() {
+        let mut records: Vec<IterationRecord> = (0..12)
+            .map(|i| record(i, 10.0 + f64::from(i % 3) * 0.1))
+            .collect();
+        records[0].total_ms = 80.0;
+        records[7].total_ms = 60.0;
+        let flags = flags(&records);
+        assert!(
+            flags
+                .iter()
+                .any(|f| f.iteration == 0 && f.text.contains("cold start"))
+        );
+        assert!(
+            flags
+                .iter()
+                .any(|f| f.iteration == 7 && f.text.contains("outlier"))
+        );
+    }
+
+    #[test]
+    fn summaries_follow_the_selection() {
+        let records: Vec<IterationRecord> = (0..4).map(|i| record(i, f64::from(i))).collect();
+        let all = summaries(&records, &BTreeSet::new());
+        assert_eq!(all[0].0, Phase::Total);
+        assert_eq!(all[0].1.count, 3, "warm-up left out");
+        let some = summaries(&records, &BTreeSet::from([3]));
+        assert_eq!(some[0].1.count, 1);
+        assert_eq!(some[0].1.median, 3.0);
+    }
+}

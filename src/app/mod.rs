@@ -1,0 +1,797 @@
+//! The desktop app: run a query N times, watch where the time goes, compare runs, export them.
+//!
+//! It draws and sends commands, nothing else: runs happen on the engine's own runtime, file
+//! dialogs and the emulator on threads of their own; everything they report is drained once per
+//! frame in [`eframe::App::logic`]. What the user chose (connection, query, recent queries, the
+//! open tab, the layout) persists through eframe's storage; runs and results do not.
+
+mod compare;
+mod connection;
+mod details;
+mod emulator;
+mod export;
+mod frames;
+mod iterations;
+mod query;
+mod run;
+mod theme;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+pub use compare::CompareView;
+pub use connection::{ConnectionPanel, ConnectionSettings, LocalSettings, TargetKind, TestOutcome};
+pub use details::{DetailsView, Log, LogEntry};
+pub use emulator::EmulatorSettings;
+pub use export::{ExportFormat, export_bytes, export_to, summary_text};
+pub use frames::{FrameSample, FrameStats};
+pub use iterations::IterationsView;
+pub use query::{DEFAULT_SQL, QuerySettings};
+
+use crate::engine::IterationDetails;
+use crate::report::{RunReport, Status};
+use export::{DialogPurpose, Dialogs};
+pub use run::Progress;
+use run::{ActiveRun, Ended};
+
+/// How often the window redraws while a run streams, with no input.
+const RUNNING_REPAINT: std::time::Duration = std::time::Duration::from_millis(33);
+
+/// The window's title.
+pub const TITLE: &str = "spanprof — Cloud Spanner query profiler";
+
+/// The views of the central area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Tab {
+    /// Bars per iteration and the summary.
+    #[default]
+    Iterations,
+    /// Runs side by side.
+    Compare,
+    /// Rows, stats, plan and the error log.
+    Details,
+}
+
+/// What persists between launches.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// The connection panel.
+    pub connection: ConnectionSettings,
+    /// The query panel, recent queries included.
+    pub query: QuerySettings,
+    /// The open tab.
+    pub tab: Tab,
+}
+
+/// How the app starts.
+#[derive(Debug, Clone, Default)]
+pub struct AppOptions {
+    /// Load and save settings through eframe's storage (off for tests).
+    pub persist: bool,
+    /// Rows in the local instance's Seed23, overriding the saved settings.
+    pub local_rows: Option<u64>,
+    /// SQL to start with, overriding the saved settings.
+    pub sql: Option<String>,
+    /// Timed iterations without warm-up, overriding the saved settings.
+    pub iterations: Option<u32>,
+    /// Record frame times while runs stream, appended to this CSV file.
+    pub frame_stats: Option<PathBuf>,
+    /// Write the state of the last run to this file (`running`, `finished ...`), for scripts.
+    pub status_file: Option<PathBuf>,
+}
+
+impl AppOptions {
+    /// No persistence, the local instance with `rows` rows: quick, repeatable tests.
+    pub fn in_memory(rows: u64) -> Self {
+        AppOptions {
+            persist: false,
+            local_rows: Some(rows),
+            ..AppOptions::default()
+        }
+    }
+}
+
+/// Where a run in the list came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunSource {
+    /// Run since the app started.
+    Live,
+    /// Read from an exported JSON report.
+    Opened(PathBuf),
+}
+
+/// A run the app knows about.
+#[derive(Debug, Clone)]
+pub struct RunEntry {
+    /// Unique within this app's life.
+    pub id: u64,
+    /// The report.
+    pub report: RunReport,
+    /// What its last iteration returned (live runs only).
+    pub details: Option<Box<IterationDetails>>,
+    /// Where it came from.
+    pub source: RunSource,
+    /// Whether exports include it.
+    pub export: bool,
+}
+
+/// What the panels ask the app to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Start a run of the query panel's query on the connection panel's target.
+    Run,
+    /// Cancel the run in flight.
+    Cancel,
+    /// Test the connection.
+    TestConnection,
+    /// Start the installed emulator and seed it.
+    StartEmulator,
+    /// Choose a service-account key file.
+    ChooseCredentials,
+    /// Open a JSON report.
+    OpenReport,
+    /// Export the runs marked for export.
+    Export(ExportFormat),
+    /// Copy the Markdown summary of the runs marked for export.
+    CopySummary,
+}
+
+/// The app.
+pub struct SpanprofApp {
+    settings: Settings,
+    persist: bool,
+    connection: ConnectionPanel,
+    emulator: emulator::EmulatorProcess,
+    query: query::QueryPanel,
+    active: Option<ActiveRun>,
+    active_id: u64,
+    runs: Vec<RunEntry>,
+    shown: Option<u64>,
+    next_id: u64,
+    iterations: IterationsView,
+    compare: CompareView,
+    details: DetailsView,
+    dialogs: Dialogs,
+    log: Log,
+    notice: Option<String>,
+    frame_stats: Option<FrameStats>,
+    frame_started: Option<Instant>,
+    status_file: Option<PathBuf>,
+    ctx: egui::Context,
+}
+
+impl SpanprofApp {
+    /// The app, with its settings from `cc`'s storage when `options.persist`.
+    pub fn new(cc: &eframe::CreationContext<'_>, options: AppOptions) -> Self {
+        theme::apply(&cc.egui_ctx);
+        let mut settings: Settings = if options.persist {
+            cc.storage
+                .and_then(|s| eframe::get_value(s, eframe::APP_KEY))
+                .unwrap_or_default()
+        } else {
+            Settings::default()
+        };
+        if let Some(rows) = options.local_rows {
+            settings.connection.local.seed23_rows = rows;
+        }
+        if let Some(sql) = options.sql {
+            settings.query.sql = sql;
+        }
+        if let Some(iterations) = options.iterations {
+            settings.query.iterations = iterations.max(1);
+            settings.query.warmup = 0;
+        }
+        SpanprofApp {
+            settings,
+            persist: options.persist,
+            connection: ConnectionPanel::default(),
+            emulator: emulator::EmulatorProcess::default(),
+            query: query::QueryPanel,
+            active: None,
+            active_id: 0,
+            runs: Vec::new(),
+            shown: None,
+            next_id: 1,
+            iterations: IterationsView::default(),
+            compare: CompareView::default(),
+            details: DetailsView::default(),
+            dialogs: Dialogs::default(),
+            log: Log::default(),
+            notice: None,
+            frame_stats: options.frame_stats.map(FrameStats::new),
+            frame_started: None,
+            status_file: options.status_file,
+            ctx: cc.egui_ctx.clone(),
+        }
+    }
+
+    /// The settings (what persists).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The settings, to change them.
+    pub fn settings_mut(&mut self) -> &mut Settings {
+        &mut self.settings
+    }
+
+    /// Every run since the app started, and those opened from reports, oldest first.
+    pub fn runs(&self) -> &[RunEntry] {
+        &self.runs
+    }
+
+    /// Whether a run is in flight.
+    pub fn is_running(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// How the last connection test ended, or that it is running.
+    pub fn connection_outcome(&self) -> Option<&TestOutcome> {
+        self.connection.outcome()
+    }
+
+    /// Where the run in flight is, if one is.
+    pub fn progress(&self) -> Option<Progress> {
+        self.active.as_ref().map(ActiveRun::progress)
+    }
+
+    /// The error log.
+    pub fn log(&self) -> &Log {
+        &self.log
+    }
+
+    /// The iterations view (its selection, the bars it drew).
+    pub fn iterations_view(&mut self) -> &mut IterationsView {
+        &mut self.iterations
+    }
+
+    /// The compare view.
+    pub fn compare_view(&mut self) -> &mut CompareView {
+        &mut self.compare
+    }
+
+    /// The verdicts the compare view shows: each picked run against the first picked.
+    pub fn verdicts(&self) -> Vec<String> {
+        self.compare.verdicts_shown(&self.runs)
+    }
+
+    /// Shows `tab`.
+    pub fn set_tab(&mut self, tab: Tab) {
+        self.settings.tab = tab;
+    }
+
+    /// The reports of the runs marked for export, oldest first.
+    pub fn export_reports(&self) -> Vec<RunReport> {
+        self.runs
+            .iter()
+            .filter(|r| r.export)
+            .map(|r| r.report.clone())
+            .collect()
+    }
+
+    /// Exports the runs marked for export to `path` (what the Export menu does once its dialog
+    /// has a path).
+    pub fn export_selected(
+        &self,
+        format: ExportFormat,
+        path: &Path,
+    ) -> Result<(), crate::export::ExportError> {
+        export_to(path, format, &self.export_reports())
+    }
+
+    /// Adds the runs of a JSON report read from `path`.
+    pub fn open_report(&mut self, path: &Path) -> Result<usize, String> {
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let reports = crate::export::read_json(&bytes)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let count = reports.len();
+        for report in reports {
+            self.add_run(report, None, RunSource::Opened(path.to_owned()));
+        }
+        Ok(count)
+    }
+
+    fn add_run(
+        &mut self,
+        report: RunReport,
+        details: Option<Box<IterationDetails>>,
+        source: RunSource,
+    ) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.runs.push(RunEntry {
+            id,
+            report,
+            details,
+            source,
+            export: true,
+        });
+        self.shown = Some(id);
+        id
+    }
+
+    /// The label of the next run: the panel's label, or `run N`; made unique among the runs.
+    fn next_label(&self) -> String {
+        let wanted = self.settings.query.label.trim();
+        let base = if wanted.is_empty() {
+            format!("run {}", self.runs.len() + 1)
+        } else {
+            wanted.to_owned()
+        };
+        let taken = |label: &str| self.runs.iter().any(|r| r.report.config.label == label);
+        if !taken(&base) {
+            return base;
+        }
+        (2..)
+            .map(|n| format!("{base} ({n})"))
+            .find(|l| !taken(l))
+            .unwrap_or(base)
+    }
+
+    fn start_run(&mut self) {
+        if self.active.is_some() {
+            return;
+        }
+        let started = self
+            .settings
+            .connection
+            .target()
+            .and_then(|(target, database)| {
+                let spec = self.settings.query.spec(self.next_label(), database)?;
+                Ok((target, spec))
+            })
+            .and_then(|(target, spec)| {
+                ActiveRun::start(target, spec, connection::repaint_notifier(&self.ctx))
+                    .map_err(|e| format!("cannot start the engine: {e}"))
+            });
+        match started {
+            Ok(run) => {
+                let sql = self.settings.query.sql.trim().to_owned();
+                self.settings.query.remember(&sql);
+                self.active_id = self.next_id;
+                self.next_id += 1;
+                self.active = Some(run);
+                self.notice = None;
+                self.write_status("running");
+            }
+            Err(message) => self.error(message),
+        }
+    }
+
+    fn error(&mut self, message: String) {
+        self.notice = Some(message.clone());
+        self.log.push(message);
+    }
+
+    fn write_status(&self, status: &str) {
+        if let Some(path) = &self.status_file {
+            let _ = crate::export::write_atomically(path, format!("{status}\n").as_bytes());
+        }
+    }
+
+    /// Reads what every worker reported since the last frame.
+    fn drain(&mut self) {
+        self.connection.drain();
+        if let Some(message) = self.emulator.drain() {
+            self.error(message);
+        }
+        for (purpose, path) in self.dialogs.drain() {
+            if let Some(path) = path {
+                self.dialog_chose(purpose, &path);
+            }
+        }
+        let mut errors = Vec::new();
+        let ended = self
+            .active
+            .as_mut()
+            .and_then(|run| run.drain(|e| errors.push(e)));
+        if let Some(last) = errors.last() {
+            self.notice = Some(last.clone());
+        }
+        for e in errors {
+            self.log.push(e);
+        }
+        match ended {
+            None => {}
+            Some(Ended::Failed(message)) => {
+                self.finish_frames();
+                self.active = None;
+                self.write_status(&format!("failed {message}"));
+                self.error(message);
+                self.details.show_log();
+            }
+            Some(Ended::Finished(report, details)) => {
+                self.finish_frames();
+                self.active = None;
+                let ok = report
+                    .iterations
+                    .iter()
+                    .filter(|i| i.status == Status::Ok)
+                    .count();
+                let failed = report.iterations.len() - ok;
+                self.write_status(&format!(
+                    "finished {} ok={ok} other={failed}",
+                    report.config.label
+                ));
+                if report.iterations.is_empty() {
+                    self.notice = Some(format!(
+                        "{} was cancelled before it connected",
+                        report.config.label
+                    ));
+                } else {
+                    self.add_run(report, details, RunSource::Live);
+                }
+            }
+        }
+    }
+
+    fn finish_frames(&mut self) {
+        let label = self
+            .active
+            .as_ref()
+            .map(|r| r.label().to_owned())
+            .unwrap_or_default();
+        if let Some(stats) = &mut self.frame_stats
+            && let Err(e) = stats.flush(&label)
+        {
+            self.log
+                .push(format!("cannot write the frame statistics: {e}"));
+        }
+    }
+
+    fn dialog_chose(&mut self, purpose: DialogPurpose, path: &Path) {
+        match purpose {
+            DialogPurpose::Save(format) => match self.export_selected(format, path) {
+                Ok(()) => self.notice = Some(format!("exported to {}", path.display())),
+                Err(e) => self.error(e.to_string()),
+            },
+            DialogPurpose::OpenReport => match self.open_report(path) {
+                Ok(n) => {
+                    self.notice = Some(format!("opened {n} runs from {}", path.display()));
+                    self.settings.tab = Tab::Compare;
+                }
+                Err(e) => self.error(e),
+            },
+            DialogPurpose::Credentials => {
+                self.settings.connection.cloud.credentials_file = Some(path.to_owned());
+            }
+        }
+    }
+
+    fn handle(&mut self, command: Command) {
+        match command {
+            Command::Run => self.start_run(),
+            Command::Cancel => {
+                if let Some(run) = &mut self.active {
+                    run.cancel();
+                }
+            }
+            Command::TestConnection => {
+                let notify = connection::repaint_notifier(&self.ctx);
+                self.connection
+                    .start_test(&self.settings.connection, notify);
+            }
+            Command::StartEmulator => {
+                let ctx = self.ctx.clone();
+                self.emulator
+                    .start(&self.settings.connection.emulator, move || {
+                        ctx.request_repaint()
+                    });
+            }
+            Command::ChooseCredentials => self.open_dialog(DialogPurpose::Credentials),
+            Command::OpenReport => self.open_dialog(DialogPurpose::OpenReport),
+            Command::Export(format) => {
+                if self.export_reports().is_empty() {
+                    self.error("nothing to export: no run is marked for export".into());
+                } else {
+                    self.open_dialog(DialogPurpose::Save(format));
+                }
+            }
+            Command::CopySummary => match summary_text(&self.export_reports()) {
+                Ok(text) => {
+                    self.ctx.copy_text(text);
+                    self.notice = Some("summary copied".into());
+                }
+                Err(e) => self.error(e.to_string()),
+            },
+        }
+    }
+
+    fn open_dialog(&mut self, purpose: DialogPurpose) {
+        let ctx = self.ctx.clone();
+        if let Err(e) = self.dialogs.open(purpose, move || ctx.request_repaint()) {
+            self.error(e);
+        }
+    }
+
+    fn menu_bar(&mut self, ui: &mut egui::Ui) -> Option<Command> {
+        let mut command = None;
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.label(egui::RichText::new("spanprof").strong().size(16.0));
+            ui.separator();
+            ui.menu_button("File", |ui| {
+                if ui.button("Open report…").clicked() {
+                    command = Some(Command::OpenReport);
+                }
+                ui.separator();
+                for format in ExportFormat::ALL {
+                    if ui.button(format!("Export {}", format.label())).clicked() {
+                        command = Some(Command::Export(format));
+                    }
+                }
+                if ui.button("Copy summary").clicked() {
+                    command = Some(Command::CopySummary);
+                }
+            });
+            ui.separator();
+            for (tab, name) in [
+                (Tab::Iterations, "Iterations"),
+                (Tab::Compare, "Compare"),
+                (Tab::Details, "Details"),
+            ] {
+                ui.selectable_value(&mut self.settings.tab, tab, name);
+            }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if ui.button("Copy summary").clicked() {
+                    command = Some(Command::CopySummary);
+                }
+                ui.menu_button("Export", |ui| {
+                    for format in ExportFormat::ALL {
+                        if ui.button(format.label()).clicked() {
+                            command = Some(Command::Export(format));
+                        }
+                    }
+                });
+            });
+        });
+        command
+    }
+
+    fn status_bar(&self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            match &self.active {
+                Some(run) => {
+                    ui.colored_label(theme::WARN, "running");
+                    let target = run.target().unwrap_or("connecting");
+                    ui.label(format!("{} · {target}", run.label()));
+                }
+                None => {
+                    ui.colored_label(theme::OK, "ready");
+                }
+            }
+            ui.separator();
+            ui.label(target_summary(&self.settings.connection));
+            if let Some(notice) = &self.notice {
+                ui.separator();
+                let is_error = self.log.last().is_some_and(|e| &e.message == notice);
+                let color = if is_error { theme::ERROR } else { theme::MUTED };
+                ui.colored_label(color, notice);
+            }
+        });
+    }
+
+    fn side_panel(&mut self, ui: &mut egui::Ui) -> Option<Command> {
+        let mut command = None;
+        let running = self.active.is_some();
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            egui::CollapsingHeader::new(egui::RichText::new("Connection").strong())
+                .default_open(true)
+                .show(ui, |ui| {
+                    command = self.connection.ui(
+                        ui,
+                        &mut self.settings.connection,
+                        self.emulator.status(),
+                        !running,
+                    );
+                });
+            ui.separator();
+            egui::CollapsingHeader::new(egui::RichText::new("Query").strong())
+                .default_open(true)
+                .show(ui, |ui| {
+                    if let Some(c) =
+                        self.query
+                            .ui(ui, &mut self.settings.query, self.active.as_ref())
+                    {
+                        command = Some(c);
+                    }
+                });
+        });
+        command
+    }
+
+    fn central(&mut self, ui: &mut egui::Ui) {
+        match self.settings.tab {
+            Tab::Iterations => self.iterations_tab(ui),
+            Tab::Compare => self.compare.ui(ui, &mut self.runs),
+            Tab::Details => {
+                let shown = self.shown;
+                let details = self
+                    .runs
+                    .iter()
+                    .find(|r| Some(r.id) == shown)
+                    .and_then(|r| r.details.as_deref());
+                self.details.ui(ui, details, &self.log);
+            }
+        }
+    }
+
+    fn shown_run(&self) -> Option<&RunEntry> {
+        self.runs.iter().find(|r| Some(r.id) == self.shown)
+    }
+
+    fn iterations_tab(&mut self, ui: &mut egui::Ui) {
+        if let Some(run) = &self.active {
+            ui.heading(format!("{} (running)", run.label()));
+            let records = run.records().to_vec();
+            self.iterations.ui(ui, self.active_id, &records);
+            return;
+        }
+        if self.runs.is_empty() {
+            ui.add_space(40.0);
+            ui.vertical_centered(|ui| {
+                ui.heading("No run yet");
+                ui.label("Press Run (or Ctrl+Enter) to profile the query on the left.");
+            });
+            return;
+        }
+        let mut shown = self.shown;
+        ui.horizontal(|ui| {
+            let title = self.shown_run().map(run_title).unwrap_or_default();
+            egui::ComboBox::from_id_salt("shown-run")
+                .selected_text(egui::RichText::new(title).heading())
+                .show_ui(ui, |ui| {
+                    for r in self.runs.iter().rev() {
+                        ui.selectable_value(&mut shown, Some(r.id), run_title(r));
+                    }
+                });
+        });
+        self.shown = shown;
+        if let Some(run) = self.runs.iter().find(|r| Some(r.id) == self.shown) {
+            ui.label(
+                egui::RichText::new(format!(
+                    "{} · {} · mode {}",
+                    run.report.config.target,
+                    one_line(&run.report.config.sql, 80),
+                    run.report.config.query_mode
+                ))
+                .small()
+                .color(theme::MUTED),
+            );
+            let id = run.id;
+            let records = run.report.iterations.clone();
+            self.iterations.ui(ui, id, &records);
+        }
+    }
+}
+
+fn run_title(r: &RunEntry) -> String {
+    match &r.source {
+        RunSource::Live => r.report.config.label.clone(),
+        RunSource::Opened(path) => format!(
+            "{} (from {})",
+            r.report.config.label,
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ),
+    }
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > max {
+        format!("{}…", flat.chars().take(max).collect::<String>())
+    } else {
+        flat
+    }
+}
+
+fn target_summary(c: &ConnectionSettings) -> String {
+    match c.kind {
+        TargetKind::Local => format!(
+            "local instance · Seed23 {} rows",
+            query::thousands(c.local.seed23_rows)
+        ),
+        TargetKind::Emulator => format!("emulator {}", c.emulator.host_port),
+        TargetKind::Cloud => format!(
+            "Cloud Spanner {}/{}/{}",
+            c.cloud.project, c.cloud.instance, c.cloud.database
+        ),
+    }
+}
+
+impl eframe::App for SpanprofApp {
+    fn logic(&mut self, _ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        self.frame_started = Some(Instant::now());
+        self.drain();
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        let mut commands = Vec::new();
+        if ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Enter)) {
+            commands.push(Command::Run);
+        }
+        egui::Panel::top("menu").show(ui, |ui| {
+            commands.extend(self.menu_bar(ui));
+        });
+        egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
+        egui::Panel::left("controls")
+            .resizable(true)
+            .default_size(360.0)
+            .min_size(280.0)
+            .show(ui, |ui| {
+                commands.extend(self.side_panel(ui));
+            });
+        egui::CentralPanel::default().show(ui, |ui| self.central(ui));
+        for command in commands {
+            self.handle(command);
+        }
+        if self.active.is_some() {
+            // Keep drawing while a run streams (the progress moves), at a rate that leaves the
+            // CPU to the run being measured; input still repaints at once.
+            ui.ctx().request_repaint_after(RUNNING_REPAINT);
+            if let (Some(stats), Some(started)) = (&mut self.frame_stats, self.frame_started) {
+                stats.record(started, frame.info().cpu_usage);
+            }
+        }
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if self.persist {
+            eframe::set_value(storage, eframe::APP_KEY, &self.settings);
+        }
+    }
+
+    fn persist_egui_memory(&self) -> bool {
+        self.persist
+    }
+}
+
+/// Opens the window and runs the app until it is closed.
+pub fn launch(options: AppOptions) -> anyhow::Result<()> {
+    let native = eframe::NativeOptions {
+        renderer: eframe::Renderer::Glow,
+        viewport: egui::ViewportBuilder::default()
+            .with_title(TITLE)
+            .with_app_id("spanprof")
+            .with_inner_size([1280.0, 800.0])
+            .with_min_inner_size([900.0, 600.0]),
+        ..eframe::NativeOptions::default()
+    };
+    eframe::run_native(
+        "spanprof",
+        native,
+        Box::new(move |cc| Ok(Box::new(SpanprofApp::new(cc, options)))),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_and_missing_fields_take_defaults() -> Result<(), serde_json::Error> {
+        let mut settings = Settings::default();
+        settings.query.remember("SELECT 1");
+        settings.connection.kind = TargetKind::Emulator;
+        settings.tab = Tab::Compare;
+        let text = serde_json::to_string(&settings)?;
+        assert_eq!(serde_json::from_str::<Settings>(&text)?, settings);
+        let old: Settings = serde_json::from_str(r#"{"query": {"sql": "SELECT 2"}}"#)?;
+        assert_eq!(old.query.sql, "SELECT 2");
+        assert_eq!(old.query.iterations, QuerySettings::default().iterations);
+        assert_eq!(old.connection, ConnectionSettings::default());
+        Ok(())
+    }
+
+    #[test]
+    fn one_line_flattens_and_cuts() {
+        assert_eq!(one_line("SELECT *\n  FROM t", 80), "SELECT * FROM t");
+        assert_eq!(one_line("abcdef", 3), "abc…");
+    }
+}

@@ -1,0 +1,158 @@
+//! A run in flight: the engine handle, and what its events said so far (progress, the iterations
+//! that ended, the last iteration's details). The app drains it once per frame.
+
+use std::time::Instant;
+
+use crate::engine::{Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, Target};
+use crate::report::{IterationRecord, RunReport};
+
+/// Where a run is, for the progress bar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// The 0-based iteration streaming now; `None` while connecting.
+    pub iteration: Option<u32>,
+    /// Iterations in all, warm-ups included.
+    pub of: u32,
+    /// Rows streamed so far in this iteration.
+    pub rows: u64,
+    /// Rows per second in this iteration so far.
+    pub rows_per_s: Option<f64>,
+    /// Megabytes (10^6 bytes) per second of the last iteration that ended.
+    pub mb_per_s: Option<f64>,
+}
+
+impl Progress {
+    /// The fraction of the run done, iterations ended counting whole.
+    pub fn fraction(&self) -> f32 {
+        match self.iteration {
+            Some(i) if self.of > 0 => i as f32 / self.of as f32,
+            _ => 0.0,
+        }
+    }
+}
+
+/// How a drained run ended, when it did.
+#[derive(Debug)]
+pub enum Ended {
+    /// The engine finished; the report holds every iteration (possibly none, if cancelled while
+    /// connecting).
+    Finished(RunReport, Option<Box<IterationDetails>>),
+    /// The run could not start.
+    Failed(String),
+}
+
+/// A run in flight.
+pub struct ActiveRun {
+    engine: Engine,
+    label: String,
+    of: u32,
+    iteration: Option<u32>,
+    rows: u64,
+    iteration_started: Instant,
+    records: Vec<IterationRecord>,
+    details: Option<Box<IterationDetails>>,
+    target: Option<String>,
+    mb_per_s: Option<f64>,
+    cancelled: bool,
+}
+
+impl ActiveRun {
+    /// Starts `spec` on `target`; `notify` asks for a repaint whenever an event is waiting.
+    pub fn start(target: Target, spec: ProfileSpec, notify: Notifier) -> std::io::Result<Self> {
+        let label = spec.label.clone();
+        let of = spec.warmup + spec.iterations;
+        let engine = Engine::start(target, spec, notify)?;
+        Ok(ActiveRun {
+            engine,
+            label,
+            of,
+            iteration: None,
+            rows: 0,
+            iteration_started: Instant::now(),
+            records: Vec::new(),
+            details: None,
+            target: None,
+            mb_per_s: None,
+            cancelled: false,
+        })
+    }
+
+    /// Reads every waiting event (never blocks); returns how the run ended once it has, and each
+    /// failed iteration's message through `on_error`.
+    pub fn drain(&mut self, mut on_error: impl FnMut(String)) -> Option<Ended> {
+        while let Some(event) = self.engine.try_next() {
+            match event {
+                EngineEvent::Connected { target, .. } => {
+                    self.target = Some(target);
+                    self.start_iteration(0);
+                }
+                EngineEvent::Progress {
+                    iteration, rows, ..
+                } => {
+                    if self.iteration != Some(iteration) {
+                        self.start_iteration(iteration);
+                    }
+                    self.rows = rows;
+                }
+                EngineEvent::Iteration(record) => {
+                    if let Some(error) = &record.error
+                        && !(self.cancelled && error == "cancelled")
+                    {
+                        on_error(format!("{} #{}: {error}", self.label, record.iteration));
+                    }
+                    if record.total_ms > 0.0 && record.wire_bytes > 0 {
+                        self.mb_per_s = Some(record.wire_bytes as f64 / record.total_ms / 1e3);
+                    }
+                    self.start_iteration(record.iteration + 1);
+                    self.records.push(record);
+                }
+                EngineEvent::Details(details) => self.details = Some(details),
+                EngineEvent::Finished(report) => {
+                    return Some(Ended::Finished(report, self.details.take()));
+                }
+                EngineEvent::Failed(message) => return Some(Ended::Failed(message)),
+            }
+        }
+        None
+    }
+
+    fn start_iteration(&mut self, iteration: u32) {
+        self.iteration = Some(iteration.min(self.of.saturating_sub(1)));
+        self.rows = 0;
+        self.iteration_started = Instant::now();
+    }
+
+    /// Asks the engine to stop; the iteration streaming now is abandoned at once.
+    pub fn cancel(&mut self) {
+        self.cancelled = true;
+        self.engine.cancel();
+    }
+
+    /// The run's label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The target, once connected.
+    pub fn target(&self) -> Option<&str> {
+        self.target.as_deref()
+    }
+
+    /// The iterations that ended so far.
+    pub fn records(&self) -> &[IterationRecord] {
+        &self.records
+    }
+
+    /// Where the run is.
+    pub fn progress(&self) -> Progress {
+        let elapsed = self.iteration_started.elapsed().as_secs_f64();
+        Progress {
+            iteration: self.iteration,
+            of: self.of,
+            rows: self.rows,
+            rows_per_s: (self.iteration.is_some() && elapsed > 0.05 && self.rows > 0)
+                .then(|| self.rows as f64 / elapsed),
+            mb_per_s: self.mb_per_s,
+        }
+    }
+}

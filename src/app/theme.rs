@@ -1,0 +1,64 @@
+//! The app's colours and visuals: a dark theme with one colour per phase.
+
+use egui::Color32;
+
+/// Server, network, wire decode, row decode, other.
+pub const SEGMENT_COLORS: [Color32; 5] = [
+    Color32::from_rgb(0xb0, 0x7c, 0xf0),
+    Color32::from_rgb(0x4a, 0x9e, 0xe8),
+    Color32::from_rgb(0xf0, 0xa0, 0x3c),
+    Color32::from_rgb(0x4c, 0xc3, 0x8a),
+    Color32::from_rgb(0x8a, 0x90, 0x9a),
+];
+/// Runs overlaid in the compare view, in turn.
+pub const RUN_COLORS: [Color32; 6] = [
+    Color32::from_rgb(0x4a, 0x9e, 0xe8),
+    Color32::from_rgb(0xf0, 0xa0, 0x3c),
+    Color32::from_rgb(0x4c, 0xc3, 0x8a),
+    Color32::from_rgb(0xe0, 0x5c, 0x7a),
+    Color32::from_rgb(0xb0, 0x7c, 0xf0),
+    Color32::from_rgb(0xd8, 0xd0, 0x5a),
+];
+/// Success.
+pub const OK: Color32 = Color32::from_rgb(0x4c, 0xc3, 0x8a);
+/// Errors.
+pub const ERROR: Color32 = Color32::from_rgb(0xf0, 0x5a, 0x5a);
+/// Warnings and flags.
+pub const WARN: Color32 = Color32::from_rgb(0xf0, 0xc0, 0x40);
+/// The outline of selected bars.
+pub const SELECTED: Color32 = Color32::from_rgb(0xff, 0xff, 0xff);
+/// Secondary text.
+pub const MUTED: Color32 = Color32::from_rgb(0x9a, 0xa0, 0xaa);
+
+/// The colour of the `k`th run in the compare view.
+pub fn run_color(k: usize) -> Color32 {
+    RUN_COLORS[k % RUN_COLORS.len()]
+}
+
+/// Applies the app's visuals to `ctx`.
+pub fn apply(ctx: &egui::Context) {
+    ctx.set_theme(egui::Theme::Dark);
+    // Rows carry any text (Seed23 has CJK); a glyph no font has is drawn as a box, never a panic.
+    ctx.set_missing_glyph_policy(egui::epaint::text::MissingGlyphPolicy::Tofu);
+    ctx.all_styles_mut(|style| {
+        style.spacing.item_spacing = egui::vec2(8.0, 5.0);
+        style.spacing.button_padding = egui::vec2(8.0, 3.0);
+    });
+}
+
+/// One row of a two-column form grid: `label`, then `widget` named by it (for screen readers and
+/// tests), with `hover` as the label's tooltip when given.
+pub fn form_row(
+    ui: &mut egui::Ui,
+    label: &str,
+    hover: Option<&str>,
+    widget: impl egui::Widget,
+) -> egui::Response {
+    let mut name = ui.label(label);
+    if let Some(hover) = hover {
+        name = name.on_hover_text(hover);
+    }
+    let response = ui.add(widget).labelled_by(name.id);
+    ui.end_row();
+    response
+}

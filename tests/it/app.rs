@@ -1,0 +1,313 @@
+//! The desktop app driven through egui_kittest (no window, no GPU) against the built-in local
+//! instance: runs, cancel, a server error in the window, a comparison, an export.
+
+use std::time::{Duration, Instant};
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use spanprof::app::{AppOptions, ExportFormat, SpanprofApp, Tab};
+use spanprof::report::Status;
+
+/// The real app on a local instance with 10,000 Seed23 rows, nothing persisted. A glyph that no
+/// font has panics, so the app's own text is checked to be drawable.
+fn app() -> Harness<'static, SpanprofApp> {
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(|cc| SpanprofApp::new(cc, AppOptions::in_memory(10_000)))
+}
+
+/// Like [`app`], for views that show row data: Seed23 holds scripts the built-in fonts lack, which
+/// the app draws as boxes (as it does outside tests).
+fn app_showing_rows() -> Harness<'static, SpanprofApp> {
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .allow_missing_glyphs()
+        .build_eframe(|cc| SpanprofApp::new(cc, AppOptions::in_memory(10_000)))
+}
+
+fn set_query(h: &mut Harness<'static, SpanprofApp>, sql: &str, iterations: u32, label: &str) {
+    let q = &mut h.state_mut().settings_mut().query;
+    q.sql = sql.into();
+    q.iterations = iterations;
+    q.warmup = 0;
+    q.label = label.into();
+}
+
+/// Steps frames (the engine works on its own thread meanwhile) until `done`, for at most 60 s.
+fn step_until(
+    h: &mut Harness<'static, SpanprofApp>,
+    what: &str,
+    done: impl Fn(&SpanprofApp) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        h.step();
+        if done(h.state()) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // A few more frames so the window shows the result.
+    h.run_steps(3);
+}
+
+fn run_to_end(h: &mut Harness<'static, SpanprofApp>) {
+    h.get_by_label("Run").click();
+    h.step();
+    assert!(h.state().is_running(), "Run started a run");
+    step_until(h, "the run to finish", |app| !app.is_running());
+}
+
+#[test]
+fn ctrl_enter_runs_five_iterations_and_shows_five_bars_and_the_summary() {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 500", 5, "five");
+    h.run_steps(2);
+    assert!(h.query_by_label("No run yet").is_some());
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Enter);
+    h.step();
+    assert!(h.state().is_running(), "Ctrl+Enter started a run");
+    step_until(&mut h, "the run to finish", |app| !app.is_running());
+
+    let runs = h.state().runs();
+    assert_eq!(runs.len(), 1);
+    let report = &runs[0].report;
+    assert_eq!(report.config.label, "five");
+    assert_eq!(report.iterations.len(), 5);
+    assert!(
+        report
+            .iterations
+            .iter()
+            .all(|i| i.status == Status::Ok && i.rows == 500)
+    );
+    assert_eq!(h.state_mut().iterations_view().bars_drawn(), 5);
+    assert!(h.query_by_label("5 iterations (0 warm-up)").is_some());
+    assert!(h.query_by_label("Summary").is_some());
+    for heading in ["median", "mean", "σ", "min", "max", "p90", "p99"] {
+        assert!(
+            h.query_by_label(heading).is_some(),
+            "summary column {heading}"
+        );
+    }
+    // Phase rows (the chart's legend names some phases too; "total" is the table's own).
+    assert!(h.query_by_label("phase").is_some());
+    assert!(h.query_by_label("total").is_some());
+    // The recent queries remember it.
+    assert_eq!(
+        h.state()
+            .settings()
+            .query
+            .recent
+            .first()
+            .map(String::as_str),
+        Some("SELECT * FROM Seed23 LIMIT 500")
+    );
+}
+
+#[test]
+fn cancel_stops_a_long_run_at_once() {
+    let mut h = app();
+    {
+        let knobs = &mut h.state_mut().settings_mut().connection.local.knobs;
+        knobs.max_message_bytes = 16 * 1024;
+        knobs.message_delay_ms = 20;
+    }
+    set_query(&mut h, "SELECT * FROM Seed23", 50, "long");
+    h.get_by_label("Run").click();
+    h.step();
+    assert!(h.state().is_running());
+    step_until(&mut h, "rows to stream", |app| {
+        app.progress().is_some_and(|p| p.rows > 0)
+    });
+    assert!(
+        h.state().is_running(),
+        "a 50-iteration slow run is still going"
+    );
+    h.get_by_label("Cancel").click();
+    let cancelled = Instant::now();
+    step_until(&mut h, "the cancelled run to end", |app| !app.is_running());
+    assert!(
+        cancelled.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        cancelled.elapsed()
+    );
+    let report = &h.state().runs()[0].report;
+    assert!(report.iterations.len() < 50, "{}", report.iterations.len());
+    assert_eq!(
+        report.iterations.last().map(|i| i.status),
+        Some(Status::Cancelled)
+    );
+    assert!(!h.state().is_running());
+}
+
+#[test]
+fn bad_sql_shows_the_servers_message_in_the_window() {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM NoSuchTable", 1, "bad");
+    run_to_end(&mut h);
+    let shown = h
+        .query_all_by_label_contains("Table not found: NoSuchTable")
+        .count();
+    assert!(shown >= 1, "the server's message is in the window");
+    assert!(
+        h.state()
+            .log()
+            .entries()
+            .iter()
+            .any(|e| e.message.contains("Table not found: NoSuchTable"))
+    );
+    // And in the Details tab's log.
+    h.state_mut().set_tab(Tab::Details);
+    h.run_steps(2);
+    h.get_by_label("Log (1)").click();
+    h.run_steps(2);
+    assert!(h.query_all_by_label_contains("NoSuchTable").count() >= 1);
+}
+
+#[test]
+fn two_runs_compared_show_the_ratio_in_words() {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 3000", 8, "wide");
+    run_to_end(&mut h);
+    set_query(&mut h, "SELECT Id FROM Seed23 LIMIT 3000", 8, "narrow");
+    run_to_end(&mut h);
+    assert_eq!(h.state().runs().len(), 2);
+
+    h.get_by_label("Compare").click();
+    h.run_steps(2);
+    assert!(h.query_by_label_contains("Pick two or more").is_some());
+    h.get_by_label("wide").click();
+    h.run_steps(1);
+    assert!(h.query_by_label_contains("Pick two or more").is_some());
+    h.get_by_label("narrow").click();
+    h.run_steps(3);
+    assert!(h.query_by_label_contains("Pick two or more").is_none());
+    let verdicts = h.state().verdicts();
+    assert_eq!(verdicts.len(), 1, "{verdicts:?}");
+    let verdict = &verdicts[0];
+    assert!(
+        verdict.starts_with("narrow is ") && verdict.contains("× ± ") && verdict.contains("wide"),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("faster than") || verdict.contains("slower than"),
+        "{verdict}"
+    );
+    assert!(
+        h.query_by_label(verdict).is_some(),
+        "the verdict is in the window"
+    );
+}
+
+#[test]
+fn export_writes_a_csv_with_the_engines_columns() -> Result<(), Box<dyn std::error::Error>> {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 100", 3, "exported");
+    run_to_end(&mut h);
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("runs.csv");
+    h.state().export_selected(ExportFormat::Csv, &path)?;
+    let mut reader = csv::Reader::from_path(&path)?;
+    let header: Vec<String> = reader.headers()?.iter().map(str::to_owned).collect();
+    assert_eq!(header, spanprof::export::COLUMNS);
+    let rows: Vec<csv::StringRecord> = reader.records().collect::<Result<_, _>>()?;
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| r.get(0) == Some("exported")));
+
+    // The JSON export reads back into the compare view.
+    let json = dir.path().join("runs.json");
+    h.state().export_selected(ExportFormat::Json, &json)?;
+    assert_eq!(h.state_mut().open_report(&json), Ok(1));
+    assert_eq!(h.state().runs().len(), 2);
+    Ok(())
+}
+
+#[test]
+fn details_show_a_bounded_preview_of_the_last_iteration() {
+    let mut h = app_showing_rows();
+    h.state_mut().settings_mut().query.mode = spanprof::engine::QueryMode::Profile;
+    set_query(&mut h, "SELECT * FROM Seed23", 2, "preview");
+    run_to_end(&mut h);
+    h.get_by_label("Details").click();
+    h.run_steps(3);
+    assert!(
+        h.query_by_label_contains("the first 1000 of 10000 rows")
+            .is_some()
+    );
+    assert!(h.query_by_label("Id INT64").is_some(), "column headings");
+    h.get_by_label("Plan").click();
+    h.run_steps(2);
+    assert!(h.query_by_label_contains("No plan").is_none());
+}
+
+#[test]
+fn test_connection_says_what_is_wrong_and_when_it_works() {
+    let mut h = app();
+    h.get_by_label("Test connection").click();
+    step_until(&mut h, "the local test to end", |app| {
+        !matches!(
+            app.connection_outcome(),
+            None | Some(spanprof::app::TestOutcome::Testing)
+        )
+    });
+    assert!(h.query_by_label("connected").is_some());
+    assert!(h.query_by_label_contains("SELECT 1 in").is_some());
+
+    // An emulator address nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    {
+        let connection = &mut h.state_mut().settings_mut().connection;
+        connection.kind = spanprof::app::TargetKind::Emulator;
+        connection.emulator.host_port = format!("127.0.0.1:{port}");
+    }
+    h.run_steps(1);
+    h.get_by_label("Test connection").click();
+    step_until(&mut h, "the failing test to end", |app| {
+        matches!(
+            app.connection_outcome(),
+            Some(spanprof::app::TestOutcome::Failed(_))
+        )
+    });
+    assert!(h.query_by_label("failed").is_some());
+    assert!(
+        h.query_by_label_contains(&format!("cannot reach 127.0.0.1:{port}"))
+            .is_some()
+    );
+}
+
+#[test]
+fn the_decoder_is_chosen_in_the_query_panel_and_recorded_with_the_run() {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 300", 2, "ref");
+    h.run_steps(2);
+    // The combo box carries its label; the open popup lists both decoders.
+    h.query_all_by_label("Decoder")
+        .last()
+        .expect("the decoder combo box")
+        .click();
+    h.run_steps(2);
+    h.get_by_label("Reference (prost)").click();
+    h.run_steps(2);
+    assert_eq!(
+        h.state().settings().query.decoder,
+        spanprof::wire::DecoderKind::Reference
+    );
+    run_to_end(&mut h);
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 300", 2, "fast");
+    h.state_mut().settings_mut().query.decoder = spanprof::wire::DecoderKind::Fast;
+    run_to_end(&mut h);
+    let runs = h.state().runs();
+    let decoders: Vec<&str> = runs
+        .iter()
+        .map(|r| r.report.config.decoder.as_str())
+        .collect();
+    assert_eq!(decoders, ["reference", "fast"]);
+    assert!(
+        runs.iter()
+            .all(|r| r.report.iterations.iter().all(|i| i.rows == 300))
+    );
+}
