@@ -29,7 +29,7 @@ pub use batch::{ListRef, RowBatch, RowRef, ValueRef};
 pub use scan::Scanned;
 
 use self::protobuf::Fail;
-use self::value::Source;
+use self::value::{Plan, Source};
 use super::chunk::merge;
 use super::convert::decode_value;
 use super::decoder::StreamCounters;
@@ -236,15 +236,13 @@ impl FastDecoder {
                 row_mark = out.store.mark();
             }
         }
+        let plans: Vec<Plan> = columns.iter().map(|f| Plan::of(&f.ty)).collect();
+        out.row_ends.reserve(spans.len() / width + 1);
         for range in spans {
-            let ty = &columns[in_row].ty;
             let data = msg.body(range);
-            let cell = match value::decode(&mut out.store, src, data, ty, 1) {
-                Ok(cell) => cell,
-                Err(Fail::Fallback) => self
-                    .fallback(data, ty, out)
-                    .map_err(|f| self.fail_value(f, columns, in_row))?,
-                Err(f) => return Err(self.fail_value(f, columns, in_row)),
+            let cell = match value::fast(&mut out.store, src, data, plans[in_row]) {
+                Some(cell) => cell,
+                None => self.slow(src, data, columns, in_row, out)?,
             };
             out.cells.push(cell);
             in_row += 1;
@@ -261,6 +259,28 @@ impl FastDecoder {
             out.store.truncate(row_mark);
         }
         Ok(())
+    }
+
+    /// A value the fast path declined: decoded by the general path, which gives the same cell, the
+    /// error, or hands the value to prost.
+    #[cold]
+    #[inline(never)]
+    fn slow(
+        &self,
+        src: Source<'_>,
+        data: &[u8],
+        columns: &[Field],
+        in_row: usize,
+        out: &mut RowBatch,
+    ) -> Result<batch::Cell, DecodeError> {
+        let ty = &columns[in_row].ty;
+        match value::decode(&mut out.store, src, data, ty, 1) {
+            Ok(cell) => Ok(cell),
+            Err(Fail::Fallback) => self
+                .fallback(data, ty, out)
+                .map_err(|f| self.fail_value(f, columns, in_row)),
+            Err(f) => Err(self.fail_value(f, columns, in_row)),
+        }
     }
 
     /// A value the fast path hands over: decoded by prost and converted by the reference.

@@ -67,6 +67,12 @@ impl<'a> Reader<'a> {
         self.buf.is_empty()
     }
 
+    /// What is left to read.
+    #[inline]
+    pub(super) fn rest(&self) -> &'a [u8] {
+        self.buf
+    }
+
     /// The next varint.
     #[inline]
     pub(super) fn varint(&mut self) -> Result<u64, Fail> {

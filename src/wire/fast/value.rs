@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-use super::batch::{Cell, Span, Store, arena_span, span};
+use super::batch::{Cell, Slots, Span, Store, arena_span, span};
 use super::protobuf::{FIXED64, Fail, LEN, Reader, VARINT, offset_in};
 use crate::wire::convert::{
     ValueError, base64_reason, expected_kind, invalid, nested, parse_i64, special_float,
@@ -113,6 +113,277 @@ pub(super) fn decode(
             }
         }
     }
+}
+
+/// How the values of one column are decoded, worked out once per message from the column's type so
+/// that the hot loop does not walk `Type` trees.
+#[derive(Clone, Copy)]
+pub(super) enum Plan {
+    /// A scalar column.
+    Scalar(Scalar),
+    /// An ARRAY of a scalar type: one walk over the list, elements pushed as they are read.
+    Array(Scalar),
+    /// Anything else (structs, arrays of arrays or structs): the general path.
+    General,
+}
+
+/// The scalar types, as a small code.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scalar {
+    Bool,
+    Int64,
+    Float32,
+    Float64,
+    Numeric,
+    PgNumeric,
+    String,
+    Json,
+    Bytes,
+    Proto,
+    Date,
+    Timestamp,
+    Enum,
+    Interval,
+    Uuid,
+}
+
+impl Scalar {
+    fn of(ty: &Type) -> Option<Scalar> {
+        Some(match ty {
+            Type::Bool => Scalar::Bool,
+            Type::Int64 => Scalar::Int64,
+            Type::Float32 => Scalar::Float32,
+            Type::Float64 => Scalar::Float64,
+            Type::Numeric { pg: false } => Scalar::Numeric,
+            Type::Numeric { pg: true } => Scalar::PgNumeric,
+            Type::String => Scalar::String,
+            Type::Json { .. } => Scalar::Json,
+            Type::Bytes => Scalar::Bytes,
+            Type::Proto(_) => Scalar::Proto,
+            Type::Date => Scalar::Date,
+            Type::Timestamp => Scalar::Timestamp,
+            Type::Enum(_) => Scalar::Enum,
+            Type::Interval => Scalar::Interval,
+            Type::Uuid => Scalar::Uuid,
+            Type::Array(_) | Type::Struct(_) => return None,
+        })
+    }
+}
+
+impl Plan {
+    /// The plan for a column of type `ty`.
+    pub(super) fn of(ty: &Type) -> Plan {
+        if let Some(s) = Scalar::of(ty) {
+            return Plan::Scalar(s);
+        }
+        match ty {
+            Type::Array(element) => Scalar::of(element).map_or(Plan::General, Plan::Array),
+            _ => Plan::General,
+        }
+    }
+}
+
+/// The fast path: decodes the Value in `data` by `plan` when it has the usual form (one field, the
+/// kind the column expects, canonical text) and is valid. `None` leaves the store as it was and sends
+/// the value to [`decode`], which gives the same cell or works out the error; so this path never has
+/// to build an error.
+#[inline(always)]
+pub(super) fn fast(store: &mut Store, src: Source<'_>, data: &[u8], plan: Plan) -> Option<Cell> {
+    match plan {
+        Plan::Scalar(s) => scalar(store, src, data, s),
+        Plan::Array(s) => array(store, src, data, s),
+        Plan::General => None,
+    }
+}
+
+/// The kind of a Value that is exactly one field, as every encoder writes it; `None` for anything
+/// else (which [`read_kind`] sorts out on the slow path).
+#[inline(always)]
+fn one_field(data: &[u8]) -> Option<Kind<'_>> {
+    let (&key, rest) = data.split_first()?;
+    match key {
+        0x1a | 0x32 => {
+            let (len, body) = match rest.split_first() {
+                Some((&len, body)) if len < 0x80 => (usize::from(len), body),
+                _ => {
+                    let mut r = Reader::new(rest);
+                    let len = usize::try_from(r.varint().ok()?).ok()?;
+                    (len, r.rest())
+                }
+            };
+            if len != body.len() {
+                return None;
+            }
+            Some(if key == 0x1a {
+                Kind::String(body)
+            } else {
+                Kind::List(body)
+            })
+        }
+        0x08 => match rest {
+            [v] if *v < 0x80 => Some(Kind::Null),
+            _ => None,
+        },
+        0x11 => {
+            let n: [u8; 8] = rest.try_into().ok()?;
+            Some(Kind::Number(f64::from_le_bytes(n)))
+        }
+        0x20 => match rest {
+            [v] if *v < 0x80 => Some(Kind::Bool(*v != 0)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn scalar(store: &mut Store, src: Source<'_>, data: &[u8], s: Scalar) -> Option<Cell> {
+    match one_field(data)? {
+        Kind::String(bytes) => text(store, src, bytes, s),
+        Kind::Null => Some(Cell::Null),
+        Kind::Number(n) => match s {
+            Scalar::Float64 => Some(Cell::Float64(n)),
+            Scalar::Float32 => Some(Cell::Float32(n as f32)),
+            _ => None,
+        },
+        Kind::Bool(b) => (s == Scalar::Bool).then_some(Cell::Bool(b)),
+        Kind::List(_) => None,
+    }
+}
+
+/// An ARRAY of scalars in one walk: each element pushed to `store.nested` as it is read.
+#[inline]
+fn array(store: &mut Store, src: Source<'_>, data: &[u8], s: Scalar) -> Option<Cell> {
+    let body = match one_field(data)? {
+        Kind::List(body) => body,
+        Kind::Null => return Some(Cell::Null),
+        _ => return None,
+    };
+    let mark = store.mark();
+    let start = store.nested.len();
+    match elements(store, src, body, s) {
+        Some(()) => {
+            let first = u32::try_from(start).ok();
+            let len = u32::try_from(store.nested.len() - start).ok();
+            if let (Some(start), Some(len)) = (first, len) {
+                return Some(Cell::Array(Slots { start, len }));
+            }
+        }
+        None => {}
+    }
+    store.truncate(mark);
+    None
+}
+
+#[inline(always)]
+fn elements(store: &mut Store, src: Source<'_>, body: &[u8], s: Scalar) -> Option<()> {
+    let mut rest = body;
+    while let Some((&key, tail)) = rest.split_first() {
+        if key != 0x0a {
+            return None;
+        }
+        let (len, tail) = match tail.split_first() {
+            Some((&len, tail)) if len < 0x80 => (usize::from(len), tail),
+            _ => {
+                let mut r = Reader::new(tail);
+                let len = usize::try_from(r.varint().ok()?).ok()?;
+                (len, r.rest())
+            }
+        };
+        if len > tail.len() {
+            return None;
+        }
+        let (element, tail) = tail.split_at(len);
+        let cell = scalar(store, src, element, s)?;
+        store.nested.push(cell);
+        rest = tail;
+    }
+    Some(())
+}
+
+/// A string value as scalar `s`. Types whose fast parsers accept only ASCII skip the UTF-8 check.
+#[inline(always)]
+fn text(store: &mut Store, src: Source<'_>, bytes: &[u8], s: Scalar) -> Option<Cell> {
+    let here = || span(src.buf, offset_in(src.message, bytes), bytes.len()).ok();
+    Some(match s {
+        Scalar::String => {
+            utf8(bytes)?;
+            Cell::String(here()?)
+        }
+        Scalar::Int64 => Cell::Int64(int64_ascii(bytes)?),
+        Scalar::Bytes => Cell::Bytes(base64_fast(store, bytes)?),
+        Scalar::Timestamp => Cell::Timestamp(utc_timestamp(bytes)?),
+        Scalar::Date => Cell::Date(date(bytes)?),
+        Scalar::Json => {
+            utf8(bytes)?;
+            Cell::Json(here()?)
+        }
+        Scalar::Numeric | Scalar::PgNumeric => {
+            let s_ = utf8(bytes)?;
+            if s == Scalar::Numeric && s_ == "NaN" {
+                return None;
+            }
+            Numeric::check(s_).ok()?;
+            Cell::Numeric(here()?)
+        }
+        Scalar::Enum => Cell::Enum(int64_ascii(bytes)?),
+        Scalar::Proto => Cell::Proto(base64_fast(store, bytes)?),
+        Scalar::Uuid => Cell::Uuid(super::batch::split_uuid(Uuid::parse(utf8(bytes)?).ok()?)),
+        Scalar::Interval => store.push_interval(Interval::parse(utf8(bytes)?).ok()?),
+        Scalar::Bool | Scalar::Float32 | Scalar::Float64 => return None,
+    })
+}
+
+/// `YYYY-MM-DD`, as [`Date::parse`] reads it.
+#[inline]
+fn date(b: &[u8]) -> Option<Date> {
+    let b: &[u8; 10] = b.try_into().ok()?;
+    if b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let two = |i: usize| {
+        let (x, y) = (b[i].wrapping_sub(b'0'), b[i + 1].wrapping_sub(b'0'));
+        (x < 10 && y < 10).then(|| u32::from(x) * 10 + u32::from(y))
+    };
+    let year = two(0)? * 100 + two(2)?;
+    Date::new(year as u16, two(5)? as u8, two(8)? as u8)
+}
+
+/// A decimal INT64 of up to 19 digits, as `parse_i64` reads it; `None` for anything else.
+#[inline]
+fn int64_ascii(b: &[u8]) -> Option<i64> {
+    let (negative, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &d in digits {
+        let v = d.wrapping_sub(b'0');
+        if v > 9 {
+            return None;
+        }
+        n = n * 10 + u64::from(v);
+    }
+    if negative {
+        0i64.checked_sub_unsigned(n)
+    } else {
+        i64::try_from(n).ok()
+    }
+}
+
+/// Canonical base64 into the arena; `None` (with the arena as it was) for anything else.
+#[inline]
+fn base64_fast(store: &mut Store, text: &[u8]) -> Option<Span> {
+    let (chunk, room) = store.arena.room(text.len() / 4 * 3 + 3);
+    let start = room.len();
+    if super::base64::decode_canonical(text, room) {
+        return arena_span(chunk, start, room.len() - start).ok();
+    }
+    room.truncate(start);
+    None
 }
 
 /// The number of values in a ListValue body, checking its framing.
