@@ -637,6 +637,51 @@ mod tests {
             "00012",
         ] {
             assert_eq!(int64(s), parse_i64(s), "{s:?}");
+            if let Some(n) = int64_ascii(s.as_bytes()) {
+                assert_eq!(Ok(n), parse_i64(s), "{s:?}");
+            }
+        }
+        for s in [
+            "9223372036854775807",
+            "-9223372036854775808",
+            "1234567890123456789",
+        ] {
+            assert_eq!(
+                int64_ascii(s.as_bytes()).ok_or(()),
+                parse_i64(s).map_err(drop)
+            );
+        }
+        for s in [
+            "9223372036854775808",
+            "-9223372036854775809",
+            "9999999999999999999",
+        ] {
+            assert_eq!(int64_ascii(s.as_bytes()), None, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn dates_read_directly_agree_with_the_reference_parser() {
+        for s in [
+            "2024-02-29",
+            "2023-02-29",
+            "0001-01-01",
+            "9999-12-31",
+            "0000-01-01",
+            "2024-13-01",
+            "2024-00-10",
+            "2024-01-32",
+            "2024/01/01",
+            "2024-1-01",
+            "20240-1-01",
+            "2a24-01-01",
+            "2024-01-01 ",
+        ] {
+            assert_eq!(
+                date(s.as_bytes()).ok_or(()),
+                Date::parse(s).map_err(drop),
+                "{s:?}"
+            );
         }
     }
 }
