@@ -98,6 +98,11 @@ fn walk(whole: &[u8], out: &mut Scanned) -> Result<(), Fail> {
         start as u32..(start + part.len()) as u32
     };
     while !r.is_empty() {
+        // Nearly every field is a value (field 2, length-delimited: key 0x12).
+        if let Some(body) = r.len_field(0x12) {
+            out.values.push(range(body));
+            continue;
+        }
         match r.key()? {
             (2, LEN) => {
                 let body = r.bytes()?;
