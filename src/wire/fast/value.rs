@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-use super::batch::{Cell, Slots, Span, Store, arena_span, span};
+use super::batch::{Cell, Slots, Span, Store, arena_span, pack_timestamp, span};
 use super::protobuf::{FIXED64, Fail, LEN, Reader, VARINT, offset_in};
 use crate::wire::convert::{
     ValueError, base64_reason, expected_kind, invalid, nested, parse_i64, special_float,
@@ -312,7 +312,7 @@ fn text(store: &mut Store, src: Source<'_>, bytes: &[u8], s: Scalar) -> Option<C
         }
         Scalar::Int64 => Cell::Int64(int64_ascii(bytes)?),
         Scalar::Bytes => Cell::Bytes(base64_fast(store, bytes)?),
-        Scalar::Timestamp => Cell::Timestamp(utc_timestamp(bytes)?),
+        Scalar::Timestamp => Cell::Timestamp(pack_timestamp(utc_timestamp(bytes)?)),
         Scalar::Date => Cell::Date(date(bytes)?),
         Scalar::Json => {
             utf8(bytes)?;
@@ -328,7 +328,7 @@ fn text(store: &mut Store, src: Source<'_>, bytes: &[u8], s: Scalar) -> Option<C
         }
         Scalar::Enum => Cell::Enum(int64_ascii(bytes)?),
         Scalar::Proto => Cell::Proto(base64_fast(store, bytes)?),
-        Scalar::Uuid => Cell::Uuid(super::batch::split_uuid(Uuid::parse(utf8(bytes)?).ok()?)),
+        Scalar::Uuid => store.push_uuid(Uuid::parse(utf8(bytes)?).ok()?),
         Scalar::Interval => store.push_interval(Interval::parse(utf8(bytes)?).ok()?),
         Scalar::Bool | Scalar::Float32 | Scalar::Float64 => return None,
     })
@@ -468,11 +468,9 @@ fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result
         Type::Bytes => Cell::Bytes(base64(store, s).map_err(|r| bad(&r))??),
         Type::Proto(_) => Cell::Proto(base64(store, s).map_err(|r| bad(&r))??),
         Type::Date => Cell::Date(Date::parse(s).map_err(|e| bad(e.0))?),
-        Type::Timestamp => Cell::Timestamp(timestamp(s).map_err(|e| bad(e.0))?),
+        Type::Timestamp => Cell::Timestamp(pack_timestamp(timestamp(s).map_err(|e| bad(e.0))?)),
         Type::Interval => store.push_interval(Interval::parse(s).map_err(|e| bad(e.0))?),
-        Type::Uuid => Cell::Uuid(super::batch::split_uuid(
-            Uuid::parse(s).map_err(|e| bad(e.0))?,
-        )),
+        Type::Uuid => store.push_uuid(Uuid::parse(s).map_err(|e| bad(e.0))?),
         Type::Float64 => Cell::Float64(special_float(ty, s).map_err(Fail::value)?),
         Type::Float32 => Cell::Float32(special_float(ty, s).map_err(Fail::value)? as f32),
         Type::Bool | Type::Array(_) | Type::Struct(_) => return Err(wrong_kind(ty, "a string")),
