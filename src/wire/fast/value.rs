@@ -477,25 +477,63 @@ fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result
     })
 }
 
-/// The text of a string value, if it is UTF-8. Short ASCII strings (most cells) are checked eight
-/// bytes at a time here; the rest by simdutf8.
-#[inline]
+/// The text of a string value, if it is UTF-8. Short ASCII strings (most cells) are checked here with
+/// at most two overlapping loads; longer ones eight bytes at a time; the rest by simdutf8.
+#[inline(always)]
 fn utf8(bytes: &[u8]) -> Option<&str> {
-    if bytes.len() <= 64 {
-        let mut words = bytes.chunks_exact(8);
-        let mut high = 0u64;
-        for w in &mut words {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(w);
-            high |= u64::from_ne_bytes(word);
+    let n = bytes.len();
+    let high = if let (Some(first), Some(last)) =
+        (bytes.first_chunk::<8>(), bytes.last_chunk::<8>())
+    {
+        if n > 16 {
+            return utf8_long(bytes);
         }
-        let tail = words.remainder().iter().fold(0u8, |acc, &b| acc | b);
-        if high & 0x8080_8080_8080_8080 == 0 && tail < 0x80 {
+        u64::from_le_bytes(*first) | u64::from_le_bytes(*last)
+    } else if let (Some(first), Some(last)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        u64::from(u32::from_le_bytes(*first) | u32::from_le_bytes(*last))
+    } else {
+        bytes.iter().fold(0u64, |acc, &b| acc | u64::from(b))
+    };
+    if high & 0x8080_8080_8080_8080 == 0 {
+        // All ASCII, so UTF-8.
+        return Some(super::batch::validated_str(bytes));
+    }
+    simdutf8::basic::from_utf8(bytes).ok()
+}
+
+/// [`utf8`] for text longer than 16 bytes.
+#[inline(never)]
+fn utf8_long(bytes: &[u8]) -> Option<&str> {
+    if bytes.len() <= 64 {
+        let (words, tail) = bytes.as_chunks::<8>();
+        let mut high = tail.iter().fold(0u64, |acc, &b| acc | u64::from(b));
+        for w in words {
+            high |= u64::from_le_bytes(*w);
+        }
+        if high & 0x8080_8080_8080_8080 == 0 {
             // All ASCII, so UTF-8.
             return Some(super::batch::validated_str(bytes));
         }
     }
     simdutf8::basic::from_utf8(bytes).ok()
+}
+
+#[cfg(test)]
+#[test]
+fn utf8_agrees_with_std_at_every_length() {
+    for n in 0..80 {
+        for bad in [None, Some(0), Some(n / 2), Some(n.saturating_sub(1))] {
+            let mut b: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            if let Some(i) = bad.filter(|&i| i < n) {
+                b[i] = 0xc3;
+            }
+            assert_eq!(utf8(&b), std::str::from_utf8(&b).ok(), "{n} {bad:?}");
+            if n >= 2 {
+                b[n - 2..].copy_from_slice("é".as_bytes());
+                assert_eq!(utf8(&b), std::str::from_utf8(&b).ok(), "{n} {bad:?} é");
+            }
+        }
+    }
 }
 
 /// A TIMESTAMP: the form Spanner sends (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`) read directly, anything
