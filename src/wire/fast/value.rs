@@ -521,7 +521,7 @@ fn utf8_long(bytes: &[u8]) -> Option<&str> {
 #[cfg(test)]
 #[test]
 fn utf8_agrees_with_std_at_every_length() {
-    for n in 0..80 {
+    for n in 0..80usize {
         for bad in [None, Some(0), Some(n / 2), Some(n.saturating_sub(1))] {
             let mut b: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
             if let Some(i) = bad.filter(|&i| i < n) {
@@ -547,26 +547,51 @@ fn timestamp(s: &str) -> Result<Timestamp, ParseError> {
 }
 
 fn utc_timestamp(b: &[u8]) -> Option<Timestamp> {
+    /// `'0'` where a digit goes, the separators where they go: XORed with the text, a digit becomes
+    /// its value and a right separator zero.
+    const PATTERN: [u8; 19] = *b"0000-00-00T00:00:00";
+    /// The separators' bytes in the words below.
+    const SEP_LO: u64 = 0xff00_00ff_0000_0000; // "YYYY-MM-": bytes 4 and 7
+    const SEP_HI: u64 = 0x0000_ff00_00ff_0000; // "HH:MM:SS" (from byte 11): bytes 2 and 5
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const TENS: u64 = 0x7676_7676_7676_7676; // a byte above 9 plus this sets its high bit
     let (head, rest) = b.split_first_chunk::<19>()?;
-    if head[4] != b'-'
-        || head[7] != b'-'
-        || head[10] != b'T'
-        || head[13] != b':'
-        || head[16] != b':'
-    {
+    let word = |i: usize| {
+        let (mut w, mut p) = ([0u8; 8], [0u8; 8]);
+        w.copy_from_slice(&head[i..i + 8]);
+        p.copy_from_slice(&PATTERN[i..i + 8]);
+        u64::from_le_bytes(w) ^ u64::from_le_bytes(p)
+    };
+    // "YYYY-MM-" and "HH:MM:SS"; bytes 8..=10 ("DDT") on their own.
+    let (lo, hi) = (word(0), word(11));
+    let (d0, d1) = (head[8].wrapping_sub(b'0'), head[9].wrapping_sub(b'0'));
+    let bad = (lo | lo.wrapping_add(TENS) | hi | hi.wrapping_add(TENS)) & HIGH
+        | lo & SEP_LO
+        | hi & SEP_HI;
+    if bad != 0 || d0 > 9 || d1 > 9 || head[10] != b'T' {
         return None;
     }
-    let two = |i: usize| {
-        let (x, y) = (head[i].wrapping_sub(b'0'), head[i + 1].wrapping_sub(b'0'));
-        (x < 10 && y < 10).then(|| u32::from(x) * 10 + u32::from(y))
-    };
-    let year = two(0)? * 100 + two(2)?;
-    let (month, day) = (two(5)?, two(8)?);
-    let (hour, minute, second) = (two(11)?, two(14)?, two(17)?);
+    let digit = |w: u64, i: u32| (w >> (8 * i)) as u32 & 0xff;
+    let two = |w: u64, i: u32| digit(w, i) * 10 + digit(w, i + 1);
+    let year = two(lo, 0) * 100 + two(lo, 2);
+    let (month, day) = (two(lo, 5), u32::from(d0) * 10 + u32::from(d1));
+    let (hour, minute, second) = (two(hi, 0), two(hi, 3), two(hi, 6));
     if hour > 23 || minute > 59 || second > 59 {
         return None;
     }
     let date = Date::new(year as u16, month as u8, day as u8)?;
+    const SCALE: [u32; 10] = [
+        1_000_000_000,
+        100_000_000,
+        10_000_000,
+        1_000_000,
+        100_000,
+        10_000,
+        1_000,
+        100,
+        10,
+        1,
+    ];
     let nanos = match rest {
         [b'Z'] => 0,
         [b'.', fraction @ .., b'Z'] if (1..=9).contains(&fraction.len()) => {
@@ -578,7 +603,7 @@ fn utc_timestamp(b: &[u8]) -> Option<Timestamp> {
                 }
                 n = n * 10 + u32::from(v);
             }
-            n * 10u32.pow(9 - fraction.len() as u32)
+            n * SCALE[fraction.len()]
         }
         _ => return None,
     };
@@ -646,6 +671,18 @@ mod tests {
             "0000-01-01T00:00:00Z",
             "19a0-01-01T00:00:00Z",
             "1970-01-01T00:00:00.1a3Z",
+            "1970-01-01T00:00:00.000000001Z",
+            "1970-01-01T00:00:00.100000000Z",
+            "1970-01-01 00:00:00Z",
+            "1970-01-01T00:00:0:Z",
+            "1970-01-01T00:00:/0Z",
+            "1970-01-01T00:0\u{7f}:00Z",
+            "1970-01-0\u{e9}00:00:00Z",
+            "1970-01-01T00-00:00Z",
+            "1970:01-01T00:00:00Z",
+            "1970-01-01T00:00-00Z",
+            "1970-01-01T00:00:00.Z",
+            "2024-06-15T12:34:56.789Z",
         ] {
             assert_eq!(timestamp(s), Timestamp::parse(s), "{s:?}");
             if let Some(t) = utc_timestamp(s.as_bytes()) {
