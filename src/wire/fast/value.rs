@@ -304,7 +304,17 @@ fn elements(store: &mut Store, src: Source<'_>, body: &[u8], s: Scalar) -> Optio
 /// A string value as scalar `s`. Types whose fast parsers accept only ASCII skip the UTF-8 check.
 #[inline(always)]
 fn text(store: &mut Store, src: Source<'_>, bytes: &[u8], s: Scalar) -> Option<Cell> {
-    let here = || span(src.buf, offset_in(src.message, bytes), bytes.len()).ok();
+    // Built directly (not through `span`'s `Result`, which the compiler kept on the stack and read
+    // back across two stores: a store-forwarding stall on every text cell).
+    let here = || {
+        let start = u32::try_from(offset_in(src.message, bytes)).ok()?;
+        let len = u32::try_from(bytes.len()).ok()?;
+        Some(Span {
+            buf: src.buf,
+            len,
+            start,
+        })
+    };
     Some(match s {
         Scalar::String => {
             utf8(bytes)?;
