@@ -390,7 +390,23 @@ fn base64_fast(store: &mut Store, text: &[u8]) -> Option<Span> {
     let (chunk, room) = store.arena.room(text.len() / 4 * 3 + 3);
     let start = room.len();
     if super::base64::decode_canonical(text, room) {
-        return arena_span(chunk, start, room.len() - start).ok();
+        // Built directly, not through `arena_span`'s `Result` (see `text`).
+        let len = room.len() - start;
+        let (Ok(chunk), Ok(start), Ok(len)) = (
+            u32::try_from(chunk),
+            u32::try_from(start),
+            u32::try_from(len),
+        ) else {
+            return None;
+        };
+        if chunk >= super::batch::ARENA {
+            return None;
+        }
+        return Some(Span {
+            buf: super::batch::ARENA + chunk,
+            len,
+            start,
+        });
     }
     room.truncate(start);
     None
