@@ -329,11 +329,10 @@ fn text(store: &mut Store, src: Source<'_>, bytes: &[u8], s: Scalar) -> Option<C
             Cell::Json(here()?)
         }
         Scalar::Numeric | Scalar::PgNumeric => {
-            let s_ = utf8(bytes)?;
-            if s == Scalar::Numeric && s_ == "NaN" {
+            // NaN (valid for PostgreSQL only) goes to the general path.
+            if !decimal(bytes) {
                 return None;
             }
-            Numeric::check(s_).ok()?;
             Cell::Numeric(here()?)
         }
         Scalar::Enum => Cell::Enum(int64_ascii(bytes)?),
@@ -342,6 +341,27 @@ fn text(store: &mut Store, src: Source<'_>, bytes: &[u8], s: Scalar) -> Option<C
         Scalar::Interval => store.push_interval(Interval::parse(utf8(bytes)?).ok()?),
         Scalar::Bool | Scalar::Float32 | Scalar::Float64 => return None,
     })
+}
+
+/// Whether `b` is a plain decimal number as [`Numeric::check`] reads it (an optional sign, digits with
+/// at most one point, at least one digit); ASCII, so UTF-8. `NaN` is not.
+#[inline]
+fn decimal(b: &[u8]) -> bool {
+    let body = match b.split_first() {
+        Some((b'-' | b'+', rest)) => rest,
+        _ => b,
+    };
+    let (mut digits, mut points) = (0usize, 0usize);
+    for &c in body {
+        if c.is_ascii_digit() {
+            digits += 1;
+        } else if c == b'.' {
+            points += 1;
+        } else {
+            return false;
+        }
+    }
+    digits > 0 && points <= 1
 }
 
 /// `YYYY-MM-DD`, as [`Date::parse`] reads it.
@@ -778,6 +798,43 @@ mod tests {
             "9999999999999999999",
         ] {
             assert_eq!(int64_ascii(s.as_bytes()), None, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn decimals_read_directly_agree_with_the_reference_check() {
+        for s in [
+            "0",
+            "-0",
+            "+1",
+            "1.",
+            ".5",
+            "-.5",
+            "1.5",
+            "12345678901234567890.123456789",
+            "",
+            "-",
+            "+",
+            ".",
+            "-.",
+            "1..2",
+            "1.2.3",
+            "--1",
+            "+-1",
+            "1e5",
+            " 1",
+            "1 ",
+            "NaN",
+            "nan",
+            "١",
+            "1,5",
+        ] {
+            let fast = decimal(s.as_bytes());
+            if s == "NaN" {
+                assert!(!fast);
+            } else {
+                assert_eq!(fast, Numeric::check(s).is_ok(), "{s:?}");
+            }
         }
     }
 
