@@ -261,15 +261,13 @@ fn array(store: &mut Store, src: Source<'_>, data: &[u8], s: Scalar) -> Option<C
     };
     let mark = store.mark();
     let start = store.nested.len();
-    match elements(store, src, body, s) {
-        Some(()) => {
-            let first = u32::try_from(start).ok();
-            let len = u32::try_from(store.nested.len() - start).ok();
-            if let (Some(start), Some(len)) = (first, len) {
-                return Some(Cell::Array(Slots { start, len }));
-            }
-        }
-        None => {}
+    if elements(store, src, body, s).is_some()
+        && let (Ok(start), Ok(len)) = (
+            u32::try_from(start),
+            u32::try_from(store.nested.len() - start),
+        )
+    {
+        return Some(Cell::Array(Slots { start, len }));
     }
     store.truncate(mark);
     None
