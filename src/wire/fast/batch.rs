@@ -21,7 +21,7 @@ pub(super) const ARENA: u32 = 1 << 31;
 pub(super) struct Span {
     pub(super) buf: u32,
     pub(super) len: u32,
-    pub(super) start: usize,
+    pub(super) start: u32,
 }
 
 /// A range of [`Store::nested`].
@@ -31,7 +31,8 @@ pub(super) struct Slots {
     pub(super) len: u32,
 }
 
-/// One decoded cell. Text variants hold spans that were checked to be UTF-8 when they were decoded.
+/// One decoded cell, 16 bytes. Text variants hold spans that were checked to be UTF-8 when they were
+/// decoded.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Cell {
     Null,
@@ -45,11 +46,13 @@ pub(super) enum Cell {
     Bytes(Span),
     Proto(Span),
     Date(Date),
-    Timestamp(Timestamp),
+    /// Seconds (low and high halves) and nanoseconds: a [`Timestamp`] without its 8-byte alignment.
+    Timestamp([u32; 3]),
     Enum(i64),
     /// An index into [`Store::intervals`] (an interval is too big to keep every cell small).
     Interval(u32),
-    Uuid([u64; 2]),
+    /// An index into [`Store::uuids`].
+    Uuid(u32),
     Array(Slots),
     Struct(Slots),
 }
@@ -61,7 +64,11 @@ pub(super) struct Store {
     pub(super) nested: Vec<Cell>,
     pub(super) arena: Arena,
     pub(super) intervals: Vec<Interval>,
+    pub(super) uuids: Vec<Uuid>,
 }
+
+// Rows of cells are most of a batch's memory: keep them small.
+const _: () = assert!(std::mem::size_of::<Cell>() == 16);
 
 /// Lengths of a [`Store`] (and the cells), to undo what a failed value or message added.
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +76,7 @@ pub(super) struct StoreMark {
     nested: usize,
     arena: ArenaMark,
     intervals: usize,
+    uuids: usize,
 }
 
 impl Store {
@@ -77,6 +85,7 @@ impl Store {
             nested: self.nested.len(),
             arena: self.arena.mark(),
             intervals: self.intervals.len(),
+            uuids: self.uuids.len(),
         }
     }
 
@@ -84,18 +93,19 @@ impl Store {
         self.nested.truncate(mark.nested);
         self.arena.truncate(mark.arena);
         self.intervals.truncate(mark.intervals);
+        self.uuids.truncate(mark.uuids);
     }
 
     /// The bytes a span covers (empty if it points nowhere, which the decoder never builds).
     #[inline]
     fn span(&self, span: Span) -> &[u8] {
-        let len = span.len as usize;
+        let (start, len) = (span.start as usize, span.len as usize);
         if span.buf >= ARENA {
-            return self.arena.get((span.buf - ARENA) as usize, span.start, len);
+            return self.arena.get((span.buf - ARENA) as usize, start, len);
         }
         self.buffers
             .get(span.buf as usize)
-            .and_then(|b| b.get(span.start..span.start + len))
+            .and_then(|b| b.get(start..start + len))
             .unwrap_or(&[])
     }
 
@@ -126,10 +136,10 @@ impl Store {
             Value::Bytes(b) => Cell::Bytes(self.push_arena(b)?),
             Value::Proto(b) => Cell::Proto(self.push_arena(b)?),
             Value::Date(d) => Cell::Date(*d),
-            Value::Timestamp(t) => Cell::Timestamp(*t),
+            Value::Timestamp(t) => Cell::Timestamp(pack_timestamp(*t)),
             Value::Enum(n) => Cell::Enum(*n),
             Value::Interval(i) => self.push_interval(*i),
-            Value::Uuid(u) => Cell::Uuid(split_uuid(*u)),
+            Value::Uuid(u) => self.push_uuid(*u),
             Value::Array(items) => Cell::Array(self.push_owned_list(items)?),
             Value::Struct(items) => Cell::Struct(self.push_owned_list(items)?),
         })
@@ -160,6 +170,11 @@ impl Store {
         Cell::Interval((self.intervals.len() - 1) as u32)
     }
 
+    pub(super) fn push_uuid(&mut self, uuid: Uuid) -> Cell {
+        self.uuids.push(uuid);
+        Cell::Uuid((self.uuids.len() - 1) as u32)
+    }
+
     fn value_ref(&self, cell: &Cell) -> ValueRef<'_> {
         match *cell {
             Cell::Null => ValueRef::Null,
@@ -173,13 +188,16 @@ impl Store {
             Cell::Bytes(s) => ValueRef::Bytes(self.span(s)),
             Cell::Proto(s) => ValueRef::Proto(self.span(s)),
             Cell::Date(d) => ValueRef::Date(d),
-            Cell::Timestamp(t) => ValueRef::Timestamp(t),
+            Cell::Timestamp(t) => unpack_timestamp(t).map_or(ValueRef::Null, ValueRef::Timestamp),
             Cell::Enum(n) => ValueRef::Enum(n),
             Cell::Interval(i) => self
                 .intervals
                 .get(i as usize)
                 .map_or(ValueRef::Null, |i| ValueRef::Interval(*i)),
-            Cell::Uuid([hi, lo]) => ValueRef::Uuid(Uuid(u128::from(hi) << 64 | u128::from(lo))),
+            Cell::Uuid(i) => self
+                .uuids
+                .get(i as usize)
+                .map_or(ValueRef::Null, |u| ValueRef::Uuid(*u)),
             Cell::Array(s) => ValueRef::Array(self.list(s)),
             Cell::Struct(s) => ValueRef::Struct(self.list(s)),
         }
@@ -201,9 +219,9 @@ const TOO_LARGE: Fail = Fail::Wire("a value too large for a row batch");
 /// A span of buffer `buf` (or the arena, for [`ARENA`]).
 #[inline]
 pub(super) fn span(buf: u32, start: usize, len: usize) -> Result<Span, Fail> {
-    match u32::try_from(len) {
-        Ok(len) => Ok(Span { buf, len, start }),
-        Err(_) => Err(TOO_LARGE),
+    match (u32::try_from(start), u32::try_from(len)) {
+        (Ok(start), Ok(len)) => Ok(Span { buf, len, start }),
+        _ => Err(TOO_LARGE),
     }
 }
 
@@ -216,8 +234,17 @@ pub(super) fn arena_span(chunk: usize, start: usize, len: usize) -> Result<Span,
     }
 }
 
-pub(super) fn split_uuid(u: Uuid) -> [u64; 2] {
-    [(u.0 >> 64) as u64, u.0 as u64]
+/// A timestamp as a cell keeps it.
+#[inline]
+pub(super) fn pack_timestamp(t: Timestamp) -> [u32; 3] {
+    let seconds = t.seconds() as u64;
+    [seconds as u32, (seconds >> 32) as u32, t.nanos()]
+}
+
+/// The timestamp a cell keeps (always valid: it was a `Timestamp`).
+#[inline]
+fn unpack_timestamp([lo, hi, nanos]: [u32; 3]) -> Option<Timestamp> {
+    Timestamp::new((u64::from(hi) << 32 | u64::from(lo)) as i64, nanos)
 }
 
 /// Text already known to be UTF-8: the bytes of a text cell's span, or bytes just checked to be ASCII.
@@ -279,6 +306,7 @@ impl RowBatch {
         self.store.nested.clear();
         self.store.arena.clear();
         self.store.intervals.clear();
+        self.store.uuids.clear();
     }
 
     /// Row `i`, if there is one.

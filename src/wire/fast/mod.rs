@@ -29,7 +29,7 @@ pub use batch::{ListRef, RowBatch, RowRef, ValueRef};
 pub use scan::Scanned;
 
 use self::protobuf::Fail;
-use self::value::Source;
+use self::value::{Plan, Source};
 use super::chunk::merge;
 use super::convert::decode_value;
 use super::decoder::StreamCounters;
@@ -236,16 +236,27 @@ impl FastDecoder {
                 row_mark = out.store.mark();
             }
         }
-        for range in spans {
-            let ty = &columns[in_row].ty;
-            let data = msg.body(range);
-            let cell = match value::decode(&mut out.store, src, data, ty, 1) {
-                Ok(cell) => cell,
-                Err(Fail::Fallback) => self
-                    .fallback(data, ty, out)
-                    .map_err(|f| self.fail_value(f, columns, in_row))?,
-                Err(f) => return Err(self.fail_value(f, columns, in_row)),
+        let plans: Vec<Plan> = columns.iter().map(|f| Plan::of(&f.ty)).collect();
+        out.row_ends.reserve(spans.len() / width + 1);
+        let mut next = 0;
+        loop {
+            let mut rows = 0;
+            next += fast_rows(
+                src,
+                spans.get(next..).unwrap_or(&[]),
+                &plans,
+                out,
+                &mut in_row,
+                &mut row_mark,
+                &mut rows,
+            );
+            self.counters.rows += rows;
+            // A value the fast path declined (or the end).
+            let Some(range) = spans.get(next) else {
+                break;
             };
+            let data = msg.body(range);
+            let cell = self.slow(src, data, columns, in_row, &mut out.store)?;
             out.cells.push(cell);
             in_row += 1;
             if in_row == width {
@@ -254,6 +265,7 @@ impl FastDecoder {
                 in_row = 0;
                 row_mark = out.store.mark();
             }
+            next += 1;
         }
         if in_row > 0 {
             self.carry = out.partial_row();
@@ -263,12 +275,39 @@ impl FastDecoder {
         Ok(())
     }
 
+    /// A value the fast path declined: decoded by the general path, which gives the same cell, the
+    /// error, or hands the value to prost.
+    #[cold]
+    #[inline(never)]
+    fn slow(
+        &self,
+        src: Source<'_>,
+        data: &[u8],
+        columns: &[Field],
+        in_row: usize,
+        store: &mut batch::Store,
+    ) -> Result<batch::Cell, DecodeError> {
+        let ty = &columns[in_row].ty;
+        match value::decode(store, src, data, ty, 1) {
+            Ok(cell) => Ok(cell),
+            Err(Fail::Fallback) => self
+                .fallback(data, ty, store)
+                .map_err(|f| self.fail_value(f, columns, in_row)),
+            Err(f) => Err(self.fail_value(f, columns, in_row)),
+        }
+    }
+
     /// A value the fast path hands over: decoded by prost and converted by the reference.
     #[cold]
-    fn fallback(&self, data: &[u8], ty: &Type, out: &mut RowBatch) -> Result<batch::Cell, Fail> {
+    fn fallback(
+        &self,
+        data: &[u8],
+        ty: &Type,
+        store: &mut batch::Store,
+    ) -> Result<batch::Cell, Fail> {
         let wire = scan::prost_value(data).map_err(|e| Fail::Prost(e.to_string()))?;
         let typed = decode_value(ty, wire).map_err(Fail::value)?;
-        out.store.push_owned(&typed)
+        store.push_owned(&typed)
     }
 
     /// One value of the message decoded by prost (the pieces of chunked values).
@@ -370,4 +409,67 @@ impl FastDecoder {
             .unwrap_or_default();
         self.error(kind, Some(ColumnRef { index, name }))
     }
+}
+
+/// The hot loop: decodes values by their column's plan into `out` until one the fast path declines,
+/// completing rows as it goes. Returns how many of `spans` it consumed (all, or up to the declined
+/// one). The batch's vectors are borrowed separately so that their lengths stay in registers.
+#[inline(never)]
+fn fast_rows(
+    src: Source<'_>,
+    spans: &[Range<u32>],
+    plans: &[Plan],
+    out: &mut RowBatch,
+    in_row: &mut usize,
+    row_mark: &mut batch::StoreMark,
+    rows: &mut u64,
+) -> usize {
+    let RowBatch {
+        cells,
+        row_ends,
+        store,
+    } = out;
+    fast_rows_in(
+        src, spans, plans, cells, row_ends, store, in_row, row_mark, rows,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn fast_rows_in(
+    src: Source<'_>,
+    spans: &[Range<u32>],
+    plans: &[Plan],
+    cells: &mut Vec<batch::Cell>,
+    row_ends: &mut Vec<usize>,
+    store: &mut batch::Store,
+    in_row: &mut usize,
+    row_mark: &mut batch::StoreMark,
+    rows: &mut u64,
+) -> usize {
+    let (mut column, width) = (*in_row, plans.len());
+    for (i, range) in spans.iter().enumerate() {
+        let data = src
+            .message
+            .get(range.start as usize..range.end as usize)
+            .unwrap_or(&[]);
+        let Some(&plan) = plans.get(column) else {
+            *in_row = column;
+            return i;
+        };
+        let Some(cell) = value::fast(store, src, data, plan) else {
+            *in_row = column;
+            return i;
+        };
+        cells.push(cell);
+        column += 1;
+        if column == width {
+            row_ends.push(cells.len());
+            *rows += 1;
+            column = 0;
+            *row_mark = store.mark();
+        }
+    }
+    *in_row = column;
+    spans.len()
 }

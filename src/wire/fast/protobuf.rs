@@ -67,6 +67,32 @@ impl<'a> Reader<'a> {
         self.buf.is_empty()
     }
 
+    /// What is left to read.
+    #[inline]
+    pub(super) fn rest(&self) -> &'a [u8] {
+        self.buf
+    }
+
+    /// The body of the next field if its key is the one byte `key`, it is length-delimited with a
+    /// length of one or two bytes, and it fits: the common case read directly. `None` (having read
+    /// nothing) for anything else, which [`Reader::key`] and [`Reader::bytes`] then sort out.
+    #[inline(always)]
+    pub(super) fn len_field(&mut self, key: u8) -> Option<&'a [u8]> {
+        let (len, rest) = match self.buf {
+            [k, l0, rest @ ..] if *k == key && *l0 < 0x80 => (usize::from(*l0), rest),
+            [k, l0, l1, rest @ ..] if *k == key && *l1 < 0x80 => {
+                (usize::from(*l0 & 0x7f) | usize::from(*l1) << 7, rest)
+            }
+            _ => return None,
+        };
+        if len > rest.len() {
+            return None;
+        }
+        let (body, tail) = rest.split_at(len);
+        self.buf = tail;
+        Some(body)
+    }
+
     /// The next varint.
     #[inline]
     pub(super) fn varint(&mut self) -> Result<u64, Fail> {

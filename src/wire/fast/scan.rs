@@ -91,6 +91,15 @@ pub(super) fn scan(bytes: Bytes) -> Result<Scanned, String> {
 }
 
 fn walk(whole: &[u8], out: &mut Scanned) -> Result<(), Fail> {
+    // The values vector is filled through a local so its length stays in a register.
+    let mut values = std::mem::take(&mut out.values);
+    let walked = walk_into(whole, out, &mut values);
+    out.values = values;
+    walked
+}
+
+#[inline(always)]
+fn walk_into(whole: &[u8], out: &mut Scanned, values: &mut Vec<Range<u32>>) -> Result<(), Fail> {
     let mut r = Reader::new(whole);
     // The message is under 4 GiB (checked by `scan`), so offsets fit in u32.
     let range = |part: &[u8]| {
@@ -98,10 +107,15 @@ fn walk(whole: &[u8], out: &mut Scanned) -> Result<(), Fail> {
         start as u32..(start + part.len()) as u32
     };
     while !r.is_empty() {
+        // Nearly every field is a value (field 2, length-delimited: key 0x12).
+        if let Some(body) = r.len_field(0x12) {
+            values.push(range(body));
+            continue;
+        }
         match r.key()? {
             (2, LEN) => {
                 let body = r.bytes()?;
-                out.values.push(range(body));
+                values.push(range(body));
             }
             (1, LEN) => merge(out.metadata.get_or_insert_default(), r.bytes()?)?,
             (3, VARINT) => out.chunked_value = r.varint()? != 0,

@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-use super::batch::{Cell, Span, Store, arena_span, span};
+use super::batch::{Cell, Slots, Span, Store, arena_span, pack_timestamp, span};
 use super::protobuf::{FIXED64, Fail, LEN, Reader, VARINT, offset_in};
 use crate::wire::convert::{
     ValueError, base64_reason, expected_kind, invalid, nested, parse_i64, special_float,
@@ -115,6 +115,343 @@ pub(super) fn decode(
     }
 }
 
+/// How the values of one column are decoded, worked out once per message from the column's type so
+/// that the hot loop does not walk `Type` trees.
+#[derive(Clone, Copy)]
+pub(super) enum Plan {
+    /// A scalar column.
+    Scalar(Scalar),
+    /// An ARRAY of a scalar type: one walk over the list, elements pushed as they are read.
+    Array(Scalar),
+    /// Anything else (structs, arrays of arrays or structs): the general path.
+    General,
+}
+
+/// The scalar types, as a small code.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scalar {
+    Bool,
+    Int64,
+    Float32,
+    Float64,
+    Numeric,
+    PgNumeric,
+    String,
+    Json,
+    Bytes,
+    Proto,
+    Date,
+    Timestamp,
+    Enum,
+    Interval,
+    Uuid,
+}
+
+impl Scalar {
+    fn of(ty: &Type) -> Option<Scalar> {
+        Some(match ty {
+            Type::Bool => Scalar::Bool,
+            Type::Int64 => Scalar::Int64,
+            Type::Float32 => Scalar::Float32,
+            Type::Float64 => Scalar::Float64,
+            Type::Numeric { pg: false } => Scalar::Numeric,
+            Type::Numeric { pg: true } => Scalar::PgNumeric,
+            Type::String => Scalar::String,
+            Type::Json { .. } => Scalar::Json,
+            Type::Bytes => Scalar::Bytes,
+            Type::Proto(_) => Scalar::Proto,
+            Type::Date => Scalar::Date,
+            Type::Timestamp => Scalar::Timestamp,
+            Type::Enum(_) => Scalar::Enum,
+            Type::Interval => Scalar::Interval,
+            Type::Uuid => Scalar::Uuid,
+            Type::Array(_) | Type::Struct(_) => return None,
+        })
+    }
+}
+
+impl Plan {
+    /// The plan for a column of type `ty`.
+    pub(super) fn of(ty: &Type) -> Plan {
+        if let Some(s) = Scalar::of(ty) {
+            return Plan::Scalar(s);
+        }
+        match ty {
+            Type::Array(element) => Scalar::of(element).map_or(Plan::General, Plan::Array),
+            _ => Plan::General,
+        }
+    }
+}
+
+/// The fast path: decodes the Value in `data` by `plan` when it has the usual form (one field, the
+/// kind the column expects, canonical text) and is valid. `None` leaves the store as it was and sends
+/// the value to [`decode`], which gives the same cell or works out the error; so this path never has
+/// to build an error.
+#[inline(always)]
+pub(super) fn fast(store: &mut Store, src: Source<'_>, data: &[u8], plan: Plan) -> Option<Cell> {
+    match plan {
+        Plan::Scalar(s) => scalar(store, src, data, s),
+        Plan::Array(s) => array(store, src, data, s),
+        Plan::General => None,
+    }
+}
+
+/// The kind of a Value that is exactly one field, as every encoder writes it; `None` for anything
+/// else (which [`read_kind`] sorts out on the slow path).
+#[inline(always)]
+fn one_field(data: &[u8]) -> Option<Kind<'_>> {
+    let (&key, rest) = data.split_first()?;
+    match key {
+        0x1a | 0x32 => {
+            let (len, body) = match rest.split_first() {
+                Some((&len, body)) if len < 0x80 => (usize::from(len), body),
+                _ => {
+                    let mut r = Reader::new(rest);
+                    let len = usize::try_from(r.varint().ok()?).ok()?;
+                    (len, r.rest())
+                }
+            };
+            if len != body.len() {
+                return None;
+            }
+            Some(if key == 0x1a {
+                Kind::String(body)
+            } else {
+                Kind::List(body)
+            })
+        }
+        0x08 => match rest {
+            [v] if *v < 0x80 => Some(Kind::Null),
+            _ => None,
+        },
+        0x11 => {
+            let n: [u8; 8] = rest.try_into().ok()?;
+            Some(Kind::Number(f64::from_le_bytes(n)))
+        }
+        0x20 => match rest {
+            [v] if *v < 0x80 => Some(Kind::Bool(*v != 0)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn scalar(store: &mut Store, src: Source<'_>, data: &[u8], s: Scalar) -> Option<Cell> {
+    match one_field(data)? {
+        Kind::String(bytes) => text(store, src, bytes, s),
+        Kind::Null => Some(Cell::Null),
+        Kind::Number(n) => match s {
+            Scalar::Float64 => Some(Cell::Float64(n)),
+            Scalar::Float32 => Some(Cell::Float32(n as f32)),
+            _ => None,
+        },
+        Kind::Bool(b) => (s == Scalar::Bool).then_some(Cell::Bool(b)),
+        Kind::List(_) => None,
+    }
+}
+
+/// An ARRAY of scalars in one walk: each element pushed to `store.nested` as it is read.
+#[inline]
+fn array(store: &mut Store, src: Source<'_>, data: &[u8], s: Scalar) -> Option<Cell> {
+    let body = match one_field(data)? {
+        Kind::List(body) => body,
+        Kind::Null => return Some(Cell::Null),
+        _ => return None,
+    };
+    let mark = store.mark();
+    let start = store.nested.len();
+    if elements(store, src, body, s).is_some()
+        && let (Ok(start), Ok(len)) = (
+            u32::try_from(start),
+            u32::try_from(store.nested.len() - start),
+        )
+    {
+        return Some(Cell::Array(Slots { start, len }));
+    }
+    store.truncate(mark);
+    None
+}
+
+#[inline(always)]
+fn elements(store: &mut Store, src: Source<'_>, body: &[u8], s: Scalar) -> Option<()> {
+    let mut rest = body;
+    while let Some((&key, tail)) = rest.split_first() {
+        if key != 0x0a {
+            return None;
+        }
+        let (len, tail) = match tail.split_first() {
+            Some((&len, tail)) if len < 0x80 => (usize::from(len), tail),
+            _ => {
+                let mut r = Reader::new(tail);
+                let len = usize::try_from(r.varint().ok()?).ok()?;
+                (len, r.rest())
+            }
+        };
+        if len > tail.len() {
+            return None;
+        }
+        let (element, tail) = tail.split_at(len);
+        let cell = scalar(store, src, element, s)?;
+        store.nested.push(cell);
+        rest = tail;
+    }
+    Some(())
+}
+
+/// A string value as scalar `s`. Types whose fast parsers accept only ASCII skip the UTF-8 check.
+#[inline(always)]
+fn text(store: &mut Store, src: Source<'_>, bytes: &[u8], s: Scalar) -> Option<Cell> {
+    // Built directly (not through `span`'s `Result`, which the compiler kept on the stack and read
+    // back across two stores: a store-forwarding stall on every text cell).
+    let here = || {
+        let start = u32::try_from(offset_in(src.message, bytes)).ok()?;
+        let len = u32::try_from(bytes.len()).ok()?;
+        Some(Span {
+            buf: src.buf,
+            len,
+            start,
+        })
+    };
+    Some(match s {
+        Scalar::String => {
+            utf8(bytes)?;
+            Cell::String(here()?)
+        }
+        Scalar::Int64 => Cell::Int64(int64_ascii(bytes)?),
+        Scalar::Bytes => Cell::Bytes(base64_fast(store, bytes)?),
+        Scalar::Timestamp => Cell::Timestamp(pack_timestamp(utc_timestamp(bytes)?)),
+        Scalar::Date => Cell::Date(date(bytes)?),
+        Scalar::Json => {
+            utf8(bytes)?;
+            Cell::Json(here()?)
+        }
+        Scalar::Numeric | Scalar::PgNumeric => {
+            // NaN (valid for PostgreSQL only) goes to the general path.
+            if !decimal(bytes) {
+                return None;
+            }
+            Cell::Numeric(here()?)
+        }
+        Scalar::Enum => Cell::Enum(int64_ascii(bytes)?),
+        Scalar::Proto => Cell::Proto(base64_fast(store, bytes)?),
+        Scalar::Uuid => store.push_uuid(Uuid::parse(utf8(bytes)?).ok()?),
+        Scalar::Interval => store.push_interval(Interval::parse(utf8(bytes)?).ok()?),
+        Scalar::Bool | Scalar::Float32 | Scalar::Float64 => return None,
+    })
+}
+
+/// Whether `b` is a plain decimal number as [`Numeric::check`] reads it (an optional sign, digits with
+/// at most one point, at least one digit); ASCII, so UTF-8. `NaN` is not.
+#[inline]
+fn decimal(b: &[u8]) -> bool {
+    let body = match b.split_first() {
+        Some((b'-' | b'+', rest)) => rest,
+        _ => b,
+    };
+    let (mut digits, mut points) = (0usize, 0usize);
+    for &c in body {
+        if c.is_ascii_digit() {
+            digits += 1;
+        } else if c == b'.' {
+            points += 1;
+        } else {
+            return false;
+        }
+    }
+    digits > 0 && points <= 1
+}
+
+/// `YYYY-MM-DD`, as [`Date::parse`] reads it.
+#[inline]
+fn date(b: &[u8]) -> Option<Date> {
+    let b: &[u8; 10] = b.try_into().ok()?;
+    if b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let two = |i: usize| {
+        let (x, y) = (b[i].wrapping_sub(b'0'), b[i + 1].wrapping_sub(b'0'));
+        (x < 10 && y < 10).then(|| u32::from(x) * 10 + u32::from(y))
+    };
+    let year = two(0)? * 100 + two(2)?;
+    Date::new(year as u16, two(5)? as u8, two(8)? as u8)
+}
+
+/// A decimal INT64 of up to 19 digits, as `parse_i64` reads it; `None` for anything else. Eight
+/// digits at a time where there are that many.
+#[inline]
+fn int64_ascii(b: &[u8]) -> Option<i64> {
+    let (negative, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    let (eights, rest) = digits.as_chunks::<8>();
+    let mut n: u64 = 0;
+    for eight in eights {
+        n = n * 100_000_000 + u64::from(eight_digits(*eight)?);
+    }
+    for &d in rest {
+        let v = d.wrapping_sub(b'0');
+        if v > 9 {
+            return None;
+        }
+        n = n * 10 + u64::from(v);
+    }
+    if negative {
+        0i64.checked_sub_unsigned(n)
+    } else {
+        i64::try_from(n).ok()
+    }
+}
+
+/// Eight ASCII digits (the first the most significant) as a number, or `None` if one is no digit.
+#[inline(always)]
+fn eight_digits(b: [u8; 8]) -> Option<u32> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const TENS: u64 = 0x7676_7676_7676_7676;
+    let v = u64::from_le_bytes(b) ^ 0x3030_3030_3030_3030;
+    if (v | v.wrapping_add(TENS)) & HIGH != 0 {
+        return None;
+    }
+    // Pairs, then quads, then all eight: each step multiplies the more significant half by a power
+    // of ten and adds the other, in place (the byte order is little-endian: the first digit lowest).
+    let v = (v * 10 + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
+    let v = (v * 100 + (v >> 16)) & 0x0000_ffff_0000_ffff;
+    let v = (v * 10_000 + (v >> 32)) & 0xffff_ffff;
+    Some(v as u32)
+}
+
+/// Canonical base64 into the arena; `None` (with the arena as it was) for anything else.
+#[inline]
+fn base64_fast(store: &mut Store, text: &[u8]) -> Option<Span> {
+    let (chunk, room) = store.arena.room(text.len() / 4 * 3 + 3);
+    let start = room.len();
+    if super::base64::decode_canonical(text, room) {
+        // Built directly, not through `arena_span`'s `Result` (see `text`).
+        let len = room.len() - start;
+        let (Ok(chunk), Ok(start), Ok(len)) = (
+            u32::try_from(chunk),
+            u32::try_from(start),
+            u32::try_from(len),
+        ) else {
+            return None;
+        };
+        if chunk >= super::batch::ARENA {
+            return None;
+        }
+        return Some(Span {
+            buf: super::batch::ARENA + chunk,
+            len,
+            start,
+        });
+    }
+    room.truncate(start);
+    None
+}
+
 /// The number of values in a ListValue body, checking its framing.
 fn count_elements(body: &[u8]) -> Result<usize, Fail> {
     let mut r = Reader::new(body);
@@ -197,36 +534,72 @@ fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result
         Type::Bytes => Cell::Bytes(base64(store, s).map_err(|r| bad(&r))??),
         Type::Proto(_) => Cell::Proto(base64(store, s).map_err(|r| bad(&r))??),
         Type::Date => Cell::Date(Date::parse(s).map_err(|e| bad(e.0))?),
-        Type::Timestamp => Cell::Timestamp(timestamp(s).map_err(|e| bad(e.0))?),
+        Type::Timestamp => Cell::Timestamp(pack_timestamp(timestamp(s).map_err(|e| bad(e.0))?)),
         Type::Interval => store.push_interval(Interval::parse(s).map_err(|e| bad(e.0))?),
-        Type::Uuid => Cell::Uuid(super::batch::split_uuid(
-            Uuid::parse(s).map_err(|e| bad(e.0))?,
-        )),
+        Type::Uuid => store.push_uuid(Uuid::parse(s).map_err(|e| bad(e.0))?),
         Type::Float64 => Cell::Float64(special_float(ty, s).map_err(Fail::value)?),
         Type::Float32 => Cell::Float32(special_float(ty, s).map_err(Fail::value)? as f32),
         Type::Bool | Type::Array(_) | Type::Struct(_) => return Err(wrong_kind(ty, "a string")),
     })
 }
 
-/// The text of a string value, if it is UTF-8. Short ASCII strings (most cells) are checked eight
-/// bytes at a time here; the rest by simdutf8.
-#[inline]
+/// The text of a string value, if it is UTF-8. Short ASCII strings (most cells) are checked here with
+/// at most two overlapping loads; longer ones eight bytes at a time; the rest by simdutf8.
+#[inline(always)]
 fn utf8(bytes: &[u8]) -> Option<&str> {
-    if bytes.len() <= 64 {
-        let mut words = bytes.chunks_exact(8);
-        let mut high = 0u64;
-        for w in &mut words {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(w);
-            high |= u64::from_ne_bytes(word);
+    let n = bytes.len();
+    let high = if let (Some(first), Some(last)) =
+        (bytes.first_chunk::<8>(), bytes.last_chunk::<8>())
+    {
+        if n > 16 {
+            return utf8_long(bytes);
         }
-        let tail = words.remainder().iter().fold(0u8, |acc, &b| acc | b);
-        if high & 0x8080_8080_8080_8080 == 0 && tail < 0x80 {
+        u64::from_le_bytes(*first) | u64::from_le_bytes(*last)
+    } else if let (Some(first), Some(last)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        u64::from(u32::from_le_bytes(*first) | u32::from_le_bytes(*last))
+    } else {
+        bytes.iter().fold(0u64, |acc, &b| acc | u64::from(b))
+    };
+    if high & 0x8080_8080_8080_8080 == 0 {
+        // All ASCII, so UTF-8.
+        return Some(super::batch::validated_str(bytes));
+    }
+    simdutf8::basic::from_utf8(bytes).ok()
+}
+
+/// [`utf8`] for text longer than 16 bytes.
+#[inline(never)]
+fn utf8_long(bytes: &[u8]) -> Option<&str> {
+    if bytes.len() <= 64 {
+        let (words, tail) = bytes.as_chunks::<8>();
+        let mut high = tail.iter().fold(0u64, |acc, &b| acc | u64::from(b));
+        for w in words {
+            high |= u64::from_le_bytes(*w);
+        }
+        if high & 0x8080_8080_8080_8080 == 0 {
             // All ASCII, so UTF-8.
             return Some(super::batch::validated_str(bytes));
         }
     }
     simdutf8::basic::from_utf8(bytes).ok()
+}
+
+#[cfg(test)]
+#[test]
+fn utf8_agrees_with_std_at_every_length() {
+    for n in 0..80usize {
+        for bad in [None, Some(0), Some(n / 2), Some(n.saturating_sub(1))] {
+            let mut b: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            if let Some(i) = bad.filter(|&i| i < n) {
+                b[i] = 0xc3;
+            }
+            assert_eq!(utf8(&b), std::str::from_utf8(&b).ok(), "{n} {bad:?}");
+            if n >= 2 {
+                b[n - 2..].copy_from_slice("é".as_bytes());
+                assert_eq!(utf8(&b), std::str::from_utf8(&b).ok(), "{n} {bad:?} é");
+            }
+        }
+    }
 }
 
 /// A TIMESTAMP: the form Spanner sends (`YYYY-MM-DDTHH:MM:SS[.fraction]Z`) read directly, anything
@@ -240,26 +613,51 @@ fn timestamp(s: &str) -> Result<Timestamp, ParseError> {
 }
 
 fn utc_timestamp(b: &[u8]) -> Option<Timestamp> {
+    /// `'0'` where a digit goes, the separators where they go: XORed with the text, a digit becomes
+    /// its value and a right separator zero.
+    const PATTERN: [u8; 19] = *b"0000-00-00T00:00:00";
+    /// The separators' bytes in the words below.
+    const SEP_LO: u64 = 0xff00_00ff_0000_0000; // "YYYY-MM-": bytes 4 and 7
+    const SEP_HI: u64 = 0x0000_ff00_00ff_0000; // "HH:MM:SS" (from byte 11): bytes 2 and 5
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const TENS: u64 = 0x7676_7676_7676_7676; // a byte above 9 plus this sets its high bit
     let (head, rest) = b.split_first_chunk::<19>()?;
-    if head[4] != b'-'
-        || head[7] != b'-'
-        || head[10] != b'T'
-        || head[13] != b':'
-        || head[16] != b':'
-    {
+    let word = |i: usize| {
+        let (mut w, mut p) = ([0u8; 8], [0u8; 8]);
+        w.copy_from_slice(&head[i..i + 8]);
+        p.copy_from_slice(&PATTERN[i..i + 8]);
+        u64::from_le_bytes(w) ^ u64::from_le_bytes(p)
+    };
+    // "YYYY-MM-" and "HH:MM:SS"; bytes 8..=10 ("DDT") on their own.
+    let (lo, hi) = (word(0), word(11));
+    let (d0, d1) = (head[8].wrapping_sub(b'0'), head[9].wrapping_sub(b'0'));
+    let bad = (lo | lo.wrapping_add(TENS) | hi | hi.wrapping_add(TENS)) & HIGH
+        | lo & SEP_LO
+        | hi & SEP_HI;
+    if bad != 0 || d0 > 9 || d1 > 9 || head[10] != b'T' {
         return None;
     }
-    let two = |i: usize| {
-        let (x, y) = (head[i].wrapping_sub(b'0'), head[i + 1].wrapping_sub(b'0'));
-        (x < 10 && y < 10).then(|| u32::from(x) * 10 + u32::from(y))
-    };
-    let year = two(0)? * 100 + two(2)?;
-    let (month, day) = (two(5)?, two(8)?);
-    let (hour, minute, second) = (two(11)?, two(14)?, two(17)?);
+    let digit = |w: u64, i: u32| (w >> (8 * i)) as u32 & 0xff;
+    let two = |w: u64, i: u32| digit(w, i) * 10 + digit(w, i + 1);
+    let year = two(lo, 0) * 100 + two(lo, 2);
+    let (month, day) = (two(lo, 5), u32::from(d0) * 10 + u32::from(d1));
+    let (hour, minute, second) = (two(hi, 0), two(hi, 3), two(hi, 6));
     if hour > 23 || minute > 59 || second > 59 {
         return None;
     }
     let date = Date::new(year as u16, month as u8, day as u8)?;
+    const SCALE: [u32; 10] = [
+        1_000_000_000,
+        100_000_000,
+        10_000_000,
+        1_000_000,
+        100_000,
+        10_000,
+        1_000,
+        100,
+        10,
+        1,
+    ];
     let nanos = match rest {
         [b'Z'] => 0,
         [b'.', fraction @ .., b'Z'] if (1..=9).contains(&fraction.len()) => {
@@ -271,7 +669,7 @@ fn utc_timestamp(b: &[u8]) -> Option<Timestamp> {
                 }
                 n = n * 10 + u32::from(v);
             }
-            n * 10u32.pow(9 - fraction.len() as u32)
+            n * SCALE[fraction.len()]
         }
         _ => return None,
     };
@@ -339,6 +737,18 @@ mod tests {
             "0000-01-01T00:00:00Z",
             "19a0-01-01T00:00:00Z",
             "1970-01-01T00:00:00.1a3Z",
+            "1970-01-01T00:00:00.000000001Z",
+            "1970-01-01T00:00:00.100000000Z",
+            "1970-01-01 00:00:00Z",
+            "1970-01-01T00:00:0:Z",
+            "1970-01-01T00:00:/0Z",
+            "1970-01-01T00:0\u{7f}:00Z",
+            "1970-01-0\u{e9}00:00:00Z",
+            "1970-01-01T00-00:00Z",
+            "1970:01-01T00:00:00Z",
+            "1970-01-01T00:00-00Z",
+            "1970-01-01T00:00:00.Z",
+            "2024-06-15T12:34:56.789Z",
         ] {
             assert_eq!(timestamp(s), Timestamp::parse(s), "{s:?}");
             if let Some(t) = utc_timestamp(s.as_bytes()) {
@@ -366,6 +776,88 @@ mod tests {
             "00012",
         ] {
             assert_eq!(int64(s), parse_i64(s), "{s:?}");
+            if let Some(n) = int64_ascii(s.as_bytes()) {
+                assert_eq!(Ok(n), parse_i64(s), "{s:?}");
+            }
+        }
+        for s in [
+            "9223372036854775807",
+            "-9223372036854775808",
+            "1234567890123456789",
+        ] {
+            assert_eq!(
+                int64_ascii(s.as_bytes()).ok_or(()),
+                parse_i64(s).map_err(drop)
+            );
+        }
+        for s in [
+            "9223372036854775808",
+            "-9223372036854775809",
+            "9999999999999999999",
+        ] {
+            assert_eq!(int64_ascii(s.as_bytes()), None, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn decimals_read_directly_agree_with_the_reference_check() {
+        for s in [
+            "0",
+            "-0",
+            "+1",
+            "1.",
+            ".5",
+            "-.5",
+            "1.5",
+            "12345678901234567890.123456789",
+            "",
+            "-",
+            "+",
+            ".",
+            "-.",
+            "1..2",
+            "1.2.3",
+            "--1",
+            "+-1",
+            "1e5",
+            " 1",
+            "1 ",
+            "NaN",
+            "nan",
+            "١",
+            "1,5",
+        ] {
+            let fast = decimal(s.as_bytes());
+            if s == "NaN" {
+                assert!(!fast);
+            } else {
+                assert_eq!(fast, Numeric::check(s).is_ok(), "{s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn dates_read_directly_agree_with_the_reference_parser() {
+        for s in [
+            "2024-02-29",
+            "2023-02-29",
+            "0001-01-01",
+            "9999-12-31",
+            "0000-01-01",
+            "2024-13-01",
+            "2024-00-10",
+            "2024-01-32",
+            "2024/01/01",
+            "2024-1-01",
+            "20240-1-01",
+            "2a24-01-01",
+            "2024-01-01 ",
+        ] {
+            assert_eq!(
+                date(s.as_bytes()).ok_or(()),
+                Date::parse(s).map_err(drop),
+                "{s:?}"
+            );
         }
     }
 }
