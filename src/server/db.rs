@@ -155,14 +155,24 @@ mod tests {
             .seed23_cache
             .get(5_000)
             .expect("the scan cached row 5000");
-        // Past the cache's size the scan stopped adding: row 3 was not evicted by row SLOTS + 3.
+        // Past the cache's size the scan kept what fit: row 3 was not evicted by row SLOTS + 3.
         assert_eq!(db.seed23_cache.get(3).map(|r| r.id()), Some(3));
         assert!(db.seed23_cache.get(SLOTS as i64 + 3).is_none());
-        // Read again (by a new connection, as each query has its own): the same cells, not new ones.
-        // This scan hit most rows, so it had room to add the ones the first left out.
+        // Read again (by a new connection, as each query has its own): the same cells, not new ones,
+        // and still no churn.
         assert_eq!(count(&db, sql), rows);
         let again = db.seed23_cache.get(5_000).expect("still cached");
         assert!(Arc::ptr_eq(&first, &again));
+        assert!(db.seed23_cache.get(SLOTS as i64 + 3).is_none());
+        // A new working set takes over once the old one went unread for a scan.
+        let tail = format!("SELECT count(Name IS NULL) FROM Seed23 WHERE Id > {SLOTS}");
+        assert_eq!(count(&db, &tail), 3_000);
+        assert!(
+            db.seed23_cache.get(SLOTS as i64 + 3).is_none(),
+            "row 3 was read by the last scan"
+        );
+        assert_eq!(count(&db, &tail), 3_000);
         assert!(db.seed23_cache.get(SLOTS as i64 + 3).is_some());
+        assert!(db.seed23_cache.get(3).is_none());
     }
 }

@@ -4,9 +4,11 @@
 //!
 //! Direct-mapped by row id into a fixed number of slots, so its size is bounded however large the table;
 //! within a row each cell is generated at most once, when a query first reads it (a query that reads one
-//! column never pays for the other 22). A scan longer than the cache stops adding rows once it has added
-//! as many as the cache holds (the cursor decides), so a full scan does not churn it to no one's benefit.
+//! column never pays for the other 22). A row is only evicted when neither the current scan nor the one
+//! before it read it, so a scan longer than the cache keeps what fits instead of churning it to no one's
+//! benefit, and a new working set takes over after one scan.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rusqlite::types::Value as SqlValue;
@@ -21,13 +23,16 @@ pub const SLOTS: usize = 16 * 1024;
 #[derive(Debug)]
 pub struct CachedRow {
     id: i64,
+    /// The last scan that read it.
+    used: AtomicU64,
     cells: [OnceLock<SqlValue>; seed23::COLUMN_COUNT],
 }
 
 impl CachedRow {
-    fn new(id: i64) -> Self {
+    fn new(id: i64, scan: u64) -> Self {
         CachedRow {
             id,
+            used: AtomicU64::new(scan),
             cells: std::array::from_fn(|_| OnceLock::new()),
         }
     }
@@ -49,6 +54,7 @@ impl CachedRow {
 #[derive(Debug)]
 pub struct RowCache {
     slots: Box<[Mutex<Option<Arc<CachedRow>>>]>,
+    scans: AtomicU64,
 }
 
 impl Default for RowCache {
@@ -62,12 +68,35 @@ impl RowCache {
     pub fn with_slots(slots: usize) -> Self {
         RowCache {
             slots: (0..slots.max(1)).map(|_| Mutex::new(None)).collect(),
+            scans: AtomicU64::new(0),
         }
     }
 
-    /// Rows the cache holds at most.
-    pub fn capacity(&self) -> usize {
-        self.slots.len()
+    /// A number for a new scan (each cursor's pass over the table).
+    pub fn begin_scan(&self) -> u64 {
+        self.scans.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Row `id` for `scan`: the cached one, or a fresh one that takes its slot when the slot is free
+    /// or its row was read by neither this scan nor the one before; `None` when the slot's row is in
+    /// use (the caller generates the cells directly).
+    pub fn row_for_scan(&self, id: i64, scan: u64) -> Option<Arc<CachedRow>> {
+        let mut slot = self
+            .slot(id)?
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(row) = &*slot {
+            if row.id == id {
+                row.used.store(scan, Ordering::Relaxed);
+                return Some(Arc::clone(row));
+            }
+            if row.used.load(Ordering::Relaxed).saturating_add(1) >= scan {
+                return None;
+            }
+        }
+        let row = Arc::new(CachedRow::new(id, scan));
+        *slot = Some(Arc::clone(&row));
+        Some(row)
     }
 
     /// Row `id` if the cache holds it.
@@ -77,23 +106,6 @@ impl RowCache {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         slot.as_ref().filter(|row| row.id == id).map(Arc::clone)
-    }
-
-    /// Row `id`: the cached one, or a fresh one that takes its slot.
-    pub fn row(&self, id: i64) -> Arc<CachedRow> {
-        let Some(slot) = self.slot(id) else {
-            return Arc::new(CachedRow::new(id));
-        };
-        // A panic while holding a slot leaves a valid Option behind: keep using it.
-        let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
-        match &*slot {
-            Some(row) if row.id == id => Arc::clone(row),
-            _ => {
-                let row = Arc::new(CachedRow::new(id));
-                *slot = Some(Arc::clone(&row));
-                row
-            }
-        }
     }
 
     fn slot(&self, id: i64) -> Option<&Mutex<Option<Arc<CachedRow>>>> {
@@ -109,7 +121,8 @@ mod tests {
     #[test]
     fn cells_are_the_generated_ones_and_come_back_from_the_cache() {
         let cache = RowCache::with_slots(4);
-        let row = cache.row(7);
+        let scan = cache.begin_scan();
+        let row = cache.row_for_scan(7, scan).expect("a free slot");
         for column in 0..seed23::COLUMN_COUNT {
             assert_eq!(
                 row.cell(column),
@@ -118,21 +131,39 @@ mod tests {
             );
         }
         assert!(row.cell(seed23::COLUMN_COUNT).is_none());
-        assert!(Arc::ptr_eq(&row, &cache.row(7)), "a repeat read hits");
+        let again = cache.row_for_scan(7, scan).expect("cached");
+        assert!(Arc::ptr_eq(&row, &again), "a repeat read hits");
         assert!(cache.get(7).is_some_and(|r| Arc::ptr_eq(&r, &row)));
         assert!(cache.get(8).is_none(), "get never adds");
         assert!(cache.get(8).is_none());
-        // Row 11 maps to the same slot and evicts row 7.
-        let other = cache.row(11);
-        assert_eq!(other.id(), 11);
-        assert!(!Arc::ptr_eq(&row, &cache.row(7)), "evicted, made again");
-        assert_eq!(cache.row(-1).id(), -1, "negative ids have a slot too");
+        assert_eq!(
+            cache.row_for_scan(-2, scan).map(|r| r.id()),
+            Some(-2),
+            "negative ids have a slot too"
+        );
+    }
+
+    #[test]
+    fn a_row_is_evicted_only_when_the_last_two_scans_left_it_alone() {
+        let cache = RowCache::with_slots(4);
+        let first = cache.begin_scan();
+        assert!(cache.row_for_scan(1, first).is_some());
+        // Row 5 maps to row 1's slot: not while this scan or the next use row 1.
+        assert!(cache.row_for_scan(5, first).is_none());
+        let second = cache.begin_scan();
+        assert!(cache.row_for_scan(5, second).is_none());
+        let third = cache.begin_scan();
+        let five = cache
+            .row_for_scan(5, third)
+            .expect("row 1 went unread for a scan");
+        assert_eq!(five.id(), 5);
+        assert!(cache.get(1).is_none());
     }
 
     #[test]
     fn a_cell_is_generated_only_when_read() {
         let cache = RowCache::with_slots(1);
-        let row = cache.row(3);
+        let row = cache.row_for_scan(3, cache.begin_scan()).expect("free");
         assert!(row.cells.iter().all(|c| c.get().is_none()));
         let _ = row.cell(0);
         assert_eq!(row.cells.iter().filter(|c| c.get().is_some()).count(), 1);

@@ -7,7 +7,7 @@
 #![allow(unsafe_code)]
 
 use std::borrow::Cow;
-use std::cell::{Cell, OnceCell};
+use std::cell::OnceCell;
 use std::ffi::{CStr, CString, c_int};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -141,7 +141,7 @@ unsafe impl<'vtab> VTab<'vtab> for Seed23Table {
             id: 1,
             last: 0,
             row: OnceCell::new(),
-            added: Cell::new(0),
+            scan: 0,
             phantom: PhantomData,
         })
     }
@@ -154,11 +154,11 @@ struct Seed23Cursor<'vtab> {
     source: Seed23Source,
     id: i64,
     last: i64,
-    /// The current row's cells, fetched from the cache when a column of it is first read (`None`: the
-    /// scan no longer adds rows to the cache; cells are generated as they are read).
+    /// The current row's cells, fetched from the cache when a column of it is first read (`None`: its
+    /// slot holds a row in use; cells are generated as they are read).
     row: OnceCell<Option<Arc<CachedRow>>>,
-    /// Rows this scan added to the cache.
-    added: Cell<usize>,
+    /// This scan's number, for the cache.
+    scan: u64,
     phantom: PhantomData<&'vtab Seed23Table>,
 }
 
@@ -215,7 +215,7 @@ unsafe impl VTabCursor for Seed23Cursor<'_> {
         self.id = first;
         self.last = last;
         self.row.take();
-        self.added.set(0);
+        self.scan = self.source.cache.begin_scan();
         Ok(())
     }
 
@@ -242,16 +242,9 @@ unsafe impl VTabCursor for Seed23Cursor<'_> {
                 "Seed23 has no column {column}"
             )));
         };
-        let row = self.row.get_or_init(|| {
-            let cache = &self.source.cache;
-            cache.get(self.id).or_else(|| {
-                let added = self.added.get();
-                (added < cache.capacity()).then(|| {
-                    self.added.set(added + 1);
-                    cache.row(self.id)
-                })
-            })
-        });
+        let row = self
+            .row
+            .get_or_init(|| self.source.cache.row_for_scan(self.id, self.scan));
         match row.as_ref().and_then(|row| row.cell(column)) {
             Some(value) => ctx.set_result(value),
             None => ctx.set_result(to_sql(seed23::cell(self.id, column))),
