@@ -28,6 +28,17 @@ pub struct ColumnRef {
     pub name: String,
 }
 
+impl ColumnRef {
+    /// Column `index` of `columns` (named if it exists).
+    pub(crate) fn of(columns: &[super::types::Field], index: usize) -> Self {
+        let name = columns
+            .get(index)
+            .map(|f| f.name.clone())
+            .unwrap_or_default();
+        ColumnRef { index, name }
+    }
+}
+
 /// The classes of decoding error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeErrorKind {

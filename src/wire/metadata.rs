@@ -57,6 +57,33 @@ impl Header {
         Ok(())
     }
 
+    /// Whether a stream of `messages` messages ended cleanly: columns declared, no value left chunked
+    /// (`pending`: the chunked value's column), no row begun and not completed (`partial_row` values).
+    pub(super) fn check_end(
+        &self,
+        messages: u64,
+        pending: Option<usize>,
+        partial_row: usize,
+    ) -> Result<(), (DecodeErrorKind, Option<ColumnRef>)> {
+        let columns = match (&self.columns, messages) {
+            (Some(columns), _) => columns,
+            (None, 0) => return Err((DecodeErrorKind::NoMessages, None)),
+            (None, _) => return Err((DecodeErrorKind::NoMetadata, None)),
+        };
+        if let Some(column) = pending {
+            let column = ColumnRef::of(columns, column);
+            return Err((DecodeErrorKind::EndedInChunk, Some(column)));
+        }
+        if partial_row > 0 {
+            let kind = DecodeErrorKind::EndedMidRow {
+                have: partial_row,
+                want: columns.len(),
+            };
+            return Err((kind, Some(ColumnRef::of(columns, partial_row))));
+        }
+        Ok(())
+    }
+
     /// The columns, once the first message has arrived.
     pub(super) fn columns(&self) -> Option<&Arc<[Field]>> {
         self.columns.as_ref()

@@ -333,22 +333,10 @@ impl FastDecoder {
         if self.failed {
             return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
         }
-        let columns = match (self.header.columns(), self.counters.messages) {
-            (Some(columns), _) => Arc::clone(columns),
-            (None, 0) => return Err(self.error(DecodeErrorKind::NoMessages, None)),
-            (None, _) => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
-        };
-        if let Some((_, column)) = &self.pending {
-            return Err(self.column_error(DecodeErrorKind::EndedInChunk, &columns, *column));
-        }
-        if !self.carry.is_empty() {
-            let kind = DecodeErrorKind::EndedMidRow {
-                have: self.carry.len(),
-                want: columns.len(),
-            };
-            return Err(self.column_error(kind, &columns, self.carry.len()));
-        }
-        Ok(())
+        let pending = self.pending.as_ref().map(|(_, column)| *column);
+        self.header
+            .check_end(self.counters.messages, pending, self.carry.len())
+            .map_err(|(kind, column)| self.error(kind, column))
     }
 
     /// The columns, once the first message has arrived.
@@ -403,11 +391,7 @@ impl FastDecoder {
     }
 
     fn column_error(&self, kind: DecodeErrorKind, columns: &[Field], index: usize) -> DecodeError {
-        let name = columns
-            .get(index)
-            .map(|f| f.name.clone())
-            .unwrap_or_default();
-        self.error(kind, Some(ColumnRef { index, name }))
+        self.error(kind, Some(ColumnRef::of(columns, index)))
     }
 }
 
