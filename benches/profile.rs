@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use spanprof::client::{connect_plaintext, execute_streaming_sql_raw};
 use spanprof::engine::{Engine, EngineEvent, ProfileSpec, QueryMode, Target};
 use spanprof::proto::google::spanner::v1 as pb;
-use spanprof::proto::google::spanner::v1::spanner_client::SpannerClient;
 use spanprof::report::{IterationRecord, Status};
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
 use spanprof::stats::median;
@@ -22,17 +21,11 @@ use spanprof::wire::DecoderKind;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const DATABASE: &str = "projects/bench/instances/bench/databases/bench";
+mod support;
 
 #[allow(clippy::print_stdout)] // A benchmark reports on stdout.
 fn main() -> anyhow::Result<()> {
-    let rows: u64 = std::env::args()
-        .skip(1)
-        .find(|a| !a.starts_with('-'))
-        .map(|a| a.parse())
-        .transpose()?
-        .unwrap_or(10_000);
-    let measuring = std::env::args().any(|a| a == "--bench");
+    let (rows, measuring) = support::rows_and_mode(10_000)?;
     let (rows, rounds, iterations) = if measuring { (rows, 5, 6) } else { (200, 1, 1) };
     let sql = format!("SELECT * FROM Seed23 LIMIT {rows}");
     let config = ServerConfig {
@@ -134,14 +127,7 @@ fn bytes_only(config: &ServerConfig, sql: &str, iterations: u32) -> anyhow::Resu
     runtime.block_on(async {
         let instance = LocalInstance::start(config.clone()).await?;
         let channel = connect_plaintext(&instance.host_port()).await?;
-        let session = SpannerClient::new(channel.clone())
-            .create_session(pb::CreateSessionRequest {
-                database: DATABASE.into(),
-                session: None,
-            })
-            .await?
-            .into_inner()
-            .name;
+        let session = support::session(&channel).await?;
         let mut times = Vec::new();
         for i in 0..=iterations {
             let request = pb::ExecuteSqlRequest {

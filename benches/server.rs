@@ -11,23 +11,16 @@ use std::time::Instant;
 
 use spanprof::client::{connect_plaintext, execute_streaming_sql_raw};
 use spanprof::proto::google::spanner::v1 as pb;
-use spanprof::proto::google::spanner::v1::spanner_client::SpannerClient;
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const DATABASE: &str = "projects/bench/instances/bench/databases/bench";
+mod support;
 
 #[allow(clippy::print_stdout)] // A benchmark reports on stdout.
 fn main() -> anyhow::Result<()> {
-    let rows: u64 = std::env::args()
-        .skip(1)
-        .find(|a| !a.starts_with('-'))
-        .map(|a| a.parse())
-        .transpose()?
-        .unwrap_or(100_000);
-    let measuring = std::env::args().any(|a| a == "--bench");
+    let (rows, measuring) = support::rows_and_mode(100_000)?;
     let (rows, repeats) = if measuring { (rows, 3) } else { (2_000, 1) };
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
@@ -38,14 +31,7 @@ fn main() -> anyhow::Result<()> {
         })
         .await?;
         let channel = connect_plaintext(&instance.host_port()).await?;
-        let session = SpannerClient::new(channel.clone())
-            .create_session(pb::CreateSessionRequest {
-                database: DATABASE.into(),
-                session: None,
-            })
-            .await?
-            .into_inner()
-            .name;
+        let session = support::session(&channel).await?;
         println!(
             "server: SELECT * FROM Seed23 ({rows} rows), bytes-only client, best of {repeats}"
         );
