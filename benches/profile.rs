@@ -10,9 +10,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use spanprof::client::{connect_plaintext, execute_streaming_sql_raw};
+use spanprof::client::connect_plaintext;
 use spanprof::engine::{Engine, EngineEvent, ProfileSpec, QueryMode, Target};
-use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::report::{IterationRecord, Status};
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
 use spanprof::stats::median;
@@ -130,21 +129,14 @@ fn bytes_only(config: &ServerConfig, sql: &str, iterations: u32) -> anyhow::Resu
         let session = support::session(&channel).await?;
         let mut times = Vec::new();
         for i in 0..=iterations {
-            let request = pb::ExecuteSqlRequest {
-                session: session.clone(),
-                sql: sql.into(),
-                query_mode: pb::execute_sql_request::QueryMode::WithStats as i32,
-                ..Default::default()
-            };
-            let start = Instant::now();
-            let mut stream =
-                execute_streaming_sql_raw(channel.clone(), tonic::Request::new(request))
-                    .await?
-                    .into_inner();
-            while stream.message().await?.is_some() {}
+            let received = support::receive(&channel, &session, sql).await?;
+            anyhow::ensure!(
+                received.bytes > 0 && received.last.is_some(),
+                "the bytes-only client received nothing"
+            );
             // The first is a warm-up, as in the profiles.
             if i > 0 {
-                times.push(start.elapsed().as_secs_f64() * 1e3);
+                times.push(received.seconds * 1e3);
             }
         }
         instance.stop(Duration::from_secs(1)).await;

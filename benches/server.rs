@@ -7,9 +7,7 @@
 //! `cargo bench --bench server` (optionally `-- ROWS`, default 100000). Under `cargo test` (no `--bench`
 //! argument) it only checks that it works, on 2,000 rows.
 
-use std::time::Instant;
-
-use spanprof::client::{connect_plaintext, execute_streaming_sql_raw};
+use spanprof::client::connect_plaintext;
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
 
@@ -41,24 +39,11 @@ fn main() -> anyhow::Result<()> {
             instance.knobs().set(knobs);
             let mut best: Option<(f64, u64, f64)> = None;
             for _ in 0..repeats {
-                let request = pb::ExecuteSqlRequest {
-                    session: session.clone(),
-                    sql: "SELECT * FROM Seed23".into(),
-                    query_mode: pb::execute_sql_request::QueryMode::WithStats as i32,
-                    ..Default::default()
-                };
-                let start = Instant::now();
-                let mut stream =
-                    execute_streaming_sql_raw(channel.clone(), tonic::Request::new(request))
-                        .await?
-                        .into_inner();
-                let mut bytes = 0u64;
-                let mut last = None;
-                while let Some(message) = stream.message().await? {
-                    bytes += message.len() as u64;
-                    last = Some(message);
-                }
-                let seconds = start.elapsed().as_secs_f64();
+                let support::Received {
+                    seconds,
+                    bytes,
+                    last,
+                } = support::receive(&channel, &session, "SELECT * FROM Seed23").await?;
                 let cpu_seconds = last
                     .as_deref()
                     .and_then(query_cpu_seconds)
