@@ -182,7 +182,7 @@ fn main() -> anyhow::Result<()> {
     // profiler (valgrind --tool=callgrind) to look at.
     if std::env::args().any(|a| a == "fast-only") {
         let stream = seed23_stream(10_000, 64 << 10);
-        for _ in 0..3 {
+        for _ in 0..50 {
             black_box(fast(&stream));
         }
         return Ok(());

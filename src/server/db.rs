@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OpenFlags, params_from_iter};
 
 use super::row_cache::RowCache;
+use super::scan::ScanRows;
 use super::seed23_table::{self, Seed23Source};
 use super::sql_value::to_sql;
 use crate::demo::{self, DemoTable};
@@ -62,8 +63,13 @@ impl Database {
         })
     }
 
-    /// A new read-only connection for one query. `scanned` counts the Seed23 rows its scans produce.
-    pub fn connect(&self, scanned: Arc<AtomicU64>) -> rusqlite::Result<Connection> {
+    /// A new read-only connection for one query. `scanned` counts the Seed23 rows its scans produce;
+    /// `plain` links its Seed23 cursor with the query thread during a plain scan (`scan.rs`).
+    pub fn connect(
+        &self,
+        scanned: Arc<AtomicU64>,
+        plain: Arc<ScanRows>,
+    ) -> rusqlite::Result<Connection> {
         let conn = Connection::open_with_flags(&self.uri, flags())?;
         conn.pragma_update(None, "query_only", true)?;
         seed23_table::register(
@@ -72,6 +78,7 @@ impl Database {
                 rows: self.seed23_rows,
                 scanned,
                 cache: Arc::clone(&self.seed23_cache),
+                plain,
             },
         )?;
         Ok(conn)
@@ -140,7 +147,9 @@ mod tests {
     use crate::server::row_cache::SLOTS;
 
     fn count(db: &Database, sql: &str) -> i64 {
-        let conn = db.connect(Arc::default()).expect("connects");
+        let conn = db
+            .connect(Arc::default(), Arc::default())
+            .expect("connects");
         conn.query_row(sql, [], |row| row.get(0)).expect("runs")
     }
 

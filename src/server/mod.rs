@@ -11,6 +11,7 @@ pub mod knobs;
 mod plan;
 pub mod query;
 pub mod row_cache;
+pub mod scan;
 mod seed23_table;
 pub mod service;
 pub mod sql_value;

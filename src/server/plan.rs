@@ -59,6 +59,8 @@ pub fn query_stats(
         ("rows_scanned", string(totals.rows_scanned.to_string())),
         ("bytes_returned", string(bytes.to_string())),
         ("query_text", string(sql)),
+        // Not a Spanner figure: whether the local instance served a plain scan from its row cache.
+        ("plain_scan", string(totals.plain_scan.to_string())),
         ("optimizer_version", string("1")),
         ("remote_server_calls", string("0/0")),
         (

@@ -14,6 +14,7 @@ use tonic::Status;
 
 use super::db::Database;
 use super::encoded::EncodedValues;
+use super::scan::{self, Origin, ScanRows};
 use super::sql_value::{encode_sql, type_of_sql};
 use crate::wire::{Field, Type};
 
@@ -28,6 +29,9 @@ pub struct QuerySpec {
     pub execute: bool,
     /// Whether to explain the query plan.
     pub explain: bool,
+    /// Whether a plain scan of Seed23 streams the row cache's wire form (`scan.rs`); false sends every
+    /// value through SQLite, which tests compare it with.
+    pub plain_scans: bool,
 }
 
 /// What the query thread reports, in this order: columns, rows in batches, totals.
@@ -54,6 +58,8 @@ pub struct QueryTotals {
     pub plan_time: Duration,
     /// `EXPLAIN QUERY PLAN` steps, when asked for.
     pub plan: Option<Vec<PlanStep>>,
+    /// Whether the rows came from a plain scan's cached wire form (`scan.rs`).
+    pub plain_scan: bool,
 }
 
 /// One line of SQLite's `EXPLAIN QUERY PLAN`.
@@ -96,8 +102,9 @@ struct Gone;
 fn run(db: &Database, spec: &QuerySpec, events: &Events) -> Result<(), Status> {
     let cpu_start = cpu_time::ThreadTime::try_now().ok();
     let scanned = Arc::new(AtomicU64::new(0));
+    let plain_rows = Arc::new(ScanRows::default());
     let conn = db
-        .connect(Arc::clone(&scanned))
+        .connect(Arc::clone(&scanned), Arc::clone(&plain_rows))
         .map_err(|e| Status::internal(format!("cannot open the local database: {e}")))?;
     let prepare_start = Instant::now();
     let mut stmt = conn.prepare(&spec.sql).map_err(sql_error)?;
@@ -118,11 +125,18 @@ fn run(db: &Database, spec: &QuerySpec, events: &Events) -> Result<(), Status> {
         plan,
         ..QueryTotals::default()
     };
-    let declared = declared_types(db, &stmt);
+    let origins = origins(&stmt);
+    let declared = declared_types(db, &origins);
     let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
     let fullscan_before = stmt.get_status(rusqlite::StatementStatus::FullscanStep);
+    // A plain scan takes its types from Seed23's columns, so it never holds rows back to type them.
+    let plain = if spec.execute && spec.plain_scans && declared.iter().all(Option::is_some) {
+        scan::plain_scan(&conn, &spec.sql, &origins).map(|columns| (columns, &*plain_rows))
+    } else {
+        None
+    };
     if spec.execute {
-        match stream_rows(&mut stmt, names, declared, events, &mut totals) {
+        match stream_rows(&mut stmt, names, declared, plain, events, &mut totals) {
             Ok(()) => {}
             Err(RowsError::Gone(Gone)) => return Ok(()),
             Err(RowsError::Status(status)) => return Err(status),
@@ -159,12 +173,16 @@ impl From<Gone> for RowsError {
     }
 }
 
+/// A plain scan's Seed23 column for each result column, and where its cursor publishes its rows.
+type Plain<'a> = (Vec<usize>, &'a ScanRows);
+
 /// Steps the statement: types the expression columns from the first rows, announces the columns, then
-/// sends the rows in batches.
+/// sends the rows in batches (from the row cache's wire form, for a plain scan).
 fn stream_rows(
     stmt: &mut Statement<'_>,
     names: Vec<String>,
     declared: Vec<Option<Type>>,
+    plain: Option<Plain<'_>>,
     events: &Events,
     totals: &mut QueryTotals,
 ) -> Result<(), RowsError> {
@@ -199,6 +217,37 @@ fn stream_rows(
     send(events, QueryEvent::Columns(columns))?;
 
     let new_batch = || EncodedValues::with_capacity(BATCH_ROWS * width, BATCH_ROWS * 1024);
+    if let Some((projection, scan_rows)) = plain {
+        // A plain scan declares every column, so no row was held to type one.
+        let _mode = scan_rows.start();
+        totals.plain_scan = true;
+        let mut batch = new_batch();
+        while let Some(_row) = rows.next().map_err(sql_error)? {
+            let row = scan_rows
+                .take()
+                .ok_or_else(|| Status::internal("the plain scan lost track of its row"))?;
+            for &column in &projection {
+                let body = row
+                    .encoded(column)
+                    .map_err(|e| Status::internal(format!("Seed23 column {column}: {e}")))?;
+                batch.push_with(|out| {
+                    out.extend_from_slice(body);
+                    Ok::<_, Status>(())
+                })?;
+            }
+            totals.rows += 1;
+            if batch.len() >= BATCH_ROWS * width {
+                send(
+                    events,
+                    QueryEvent::Rows(std::mem::replace(&mut batch, new_batch())),
+                )?;
+            }
+        }
+        if !batch.is_empty() {
+            send(events, QueryEvent::Rows(batch))?;
+        }
+        return Ok(());
+    }
     let mut batch = new_batch();
     let mut in_batch = 0;
     for values in &held {
@@ -263,12 +312,20 @@ fn columns(names: Vec<String>, types: impl Iterator<Item = Type>) -> Vec<Field> 
         .collect()
 }
 
-/// The Spanner type of each result column that comes straight from a demo table's column.
-fn declared_types(db: &Database, stmt: &Statement<'_>) -> Vec<Option<Type>> {
+/// The table and column each result column comes straight from, if it does.
+fn origins(stmt: &Statement<'_>) -> Vec<Origin> {
     stmt.columns_with_metadata()
-        .map(|c| match (c.table_name(), c.origin_name()) {
-            (Some(table), Some(column)) => db.column_type(table, column).cloned(),
-            _ => None,
+        .map(|c| Some((c.table_name()?.to_owned(), c.origin_name()?.to_owned())))
+        .collect()
+}
+
+/// The Spanner type of each result column that comes straight from a demo table's column.
+fn declared_types(db: &Database, origins: &[Origin]) -> Vec<Option<Type>> {
+    origins
+        .iter()
+        .map(|origin| {
+            let (table, column) = origin.as_ref()?;
+            db.column_type(table, column).cloned()
         })
         .collect()
 }
@@ -327,4 +384,74 @@ pub fn sql_error(e: rusqlite::Error) -> Status {
         return Status::invalid_argument("only one SQL statement may be executed at a time");
     }
     Status::invalid_argument(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A query's columns, every value's bytes, and its totals.
+    type Answer = (Vec<Field>, Vec<Vec<u8>>, QueryTotals);
+
+    /// Runs `sql` on the query thread, plain scans allowed or not.
+    fn run_query(db: &Arc<Database>, sql: &str, plain_scans: bool) -> Result<Answer, Status> {
+        let (tx, mut rx) = mpsc::channel(4);
+        let spec = QuerySpec {
+            sql: sql.into(),
+            params: HashMap::from([("n".to_owned(), SqlValue::Integer(7))]),
+            execute: true,
+            explain: false,
+            plain_scans,
+        };
+        spawn(Arc::clone(db), spec, tx).expect("spawns");
+        let (mut columns, mut values) = (Vec::new(), Vec::new());
+        while let Some(event) = rx.blocking_recv() {
+            match event? {
+                QueryEvent::Columns(c) => columns = c,
+                QueryEvent::Rows(batch) => values.extend(batch.iter().map(<[u8]>::to_vec)),
+                QueryEvent::Done(totals) => return Ok((columns, values, totals)),
+            }
+        }
+        panic!("the query thread stopped without Done");
+    }
+
+    #[test]
+    fn plain_scans_stream_the_same_bytes_as_the_general_path() {
+        // More rows than batches hold, with NULLs, empty arrays and every column type.
+        let db = Arc::new(Database::open(700).expect("opens"));
+        for sql in [
+            "SELECT * FROM Seed23",
+            "SELECT * FROM Seed23 LIMIT 300",
+            "SELECT Notes, Id, Avatar, Tags, Attrs FROM Seed23 LIMIT @n OFFSET 650",
+            "SELECT Balance, CreatedAt, BirthDate, Active, Score FROM Seed23 ORDER BY Id",
+            "SELECT Id, Id AS Again FROM Seed23 LIMIT 0",
+        ] {
+            // Twice: the first plain scan encodes the cells, the second reads them back.
+            for pass in 0..2 {
+                let (columns, general, totals) = run_query(&db, sql, false).expect("runs");
+                assert!(!totals.plain_scan);
+                let (plain_columns, plain, plain_totals) = run_query(&db, sql, true).expect("runs");
+                assert!(plain_totals.plain_scan, "{sql}: a plain scan");
+                assert_eq!(plain_columns, columns, "{sql}");
+                assert_eq!(plain.len(), general.len(), "{sql}, pass {pass}");
+                assert!(plain == general, "{sql}, pass {pass}: the values differ");
+                assert_eq!(plain_totals.rows, totals.rows, "{sql}");
+                assert_eq!(plain_totals.rows_scanned, totals.rows_scanned, "{sql}");
+            }
+        }
+        let (_, values, totals) =
+            run_query(&db, "SELECT * FROM Seed23 LIMIT 300", true).expect("runs");
+        assert_eq!((totals.rows, values.len()), (300, 300 * 23));
+    }
+
+    #[test]
+    fn a_query_that_computes_is_not_a_plain_scan_and_still_answers() {
+        let db = Arc::new(Database::open(100).expect("opens"));
+        let (_, values, totals) =
+            run_query(&db, "SELECT Id FROM Seed23 WHERE Id > 90", true).expect("runs");
+        assert!(!totals.plain_scan);
+        assert_eq!(values.len(), 10);
+        let error = run_query(&db, "SELECT * FROM Seed24", true).expect_err("no such table");
+        assert!(error.message().contains("Table not found"), "{error:?}");
+    }
 }

@@ -7,17 +7,29 @@
 //! column never pays for the other 22). A row is only evicted when neither the current scan nor the one
 //! before it read it, so a scan longer than the cache keeps what fits instead of churning it to no one's
 //! benefit, and a new working set takes over after one scan.
+//!
+//! Next to each cell as SQLite stores it, a row can keep the cell's wire encoding (a
+//! `google.protobuf.Value`), made the first time a plain scan streams it (see `scan.rs`): repeated
+//! plain scans then copy bytes instead of converting every value again.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use rusqlite::types::Value as SqlValue;
+use rusqlite::types::{Value as SqlValue, ValueRef};
 
-use super::sql_value::to_sql;
+use super::sql_value::{encode_sql, to_sql};
 use crate::demo::seed23;
+use crate::wire::Type;
 
-/// Rows kept at most: about 18 MB of Seed23 cells.
+/// Rows kept at most: about 18 MB of Seed23 cells, and as much again for their wire encodings once
+/// plain scans have streamed them.
 pub const SLOTS: usize = 16 * 1024;
+
+/// The Spanner type of each Seed23 column, by position.
+fn column_types() -> &'static [Type] {
+    static TYPES: OnceLock<Vec<Type>> = OnceLock::new();
+    TYPES.get_or_init(|| seed23::table().columns.into_iter().map(|c| c.ty).collect())
+}
 
 /// One row's cells, each generated on first read.
 #[derive(Debug)]
@@ -26,6 +38,8 @@ pub struct CachedRow {
     /// The last scan that read it.
     used: AtomicU64,
     cells: [OnceLock<SqlValue>; seed23::COLUMN_COUNT],
+    /// Each cell's body as a `google.protobuf.Value`, encoded on first use.
+    encoded: [OnceLock<Box<[u8]>>; seed23::COLUMN_COUNT],
 }
 
 impl CachedRow {
@@ -34,7 +48,13 @@ impl CachedRow {
             id,
             used: AtomicU64::new(scan),
             cells: std::array::from_fn(|_| OnceLock::new()),
+            encoded: std::array::from_fn(|_| OnceLock::new()),
         }
+    }
+
+    /// Row `id` outside any cache: for a scan whose row's slot is taken by a row in use.
+    pub fn uncached(id: i64) -> Self {
+        CachedRow::new(id, 0)
     }
 
     /// The row's id.
@@ -47,6 +67,24 @@ impl CachedRow {
     pub fn cell(&self, column: usize) -> Option<&SqlValue> {
         let slot = self.cells.get(column)?;
         Some(slot.get_or_init(|| to_sql(seed23::cell(self.id, column))))
+    }
+
+    /// Cell `column` in wire form, the body of a `google.protobuf.Value`: exactly what
+    /// `encode_sql` makes of the cell for the column's type, encoded now if no scan needed it before.
+    pub fn encoded(&self, column: usize) -> Result<&[u8], String> {
+        let slot = self
+            .encoded
+            .get(column)
+            .ok_or_else(|| format!("Seed23 has no column {column}"))?;
+        if let Some(bytes) = slot.get() {
+            return Ok(bytes);
+        }
+        let (Some(ty), Some(cell)) = (column_types().get(column), self.cell(column)) else {
+            return Err(format!("Seed23 has no column {column}"));
+        };
+        let mut body = Vec::new();
+        encode_sql(ty, ValueRef::from(cell), &mut body)?;
+        Ok(slot.get_or_init(|| body.into_boxed_slice()))
     }
 }
 
@@ -167,5 +205,36 @@ mod tests {
         assert!(row.cells.iter().all(|c| c.get().is_none()));
         let _ = row.cell(0);
         assert_eq!(row.cells.iter().filter(|c| c.get().is_some()).count(), 1);
+        assert!(row.encoded.iter().all(|c| c.get().is_none()));
+    }
+
+    #[test]
+    fn a_cells_wire_form_is_what_encode_sql_makes_of_it() {
+        let cache = RowCache::with_slots(256);
+        let scan = cache.begin_scan();
+        // Enough rows to meet NULLs, empty arrays and every column's odd cases.
+        for id in 1..200 {
+            let row = cache.row_for_scan(id, scan).expect("a slot");
+            for (column, ty) in column_types().iter().enumerate() {
+                let mut want = Vec::new();
+                encode_sql(
+                    ty,
+                    ValueRef::from(&to_sql(seed23::cell(id, column))),
+                    &mut want,
+                )
+                .expect("encodes");
+                assert_eq!(
+                    row.encoded(column),
+                    Ok(&want[..]),
+                    "row {id} column {column}"
+                );
+                let again = row.encoded(column).expect("kept");
+                assert!(std::ptr::eq(again, row.encoded(column).expect("kept")));
+            }
+            assert!(row.encoded(seed23::COLUMN_COUNT).is_err());
+        }
+        let lone = CachedRow::uncached(5);
+        assert_eq!(lone.id(), 5);
+        assert!(lone.encoded(0).is_ok());
     }
 }

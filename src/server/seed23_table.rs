@@ -20,6 +20,7 @@ use rusqlite::{Connection, ffi};
 
 use super::db::sqlite_type;
 use super::row_cache::{CachedRow, RowCache};
+use super::scan::ScanRows;
 use super::sql_value::to_sql;
 use crate::demo::seed23;
 
@@ -32,6 +33,8 @@ pub struct Seed23Source {
     pub scanned: Arc<AtomicU64>,
     /// Rows generated recently, shared by every connection to the database.
     pub cache: Arc<RowCache>,
+    /// The connection's plain scan, if its query is one (`scan.rs`).
+    pub plain: Arc<ScanRows>,
 }
 
 /// Registers `Seed23` on `conn` (an eponymous table: no CREATE VIRTUAL TABLE needed).
@@ -175,6 +178,27 @@ fn bound(args: &Filters<'_>, i: usize, lower: bool) -> Option<i64> {
     }
 }
 
+impl Seed23Cursor<'_> {
+    /// During a plain scan, tells the query thread which row the cursor is now on: the cached one, or
+    /// one of its own when the cache has no room.
+    fn publish(&mut self) {
+        if !self.source.plain.is_on() {
+            return;
+        }
+        if self.id > self.last {
+            self.source.plain.publish(None);
+            return;
+        }
+        let row = self
+            .source
+            .cache
+            .row_for_scan(self.id, self.scan)
+            .unwrap_or_else(|| Arc::new(CachedRow::uncached(self.id)));
+        self.row = OnceCell::from(Some(Arc::clone(&row)));
+        self.source.plain.publish(Some(row));
+    }
+}
+
 unsafe impl VTabCursor for Seed23Cursor<'_> {
     fn filter(
         &mut self,
@@ -216,12 +240,14 @@ unsafe impl VTabCursor for Seed23Cursor<'_> {
         self.last = last;
         self.row.take();
         self.scan = self.source.cache.begin_scan();
+        self.publish();
         Ok(())
     }
 
     fn next(&mut self) -> rusqlite::Result<()> {
         self.id += 1;
         self.row.take();
+        self.publish();
         Ok(())
     }
 
@@ -234,6 +260,11 @@ unsafe impl VTabCursor for Seed23Cursor<'_> {
     }
 
     fn column(&self, ctx: &mut Context, column: c_int) -> rusqlite::Result<()> {
+        if self.source.plain.is_on() {
+            // The query thread reads this row's cells from the published row; SQLite only passes
+            // this value on to the result row, which nobody reads.
+            return ctx.set_result(rusqlite::types::Null);
+        }
         let Some(column) = usize::try_from(column)
             .ok()
             .filter(|&c| c < seed23::COLUMN_COUNT)

@@ -144,6 +144,7 @@ impl LocalSpanner {
                 mode,
                 QueryMode::Plan | QueryMode::Profile | QueryMode::WithPlanAndStats
             ),
+            plain_scans: true,
         };
         let with_stats = mode != QueryMode::Normal;
         let profile = matches!(mode, QueryMode::Profile | QueryMode::WithPlanAndStats);
