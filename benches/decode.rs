@@ -182,7 +182,7 @@ fn main() -> anyhow::Result<()> {
     // profiler (valgrind --tool=callgrind) to look at.
     if std::env::args().any(|a| a == "fast-only") {
         let stream = seed23_stream(10_000, 64 << 10);
-        for _ in 0..50 {
+        for _ in 0..3 {
             black_box(fast(&stream));
         }
         return Ok(());
@@ -222,8 +222,9 @@ fn main() -> anyhow::Result<()> {
     );
     for stream in &streams {
         let mb = stream.wire_bytes() as f64 / 1e6;
-        // About 40 MB of decoding per contestant, at least 7 and at most 301 repetitions.
-        let reps = ((40.0 / mb) as usize).clamp(7, 301) | 1;
+        // About 40 MB of decoding per contestant, and at least 31 repetitions even for the 11 MB
+        // streams: on a shared machine a median of fewer moves with the neighbours' load.
+        let reps = ((40.0 / mb) as usize).clamp(31, 301) | 1;
         let [p, r, f, st, sc] = measure(stream, reps);
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let mbps = |d: Duration| mb / d.as_secs_f64();

@@ -24,7 +24,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::server::TcpIncoming;
 
 use crate::proto::google::longrunning::operations_server::OperationsServer;
 use crate::proto::google::spanner::admin::database::v1::database_admin_server::DatabaseAdminServer;
@@ -119,9 +119,14 @@ impl LocalInstance {
             .add_service(InstanceAdminServer::new(admin::LocalAdmin))
             .add_service(DatabaseAdminServer::new(admin::LocalAdmin))
             .add_service(OperationsServer::new(admin::LocalAdmin))
-            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async {
-                let _ = stop.await;
-            });
+            // Server::tcp_nodelay applies only to listeners tonic binds itself: without it here a
+            // stream's last small frames waited out the client's delayed ACK (40 ms on Linux).
+            .serve_with_incoming_shutdown(
+                TcpIncoming::from(listener).with_nodelay(Some(true)),
+                async {
+                    let _ = stop.await;
+                },
+            );
         let task = tokio::spawn(server);
         Ok(LocalInstance {
             addr,
