@@ -216,16 +216,16 @@ fn stream_rows(
     let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
     send(events, QueryEvent::Columns(columns))?;
 
-    let new_batch = || EncodedValues::with_capacity(BATCH_ROWS * width, BATCH_ROWS * 1024);
+    let mut batches = Batches::new(events, width);
     if let Some((projection, scan_rows)) = plain {
         // A plain scan declares every column, so no row was held to type one.
         let _mode = scan_rows.start();
         totals.plain_scan = true;
-        let mut batch = new_batch();
         while let Some(_row) = rows.next().map_err(sql_error)? {
             let row = scan_rows
                 .take()
                 .ok_or_else(|| Status::internal("the plain scan lost track of its row"))?;
+            let batch = batches.next_row()?;
             for &column in &projection {
                 let body = row
                     .encoded(column)
@@ -236,35 +236,16 @@ fn stream_rows(
                 })?;
             }
             totals.rows += 1;
-            if batch.len() >= BATCH_ROWS * width {
-                send(
-                    events,
-                    QueryEvent::Rows(std::mem::replace(&mut batch, new_batch())),
-                )?;
-            }
         }
-        if !batch.is_empty() {
-            send(events, QueryEvent::Rows(batch))?;
-        }
-        return Ok(());
+        return Ok(batches.finish()?);
     }
-    let mut batch = new_batch();
-    let mut in_batch = 0;
     for values in &held {
         let refs = values.iter().map(|v| Ok(ValueRef::from(v)));
-        push_row(&types, &names, refs, &mut batch)?;
+        push_row(&types, &names, refs, batches.next_row()?)?;
         totals.rows += 1;
-        in_batch += 1;
     }
     drop(held);
     while !exhausted {
-        if in_batch >= BATCH_ROWS {
-            send(
-                events,
-                QueryEvent::Rows(std::mem::replace(&mut batch, new_batch())),
-            )?;
-            in_batch = 0;
-        }
         let Some(row) = rows.next().map_err(sql_error)? else {
             exhausted = true;
             continue;
@@ -273,15 +254,53 @@ fn stream_rows(
             &types,
             &names,
             (0..width).map(|i| row.get_ref(i)),
-            &mut batch,
+            batches.next_row()?,
         )?;
         totals.rows += 1;
-        in_batch += 1;
     }
-    if !batch.is_empty() {
-        send(events, QueryEvent::Rows(batch))?;
+    Ok(batches.finish()?)
+}
+
+/// Rows on their way to the stream, sent `BATCH_ROWS` at a time.
+struct Batches<'a> {
+    events: &'a Events,
+    width: usize,
+    batch: EncodedValues,
+    rows: usize,
+}
+
+impl<'a> Batches<'a> {
+    fn new(events: &'a Events, width: usize) -> Self {
+        Batches {
+            events,
+            width,
+            batch: Self::empty(width),
+            rows: 0,
+        }
     }
-    Ok(())
+
+    fn empty(width: usize) -> EncodedValues {
+        EncodedValues::with_capacity(BATCH_ROWS * width, BATCH_ROWS * 1024)
+    }
+
+    /// The batch the next row goes into, once a full batch has been sent.
+    fn next_row(&mut self) -> Result<&mut EncodedValues, Gone> {
+        if self.rows >= BATCH_ROWS {
+            let full = std::mem::replace(&mut self.batch, Self::empty(self.width));
+            send(self.events, QueryEvent::Rows(full))?;
+            self.rows = 0;
+        }
+        self.rows += 1;
+        Ok(&mut self.batch)
+    }
+
+    /// Sends the last rows.
+    fn finish(self) -> Result<(), Gone> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        send(self.events, QueryEvent::Rows(self.batch))
+    }
 }
 
 /// Encodes one row's values in wire form by their column types, appending them to `batch`.
