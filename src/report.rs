@@ -36,7 +36,7 @@ impl Status {
 pub struct IterationRecord {
     /// The label of the run this iteration belongs to.
     pub run: String,
-    /// The iteration's number within its run, counting from 1 (warm-ups are numbered too).
+    /// The iteration's number within its run, counting from 0, warm-ups first (they are numbered too).
     pub iteration: u32,
     /// Whether this was a warm-up iteration, left out of the statistics.
     pub warmup: bool,

@@ -153,7 +153,7 @@ pub enum EngineEvent {
         /// Milliseconds to create the session.
         session_ms: f64,
     },
-    /// Rows and bytes streamed so far in the current iteration.
+    /// Rows decoded so far in the current iteration (sent at most every 100 ms).
     Progress {
         /// 0-based iteration number, warm-ups first.
         iteration: u32,
