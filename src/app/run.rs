@@ -17,7 +17,8 @@ pub struct Progress {
     pub rows: u64,
     /// Rows per second in this iteration so far.
     pub rows_per_s: Option<f64>,
-    /// Megabytes (10^6 bytes) per second of the last iteration that ended.
+    /// Megabytes (10^6 bytes) per second in this iteration so far; before its first message, those of
+    /// the last iteration that ended.
     pub mb_per_s: Option<f64>,
 }
 
@@ -47,11 +48,14 @@ pub struct ActiveRun {
     label: String,
     of: u32,
     iteration: Option<u32>,
+    /// Rows and message bytes of the iteration streaming now, as its last progress event said.
     rows: u64,
+    wire_bytes: u64,
     iteration_started: Instant,
     records: Vec<IterationRecord>,
     details: Option<Box<IterationDetails>>,
     target: Option<String>,
+    /// MB/s of the last iteration that ended.
     mb_per_s: Option<f64>,
     cancelled: bool,
 }
@@ -68,6 +72,7 @@ impl ActiveRun {
             of,
             iteration: None,
             rows: 0,
+            wire_bytes: 0,
             iteration_started: Instant::now(),
             records: Vec::new(),
             details: None,
@@ -87,12 +92,16 @@ impl ActiveRun {
                     self.start_iteration(0);
                 }
                 EngineEvent::Progress {
-                    iteration, rows, ..
+                    iteration,
+                    rows,
+                    wire_bytes,
+                    ..
                 } => {
                     if self.iteration != Some(iteration) {
                         self.start_iteration(iteration);
                     }
                     self.rows = rows;
+                    self.wire_bytes = wire_bytes;
                 }
                 EngineEvent::Iteration(record) => {
                     if let Some(error) = &record.error
@@ -119,6 +128,7 @@ impl ActiveRun {
     fn start_iteration(&mut self, iteration: u32) {
         self.iteration = Some(iteration.min(self.of.saturating_sub(1)));
         self.rows = 0;
+        self.wire_bytes = 0;
         self.iteration_started = Instant::now();
     }
 
@@ -152,7 +162,11 @@ impl ActiveRun {
             rows: self.rows,
             rows_per_s: (self.iteration.is_some() && elapsed > 0.05 && self.rows > 0)
                 .then(|| self.rows as f64 / elapsed),
-            mb_per_s: self.mb_per_s,
+            mb_per_s: if self.iteration.is_some() && elapsed > 0.05 && self.wire_bytes > 0 {
+                Some(self.wire_bytes as f64 / elapsed / 1e6)
+            } else {
+                self.mb_per_s
+            },
         }
     }
 }

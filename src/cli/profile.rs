@@ -271,7 +271,9 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bo
                     eprintln!("connected to {target} (session created in {session_ms:.1} ms)")
                 });
             }
-            EngineEvent::Progress { rows, .. } => bar.set_message(format!("{rows} rows")),
+            EngineEvent::Progress {
+                rows, wire_bytes, ..
+            } => bar.set_message(format!("{rows} rows, {:.1} MB", wire_bytes as f64 / 1e6)),
             EngineEvent::Iteration(record) => {
                 bar.inc(1);
                 if let Some(error) = &record.error {

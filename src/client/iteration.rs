@@ -126,9 +126,9 @@ struct Held {
 pub struct Decoding<'a> {
     /// The decoder that turns the stream into rows.
     pub decoder: DecoderKind,
-    /// Sees each message's rows as they are decoded (a preview can keep some; the iteration keeps
-    /// none).
-    pub on_rows: &'a mut dyn FnMut(RowsView<'_>),
+    /// Sees each message's rows as they are decoded, with the message's size in bytes (a preview
+    /// can keep some rows; the iteration keeps none).
+    pub on_rows: &'a mut dyn FnMut(RowsView<'_>, usize),
     /// When set, each message the decoder consumes (after any resume) is appended in the
     /// stream-file format.
     pub recording: Option<&'a mut Vec<u8>>,
@@ -136,7 +136,7 @@ pub struct Decoding<'a> {
 
 impl<'a> Decoding<'a> {
     /// Decoding with `decoder`, each message's rows to `on_rows`, nothing recorded.
-    pub fn new(decoder: DecoderKind, on_rows: &'a mut dyn FnMut(RowsView<'_>)) -> Self {
+    pub fn new(decoder: DecoderKind, on_rows: &'a mut dyn FnMut(RowsView<'_>, usize)) -> Self {
         Decoding {
             decoder,
             on_rows,
@@ -272,7 +272,7 @@ fn feed(
     timing: &mut IterationTiming,
     decoder: &mut AnyDecoder,
     held: &mut Vec<Held>,
-    on_rows: &mut dyn FnMut(RowsView<'_>),
+    on_rows: &mut dyn FnMut(RowsView<'_>, usize),
     mut recording: Option<&mut Vec<u8>>,
 ) -> Result<(), IterationError> {
     for Held { msg, bytes } in held.drain(..) {
@@ -282,7 +282,7 @@ fn feed(
         let decoding = Instant::now();
         let rows = decoder.feed(msg, bytes.len())?;
         timing.row_decode += decoding.elapsed();
-        on_rows(rows);
+        on_rows(rows, bytes.len());
     }
     Ok(())
 }

@@ -161,6 +161,8 @@ pub enum EngineEvent {
         of: u32,
         /// Rows decoded so far in this iteration.
         rows: u64,
+        /// Bytes of the messages those rows came from.
+        wire_bytes: u64,
     },
     /// An iteration ended (ok, error or cancelled).
     Iteration(IterationRecord),
@@ -518,17 +520,19 @@ async fn one_iteration(
         }
     };
     let started = Instant::now();
-    let mut rows = 0u64;
+    let (mut rows, mut wire_bytes) = (0u64, 0u64);
     let mut last_progress = Instant::now();
-    let mut on_rows = |batch: RowsView<'_>| {
+    let mut on_rows = |batch: RowsView<'_>, message_bytes: usize| {
         preview.keep(batch);
         rows += batch.len() as u64;
+        wire_bytes += message_bytes as u64;
         if last_progress.elapsed() >= Duration::from_millis(100) {
             last_progress = Instant::now();
             sink.send(EngineEvent::Progress {
                 iteration,
                 of,
                 rows,
+                wire_bytes,
             });
         }
     };
@@ -602,7 +606,7 @@ pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, String> {
             ResumePolicy::default(),
             Decoding {
                 decoder: spec.decoder,
-                on_rows: &mut |_| {},
+                on_rows: &mut |_, _| {},
                 recording: Some(&mut file),
             },
         )

@@ -164,10 +164,20 @@ fn cancelling_stops_the_run_at_once() {
         Arc::new(|| {}),
     )
     .expect("starts");
-    // Wait until the first iteration is streaming.
+    // Wait until the first iteration is streaming; progress counts its rows and their bytes.
     loop {
         match engine.next().expect("events") {
-            EngineEvent::Progress { .. } => break,
+            EngineEvent::Progress {
+                rows, wire_bytes, ..
+            } => {
+                // A Seed23 row is about 1.1 KB on the wire, never under 300 bytes.
+                assert!(rows > 0, "progress before any row");
+                assert!(
+                    wire_bytes >= rows * 300,
+                    "{wire_bytes} bytes for {rows} rows"
+                );
+                break;
+            }
             EngineEvent::Failed(m) => panic!("{m}"),
             _ => {}
         }

@@ -75,7 +75,7 @@ async fn times_its_phases(decoder: DecoderKind) {
         &req,
         &Default::default(),
         ResumePolicy::default(),
-        Decoding::new(decoder, &mut |rows| view_ids(rows, &mut seen)),
+        Decoding::new(decoder, &mut |rows, _| view_ids(rows, &mut seen)),
     )
     .await
     .expect("the iteration runs");
@@ -127,7 +127,7 @@ async fn resumes_through_faults(decoder: DecoderKind) {
         ResumePolicy::default(),
         Decoding {
             decoder,
-            on_rows: &mut |rows| view_ids(rows, &mut seen),
+            on_rows: &mut |rows, _| view_ids(rows, &mut seen),
             recording: Some(&mut recording),
         },
     )
@@ -166,7 +166,7 @@ async fn giving_up_on_resumes_is_a_clear_error() {
         &req,
         &Default::default(),
         policy,
-        Decoding::new(DecoderKind::Fast, &mut |_| {}),
+        Decoding::new(DecoderKind::Fast, &mut |_, _| {}),
     )
     .await
     .expect_err("too many faults");
@@ -187,7 +187,7 @@ async fn bad_sql_ends_the_iteration_with_the_server_message() {
         &req,
         &Default::default(),
         ResumePolicy::default(),
-        Decoding::new(DecoderKind::Fast, &mut |_| {}),
+        Decoding::new(DecoderKind::Fast, &mut |_, _| {}),
     )
     .await
     .expect_err("bad SQL");
