@@ -15,6 +15,8 @@
 
 mod arena;
 mod base64;
+#[cfg(target_arch = "x86_64")]
+mod base64_avx2;
 mod batch;
 mod protobuf;
 mod scan;
