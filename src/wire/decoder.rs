@@ -6,11 +6,9 @@ use prost::Message as _;
 
 use super::chunk::merge;
 use super::convert::decode_value;
-use super::error::{ColumnRef, DecodeError, DecodeErrorKind};
-use super::metadata::Header;
-use super::stats::ResultStats;
-use super::types::{Field, Type};
-use super::value::{Timestamp, Value};
+use super::error::{DecodeError, DecodeErrorKind};
+use super::stream_state::StreamState;
+use super::value::Value;
 use crate::proto::google::spanner::v1 as pb;
 
 /// One decoded row: a value per column, in column order.
@@ -48,15 +46,9 @@ pub struct StreamCounters {
 /// spent: every later call returns [`DecodeErrorKind::AlreadyFailed`].
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
-    header: Header,
-    /// The incomplete last value of the previous message, and its column.
-    pending: Option<(prost_types::Value, usize)>,
+    stream: StreamState,
+    /// The values of the row being completed.
     row: Vec<Value>,
-    counters: StreamCounters,
-    stats: Option<ResultStats>,
-    resume_token: Vec<u8>,
-    saw_last: bool,
-    failed: bool,
 }
 
 impl StreamDecoder {
@@ -67,14 +59,12 @@ impl StreamDecoder {
 
     /// Decodes a serialized PartialResultSet and appends the rows it completes to `rows`.
     pub fn feed_bytes(&mut self, bytes: &[u8], rows: &mut Vec<Row>) -> Result<(), DecodeError> {
-        if self.failed {
-            return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
-        }
+        self.stream.check_not_failed()?;
         let msg = match pb::PartialResultSet::decode(bytes) {
             Ok(msg) => msg,
             Err(e) => {
                 let kind = DecodeErrorKind::Protobuf(e.to_string());
-                return Err(self.fail(kind, None));
+                return Err(self.stream.fail(kind, None));
             }
         };
         self.feed_counted(msg, bytes.len(), rows)
@@ -104,8 +94,10 @@ impl StreamDecoder {
     /// Decodes the bytes of the next PartialResultSet without taking it, naming the message in the
     /// error as the decoder would.
     pub fn parse(&self, bytes: &[u8]) -> Result<pb::PartialResultSet, DecodeError> {
-        pb::PartialResultSet::decode(bytes)
-            .map_err(|e| self.error(DecodeErrorKind::Protobuf(e.to_string()), None))
+        pb::PartialResultSet::decode(bytes).map_err(|e| {
+            self.stream
+                .error(DecodeErrorKind::Protobuf(e.to_string()), None)
+        })
     }
 
     fn feed_counted(
@@ -114,151 +106,91 @@ impl StreamDecoder {
         wire_bytes: usize,
         rows: &mut Vec<Row>,
     ) -> Result<(), DecodeError> {
-        if self.failed {
-            return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
-        }
+        self.stream.check_not_failed()?;
         let result = self.take(msg, rows);
         // Count the message whatever happened, so that the next error names the next message.
-        self.counters.messages += 1;
-        self.counters.wire_bytes += wire_bytes as u64;
+        self.stream.counters.messages += 1;
+        self.stream.counters.wire_bytes += wire_bytes as u64;
         if result.is_err() {
-            self.failed = true;
+            self.stream.failed = true;
         }
         result
     }
 
     fn take(&mut self, msg: pb::PartialResultSet, rows: &mut Vec<Row>) -> Result<(), DecodeError> {
-        self.header
+        self.stream
+            .header
             .take(msg.metadata.as_ref())
-            .map_err(|(kind, column)| self.error(kind, column))?;
-        let columns = match self.header.columns() {
+            .map_err(|(kind, column)| self.stream.error(kind, column))?;
+        let columns = match self.stream.header.columns() {
             Some(columns) => Arc::clone(columns),
-            None => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
+            None => return Err(self.stream.error(DecodeErrorKind::NoMetadata, None)),
         };
         let mut values = msg.values;
-        self.counters.values += values.len() as u64;
+        self.stream.counters.values += values.len() as u64;
         if !values.is_empty() && columns.is_empty() {
-            return Err(self.error(DecodeErrorKind::ValuesWithoutColumns(values.len()), None));
+            return Err(self
+                .stream
+                .error(DecodeErrorKind::ValuesWithoutColumns(values.len()), None));
         }
-        if let Some((piece, column)) = self.pending.take() {
+        if let Some((piece, column)) = self.stream.pending.take() {
             if values.is_empty() {
                 // A message with no values continues nothing; the piece waits for the next one.
-                self.pending = Some((piece, column));
+                self.stream.pending = Some((piece, column));
             } else {
                 let first = std::mem::take(&mut values[0]);
                 values[0] = merge(piece, first)
-                    .map_err(|e| self.column_error(e.into(), &columns, column))?;
+                    .map_err(|e| self.stream.column_error(e.into(), &columns, column))?;
             }
         }
         if msg.chunked_value {
             let Some(last) = values.pop() else {
-                return Err(self.error(DecodeErrorKind::ChunkedWithoutValues, None));
+                return Err(self
+                    .stream
+                    .error(DecodeErrorKind::ChunkedWithoutValues, None));
             };
-            self.counters.chunked_values += 1;
+            self.stream.counters.chunked_values += 1;
             let column = (self.row.len() + values.len()) % columns.len();
-            self.pending = Some((last, column));
+            self.stream.pending = Some((last, column));
         }
         for value in values {
             let column = self.row.len();
             let typed = decode_value(&columns[column].ty, value)
-                .map_err(|e| self.column_error(e.into(), &columns, column))?;
+                .map_err(|e| self.stream.column_error(e.into(), &columns, column))?;
             self.row.push(typed);
             if self.row.len() == columns.len() {
                 rows.push(Row(std::mem::replace(
                     &mut self.row,
                     Vec::with_capacity(columns.len()),
                 )));
-                self.counters.rows += 1;
+                self.stream.counters.rows += 1;
             }
         }
-        if !msg.resume_token.is_empty() {
-            self.resume_token = msg.resume_token;
-            self.counters.resume_tokens += 1;
-        }
-        if let Some(stats) = msg.stats {
-            self.stats = Some(ResultStats::from(stats));
-        }
-        self.saw_last |= msg.last;
+        self.stream
+            .end_message(msg.resume_token.into(), msg.stats, msg.last);
         Ok(())
     }
 
     /// Checks the stream ended cleanly: no partial row, no value left chunked.
     pub fn finish(&mut self) -> Result<(), DecodeError> {
-        if self.failed {
-            return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
-        }
-        let pending = self.pending.as_ref().map(|(_, column)| *column);
-        self.header
-            .check_end(self.counters.messages, pending, self.row.len())
-            .map_err(|(kind, column)| self.error(kind, column))
+        self.stream.finish(self.row.len())
     }
 
-    /// The columns, once the first message has arrived.
-    pub fn columns(&self) -> Option<&[Field]> {
-        self.header.columns().map(|c| &c[..])
+    /// What the decoder has read of the stream besides rows: columns, counters, statistics, token.
+    pub fn stream(&self) -> &StreamState {
+        &self.stream
     }
 
-    /// The columns' types, once the first message has arrived.
-    pub fn column_types(&self) -> impl Iterator<Item = &Type> {
-        self.header
-            .columns()
-            .into_iter()
-            .flat_map(|c| c.iter().map(|f| &f.ty))
-    }
-
-    /// What has been counted so far.
-    pub fn counters(&self) -> &StreamCounters {
-        &self.counters
-    }
-
-    /// The statistics, if a message carried them.
-    pub fn stats(&self) -> Option<&ResultStats> {
-        self.stats.as_ref()
-    }
-
-    /// Takes the statistics out of the decoder.
-    pub fn take_stats(&mut self) -> Option<ResultStats> {
-        self.stats.take()
-    }
-
-    /// The last resume token received (empty if none).
-    pub fn resume_token(&self) -> &[u8] {
-        &self.resume_token
-    }
-
-    /// Whether a message had `last = true`.
-    pub fn saw_last(&self) -> bool {
-        self.saw_last
-    }
-
-    /// The read timestamp of the transaction, when the metadata carried a valid one.
-    pub fn read_timestamp(&self) -> Option<Timestamp> {
-        self.header.read_timestamp()
-    }
-
-    fn error(&self, kind: DecodeErrorKind, column: Option<ColumnRef>) -> DecodeError {
-        DecodeError {
-            message: self.counters.messages as usize,
-            column,
-            kind,
-        }
-    }
-
-    fn fail(&mut self, kind: DecodeErrorKind, column: Option<ColumnRef>) -> DecodeError {
-        let error = self.error(kind, column);
-        self.counters.messages += 1;
-        self.failed = true;
-        error
-    }
-
-    fn column_error(&self, kind: DecodeErrorKind, columns: &[Field], index: usize) -> DecodeError {
-        self.error(kind, Some(ColumnRef::of(columns, index)))
+    /// The same, to take the statistics out.
+    pub fn stream_mut(&mut self) -> &mut StreamState {
+        &mut self.stream
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Timestamp;
 
     fn first_message(read_timestamp: prost_types::Timestamp) -> pb::PartialResultSet {
         pb::PartialResultSet {
@@ -284,7 +216,10 @@ mod tests {
         decoder
             .feed(first_message(when), &mut Vec::new())
             .expect("decodes");
-        assert_eq!(decoder.read_timestamp(), Timestamp::new(1_700_000_000, 5));
+        assert_eq!(
+            decoder.stream().read_timestamp(),
+            Timestamp::new(1_700_000_000, 5)
+        );
 
         let mut decoder = StreamDecoder::new();
         let broken = prost_types::Timestamp {
@@ -294,6 +229,6 @@ mod tests {
         decoder
             .feed(first_message(broken), &mut Vec::new())
             .expect("decodes");
-        assert_eq!(decoder.read_timestamp(), None);
+        assert_eq!(decoder.stream().read_timestamp(), None);
     }
 }

@@ -178,24 +178,24 @@ impl AnyDecoder {
     /// What the decoder counted.
     pub fn counters(&self) -> &StreamCounters {
         match &self.inner {
-            Inner::Reference(d) => d.counters(),
-            Inner::Fast(d) => d.counters(),
+            Inner::Reference(d) => d.stream().counters(),
+            Inner::Fast(d) => d.stream().counters(),
         }
     }
 
     /// Takes the statistics of the stream, if it sent them.
     pub fn take_stats(&mut self) -> Option<ResultStats> {
         match &mut self.inner {
-            Inner::Reference(d) => d.take_stats(),
-            Inner::Fast(d) => d.take_stats(),
+            Inner::Reference(d) => d.stream_mut().take_stats(),
+            Inner::Fast(d) => d.stream_mut().take_stats(),
         }
     }
 
     /// The result's columns, once the first message arrived.
     pub fn columns(&self) -> Option<Arc<[Field]>> {
         let columns = match &self.inner {
-            Inner::Reference(d) => d.columns(),
-            Inner::Fast(d) => d.columns(),
+            Inner::Reference(d) => d.stream().columns(),
+            Inner::Fast(d) => d.stream().columns(),
         };
         columns.map(Arc::from)
     }

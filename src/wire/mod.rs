@@ -14,6 +14,7 @@ pub mod fast;
 mod metadata;
 pub mod stats;
 pub mod stream_file;
+mod stream_state;
 mod types;
 mod value;
 
@@ -25,5 +26,6 @@ pub use error::{ColumnRef, DecodeError, DecodeErrorKind};
 pub use fast::{FastDecoder, RowBatch, RowRef, Scanned, ValueRef};
 pub use stats::{PlanNode, QueryStats, ResultStats, RowCount};
 pub use stream_file::{DecodedStream, StreamFileError, decode_stream_file};
+pub use stream_state::StreamState;
 pub use types::{Field, Type, TypeError, struct_type};
 pub use value::{Date, Interval, Numeric, ParseError, Timestamp, Uuid, Value};

@@ -112,10 +112,14 @@ pub fn decode_frames(frames: &[&[u8]]) -> Result<DecodedStream, DecodeError> {
     }
     decoder.finish()?;
     Ok(DecodedStream {
-        columns: decoder.columns().map(<[Field]>::to_vec).unwrap_or_default(),
+        columns: decoder
+            .stream()
+            .columns()
+            .map(<[Field]>::to_vec)
+            .unwrap_or_default(),
         rows,
-        stats: decoder.take_stats(),
-        counters: *decoder.counters(),
+        stats: decoder.stream_mut().take_stats(),
+        counters: *decoder.stream().counters(),
     })
 }
 
@@ -141,10 +145,14 @@ pub fn decode_frames_fast(frames: &[Bytes]) -> Result<FastDecodedStream, DecodeE
     }
     decoder.finish()?;
     Ok(FastDecodedStream {
-        columns: decoder.columns().map(<[Field]>::to_vec).unwrap_or_default(),
+        columns: decoder
+            .stream()
+            .columns()
+            .map(<[Field]>::to_vec)
+            .unwrap_or_default(),
         rows,
-        stats: decoder.take_stats(),
-        counters: *decoder.counters(),
+        stats: decoder.stream_mut().take_stats(),
+        counters: *decoder.stream().counters(),
     })
 }
 

@@ -111,9 +111,13 @@ impl TestClient {
             .finish()
             .map_err(|e| tonic::Status::data_loss(e.to_string()))?;
         Ok(Streamed {
-            columns: decoder.columns().map(<[_]>::to_vec).unwrap_or_default(),
-            counters: *decoder.counters(),
-            stats: decoder.take_stats(),
+            columns: decoder
+                .stream()
+                .columns()
+                .map(<[_]>::to_vec)
+                .unwrap_or_default(),
+            counters: *decoder.stream().counters(),
+            stats: decoder.stream_mut().take_stats(),
             rows,
             messages,
             resumes,

@@ -39,11 +39,14 @@ fn both(messages: &[Bytes]) -> RowBatch {
     fast.finish().expect("fast ends cleanly");
     let got: Vec<Row> = batch.to_rows();
     assert!(same_rows(&got, &want), "rows differ");
-    assert_eq!(fast.counters(), reference.counters());
-    assert_eq!(fast.resume_token(), reference.resume_token());
-    assert_eq!(fast.saw_last(), reference.saw_last());
-    assert_eq!(fast.stats(), reference.stats());
-    assert_eq!(fast.columns(), reference.columns());
+    assert_eq!(fast.stream().counters(), reference.stream().counters());
+    assert_eq!(
+        fast.stream().resume_token(),
+        reference.stream().resume_token()
+    );
+    assert_eq!(fast.stream().saw_last(), reference.stream().saw_last());
+    assert_eq!(fast.stream().stats(), reference.stream().stats());
+    assert_eq!(fast.stream().columns(), reference.stream().columns());
     batch
 }
 

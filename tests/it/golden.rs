@@ -72,8 +72,8 @@ fn rows_are_handed_out_message_by_message() {
         "first message gave {after_each:?}"
     );
     assert!(after_each.windows(2).all(|w| w[0] < w[1]), "{after_each:?}");
-    assert!(decoder.saw_last());
-    assert!(!decoder.resume_token().is_empty());
+    assert!(decoder.stream().saw_last());
+    assert!(!decoder.stream().resume_token().is_empty());
 }
 
 /// The PHP-client bug: a re-encoder that put an empty `metadata` on every later message made a reader

@@ -130,8 +130,8 @@ impl Twin {
             &rows[before..]
         );
         assert_eq!(
-            self.fast.counters(),
-            self.reference.counters(),
+            self.fast.stream().counters(),
+            self.reference.stream().counters(),
             "message {message}: counters"
         );
         want
@@ -153,17 +153,29 @@ impl Twin {
         let want = self.reference.finish();
         let got = self.fast.finish();
         assert_same_result(&got, &want, "finish");
-        assert_eq!(self.fast.resume_token(), self.reference.resume_token());
-        assert_eq!(self.fast.saw_last(), self.reference.saw_last());
-        assert_eq!(self.fast.stats(), self.reference.stats());
-        assert_eq!(self.fast.columns(), self.reference.columns());
-        assert_eq!(self.fast.read_timestamp(), self.reference.read_timestamp());
+        assert_eq!(
+            self.fast.stream().resume_token(),
+            self.reference.stream().resume_token()
+        );
+        assert_eq!(
+            self.fast.stream().saw_last(),
+            self.reference.stream().saw_last()
+        );
+        assert_eq!(self.fast.stream().stats(), self.reference.stream().stats());
+        assert_eq!(
+            self.fast.stream().columns(),
+            self.reference.stream().columns()
+        );
+        assert_eq!(
+            self.fast.stream().read_timestamp(),
+            self.reference.stream().read_timestamp()
+        );
         want
     }
 
     /// The reference's counters (the fast decoder's are checked equal after every call).
     pub fn counters(&self) -> &StreamCounters {
-        self.reference.counters()
+        self.reference.stream().counters()
     }
 }
 

@@ -34,12 +34,11 @@ use self::protobuf::Fail;
 use self::value::{Plan, Source};
 use super::chunk::merge;
 use super::convert::decode_value;
-use super::decoder::StreamCounters;
-use super::error::{ColumnRef, DecodeError, DecodeErrorKind};
+use super::error::{DecodeError, DecodeErrorKind};
 use super::metadata::Header;
-use super::stats::ResultStats;
+use super::stream_state::StreamState;
 use super::types::{Field, Type};
-use super::value::{Timestamp, Value};
+use super::value::Value;
 
 /// Decodes one ExecuteStreamingSql answer, fed one serialized PartialResultSet at a time, into a
 /// [`RowBatch`].
@@ -50,16 +49,9 @@ use super::value::{Timestamp, Value};
 /// [`DecodeErrorKind::AlreadyFailed`].
 #[derive(Debug, Default)]
 pub struct FastDecoder {
-    header: Header,
-    /// The incomplete last value of the previous message, and its column.
-    pending: Option<(prost_types::Value, usize)>,
+    stream: StreamState,
     /// The values of a row that the previous messages began and did not complete.
     carry: Vec<Value>,
-    counters: StreamCounters,
-    stats: Option<ResultStats>,
-    resume_token: Bytes,
-    saw_last: bool,
-    failed: bool,
 }
 
 impl FastDecoder {
@@ -71,10 +63,9 @@ impl FastDecoder {
     /// The "wire decode" phase: reads the message's framing (metadata, where each value lies,
     /// chunked_value, resume_token, stats) without converting any value.
     pub fn scan(&self, bytes: Bytes) -> Result<Scanned, DecodeError> {
-        if self.failed {
-            return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
-        }
-        scan::scan(bytes).map_err(|reason| self.error(DecodeErrorKind::Protobuf(reason), None))
+        self.stream.check_not_failed()?;
+        scan::scan(bytes)
+            .map_err(|reason| self.stream.error(DecodeErrorKind::Protobuf(reason), None))
     }
 
     /// Scans and feeds one serialized PartialResultSet.
@@ -82,9 +73,9 @@ impl FastDecoder {
         match self.scan(bytes) {
             Ok(msg) => self.feed_scanned(msg, out),
             Err(e) => {
-                if !self.failed {
-                    self.counters.messages += 1;
-                    self.failed = true;
+                if !self.stream.failed {
+                    self.stream.counters.messages += 1;
+                    self.stream.failed = true;
                 }
                 Err(e)
             }
@@ -94,11 +85,9 @@ impl FastDecoder {
     /// The "row decode" phase: merges chunks, converts the values by column type and appends the rows
     /// the message completes to `out`.
     pub fn feed_scanned(&mut self, msg: Scanned, out: &mut RowBatch) -> Result<(), DecodeError> {
-        if self.failed {
-            return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
-        }
-        let before = self.counters;
-        let had_columns = self.header.columns().is_some();
+        self.stream.check_not_failed()?;
+        let before = self.stream.counters;
+        let had_columns = self.stream.header.columns().is_some();
         let mark = out.mark();
         let mut result = self.take(&msg, out);
         if let Err(e) = &result
@@ -106,53 +95,56 @@ impl FastDecoder {
             && let Some(reason) = msg.values_error()
         {
             // The reference decodes the whole message first: a protobuf error anywhere wins.
-            result = Err(self.error(DecodeErrorKind::Protobuf(reason), None));
+            result = Err(self.stream.error(DecodeErrorKind::Protobuf(reason), None));
         }
         match &result {
-            Ok(()) => self.counters.wire_bytes += msg.wire_len() as u64,
+            Ok(()) => self.stream.counters.wire_bytes += msg.wire_len() as u64,
             Err(e) if matches!(e.kind, DecodeErrorKind::Protobuf(_)) => {
                 // As if the message had never been decoded: no rows, no metadata, nothing counted
                 // but the message.
-                self.counters = before;
+                self.stream.counters = before;
                 if !had_columns {
-                    self.header = Header::default();
+                    self.stream.header = Header::default();
                 }
                 out.truncate(mark);
             }
             Err(_) => {
-                self.counters.wire_bytes += msg.wire_len() as u64;
+                self.stream.counters.wire_bytes += msg.wire_len() as u64;
                 out.drop_partial_row();
             }
         }
-        self.counters.messages += 1;
+        self.stream.counters.messages += 1;
         if result.is_err() {
-            self.failed = true;
+            self.stream.failed = true;
         }
         result
     }
 
     fn take(&mut self, msg: &Scanned, out: &mut RowBatch) -> Result<(), DecodeError> {
-        self.header
+        self.stream
+            .header
             .take(msg.metadata.as_ref())
-            .map_err(|(kind, column)| self.error(kind, column))?;
-        let columns = match self.header.columns() {
+            .map_err(|(kind, column)| self.stream.error(kind, column))?;
+        let columns = match self.stream.header.columns() {
             Some(columns) => Arc::clone(columns),
-            None => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
+            None => return Err(self.stream.error(DecodeErrorKind::NoMetadata, None)),
         };
         let mut spans: &[Range<u32>] = &msg.values;
-        self.counters.values += spans.len() as u64;
+        self.stream.counters.values += spans.len() as u64;
         if !spans.is_empty() && columns.is_empty() {
-            return Err(self.error(DecodeErrorKind::ValuesWithoutColumns(spans.len()), None));
+            return Err(self
+                .stream
+                .error(DecodeErrorKind::ValuesWithoutColumns(spans.len()), None));
         }
         let mut first = None;
-        if let Some((piece, column)) = self.pending.take() {
+        if let Some((piece, column)) = self.stream.pending.take() {
             match spans.split_first() {
                 // A message with no values continues nothing; the piece waits for the next one.
-                None => self.pending = Some((piece, column)),
+                None => self.stream.pending = Some((piece, column)),
                 Some((head, rest)) => {
                     let right = self.prost_value(msg, head)?;
                     let merged = merge(piece, right)
-                        .map_err(|e| self.column_error(e.into(), &columns, column))?;
+                        .map_err(|e| self.stream.column_error(e.into(), &columns, column))?;
                     first = Some(merged);
                     spans = rest;
                 }
@@ -167,24 +159,22 @@ impl FastDecoder {
                 }
                 None => match first.take() {
                     Some(last) => last,
-                    None => return Err(self.error(DecodeErrorKind::ChunkedWithoutValues, None)),
+                    None => {
+                        return Err(self
+                            .stream
+                            .error(DecodeErrorKind::ChunkedWithoutValues, None));
+                    }
                 },
             };
-            self.counters.chunked_values += 1;
+            self.stream.counters.chunked_values += 1;
             let queued = self.carry.len() + usize::from(first.is_some()) + spans.len();
-            self.pending = Some((last, queued % columns.len()));
+            self.stream.pending = Some((last, queued % columns.len()));
         }
         if first.is_some() || !spans.is_empty() {
             self.convert(msg, first, spans, &columns, out)?;
         }
-        if !msg.resume_token().is_empty() {
-            self.resume_token = msg.resume_token_bytes();
-            self.counters.resume_tokens += 1;
-        }
-        if let Some(stats) = &msg.stats {
-            self.stats = Some(ResultStats::from(stats.clone()));
-        }
-        self.saw_last |= msg.last;
+        self.stream
+            .end_message(msg.resume_token_bytes(), msg.stats.clone(), msg.last);
         Ok(())
     }
 
@@ -202,7 +192,7 @@ impl FastDecoder {
             Ok(buf) if buf < batch::ARENA => buf,
             _ => {
                 let kind = DecodeErrorKind::Protobuf("too many messages in one row batch".into());
-                return Err(self.error(kind, None));
+                return Err(self.stream.error(kind, None));
             }
         };
         out.store.buffers.push(msg.bytes.clone());
@@ -224,7 +214,7 @@ impl FastDecoder {
         }
         if let Some(value) = first {
             let typed = decode_value(&columns[in_row].ty, value)
-                .map_err(|e| self.column_error(e.into(), columns, in_row))?;
+                .map_err(|e| self.stream.column_error(e.into(), columns, in_row))?;
             let cell = out
                 .store
                 .push_owned(&typed)
@@ -233,7 +223,7 @@ impl FastDecoder {
             in_row += 1;
             if in_row == width {
                 out.row_ends.push(out.cells.len());
-                self.counters.rows += 1;
+                self.stream.counters.rows += 1;
                 in_row = 0;
                 row_mark = out.store.mark();
             }
@@ -252,7 +242,7 @@ impl FastDecoder {
                 &mut row_mark,
                 &mut rows,
             );
-            self.counters.rows += rows;
+            self.stream.counters.rows += rows;
             // A value the fast path declined (or the end).
             let Some(range) = spans.get(next) else {
                 break;
@@ -263,7 +253,7 @@ impl FastDecoder {
             in_row += 1;
             if in_row == width {
                 out.row_ends.push(out.cells.len());
-                self.counters.rows += 1;
+                self.stream.counters.rows += 1;
                 in_row = 0;
                 row_mark = out.store.mark();
             }
@@ -319,81 +309,34 @@ impl FastDecoder {
         range: &Range<u32>,
     ) -> Result<prost_types::Value, DecodeError> {
         let body = msg.body(range);
-        scan::prost_value(body)
-            .map_err(|e| self.error(DecodeErrorKind::Protobuf(e.to_string()), None))
+        scan::prost_value(body).map_err(|e| {
+            self.stream
+                .error(DecodeErrorKind::Protobuf(e.to_string()), None)
+        })
     }
 
     fn fail_value(&self, fail: Fail, columns: &[Field], column: usize) -> DecodeError {
         match fail {
-            Fail::Value(e) => self.column_error((*e).into(), columns, column),
-            other => self.error(DecodeErrorKind::Protobuf(other.protobuf_reason()), None),
+            Fail::Value(e) => self.stream.column_error((*e).into(), columns, column),
+            other => self
+                .stream
+                .error(DecodeErrorKind::Protobuf(other.protobuf_reason()), None),
         }
     }
 
     /// Checks the stream ended cleanly: no partial row, no value left chunked.
     pub fn finish(&mut self) -> Result<(), DecodeError> {
-        if self.failed {
-            return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
-        }
-        let pending = self.pending.as_ref().map(|(_, column)| *column);
-        self.header
-            .check_end(self.counters.messages, pending, self.carry.len())
-            .map_err(|(kind, column)| self.error(kind, column))
+        self.stream.finish(self.carry.len())
     }
 
-    /// The columns, once the first message has arrived.
-    pub fn columns(&self) -> Option<&[Field]> {
-        self.header.columns().map(|c| &c[..])
+    /// What the decoder has read of the stream besides rows: columns, counters, statistics, token.
+    pub fn stream(&self) -> &StreamState {
+        &self.stream
     }
 
-    /// The columns' types, once the first message has arrived.
-    pub fn column_types(&self) -> impl Iterator<Item = &Type> {
-        self.header
-            .columns()
-            .into_iter()
-            .flat_map(|c| c.iter().map(|f| &f.ty))
-    }
-
-    /// What has been counted so far.
-    pub fn counters(&self) -> &StreamCounters {
-        &self.counters
-    }
-
-    /// The statistics, if a message carried them.
-    pub fn stats(&self) -> Option<&ResultStats> {
-        self.stats.as_ref()
-    }
-
-    /// Takes the statistics out of the decoder.
-    pub fn take_stats(&mut self) -> Option<ResultStats> {
-        self.stats.take()
-    }
-
-    /// The last resume token received (empty if none).
-    pub fn resume_token(&self) -> &[u8] {
-        &self.resume_token
-    }
-
-    /// Whether a message had `last = true`.
-    pub fn saw_last(&self) -> bool {
-        self.saw_last
-    }
-
-    /// The read timestamp of the transaction, when the metadata carried a valid one.
-    pub fn read_timestamp(&self) -> Option<Timestamp> {
-        self.header.read_timestamp()
-    }
-
-    fn error(&self, kind: DecodeErrorKind, column: Option<ColumnRef>) -> DecodeError {
-        DecodeError {
-            message: self.counters.messages as usize,
-            column,
-            kind,
-        }
-    }
-
-    fn column_error(&self, kind: DecodeErrorKind, columns: &[Field], index: usize) -> DecodeError {
-        self.error(kind, Some(ColumnRef::of(columns, index)))
+    /// The same, to take the statistics out.
+    pub fn stream_mut(&mut self) -> &mut StreamState {
+        &mut self.stream
     }
 }
 
