@@ -356,6 +356,27 @@ impl RowBatch {
         self.store.truncate(mark.store);
     }
 
+    /// Appends `cell` as column `*in_row` of the row being filled; if that completes the row (`width`
+    /// columns), closes it and marks the store where the next row starts. Returns whether it did.
+    /// (The decoder's hot loop does the same with the vectors borrowed apart.)
+    pub(super) fn push_in_row(
+        &mut self,
+        cell: Cell,
+        in_row: &mut usize,
+        width: usize,
+        row_mark: &mut StoreMark,
+    ) -> bool {
+        self.cells.push(cell);
+        *in_row += 1;
+        if *in_row < width {
+            return false;
+        }
+        self.row_ends.push(self.cells.len());
+        *in_row = 0;
+        *row_mark = self.store.mark();
+        true
+    }
+
     /// Forgets the cells after the last complete row.
     pub(super) fn drop_partial_row(&mut self) {
         let start = self.row_ends.last().copied().unwrap_or(0);

@@ -219,13 +219,8 @@ impl FastDecoder {
                 .store
                 .push_owned(&typed)
                 .map_err(|f| self.fail_value(f, columns, in_row))?;
-            out.cells.push(cell);
-            in_row += 1;
-            if in_row == width {
-                out.row_ends.push(out.cells.len());
+            if out.push_in_row(cell, &mut in_row, width, &mut row_mark) {
                 self.stream.counters.rows += 1;
-                in_row = 0;
-                row_mark = out.store.mark();
             }
         }
         let plans: Vec<Plan> = columns.iter().map(|f| Plan::of(&f.ty)).collect();
@@ -249,13 +244,8 @@ impl FastDecoder {
             };
             let data = msg.body(range);
             let cell = self.slow(src, data, columns, in_row, &mut out.store)?;
-            out.cells.push(cell);
-            in_row += 1;
-            if in_row == width {
-                out.row_ends.push(out.cells.len());
+            if out.push_in_row(cell, &mut in_row, width, &mut row_mark) {
                 self.stream.counters.rows += 1;
-                in_row = 0;
-                row_mark = out.store.mark();
             }
             next += 1;
         }
