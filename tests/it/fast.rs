@@ -13,7 +13,7 @@ use spanprof::wire::{
     DecodeErrorKind, FastDecoder, Field, Row, RowBatch, StreamDecoder, Type, ValueRef,
 };
 
-use crate::support::{Twin, col, metadata, same_rows, vector};
+use crate::support::{Twin, assert_same_stream, col, metadata, same_rows, vector};
 
 /// Decodes with the reference, then with the fast decoder through `scan` + `feed_scanned`, and checks
 /// the rows, counters and trailer agree. Returns the batch.
@@ -39,14 +39,7 @@ fn both(messages: &[Bytes]) -> RowBatch {
     fast.finish().expect("fast ends cleanly");
     let got: Vec<Row> = batch.to_rows();
     assert!(same_rows(&got, &want), "rows differ");
-    assert_eq!(fast.stream().counters(), reference.stream().counters());
-    assert_eq!(
-        fast.stream().resume_token(),
-        reference.stream().resume_token()
-    );
-    assert_eq!(fast.stream().saw_last(), reference.stream().saw_last());
-    assert_eq!(fast.stream().stats(), reference.stream().stats());
-    assert_eq!(fast.stream().columns(), reference.stream().columns());
+    assert_same_stream(fast.stream(), reference.stream());
     batch
 }
 

@@ -7,7 +7,7 @@ use prost_types::value::Kind;
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::wire::{
     DecodeError, DecodeErrorKind, FastDecoder, Field, Row, RowBatch, StreamCounters, StreamDecoder,
-    Type, Value, struct_type,
+    StreamState, Type, Value, struct_type,
 };
 
 /// A file under `tests/vectors/` (verbatim copies of `shared/vectors/`).
@@ -153,23 +153,7 @@ impl Twin {
         let want = self.reference.finish();
         let got = self.fast.finish();
         assert_same_result(&got, &want, "finish");
-        assert_eq!(
-            self.fast.stream().resume_token(),
-            self.reference.stream().resume_token()
-        );
-        assert_eq!(
-            self.fast.stream().saw_last(),
-            self.reference.stream().saw_last()
-        );
-        assert_eq!(self.fast.stream().stats(), self.reference.stream().stats());
-        assert_eq!(
-            self.fast.stream().columns(),
-            self.reference.stream().columns()
-        );
-        assert_eq!(
-            self.fast.stream().read_timestamp(),
-            self.reference.stream().read_timestamp()
-        );
+        assert_same_stream(self.fast.stream(), self.reference.stream());
         want
     }
 
@@ -177,6 +161,26 @@ impl Twin {
     pub fn counters(&self) -> &StreamCounters {
         self.reference.stream().counters()
     }
+}
+
+/// Both decoders read the same of the stream besides its rows: counters, resume token, `last`,
+/// statistics, columns and read timestamp.
+#[track_caller]
+pub fn assert_same_stream(fast: &StreamState, reference: &StreamState) {
+    assert_eq!(fast.counters(), reference.counters(), "counters");
+    assert_eq!(
+        fast.resume_token(),
+        reference.resume_token(),
+        "resume token"
+    );
+    assert_eq!(fast.saw_last(), reference.saw_last(), "last");
+    assert_eq!(fast.stats(), reference.stats(), "stats");
+    assert_eq!(fast.columns(), reference.columns(), "columns");
+    assert_eq!(
+        fast.read_timestamp(),
+        reference.read_timestamp(),
+        "read timestamp"
+    );
 }
 
 /// Asserts two decoders' answers agree: both fine, or the same error (any protobuf reason).
