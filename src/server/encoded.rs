@@ -59,6 +59,12 @@ impl EncodedValues {
         }
     }
 
+    /// Appends one value's body, already encoded.
+    pub fn push_encoded(&mut self, body: &[u8]) {
+        self.bytes.extend_from_slice(body);
+        self.ends.push(self.bytes.len());
+    }
+
     /// Appends one value with `encode`, which writes its body to the buffer it is given.
     pub fn push_with<E>(
         &mut self,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use prost::bytes::Bytes;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, Statement};
 use tokio::sync::mpsc;
@@ -16,6 +17,8 @@ use super::db::Database;
 use super::encoded::EncodedValues;
 use super::scan::{self, Origin, ScanRows};
 use super::sql_value::{encode_sql, type_of_sql};
+use super::stream::{self, MessageBuilder, TokenStamp};
+use crate::proto::google::spanner::v1 as pb;
 use crate::wire::{Field, Type};
 
 /// A query to run.
@@ -32,6 +35,26 @@ pub struct QuerySpec {
     /// Whether a plain scan of Seed23 streams the row cache's wire form (`scan.rs`); false sends every
     /// value through SQLite, which tests compare it with.
     pub plain_scans: bool,
+    /// How the rows are handed over.
+    pub output: Output,
+}
+
+/// How the query thread hands its rows over.
+#[derive(Debug, Clone, Default)]
+pub enum Output {
+    /// Batches of encoded values ([`QueryEvent::Rows`]), for a caller that builds a ResultSet.
+    #[default]
+    Values,
+    /// Finished PartialResultSets ([`QueryEvent::Messages`]), cut on this thread by a builder made
+    /// from the columns, this transaction and this token stamp, so that the stream task only sends
+    /// them. The builder is handed back ([`QueryEvent::Built`]) before [`QueryEvent::Done`], for the
+    /// stream to close with the statistics.
+    Messages {
+        /// The transaction the metadata names.
+        transaction: Option<pb::Transaction>,
+        /// What every resume token carries.
+        stamp: TokenStamp,
+    },
 }
 
 /// What the query thread reports, in this order: columns, rows in batches, totals.
@@ -39,8 +62,13 @@ pub struct QuerySpec {
 pub enum QueryEvent {
     /// The result's columns.
     Columns(Vec<Field>),
-    /// The values of whole rows, row after row, each encoded as a `google.protobuf.Value`.
+    /// The values of whole rows, row after row, each encoded as a `google.protobuf.Value`
+    /// ([`Output::Values`]).
     Rows(EncodedValues),
+    /// Finished PartialResultSets, in order ([`Output::Messages`]).
+    Messages(Vec<Bytes>),
+    /// The message builder, holding the last message, once every row is in ([`Output::Messages`]).
+    Built(Box<MessageBuilder>),
     /// The query finished.
     Done(QueryTotals),
 }
@@ -136,7 +164,15 @@ fn run(db: &Database, spec: &QuerySpec, events: &Events) -> Result<(), Status> {
         None
     };
     if spec.execute {
-        match stream_rows(&mut stmt, names, declared, plain, events, &mut totals) {
+        match stream_rows(
+            &mut stmt,
+            names,
+            declared,
+            plain,
+            &spec.output,
+            events,
+            &mut totals,
+        ) {
             Ok(()) => {}
             Err(RowsError::Gone(Gone)) => return Ok(()),
             Err(RowsError::Status(status)) => return Err(status),
@@ -146,7 +182,10 @@ fn run(db: &Database, spec: &QuerySpec, events: &Events) -> Result<(), Status> {
             names,
             declared.into_iter().map(|t| t.unwrap_or(Type::String)),
         );
-        send(events, QueryEvent::Columns(columns)).map_err(|_| Status::cancelled("gone"))?;
+        let gone = |_| Status::cancelled("gone");
+        let sink = Sink::new(events, &spec.output, &columns);
+        send(events, QueryEvent::Columns(columns)).map_err(gone)?;
+        sink.finish().map_err(gone)?;
     }
     let fullscan = stmt.get_status(rusqlite::StatementStatus::FullscanStep) - fullscan_before;
     totals.rows_scanned = scanned.load(Ordering::Relaxed) + fullscan.max(0) as u64;
@@ -183,6 +222,7 @@ fn stream_rows(
     names: Vec<String>,
     declared: Vec<Option<Type>>,
     plain: Option<Plain<'_>>,
+    output: &Output,
     events: &Events,
     totals: &mut QueryTotals,
 ) -> Result<(), RowsError> {
@@ -214,9 +254,9 @@ fn stream_rows(
     );
     let types: Vec<Type> = columns.iter().map(|c| c.ty.clone()).collect();
     let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+    let mut sink = Sink::new(events, output, &columns);
     send(events, QueryEvent::Columns(columns))?;
 
-    let mut batches = Batches::new(events, width);
     if let Some((projection, scan_rows)) = plain {
         // A plain scan declares every column, so no row was held to type one.
         let _mode = scan_rows.start();
@@ -225,23 +265,21 @@ fn stream_rows(
             let row = scan_rows
                 .take()
                 .ok_or_else(|| Status::internal("the plain scan lost track of its row"))?;
-            let batch = batches.next_row()?;
             for &column in &projection {
                 let body = row
                     .encoded(column)
                     .map_err(|e| Status::internal(format!("Seed23 column {column}: {e}")))?;
-                batch.push_with(|out| {
-                    out.extend_from_slice(body);
-                    Ok::<_, Status>(())
-                })?;
+                sink.push_encoded(body);
             }
+            sink.end_row()?;
             totals.rows += 1;
         }
-        return Ok(batches.finish()?);
+        return Ok(sink.finish()?);
     }
     for values in &held {
         let refs = values.iter().map(|v| Ok(ValueRef::from(v)));
-        push_row(&types, &names, refs, batches.next_row()?)?;
+        push_row(&types, &names, refs, &mut sink)?;
+        sink.end_row()?;
         totals.rows += 1;
     }
     drop(held);
@@ -254,28 +292,45 @@ fn stream_rows(
             &types,
             &names,
             (0..width).map(|i| row.get_ref(i)),
-            batches.next_row()?,
+            &mut sink,
         )?;
+        sink.end_row()?;
         totals.rows += 1;
     }
-    Ok(batches.finish()?)
+    Ok(sink.finish()?)
 }
 
-/// Rows on their way to the stream, sent `BATCH_ROWS` at a time.
-struct Batches<'a> {
-    events: &'a Events,
-    width: usize,
-    batch: EncodedValues,
-    rows: usize,
+/// Where the rows go: batches of values sent `BATCH_ROWS` rows at a time, or messages sent as soon
+/// as the builder has finished one.
+enum Sink<'a> {
+    Values {
+        events: &'a Events,
+        width: usize,
+        batch: EncodedValues,
+        rows: usize,
+    },
+    Messages {
+        events: &'a Events,
+        builder: MessageBuilder,
+        /// Where a value is encoded before the builder copies it in.
+        scratch: Vec<u8>,
+    },
 }
 
-impl<'a> Batches<'a> {
-    fn new(events: &'a Events, width: usize) -> Self {
-        Batches {
-            events,
-            width,
-            batch: Self::empty(width),
-            rows: 0,
+impl<'a> Sink<'a> {
+    fn new(events: &'a Events, output: &Output, columns: &[Field]) -> Self {
+        match output {
+            Output::Values => Sink::Values {
+                events,
+                width: columns.len(),
+                batch: Self::empty(columns.len()),
+                rows: 0,
+            },
+            Output::Messages { transaction, stamp } => Sink::Messages {
+                events,
+                builder: builder(columns, transaction, *stamp),
+                scratch: Vec::new(),
+            },
         }
     }
 
@@ -283,37 +338,102 @@ impl<'a> Batches<'a> {
         EncodedValues::with_capacity(BATCH_ROWS * width, BATCH_ROWS * 1024)
     }
 
-    /// The batch the next row goes into, once a full batch has been sent.
-    fn next_row(&mut self) -> Result<&mut EncodedValues, Gone> {
-        if self.rows >= BATCH_ROWS {
-            let full = std::mem::replace(&mut self.batch, Self::empty(self.width));
-            send(self.events, QueryEvent::Rows(full))?;
-            self.rows = 0;
+    /// Appends a value already encoded (the body of a `google.protobuf.Value`).
+    fn push_encoded(&mut self, body: &[u8]) {
+        match self {
+            Sink::Values { batch, .. } => batch.push_encoded(body),
+            Sink::Messages { builder, .. } => builder.push_encoded(body),
         }
-        self.rows += 1;
-        Ok(&mut self.batch)
     }
 
-    /// Sends the last rows.
-    fn finish(self) -> Result<(), Gone> {
-        if self.batch.is_empty() {
-            return Ok(());
+    /// Appends a value `encode` writes.
+    fn push_with<E>(
+        &mut self,
+        encode: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match self {
+            Sink::Values { batch, .. } => batch.push_with(encode),
+            Sink::Messages {
+                builder, scratch, ..
+            } => {
+                scratch.clear();
+                encode(scratch)?;
+                builder.push_encoded(scratch);
+                Ok(())
+            }
         }
-        send(self.events, QueryEvent::Rows(self.batch))
+    }
+
+    /// A row is complete: sends a full batch, or the messages it finished.
+    fn end_row(&mut self) -> Result<(), Gone> {
+        match self {
+            Sink::Values {
+                events,
+                width,
+                batch,
+                rows,
+            } => {
+                *rows += 1;
+                if *rows >= BATCH_ROWS {
+                    let full = std::mem::replace(batch, Self::empty(*width));
+                    send(events, QueryEvent::Rows(full))?;
+                    *rows = 0;
+                }
+                Ok(())
+            }
+            Sink::Messages {
+                events, builder, ..
+            } => send_ready(events, builder),
+        }
+    }
+
+    /// Sends what is left: the last values, or the finished messages and then the builder.
+    fn finish(self) -> Result<(), Gone> {
+        match self {
+            Sink::Values { events, batch, .. } if !batch.is_empty() => {
+                send(events, QueryEvent::Rows(batch))
+            }
+            Sink::Values { .. } => Ok(()),
+            Sink::Messages {
+                events,
+                mut builder,
+                ..
+            } => {
+                send_ready(events, &mut builder)?;
+                send(events, QueryEvent::Built(Box::new(builder)))
+            }
+        }
     }
 }
 
-/// Encodes one row's values in wire form by their column types, appending them to `batch`.
+/// The builder of a stream of `columns` read in `transaction`.
+fn builder(
+    columns: &[Field],
+    transaction: &Option<pb::Transaction>,
+    stamp: TokenStamp,
+) -> MessageBuilder {
+    MessageBuilder::new(stream::metadata(columns, transaction.clone()), stamp)
+}
+
+/// Sends the messages `builder` has finished, if any.
+fn send_ready(events: &Events, builder: &mut MessageBuilder) -> Result<(), Gone> {
+    let ready: Vec<Bytes> = std::iter::from_fn(|| builder.pop()).collect();
+    if ready.is_empty() {
+        return Ok(());
+    }
+    send(events, QueryEvent::Messages(ready))
+}
+
+/// Encodes one row's values in wire form by their column types, appending them to `sink`.
 fn push_row<'a>(
     types: &[Type],
     names: &[String],
     values: impl Iterator<Item = rusqlite::Result<ValueRef<'a>>>,
-    batch: &mut EncodedValues,
+    sink: &mut Sink<'_>,
 ) -> Result<(), Status> {
     for ((ty, name), value) in types.iter().zip(names).zip(values) {
         let value = value.map_err(sql_error)?;
-        batch
-            .push_with(|out| encode_sql(ty, value, out))
+        sink.push_with(|out| encode_sql(ty, value, out))
             .map_err(|e| Status::internal(format!("column {name}: {e}")))?;
     }
     Ok(())
@@ -421,6 +541,7 @@ mod tests {
             execute: true,
             explain: false,
             plain_scans,
+            output: Output::Values,
         };
         spawn(Arc::clone(db), spec, tx).expect("spawns");
         let (mut columns, mut values) = (Vec::new(), Vec::new());
@@ -429,6 +550,7 @@ mod tests {
                 QueryEvent::Columns(c) => columns = c,
                 QueryEvent::Rows(batch) => values.extend(batch.iter().map(<[u8]>::to_vec)),
                 QueryEvent::Done(totals) => return Ok((columns, values, totals)),
+                QueryEvent::Messages(_) | QueryEvent::Built(_) => panic!("values were asked for"),
             }
         }
         panic!("the query thread stopped without Done");
@@ -461,6 +583,74 @@ mod tests {
         let (_, values, totals) =
             run_query(&db, "SELECT * FROM Seed23 LIMIT 300", true).expect("runs");
         assert_eq!((totals.rows, values.len()), (300, 300 * 23));
+    }
+
+    #[test]
+    fn messages_cut_on_the_query_thread_hold_the_same_rows() {
+        use crate::wire::{Row, StreamDecoder, decode_value};
+        let db = Arc::new(Database::open(400).expect("opens"));
+        for sql in [
+            "SELECT * FROM Seed23 LIMIT 300",
+            "SELECT Id, upper(Name) FROM Seed23",
+        ] {
+            let (columns, bodies, _) = run_query(&db, sql, true).expect("runs");
+            let want: Vec<Row> = bodies
+                .chunks(columns.len())
+                .map(|row| {
+                    let values = row.iter().zip(&columns).map(|(body, column)| {
+                        let wire = <prost_types::Value as prost::Message>::decode(&body[..])
+                            .expect("a value");
+                        decode_value(&column.ty, wire).expect("typed")
+                    });
+                    Row(values.collect())
+                })
+                .collect();
+
+            let (tx, mut rx) = mpsc::channel(4);
+            let stamp = TokenStamp {
+                max_bytes: 4096,
+                fingerprint: 7,
+                stream: 1,
+            };
+            let spec = QuerySpec {
+                sql: sql.into(),
+                params: HashMap::new(),
+                execute: true,
+                explain: false,
+                plain_scans: true,
+                output: Output::Messages {
+                    transaction: None,
+                    stamp,
+                },
+            };
+            spawn(Arc::clone(&db), spec, tx).expect("spawns");
+            let (mut messages, mut builder) = (Vec::new(), None);
+            while let Some(event) = rx.blocking_recv() {
+                match event.expect("no error") {
+                    QueryEvent::Messages(m) => messages.extend(m),
+                    QueryEvent::Built(b) => builder = Some(b),
+                    QueryEvent::Done(_) => break,
+                    QueryEvent::Columns(_) => {}
+                    QueryEvent::Rows(_) => panic!("messages were asked for"),
+                }
+            }
+            let builder = builder.expect("the builder comes back before Done");
+            messages.extend(builder.finish(None));
+            assert!(messages.len() >= 3, "{sql}: cut at 4 KiB");
+            let mut decoder = StreamDecoder::new();
+            let mut got = Vec::new();
+            for message in &messages {
+                assert!(
+                    message.len() <= 4096,
+                    "{sql}: a message of {}",
+                    message.len()
+                );
+                decoder.feed_bytes(message, &mut got).expect("decodes");
+            }
+            decoder.finish().expect("ends cleanly");
+            assert!(decoder.stream().saw_last());
+            assert_eq!(got, want, "{sql}");
+        }
     }
 
     #[test]

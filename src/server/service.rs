@@ -18,11 +18,11 @@ use super::encoded::EncodedPartialResultSet;
 use super::encoded::stubs::google::spanner::v1::spanner_server::Spanner;
 use super::knobs::Knobs;
 use super::plan::{plan_nodes, query_stats};
-use super::query::{self, QueryEvent, QuerySpec, QueryTotals};
+use super::query::{self, Output, QueryEvent, QuerySpec, QueryTotals};
 use super::sql_value::param_to_sql;
-use super::stream::{MessageBuilder, ResumePoint, TokenStamp};
+use super::stream::{self, MessageBuilder, ResumePoint, TokenStamp};
 use crate::proto::google::spanner::v1 as pb;
-use crate::wire::{Field, Type, struct_type};
+use crate::wire::{Field, Type};
 
 /// The service state: the database, the knobs, open sessions and read-only transactions.
 pub struct LocalSpanner {
@@ -145,6 +145,7 @@ impl LocalSpanner {
                 QueryMode::Plan | QueryMode::Profile | QueryMode::WithPlanAndStats
             ),
             plain_scans: true,
+            output: Output::Values,
         };
         let with_stats = mode != QueryMode::Normal;
         let profile = matches!(mode, QueryMode::Profile | QueryMode::WithPlanAndStats);
@@ -183,10 +184,10 @@ impl LocalSpanner {
     /// Starts the query and waits for its columns (or its error, which is then the call's status).
     async fn start_query(
         &self,
-        prepared: &Prepared,
+        spec: QuerySpec,
     ) -> Result<(Vec<Field>, mpsc::Receiver<Result<QueryEvent, Status>>), Status> {
         let (tx, mut rx) = mpsc::channel(8);
-        query::spawn(Arc::clone(&self.db), prepared.spec.clone(), tx)
+        query::spawn(Arc::clone(&self.db), spec, tx)
             .map_err(|e| Status::resource_exhausted(format!("cannot start a query thread: {e}")))?;
         match rx.recv().await {
             Some(Ok(QueryEvent::Columns(columns))) => Ok((columns, rx)),
@@ -210,11 +211,7 @@ struct Prepared {
 
 impl Prepared {
     fn metadata(&self, columns: &[Field]) -> pb::ResultSetMetadata {
-        pb::ResultSetMetadata {
-            row_type: Some(struct_type(columns)),
-            transaction: self.transaction.clone(),
-            undeclared_parameters: None,
-        }
+        stream::metadata(columns, self.transaction.clone())
     }
 
     fn stats(
@@ -342,10 +339,13 @@ type Events = mpsc::Receiver<Result<QueryEvent, Status>>;
 
 /// One query's stream in progress: its cursor (the query's events), the message builder, and the
 /// messages built but not yet sent. It outlives a response when a fault is injected, so that the resume
-/// continues from the cursor instead of running the query again.
+/// continues from the cursor instead of running the query again. The query thread cuts the messages
+/// and hands its builder over at the end, to close the stream with the statistics.
 struct LiveStream {
     prepared: Prepared,
     builder: Option<MessageBuilder>,
+    /// Whether the last message is built.
+    finished: bool,
     unsent: VecDeque<Bytes>,
     events: Events,
     started: Instant,
@@ -374,7 +374,7 @@ impl LiveStream {
                 if resumed_after.is_some_and(|r| seq <= r) {
                     continue;
                 }
-                let is_final = self.builder.is_none() && self.unsent.is_empty();
+                let is_final = self.finished && self.unsent.is_empty();
                 let settings = knobs.get();
                 if std::mem::take(&mut first) {
                     tokio::time::sleep(settings.first_byte_delay()).await;
@@ -397,23 +397,28 @@ impl LiveStream {
                     };
                 }
             }
-            let Some(builder) = self.builder.as_mut() else {
+            if self.finished {
                 return Ended::Done;
-            };
+            }
             match self.events.recv().await {
-                Some(Ok(QueryEvent::Rows(values))) => {
-                    values.iter().for_each(|v| builder.push_encoded(v));
-                    self.unsent.extend(std::iter::from_fn(|| builder.pop()));
-                }
+                Some(Ok(QueryEvent::Messages(messages))) => self.unsent.extend(messages),
+                Some(Ok(QueryEvent::Built(builder))) => self.builder = Some(*builder),
                 Some(Ok(QueryEvent::Done(totals))) => {
+                    let Some(builder) = self.builder.take() else {
+                        let _ = out
+                            .send(Err(Status::internal(
+                                "the query ended without its last message",
+                            )))
+                            .await;
+                        return Ended::Stopped;
+                    };
                     let stats = self
                         .prepared
                         .stats(&totals, self.started, builder.value_bytes());
-                    if let Some(builder) = self.builder.take() {
-                        self.unsent.extend(builder.finish(stats));
-                    }
+                    self.unsent.extend(builder.finish(stats));
+                    self.finished = true;
                 }
-                Some(Ok(QueryEvent::Columns(_))) => {}
+                Some(Ok(QueryEvent::Columns(_) | QueryEvent::Rows(_))) => {}
                 Some(Err(status)) => {
                     let _ = out.send(Err(status)).await;
                     return Ended::Stopped;
@@ -527,7 +532,7 @@ impl Spanner for LocalSpanner {
     ) -> Result<Response<pb::ResultSet>, Status> {
         let started = Instant::now();
         let prepared = self.prepare(request.get_ref())?;
-        let (columns, mut events) = self.start_query(&prepared).await?;
+        let (columns, mut events) = self.start_query(prepared.spec.clone()).await?;
         let width = columns.len().max(1);
         let mut rows = Vec::new();
         let mut current = Vec::with_capacity(width);
@@ -559,7 +564,10 @@ impl Spanner for LocalSpanner {
                         precommit_token: None,
                     }));
                 }
-                Some(Ok(QueryEvent::Columns(_))) => {}
+                // Values were asked for: nothing else comes.
+                Some(Ok(
+                    QueryEvent::Columns(_) | QueryEvent::Messages(_) | QueryEvent::Built(_),
+                )) => {}
                 Some(Err(status)) => return Err(status),
                 None => return Err(Status::internal("the query stopped without finishing")),
             }
@@ -579,12 +587,17 @@ impl Spanner for LocalSpanner {
         let live = match parked {
             Some(live) => live,
             None => {
-                let (columns, events) = self.start_query(&prepared).await?;
+                let spec = QuerySpec {
+                    output: Output::Messages {
+                        transaction: prepared.transaction.clone(),
+                        stamp: prepared.stamp,
+                    },
+                    ..prepared.spec.clone()
+                };
+                let (_, events) = self.start_query(spec).await?;
                 LiveStream {
-                    builder: Some(MessageBuilder::new(
-                        prepared.metadata(&columns),
-                        prepared.stamp,
-                    )),
+                    builder: None,
+                    finished: false,
                     prepared,
                     unsent: VecDeque::new(),
                     events,

@@ -13,6 +13,16 @@ use super::encoded::is_splittable;
 
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::chunk::{merge, split, splittable, weight};
+use crate::wire::{Field, struct_type};
+
+/// The metadata of an answer with `columns`, read in `transaction`.
+pub fn metadata(columns: &[Field], transaction: Option<pb::Transaction>) -> pb::ResultSetMetadata {
+    pb::ResultSetMetadata {
+        row_type: Some(struct_type(columns)),
+        transaction,
+        undeclared_parameters: None,
+    }
+}
 
 /// Encoded size of `value` as one element of `PartialResultSet.values` (tag, length and body).
 fn field_len(value: &WireValue) -> usize {
