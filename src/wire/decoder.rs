@@ -1,7 +1,5 @@
 //! The streaming decoder: PartialResultSets in, typed rows out as soon as each is complete.
 
-use std::sync::Arc;
-
 use prost::Message as _;
 
 use super::chunk::merge;
@@ -118,21 +116,10 @@ impl StreamDecoder {
     }
 
     fn take(&mut self, msg: pb::PartialResultSet, rows: &mut Vec<Row>) -> Result<(), DecodeError> {
-        self.stream
-            .header
-            .take(msg.metadata.as_ref())
-            .map_err(|(kind, column)| self.stream.error(kind, column))?;
-        let columns = match self.stream.header.columns() {
-            Some(columns) => Arc::clone(columns),
-            None => return Err(self.stream.error(DecodeErrorKind::NoMetadata, None)),
-        };
+        let columns = self
+            .stream
+            .begin_message(msg.metadata.as_ref(), msg.values.len())?;
         let mut values = msg.values;
-        self.stream.counters.values += values.len() as u64;
-        if !values.is_empty() && columns.is_empty() {
-            return Err(self
-                .stream
-                .error(DecodeErrorKind::ValuesWithoutColumns(values.len()), None));
-        }
         if let Some((piece, column)) = self.stream.pending.take() {
             if values.is_empty() {
                 // A message with no values continues nothing; the piece waits for the next one.

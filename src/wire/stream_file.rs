@@ -7,6 +7,7 @@ use super::decoder::{Row, StreamCounters, StreamDecoder};
 use super::error::DecodeError;
 use super::fast::{FastDecoder, RowBatch};
 use super::stats::ResultStats;
+use super::stream_state::StreamState;
 use super::types::Field;
 
 /// A stream file that is not a sequence of length-prefixed frames.
@@ -111,15 +112,12 @@ pub fn decode_frames(frames: &[&[u8]]) -> Result<DecodedStream, DecodeError> {
         decoder.feed_bytes(frame, &mut rows)?;
     }
     decoder.finish()?;
+    let (columns, stats, counters) = ending(decoder.stream_mut());
     Ok(DecodedStream {
-        columns: decoder
-            .stream()
-            .columns()
-            .map(<[Field]>::to_vec)
-            .unwrap_or_default(),
+        columns,
         rows,
-        stats: decoder.stream_mut().take_stats(),
-        counters: *decoder.stream().counters(),
+        stats,
+        counters,
     })
 }
 
@@ -144,16 +142,19 @@ pub fn decode_frames_fast(frames: &[Bytes]) -> Result<FastDecodedStream, DecodeE
         decoder.feed_bytes(frame.clone(), &mut rows)?;
     }
     decoder.finish()?;
+    let (columns, stats, counters) = ending(decoder.stream_mut());
     Ok(FastDecodedStream {
-        columns: decoder
-            .stream()
-            .columns()
-            .map(<[Field]>::to_vec)
-            .unwrap_or_default(),
+        columns,
         rows,
-        stats: decoder.stream_mut().take_stats(),
-        counters: *decoder.stream().counters(),
+        stats,
+        counters,
     })
+}
+
+/// What a whole decoded stream reports besides its rows: columns, statistics, counters.
+fn ending(stream: &mut StreamState) -> (Vec<Field>, Option<ResultStats>, StreamCounters) {
+    let columns = stream.columns().map(<[Field]>::to_vec).unwrap_or_default();
+    (columns, stream.take_stats(), *stream.counters())
 }
 
 /// Decodes a whole stream file.

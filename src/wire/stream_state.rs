@@ -3,6 +3,8 @@
 //! decoders keep one, so they answer these questions, end a message and check the end of the stream
 //! the same way.
 
+use std::sync::Arc;
+
 use prost::bytes::Bytes;
 
 use super::decoder::StreamCounters;
@@ -108,6 +110,27 @@ impl StreamState {
             return Err(self.error(DecodeErrorKind::AlreadyFailed, None));
         }
         Ok(())
+    }
+
+    /// What a message says before its values: the metadata (taken from the first, checked on later
+    /// ones) and how many values it holds. Returns the columns.
+    pub(super) fn begin_message(
+        &mut self,
+        metadata: Option<&pb::ResultSetMetadata>,
+        values: usize,
+    ) -> Result<Arc<[Field]>, DecodeError> {
+        self.header
+            .take(metadata)
+            .map_err(|(kind, column)| self.error(kind, column))?;
+        let columns = match self.header.columns() {
+            Some(columns) => Arc::clone(columns),
+            None => return Err(self.error(DecodeErrorKind::NoMetadata, None)),
+        };
+        self.counters.values += values as u64;
+        if values > 0 && columns.is_empty() {
+            return Err(self.error(DecodeErrorKind::ValuesWithoutColumns(values), None));
+        }
+        Ok(columns)
     }
 
     /// What a decoded message says after its values: its resume token, statistics and `last`.

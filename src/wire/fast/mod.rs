@@ -23,7 +23,6 @@ mod scan;
 mod value;
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -121,21 +120,10 @@ impl FastDecoder {
     }
 
     fn take(&mut self, msg: &Scanned, out: &mut RowBatch) -> Result<(), DecodeError> {
-        self.stream
-            .header
-            .take(msg.metadata.as_ref())
-            .map_err(|(kind, column)| self.stream.error(kind, column))?;
-        let columns = match self.stream.header.columns() {
-            Some(columns) => Arc::clone(columns),
-            None => return Err(self.stream.error(DecodeErrorKind::NoMetadata, None)),
-        };
+        let columns = self
+            .stream
+            .begin_message(msg.metadata.as_ref(), msg.values.len())?;
         let mut spans: &[Range<u32>] = &msg.values;
-        self.stream.counters.values += spans.len() as u64;
-        if !spans.is_empty() && columns.is_empty() {
-            return Err(self
-                .stream
-                .error(DecodeErrorKind::ValuesWithoutColumns(spans.len()), None));
-        }
         let mut first = None;
         if let Some((piece, column)) = self.stream.pending.take() {
             match spans.split_first() {
