@@ -93,8 +93,18 @@ fn seed23_stream(rows: i64, max_bytes: u32) -> Vec<Bytes> {
 fn seed23_streams_of_every_message_size_decode_the_same() {
     for max in [16 << 10, 64 << 10, 1 << 20] {
         let messages = seed23_stream(1_500, max);
-        let batch = both(&messages);
+        // 34,500 cells: more than one chunk of the batch.
+        let mut batch = both(&messages);
         assert_eq!(batch.len(), 1_500, "{max}-byte messages");
+        // The same batch, cleared, takes the stream again (into the chunks it kept).
+        let first = batch.to_rows();
+        batch.clear();
+        let mut fast = FastDecoder::new();
+        for m in &messages {
+            fast.feed_bytes(m.clone(), &mut batch).expect("decodes");
+        }
+        fast.finish().expect("ends cleanly");
+        assert!(same_rows(&batch.to_rows(), &first), "{max}: a reused batch");
         // Through the twin too: the batch is cleared every other message, rows carried across.
         let mut twin = Twin::new();
         let mut rows = Vec::new();

@@ -267,11 +267,20 @@ pub(super) fn validated_str(bytes: &[u8]) -> &str {
 /// drops them and keeps the capacity for the next messages.
 #[derive(Debug, Default)]
 pub struct RowBatch {
+    /// The chunk of cells being filled. A chunk never grows past the capacity it was given (a message
+    /// that would not fit starts a new one), so keeping many rows never copies them into a bigger
+    /// vector, and chunks come from the allocator's reusable sizes, not fresh pages from the system.
     pub(super) cells: Vec<Cell>,
-    /// Where each row's cells end in `cells`.
+    /// Earlier chunks, each ending with a complete row, and the number of cells they hold.
+    full: Vec<Vec<Cell>>,
+    pub(super) full_len: usize,
+    /// Where each row's cells end, counting across the chunks.
     pub(super) row_ends: Vec<usize>,
     pub(super) store: Store,
 }
+
+/// Cells in a chunk, at least: 256 KiB.
+const CHUNK_CELLS: usize = 16 * 1024;
 
 /// Lengths of a batch, to undo what a failed message added.
 #[derive(Debug, Clone, Copy)]
@@ -300,6 +309,12 @@ impl RowBatch {
 
     /// Forgets every row (and the messages they borrow from), keeping the capacity.
     pub fn clear(&mut self) {
+        if let Some(first) = self.full.drain(..).next()
+            && first.capacity() > self.cells.capacity()
+        {
+            self.cells = first;
+        }
+        self.full_len = 0;
         self.cells.clear();
         self.row_ends.clear();
         self.store.buffers.clear();
@@ -315,8 +330,63 @@ impl RowBatch {
         let start = if i == 0 { 0 } else { self.row_ends[i - 1] };
         Some(RowRef {
             store: &self.store,
-            cells: self.cells.get(start..end).unwrap_or(&[]),
+            cells: self.cells_in(start, end),
         })
+    }
+
+    /// Cells `start..end`, counting across the chunks (a row never spans two).
+    fn cells_in(&self, start: usize, end: usize) -> &[Cell] {
+        if start >= self.full_len {
+            let base = self.full_len;
+            return self.cells.get(start - base..end - base).unwrap_or(&[]);
+        }
+        let mut base = 0;
+        for chunk in &self.full {
+            if start < base + chunk.len() {
+                return chunk.get(start - base..end - base).unwrap_or(&[]);
+            }
+            base += chunk.len();
+        }
+        &[]
+    }
+
+    /// Makes room for `n` more cells in the chunk being filled, starting a new chunk when they would
+    /// not fit (the cells of a row still being filled move along, so no row spans two chunks).
+    pub(super) fn reserve_cells(&mut self, n: usize) {
+        if self.cells.capacity() - self.cells.len() >= n {
+            return;
+        }
+        let last_end = self
+            .row_ends
+            .last()
+            .map_or(0, |&e| e.saturating_sub(self.full_len));
+        if last_end == 0 {
+            // No complete row here yet: growing moves only the cells of one unfinished row.
+            self.cells.reserve(n.max(CHUNK_CELLS));
+            return;
+        }
+        let partial = self.cells.split_off(last_end.min(self.cells.len()));
+        let mut next = Vec::with_capacity((n + partial.len()).max(CHUNK_CELLS));
+        next.extend(partial);
+        let done = std::mem::replace(&mut self.cells, next);
+        self.full_len += done.len();
+        self.full.push(done);
+    }
+
+    /// The number of cells, counting across the chunks.
+    fn cell_count(&self) -> usize {
+        self.full_len + self.cells.len()
+    }
+
+    /// Keeps the first `len` cells, counting across the chunks.
+    fn truncate_cells(&mut self, len: usize) {
+        while len < self.full_len {
+            // Only a mark taken before a chunk started can reach back into the full chunks.
+            let Some(chunk) = self.full.pop() else { break };
+            self.full_len -= chunk.len();
+            self.cells = chunk;
+        }
+        self.cells.truncate(len.saturating_sub(self.full_len));
     }
 
     /// Row `i`.
@@ -342,7 +412,7 @@ impl RowBatch {
 
     pub(super) fn mark(&self) -> BatchMark {
         BatchMark {
-            cells: self.cells.len(),
+            cells: self.cell_count(),
             rows: self.row_ends.len(),
             buffers: self.store.buffers.len(),
             store: self.store.mark(),
@@ -350,7 +420,7 @@ impl RowBatch {
     }
 
     pub(super) fn truncate(&mut self, mark: BatchMark) {
-        self.cells.truncate(mark.cells);
+        self.truncate_cells(mark.cells);
         self.row_ends.truncate(mark.rows);
         self.store.buffers.truncate(mark.buffers);
         self.store.truncate(mark.store);
@@ -371,7 +441,7 @@ impl RowBatch {
         if *in_row < width {
             return false;
         }
-        self.row_ends.push(self.cells.len());
+        self.row_ends.push(self.cell_count());
         *in_row = 0;
         *row_mark = self.store.mark();
         true
@@ -379,15 +449,15 @@ impl RowBatch {
 
     /// Forgets the cells after the last complete row.
     pub(super) fn drop_partial_row(&mut self) {
-        let start = self.row_ends.last().copied().unwrap_or(0);
-        self.cells.truncate(start);
+        let end = self.row_ends.last().copied().unwrap_or(0);
+        self.truncate_cells(end);
     }
 
     /// The cells after the last complete row (a row still being filled), as owned values.
     pub(super) fn partial_row(&self) -> Vec<Value> {
-        let start = self.row_ends.last().copied().unwrap_or(0);
+        let end = self.row_ends.last().copied().unwrap_or(0);
         self.cells
-            .get(start..)
+            .get(end.saturating_sub(self.full_len)..)
             .unwrap_or(&[])
             .iter()
             .map(|c| self.store.value_ref(c).to_value())

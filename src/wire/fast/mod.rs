@@ -191,7 +191,7 @@ impl FastDecoder {
         let width = columns.len();
         let mut in_row = 0;
         let mut row_mark = out.store.mark();
-        out.cells.reserve(self.carry.len() + spans.len() + 1);
+        out.reserve_cells(self.carry.len() + spans.len() + 1);
         for value in std::mem::take(&mut self.carry) {
             let cell = out
                 .store
@@ -333,11 +333,13 @@ fn fast_rows(
 ) -> usize {
     let RowBatch {
         cells,
+        full_len,
         row_ends,
         store,
+        ..
     } = out;
     fast_rows_in(
-        src, spans, plans, cells, row_ends, store, in_row, row_mark, rows,
+        src, spans, plans, cells, *full_len, row_ends, store, in_row, row_mark, rows,
     )
 }
 
@@ -348,6 +350,7 @@ fn fast_rows_in(
     spans: &[Range<u32>],
     plans: &[Plan],
     cells: &mut Vec<batch::Cell>,
+    base: usize,
     row_ends: &mut Vec<usize>,
     store: &mut batch::Store,
     in_row: &mut usize,
@@ -371,7 +374,7 @@ fn fast_rows_in(
         cells.push(cell);
         column += 1;
         if column == width {
-            row_ends.push(cells.len());
+            row_ends.push(base + cells.len());
             *rows += 1;
             column = 0;
             *row_mark = store.mark();
