@@ -271,8 +271,9 @@ pub struct RowBatch {
     /// that would not fit starts a new one), so keeping many rows never copies them into a bigger
     /// vector, and chunks come from the allocator's reusable sizes, not fresh pages from the system.
     pub(super) cells: Vec<Cell>,
-    /// Earlier chunks, each ending with a complete row, and the number of cells they hold.
-    full: Vec<Vec<Cell>>,
+    /// Earlier chunks, each ending with a complete row, with the index of its first cell; and the
+    /// number of cells they hold.
+    full: Vec<(usize, Vec<Cell>)>,
     pub(super) full_len: usize,
     /// Where each row's cells end, counting across the chunks.
     pub(super) row_ends: Vec<usize>,
@@ -309,7 +310,7 @@ impl RowBatch {
 
     /// Forgets every row (and the messages they borrow from), keeping the capacity.
     pub fn clear(&mut self) {
-        if let Some(first) = self.full.drain(..).next()
+        if let Some((_, first)) = self.full.drain(..).next()
             && first.capacity() > self.cells.capacity()
         {
             self.cells = first;
@@ -340,14 +341,13 @@ impl RowBatch {
             let base = self.full_len;
             return self.cells.get(start - base..end - base).unwrap_or(&[]);
         }
-        let mut base = 0;
-        for chunk in &self.full {
-            if start < base + chunk.len() {
-                return chunk.get(start - base..end - base).unwrap_or(&[]);
-            }
-            base += chunk.len();
+        // The last chunk starting at or before `start`: a binary search, so reading every row of a
+        // large batch stays linear.
+        let k = self.full.partition_point(|(first, _)| *first <= start);
+        match k.checked_sub(1).and_then(|k| self.full.get(k)) {
+            Some((base, chunk)) => chunk.get(start - base..end - base).unwrap_or(&[]),
+            None => &[],
         }
-        &[]
     }
 
     /// Makes room for `n` more cells in the chunk being filled, starting a new chunk when they would
@@ -369,8 +369,9 @@ impl RowBatch {
         let mut next = Vec::with_capacity((n + partial.len()).max(CHUNK_CELLS));
         next.extend(partial);
         let done = std::mem::replace(&mut self.cells, next);
-        self.full_len += done.len();
-        self.full.push(done);
+        let cells = done.len();
+        self.full.push((self.full_len, done));
+        self.full_len += cells;
     }
 
     /// The number of cells, counting across the chunks.
@@ -382,7 +383,9 @@ impl RowBatch {
     fn truncate_cells(&mut self, len: usize) {
         while len < self.full_len {
             // Only a mark taken before a chunk started can reach back into the full chunks.
-            let Some(chunk) = self.full.pop() else { break };
+            let Some((_, chunk)) = self.full.pop() else {
+                break;
+            };
             self.full_len -= chunk.len();
             self.cells = chunk;
         }
