@@ -228,3 +228,31 @@ fn same(a: &Value, b: &Value) -> bool {
         _ => a == b,
     }
 }
+
+/// A loopback port that is bound but not listening, held for as long as the value lives: nothing
+/// else can take it, and a connection to it is refused at once. Tests that need "an address where
+/// nothing answers" use it instead of binding port 0, dropping the listener and hoping the number
+/// stays free.
+pub struct ClosedPort {
+    _socket: tokio::net::TcpSocket,
+    /// `127.0.0.1:PORT`.
+    pub host_port: String,
+    /// The port.
+    pub port: u16,
+}
+
+impl ClosedPort {
+    /// Binds a fresh loopback port without listening on it.
+    pub fn new() -> ClosedPort {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a TCP socket");
+        socket
+            .bind("127.0.0.1:0".parse().expect("a loopback address"))
+            .expect("a free loopback port");
+        let port = socket.local_addr().expect("a bound address").port();
+        ClosedPort {
+            _socket: socket,
+            host_port: format!("127.0.0.1:{port}"),
+            port,
+        }
+    }
+}
