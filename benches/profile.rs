@@ -110,7 +110,7 @@ fn profile(
                 }
                 return Ok(timed);
             }
-            EngineEvent::Failed(message) => anyhow::bail!(message),
+            EngineEvent::Failed(error) => return Err(error.into()),
             _ => {}
         }
     }

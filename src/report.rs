@@ -48,7 +48,8 @@ pub struct IterationRecord {
     pub total_ms: f64,
     /// Time to first byte: from sending the request to the first response bytes.
     pub ttfb_ms: Option<f64>,
-    /// Time on the network between client and front end, when it can be told apart.
+    /// Time spent awaiting the transport for the next message: the network and the server's own
+    /// work while the client waited.
     pub network_ms: Option<f64>,
     /// Elapsed time the server reports for the query.
     pub server_ms: Option<f64>,
@@ -58,9 +59,10 @@ pub struct IterationRecord {
     pub gfe_ms: Option<f64>,
     /// Latency the API front end reports.
     pub afe_ms: Option<f64>,
-    /// Client time spent decoding the wire messages (protobuf) and merging chunked values.
+    /// Client time spent decoding the wire messages: bytes to PartialResultSets (the reference
+    /// decoder), or to their framing (the fast decoder).
     pub wire_decode_ms: Option<f64>,
-    /// Client time spent turning wire values into typed rows.
+    /// Client time spent merging chunked values and turning wire values into typed rows.
     pub row_decode_ms: Option<f64>,
     /// The part of `total_ms` no other phase accounts for.
     pub other_ms: Option<f64>,
@@ -138,14 +140,14 @@ impl IterationRecord {
 pub struct RunConfig {
     /// The run's label, shown in every export and copied into each of its iterations.
     pub label: String,
-    /// Where the query ran: `local`, `emulator 127.0.0.1:9010`, or
-    /// `cloud projects/p/instances/i/databases/d`.
+    /// Where the query ran: `local`, `endpoint 127.0.0.1:9010` (the emulator, or any plaintext
+    /// endpoint), or `cloud projects/p/instances/i/databases/d`.
     pub target: String,
     /// The SQL text of the query.
     pub sql: String,
-    /// The query parameters as (name, value) pairs, values as the user wrote them.
+    /// The query parameters as (`name:TYPE`, value) pairs, values as the user wrote them.
     pub params: Vec<(String, String)>,
-    /// The query mode requested (`NORMAL`, `PROFILE`, ...).
+    /// The query mode requested: `normal`, `with-stats` or `profile`.
     pub query_mode: String,
     /// How many timed iterations were asked for.
     pub iterations: u32,
@@ -256,7 +258,7 @@ mod tests {
                 target: "local".into(),
                 sql: "SELECT 1".into(),
                 params: vec![],
-                query_mode: "NORMAL".into(),
+                query_mode: "normal".into(),
                 iterations: 3,
                 warmup: 1,
                 decoder: "spanprof".into(),

@@ -206,8 +206,8 @@ impl ConnectionPanel {
                 EngineEvent::Connected { target, session_ms } => {
                     self.connected = Some(format!("{target}: session in {session_ms:.1} ms"));
                 }
-                EngineEvent::Failed(message) => {
-                    self.outcome = Some(TestOutcome::Failed(message));
+                EngineEvent::Failed(error) => {
+                    self.outcome = Some(TestOutcome::Failed(error.to_string()));
                     self.test = None;
                 }
                 EngineEvent::Iteration(record) if record.status != Status::Ok => {

@@ -1,6 +1,7 @@
 //! Export of the selected runs (CSV of their iterations in the engine's format, the JSON report,
-//! the Markdown summary) through the library's exporters; file dialogs run on a thread of their
-//! own so the window keeps drawing while one is open.
+//! the Markdown summary) through the library's exporters. File dialogs, the writing of exports
+//! (serialise, write, fsync, rename) and the reading of reports run on threads of their own, so
+//! the window keeps drawing whatever the disk does.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -134,4 +135,101 @@ impl Dialogs {
         });
         answers
     }
+}
+
+/// A file job that ended: what it was, and how it went.
+#[derive(Debug)]
+pub enum FileDone {
+    /// An export was written (or not) to `path`.
+    Saved {
+        /// Where it went.
+        path: PathBuf,
+        /// Ok, or why nothing was written.
+        result: Result<(), ExportError>,
+    },
+    /// A report file was read and parsed (or not).
+    Opened {
+        /// The file.
+        path: PathBuf,
+        /// Its runs, or why they cannot be had.
+        result: Result<Vec<RunReport>, String>,
+    },
+}
+
+/// Exports being written and reports being read, each on a named thread of its own.
+#[derive(Debug, Default)]
+pub struct FileJobs {
+    pending: Vec<mpsc::Receiver<FileDone>>,
+}
+
+impl FileJobs {
+    /// Writes `reports` in `format` to `path` (whole or not at all); the outcome comes back through
+    /// [`FileJobs::drain`], and `notify` is called when it is there.
+    pub fn save(
+        &mut self,
+        format: ExportFormat,
+        reports: Vec<RunReport>,
+        path: PathBuf,
+        notify: impl Fn() + Send + 'static,
+    ) -> Result<(), String> {
+        self.spawn("spanprof-export", notify, move || {
+            let result = export_to(&path, format, &reports);
+            FileDone::Saved { path, result }
+        })
+    }
+
+    /// Reads the JSON report at `path`; its runs come back through [`FileJobs::drain`].
+    pub fn open(
+        &mut self,
+        path: PathBuf,
+        notify: impl Fn() + Send + 'static,
+    ) -> Result<(), String> {
+        self.spawn("spanprof-open-report", notify, move || {
+            let result = read_report(&path);
+            FileDone::Opened { path, result }
+        })
+    }
+
+    fn spawn(
+        &mut self,
+        name: &str,
+        notify: impl Fn() + Send + 'static,
+        job: impl FnOnce() -> FileDone + Send + 'static,
+    ) -> Result<(), String> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let _ = tx.send(job());
+                notify();
+            })
+            .map_err(|e| format!("cannot start a thread for the file: {e}"))?;
+        self.pending.push(rx);
+        Ok(())
+    }
+
+    /// The jobs that ended since the last call.
+    pub fn drain(&mut self) -> Vec<FileDone> {
+        let mut done = Vec::new();
+        self.pending.retain(|rx| match rx.try_recv() {
+            Ok(outcome) => {
+                done.push(outcome);
+                false
+            }
+            Err(mpsc::TryRecvError::Empty) => true,
+            Err(mpsc::TryRecvError::Disconnected) => false,
+        });
+        done
+    }
+
+    /// Whether a job is still running.
+    pub fn busy(&self) -> bool {
+        !self.pending.is_empty()
+    }
+}
+
+/// The runs of the JSON report at `path`, or why they cannot be had.
+pub fn read_report(path: &Path) -> Result<Vec<RunReport>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    crate::export::read_json(&bytes).map_err(|e| format!("cannot open {}: {e}", path.display()))
 }

@@ -1,8 +1,8 @@
 //! The desktop app: run a query N times, watch where the time goes, compare runs, export them.
 //!
-//! It draws and sends commands, nothing else: runs happen on the engine's own runtime, file
-//! dialogs and the emulator on threads of their own; everything they report is drained once per
-//! frame in [`eframe::App::logic`]. What the user chose (connection, query, recent queries, the
+//! It draws and sends commands: runs happen on the engine's own runtime; file dialogs, export
+//! writes, report reads and the emulator on threads of their own; everything they report is
+//! drained once per frame in [`eframe::App::logic`]. Dropping a run in flight never waits for it. What the user chose (connection, query, recent queries, the
 //! open tab, the layout) persists through eframe's storage; runs and results do not.
 
 mod compare;
@@ -32,7 +32,7 @@ pub use query::{DEFAULT_SQL, QuerySettings};
 
 use crate::engine::IterationDetails;
 use crate::report::{RunReport, Status};
-use export::{DialogPurpose, Dialogs};
+use export::{DialogPurpose, Dialogs, FileDone, FileJobs};
 pub use run::Progress;
 use run::{ActiveRun, Ended};
 
@@ -155,6 +155,7 @@ pub struct SpanprofApp {
     compare: CompareView,
     details: DetailsView,
     dialogs: Dialogs,
+    files: FileJobs,
     log: Log,
     notice: Option<String>,
     frame_stats: Option<FrameStats>,
@@ -199,6 +200,7 @@ impl SpanprofApp {
             compare: CompareView::default(),
             details: DetailsView::default(),
             dialogs: Dialogs::default(),
+            files: FileJobs::default(),
             log: Log::default(),
             notice: None,
             frame_stats: options.frame_stats.map(FrameStats::new),
@@ -272,8 +274,8 @@ impl SpanprofApp {
             .collect()
     }
 
-    /// Exports the runs marked for export to `path` (what the Export menu does once its dialog
-    /// has a path).
+    /// Exports the runs marked for export to `path`, on the calling thread (tests and scripts; the
+    /// Export menu writes on a thread of its own: [`SpanprofApp::save_export`]).
     pub fn export_selected(
         &self,
         format: ExportFormat,
@@ -282,17 +284,51 @@ impl SpanprofApp {
         export_to(path, format, &self.export_reports())
     }
 
-    /// Adds the runs of a JSON report read from `path`.
+    /// Adds the runs of a JSON report read from `path`, on the calling thread (tests and scripts;
+    /// the File menu reads on a thread of its own).
     pub fn open_report(&mut self, path: &Path) -> Result<usize, String> {
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let reports = crate::export::read_json(&bytes)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let reports = export::read_report(path)?;
+        Ok(self.add_opened(path, reports))
+    }
+
+    fn add_opened(&mut self, path: &Path, reports: Vec<RunReport>) -> usize {
         let count = reports.len();
         for report in reports {
             self.add_run(report, None, RunSource::Opened(path.to_owned()));
         }
-        Ok(count)
+        count
+    }
+
+    /// What the Export menu does once its dialog has a path: writes the runs marked for export on
+    /// a thread of its own; the window says where (or why not) a frame after it is done.
+    pub fn save_export(&mut self, format: ExportFormat, path: PathBuf) {
+        let ctx = self.ctx.clone();
+        let reports = self.export_reports();
+        if let Err(e) = self
+            .files
+            .save(format, reports, path, move || ctx.request_repaint())
+        {
+            self.error(e);
+        }
+    }
+
+    /// What File > Open report does once its dialog has a path: reads the report on a thread of
+    /// its own; its runs appear a frame after it is read.
+    pub fn load_report(&mut self, path: PathBuf) {
+        let ctx = self.ctx.clone();
+        if let Err(e) = self.files.open(path, move || ctx.request_repaint()) {
+            self.error(e);
+        }
+    }
+
+    /// Whether an export is being written or a report read.
+    pub fn files_busy(&self) -> bool {
+        self.files.busy()
+    }
+
+    /// The last notice the status bar shows (an error, or what was done).
+    pub fn notice(&self) -> Option<&str> {
+        self.notice.as_deref()
     }
 
     fn add_run(
@@ -381,8 +417,11 @@ impl SpanprofApp {
         }
         for (purpose, path) in self.dialogs.drain() {
             if let Some(path) = path {
-                self.dialog_chose(purpose, &path);
+                self.dialog_chose(purpose, path);
             }
+        }
+        for done in self.files.drain() {
+            self.file_done(done);
         }
         let mut errors = Vec::new();
         let ended = self
@@ -443,22 +482,30 @@ impl SpanprofApp {
         }
     }
 
-    fn dialog_chose(&mut self, purpose: DialogPurpose, path: &Path) {
+    fn dialog_chose(&mut self, purpose: DialogPurpose, path: PathBuf) {
         match purpose {
-            DialogPurpose::Save(format) => match self.export_selected(format, path) {
+            DialogPurpose::Save(format) => self.save_export(format, path),
+            DialogPurpose::OpenReport => self.load_report(path),
+            DialogPurpose::Credentials => {
+                self.settings.connection.cloud.credentials_file = Some(path);
+            }
+        }
+    }
+
+    fn file_done(&mut self, done: FileDone) {
+        match done {
+            FileDone::Saved { path, result } => match result {
                 Ok(()) => self.notice = Some(format!("exported to {}", path.display())),
                 Err(e) => self.error(e.to_string()),
             },
-            DialogPurpose::OpenReport => match self.open_report(path) {
-                Ok(n) => {
+            FileDone::Opened { path, result } => match result {
+                Ok(reports) => {
+                    let n = self.add_opened(&path, reports);
                     self.notice = Some(format!("opened {n} runs from {}", path.display()));
                     self.settings.tab = Tab::Compare;
                 }
                 Err(e) => self.error(e),
             },
-            DialogPurpose::Credentials => {
-                self.settings.connection.cloud.credentials_file = Some(path.to_owned());
-            }
         }
     }
 

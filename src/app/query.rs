@@ -53,7 +53,6 @@ impl Default for QuerySettings {
 
 impl QuerySettings {
     /// The engine's spec for the next run, labelled `label`, or what is wrong with the input.
-    // The struct update stays: ProfileSpec gains fields (the decoder) that the app leaves default.
     pub fn spec(&self, label: String, database: DatabasePath) -> Result<ProfileSpec, String> {
         if self.sql.trim().is_empty() {
             return Err("the SQL is empty".into());

@@ -119,7 +119,7 @@ impl ActiveRun {
                 EngineEvent::Finished(report) => {
                     return Some(Ended::Finished(report, self.details.take()));
                 }
-                EngineEvent::Failed(message) => return Some(Ended::Failed(message)),
+                EngineEvent::Failed(error) => return Some(Ended::Failed(error.to_string())),
             }
         }
         None

@@ -189,8 +189,7 @@ fn spec(
 /// Records one execution's stream to `--out`; prints what it wrote.
 pub fn run_record(args: &RecordArgs, mut out: impl Write) -> anyhow::Result<()> {
     let spec = spec(&args.target, &args.query, "record", 1, 0);
-    let recording =
-        crate::engine::record(args.target.target(), &spec).map_err(anyhow::Error::msg)?;
+    let recording = crate::engine::record(args.target.target(), &spec)?;
     write_atomically(&args.out, &recording.file)?;
     let t = &recording.timing;
     writeln!(
@@ -284,9 +283,9 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bo
             // The headless profile prints timings only.
             EngineEvent::Details(_) => {}
             EngineEvent::Finished(r) => report = Some(r),
-            EngineEvent::Failed(message) => {
+            EngineEvent::Failed(error) => {
                 bar.finish_and_clear();
-                anyhow::bail!("{message}");
+                return Err(error.into());
             }
         }
     }

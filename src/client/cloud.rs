@@ -1,9 +1,9 @@
 //! Cloud Spanner as a target: the database's name, a channel (TLS for `https`, plaintext for
-//! `http`, so tests can stand in a local server), and the headers every request carries.
+//! `http`, so tests can stand in a local server), and the names of the headers every request
+//! carries ([`CallHeaders::cloud`](super::CallHeaders::cloud) attaches them).
 
 use std::fmt::Write as _;
 
-use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 
 use super::auth::{AuthError, Credentials, TokenSource};
@@ -49,15 +49,6 @@ pub enum CloudError {
         /// What the transport said.
         source: tonic::transport::Error,
     },
-    /// The project, instance or database has characters a header cannot carry.
-    #[error("the database name {name:?} cannot be sent as a header")]
-    BadName {
-        /// The database name.
-        name: String,
-    },
-    /// No token could be had.
-    #[error(transparent)]
-    Auth(#[from] AuthError),
 }
 
 impl CloudTarget {
@@ -78,10 +69,7 @@ impl CloudTarget {
 
     /// `projects/P/instances/I/databases/D`.
     pub fn database_name(&self) -> String {
-        format!(
-            "projects/{}/instances/{}/databases/{}",
-            self.project, self.instance, self.database
-        )
+        super::target::database_name(&self.project, &self.instance, &self.database)
     }
 
     /// A token source for this target's credentials (reads and checks a key file now).
@@ -117,39 +105,6 @@ impl CloudTarget {
         }
         builder.connect().await.map_err(connect_error)
     }
-
-    /// Adds the database's headers to a request: `google-cloud-resource-prefix`,
-    /// `x-goog-request-params` (`database=<url-encoded name>`), and `authorization` when given.
-    pub fn decorate<T>(
-        &self,
-        request: &mut tonic::Request<T>,
-        authorization: Option<MetadataValue<Ascii>>,
-    ) -> Result<(), CloudError> {
-        let name = self.database_name();
-        let prefix = MetadataValue::try_from(name.as_str())
-            .map_err(|_| CloudError::BadName { name: name.clone() })?;
-        let params = MetadataValue::try_from(format!("database={}", url_encode(&name)))
-            .map_err(|_| CloudError::BadName { name: name.clone() })?;
-        let metadata = request.metadata_mut();
-        metadata.insert(RESOURCE_PREFIX_HEADER, prefix);
-        metadata.insert(REQUEST_PARAMS_HEADER, params);
-        if let Some(authorization) = authorization {
-            metadata.insert("authorization", authorization);
-        }
-        Ok(())
-    }
-
-    /// Wraps `message` in a request carrying the database's headers and a current token.
-    pub async fn request<T>(
-        &self,
-        message: T,
-        tokens: &TokenSource,
-    ) -> Result<tonic::Request<T>, CloudError> {
-        let authorization = tokens.authorization().await?;
-        let mut request = tonic::Request::new(message);
-        self.decorate(&mut request, Some(authorization))?;
-        Ok(request)
-    }
 }
 
 /// Percent-encodes everything but RFC 3986's unreserved characters (as Go's `url.QueryEscape`
@@ -172,7 +127,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_and_routing_header() {
+    fn names_are_url_encoded_for_the_routing_header() {
         let target = CloudTarget::new("p-1", "i", "d");
         assert_eq!(
             target.database_name(),
@@ -182,15 +137,6 @@ mod tests {
             url_encode(&target.database_name()),
             "projects%2Fp-1%2Finstances%2Fi%2Fdatabases%2Fd"
         );
-        let mut request = tonic::Request::new(());
-        target
-            .decorate(&mut request, None)
-            .expect("plain names are valid headers");
-        let md = request.metadata();
-        assert_eq!(
-            md.get(REQUEST_PARAMS_HEADER).and_then(|v| v.to_str().ok()),
-            Some("database=projects%2Fp-1%2Finstances%2Fi%2Fdatabases%2Fd")
-        );
-        assert!(md.get("authorization").is_none());
+        assert_eq!(url_encode("a b~c"), "a%20b~c");
     }
 }

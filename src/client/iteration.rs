@@ -90,6 +90,9 @@ pub enum IterationError {
     /// The stream could not be decoded.
     #[error("{0}")]
     Decode(#[from] DecodeError),
+    /// The call could not be made (no token for its headers, say).
+    #[error(transparent)]
+    Client(#[from] super::ClientError),
     /// The stream broke where it cannot be resumed.
     #[error("cannot resume: {0}")]
     CannotResume(String),

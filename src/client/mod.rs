@@ -1,12 +1,25 @@
-//! Talking to an instance. So far: plaintext channels, a raw-bytes streaming call, and one timed
-//! iteration of a query with resume (`iteration`), the base the profiling engine builds on.
+//! Talking to an instance: targets, sessions with the headers of every call, queries made into
+//! requests, one timed iteration with resume, and typed errors. The only layer above the wire that
+//! knows tonic, prost or the generated types: the engine, the app and the command line use
+//! [`Session`] and plain data.
 
 pub mod admin;
 pub mod auth;
 pub mod cloud;
 pub mod codec;
+pub mod error;
 pub mod iteration;
+pub mod params;
 pub mod server_timing;
+pub mod session;
+pub mod target;
+
+pub use error::ClientError;
+pub use iteration::{Decoding, IterationError, IterationTiming, ResumePolicy};
+pub use params::{Param, ParamError};
+pub use server_timing::ServerTiming;
+pub use session::{CallHeaders, PreparedQuery, Query, Session};
+pub use target::{DatabasePath, QueryMode, Target, database_name, instance_name};
 
 use prost::bytes::Bytes;
 use tonic::codec::Streaming;

@@ -17,8 +17,8 @@ pub const PREVIEW_CELL_CHARS: usize = 200;
 pub struct IterationDetails {
     /// 0-based iteration number, warm-ups first.
     pub iteration: u32,
-    /// Column headings, `name TYPE`; empty when the server did not say (they come from a PLAN-mode
-    /// call made after the run's iterations, outside any timing).
+    /// Column headings, `name TYPE`, from the metadata of the iteration's stream; empty when the
+    /// stream declared none.
     pub columns: Vec<String>,
     /// The first rows (at most [`PREVIEW_ROWS`]), each cell as display text.
     pub rows: Vec<Vec<String>>,

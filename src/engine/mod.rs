@@ -1,106 +1,30 @@
 //! Running a profile: warm-up plus N timed iterations of one query against a target, on the engine's
 //! own tokio runtime in a named thread. The caller never blocks: it reads plain [`EngineEvent`]s from a
-//! channel (a notify callback tells it when one is waiting) and can cancel at any moment.
+//! channel (a notify callback tells it when one is waiting) and can cancel at any moment. Talking to
+//! the instance is the client layer's job ([`Session`]); the engine keeps the run loop, the events and
+//! cancellation.
 
 pub mod details;
-pub mod params;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::Notify;
-use tonic::metadata::MetadataMap;
-use tonic::transport::Channel;
 
-use crate::client::auth::TokenSource;
-use crate::client::cloud::CloudTarget;
-use crate::client::iteration::{
-    Decoding, IterationError, IterationTiming, ResumePolicy, run_iteration,
+use crate::client::{
+    ClientError, Decoding, IterationError, IterationTiming, PreparedQuery, Query, ResumePolicy,
+    Session,
 };
-use crate::client::{connect_plaintext, error_chain};
-use crate::proto::google::spanner::v1 as pb;
-use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
+pub use crate::client::{DatabasePath, Param, ParamError, QueryMode, Target};
 use crate::report::{IterationRecord, RunConfig, RunReport, Status};
-use crate::server::{LocalInstance, ServerConfig};
 use crate::wire::{DecoderKind, RowsView, Timestamp};
 pub use details::{IterationDetails, PREVIEW_ROWS};
-pub use params::{Param, ParamError};
 
-/// Where to run.
-#[derive(Debug, Clone)]
-pub enum Target {
-    /// The built-in local instance, started in-process for the run.
-    Local(ServerConfig),
-    /// A plaintext gRPC endpoint (`host:port`), such as the Cloud Spanner emulator.
-    Endpoint(String),
-    /// Cloud Spanner: TLS, OAuth tokens, resource and routing headers.
-    Cloud(CloudTarget),
-}
-
-/// The database a run reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DatabasePath {
-    /// Project id.
-    pub project: String,
-    /// Instance id.
-    pub instance: String,
-    /// Database id.
-    pub database: String,
-}
-
-impl DatabasePath {
-    /// `projects/P/instances/I/databases/D`.
-    pub fn name(&self) -> String {
-        format!(
-            "projects/{}/instances/{}/databases/{}",
-            self.project, self.instance, self.database
-        )
-    }
-}
-
-impl Default for DatabasePath {
-    fn default() -> Self {
-        DatabasePath {
-            project: "test-project".into(),
-            instance: "test-instance".into(),
-            database: "test-db".into(),
-        }
-    }
-}
-
-/// The query modes a profile can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-pub enum QueryMode {
-    /// Rows only: no server statistics.
-    Normal,
-    /// Rows and statistics (server elapsed and CPU time, rows returned).
-    #[default]
-    WithStats,
-    /// Rows, statistics and the executed plan.
-    Profile,
-}
-
-impl QueryMode {
-    fn wire(self) -> pb::execute_sql_request::QueryMode {
-        match self {
-            QueryMode::Normal => pb::execute_sql_request::QueryMode::Normal,
-            QueryMode::WithStats => pb::execute_sql_request::QueryMode::WithStats,
-            QueryMode::Profile => pb::execute_sql_request::QueryMode::Profile,
-        }
-    }
-
-    /// The command line's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueryMode::Normal => "normal",
-            QueryMode::WithStats => "with-stats",
-            QueryMode::Profile => "profile",
-        }
-    }
-}
+/// How long the end of a run waits for the server to delete its session. The wait happens on the
+/// engine's own thread, never the caller's.
+pub const SESSION_DELETE_WAIT: Duration = Duration::from_secs(2);
 
 /// What to profile.
 #[derive(Debug, Clone)]
@@ -140,6 +64,35 @@ impl Default for ProfileSpec {
     }
 }
 
+impl ProfileSpec {
+    /// The query as the client layer takes it.
+    pub fn query(&self) -> Query {
+        Query {
+            sql: self.sql.clone(),
+            params: self.params.clone(),
+            mode: self.mode,
+        }
+    }
+
+    /// The run's configuration as its report records it.
+    fn run_config(&self, target: &Target) -> RunConfig {
+        RunConfig {
+            label: self.label.clone(),
+            target: target.report_name(),
+            sql: self.sql.clone(),
+            params: self
+                .params
+                .iter()
+                .map(|p| (format!("{}:{}", p.name, p.type_name), p.value.clone()))
+                .collect(),
+            query_mode: self.mode.as_str().into(),
+            iterations: self.iterations,
+            warmup: self.warmup,
+            decoder: self.decoder.as_str().into(),
+        }
+    }
+}
+
 /// What the engine reports, in order: `Connected` (or `Failed`), then per iteration any number of
 /// `Progress` and one `Iteration`, then (after a last iteration that ended ok) `Details`, then
 /// `Finished`.
@@ -171,8 +124,8 @@ pub enum EngineEvent {
     Details(Box<IterationDetails>),
     /// The run ended; the report holds every iteration.
     Finished(RunReport),
-    /// The run could not start (unreachable target, no session...).
-    Failed(String),
+    /// The run could not start (unreachable target, no session, a bad parameter...).
+    Failed(ClientError),
 }
 
 /// Shared between the engine and its handle.
@@ -182,12 +135,19 @@ struct Cancel {
     notify: Notify,
 }
 
-/// A running profile. Dropping it cancels the run and waits for the engine thread to end.
+impl Cancel {
+    fn is_set(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+/// A running profile. Dropping it cancels the run and returns at once: the engine's thread
+/// abandons the iteration in flight, deletes the session (waiting at most
+/// [`SESSION_DELETE_WAIT`]) and ends on its own.
 #[derive(Debug)]
 pub struct Engine {
     cancel: Arc<Cancel>,
     events: mpsc::Receiver<EngineEvent>,
-    thread: Option<JoinHandle<()>>,
 }
 
 /// Called after each event is sent (the app asks for a repaint there).
@@ -199,27 +159,16 @@ impl Engine {
         let (tx, events) = mpsc::channel();
         let cancel = Arc::new(Cancel::default());
         let engine_cancel = Arc::clone(&cancel);
-        let thread = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("spanprof-engine".into())
             .spawn(move || {
                 let sink = Sink { tx, notify };
-                let runtime = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .thread_name("spanprof-engine-io")
-                    .enable_all()
-                    .build();
-                match runtime {
+                match runtime("spanprof-engine-io") {
                     Ok(rt) => rt.block_on(run(target, spec, &sink, &engine_cancel)),
-                    Err(e) => sink.send(EngineEvent::Failed(format!(
-                        "cannot start the engine's runtime: {e}"
-                    ))),
+                    Err(e) => sink.send(EngineEvent::Failed(e)),
                 }
             })?;
-        Ok(Engine {
-            cancel,
-            events,
-            thread: Some(thread),
-        })
+        Ok(Engine { cancel, events })
     }
 
     /// Asks the run to stop: the current iteration is abandoned (reported as cancelled) at once.
@@ -241,11 +190,20 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        // The thread is not joined: it ends by itself once the session is deleted, and a caller
+        // that drops the handle (a window closing) must not wait for a server's answer.
         self.cancel();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
+}
+
+/// The engine's runtime: two workers, named.
+fn runtime(name: &str) -> Result<tokio::runtime::Runtime, ClientError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .map_err(|e| ClientError::Runtime(Arc::new(e)))
 }
 
 struct Sink {
@@ -275,167 +233,52 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// A connected target: the channel, the session, the headers every call carries, and whatever must
-/// live as long as the run (the local instance).
-struct Connected {
-    channel: Channel,
-    session: String,
-    headers: MetadataMap,
-    description: String,
-    cloud: Option<(CloudTarget, TokenSource)>,
-    _local: Option<LocalInstance>,
-}
-
-impl Connected {
-    /// The headers for the next call: the resource prefix, and for Cloud Spanner the routing header
-    /// and a current token (refreshed before it expires).
-    async fn call_headers(&self) -> Result<MetadataMap, String> {
-        match &self.cloud {
-            None => Ok(self.headers.clone()),
-            Some((target, tokens)) => cloud_headers(target, tokens).await,
-        }
-    }
-}
-
-async fn cloud_headers(target: &CloudTarget, tokens: &TokenSource) -> Result<MetadataMap, String> {
-    let authorization = tokens.authorization().await.map_err(|e| e.to_string())?;
-    let mut request = tonic::Request::new(());
-    target
-        .decorate(&mut request, Some(authorization))
-        .map_err(|e| e.to_string())?;
-    Ok(request.into_parts().0)
-}
-
-async fn connect(
+/// Opens a session and prepares the query, or says why not.
+async fn open(
     target: &Target,
-    database: &DatabasePath,
-) -> Result<(Connected, Duration), String> {
-    let mut local = None;
-    let mut cloud = None;
-    let (channel, description) = match target {
-        Target::Local(config) => {
-            let instance = LocalInstance::start(config.clone())
-                .await
-                .map_err(|e| format!("cannot start the local instance: {e}"))?;
-            let host = instance.host_port();
-            local = Some(instance);
-            (plaintext(&host).await?, format!("local instance {host}"))
+    spec: &ProfileSpec,
+) -> Result<(Session, PreparedQuery), ClientError> {
+    let session = Session::open(target, &spec.database).await?;
+    match session.prepare(&spec.query()) {
+        Ok(query) => Ok((session, query)),
+        Err(e) => {
+            // Best effort: the session is of no use, and the server would expire it anyway.
+            let _ = session.close(SESSION_DELETE_WAIT).await;
+            Err(e)
         }
-        Target::Endpoint(host_port) => {
-            (plaintext(host_port).await?, format!("endpoint {host_port}"))
-        }
-        Target::Cloud(target) => {
-            let tokens = target.token_source().map_err(|e| e.to_string())?;
-            let channel = tokio::time::timeout(Duration::from_secs(10), target.connect())
-                .await
-                .map_err(|_| format!("cannot reach {}: no answer within 10 s", target.endpoint))?
-                .map_err(|e| e.to_string())?;
-            let description = format!("Cloud Spanner {}", target.endpoint);
-            cloud = Some((target.clone(), tokens));
-            (channel, description)
-        }
-    };
-    let mut headers = MetadataMap::new();
-    if let Ok(prefix) = database.name().parse() {
-        headers.insert("google-cloud-resource-prefix", prefix);
     }
-    let mut conn = Connected {
-        channel,
-        session: String::new(),
-        headers,
-        description,
-        cloud,
-        _local: local,
-    };
-    let call_headers = conn.call_headers().await?;
-    let started = Instant::now();
-    let mut request = tonic::Request::new(pb::CreateSessionRequest {
-        database: database.name(),
-        session: None,
-    });
-    *request.metadata_mut() = call_headers;
-    conn.session = SpannerClient::new(conn.channel.clone())
-        .create_session(request)
-        .await
-        .map_err(|s| {
-            format!(
-                "cannot create a session in {}: {}",
-                database.name(),
-                s.message()
-            )
-        })?
-        .into_inner()
-        .name;
-    Ok((conn, started.elapsed()))
-}
-
-async fn plaintext(host_port: &str) -> Result<Channel, String> {
-    tokio::time::timeout(Duration::from_secs(5), connect_plaintext(host_port))
-        .await
-        .map_err(|_| format!("cannot reach {host_port}: no answer within 5 s"))?
-        .map_err(|e| format!("cannot reach {host_port}: {}", error_chain(&e)))
 }
 
 async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
-    let config = RunConfig {
-        label: spec.label.clone(),
-        target: match &target {
-            Target::Local(_) => "local".into(),
-            Target::Endpoint(h) => format!("endpoint {h}"),
-            Target::Cloud(c) => format!("cloud {}", c.database_name()),
-        },
-        sql: spec.sql.clone(),
-        params: spec
-            .params
-            .iter()
-            .map(|p| (format!("{}:{}", p.name, p.type_name), p.value.clone()))
-            .collect(),
-        query_mode: spec.mode.as_str().into(),
-        iterations: spec.iterations,
-        warmup: spec.warmup,
-        decoder: spec.decoder.as_str().into(),
-    };
     let mut report = RunReport {
-        config,
+        config: spec.run_config(&target),
         started_at: now_rfc3339(),
         iterations: Vec::new(),
     };
-    let connecting = tokio::select! {
-        c = connect(&target, &spec.database) => Some(c),
+    let opening = tokio::select! {
+        o = open(&target, &spec) => Some(o),
         _ = cancel.notify.notified() => None,
     };
-    let conn = match connecting {
-        Some(Ok((conn, session_time))) => {
-            sink.send(EngineEvent::Connected {
-                target: conn.description.clone(),
-                session_ms: ms(session_time),
-            });
-            conn
-        }
-        Some(Err(message)) => return sink.send(EngineEvent::Failed(message)),
+    let (session, query) = match opening {
+        Some(Ok(opened)) => opened,
+        Some(Err(e)) => return sink.send(EngineEvent::Failed(e)),
         None => return sink.send(EngineEvent::Finished(report)),
     };
-    let mut request = pb::ExecuteSqlRequest {
-        session: conn.session.clone(),
-        sql: spec.sql.clone(),
-        query_mode: spec.mode.wire() as i32,
-        ..Default::default()
-    };
-    if let Err(e) = params::apply(&spec.params, &mut request) {
-        return sink.send(EngineEvent::Failed(e.to_string()));
-    }
+    sink.send(EngineEvent::Connected {
+        target: session.description().to_owned(),
+        session_ms: ms(session.created_in()),
+    });
     let total = spec.warmup + spec.iterations;
-    let mut last = None;
     for i in 0..total {
         let warmup = i < spec.warmup;
-        let record = if cancel.flag.load(Ordering::SeqCst) {
-            cancelled_record(&spec, i, warmup)
+        let last = i + 1 == total;
+        let (record, details) = if cancel.is_set() {
+            (cancelled_record(&spec, i, warmup), None)
         } else {
-            let keep = if i + 1 == total { PREVIEW_ROWS } else { 0 };
-            let mut preview = details::Preview::new(keep);
+            let mut preview = details::Preview::new(if last { PREVIEW_ROWS } else { 0 });
             let (record, timing) = one_iteration(
-                &conn,
-                &request,
+                &session,
+                &query,
                 &spec,
                 (i, total, warmup),
                 &mut preview,
@@ -443,32 +286,24 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
                 cancel,
             )
             .await;
-            last = timing.map(|t| (i, t, preview));
-            record
+            let details = timing
+                .filter(|_| last)
+                .map(|t| iteration_details(i, t, preview));
+            (record, details)
         };
         let stop = record.status == Status::Cancelled;
         report.iterations.push(record.clone());
         sink.send(EngineEvent::Iteration(record));
-        if let Some((iteration, timing, preview)) = last.take().filter(|_| i + 1 == total) {
-            let details = iteration_details(iteration, timing, preview);
+        if let Some(details) = details {
             sink.send(EngineEvent::Details(Box::new(details)));
         }
         if stop {
             break;
         }
     }
-    delete_session(&conn).await;
-    sink.send(EngineEvent::Finished(report));
-}
-
-async fn delete_session(conn: &Connected) {
-    let mut request = tonic::Request::new(pb::DeleteSessionRequest {
-        name: conn.session.clone(),
-    });
-    *request.metadata_mut() = conn.headers.clone();
-    let mut client = SpannerClient::new(conn.channel.clone());
     // Best effort: the server drops idle sessions anyway.
-    let _ = tokio::time::timeout(Duration::from_secs(2), client.delete_session(request)).await;
+    let _ = session.close(SESSION_DELETE_WAIT).await;
+    sink.send(EngineEvent::Finished(report));
 }
 
 fn cancelled_record(spec: &ProfileSpec, iteration: u32, warmup: bool) -> IterationRecord {
@@ -502,8 +337,8 @@ fn iteration_details(
 /// Runs one iteration (`(number, of, warmup)`); rows stream past `preview`. The timing comes
 /// back too when the iteration ended ok.
 async fn one_iteration(
-    conn: &Connected,
-    request: &pb::ExecuteSqlRequest,
+    session: &Session,
+    query: &PreparedQuery,
     spec: &ProfileSpec,
     (iteration, of, warmup): (u32, u32, bool),
     preview: &mut details::Preview,
@@ -511,14 +346,6 @@ async fn one_iteration(
     cancel: &Cancel,
 ) -> (IterationRecord, Option<IterationTiming>) {
     let mut record = blank_record(spec, iteration, warmup);
-    let headers = match conn.call_headers().await {
-        Ok(headers) => headers,
-        Err(message) => {
-            record.status = Status::Error;
-            record.error = Some(message);
-            return (record, None);
-        }
-    };
     let started = Instant::now();
     let (mut rows, mut wire_bytes) = (0u64, 0u64);
     let mut last_progress = Instant::now();
@@ -537,24 +364,20 @@ async fn one_iteration(
         }
     };
     let outcome = tokio::select! {
-        r = run_iteration(
-            conn.channel.clone(),
-            request,
-            &headers,
+        r = session.execute(
+            query,
             ResumePolicy::default(),
             Decoding::new(spec.decoder, &mut on_rows),
         ) => Some(r),
         _ = cancel.notify.notified() => None,
     };
-    let mut kept = None;
     match outcome {
         Some(Ok(timing)) => {
             fill(&mut record, &timing);
-            kept = Some(timing);
+            return (record, Some(timing));
         }
         Some(Err(e)) => {
             record.status = Status::Error;
-            record.total_ms = ms(started.elapsed());
             if let IterationError::RowCountMismatch { server, decoded } = &e {
                 record.rows = *decoded;
                 record.server_rows = Some(*server);
@@ -563,11 +386,11 @@ async fn one_iteration(
         }
         None => {
             record.status = Status::Cancelled;
-            record.total_ms = ms(started.elapsed());
             record.error = Some("cancelled".into());
         }
     }
-    (record, kept)
+    record.total_ms = ms(started.elapsed());
+    (record, None)
 }
 
 /// A recorded execution: the stream as the decoder consumed it, in the stream-file format.
@@ -579,41 +402,39 @@ pub struct Recording {
     pub timing: IterationTiming,
 }
 
+/// Why a recording could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// No session, or the query could not be prepared.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The execution failed.
+    #[error(transparent)]
+    Iteration(#[from] IterationError),
+}
+
 /// Runs the query once (blocking the calling thread on a runtime of its own) and records every message
 /// the decoder consumed, after any resume, so that `spanprof decode` reproduces its rows offline.
-pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("spanprof-record")
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start a runtime: {e}"))?;
-    runtime.block_on(async {
-        let (conn, _) = connect(&target, &spec.database).await?;
-        let mut request = pb::ExecuteSqlRequest {
-            session: conn.session.clone(),
-            sql: spec.sql.clone(),
-            query_mode: spec.mode.wire() as i32,
-            ..Default::default()
-        };
-        params::apply(&spec.params, &mut request).map_err(|e| e.to_string())?;
-        let headers = conn.call_headers().await?;
+pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, RecordError> {
+    runtime("spanprof-record")?.block_on(async {
+        let (session, query) = open(&target, spec).await?;
         let mut file = Vec::new();
-        let outcome = run_iteration(
-            conn.channel.clone(),
-            &request,
-            &headers,
-            ResumePolicy::default(),
-            Decoding {
-                decoder: spec.decoder,
-                on_rows: &mut |_, _| {},
-                recording: Some(&mut file),
-            },
-        )
-        .await;
-        delete_session(&conn).await;
-        let timing = outcome.map_err(|e| e.to_string())?;
-        Ok(Recording { file, timing })
+        let outcome = session
+            .execute(
+                &query,
+                ResumePolicy::default(),
+                Decoding {
+                    decoder: spec.decoder,
+                    on_rows: &mut |_, _| {},
+                    recording: Some(&mut file),
+                },
+            )
+            .await;
+        let _ = session.close(SESSION_DELETE_WAIT).await;
+        Ok(Recording {
+            file,
+            timing: outcome?,
+        })
     })
 }
 

@@ -311,3 +311,119 @@ fn the_decoder_is_chosen_in_the_query_panel_and_recorded_with_the_run() {
             .all(|r| r.report.iterations.iter().all(|i| i.rows == 300))
     );
 }
+
+/// Closing the window while a run streams must not wait for the server: here the query never ends
+/// and DeleteSession stalls for 30 s. Cancel keeps every frame quick while the engine waits on the
+/// deletion, and dropping the app mid-run returns at once; the engine still asks for the deletion,
+/// on its own thread.
+#[test]
+fn dropping_a_run_in_flight_never_waits_for_the_server() {
+    use crate::cloud::{Behaviour, Seen, start_recorder_with};
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime for the test server");
+    let seen = Seen::default();
+    let behaviour = Behaviour {
+        stall_execute: true,
+        stall_delete: Some(Duration::from_secs(30)),
+    };
+    let endpoint = runtime.block_on(start_recorder_with(seen.clone(), behaviour));
+    let host_port = endpoint.trim_start_matches("http://").to_owned();
+    let deletions = || {
+        seen.lock()
+            .expect("not poisoned")
+            .iter()
+            .filter(|(method, _)| *method == "DeleteSession")
+            .count()
+    };
+    let streaming = |app: &SpanprofApp| app.progress().and_then(|p| p.iteration).is_some();
+
+    // Cancel: the engine waits on the deletion; the frames do not.
+    let mut h = app();
+    h.state_mut().settings_mut().connection.kind = spanprof::app::TargetKind::Emulator;
+    h.state_mut().settings_mut().connection.emulator.host_port = host_port.clone();
+    set_query(&mut h, "SELECT 1", 3, "stalled");
+    run_until(&mut h, "the run to stream", streaming);
+    h.get_by_label("Cancel").click();
+    let mut slowest = Duration::ZERO;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while deletions() == 0 && Instant::now() < deadline {
+        let frame = Instant::now();
+        h.step();
+        slowest = slowest.max(frame.elapsed());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(deletions(), 1, "the engine asked for the deletion");
+    for _ in 0..20 {
+        let frame = Instant::now();
+        h.step();
+        slowest = slowest.max(frame.elapsed());
+    }
+    assert!(
+        slowest < Duration::from_millis(500),
+        "a frame took {slowest:?}"
+    );
+
+    // Drop mid-run: the window closes at once, the deletion is still asked for.
+    let mut h = app();
+    h.state_mut().settings_mut().connection.kind = spanprof::app::TargetKind::Emulator;
+    h.state_mut().settings_mut().connection.emulator.host_port = host_port;
+    set_query(&mut h, "SELECT 1", 3, "dropped");
+    run_until(&mut h, "the run to stream", streaming);
+    let dropping = Instant::now();
+    drop(h);
+    let took = dropping.elapsed();
+    assert!(took < Duration::from_millis(500), "dropping took {took:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while deletions() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        deletions(),
+        2,
+        "the dropped run's session deletion was asked for"
+    );
+}
+
+/// Presses Run and steps frames until `done`.
+fn run_until(
+    h: &mut Harness<'static, SpanprofApp>,
+    what: &str,
+    done: impl Fn(&SpanprofApp) -> bool,
+) {
+    h.run_steps(1);
+    h.get_by_label("Run").click();
+    step_until(h, what, done);
+}
+
+/// The Export menu's write happens on a thread of its own; the window says where it went.
+#[test]
+fn an_export_is_written_off_the_ui_thread_and_the_window_says_where() {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 100", 2, "exported");
+    run_to_end(&mut h);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("runs.csv");
+    h.state_mut().save_export(ExportFormat::Csv, path.clone());
+    step_until(&mut h, "the export to be written", |app| !app.files_busy());
+    let notice = h.state().notice().unwrap_or_default().to_owned();
+    assert_eq!(notice, format!("exported to {}", path.display()));
+    assert!(h.query_by_label_contains("exported to").is_some());
+    let csv = std::fs::read_to_string(&path).expect("the CSV exists");
+    assert_eq!(
+        csv.lines().count(),
+        3,
+        "a header and two iterations:\n{csv}"
+    );
+
+    // A write that fails is said in the window and in the log, and writes nothing.
+    let missing = dir.path().join("no-such-dir").join("runs.csv");
+    h.state_mut()
+        .save_export(ExportFormat::Csv, missing.clone());
+    step_until(&mut h, "the failed export to end", |app| !app.files_busy());
+    let notice = h.state().notice().unwrap_or_default().to_owned();
+    assert!(notice.contains("no-such-dir"), "{notice}");
+    assert_eq!(
+        h.state().log().last().map(|e| e.message.clone()),
+        Some(notice)
+    );
+    assert!(!missing.exists());
+}

@@ -4,13 +4,18 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use rsa::pkcs8::{EncodePrivateKey, LineEnding};
 use spanprof::client::auth::{AuthError, Credentials, TokenSource};
 use spanprof::client::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFIX_HEADER};
+use spanprof::client::{
+    DatabasePath, Decoding, Query, ResumePolicy, Session, Target as ClientTarget,
+};
+use spanprof::engine::{Engine, EngineEvent, ProfileSpec};
 use spanprof::proto::google::spanner::v1 as pb;
-use spanprof::proto::google::spanner::v1::spanner_client::SpannerClient;
 use spanprof::proto::google::spanner::v1::spanner_server::{Spanner, SpannerServer};
+use spanprof::wire::DecoderKind;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_stream::wrappers::TcpListenerStream;
@@ -162,11 +167,22 @@ fn write_key_file(dir: &Path, token_uri: &str) -> PathBuf {
 }
 
 /// What the recording server saw: the method and the request's metadata.
-type Seen = Arc<Mutex<Vec<(&'static str, MetadataMap)>>>;
+pub type Seen = Arc<Mutex<Vec<(&'static str, MetadataMap)>>>;
 
-/// A Spanner service answering CreateSession and ExecuteStreamingSql, recording their headers.
+/// How the recording server answers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Behaviour {
+    /// ExecuteStreamingSql never sends a message (a query still running).
+    pub stall_execute: bool,
+    /// DeleteSession answers only after this long.
+    pub stall_delete: Option<Duration>,
+}
+
+/// A Spanner service answering CreateSession, ExecuteStreamingSql and DeleteSession, recording their
+/// headers.
 struct Recorder {
     seen: Seen,
+    behaviour: Behaviour,
 }
 
 impl Recorder {
@@ -178,7 +194,9 @@ impl Recorder {
     }
 }
 
-type Messages = tokio_stream::Iter<std::vec::IntoIter<Result<pb::PartialResultSet, Status>>>;
+type Messages = std::pin::Pin<
+    Box<dyn tokio_stream::Stream<Item = Result<pb::PartialResultSet, Status>> + Send>,
+>;
 
 #[tonic::async_trait]
 impl Spanner for Recorder {
@@ -209,9 +227,13 @@ impl Spanner for Recorder {
 
     async fn delete_session(
         &self,
-        _: Request<pb::DeleteSessionRequest>,
+        request: Request<pb::DeleteSessionRequest>,
     ) -> Result<Response<()>, Status> {
-        Err(Status::unimplemented("DeleteSession"))
+        self.record("DeleteSession", &request);
+        if let Some(stall) = self.behaviour.stall_delete {
+            tokio::time::sleep(stall).await;
+        }
+        Ok(Response::new(()))
     }
 
     async fn execute_sql(
@@ -228,13 +250,18 @@ impl Spanner for Recorder {
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<Messages>, Status> {
         self.record("ExecuteStreamingSql", &request);
+        if self.behaviour.stall_execute {
+            return Ok(Response::new(Box::pin(tokio_stream::pending())));
+        }
         let message = pb::PartialResultSet {
             values: vec![prost_types::Value {
                 kind: Some(prost_types::value::Kind::StringValue("1".to_owned())),
             }],
             ..Default::default()
         };
-        Ok(Response::new(tokio_stream::iter(vec![Ok(message)])))
+        Ok(Response::new(Box::pin(tokio_stream::iter(vec![Ok(
+            message,
+        )]))))
     }
 
     async fn begin_transaction(
@@ -258,13 +285,18 @@ impl Spanner for Recorder {
 
 /// Starts the recording server on a loopback port; returns its `http://` endpoint.
 async fn start_recorder(seen: Seen) -> String {
+    start_recorder_with(seen, Behaviour::default()).await
+}
+
+/// Starts a recording server that answers as `behaviour` says; returns its `http://` endpoint.
+pub async fn start_recorder_with(seen: Seen, behaviour: Behaviour) -> String {
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port is free");
     let port = listener.local_addr().expect("a bound address").port();
     tokio::spawn(
         tonic::transport::Server::builder()
-            .add_service(SpannerServer::new(Recorder { seen }))
+            .add_service(SpannerServer::new(Recorder { seen, behaviour }))
             .serve_with_incoming(TcpListenerStream::new(listener)),
     );
     format!("http://127.0.0.1:{port}")
@@ -282,48 +314,79 @@ fn header<'a>(metadata: &'a MetadataMap, name: &str) -> Option<&'a str> {
     metadata.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// Every call of one session (create, execute, delete) carries the token and both headers: the
+/// client layer attaches them in one place.
 #[tokio::test(flavor = "multi_thread")]
 async fn requests_carry_token_and_routing_headers() {
     let tokens_endpoint = TokenEndpoint::start(200).await;
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &tokens_endpoint.uri);
     let seen = Seen::default();
-    let target = target(start_recorder(seen.clone()).await, key);
-    let tokens = target.token_source().expect("the key file is valid");
-    let channel = target.connect().await.expect("the local server is up");
-    let mut client = SpannerClient::new(channel);
-
-    let create = pb::CreateSessionRequest {
-        database: target.database_name(),
-        session: None,
+    let target = target(start_recorder(seen.clone()).await, key.clone());
+    let database = DatabasePath {
+        project: PROJECT.into(),
+        instance: INSTANCE.into(),
+        database: DATABASE.into(),
     };
-    let session = client
-        .create_session(target.request(create, &tokens).await.expect("a token"))
+    let session = Session::open(&ClientTarget::Cloud(target), &database)
         .await
-        .expect("CreateSession succeeds")
-        .into_inner();
-    let sql = pb::ExecuteSqlRequest {
-        session: session.name,
-        sql: "SELECT 1".to_owned(),
-        ..Default::default()
-    };
-    let mut stream = client
-        .execute_streaming_sql(target.request(sql, &tokens).await.expect("a token"))
-        .await
-        .expect("ExecuteStreamingSql starts")
-        .into_inner();
-    while stream
-        .message()
-        .await
-        .expect("the stream ends cleanly")
-        .is_some()
-    {}
+        .expect("CreateSession succeeds");
+    let query = session
+        .prepare(&Query {
+            sql: "SELECT 1".into(),
+            ..Query::default()
+        })
+        .expect("a plain query");
+    // The answer has no metadata: the call is made, its decoding fails.
+    let outcome = session
+        .execute(
+            &query,
+            ResumePolicy::default(),
+            Decoding::new(DecoderKind::Fast, &mut |_, _| {}),
+        )
+        .await;
+    assert!(outcome.is_err(), "a stream with no metadata is an error");
+    assert!(
+        session
+            .close(Duration::from_secs(5))
+            .await
+            .expect("deleted"),
+        "DeleteSession answered"
+    );
 
     let seen = seen.lock().expect("not poisoned").clone();
     let methods: Vec<_> = seen.iter().map(|(m, _)| *m).collect();
-    assert_eq!(methods, ["CreateSession", "ExecuteStreamingSql"]);
-    let bearer = format!("Bearer {}", tokens_endpoint.token);
-    for (method, metadata) in &seen {
+    assert_eq!(
+        methods,
+        ["CreateSession", "ExecuteStreamingSql", "DeleteSession"]
+    );
+    assert_every_call_carries_the_headers(&seen, &tokens_endpoint.token);
+    assert_eq!(tokens_endpoint.requests(), 1, "the token is cached");
+
+    // The token source itself: one fetch, cached, never shown.
+    let tokens = TokenSource::new(Credentials::ServiceAccountFile(key)).expect("a valid key");
+    tokens.authorization().await.expect("a token");
+    assert_eq!(tokens_endpoint.requests(), 2, "a new source fetches once");
+    assert_eq!(tokens.fetches().await, 1);
+    let left = tokens.expires_in().await.expect("a cached token");
+    assert!(left.as_secs() > 3500 && left.as_secs() <= 3600, "{left:?}");
+
+    let debug = format!("{tokens:?}");
+    assert!(!debug.contains(&tokens_endpoint.token), "{debug}");
+    assert!(!debug.contains("BEGIN PRIVATE KEY"), "{debug}");
+    let header = tokens.authorization().await.expect("cached");
+    assert!(header.is_sensitive());
+    assert!(!format!("{header:?}").contains(&tokens_endpoint.token));
+
+    tokens.refresh().await.expect("a forced refresh");
+    assert_eq!(tokens_endpoint.requests(), 3, "refresh fetches a new token");
+}
+
+/// Asserts that every recorded call carried `Bearer <token>`, the resource prefix and the routing
+/// header of the test database.
+fn assert_every_call_carries_the_headers(seen: &[(&'static str, MetadataMap)], token: &str) {
+    let bearer = format!("Bearer {token}");
+    for (method, metadata) in seen {
         assert_eq!(
             header(metadata, "authorization"),
             Some(bearer.as_str()),
@@ -342,20 +405,48 @@ async fn requests_carry_token_and_routing_headers() {
             "{method}"
         );
     }
-    assert_eq!(tokens_endpoint.requests(), 1, "the token is cached");
-    assert_eq!(tokens.fetches().await, 1);
-    let left = tokens.expires_in().await.expect("a cached token");
-    assert!(left.as_secs() > 3500 && left.as_secs() <= 3600, "{left:?}");
+}
 
-    let debug = format!("{tokens:?}");
-    assert!(!debug.contains(&tokens_endpoint.token), "{debug}");
-    assert!(!debug.contains("BEGIN PRIVATE KEY"), "{debug}");
-    let header = tokens.authorization().await.expect("cached");
-    assert!(header.is_sensitive());
-    assert!(!format!("{header:?}").contains(&tokens_endpoint.token));
-
-    tokens.refresh().await.expect("a forced refresh");
-    assert_eq!(tokens_endpoint.requests(), 2, "refresh fetches a new token");
+/// A whole cloud run through the engine: create, every iteration and the deletion at the end carry
+/// the token, the resource prefix and the routing header (DeleteSession once went without them, and
+/// Cloud Spanner would have refused it, leaving every run's session behind).
+#[tokio::test(flavor = "multi_thread")]
+async fn every_call_of_a_cloud_run_carries_the_headers() {
+    let tokens_endpoint = TokenEndpoint::start(200).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key = write_key_file(dir.path(), &tokens_endpoint.uri);
+    let seen = Seen::default();
+    let target = target(start_recorder(seen.clone()).await, key);
+    let spec = ProfileSpec {
+        sql: "SELECT 1".into(),
+        iterations: 2,
+        warmup: 1,
+        ..ProfileSpec::default()
+    };
+    let events = tokio::task::spawn_blocking(move || {
+        let engine =
+            Engine::start(ClientTarget::Cloud(target), spec, Arc::new(|| {})).expect("starts");
+        std::iter::from_fn(|| engine.next()).collect::<Vec<_>>()
+    })
+    .await
+    .expect("joins");
+    assert!(
+        matches!(events.last(), Some(EngineEvent::Finished(r)) if r.iterations.len() == 3),
+        "{events:?}"
+    );
+    let seen = seen.lock().expect("not poisoned").clone();
+    let methods: Vec<_> = seen.iter().map(|(m, _)| *m).collect();
+    assert_eq!(
+        methods,
+        [
+            "CreateSession",
+            "ExecuteStreamingSql",
+            "ExecuteStreamingSql",
+            "ExecuteStreamingSql",
+            "DeleteSession"
+        ]
+    );
+    assert_every_call_carries_the_headers(&seen, &tokens_endpoint.token);
 }
 
 /// Asserts an error's Display and Debug mention `wanted` and contain none of `secrets`.

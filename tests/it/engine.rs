@@ -145,7 +145,10 @@ fn an_unreachable_endpoint_fails_within_5_seconds() {
     );
     match events.as_slice() {
         [EngineEvent::Failed(message)] => {
-            assert!(message.contains(&format!("127.0.0.1:{port}")), "{message}")
+            assert!(
+                message.to_string().contains(&format!("127.0.0.1:{port}")),
+                "{message}"
+            )
         }
         other => panic!("{other:?}"),
     }

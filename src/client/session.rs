@@ -1,0 +1,304 @@
+//! A session on a target: the channel, the Spanner session, and the headers every call of the run
+//! carries, attached the same way to CreateSession, ExecuteStreamingSql (and its resumes) and
+//! DeleteSession. Queries are prepared here from plain settings into the request the API defines;
+//! nothing above this module sees a generated type.
+
+use std::time::{Duration, Instant};
+
+use tonic::metadata::{Ascii, MetadataMap, MetadataValue};
+use tonic::transport::Channel;
+
+use super::auth::TokenSource;
+use super::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFIX_HEADER, url_encode};
+use super::error::ClientError;
+use super::iteration::{Decoding, IterationError, IterationTiming, ResumePolicy, run_iteration};
+use super::params::{self, Param};
+use super::target::{DatabasePath, QueryMode, Target};
+use super::{connect_plaintext, error_chain};
+use crate::proto::google::spanner::v1 as pb;
+use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
+use crate::server::LocalInstance;
+
+/// How long a plaintext endpoint may take to accept the connection.
+pub const PLAINTEXT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long Cloud Spanner's endpoint may take to accept the connection (TLS included).
+pub const CLOUD_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The headers of every call of one session: the resource prefix (and for Cloud Spanner the
+/// routing header), plus a current bearer token when the target needs one.
+#[derive(Debug)]
+pub struct CallHeaders {
+    fixed: MetadataMap,
+    tokens: Option<TokenSource>,
+}
+
+impl CallHeaders {
+    /// `google-cloud-resource-prefix` naming `database`; no token.
+    pub fn plain(database: &DatabasePath) -> Result<Self, ClientError> {
+        let mut fixed = MetadataMap::new();
+        fixed.insert(RESOURCE_PREFIX_HEADER, header_value(&database.name())?);
+        Ok(CallHeaders {
+            fixed,
+            tokens: None,
+        })
+    }
+
+    /// The resource prefix and `x-goog-request-params` of `target`'s database, and a token from
+    /// `tokens` on every call.
+    pub fn cloud(target: &CloudTarget, tokens: TokenSource) -> Result<Self, ClientError> {
+        let name = target.database_name();
+        let mut fixed = MetadataMap::new();
+        fixed.insert(RESOURCE_PREFIX_HEADER, header_value(&name)?);
+        let routing = format!("database={}", url_encode(&name));
+        fixed.insert(
+            REQUEST_PARAMS_HEADER,
+            MetadataValue::try_from(routing).map_err(|_| ClientError::BadName { name })?,
+        );
+        Ok(CallHeaders {
+            fixed,
+            tokens: Some(tokens),
+        })
+    }
+
+    /// The headers for the next call, with a current token (renewed before it expires).
+    pub async fn current(&self) -> Result<MetadataMap, ClientError> {
+        let mut headers = self.fixed.clone();
+        if let Some(tokens) = &self.tokens {
+            headers.insert("authorization", tokens.authorization().await?);
+        }
+        Ok(headers)
+    }
+
+    /// `message` as a request carrying the current headers.
+    pub async fn request<T>(&self, message: T) -> Result<tonic::Request<T>, ClientError> {
+        let mut request = tonic::Request::new(message);
+        *request.metadata_mut() = self.current().await?;
+        Ok(request)
+    }
+}
+
+fn header_value(name: &str) -> Result<MetadataValue<Ascii>, ClientError> {
+    MetadataValue::try_from(name).map_err(|_| ClientError::BadName {
+        name: name.to_owned(),
+    })
+}
+
+/// A query as a user states it: SQL, parameters and the query mode.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Query {
+    /// One SQL statement.
+    pub sql: String,
+    /// Its parameters.
+    pub params: Vec<Param>,
+    /// The query mode.
+    pub mode: QueryMode,
+}
+
+/// A query made into the request a session sends (its parameters checked and typed).
+#[derive(Debug, Clone)]
+pub struct PreparedQuery {
+    request: pb::ExecuteSqlRequest,
+}
+
+fn wire_mode(mode: QueryMode) -> pb::execute_sql_request::QueryMode {
+    match mode {
+        QueryMode::Normal => pb::execute_sql_request::QueryMode::Normal,
+        QueryMode::WithStats => pb::execute_sql_request::QueryMode::WithStats,
+        QueryMode::Profile => pb::execute_sql_request::QueryMode::Profile,
+    }
+}
+
+/// An open session on a target. Close it with [`Session::close`]; a session that is only dropped
+/// is left for the server to expire.
+#[derive(Debug)]
+pub struct Session {
+    channel: Channel,
+    name: String,
+    headers: CallHeaders,
+    description: String,
+    created_in: Duration,
+    /// The local instance this session runs on, stopped when the session is dropped.
+    _local: Option<LocalInstance>,
+}
+
+impl Session {
+    /// Connects to `target` and creates a session in `database` (for Cloud Spanner, the target's
+    /// own database names the headers).
+    pub async fn open(target: &Target, database: &DatabasePath) -> Result<Session, ClientError> {
+        let mut local = None;
+        let (channel, headers, description) = match target {
+            Target::Local(config) => {
+                let instance = LocalInstance::start(config.clone()).await?;
+                let host = instance.host_port();
+                local = Some(instance);
+                let channel = plaintext(&host).await?;
+                (
+                    channel,
+                    CallHeaders::plain(database)?,
+                    format!("local instance {host}"),
+                )
+            }
+            Target::Endpoint(host_port) => (
+                plaintext(host_port).await?,
+                CallHeaders::plain(database)?,
+                format!("endpoint {host_port}"),
+            ),
+            Target::Cloud(target) => {
+                let tokens = target.token_source()?;
+                let channel = tokio::time::timeout(CLOUD_CONNECT_TIMEOUT, target.connect())
+                    .await
+                    .map_err(|_| ClientError::NoAnswer {
+                        endpoint: target.endpoint.clone(),
+                        after: CLOUD_CONNECT_TIMEOUT,
+                    })??;
+                (
+                    channel,
+                    CallHeaders::cloud(target, tokens)?,
+                    format!("Cloud Spanner {}", target.endpoint),
+                )
+            }
+        };
+        let request = headers
+            .request(pb::CreateSessionRequest {
+                database: database.name(),
+                session: None,
+            })
+            .await?;
+        let started = Instant::now();
+        let name = SpannerClient::new(channel.clone())
+            .create_session(request)
+            .await
+            .map_err(|status| ClientError::CreateSession {
+                database: database.name(),
+                status,
+            })?
+            .into_inner()
+            .name;
+        Ok(Session {
+            channel,
+            name,
+            headers,
+            description,
+            created_in: started.elapsed(),
+            _local: local,
+        })
+    }
+
+    /// What the session runs on, in words (`local instance 127.0.0.1:PORT`, `endpoint …`).
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// How long CreateSession took.
+    pub fn created_in(&self) -> Duration {
+        self.created_in
+    }
+
+    /// The session's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The request `query` becomes in this session: SQL, mode, and the parameters with their types.
+    pub fn prepare(&self, query: &Query) -> Result<PreparedQuery, ClientError> {
+        let mut request = pb::ExecuteSqlRequest {
+            session: self.name.clone(),
+            sql: query.sql.clone(),
+            query_mode: wire_mode(query.mode) as i32,
+            ..Default::default()
+        };
+        params::apply(&query.params, &mut request)?;
+        Ok(PreparedQuery { request })
+    }
+
+    /// Runs `query` once, timed, resuming broken streams by `policy`; every call (resumes
+    /// included) carries this session's headers.
+    pub async fn execute(
+        &self,
+        query: &PreparedQuery,
+        policy: ResumePolicy,
+        decoding: Decoding<'_>,
+    ) -> Result<IterationTiming, IterationError> {
+        let headers = self.headers.current().await?;
+        run_iteration(
+            self.channel.clone(),
+            &query.request,
+            &headers,
+            policy,
+            decoding,
+        )
+        .await
+    }
+
+    /// Deletes the session, waiting at most `within` for the server's answer. Returns whether the
+    /// server answered in time (an unanswered deletion is left to the server's expiry).
+    pub async fn close(self, within: Duration) -> Result<bool, ClientError> {
+        let request = self
+            .headers
+            .request(pb::DeleteSessionRequest {
+                name: self.name.clone(),
+            })
+            .await?;
+        let mut client = SpannerClient::new(self.channel.clone());
+        match tokio::time::timeout(within, client.delete_session(request)).await {
+            Err(_) => Ok(false),
+            Ok(Ok(_)) => Ok(true),
+            Ok(Err(status)) => Err(ClientError::DeleteSession {
+                session: self.name.clone(),
+                status,
+            }),
+        }
+    }
+}
+
+async fn plaintext(host_port: &str) -> Result<Channel, ClientError> {
+    tokio::time::timeout(PLAINTEXT_CONNECT_TIMEOUT, connect_plaintext(host_port))
+        .await
+        .map_err(|_| ClientError::NoAnswer {
+            endpoint: host_port.to_owned(),
+            after: PLAINTEXT_CONNECT_TIMEOUT,
+        })?
+        .map_err(|e| ClientError::Unreachable {
+            endpoint: host_port.to_owned(),
+            reason: error_chain(&e),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text<'a>(headers: &'a MetadataMap, name: &str) -> Option<&'a str> {
+        headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    #[tokio::test]
+    async fn plain_headers_name_the_database_and_carry_no_token() {
+        let headers = CallHeaders::plain(&DatabasePath::default()).expect("valid names");
+        let current = headers.current().await.expect("no token to fetch");
+        assert_eq!(
+            text(&current, RESOURCE_PREFIX_HEADER),
+            Some("projects/test-project/instances/test-instance/databases/test-db")
+        );
+        assert!(current.get("authorization").is_none());
+        assert!(current.get(REQUEST_PARAMS_HEADER).is_none());
+    }
+
+    #[test]
+    fn a_name_that_cannot_be_a_header_is_a_clear_error() {
+        let database = DatabasePath {
+            database: "bad\nname".into(),
+            ..DatabasePath::default()
+        };
+        let error = CallHeaders::plain(&database).expect_err("a newline");
+        assert!(matches!(error, ClientError::BadName { .. }), "{error:?}");
+        assert!(error.to_string().contains("cannot be sent as a header"));
+    }
+
+    #[test]
+    fn every_query_mode_has_its_wire_value() {
+        assert_eq!(wire_mode(QueryMode::Normal) as i32, 0);
+        assert_eq!(wire_mode(QueryMode::Profile) as i32, 2);
+        assert_eq!(wire_mode(QueryMode::WithStats) as i32, 3);
+    }
+}

@@ -1,0 +1,108 @@
+//! What a run talks to: the target (the built-in local instance, a plaintext endpoint such as the
+//! emulator, or Cloud Spanner), the database, and the query mode. Plain data; the one place that
+//! spells Spanner's resource names.
+
+use super::cloud::CloudTarget;
+use crate::server::ServerConfig;
+
+/// Where to run.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// The built-in local instance, started in-process for the run.
+    Local(ServerConfig),
+    /// A plaintext gRPC endpoint (`host:port`), such as the Cloud Spanner emulator.
+    Endpoint(String),
+    /// Cloud Spanner: TLS, OAuth tokens, resource and routing headers.
+    Cloud(CloudTarget),
+}
+
+impl Target {
+    /// How a report names the target: `local`, `endpoint HOST:PORT`, `cloud projects/…`.
+    pub fn report_name(&self) -> String {
+        match self {
+            Target::Local(_) => "local".into(),
+            Target::Endpoint(h) => format!("endpoint {h}"),
+            Target::Cloud(c) => format!("cloud {}", c.database_name()),
+        }
+    }
+}
+
+/// `projects/P/instances/I`.
+pub fn instance_name(project: &str, instance: &str) -> String {
+    format!("projects/{project}/instances/{instance}")
+}
+
+/// `projects/P/instances/I/databases/D`.
+pub fn database_name(project: &str, instance: &str, database: &str) -> String {
+    format!("{}/databases/{database}", instance_name(project, instance))
+}
+
+/// The database a run reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatabasePath {
+    /// Project id.
+    pub project: String,
+    /// Instance id.
+    pub instance: String,
+    /// Database id.
+    pub database: String,
+}
+
+impl DatabasePath {
+    /// `projects/P/instances/I/databases/D`.
+    pub fn name(&self) -> String {
+        database_name(&self.project, &self.instance, &self.database)
+    }
+}
+
+impl Default for DatabasePath {
+    fn default() -> Self {
+        DatabasePath {
+            project: "test-project".into(),
+            instance: "test-instance".into(),
+            database: "test-db".into(),
+        }
+    }
+}
+
+/// The query modes a profile can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum QueryMode {
+    /// Rows only: no server statistics.
+    Normal,
+    /// Rows and statistics (server elapsed and CPU time, rows returned).
+    #[default]
+    WithStats,
+    /// Rows, statistics and the executed plan.
+    Profile,
+}
+
+impl QueryMode {
+    /// The command line's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryMode::Normal => "normal",
+            QueryMode::WithStats => "with-stats",
+            QueryMode::Profile => "profile",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_names_are_spelled_once() {
+        let path = DatabasePath::default();
+        assert_eq!(
+            path.name(),
+            "projects/test-project/instances/test-instance/databases/test-db"
+        );
+        assert_eq!(instance_name("p", "i"), "projects/p/instances/i");
+        assert_eq!(
+            Target::Endpoint("127.0.0.1:9010".into()).report_name(),
+            "endpoint 127.0.0.1:9010"
+        );
+    }
+}
