@@ -10,6 +10,11 @@ use super::protobuf::{FIXED64, Fail, LEN, Reader, VARINT, offset_in};
 use crate::wire::convert::{
     ValueError, base64_reason, expected_kind, invalid, nested, parse_i64, special_float,
 };
+use crate::wire::fields::list_value;
+use crate::wire::fields::value::{
+    BOOL_KEY, BOOL_VALUE, LIST_KEY, LIST_VALUE, NULL_KEY, NULL_VALUE, NUMBER_KEY, NUMBER_VALUE,
+    STRING_KEY, STRING_VALUE, STRUCT_VALUE,
+};
 use crate::wire::types::Type;
 use crate::wire::value::{Date, Interval, Numeric, ParseError, Timestamp, Uuid};
 
@@ -40,17 +45,19 @@ fn read_kind(data: &[u8]) -> Result<Kind<'_>, Fail> {
     while !r.is_empty() {
         let (field, wire_type) = r.key()?;
         let next = match (field, wire_type) {
-            (1, VARINT) => {
+            (NULL_VALUE, VARINT) => {
                 r.varint()?;
                 Kind::Null
             }
-            (2, FIXED64) => Kind::Number(f64::from_le_bytes(r.fixed64()?)),
-            (3, LEN) => Kind::String(r.bytes()?),
-            (4, VARINT) => Kind::Bool(r.varint()? != 0),
-            (6, LEN) => Kind::List(r.bytes()?),
+            (NUMBER_VALUE, FIXED64) => Kind::Number(f64::from_le_bytes(r.fixed64()?)),
+            (STRING_VALUE, LEN) => Kind::String(r.bytes()?),
+            (BOOL_VALUE, VARINT) => Kind::Bool(r.varint()? != 0),
+            (LIST_VALUE, LEN) => Kind::List(r.bytes()?),
             // A struct value: prost checks its map entries; it fits no column type anyway.
-            (5, LEN) => return Err(Fail::Fallback),
-            (1..=6, _) => return Err(Fail::Wire("invalid wire type for Value.kind")),
+            (STRUCT_VALUE, LEN) => return Err(Fail::Fallback),
+            (NULL_VALUE..=LIST_VALUE, _) => {
+                return Err(Fail::Wire("invalid wire type for Value.kind"));
+            }
             _ => {
                 r.skip(field, wire_type)?;
                 continue;
@@ -202,7 +209,7 @@ pub(super) fn fast(store: &mut Store, src: Source<'_>, data: &[u8], plan: Plan) 
 fn one_field(data: &[u8]) -> Option<Kind<'_>> {
     let (&key, rest) = data.split_first()?;
     match key {
-        0x1a | 0x32 => {
+        STRING_KEY | LIST_KEY => {
             let (len, body) = match rest.split_first() {
                 Some((&len, body)) if len < 0x80 => (usize::from(len), body),
                 _ => {
@@ -214,21 +221,21 @@ fn one_field(data: &[u8]) -> Option<Kind<'_>> {
             if len != body.len() {
                 return None;
             }
-            Some(if key == 0x1a {
+            Some(if key == STRING_KEY {
                 Kind::String(body)
             } else {
                 Kind::List(body)
             })
         }
-        0x08 => match rest {
+        NULL_KEY => match rest {
             [v] if *v < 0x80 => Some(Kind::Null),
             _ => None,
         },
-        0x11 => {
+        NUMBER_KEY => {
             let n: [u8; 8] = rest.try_into().ok()?;
             Some(Kind::Number(f64::from_le_bytes(n)))
         }
-        0x20 => match rest {
+        BOOL_KEY => match rest {
             [v] if *v < 0x80 => Some(Kind::Bool(*v != 0)),
             _ => None,
         },
@@ -277,7 +284,7 @@ fn array(store: &mut Store, src: Source<'_>, data: &[u8], s: Scalar) -> Option<C
 fn elements(store: &mut Store, src: Source<'_>, body: &[u8], s: Scalar) -> Option<()> {
     let mut rest = body;
     while let Some((&key, tail)) = rest.split_first() {
-        if key != 0x0a {
+        if key != list_value::VALUES_KEY {
             return None;
         }
         let (len, tail) = match tail.split_first() {
@@ -458,11 +465,13 @@ fn count_elements(body: &[u8]) -> Result<usize, Fail> {
     let mut n = 0;
     while !r.is_empty() {
         match r.key()? {
-            (1, LEN) => {
+            (list_value::VALUES, LEN) => {
                 r.bytes()?;
                 n += 1;
             }
-            (1, _) => return Err(Fail::Wire("invalid wire type for ListValue.values")),
+            (list_value::VALUES, _) => {
+                return Err(Fail::Wire("invalid wire type for ListValue.values"));
+            }
             (field, wire_type) => r.skip(field, wire_type)?,
         }
     }
@@ -483,7 +492,7 @@ fn fill<'t>(
     let mut i = 0;
     while !r.is_empty() {
         match r.key()? {
-            (1, _) => {
+            (list_value::VALUES, _) => {
                 let element = r.bytes()?;
                 let cell =
                     decode(store, src, element, ty_of(i), depth + 1).map_err(|e| match e {
