@@ -8,17 +8,27 @@ use anyhow::Context as _;
 use bytes::Bytes;
 
 use crate::stats::median;
-use crate::wire::Row;
 use crate::wire::stream_file::{decode_frames, decode_frames_fast, frames, shared_frames};
+use crate::wire::{DecoderKind, Row};
 
-/// Which decoder turns the messages into rows.
+/// `--decoder` of `decode`, `profile` and `record`: which decoder turns the messages into rows. The
+/// command line's own spelling of [`DecoderKind`], which it converts to, so `wire` knows no clap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum DecoderChoice {
-    /// The zero-copy decoder (`wire::fast`).
+    /// The zero-copy decoder (`wire::fast`): straight from the bytes into rows that borrow them.
     #[default]
     Fast,
-    /// The prost-based reference decoder (`wire::StreamDecoder`).
+    /// The prost-based reference decoder (`wire::StreamDecoder`): prost, then typed rows.
     Reference,
+}
+
+impl From<DecoderChoice> for DecoderKind {
+    fn from(choice: DecoderChoice) -> DecoderKind {
+        match choice {
+            DecoderChoice::Fast => DecoderKind::Fast,
+            DecoderChoice::Reference => DecoderKind::Reference,
+        }
+    }
 }
 
 /// Arguments of `spanprof decode`.
@@ -45,7 +55,7 @@ pub fn run_decode(args: &DecodeArgs, out: impl Write, mut err: impl Write) -> an
     let mut first = None;
     for _ in 0..args.repeat {
         let start = Instant::now();
-        let rows = decode_once(&file, args.decoder)
+        let rows = decode_once(&file, args.decoder.into())
             .with_context(|| format!("cannot decode {}", args.file.display()))?;
         timings_ms.push(start.elapsed().as_secs_f64() * 1e3);
         first.get_or_insert(rows);
@@ -78,10 +88,10 @@ pub fn run_decode(args: &DecodeArgs, out: impl Write, mut err: impl Write) -> an
 /// Splits and decodes the whole file (the part `--repeat` times), giving the rows as owned values.
 /// Only the first run's rows are printed, so converting the fast decoder's rows is not timed: that
 /// run keeps its batch and converts after the clock stops.
-fn decode_once(file: &Bytes, decoder: DecoderChoice) -> anyhow::Result<Decoded> {
+fn decode_once(file: &Bytes, decoder: DecoderKind) -> anyhow::Result<Decoded> {
     Ok(match decoder {
-        DecoderChoice::Reference => Decoded::Owned(decode_frames(&frames(file)?)?.rows),
-        DecoderChoice::Fast => Decoded::Batch(decode_frames_fast(&shared_frames(file)?)?.rows),
+        DecoderKind::Reference => Decoded::Owned(decode_frames(&frames(file)?)?.rows),
+        DecoderKind::Fast => Decoded::Batch(decode_frames_fast(&shared_frames(file)?)?.rows),
     })
 }
 
@@ -111,4 +121,48 @@ fn print_rows(rows: &Decoded, out: impl Write) -> std::io::Result<()> {
         Decoded::Batch(batch) => batch.iter().try_for_each(|r| line(&r.to_row()))?,
     }
     out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::super::{Cli, Command};
+    use crate::wire::DecoderKind;
+
+    /// The decoder `argv` chose, whichever subcommand it is.
+    fn chosen(argv: &[&str]) -> DecoderKind {
+        let cli = Cli::try_parse_from(argv).expect("parses");
+        match cli.command {
+            Some(Command::Decode(args)) => args.decoder.into(),
+            Some(Command::Profile(args)) => args.query.decoder.into(),
+            Some(Command::Record(args)) => args.query.decoder.into(),
+            other => panic!("not a decoding subcommand: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn decode_profile_and_record_spell_the_decoders_alike() {
+        let runs: [&[&str]; 3] = [
+            &["spanprof", "decode", "f.bin"],
+            &["spanprof", "profile", "--sql", "SELECT 1"],
+            &["spanprof", "record", "--sql", "SELECT 1", "--out", "f.bin"],
+        ];
+        for argv in runs {
+            assert_eq!(chosen(argv), DecoderKind::Fast, "{argv:?}");
+            for (spelling, kind) in [
+                ("fast", DecoderKind::Fast),
+                ("reference", DecoderKind::Reference),
+            ] {
+                let with: Vec<&str> = argv
+                    .iter()
+                    .copied()
+                    .chain(["--decoder", spelling])
+                    .collect();
+                assert_eq!(chosen(&with), kind, "{with:?}");
+            }
+            let wrong: Vec<&str> = argv.iter().copied().chain(["--decoder", "prost"]).collect();
+            assert!(Cli::try_parse_from(&wrong).is_err(), "{wrong:?}");
+        }
+    }
 }

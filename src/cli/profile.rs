@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 
+use super::decode::DecoderChoice;
 use crate::client::auth::Credentials;
 use crate::client::cloud::CloudTarget;
 use crate::engine::{DatabasePath, Engine, EngineEvent, Param, ProfileSpec, QueryMode, Target};
 use crate::export::{Csv, Exporter, Json, Markdown, write_atomically};
 use crate::report::{RunReport, Status};
 use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig};
-use crate::wire::DecoderKind;
 
 /// Where to run: the built-in local instance (default), a plaintext endpoint, or Cloud Spanner.
 #[derive(Debug, Clone, clap::Args)]
@@ -62,8 +62,8 @@ pub struct QueryArgs {
     pub params: Vec<Param>,
     /// The decoder: fast (zero-copy, straight from the bytes) or reference (prost, then rows); run
     /// both to put them side by side.
-    #[arg(long, value_enum, default_value_t = DecoderKind::Fast)]
-    pub decoder: DecoderKind,
+    #[arg(long, value_enum, default_value_t = DecoderChoice::Fast)]
+    pub decoder: DecoderChoice,
 }
 
 /// Arguments of `spanprof profile`.
@@ -182,7 +182,7 @@ fn spec(
         },
         iterations,
         warmup,
-        decoder: query.decoder,
+        decoder: query.decoder.into(),
     }
 }
 

@@ -18,25 +18,41 @@ use super::ExportError;
 ///
 /// A file that is replaced gets the permissions of a new file, not its old ones.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
-    replace_with(path, |file| {
-        file.write_all(bytes)?;
-        file.sync_all()
-    })
+    write_through(&mut TheDisk, path, bytes)
 }
 
-/// Creates a temporary file beside `path`, lets `fill` write it, and renames it over `path`;
-/// removes it if anything fails. Separate from [`write_atomically`] so tests can make the write
-/// itself fail.
-fn replace_with(
-    path: &Path,
-    fill: impl FnOnce(&mut File) -> io::Result<()>,
-) -> Result<(), ExportError> {
+/// What [`write_atomically`] asks of the disk the temporary file is on: the seam through which a test
+/// fills that disk (ENOSPC at the write or at the fsync) without a device file such as `/dev/full`.
+trait Disk {
+    /// Writes all of `bytes` to `file`.
+    fn write_all(&mut self, file: &mut File, bytes: &[u8]) -> io::Result<()>;
+    /// Flushes `file`'s data and metadata to the disk.
+    fn sync_all(&mut self, file: &mut File) -> io::Result<()>;
+}
+
+/// The real disk: the file's own calls.
+struct TheDisk;
+
+impl Disk for TheDisk {
+    fn write_all(&mut self, file: &mut File, bytes: &[u8]) -> io::Result<()> {
+        file.write_all(bytes)
+    }
+
+    fn sync_all(&mut self, file: &mut File) -> io::Result<()> {
+        file.sync_all()
+    }
+}
+
+/// [`write_atomically`] on `disk`: creates a temporary file beside `path`, writes and syncs `bytes`,
+/// and renames it over `path`; removes it if anything fails.
+fn write_through(disk: &mut impl Disk, path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
     let fail = |error| ExportError::Write {
         path: path.to_owned(),
         error,
     };
     let mut temp = TempFile::beside(path).map_err(fail)?;
-    fill(&mut temp.file).map_err(fail)?;
+    disk.write_all(&mut temp.file, bytes).map_err(fail)?;
+    disk.sync_all(&mut temp.file).map_err(fail)?;
     fs::rename(&temp.path, path).map_err(fail)?;
     temp.renamed = true;
     // Make the rename itself durable. The data is already safe and in place, and some file
@@ -163,23 +179,67 @@ mod tests {
         Ok(())
     }
 
-    #[test]
-    fn a_full_disk_is_a_clear_error_and_leaves_the_old_file() -> TestResult {
+    /// Linux's ENOSPC ("No space left on device"); the tests check it is `StorageFull`.
+    const ENOSPC: i32 = 28;
+
+    /// Where a [`FullDisk`] runs out of space.
+    #[derive(Debug, Clone, Copy)]
+    enum FillsAt {
+        /// The write stores a few bytes, then fails.
+        Write,
+        /// The write succeeds, the fsync fails (as with delayed allocation or a network disk).
+        Sync,
+    }
+
+    /// A disk that fills up at one step; the file's own calls otherwise.
+    struct FullDisk(FillsAt);
+
+    impl Disk for FullDisk {
+        fn write_all(&mut self, file: &mut File, bytes: &[u8]) -> io::Result<()> {
+            match self.0 {
+                FillsAt::Write => {
+                    file.write_all(&bytes[..bytes.len() / 2])?;
+                    Err(io::Error::from_raw_os_error(ENOSPC))
+                }
+                FillsAt::Sync => file.write_all(bytes),
+            }
+        }
+
+        fn sync_all(&mut self, file: &mut File) -> io::Result<()> {
+            match self.0 {
+                FillsAt::Write => file.sync_all(),
+                FillsAt::Sync => Err(io::Error::from_raw_os_error(ENOSPC)),
+            }
+        }
+    }
+
+    /// `write_atomically`'s own path on a disk that fills at `step`: the error names the file and
+    /// the reason, the old file is untouched and no temporary file is left.
+    fn assert_full_disk_fails_cleanly(step: FillsAt) -> TestResult {
+        assert_eq!(
+            io::Error::from_raw_os_error(ENOSPC).kind(),
+            io::ErrorKind::StorageFull
+        );
         let dir = TempDir::new()?;
         let path = dir.path().join("report.csv");
         fs::write(&path, "old")?;
-        // /dev/full fails every write with ENOSPC: stand it in for the temporary file's disk.
-        let result = replace_with(&path, |_temp| {
-            let mut full = OpenOptions::new().write(true).open("/dev/full")?;
-            full.write_all(b"new")?;
-            full.sync_all()
-        });
+        let result = write_through(&mut FullDisk(step), &path, b"new, and longer");
         let error = result.err().map(|e| e.to_string());
         let expected = format!("cannot write {}: No space left on device", path.display());
-        assert_eq!(error, Some(expected));
-        assert_eq!(fs::read(&path)?, b"old");
-        assert_eq!(listing(dir.path())?, ["report.csv"]);
+        assert_eq!(error, Some(expected), "{step:?}");
+        assert_eq!(fs::read(&path)?, b"old", "{step:?}");
+        assert_eq!(listing(dir.path())?, ["report.csv"], "{step:?}");
         Ok(())
+    }
+
+    #[test]
+    fn a_full_disk_is_a_clear_error_and_leaves_the_old_file() -> TestResult {
+        assert_full_disk_fails_cleanly(FillsAt::Write)
+    }
+
+    #[test]
+    fn a_disk_that_fills_at_the_fsync_is_a_clear_error_and_leaves_the_old_file() -> TestResult {
+        assert_full_disk_fails_cleanly(FillsAt::Sync)
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::encoded::is_splittable;
 
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::chunk::{merge, split, splittable, weight};
+use crate::wire::fields::partial_result_set as field;
 use crate::wire::{Field, struct_type};
 
 /// The metadata of an answer with `columns`, read in `transaction`.
@@ -26,7 +27,7 @@ pub fn metadata(columns: &[Field], transaction: Option<pb::Transaction>) -> pb::
 
 /// Encoded size of `value` as one element of `PartialResultSet.values` (tag, length and body).
 fn field_len(value: &WireValue) -> usize {
-    prost::encoding::message::encoded_len(2, value)
+    prost::encoding::message::encoded_len(field::VALUES, value)
 }
 
 /// Encoded size of a string value of `len` bytes as one element of `PartialResultSet.values`.
@@ -286,16 +287,6 @@ impl MessageBuilder {
 /// huge limit with small answers costs nothing).
 fn initial_capacity(max_bytes: usize) -> usize {
     max_bytes.min(1 << 20)
-}
-
-/// Field numbers of `google.spanner.v1.PartialResultSet`.
-mod field {
-    pub const METADATA: u32 = 1;
-    pub const VALUES: u32 = 2;
-    pub const CHUNKED_VALUE: u32 = 3;
-    pub const RESUME_TOKEN: u32 = 4;
-    pub const STATS: u32 = 5;
-    pub const LAST: u32 = 9;
 }
 
 /// A whole result cut into serialized messages of at most `max_bytes`, as the local instance would send

@@ -13,17 +13,7 @@ use super::types::Field;
 use crate::proto::google::spanner::v1 as pb;
 
 /// Which decoder turns the stream into rows.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DecoderKind {
     /// [`FastDecoder`]: reads the bytes straight into rows that borrow from them.

@@ -11,6 +11,7 @@ mod decoder;
 mod either;
 mod error;
 pub mod fast;
+pub mod fields;
 mod metadata;
 pub mod stats;
 pub mod stream_file;

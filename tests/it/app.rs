@@ -255,14 +255,11 @@ fn test_connection_says_what_is_wrong_and_when_it_works() {
     assert!(h.query_by_label_contains("SELECT 1 in").is_some());
 
     // An emulator address nobody listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
+    let closed = crate::support::ClosedPort::new();
     {
         let connection = &mut h.state_mut().settings_mut().connection;
         connection.kind = spanprof::app::TargetKind::Emulator;
-        connection.emulator.host_port = format!("127.0.0.1:{port}");
+        connection.emulator.host_port = closed.host_port.clone();
     }
     h.run_steps(1);
     h.get_by_label("Test connection").click();
@@ -274,7 +271,7 @@ fn test_connection_says_what_is_wrong_and_when_it_works() {
     });
     assert!(h.query_by_label("failed").is_some());
     assert!(
-        h.query_by_label_contains(&format!("cannot reach 127.0.0.1:{port}"))
+        h.query_by_label_contains(&format!("cannot reach {}", closed.host_port))
             .is_some()
     );
 }

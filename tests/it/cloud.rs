@@ -534,12 +534,9 @@ async fn a_refusing_token_endpoint_gives_a_clear_error() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unreachable_token_endpoint_is_named() {
-    // A port that was free a moment ago: nothing listens there now.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a loopback port")
-        .port();
-    let uri = format!("http://127.0.0.1:{port}/token");
+    // A port held bound but not listening: nothing answers there, and nothing else can take it.
+    let closed = crate::support::ClosedPort::new();
+    let uri = format!("http://127.0.0.1:{}/token", closed.port);
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &uri);
     let tokens = TokenSource::new(Credentials::ServiceAccountFile(key)).expect("a valid key");

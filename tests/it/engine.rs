@@ -9,6 +9,8 @@ use spanprof::report::{RunReport, Status};
 use spanprof::server::{KnobSettings, ServerConfig};
 use spanprof::wire::DecoderKind;
 
+use crate::support::ClosedPort;
+
 fn local(knobs: KnobSettings) -> Target {
     Target::Local(ServerConfig {
         port: 0,
@@ -129,13 +131,10 @@ fn bad_sql_is_an_error_iteration_with_the_server_message() {
 
 #[test]
 fn an_unreachable_endpoint_fails_within_5_seconds() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let closed = ClosedPort::new();
     let started = Instant::now();
     let events = run(
-        Target::Endpoint(format!("127.0.0.1:{port}")),
+        Target::Endpoint(closed.host_port.clone()),
         spec("SELECT 1", 1),
     );
     assert!(
@@ -146,7 +145,7 @@ fn an_unreachable_endpoint_fails_within_5_seconds() {
     match events.as_slice() {
         [EngineEvent::Failed(message)] => {
             assert!(
-                message.to_string().contains(&format!("127.0.0.1:{port}")),
+                message.to_string().contains(&closed.host_port),
                 "{message}"
             )
         }

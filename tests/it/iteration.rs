@@ -10,6 +10,7 @@ use spanprof::wire::{DecoderKind, RowsView, Value};
 use tonic::Code;
 
 use crate::client::TestClient;
+use crate::support::ClosedPort;
 
 async fn instance(knobs: KnobSettings) -> (LocalInstance, tonic::transport::Channel, String) {
     let instance = LocalInstance::start(ServerConfig {
@@ -200,12 +201,9 @@ async fn bad_sql_ends_the_iteration_with_the_server_message() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unreachable_host_fails_fast() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let closed = ClosedPort::new();
     let started = Instant::now();
-    let result = connect_plaintext(&format!("127.0.0.1:{port}")).await;
+    let result = connect_plaintext(&closed.host_port).await;
     assert!(result.is_err(), "nothing listens there");
     assert!(
         started.elapsed() < Duration::from_secs(5),

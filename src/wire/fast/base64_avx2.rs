@@ -8,8 +8,9 @@
 //! are decoded here; padding, a block with any other character and the last few characters are left to
 //! the scalar code, which makes every decision about what is canonical.
 //!
-//! Unsafe: the intrinsics' loads and stores, and calling an AVX2 function, which [`blocks`] only does
-//! after [`available`] said the CPU has AVX2.
+//! Unsafe: the intrinsics' loads and stores, and calling [`decode_blocks`] from code compiled without
+//! AVX2, which [`blocks`] only does after [`available`] said the CPU has it. Everything else is a safe
+//! `#[target_feature]` function: the compiler lets only AVX2 code call it without `unsafe`.
 #![allow(unsafe_code)]
 
 use std::arch::x86_64::{
@@ -31,21 +32,20 @@ pub(super) fn blocks(text: &[u8], out: &mut [u8]) -> (usize, usize) {
     if !available() {
         return (0, 0);
     }
-    // SAFETY: the CPU has AVX2.
+    // SAFETY: `decode_blocks` needs nothing but AVX2, and `available` just found it on this CPU.
     unsafe { decode_blocks(text, out) }
 }
 
-/// The same 16 bytes in both 128-bit halves (AVX2 shuffles look up within each half).
-#[inline(always)]
+/// The same 16 bytes in both 128-bit halves (AVX2 shuffles look up within each half). AVX2 code
+/// only: the attribute makes any other caller say `unsafe`.
+#[inline]
+#[target_feature(enable = "avx2")]
 fn both_halves(t: [i8; 16]) -> __m256i {
-    // SAFETY: `_mm256_setr_epi8` only builds a register; AVX2 is enabled in every caller.
-    unsafe {
-        _mm256_setr_epi8(
-            t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12], t[13],
-            t[14], t[15], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11],
-            t[12], t[13], t[14], t[15],
-        )
-    }
+    _mm256_setr_epi8(
+        t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12], t[13],
+        t[14], t[15], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11],
+        t[12], t[13], t[14], t[15],
+    )
 }
 
 /// Decodes whole 32-character blocks from the start of `text` into `out`, 24 bytes each, while `text`
@@ -53,11 +53,10 @@ fn both_halves(t: [i8; 16]) -> __m256i {
 /// first block holding a character outside the standard alphabet (`=` included). Returns the characters
 /// read and the bytes written.
 ///
-/// # Safety
-///
-/// The CPU must have AVX2 ([`available`]).
+/// Safe to call from AVX2 code; code without it must call it in `unsafe`, having checked
+/// [`available`] (as [`blocks`] does).
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn decode_blocks(text: &[u8], out: &mut [u8]) -> (usize, usize) {
+pub(super) fn decode_blocks(text: &[u8], out: &mut [u8]) -> (usize, usize) {
     // A character is in the alphabet when LOW[its low nibble] & HIGH[its high nibble] is zero. Bit 0:
     // high nibbles 0-1 and 8-F (nothing valid); bit 1: high nibble 2, where only '+' (B) and '/' (F)
     // are; bit 2: digits (3), low nibble 0-9 only; bit 3: 4 and 6, low nibble 0 ('@', '`') excluded;

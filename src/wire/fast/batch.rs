@@ -8,7 +8,7 @@
 use bytes::Bytes;
 
 use super::arena::{Arena, ArenaMark};
-use super::protobuf::Fail;
+use super::protobuf::{Fail, offset_in};
 
 use crate::wire::decoder::Row;
 use crate::wire::value::{Date, Interval, Numeric, Timestamp, Uuid, Value};
@@ -24,6 +24,34 @@ pub(super) struct Span {
     pub(super) start: u32,
 }
 
+/// A span of text: bytes that were UTF-8 when it was made, in a buffer that never changes while a
+/// cell holds it. Its field is private to this module and it is made only from a `&str` that lies
+/// where the span says ([`TextSpan::within`], [`Store::push_text`]), so the type is the proof that
+/// [`Store::text`] relies on.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TextSpan(Span);
+
+impl TextSpan {
+    /// The span of `text`, which lies in `message`, the store's buffer `buf`; `None` if it does not
+    /// lie there or is 4 GiB or more.
+    #[inline(always)]
+    pub(super) fn within(buf: u32, message: &[u8], text: &str) -> Option<TextSpan> {
+        let start = offset_in(message, text.as_bytes());
+        let end = start.wrapping_add(text.len());
+        // `text` lies in `message` (its start is no later than its end, which wrapping would make
+        // it, and its end is no later than the message's), so the span covers `text`'s own bytes and
+        // no others; and both numbers fit a `u32`.
+        if start > end || end > message.len().min(u32::MAX as usize) {
+            return None;
+        }
+        Some(TextSpan(Span {
+            buf,
+            len: (end - start) as u32,
+            start: start as u32,
+        }))
+    }
+}
+
 /// A range of [`Store::nested`].
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Slots {
@@ -31,8 +59,7 @@ pub(super) struct Slots {
     pub(super) len: u32,
 }
 
-/// One decoded cell, 16 bytes. Text variants hold spans that were checked to be UTF-8 when they were
-/// decoded.
+/// One decoded cell, 16 bytes. Text variants hold [`TextSpan`]s.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Cell {
     Null,
@@ -40,9 +67,9 @@ pub(super) enum Cell {
     Int64(i64),
     Float32(f32),
     Float64(f64),
-    Numeric(Span),
-    String(Span),
-    Json(Span),
+    Numeric(TextSpan),
+    String(TextSpan),
+    Json(TextSpan),
     Bytes(Span),
     Proto(Span),
     Date(Date),
@@ -109,9 +136,21 @@ impl Store {
             .unwrap_or(&[])
     }
 
+    /// The text a text cell holds, without checking it again.
+    #[allow(unsafe_code)]
     #[inline]
-    fn text(&self, span: Span) -> &str {
-        validated_str(self.span(span))
+    fn text(&self, text: TextSpan) -> &str {
+        let bytes = self.span(text.0);
+        debug_assert!(std::str::from_utf8(bytes).is_ok());
+        // SAFETY: `bytes` are UTF-8.
+        // - A `TextSpan` is made only from a `&str` (UTF-8), covering that text's own bytes: in a
+        //   received message (`TextSpan::within` checks the text lies in it) or copied into the arena
+        //   (`push_text`); the cell's `buf` is that message's index in `buffers`, or that chunk's.
+        // - Those bytes never change while a cell holds the span: `Bytes` are immutable and kept
+        //   until `clear` drops the cells with them; arena chunks never move, are only appended to,
+        //   and are truncated (`truncate`) together with the cells that point past the cut.
+        // - A span that points nowhere yields `&[]`, which is UTF-8 too.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 
     /// Copies `bytes` into the arena.
@@ -122,6 +161,11 @@ impl Store {
         arena_span(chunk, start, bytes.len())
     }
 
+    /// Copies `text` into the arena.
+    pub(super) fn push_text(&mut self, text: &str) -> Result<TextSpan, Fail> {
+        self.push_arena(text.as_bytes()).map(TextSpan)
+    }
+
     /// Cells for an owned value (the carried partial row, or a value merged from chunks).
     pub(super) fn push_owned(&mut self, value: &Value) -> Result<Cell, Fail> {
         Ok(match value {
@@ -130,9 +174,9 @@ impl Store {
             Value::Int64(n) => Cell::Int64(*n),
             Value::Float32(f) => Cell::Float32(*f),
             Value::Float64(f) => Cell::Float64(*f),
-            Value::Numeric(n) => Cell::Numeric(self.push_arena(n.as_str().as_bytes())?),
-            Value::String(s) => Cell::String(self.push_arena(s.as_bytes())?),
-            Value::Json(s) => Cell::Json(self.push_arena(s.as_bytes())?),
+            Value::Numeric(n) => Cell::Numeric(self.push_text(n.as_str())?),
+            Value::String(s) => Cell::String(self.push_text(s)?),
+            Value::Json(s) => Cell::Json(self.push_text(s)?),
             Value::Bytes(b) => Cell::Bytes(self.push_arena(b)?),
             Value::Proto(b) => Cell::Proto(self.push_arena(b)?),
             Value::Date(d) => Cell::Date(*d),
@@ -214,11 +258,11 @@ impl Store {
 }
 
 /// What a batch cannot hold: a value of 4 GiB or more, or more than 4 billion array elements.
-const TOO_LARGE: Fail = Fail::Wire("a value too large for a row batch");
+pub(super) const TOO_LARGE: Fail = Fail::Wire("a value too large for a row batch");
 
 /// A span of buffer `buf` (or the arena, for [`ARENA`]).
 #[inline]
-pub(super) fn span(buf: u32, start: usize, len: usize) -> Result<Span, Fail> {
+fn span(buf: u32, start: usize, len: usize) -> Result<Span, Fail> {
     match (u32::try_from(start), u32::try_from(len)) {
         (Ok(start), Ok(len)) => Ok(Span { buf, len, start }),
         _ => Err(TOO_LARGE),
@@ -245,20 +289,6 @@ pub(super) fn pack_timestamp(t: Timestamp) -> [u32; 3] {
 #[inline]
 fn unpack_timestamp([lo, hi, nanos]: [u32; 3]) -> Option<Timestamp> {
     Timestamp::new((u64::from(hi) << 32 | u64::from(lo)) as i64, nanos)
-}
-
-/// Text already known to be UTF-8: the bytes of a text cell's span, or bytes just checked to be ASCII.
-///
-/// Cells of text types are built only from `&str` (checked by the value decoder, or taken from an
-/// owned `String`), over buffers that never change afterwards (`Bytes` are immutable; arena chunks are
-/// only appended to, or truncated together with the cells that point past the cut). A span that points
-/// nowhere yields `&[]`, which is valid UTF-8 too. Debug builds check every call.
-#[allow(unsafe_code)]
-#[inline]
-pub(super) fn validated_str(bytes: &[u8]) -> &str {
-    debug_assert!(std::str::from_utf8(bytes).is_ok());
-    // SAFETY: every caller passes bytes that were validated as UTF-8 (see above), unchanged since.
-    unsafe { std::str::from_utf8_unchecked(bytes) }
 }
 
 /// Rows decoded by a [`FastDecoder`](super::FastDecoder): each complete, in stream order.

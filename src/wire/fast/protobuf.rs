@@ -39,15 +39,9 @@ impl Fail {
 /// How deep groups may nest inside skipped fields; prost's recursion limit.
 const GROUP_DEPTH_LIMIT: u32 = 100;
 
-/// The protobuf wire types this reader knows.
-pub(super) const VARINT: u8 = 0;
-/// 8 bytes, little-endian.
-pub(super) const FIXED64: u8 = 1;
-/// A varint length, then that many bytes.
-pub(super) const LEN: u8 = 2;
-const START_GROUP: u8 = 3;
-const END_GROUP: u8 = 4;
-const FIXED32: u8 = 5;
+// The protobuf wire types this reader knows.
+use crate::wire::fields::wire_type::{END_GROUP, FIXED32, START_GROUP};
+pub(super) use crate::wire::fields::wire_type::{FIXED64, LEN, VARINT};
 
 /// A cursor over the bytes of one message.
 pub(super) struct Reader<'a> {

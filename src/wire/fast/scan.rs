@@ -7,6 +7,9 @@ use prost::Message as _;
 
 use super::protobuf::{Fail, LEN, Reader, VARINT, offset_in};
 use crate::proto::google::spanner::v1 as pb;
+use crate::wire::fields::partial_result_set::{
+    CHUNKED_VALUE, LAST, METADATA, PRECOMMIT_TOKEN, RESUME_TOKEN, STATS, VALUES, VALUES_KEY,
+};
 
 /// A PartialResultSet whose framing has been read: metadata and stats decoded (they are small and
 /// rare), each value located but not yet looked into.
@@ -64,7 +67,7 @@ impl Scanned {
 /// deeper, which matters at its recursion limit).
 pub(super) fn prost_value(body: &[u8]) -> Result<prost_types::Value, prost::DecodeError> {
     let mut wrapped = Vec::with_capacity(body.len() + 11);
-    wrapped.push(0x12);
+    wrapped.push(VALUES_KEY);
     prost::encoding::encode_varint(body.len() as u64, &mut wrapped);
     wrapped.extend_from_slice(body);
     let mut msg = pb::PartialResultSet::decode(&wrapped[..])?;
@@ -107,29 +110,32 @@ fn walk_into(whole: &[u8], out: &mut Scanned, values: &mut Vec<Range<u32>>) -> R
         start as u32..(start + part.len()) as u32
     };
     while !r.is_empty() {
-        // Nearly every field is a value (field 2, length-delimited: key 0x12).
-        if let Some(body) = r.len_field(0x12) {
+        // Nearly every field is a value, read here in one step.
+        if let Some(body) = r.len_field(VALUES_KEY) {
             values.push(range(body));
             continue;
         }
         match r.key()? {
-            (2, LEN) => {
+            (VALUES, LEN) => {
                 let body = r.bytes()?;
                 values.push(range(body));
             }
-            (1, LEN) => merge(out.metadata.get_or_insert_default(), r.bytes()?)?,
-            (3, VARINT) => out.chunked_value = r.varint()? != 0,
-            (4, LEN) => {
+            (METADATA, LEN) => merge(out.metadata.get_or_insert_default(), r.bytes()?)?,
+            (CHUNKED_VALUE, VARINT) => out.chunked_value = r.varint()? != 0,
+            (RESUME_TOKEN, LEN) => {
                 let token = range(r.bytes()?);
                 out.resume_token = token.start as usize..token.end as usize;
             }
-            (5, LEN) => merge(out.stats.get_or_insert_default(), r.bytes()?)?,
-            (8, LEN) => merge(
+            (STATS, LEN) => merge(out.stats.get_or_insert_default(), r.bytes()?)?,
+            (PRECOMMIT_TOKEN, LEN) => merge(
                 &mut pb::MultiplexedSessionPrecommitToken::default(),
                 r.bytes()?,
             )?,
-            (9, VARINT) => out.last = r.varint()? != 0,
-            (1..=5 | 8 | 9, _) => return Err(Fail::Wire("invalid wire type")),
+            (LAST, VARINT) => out.last = r.varint()? != 0,
+            (
+                METADATA | VALUES | CHUNKED_VALUE | RESUME_TOKEN | STATS | PRECOMMIT_TOKEN | LAST,
+                _,
+            ) => return Err(Fail::Wire("invalid wire type")),
             (field, wire_type) => r.skip(field, wire_type)?,
         }
     }

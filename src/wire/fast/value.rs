@@ -5,10 +5,15 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-use super::batch::{Cell, Slots, Span, Store, arena_span, pack_timestamp, span};
-use super::protobuf::{FIXED64, Fail, LEN, Reader, VARINT, offset_in};
+use super::batch::{Cell, Slots, Span, Store, TOO_LARGE, TextSpan, arena_span, pack_timestamp};
+use super::protobuf::{FIXED64, Fail, LEN, Reader, VARINT};
 use crate::wire::convert::{
     ValueError, base64_reason, expected_kind, invalid, nested, parse_i64, special_float,
+};
+use crate::wire::fields::list_value;
+use crate::wire::fields::value::{
+    BOOL_KEY, BOOL_VALUE, LIST_KEY, LIST_VALUE, NULL_KEY, NULL_VALUE, NUMBER_KEY, NUMBER_VALUE,
+    STRING_KEY, STRING_VALUE, STRUCT_VALUE,
 };
 use crate::wire::types::Type;
 use crate::wire::value::{Date, Interval, Numeric, ParseError, Timestamp, Uuid};
@@ -40,17 +45,19 @@ fn read_kind(data: &[u8]) -> Result<Kind<'_>, Fail> {
     while !r.is_empty() {
         let (field, wire_type) = r.key()?;
         let next = match (field, wire_type) {
-            (1, VARINT) => {
+            (NULL_VALUE, VARINT) => {
                 r.varint()?;
                 Kind::Null
             }
-            (2, FIXED64) => Kind::Number(f64::from_le_bytes(r.fixed64()?)),
-            (3, LEN) => Kind::String(r.bytes()?),
-            (4, VARINT) => Kind::Bool(r.varint()? != 0),
-            (6, LEN) => Kind::List(r.bytes()?),
+            (NUMBER_VALUE, FIXED64) => Kind::Number(f64::from_le_bytes(r.fixed64()?)),
+            (STRING_VALUE, LEN) => Kind::String(r.bytes()?),
+            (BOOL_VALUE, VARINT) => Kind::Bool(r.varint()? != 0),
+            (LIST_VALUE, LEN) => Kind::List(r.bytes()?),
             // A struct value: prost checks its map entries; it fits no column type anyway.
-            (5, LEN) => return Err(Fail::Fallback),
-            (1..=6, _) => return Err(Fail::Wire("invalid wire type for Value.kind")),
+            (STRUCT_VALUE, LEN) => return Err(Fail::Fallback),
+            (NULL_VALUE..=LIST_VALUE, _) => {
+                return Err(Fail::Wire("invalid wire type for Value.kind"));
+            }
             _ => {
                 r.skip(field, wire_type)?;
                 continue;
@@ -202,7 +209,7 @@ pub(super) fn fast(store: &mut Store, src: Source<'_>, data: &[u8], plan: Plan) 
 fn one_field(data: &[u8]) -> Option<Kind<'_>> {
     let (&key, rest) = data.split_first()?;
     match key {
-        0x1a | 0x32 => {
+        STRING_KEY | LIST_KEY => {
             let (len, body) = match rest.split_first() {
                 Some((&len, body)) if len < 0x80 => (usize::from(len), body),
                 _ => {
@@ -214,21 +221,21 @@ fn one_field(data: &[u8]) -> Option<Kind<'_>> {
             if len != body.len() {
                 return None;
             }
-            Some(if key == 0x1a {
+            Some(if key == STRING_KEY {
                 Kind::String(body)
             } else {
                 Kind::List(body)
             })
         }
-        0x08 => match rest {
+        NULL_KEY => match rest {
             [v] if *v < 0x80 => Some(Kind::Null),
             _ => None,
         },
-        0x11 => {
+        NUMBER_KEY => {
             let n: [u8; 8] = rest.try_into().ok()?;
             Some(Kind::Number(f64::from_le_bytes(n)))
         }
-        0x20 => match rest {
+        BOOL_KEY => match rest {
             [v] if *v < 0x80 => Some(Kind::Bool(*v != 0)),
             _ => None,
         },
@@ -277,7 +284,7 @@ fn array(store: &mut Store, src: Source<'_>, data: &[u8], s: Scalar) -> Option<C
 fn elements(store: &mut Store, src: Source<'_>, body: &[u8], s: Scalar) -> Option<()> {
     let mut rest = body;
     while let Some((&key, tail)) = rest.split_first() {
-        if key != 0x0a {
+        if key != list_value::VALUES_KEY {
             return None;
         }
         let (len, tail) = match tail.split_first() {
@@ -302,36 +309,19 @@ fn elements(store: &mut Store, src: Source<'_>, body: &[u8], s: Scalar) -> Optio
 /// A string value as scalar `s`. Types whose fast parsers accept only ASCII skip the UTF-8 check.
 #[inline(always)]
 fn text(store: &mut Store, src: Source<'_>, bytes: &[u8], s: Scalar) -> Option<Cell> {
-    // Built directly (not through `span`'s `Result`, which the compiler kept on the stack and read
-    // back across two stores: a store-forwarding stall on every text cell).
-    let here = || {
-        let start = u32::try_from(offset_in(src.message, bytes)).ok()?;
-        let len = u32::try_from(bytes.len()).ok()?;
-        Some(Span {
-            buf: src.buf,
-            len,
-            start,
-        })
-    };
+    // An `Option`, not a `Result` (which the compiler kept on the stack and read back across two
+    // stores: a store-forwarding stall on every text cell).
+    let here = |text: &str| TextSpan::within(src.buf, src.message, text);
     Some(match s {
-        Scalar::String => {
-            utf8(bytes)?;
-            Cell::String(here()?)
-        }
+        Scalar::String => Cell::String(here(utf8(bytes)?)?),
         Scalar::Int64 => Cell::Int64(int64_ascii(bytes)?),
         Scalar::Bytes => Cell::Bytes(base64_fast(store, bytes)?),
         Scalar::Timestamp => Cell::Timestamp(pack_timestamp(utc_timestamp(bytes)?)),
         Scalar::Date => Cell::Date(date(bytes)?),
-        Scalar::Json => {
-            utf8(bytes)?;
-            Cell::Json(here()?)
-        }
+        Scalar::Json => Cell::Json(here(utf8(bytes)?)?),
         Scalar::Numeric | Scalar::PgNumeric => {
             // NaN (valid for PostgreSQL only) goes to the general path.
-            if !decimal(bytes) {
-                return None;
-            }
-            Cell::Numeric(here()?)
+            Cell::Numeric(here(decimal(bytes)?)?)
         }
         Scalar::Enum => Cell::Enum(int64_ascii(bytes)?),
         Scalar::Proto => Cell::Proto(base64_fast(store, bytes)?),
@@ -341,10 +331,11 @@ fn text(store: &mut Store, src: Source<'_>, bytes: &[u8], s: Scalar) -> Option<C
     })
 }
 
-/// Whether `b` is a plain decimal number as [`Numeric::check`] reads it (an optional sign, digits with
-/// at most one point, at least one digit); ASCII, so UTF-8. `NaN` is not.
+/// `b` as text if it is a plain decimal number as [`Numeric::check`] reads it (an optional sign, digits
+/// with at most one point, at least one digit). `NaN` is not.
+#[allow(unsafe_code)]
 #[inline]
-fn decimal(b: &[u8]) -> bool {
+fn decimal(b: &[u8]) -> Option<&str> {
     let body = match b.split_first() {
         Some((b'-' | b'+', rest)) => rest,
         _ => b,
@@ -356,10 +347,15 @@ fn decimal(b: &[u8]) -> bool {
         } else if c == b'.' {
             points += 1;
         } else {
-            return false;
+            return None;
         }
     }
-    digits > 0 && points <= 1
+    if digits == 0 || points > 1 {
+        return None;
+    }
+    // SAFETY: ASCII, so UTF-8: every byte of `b` is a leading sign or, as the loop checked, an ASCII
+    // digit or '.'.
+    Some(unsafe { std::str::from_utf8_unchecked(b) })
 }
 
 /// `YYYY-MM-DD`, as [`Date::parse`] reads it.
@@ -458,11 +454,13 @@ fn count_elements(body: &[u8]) -> Result<usize, Fail> {
     let mut n = 0;
     while !r.is_empty() {
         match r.key()? {
-            (1, LEN) => {
+            (list_value::VALUES, LEN) => {
                 r.bytes()?;
                 n += 1;
             }
-            (1, _) => return Err(Fail::Wire("invalid wire type for ListValue.values")),
+            (list_value::VALUES, _) => {
+                return Err(Fail::Wire("invalid wire type for ListValue.values"));
+            }
             (field, wire_type) => r.skip(field, wire_type)?,
         }
     }
@@ -483,7 +481,7 @@ fn fill<'t>(
     let mut i = 0;
     while !r.is_empty() {
         match r.key()? {
-            (1, _) => {
+            (list_value::VALUES, _) => {
                 let element = r.bytes()?;
                 let cell =
                     decode(store, src, element, ty_of(i), depth + 1).map_err(|e| match e {
@@ -517,7 +515,7 @@ fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result
             "invalid string value: data is not UTF-8 encoded",
         ));
     };
-    let here = || span(src.buf, offset_in(src.message, bytes), bytes.len());
+    let here = || TextSpan::within(src.buf, src.message, s).ok_or(TOO_LARGE);
     let bad = |reason: &str| Fail::value(invalid(ty, s, reason));
     Ok(match ty {
         Type::String => Cell::String(here()?),
@@ -545,6 +543,7 @@ fn string(store: &mut Store, src: Source<'_>, bytes: &[u8], ty: &Type) -> Result
 
 /// The text of a string value, if it is UTF-8. Short ASCII strings (most cells) are checked here with
 /// at most two overlapping loads; longer ones eight bytes at a time; the rest by simdutf8.
+#[allow(unsafe_code)]
 #[inline(always)]
 fn utf8(bytes: &[u8]) -> Option<&str> {
     let n = bytes.len();
@@ -561,13 +560,15 @@ fn utf8(bytes: &[u8]) -> Option<&str> {
         bytes.iter().fold(0u64, |acc, &b| acc | u64::from(b))
     };
     if high & 0x8080_8080_8080_8080 == 0 {
-        // All ASCII, so UTF-8.
-        return Some(super::batch::validated_str(bytes));
+        // SAFETY: ASCII, so UTF-8: `high` is the OR of every byte of `bytes` (the two loads overlap
+        // and cover all 4 to 16 of them, or the fold reads each of fewer), and no high bit is set.
+        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
     }
     simdutf8::basic::from_utf8(bytes).ok()
 }
 
 /// [`utf8`] for text longer than 16 bytes.
+#[allow(unsafe_code)]
 #[inline(never)]
 fn utf8_long(bytes: &[u8]) -> Option<&str> {
     if bytes.len() <= 64 {
@@ -577,8 +578,9 @@ fn utf8_long(bytes: &[u8]) -> Option<&str> {
             high |= u64::from_le_bytes(*w);
         }
         if high & 0x8080_8080_8080_8080 == 0 {
-            // All ASCII, so UTF-8.
-            return Some(super::batch::validated_str(bytes));
+            // SAFETY: ASCII, so UTF-8: `high` is the OR of every byte of `bytes` (the whole words,
+            // then the tail), and no high bit is set.
+            return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
         }
     }
     simdutf8::basic::from_utf8(bytes).ok()
@@ -827,7 +829,9 @@ mod tests {
             "١",
             "1,5",
         ] {
-            let fast = decimal(s.as_bytes());
+            let text = decimal(s.as_bytes());
+            assert!(text.is_none_or(|t| t == s), "{s:?}: the text is the input");
+            let fast = text.is_some();
             if s == "NaN" {
                 assert!(!fast);
             } else {
