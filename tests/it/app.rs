@@ -255,10 +255,8 @@ fn test_connection_says_what_is_wrong_and_when_it_works() {
     assert!(h.query_by_label_contains("SELECT 1 in").is_some());
 
     // An emulator address nobody listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
+    let closed = crate::support::ClosedPort::new();
+    let port = closed.port;
     {
         let connection = &mut h.state_mut().settings_mut().connection;
         connection.kind = spanprof::app::TargetKind::Emulator;
