@@ -7,6 +7,7 @@ pub mod app;
 pub mod cli;
 pub mod client;
 pub mod demo;
+pub mod emulator;
 pub mod engine;
 pub mod export;
 pub mod proto;

@@ -2,16 +2,14 @@
 //! emulator and seeds it with the demo tables (on a thread of its own: the UI never waits).
 
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command as Process, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use super::Command;
 use super::theme::form_row;
-use crate::cli::{SeedArgs, run_seed};
+use crate::client::error_chain;
+use crate::emulator::{Emulator, SeedTarget, seed_blocking};
 
 /// Where the emulator listens, and the database the demo tables go in.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,14 +84,14 @@ impl EmulatorSettings {
     }
 }
 
-/// What starting and seeding the emulator gave: the process if this app started it, and a line
+/// What starting and seeding the emulator gave: the emulator if this app started it, and a line
 /// saying what happened; or why it failed.
-type Started = Result<(Option<Child>, String), String>;
+type Started = Result<(Option<Emulator>, String), String>;
 
 /// An emulator this app started (killed when dropped), and the seeding in flight.
 #[derive(Default)]
 pub struct EmulatorProcess {
-    child: Option<Child>,
+    emulator: Option<Emulator>,
     pending: Option<mpsc::Receiver<Started>>,
     status: String,
 }
@@ -127,10 +125,10 @@ impl EmulatorProcess {
         let outcome = self.pending.as_ref()?.try_recv().ok()?;
         self.pending = None;
         match outcome {
-            Ok((child, text)) => {
-                if child.is_some() {
-                    self.stop();
-                    self.child = child;
+            Ok((started, text)) => {
+                if started.is_some() {
+                    // Stops the one started before, if any.
+                    self.emulator = started;
                 }
                 self.status = text;
                 None
@@ -146,83 +144,39 @@ impl EmulatorProcess {
     pub fn status(&self) -> &str {
         &self.status
     }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for EmulatorProcess {
-    fn drop(&mut self) {
-        self.stop();
-    }
 }
 
 /// Starts the emulator if nothing listens on the address yet, then seeds it.
 fn start_and_seed(settings: &EmulatorSettings) -> Started {
-    let host_port = settings.host_port.trim().to_owned();
-    let mut child = None;
-    if TcpStream::connect(&host_port).is_err() {
-        let binary = emulator_binary()?;
-        let mut started = Process::new(&binary)
-            .args(["--host_port", &host_port])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(&host_port).is_err() {
-            if let Ok(Some(status)) = started.try_wait() {
-                return Err(format!("the emulator exited at once ({status})"));
-            }
-            if Instant::now() > deadline {
-                let _ = started.kill();
-                return Err(format!(
-                    "the emulator did not listen on {host_port} within 20 s"
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        child = Some(started);
-    }
-    let args = SeedArgs {
-        endpoint: Some(host_port.clone()),
+    let configured = settings.host_port.trim();
+    let started = if TcpStream::connect(configured).is_err() {
+        Some(Emulator::start(configured).map_err(|e| error_chain(&e))?)
+    } else {
+        None
+    };
+    // Where it listens, as it said (the same unless port 0 was configured).
+    let host_port = started
+        .as_ref()
+        .map_or(configured, Emulator::address)
+        .to_owned();
+    let target = SeedTarget {
+        endpoint: host_port.clone(),
         project: settings.project.clone(),
         instance: settings.instance.clone(),
         database: settings.database.clone(),
-        rows: settings.seed_rows,
+        seed23_rows: settings.seed_rows,
     };
-    let mut out = Vec::new();
-    run_seed(&args, &mut out).map_err(|e| format!("seeding {host_port} failed: {e:#}"))?;
-    let text = String::from_utf8_lossy(&out);
-    let last = text.lines().last().unwrap_or("seeded");
-    let started = if child.is_some() {
+    let summary = seed_blocking(&target)
+        .map_err(|e| format!("seeding {host_port} failed: {}", error_chain(&e)))?;
+    let how = if started.is_some() {
         "started"
     } else {
         "already running"
     };
-    Ok((child, format!("emulator {started} on {host_port}; {last}")))
-}
-
-/// `emulator_main`: `$SPANPROF_EMULATOR_MAIN`, else where its Debian package installed it.
-fn emulator_binary() -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os("SPANPROF_EMULATOR_MAIN") {
-        return Ok(PathBuf::from(path));
-    }
-    let listed = Process::new("dpkg")
-        .args(["-L", "google-cloud-cli-spanner-emulator"])
-        .output()
-        .map_err(|e| format!("cannot ask dpkg where the emulator is: {e}"))?;
-    String::from_utf8_lossy(&listed.stdout)
-        .lines()
-        .find(|line| line.ends_with("/emulator_main"))
-        .map(PathBuf::from)
-        .ok_or_else(|| {
-            "the Cloud Spanner emulator is not installed (no emulator_main in \
-             google-cloud-cli-spanner-emulator); install it or set SPANPROF_EMULATOR_MAIN"
-                .to_owned()
-        })
+    let status = format!(
+        "emulator {how} on {host_port}; seeded {} rows in {:.2} s",
+        summary.rows(),
+        summary.elapsed.as_secs_f64()
+    );
+    Ok((started, status))
 }

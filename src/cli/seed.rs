@@ -1,23 +1,14 @@
 //! `spanprof seed`: create the demo tables in a Cloud Spanner emulator (or any plaintext endpoint)
-//! and load their rows, reusing whatever already exists.
+//! and load their rows, reusing whatever already exists; the seeding itself is
+//! [`crate::emulator::seed`], this prints what it did.
 
 use std::io::Write;
-use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
-use tonic::transport::Channel;
-
-use crate::client::admin::{self, Ensured};
-use crate::client::connect_plaintext;
-use crate::demo::{self, DemoTable};
-use crate::wire::Value;
+use crate::client::admin::Ensured;
+use crate::emulator::{self, SeedSummary, SeedTarget};
 
 /// The environment variable official clients read the emulator's address from.
 const EMULATOR_HOST_VAR: &str = "SPANNER_EMULATOR_HOST";
-/// How long connecting to the endpoint may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// Rows per commit, at most (the cell and byte limits may make commits smaller).
-const BATCH_ROWS: usize = 1_000;
 
 /// Arguments of `spanprof seed`.
 #[derive(Debug, Clone, clap::Args)]
@@ -55,84 +46,49 @@ impl SeedArgs {
 /// Seeds the demo tables as `args` asks, printing what was created or reused, the rows written and
 /// the time taken to `out`.
 pub fn run_seed(args: &SeedArgs, mut out: impl Write) -> anyhow::Result<()> {
-    let endpoint = args.resolved_endpoint()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .thread_name("spanprof-seed")
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(seed(args, &endpoint, &mut out))
-}
-
-async fn seed(args: &SeedArgs, endpoint: &str, out: &mut impl Write) -> anyhow::Result<()> {
-    let started = Instant::now();
-    let channel = tokio::time::timeout(CONNECT_TIMEOUT, connect_plaintext(endpoint))
-        .await
-        .map_err(|_| anyhow::anyhow!("no answer within {} s", CONNECT_TIMEOUT.as_secs()))
-        .and_then(|connected| connected.map_err(anyhow::Error::from))
-        .with_context(|| format!("cannot connect to {endpoint}"))?;
-
-    let instance = admin::ensure_instance(channel.clone(), &args.project, &args.instance)
-        .await
-        .with_context(|| format!("at {endpoint}"))?;
-    let instance_name = admin::instance_name(&args.project, &args.instance);
-    writeln!(out, "instance {instance_name}: {}", describe(&instance))?;
-
-    let tables = demo::tables();
-    let ddl: Vec<String> = tables.iter().map(DemoTable::ddl).collect();
-    let database = admin::ensure_database(
-        channel.clone(),
-        &args.project,
-        &args.instance,
-        &args.database,
-        &ddl,
-    )
-    .await
-    .with_context(|| format!("at {endpoint}"))?;
-    let database_name = admin::database_name(&args.project, &args.instance, &args.database);
-    writeln!(out, "database {database_name}: {}", describe(&database))?;
-
-    let mut total = 0;
-    for table in &tables {
-        let loaded = Instant::now();
-        let written = load_table(channel.clone(), &database_name, table, args.rows)
-            .await
-            .with_context(|| format!("at {endpoint}"))?;
-        total += written;
-        writeln!(
-            out,
-            "{}: wrote {written} rows in {:.2} s",
-            table.name,
-            loaded.elapsed().as_secs_f64()
-        )?;
+    let target = SeedTarget {
+        endpoint: args.resolved_endpoint()?,
+        project: args.project.clone(),
+        instance: args.instance.clone(),
+        database: args.database.clone(),
+        seed23_rows: args.rows,
+    };
+    let summary = emulator::seed_blocking(&target)?;
+    for line in summary_lines(&summary) {
+        writeln!(out, "{line}")?;
     }
-    writeln!(
-        out,
-        "seeded {total} rows in {:.2} s",
-        started.elapsed().as_secs_f64()
-    )?;
     out.flush()?;
     Ok(())
 }
 
-/// Loads the rows of one demo table: `seed23_rows` rows for Seed23, all rows for the others.
-async fn load_table(
-    channel: Channel,
-    database_name: &str,
-    table: &DemoTable,
-    seed23_rows: u64,
-) -> Result<u64, admin::AdminError> {
-    let load = |rows: Box<dyn Iterator<Item = Vec<Value>> + Send>| {
-        admin::load_rows(channel.clone(), database_name, table, rows, BATCH_ROWS)
-    };
-    let last_id = i64::try_from(seed23_rows).unwrap_or(i64::MAX);
-    match table.name {
-        "Seed23" => load(Box::new((1..=last_id).map(demo::seed23::row))).await,
-        "Singers" => load(Box::new(demo::music::singer_rows().into_iter())).await,
-        "Albums" => load(Box::new(demo::music::album_rows().into_iter())).await,
-        "Blobs" => load(Box::new(demo::blobs::ids().filter_map(demo::blobs::row))).await,
-        _ => Ok(0),
-    }
+/// The lines `spanprof seed` prints for `summary`.
+fn summary_lines(summary: &SeedSummary) -> Vec<String> {
+    let mut lines = vec![
+        format!(
+            "instance {}: {}",
+            summary.instance_name,
+            describe(&summary.instance)
+        ),
+        format!(
+            "database {}: {}",
+            summary.database_name,
+            describe(&summary.database)
+        ),
+    ];
+    lines.extend(summary.tables.iter().map(|t| {
+        format!(
+            "{}: wrote {} rows in {:.2} s",
+            t.table,
+            t.rows,
+            t.elapsed.as_secs_f64()
+        )
+    }));
+    lines.push(format!(
+        "seeded {} rows in {:.2} s",
+        summary.rows(),
+        summary.elapsed.as_secs_f64()
+    ));
+    lines
 }
 
 fn describe(ensured: &Ensured) -> String {
@@ -147,7 +103,10 @@ fn describe(ensured: &Ensured) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::emulator::TableSeeded;
 
     #[test]
     fn describe_says_created_or_reused() {
@@ -163,6 +122,41 @@ mod tests {
                 added_tables: vec!["Blobs".into()]
             }),
             "reused; created tables Blobs"
+        );
+    }
+
+    #[test]
+    fn the_summary_is_printed_one_line_per_step() {
+        let summary = SeedSummary {
+            instance_name: "projects/p/instances/i".into(),
+            instance: Ensured::Created,
+            database_name: "projects/p/instances/i/databases/d".into(),
+            database: Ensured::Reused {
+                added_tables: Vec::new(),
+            },
+            tables: vec![
+                TableSeeded {
+                    table: "Seed23",
+                    rows: 100,
+                    elapsed: Duration::from_millis(1250),
+                },
+                TableSeeded {
+                    table: "Blobs",
+                    rows: 14,
+                    elapsed: Duration::from_millis(7),
+                },
+            ],
+            elapsed: Duration::from_millis(2500),
+        };
+        assert_eq!(
+            summary_lines(&summary),
+            [
+                "instance projects/p/instances/i: created",
+                "database projects/p/instances/i/databases/d: reused",
+                "Seed23: wrote 100 rows in 1.25 s",
+                "Blobs: wrote 14 rows in 0.01 s",
+                "seeded 114 rows in 2.50 s",
+            ]
         );
     }
 }

@@ -1,102 +1,37 @@
 //! `spanprof seed` against the real Cloud Spanner emulator: the demo tables load, read back equal to
-//! the generators' rows, and seeding again reuses everything. Each test starts its own emulator on a
-//! free loopback port and stops it when done.
+//! the generators' rows, and seeding again reuses everything. Each test starts its own emulator
+//! through `spanprof::emulator` on a loopback port the emulator binds itself, and stops it when done.
 
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::net::TcpStream;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 use spanprof::cli::{SeedArgs, run_seed};
+use spanprof::client::admin::Ensured;
+use spanprof::client::error_chain;
+use spanprof::emulator::{Emulator, SeedSummary, SeedTarget, seed_blocking};
 use spanprof::wire::{Row, Value};
 
 use crate::client::TestClient;
+use crate::support::ClosedPort;
 
-/// How long the emulator may take to accept connections.
-const START_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// A running `emulator_main`, killed when dropped.
-struct Emulator {
-    child: Child,
-    host_port: String,
-}
-
-impl Emulator {
-    /// Starts the emulator on a free loopback port and waits until it accepts connections.
-    fn start() -> Self {
-        let binary = emulator_binary();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free loopback port")
-            .port();
-        let host_port = format!("127.0.0.1:{port}");
-        let child = Command::new(&binary)
-            .args(["--host_port", &host_port])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
-        let mut emulator = Emulator { child, host_port };
-        emulator.wait_until_ready();
-        emulator
-    }
-
-    fn wait_until_ready(&mut self) {
-        let started = Instant::now();
-        loop {
-            if TcpStream::connect(&self.host_port).is_ok() {
-                return;
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("the emulator exited before accepting connections: {status}");
-            }
-            assert!(
-                started.elapsed() < START_TIMEOUT,
-                "the emulator did not accept connections on {} within {} s",
-                self.host_port,
-                START_TIMEOUT.as_secs()
-            );
-            std::thread::sleep(Duration::from_millis(50));
+/// Starts the installed emulator on a loopback port it picks itself. Panics when it is missing or
+/// does not start: these tests never pass without running.
+fn start_emulator() -> Emulator {
+    match Emulator::start("127.0.0.1:0") {
+        Ok(emulator) => emulator,
+        Err(e) => {
+            let ci = if std::env::var("CI").is_ok_and(|v| v == "true") {
+                "CI: "
+            } else {
+                ""
+            };
+            panic!(
+                "{ci}the Cloud Spanner emulator did not start: {}",
+                error_chain(&e)
+            )
         }
-    }
-}
-
-impl Drop for Emulator {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `emulator_main`: `$SPANPROF_EMULATOR_MAIN`, else where the Debian package installed it. Panics
-/// when it is missing: these tests never pass without running.
-fn emulator_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("SPANPROF_EMULATOR_MAIN") {
-        return PathBuf::from(path);
-    }
-    let listed = Command::new("dpkg")
-        .args(["-L", "google-cloud-cli-spanner-emulator"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .find(|line| line.ends_with("/emulator_main"))
-                .map(PathBuf::from)
-        });
-    match listed {
-        Some(path) if path.is_file() => path,
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => panic!(
-            "CI: the Cloud Spanner emulator is missing; install google-cloud-cli-spanner-emulator \
-             or set SPANPROF_EMULATOR_MAIN"
-        ),
-        _ => panic!(
-            "the Cloud Spanner emulator is missing (no emulator_main in google-cloud-cli-spanner-emulator); \
-             install it or set SPANPROF_EMULATOR_MAIN to its emulator_main"
-        ),
     }
 }
 
@@ -120,6 +55,18 @@ fn seed(args: &SeedArgs) -> String {
         );
     }
     String::from_utf8(out).expect("the seed prints UTF-8")
+}
+
+/// Seeds through the library, as the app does; panics if it fails.
+fn seed_library(host_port: &str, project: &str, rows: u64) -> SeedSummary {
+    let target = SeedTarget {
+        endpoint: host_port.to_owned(),
+        project: project.to_owned(),
+        instance: "test-instance".to_owned(),
+        database: "test-db".to_owned(),
+        seed23_rows: rows,
+    };
+    seed_blocking(&target).unwrap_or_else(|e| panic!("seed failed: {}", error_chain(&e)))
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -185,8 +132,8 @@ fn same_json(a: &Json, b: &Json) -> bool {
 #[test]
 #[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
 fn seed_loads_the_demo_tables_into_the_emulator() {
-    let emulator = Emulator::start();
-    let args = seed_args(&emulator.host_port, "test-project", 10_000);
+    let emulator = start_emulator();
+    let args = seed_args(emulator.address(), "test-project", 10_000);
 
     let first = seed(&args);
     assert!(first.contains("instance projects/test-project/instances/test-instance: created"));
@@ -196,15 +143,64 @@ fn seed_loads_the_demo_tables_into_the_emulator() {
     assert!(first.contains("Seed23: wrote 10000 rows"), "{first}");
     assert!(first.contains("Blobs: wrote 14 rows"), "{first}");
 
-    let (count, rows) = read_back(&emulator.host_port);
+    let (count, rows) = read_back(emulator.address());
     assert_eq!(count, 10_000);
     assert_generated_rows(&rows);
 
     let second = seed(&args);
     assert!(second.contains("test-instance: reused"), "{second}");
     assert!(second.contains("test-db: reused\n"), "{second}");
-    let (count, rows) = read_back(&emulator.host_port);
+    let (count, rows) = read_back(emulator.address());
     assert_eq!(count, 10_000);
+    assert_generated_rows(&rows);
+}
+
+#[test]
+#[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
+fn an_emulator_started_on_port_0_listens_until_dropped() {
+    let emulator = start_emulator();
+    let address = emulator.address().to_owned();
+    let port: u16 = address
+        .rsplit_once(':')
+        .and_then(|(_, port)| port.parse().ok())
+        .unwrap_or_else(|| panic!("{address} is not host:port"));
+    assert_ne!(port, 0, "the emulator says the port it bound");
+    assert!(TcpStream::connect(&address).is_ok(), "{address} accepts");
+    drop(emulator);
+    assert!(
+        TcpStream::connect(&address).is_err(),
+        "{address} still accepts connections after the emulator was dropped"
+    );
+}
+
+#[test]
+#[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
+fn the_library_seed_says_what_it_created_reused_and_wrote() {
+    let emulator = start_emulator();
+    let first = seed_library(emulator.address(), "test-project", 250);
+    assert_eq!(
+        first.instance_name,
+        "projects/test-project/instances/test-instance"
+    );
+    assert_eq!(first.instance, Ensured::Created);
+    assert_eq!(first.database, Ensured::Created);
+    let written: Vec<(&str, u64)> = first.tables.iter().map(|t| (t.table, t.rows)).collect();
+    let demo = spanprof::demo::music::singer_rows().len() as u64
+        + spanprof::demo::music::album_rows().len() as u64
+        + spanprof::demo::blobs::ids().count() as u64;
+    assert_eq!(written[0], ("Seed23", 250));
+    assert_eq!(written.last(), Some(&("Blobs", 14)));
+    assert_eq!(first.rows(), 250 + demo);
+    assert!(first.elapsed >= first.tables.iter().map(|t| t.elapsed).sum());
+
+    let second = seed_library(emulator.address(), "test-project", 250);
+    let reused = Ensured::Reused {
+        added_tables: Vec::new(),
+    };
+    assert_eq!((&second.instance, &second.database), (&reused, &reused));
+    assert_eq!(second.rows(), first.rows());
+    let (count, rows) = read_back(emulator.address());
+    assert_eq!(count, 250);
     assert_generated_rows(&rows);
 }
 
@@ -232,8 +228,8 @@ const TARGET: [&str; 6] = [
 #[test]
 #[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
 fn seed_cli_reports_what_it_did() {
-    let emulator = Emulator::start();
-    let mut args = vec!["--endpoint", &emulator.host_port, "--rows", "100"];
+    let emulator = start_emulator();
+    let mut args = vec!["--endpoint", emulator.address(), "--rows", "100"];
     args.extend(TARGET);
     let (output, _) = spanprof_seed(&args, None);
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -243,7 +239,7 @@ fn seed_cli_reports_what_it_did() {
     assert!(stdout.contains("Seed23: wrote 100 rows"), "{stdout}");
 
     // The endpoint may also come from SPANNER_EMULATOR_HOST; everything is reused then.
-    let (output, _) = spanprof_seed(&TARGET, Some(&emulator.host_port));
+    let (output, _) = spanprof_seed(&TARGET, Some(emulator.address()));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}");
     assert!(stdout.contains("test-db: reused"), "{stdout}");
@@ -259,18 +255,15 @@ fn seed_cli_rejects_a_missing_or_unreachable_endpoint() {
     assert!(stderr.contains("SPANNER_EMULATOR_HOST"), "{stderr}");
 
     // A port nobody listens on.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free loopback port")
-        .port();
-    let endpoint = format!("127.0.0.1:{port}");
-    let mut args = vec!["--endpoint", endpoint.as_str()];
+    let closed = ClosedPort::new();
+    let endpoint = closed.host_port.as_str();
+    let mut args = vec!["--endpoint", endpoint];
     args.extend(TARGET);
     let (output, took) = spanprof_seed(&args, None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(took < Duration::from_secs(10), "took {took:?}");
-    assert!(stderr.contains(&endpoint), "{stderr}");
+    assert!(stderr.contains(endpoint), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
 }
 
@@ -279,13 +272,13 @@ fn seed_cli_rejects_a_missing_or_unreachable_endpoint() {
 fn ensure_database_adds_only_the_missing_tables() {
     use spanprof::client::admin::{self, Ensured};
 
-    let emulator = Emulator::start();
+    let emulator = start_emulator();
     let ddl: Vec<String> = spanprof::demo::tables()
         .iter()
         .map(spanprof::demo::DemoTable::ddl)
         .collect();
     runtime().block_on(async {
-        let channel = spanprof::client::connect_plaintext(&emulator.host_port)
+        let channel = spanprof::client::connect_plaintext(emulator.address())
             .await
             .expect("connects to the emulator");
         let ensure = |statements: Vec<String>| {
@@ -336,8 +329,8 @@ fn ensure_database_adds_only_the_missing_tables() {
 #[test]
 #[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
 fn profile_against_the_emulator_in_profile_mode() {
-    let emulator = Emulator::start();
-    seed(&seed_args(&emulator.host_port, "test-project", 10_000));
+    let emulator = start_emulator();
+    seed_library(emulator.address(), "test-project", 10_000);
     let dir = std::env::temp_dir().join(format!("spanprof-emu-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
     let csv = dir.join("run.csv");
@@ -345,7 +338,7 @@ fn profile_against_the_emulator_in_profile_mode() {
         .args([
             "profile",
             "--endpoint",
-            &emulator.host_port,
+            emulator.address(),
             "--sql",
             "SELECT * FROM Seed23",
         ])
@@ -393,13 +386,13 @@ fn profile_against_the_emulator_in_profile_mode() {
 #[test]
 #[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
 fn an_unknown_database_is_a_clear_error() {
-    let emulator = Emulator::start();
-    seed(&seed_args(&emulator.host_port, "test-project", 10));
+    let emulator = start_emulator();
+    seed_library(emulator.address(), "test-project", 10);
     let out = Command::new(env!("CARGO_BIN_EXE_spanprof"))
         .args([
             "profile",
             "--endpoint",
-            &emulator.host_port,
+            emulator.address(),
             "--sql",
             "SELECT 1",
         ])
