@@ -183,6 +183,8 @@ fn two_runs_compared_show_the_ratio_in_words() {
     h.get_by_label("narrow").click();
     h.run_steps(3);
     assert!(h.query_by_label_contains("Pick two or more").is_none());
+    // The verdict is computed off the UI thread and shown once it is in.
+    step_until(&mut h, "the verdict", |app| !app.verdicts().is_empty());
     let verdicts = h.state().verdicts();
     assert_eq!(verdicts.len(), 1, "{verdicts:?}");
     let verdict = &verdicts[0];
