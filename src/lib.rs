@@ -3,6 +3,7 @@
 //! The binary is a thin layer over this library, so that tests, the command line and the
 //! desktop app drive the same code. See `ARCHITECTURE.md` for a line on each module.
 
+pub mod analysis;
 pub mod app;
 pub mod cli;
 pub mod client;

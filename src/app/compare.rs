@@ -2,38 +2,19 @@
 //! listed; two or more picked are overlaid (total time per iteration side by side, and their
 //! distributions as box plots), with each one's verdict against the first in words.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use egui_plot::{Bar, BarChart, BoxElem, BoxPlot, BoxSpread, Legend, Plot};
 
+use super::verdicts::{Verdict, Verdicts};
 use super::{RunEntry, theme};
-use crate::report::{Phase, RunReport};
-use crate::stats::{self, percentile};
+use crate::analysis::totals_distribution;
 
-/// Confidence level of the comparisons.
-const CONFIDENCE: f64 = 0.95;
-/// Bootstrap resamples per comparison.
-const RESAMPLES: usize = 2000;
-/// The bootstrap's seed: a comparison is a pure function of the two runs.
-const SEED: u64 = 0x5ba_17ab;
-
-/// The timed totals of a run, in run order.
-fn totals(report: &RunReport) -> Vec<f64> {
-    report.phase_samples(Phase::Total)
-}
-
-/// "B is 1.8× ± 0.1 faster than A …" for run `b` against run `a`, on the total time; `None` when
-/// either has no timed iteration.
-pub fn verdict(a: &RunReport, b: &RunReport) -> Option<String> {
-    let c = stats::compare(&totals(a), &totals(b), CONFIDENCE, RESAMPLES, SEED)?;
-    Some(stats::verdict(&c, &a.config.label, &b.config.label))
-}
-
-/// The compare view's state: which runs are picked, and the verdicts computed so far.
+/// The compare view's state: which runs are picked, and the verdicts asked for so far.
 #[derive(Debug, Default)]
 pub struct CompareView {
     picked: BTreeSet<u64>,
-    verdicts: HashMap<(u64, u64), Option<String>>,
+    verdicts: Verdicts,
 }
 
 impl CompareView {
@@ -51,7 +32,12 @@ impl CompareView {
         &self.picked
     }
 
-    /// The verdicts shown last, one per picked run after the first.
+    /// Takes in the verdicts computed off the UI thread since the last frame.
+    pub fn drain(&mut self) {
+        self.verdicts.drain();
+    }
+
+    /// The verdicts shown last, one per picked run after the first whose verdict is computed.
     pub fn verdicts_shown(&self, runs: &[RunEntry]) -> Vec<String> {
         let picked: Vec<&RunEntry> = runs
             .iter()
@@ -61,7 +47,10 @@ impl CompareView {
             return Vec::new();
         };
         rest.iter()
-            .filter_map(|b| self.verdicts.get(&(a.id, b.id)).cloned().flatten())
+            .filter_map(|b| match self.verdicts.get((a.id, b.id)) {
+                Some(Verdict::Ready(Some(text))) => Some(text.clone()),
+                _ => None,
+            })
             .collect()
     }
 
@@ -84,18 +73,16 @@ impl CompareView {
         }
         let (_, a) = picked[0];
         for &(k, b) in &picked[1..] {
-            let text = self
+            let verdict = self
                 .verdicts
-                .entry((a.id, b.id))
-                .or_insert_with(|| verdict(&a.report, &b.report))
-                .clone()
-                .unwrap_or_else(|| {
-                    format!(
-                        "{} cannot be compared with {}: a run without timed iterations",
-                        b.report.config.label, a.report.config.label
-                    )
-                });
-            ui.colored_label(theme::run_color(k), egui::RichText::new(text).strong());
+                .request((a.id, &a.report), (b.id, &b.report), ui.ctx());
+            verdict_line(
+                ui,
+                k,
+                verdict,
+                &a.report.config.label,
+                &b.report.config.label,
+            );
         }
         ui.add_space(4.0);
         let height = (ui.available_height() / 2.0 - 8.0).max(140.0);
@@ -127,16 +114,34 @@ impl CompareView {
                             ui.label(&run.report.config.target);
                             let sql: String = run.report.config.sql.chars().take(48).collect();
                             ui.monospace(sql).on_hover_text(&run.report.config.sql);
-                            let totals = totals(&run.report);
-                            ui.monospace(totals.len().to_string());
-                            let median = stats::summarize(&totals)
-                                .map_or_else(|| "—".to_owned(), |s| format!("{:.3} ms", s.median));
+                            ui.monospace(run.report.timed().count().to_string());
+                            let median = totals_distribution(&run.report)
+                                .map_or_else(|| "—".to_owned(), |d| format!("{:.3} ms", d.median));
                             ui.monospace(median);
                             ui.end_row();
                         }
                     });
             });
     }
+}
+
+/// One run's verdict against the first picked, in its colour: the words once they are computed.
+fn verdict_line(ui: &mut egui::Ui, k: usize, verdict: &Verdict, a_label: &str, b_label: &str) {
+    let text = match verdict {
+        Verdict::Ready(Some(text)) => text.clone(),
+        Verdict::Ready(None) => {
+            format!("{b_label} cannot be compared with {a_label}: a run without timed iterations")
+        }
+        Verdict::Pending => format!("comparing {b_label} with {a_label}…"),
+        Verdict::Failed(why) => format!("{b_label} cannot be compared with {a_label}: {why}"),
+    };
+    let text = egui::RichText::new(text);
+    let text = if matches!(verdict, Verdict::Pending) {
+        text.italics()
+    } else {
+        text.strong()
+    };
+    ui.colored_label(theme::run_color(k), text);
 }
 
 fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
@@ -177,10 +182,8 @@ fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
     let plots: Vec<BoxPlot> = picked
         .iter()
         .filter_map(|&(k, run)| {
-            let mut sorted = totals(&run.report);
-            sorted.sort_by(f64::total_cmp);
-            let q = |p| percentile(&sorted, p);
-            let spread = BoxSpread::new(q(0.0)?, q(25.0)?, q(50.0)?, q(75.0)?, q(100.0)?);
+            let d = totals_distribution(&run.report)?;
+            let spread = BoxSpread::new(d.min, d.q1, d.median, d.q3, d.max);
             let elem = BoxElem::new(k as f64, spread)
                 .name(&run.report.config.label)
                 .box_width(0.5);

@@ -8,8 +8,9 @@ use std::collections::BTreeSet;
 use egui_plot::{Bar, BarChart, Legend, Plot, PlotPoint, Text};
 
 use super::theme;
+use crate::analysis;
 use crate::report::{IterationRecord, Phase, Status};
-use crate::stats::{self, OUTLIER_THRESHOLD, Summary, cold_start, is_slow_first, outliers};
+use crate::stats::{self, Summary};
 
 /// The stacked segments of a bar, bottom to top.
 pub const SEGMENTS: [&str; 5] = ["server", "network", "wire decode", "row decode", "other"];
@@ -40,33 +41,21 @@ pub struct Flag {
 }
 
 /// The slow first iteration (in run order, warm-ups included) and the outlying timed iterations
-/// (MAD rule on the total).
+/// (MAD rule on the total), as [`analysis::findings`] found them.
 pub fn flags(records: &[IterationRecord]) -> Vec<Flag> {
-    let mut found = Vec::new();
-    let ok: Vec<&IterationRecord> = records.iter().filter(|r| r.status == Status::Ok).collect();
-    let totals: Vec<f64> = ok.iter().map(|r| r.total_ms).collect();
-    if let (Some(cold), Some(first)) = (cold_start(&totals), ok.first())
-        && is_slow_first(&cold)
-    {
-        found.push(Flag {
-            iteration: first.iteration,
-            text: format!(
-                "#{} is a slow cold start: {:.2} ms, {:.1}× the median of the rest",
-                first.iteration, cold.first, cold.ratio
-            ),
-        });
-    }
-    let timed: Vec<&IterationRecord> = records.iter().filter(|r| r.is_timed()).collect();
-    let timed_totals: Vec<f64> = timed.iter().map(|r| r.total_ms).collect();
-    for k in outliers(&timed_totals, OUTLIER_THRESHOLD) {
-        if let Some(r) = timed.get(k) {
-            found.push(Flag {
-                iteration: r.iteration,
-                text: format!("#{} is an outlier: {:.2} ms", r.iteration, r.total_ms),
-            });
-        }
-    }
-    found
+    let found = analysis::findings(records);
+    let slow = found.slow_start().map(|first| Flag {
+        iteration: first.iteration,
+        text: format!(
+            "#{} is a slow cold start: {:.2} ms, {:.1}× the median of the rest",
+            first.iteration, first.total_ms, first.ratio
+        ),
+    });
+    let outliers = found.outliers.iter().map(|o| Flag {
+        iteration: o.iteration,
+        text: format!("#{} is an outlier: {:.2} ms", o.iteration, o.total_ms),
+    });
+    slow.into_iter().chain(outliers).collect()
 }
 
 /// The summary of each phase over `records` that count (timed, and in `selection` if it is not

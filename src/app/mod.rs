@@ -15,6 +15,7 @@ mod iterations;
 mod query;
 mod run;
 mod theme;
+mod verdicts;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -412,6 +413,7 @@ impl SpanprofApp {
     /// Reads what every worker reported since the last frame.
     fn drain(&mut self) {
         self.connection.drain();
+        self.compare.drain();
         if let Some(message) = self.emulator.drain() {
             self.error(message);
         }

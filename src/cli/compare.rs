@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 
+use crate::analysis::{BootstrapSettings, compare_runs};
 use crate::export::read_json;
-use crate::report::{Phase, RunReport};
-use crate::stats::{compare, verdict};
+use crate::report::RunReport;
 
 /// Arguments of `spanprof compare`.
 #[derive(Debug, Clone, clap::Args)]
@@ -26,34 +26,31 @@ fn load(path: &PathBuf) -> anyhow::Result<RunReport> {
     Ok(runs.swap_remove(0))
 }
 
-/// Prints the median of each phase in both runs and, for the total, the ratio with a 95% bootstrap
-/// confidence interval and a verdict.
+/// Prints the median of each phase in both runs with their ratio and, for the total, the verdict
+/// of [`compare_runs`] under [`BootstrapSettings::DEFAULT`] (a 95% bootstrap confidence interval).
 pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<()> {
     let (a, b) = (load(&args.a)?, load(&args.b)?);
-    let (a_label, b_label) = (a.config.label.as_str(), b.config.label.as_str());
+    let comparison = compare_runs(&a, &b, BootstrapSettings::DEFAULT);
     writeln!(
         out,
-        "| phase | {a_label} median ms | {b_label} median ms | ratio |"
+        "| phase | {} median ms | {} median ms | ratio |",
+        comparison.a_label, comparison.b_label
     )?;
     writeln!(out, "| --- | ---: | ---: | ---: |")?;
-    for phase in Phase::ALL {
-        let (sa, sb) = (a.phase_samples(phase), b.phase_samples(phase));
-        let (Some(ma), Some(mb)) = (
-            crate::stats::summarize(&sa).map(|s| s.median),
-            crate::stats::summarize(&sb).map(|s| s.median),
-        ) else {
-            continue;
-        };
-        let ratio = if ma > 0.0 {
-            format!("{:.2}×", mb / ma)
-        } else {
-            "–".into()
-        };
-        writeln!(out, "| {} | {ma:.2} | {mb:.2} | {ratio} |", phase.label())?;
+    for p in &comparison.phases {
+        let ratio = p
+            .ratio
+            .map_or_else(|| "–".to_owned(), |r| format!("{r:.2}×"));
+        writeln!(
+            out,
+            "| {} | {:.2} | {:.2} | {ratio} |",
+            p.phase.label(),
+            p.a_ms,
+            p.b_ms
+        )?;
     }
-    let totals = (a.phase_samples(Phase::Total), b.phase_samples(Phase::Total));
-    match compare(&totals.0, &totals.1, 0.95, 10_000, 0x5eed) {
-        Some(c) => writeln!(out, "\n{}", verdict(&c, a_label, b_label))?,
+    match comparison.verdict() {
+        Some(verdict) => writeln!(out, "\n{verdict}")?,
         None => writeln!(out, "\nno successful iterations to compare")?,
     }
     Ok(())

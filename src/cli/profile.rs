@@ -205,33 +205,26 @@ pub fn run_record(args: &RecordArgs, mut out: impl Write) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// What a reader should notice beyond the table: a slow first (cold) iteration and outlying ones.
+/// What a reader should notice beyond the table: a slow first (cold) iteration and outlying ones,
+/// as [`analysis::findings`](crate::analysis::findings) found them.
 pub fn findings(report: &RunReport) -> String {
-    use crate::stats::{OUTLIER_THRESHOLD, cold_start, is_slow_first, outliers};
+    let found = crate::analysis::Findings::of(report);
     let mut text = String::new();
-    // In run order, warm-ups included: the cold iteration is the very first one.
-    let ok: Vec<&crate::report::IterationRecord> = report
-        .iterations
-        .iter()
-        .filter(|i| i.status == Status::Ok)
-        .collect();
-    let totals: Vec<f64> = ok.iter().map(|i| i.total_ms).collect();
-    if let Some(cold) = cold_start(&totals) {
-        let verdict = if is_slow_first(&cold) {
+    if let Some(first) = &found.first {
+        let verdict = if first.slow {
             "a slow cold start"
         } else {
             "no cold-start penalty"
         };
         text.push_str(&format!(
             "\nfirst iteration {:.2} ms, {:.2}× the median of the rest ({:.2} ms): {verdict}\n",
-            cold.first, cold.ratio, cold.rest_median
+            first.total_ms, first.ratio, first.rest_median_ms
         ));
     }
-    let timed: Vec<&crate::report::IterationRecord> = report.timed().collect();
-    let timed_totals: Vec<f64> = timed.iter().map(|i| i.total_ms).collect();
-    let flagged: Vec<String> = outliers(&timed_totals, OUTLIER_THRESHOLD)
-        .into_iter()
-        .map(|k| format!("#{} ({:.2} ms)", timed[k].iteration, timed[k].total_ms))
+    let flagged: Vec<String> = found
+        .outliers
+        .iter()
+        .map(|o| format!("#{} ({:.2} ms)", o.iteration, o.total_ms))
         .collect();
     if !flagged.is_empty() {
         text.push_str(&format!(

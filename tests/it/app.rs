@@ -183,6 +183,8 @@ fn two_runs_compared_show_the_ratio_in_words() {
     h.get_by_label("narrow").click();
     h.run_steps(3);
     assert!(h.query_by_label_contains("Pick two or more").is_none());
+    // The verdict is computed off the UI thread and shown once it is in.
+    step_until(&mut h, "the verdict", |app| !app.verdicts().is_empty());
     let verdicts = h.state().verdicts();
     assert_eq!(verdicts.len(), 1, "{verdicts:?}");
     let verdict = &verdicts[0];
@@ -198,6 +200,98 @@ fn two_runs_compared_show_the_ratio_in_words() {
         h.query_by_label(verdict).is_some(),
         "the verdict is in the window"
     );
+}
+
+/// A report of one run labelled `label`: a slow warm-up, then `n` timed totals spread over
+/// `base..base + 60` ms in a scrambled order, in quarter milliseconds (exact in JSON).
+fn spread_report(label: &str, n: u32, base: f64, step: f64) -> spanprof::report::RunReport {
+    use spanprof::report::{IterationRecord, RunConfig, RunReport};
+    let iterations = (0..=n)
+        .map(|i| {
+            let spread = 60.0 * (f64::from(i) * step).fract();
+            IterationRecord {
+                total_ms: if i == 0 {
+                    400.0
+                } else {
+                    ((base + spread) * 4.0).round() / 4.0
+                },
+                ..IterationRecord::new(label, i, i == 0, "2026-03-01T10:00:00Z")
+            }
+        })
+        .collect();
+    RunReport {
+        config: RunConfig {
+            label: label.into(),
+            target: "local".into(),
+            sql: "SELECT * FROM Seed23".into(),
+            params: vec![],
+            query_mode: "NORMAL".into(),
+            iterations: n,
+            warmup: 1,
+            decoder: "fast".into(),
+        },
+        started_at: "2026-03-01T10:00:00Z".into(),
+        iterations,
+    }
+}
+
+#[test]
+fn the_window_and_the_command_line_give_the_same_verdict_for_the_same_reports()
+-> Result<(), Box<dyn std::error::Error>> {
+    use spanprof::export::Exporter as _;
+    let before = spread_report("before", 24, 100.0, 0.618_034);
+    let after = spread_report("after", 24, 90.0, 0.414_214);
+    let dir = tempfile::tempdir()?;
+    let (a, b) = (
+        dir.path().join("before.json"),
+        dir.path().join("after.json"),
+    );
+    std::fs::write(
+        &a,
+        spanprof::export::Json.export(std::slice::from_ref(&before))?,
+    )?;
+    std::fs::write(
+        &b,
+        spanprof::export::Json.export(std::slice::from_ref(&after))?,
+    )?;
+
+    let mut printed = Vec::new();
+    let args = spanprof::cli::CompareArgs {
+        a: a.clone(),
+        b: b.clone(),
+    };
+    spanprof::cli::run_compare(&args, &mut printed)?;
+    let printed = String::from_utf8(printed)?;
+    let cli_verdict = printed.lines().last().unwrap_or_default();
+    assert!(cli_verdict.starts_with("after is "), "{printed}");
+    assert!(
+        printed.starts_with("| phase | before median ms | after median ms | ratio |\n"),
+        "{printed}"
+    );
+    assert_eq!(printed.matches("\n| total | ").count(), 1, "{printed}");
+
+    // These runs are ones where the settings matter: the app's own before they were shared (2,000
+    // resamples, another seed) give another interval.
+    let totals = |r: &spanprof::report::RunReport| r.phase_samples(spanprof::report::Phase::Total);
+    let old = spanprof::stats::compare(&totals(&before), &totals(&after), 0.95, 2000, 0x5ba_17ab)
+        .map(|c| spanprof::stats::verdict(&c, "before", "after"));
+    assert_ne!(old.as_deref(), Some(cli_verdict));
+
+    let mut h = app();
+    assert_eq!(h.state_mut().open_report(&a), Ok(1));
+    assert_eq!(h.state_mut().open_report(&b), Ok(1));
+    h.get_by_label("Compare").click();
+    h.run_steps(2);
+    h.get_by_label("before").click();
+    h.run_steps(1);
+    h.get_by_label("after").click();
+    step_until(&mut h, "the verdict", |app| !app.verdicts().is_empty());
+    assert_eq!(h.state().verdicts(), [cli_verdict]);
+    assert!(
+        h.query_by_label(cli_verdict).is_some(),
+        "the verdict is in the window"
+    );
+    Ok(())
 }
 
 #[test]

@@ -1,0 +1,257 @@
+//! Two runs side by side: the median of each phase in both with their ratio, and whether the
+//! difference in total time is real, by [`stats::compare`]'s bootstrap under one set of
+//! [`BootstrapSettings`] for every front end.
+
+use crate::report::{Phase, RunReport};
+use crate::stats::{self, Comparison};
+
+/// How the bootstrap comparison of two runs is made: the same settings give the same interval,
+/// wherever it is shown.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BootstrapSettings {
+    /// The confidence level of the interval, strictly between 0 and 1.
+    pub confidence: f64,
+    /// How many resamples the bootstrap draws.
+    pub resamples: usize,
+    /// The seed of its generator: a comparison is a pure function of the two runs.
+    pub seed: u64,
+}
+
+impl BootstrapSettings {
+    /// A 95% interval from 10,000 resamples, seeded with `0x5eed`: what `spanprof compare` and
+    /// the app's compare view use.
+    pub const DEFAULT: BootstrapSettings = BootstrapSettings {
+        confidence: 0.95,
+        resamples: 10_000,
+        seed: 0x5eed,
+    };
+}
+
+impl Default for BootstrapSettings {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// The median of one phase in both runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhaseMedians {
+    /// The phase.
+    pub phase: Phase,
+    /// Its median in run A (the baseline), in milliseconds.
+    pub a_ms: f64,
+    /// Its median in run B, in milliseconds.
+    pub b_ms: f64,
+    /// `b_ms / a_ms`; `None` when A's median is not positive.
+    pub ratio: Option<f64>,
+}
+
+/// The bootstrap comparison of the two runs' total times, and what it means in words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TotalComparison {
+    /// The ratio of the medians with its confidence interval.
+    pub comparison: Comparison,
+    /// One line naming both runs, from [`stats::verdict`], e.g. "after is 1.80× ± 0.10 faster
+    /// than before (95% CI 1.70–1.90): the difference is significant".
+    pub verdict: String,
+}
+
+/// Run B against run A (the baseline).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunComparison {
+    /// Run A's label.
+    pub a_label: String,
+    /// Run B's label.
+    pub b_label: String,
+    /// The phases measured in both runs' timed iterations, in [`Phase::ALL`] order.
+    pub phases: Vec<PhaseMedians>,
+    /// The comparison of the totals; `None` when either run has no timed iteration with a
+    /// positive median (see [`stats::compare`]).
+    pub total: Option<TotalComparison>,
+}
+
+impl RunComparison {
+    /// The verdict in words, when the totals could be compared.
+    pub fn verdict(&self) -> Option<&str> {
+        self.total.as_ref().map(|t| t.verdict.as_str())
+    }
+}
+
+/// Compares run `b` with run `a` over their timed iterations. The cost is the bootstrap's, about
+/// `settings.resamples · (a + b)` draws and sorted values: tens of milliseconds for two runs of
+/// 100 iterations at the default settings, too long for a UI thread.
+pub fn compare_runs(a: &RunReport, b: &RunReport, settings: BootstrapSettings) -> RunComparison {
+    let (a_label, b_label) = (a.config.label.clone(), b.config.label.clone());
+    let total = stats::compare(
+        &a.phase_samples(Phase::Total),
+        &b.phase_samples(Phase::Total),
+        settings.confidence,
+        settings.resamples,
+        settings.seed,
+    )
+    .map(|comparison| TotalComparison {
+        verdict: stats::verdict(&comparison, &a_label, &b_label),
+        comparison,
+    });
+    RunComparison {
+        phases: Phase::ALL
+            .into_iter()
+            .filter_map(|phase| phase_medians(a, b, phase))
+            .collect(),
+        a_label,
+        b_label,
+        total,
+    }
+}
+
+fn phase_medians(a: &RunReport, b: &RunReport, phase: Phase) -> Option<PhaseMedians> {
+    let median = |run: &RunReport| stats::summarize(&run.phase_samples(phase)).map(|s| s.median);
+    let (a_ms, b_ms) = (median(a)?, median(b)?);
+    Some(PhaseMedians {
+        phase,
+        a_ms,
+        b_ms,
+        ratio: (a_ms > 0.0).then(|| b_ms / a_ms),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{IterationRecord, RunConfig, Status};
+
+    /// A run labelled `label` with one timed iteration per total, and a server time for each
+    /// when `server` is given.
+    fn run(label: &str, totals: &[f64], server: Option<f64>) -> RunReport {
+        let iterations = (0u32..)
+            .zip(totals)
+            .map(|(i, &total_ms)| IterationRecord {
+                total_ms,
+                server_ms: server,
+                ..IterationRecord::new(label, i, false, "2026-01-02T03:04:05Z")
+            })
+            .collect();
+        RunReport {
+            config: RunConfig {
+                label: label.into(),
+                target: "local".into(),
+                sql: "SELECT 1".into(),
+                params: vec![],
+                query_mode: "NORMAL".into(),
+                iterations: totals.len() as u32,
+                warmup: 0,
+                decoder: "fast".into(),
+            },
+            started_at: "2026-01-02T03:04:05Z".into(),
+            iterations,
+        }
+    }
+
+    /// `n` totals spread evenly over `base..base + width`, in a scrambled order.
+    fn spread(n: usize, base: f64, width: f64) -> Vec<f64> {
+        (0..n)
+            .map(|k| base + width * ((k * 37) % n) as f64 / n as f64)
+            .collect()
+    }
+
+    #[test]
+    fn the_default_settings_are_the_command_lines() {
+        let d = BootstrapSettings::default();
+        assert_eq!((d.confidence, d.resamples, d.seed), (0.95, 10_000, 0x5eed));
+        assert_eq!(d, BootstrapSettings::DEFAULT);
+    }
+
+    #[test]
+    fn phase_medians_and_their_ratios_are_of_the_timed_iterations() {
+        let mut a = run("a", &[10.0, 20.0, 30.0], Some(4.0));
+        // A warm-up and a failure are left out of the medians.
+        a.iterations[0].warmup = true;
+        a.iterations.push(IterationRecord {
+            status: Status::Error,
+            total_ms: 1000.0,
+            ..IterationRecord::new("a", 3, false, "t")
+        });
+        let b = run("b", &[5.0, 15.0, 40.0, 60.0], Some(0.0));
+        let c = compare_runs(&a, &b, BootstrapSettings::DEFAULT);
+        assert_eq!(
+            c.phases,
+            vec![
+                PhaseMedians {
+                    phase: Phase::Total,
+                    a_ms: 25.0,
+                    b_ms: 27.5,
+                    ratio: Some(1.1)
+                },
+                PhaseMedians {
+                    phase: Phase::Server,
+                    a_ms: 4.0,
+                    b_ms: 0.0,
+                    ratio: Some(0.0)
+                },
+            ]
+        );
+        let reversed = compare_runs(&b, &a, BootstrapSettings::DEFAULT);
+        assert_eq!(
+            reversed.phases[1].ratio, None,
+            "a zero baseline has no ratio"
+        );
+        assert_eq!((c.a_label.as_str(), c.b_label.as_str()), ("a", "b"));
+    }
+
+    #[test]
+    fn a_clearly_faster_run_gets_a_significant_verdict_naming_both() {
+        let before = run("before", &spread(60, 100.0, 20.0), None);
+        let after = run("after", &spread(60, 50.0, 10.0), None);
+        let c = compare_runs(&before, &after, BootstrapSettings::DEFAULT);
+        let total = c.total.as_ref().expect("both runs have timed iterations");
+        assert!(total.comparison.significant, "{total:?}");
+        assert!((total.comparison.ratio - 0.5).abs() < 0.02, "{total:?}");
+        assert_eq!(total.comparison.confidence, 0.95);
+        let verdict = c.verdict().expect("a verdict");
+        assert!(verdict.starts_with("after is 2.0"), "{verdict}");
+        assert!(verdict.contains("faster than before (95% CI "), "{verdict}");
+        assert!(
+            verdict.ends_with("the difference is significant"),
+            "{verdict}"
+        );
+    }
+
+    #[test]
+    fn the_total_is_stats_compare_under_the_settings_given() {
+        let (a_totals, b_totals) = (spread(30, 80.0, 40.0), spread(30, 85.0, 40.0));
+        let (a, b) = (run("a", &a_totals, None), run("b", &b_totals, None));
+        for settings in [
+            BootstrapSettings::DEFAULT,
+            BootstrapSettings {
+                confidence: 0.9,
+                resamples: 500,
+                seed: 7,
+            },
+        ] {
+            let expected = stats::compare(
+                &a_totals,
+                &b_totals,
+                settings.confidence,
+                settings.resamples,
+                settings.seed,
+            )
+            .expect("comparable runs");
+            let total = compare_runs(&a, &b, settings)
+                .total
+                .expect("comparable runs");
+            assert_eq!(total.comparison, expected);
+            assert_eq!(total.verdict, stats::verdict(&expected, "a", "b"));
+        }
+    }
+
+    #[test]
+    fn a_run_without_timed_iterations_cannot_be_compared() {
+        let a = run("a", &[10.0, 11.0], None);
+        let mut b = run("b", &[12.0], None);
+        b.iterations[0].warmup = true;
+        let c = compare_runs(&a, &b, BootstrapSettings::DEFAULT);
+        assert_eq!(c.total, None);
+        assert_eq!(c.verdict(), None);
+        assert!(c.phases.is_empty());
+    }
+}

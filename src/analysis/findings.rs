@@ -1,0 +1,205 @@
+//! What a reader should notice in one run beyond its summary: whether the first iteration was a
+//! slow cold start, and which timed iterations were outliers.
+//!
+//! The rules are [`stats::cold_start`] with [`stats::is_slow_first`], over the total times of
+//! the iterations that ended `Ok`, in run order and warm-ups included (the cold iteration is the
+//! very first one, usually a warm-up); and [`stats::outliers`] with [`OUTLIER_THRESHOLD`] (the
+//! MAD rule) over the totals of the timed iterations.
+
+use crate::report::{IterationRecord, RunReport, Status};
+use crate::stats::{self, OUTLIER_THRESHOLD};
+
+/// The first successful iteration of a run set against the others.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FirstIteration {
+    /// The iteration's number (a warm-up's, when the run had one).
+    pub iteration: u32,
+    /// Its total time in milliseconds.
+    pub total_ms: f64,
+    /// The median total of the other successful iterations, in milliseconds.
+    pub rest_median_ms: f64,
+    /// `total_ms / rest_median_ms`: how many times slower the first iteration was.
+    pub ratio: f64,
+    /// Whether it was a slow cold start by [`stats::is_slow_first`]; otherwise the run had no
+    /// cold-start penalty.
+    pub slow: bool,
+}
+
+/// A timed iteration whose total is an outlier of the run by the MAD rule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outlier {
+    /// The iteration's number.
+    pub iteration: u32,
+    /// Its total time in milliseconds.
+    pub total_ms: f64,
+}
+
+/// Everything [`findings`] noticed about a run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Findings {
+    /// The first iteration against the rest; `None` with fewer than two successful iterations
+    /// (or no finite total to compare).
+    pub first: Option<FirstIteration>,
+    /// The outlying timed iterations, in run order.
+    pub outliers: Vec<Outlier>,
+}
+
+impl Findings {
+    /// The findings of a whole run.
+    pub fn of(report: &RunReport) -> Self {
+        findings(&report.iterations)
+    }
+
+    /// The first iteration, if it was a slow cold start.
+    pub fn slow_start(&self) -> Option<&FirstIteration> {
+        self.first.as_ref().filter(|first| first.slow)
+    }
+}
+
+/// The findings of a run's iterations (every one, in the order they ran: warm-ups, failures and
+/// all; the rules pick the ones they need). See the [module documentation](self) for the rules.
+pub fn findings(records: &[IterationRecord]) -> Findings {
+    Findings {
+        first: first_iteration(records),
+        outliers: outliers(records),
+    }
+}
+
+fn first_iteration(records: &[IterationRecord]) -> Option<FirstIteration> {
+    let ok: Vec<&IterationRecord> = records.iter().filter(|r| r.status == Status::Ok).collect();
+    let totals: Vec<f64> = ok.iter().map(|r| r.total_ms).collect();
+    let cold = stats::cold_start(&totals)?;
+    Some(FirstIteration {
+        iteration: ok.first()?.iteration,
+        total_ms: cold.first,
+        rest_median_ms: cold.rest_median,
+        ratio: cold.ratio,
+        slow: stats::is_slow_first(&cold),
+    })
+}
+
+fn outliers(records: &[IterationRecord]) -> Vec<Outlier> {
+    let timed: Vec<&IterationRecord> = records.iter().filter(|r| r.is_timed()).collect();
+    let totals: Vec<f64> = timed.iter().map(|r| r.total_ms).collect();
+    stats::outliers(&totals, OUTLIER_THRESHOLD)
+        .into_iter()
+        .filter_map(|k| timed.get(k))
+        .map(|r| Outlier {
+            iteration: r.iteration,
+            total_ms: r.total_ms,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(iteration: u32, warmup: bool, total_ms: f64) -> IterationRecord {
+        IterationRecord {
+            total_ms,
+            ..IterationRecord::new("r", iteration, warmup, "2026-01-02T03:04:05Z")
+        }
+    }
+
+    /// Iterations numbered from 0 with these totals, the first `warmups` of them warm-ups.
+    fn run(warmups: usize, totals: &[f64]) -> Vec<IterationRecord> {
+        (0u32..)
+            .zip(totals)
+            .map(|(i, &t)| record(i, (i as usize) < warmups, t))
+            .collect()
+    }
+
+    #[test]
+    fn a_cold_warm_up_and_an_outlier_are_found_with_their_figures() {
+        // Rest of the ok totals sorted: 9.8 9.9 10 10 10.1 10.2 10.3 10.5 40, median 10.1,
+        // MAD 0.2: 50 is a slow start. Timed totals (50 left out): median 10.1, MAD 0.2, so 40
+        // scores 0.6745 · 29.9 / 0.2 ≈ 100.8.
+        let records = run(
+            1,
+            &[50.0, 10.0, 10.5, 9.8, 10.2, 10.1, 9.9, 10.0, 10.3, 40.0],
+        );
+        let found = findings(&records);
+        assert_eq!(
+            found.first,
+            Some(FirstIteration {
+                iteration: 0,
+                total_ms: 50.0,
+                rest_median_ms: 10.1,
+                ratio: 50.0 / 10.1,
+                slow: true,
+            })
+        );
+        assert_eq!(
+            found.outliers,
+            vec![Outlier {
+                iteration: 9,
+                total_ms: 40.0
+            }]
+        );
+        assert_eq!(found.slow_start().map(|f| f.iteration), Some(0));
+    }
+
+    #[test]
+    fn a_first_iteration_like_the_rest_has_no_penalty() {
+        let records = run(0, &[10.4, 10.0, 10.2, 9.9, 10.1]);
+        let found = findings(&records);
+        let first = found.first.expect("five successful iterations");
+        assert_eq!((first.iteration, first.total_ms), (0, 10.4));
+        assert_eq!(first.rest_median_ms, 10.05);
+        assert!(!first.slow);
+        assert_eq!(found.slow_start(), None);
+        assert!(found.outliers.is_empty());
+    }
+
+    #[test]
+    fn the_first_is_the_first_that_succeeded_and_outliers_keep_their_numbers() {
+        let mut records = run(0, &[1.0, 60.0, 10.0, 10.0, 11.0, 10.0, 90.0]);
+        records[0].status = Status::Error;
+        records[3].status = Status::Cancelled;
+        let found = findings(&records);
+        // Ok totals in order: 60, 10, 11, 10, 90; the rest's median 10.5.
+        let first = found.first.expect("enough successes");
+        assert_eq!((first.iteration, first.rest_median_ms), (1, 10.5));
+        // Timed totals 60, 10, 11, 10, 90: median 11, MAD 1; 60 and 90 are far out, the failed
+        // iteration's 1 ms is not looked at.
+        let numbers: Vec<u32> = found.outliers.iter().map(|o| o.iteration).collect();
+        assert_eq!(numbers, vec![1, 6]);
+    }
+
+    #[test]
+    fn warm_ups_count_for_the_cold_start_but_are_never_outliers() {
+        // The warm-up (80) against the rest is slow; among the timed ones, all equal, none is out.
+        let found = findings(&run(1, &[80.0, 10.0, 10.0, 10.0, 10.0]));
+        assert!(found.slow_start().is_some());
+        assert!(found.outliers.is_empty());
+    }
+
+    #[test]
+    fn too_few_successes_give_no_first_iteration() {
+        assert_eq!(findings(&[]), Findings::default());
+        assert_eq!(findings(&run(0, &[12.0])).first, None);
+        let mut two = run(0, &[12.0, 30.0]);
+        two[1].status = Status::Error;
+        assert_eq!(findings(&two).first, None);
+    }
+
+    #[test]
+    fn findings_of_a_report_are_those_of_its_iterations() {
+        let report = RunReport {
+            config: crate::report::RunConfig {
+                label: "r".into(),
+                target: "local".into(),
+                sql: "SELECT 1".into(),
+                params: vec![],
+                query_mode: "NORMAL".into(),
+                iterations: 4,
+                warmup: 1,
+                decoder: "fast".into(),
+            },
+            started_at: "2026-01-02T03:04:05Z".into(),
+            iterations: run(1, &[70.0, 10.0, 10.0, 11.0, 30.0]),
+        };
+        assert_eq!(Findings::of(&report), findings(&report.iterations));
+    }
+}
