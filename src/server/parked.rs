@@ -1,8 +1,10 @@
 //! Streams that stopped at an injected fault, held for their client's resume: at most so many, each
 //! for at most so long. The oldest is released first when the table is full, and each is released
-//! at its time limit by a timer of its own, whether or not anything else happens meanwhile.
+//! at its time limit by a timer of its own (cancelled when the stream is resumed), whether or not
+//! anything else happens meanwhile.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -17,6 +19,8 @@ struct Held<T> {
     until: Instant,
     /// Tells this hold from a later one of the same stream.
     generation: u64,
+    /// The task that releases it at its limit.
+    timer: tokio::task::AbortHandle,
     stream: T,
 }
 
@@ -32,54 +36,56 @@ impl<T: Send + 'static> Parked<T> {
     /// Holds `stream` under `id` for `ttl`, releasing the oldest first if `max` are held; a timer
     /// releases it at its limit. Must be called within a tokio runtime.
     pub fn park(self: &Arc<Self>, id: u64, stream: T, max: u64, ttl: Duration) {
-        static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        static GENERATIONS: AtomicU64 = AtomicU64::new(0);
+        let generation = GENERATIONS.fetch_add(1, Ordering::Relaxed);
         let until = Instant::now() + ttl;
-        let released = {
+        let parked = Arc::clone(self);
+        let timer = tokio::spawn(async move {
+            tokio::time::sleep_until(until.into()).await;
+            let expired = parked.remove(id, |held| held.generation == generation);
+            drop(expired);
+        })
+        .abort_handle();
+        let held = Held {
+            until,
+            generation,
+            timer,
+            stream,
+        };
+        let max = usize::try_from(max).unwrap_or(usize::MAX);
+        let mut released = Vec::new();
+        {
             let mut streams = self.lock();
-            let mut released = Vec::new();
-            let max = usize::try_from(max).unwrap_or(usize::MAX);
             while !streams.is_empty() && streams.len() >= max {
-                let Some(oldest) = streams
+                let oldest = streams
                     .iter()
                     .min_by_key(|(_, h)| h.until)
-                    .map(|(id, _)| *id)
-                else {
-                    break;
-                };
-                released.extend(streams.remove(&oldest));
+                    .map(|(id, _)| *id);
+                released.extend(oldest.and_then(|oldest| streams.remove(&oldest)));
             }
             if max > 0 {
-                let held = Held {
-                    until,
-                    generation,
-                    stream,
-                };
                 released.extend(streams.insert(id, held));
+            } else {
+                released.push(held);
             }
-            released
-        };
-        // Dropped outside the lock: releasing a stream stops its query.
-        drop(released);
-        let parked = Arc::clone(self);
-        tokio::spawn(async move {
-            tokio::time::sleep_until(until.into()).await;
-            let expired = {
-                let mut streams = parked.lock();
-                match streams.get(&id) {
-                    Some(held) if held.generation == generation => streams.remove(&id),
-                    _ => None,
-                }
-            };
-            drop(expired);
-        });
+        }
+        // Released outside the lock: releasing a stream stops its query.
+        for held in released {
+            held.timer.abort();
+        }
     }
 
-    /// Takes the stream held under `id` if `fits` says it is the one wanted.
+    /// Takes the stream held under `id` if `fits` says it is the one wanted; its timer is cancelled.
     pub fn take(&self, id: u64, fits: impl FnOnce(&T) -> bool) -> Option<T> {
+        let held = self.remove(id, |held| fits(&held.stream))?;
+        held.timer.abort();
+        Some(held.stream)
+    }
+
+    fn remove(&self, id: u64, fits: impl FnOnce(&Held<T>) -> bool) -> Option<Held<T>> {
         let mut streams = self.lock();
-        if streams.get(&id).is_some_and(|held| fits(&held.stream)) {
-            streams.remove(&id).map(|held| held.stream)
+        if streams.get(&id).is_some_and(fits) {
+            streams.remove(&id)
         } else {
             None
         }
@@ -103,24 +109,26 @@ impl<T: Send + 'static> Parked<T> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicUsize;
+
     use super::*;
 
     /// Counts its drops: a released stream is a dropped one.
-    struct Tracked(Arc<std::sync::atomic::AtomicUsize>);
+    struct Tracked(Arc<AtomicUsize>);
 
     impl Drop for Tracked {
         fn drop(&mut self) {
-            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.0.fetch_add(1, Ordering::Relaxed);
         }
     }
 
-    fn count(dropped: &std::sync::atomic::AtomicUsize) -> usize {
-        dropped.load(std::sync::atomic::Ordering::Relaxed)
+    fn count(dropped: &AtomicUsize) -> usize {
+        dropped.load(Ordering::Relaxed)
     }
 
     #[tokio::test]
     async fn a_held_stream_is_released_at_its_limit_with_nothing_else_happening() {
-        let dropped = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let dropped = Arc::new(AtomicUsize::new(0));
         let parked = Arc::new(Parked::default());
         parked.park(
             1,
@@ -137,7 +145,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_oldest_goes_first_and_a_taken_stream_is_not_released_later() {
-        let dropped = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let dropped = Arc::new(AtomicUsize::new(0));
         let parked = Arc::new(Parked::default());
         let ttl = Duration::from_millis(400);
         parked.park(1, Tracked(Arc::clone(&dropped)), 2, ttl);
