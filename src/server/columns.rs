@@ -148,7 +148,18 @@ pub fn plan(
 impl Column {
     /// Writes `value`, this column's value in row `row` (from 1), as the body of an encoded
     /// `google.protobuf.Value`; a value that does not fit the column's type is an error naming it.
+    /// Per value on the hot path: one test of two flags, then the encoding's own match (inlined into
+    /// the row loop: a call per value showed as 2% of the general path's instructions in callgrind).
+    #[inline(always)]
     pub fn encode(&self, value: ValueRef<'_>, row: u64, out: &mut Vec<u8>) -> Result<(), String> {
+        if self.nan || self.full_check {
+            return self.encode_rare(value, row, out);
+        }
+        encode_sql(&self.field.ty, value, out).map_err(|e| self.misfit(row, &e))
+    }
+
+    /// [`Column::encode`] for the rare columns: a NaN parameter's, or one decoded as its type.
+    fn encode_rare(&self, value: ValueRef<'_>, row: u64, out: &mut Vec<u8>) -> Result<(), String> {
         if self.nan && matches!(value, ValueRef::Null) {
             super::encoded::put_delimited(out, super::encoded::tag::STRING, b"NaN");
             return Ok(());

@@ -48,6 +48,7 @@ impl<'a> Sink<'a> {
     }
 
     /// Appends a value already encoded (the body of a `google.protobuf.Value`).
+    #[inline]
     pub(super) fn push_encoded(&mut self, body: &[u8]) {
         match self {
             Sink::Values { batch, .. } => batch.push_encoded(body),
@@ -56,6 +57,7 @@ impl<'a> Sink<'a> {
     }
 
     /// Appends a value `encode` writes.
+    #[inline]
     pub(super) fn push_with<E>(
         &mut self,
         encode: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,

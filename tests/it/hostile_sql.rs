@@ -188,6 +188,7 @@ async fn a_query_without_rows_stops_at_its_deadline_and_when_its_client_leaves()
             .wait_for_query_threads(0, Duration::from_millis(1000))
             .await;
         let took = stopped.map(|_| left.elapsed());
+        eprintln!("unary {unary}: the query thread stopped {took:?} after its client left");
         assert!(
             took.is_some_and(|t| t <= Duration::from_millis(100)),
             "unary {unary}: the query thread stopped {took:?} after its client left"
