@@ -6,6 +6,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
+use std::ops::{RangeFrom, RangeInclusive};
+
+use clap::value_parser;
+
+use crate::server::knobs::{MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES};
 use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, Knobs, LocalInstance, ServerConfig};
 
 /// Arguments of `spanprof serve`.
@@ -17,8 +22,8 @@ pub struct ServeArgs {
     /// Rows in the Seed23 table.
     #[arg(long, default_value_t = DEFAULT_SEED23_ROWS)]
     pub rows: u64,
-    /// Largest PartialResultSet to send, in bytes (at least 256); values are split to fit.
-    #[arg(long, default_value_t = 1 << 20)]
+    /// Largest PartialResultSet to send, in bytes (256 to 64 MiB); values are split to fit.
+    #[arg(long, default_value_t = 1 << 20, value_parser = value_parser!(u64).range(MESSAGE_BYTES))]
     pub max_message_bytes: u64,
     /// Fail every K-th message with UNAVAILABLE, once per resume point (0: never).
     #[arg(long, default_value_t = 0)]
@@ -32,7 +37,42 @@ pub struct ServeArgs {
     /// Cap on the sending rate, in bytes per second (0: none).
     #[arg(long = "bandwidth", default_value_t = 0)]
     pub bandwidth_bytes_per_s: u64,
+    /// Queries running at once (each on a thread); more are refused with RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = DEFAULTS.max_concurrent_queries, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub max_concurrent_queries: u64,
+    /// Largest unary ExecuteSql answer, in bytes; larger ones fail as production's do.
+    #[arg(long, default_value_t = DEFAULTS.max_unary_result_bytes, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub max_unary_result_bytes: u64,
+    /// Largest string or blob a query may make or read, in bytes.
+    #[arg(long, default_value_t = DEFAULTS.max_value_bytes, value_parser = value_parser!(u64).range(VALUE_BYTES))]
+    pub max_value_bytes: u64,
+    /// Longest SQL text, in bytes.
+    #[arg(long, default_value_t = DEFAULTS.max_sql_bytes, value_parser = value_parser!(u64).range(SQL_BYTES))]
+    pub max_sql_bytes: u64,
+    /// Faulted streams held for their resume at once.
+    #[arg(long, default_value_t = DEFAULTS.max_parked_streams)]
+    pub max_parked_streams: u64,
+    /// How long a faulted stream is held for its resume, in milliseconds.
+    #[arg(long, default_value_t = DEFAULTS.park_timeout_ms)]
+    pub park_timeout_ms: u64,
+    /// Sessions open at once; more are refused with RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = DEFAULTS.max_sessions, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub max_sessions: u64,
+    /// A session unused this long is deleted, in milliseconds (production: one hour).
+    #[arg(long, default_value_t = DEFAULTS.session_idle_timeout_ms, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub session_idle_timeout_ms: u64,
+    /// Longest database or session name, in bytes.
+    #[arg(long, default_value_t = DEFAULTS.max_name_bytes, value_parser = value_parser!(u64).range(NAME_BYTES))]
+    pub max_name_bytes: u64,
 }
+
+const DEFAULTS: KnobSettings = KnobSettings::DEFAULT;
+const MESSAGE_BYTES: RangeInclusive<u64> = MIN_MESSAGE_BYTES..=MAX_MESSAGE_BYTES;
+const AT_LEAST_ONE: RangeFrom<u64> = 1..;
+/// SQLite's own ceilings on a value and a statement, and room for a database name.
+const VALUE_BYTES: RangeInclusive<u64> = 1024..=1_000_000_000;
+const SQL_BYTES: RangeInclusive<u64> = 64..=1_000_000_000;
+const NAME_BYTES: RangeInclusive<u64> = 64..=1 << 20;
 
 impl ServeArgs {
     /// The knob settings these arguments ask for.
@@ -43,6 +83,15 @@ impl ServeArgs {
             first_byte_delay_ms: self.first_byte_delay_ms,
             message_delay_ms: self.message_delay_ms,
             bandwidth_bytes_per_s: self.bandwidth_bytes_per_s,
+            max_concurrent_queries: self.max_concurrent_queries,
+            max_unary_result_bytes: self.max_unary_result_bytes,
+            max_value_bytes: self.max_value_bytes,
+            max_sql_bytes: self.max_sql_bytes,
+            max_parked_streams: self.max_parked_streams,
+            park_timeout_ms: self.park_timeout_ms,
+            max_sessions: self.max_sessions,
+            session_idle_timeout_ms: self.session_idle_timeout_ms,
+            max_name_bytes: self.max_name_bytes,
         }
     }
 }
@@ -111,6 +160,45 @@ fn watch_stdin(knobs: Arc<Knobs>) {
     }
 }
 
+/// A knob that can be turned on stdin: its name, the values it takes, and where it goes.
+type Knob = (
+    &'static str,
+    RangeInclusive<u64>,
+    fn(&mut KnobSettings) -> &mut u64,
+);
+
+/// The knobs `serve` reads on stdin, with the same ranges as its flags.
+const KNOBS: [Knob; 14] = [
+    ("max-message-bytes", MESSAGE_BYTES, |k| {
+        &mut k.max_message_bytes
+    }),
+    ("fail-every", 0..=u64::MAX, |k| &mut k.fail_every),
+    ("first-byte-delay-ms", 0..=u64::MAX, |k| {
+        &mut k.first_byte_delay_ms
+    }),
+    ("message-delay-ms", 0..=u64::MAX, |k| {
+        &mut k.message_delay_ms
+    }),
+    ("bandwidth", 0..=u64::MAX, |k| &mut k.bandwidth_bytes_per_s),
+    ("max-concurrent-queries", 1..=u64::MAX, |k| {
+        &mut k.max_concurrent_queries
+    }),
+    ("max-unary-result-bytes", 1..=u64::MAX, |k| {
+        &mut k.max_unary_result_bytes
+    }),
+    ("max-value-bytes", VALUE_BYTES, |k| &mut k.max_value_bytes),
+    ("max-sql-bytes", SQL_BYTES, |k| &mut k.max_sql_bytes),
+    ("max-parked-streams", 0..=u64::MAX, |k| {
+        &mut k.max_parked_streams
+    }),
+    ("park-timeout-ms", 0..=u64::MAX, |k| &mut k.park_timeout_ms),
+    ("max-sessions", 1..=u64::MAX, |k| &mut k.max_sessions),
+    ("session-idle-timeout-ms", 1..=u64::MAX, |k| {
+        &mut k.session_idle_timeout_ms
+    }),
+    ("max-name-bytes", NAME_BYTES, |k| &mut k.max_name_bytes),
+];
+
 /// Applies one `knob value` line (or `show`), returning the settings now in force.
 pub fn apply_knob(knobs: &Knobs, line: &str) -> Result<KnobSettings, String> {
     let mut s = knobs.get();
@@ -121,22 +209,22 @@ pub fn apply_knob(knobs: &Knobs, line: &str) -> Result<KnobSettings, String> {
     if name == "show" {
         return Ok(s);
     }
+    let Some((_, range, field)) = KNOBS.iter().find(|(known, ..)| *known == name) else {
+        let names: Vec<&str> = KNOBS.iter().map(|(known, ..)| *known).collect();
+        return Err(format!("unknown knob `{name}`: {}", names.join(", ")));
+    };
     let value: u64 = value
         .ok_or_else(|| format!("`{name}` needs a value"))?
         .parse()
         .map_err(|_| format!("`{name}` needs a whole number"))?;
-    match name {
-        "max-message-bytes" => s.max_message_bytes = value,
-        "fail-every" => s.fail_every = value,
-        "first-byte-delay-ms" => s.first_byte_delay_ms = value,
-        "message-delay-ms" => s.message_delay_ms = value,
-        "bandwidth" => s.bandwidth_bytes_per_s = value,
-        other => {
-            return Err(format!(
-                "unknown knob `{other}`: max-message-bytes, fail-every, first-byte-delay-ms, message-delay-ms, bandwidth"
-            ));
-        }
+    if !range.contains(&value) {
+        return Err(format!(
+            "`{name}` takes {} to {}",
+            range.start(),
+            range.end()
+        ));
     }
+    *field(&mut s) = value;
     knobs.set(s);
     Ok(knobs.get())
 }
@@ -156,6 +244,15 @@ mod tests {
         assert!(apply_knob(&knobs, "fail-every").is_err());
         assert!(apply_knob(&knobs, "fail-every x").is_err());
         assert!(apply_knob(&knobs, "speed 3").is_err());
+        assert!(
+            apply_knob(&knobs, "max-message-bytes 100").is_err(),
+            "below 256"
+        );
+        assert!(apply_knob(&knobs, "max-concurrent-queries 0").is_err());
+        assert_eq!(
+            apply_knob(&knobs, "session-idle-timeout-ms 5000").map(|s| s.session_idle_timeout_ms),
+            Ok(5000)
+        );
         assert_eq!(apply_knob(&knobs, "show").map(|s| s.fail_every), Ok(3));
     }
 }

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OpenFlags, params_from_iter};
 
 use super::row_cache::RowCache;
+use super::sandbox::{self, Sandbox, SqlLimits};
 use super::scan::ScanRows;
 use super::seed23_table::{self, Seed23Source};
 use super::sql_value::to_sql;
@@ -63,14 +64,17 @@ impl Database {
         })
     }
 
-    /// A new read-only connection for one query. `scanned` counts the Seed23 rows its scans produce;
-    /// `plain` links its Seed23 cursor with the query thread during a plain scan (`scan.rs`).
+    /// A new read-only connection for one query, confined to reading the demo tables within
+    /// `limits` (`sandbox.rs`), with the sandbox that reports what its authorizer refused. `scanned`
+    /// counts the Seed23 rows its scans produce; `plain` links its Seed23 cursor with the query thread
+    /// during a plain scan (`scan.rs`).
     pub fn connect(
         &self,
         scanned: Arc<AtomicU64>,
         plain: Arc<ScanRows>,
-    ) -> rusqlite::Result<Connection> {
-        let conn = Connection::open_with_flags(&self.uri, flags())?;
+        limits: SqlLimits,
+    ) -> rusqlite::Result<(Connection, Arc<Sandbox>)> {
+        let mut conn = Connection::open_with_flags(&self.uri, flags())?;
         conn.pragma_update(None, "query_only", true)?;
         seed23_table::register(
             &conn,
@@ -81,7 +85,8 @@ impl Database {
                 plain,
             },
         )?;
-        Ok(conn)
+        let sandbox = sandbox::confine(&mut conn, limits)?;
+        Ok((conn, sandbox))
     }
 
     /// The Spanner type of a table's column, if it is one of the demo tables'.
@@ -141,14 +146,20 @@ pub(crate) fn sqlite_type(ty: &Type) -> &'static str {
     }
 }
 
+/// The default knobs' limits, for tests that connect directly.
+#[cfg(test)]
+pub(crate) fn test_limits() -> SqlLimits {
+    crate::server::KnobSettings::default().sql_limits()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::server::row_cache::SLOTS;
 
     fn count(db: &Database, sql: &str) -> i64 {
-        let conn = db
-            .connect(Arc::default(), Arc::default())
+        let (conn, _) = db
+            .connect(Arc::default(), Arc::default(), test_limits())
             .expect("connects");
         conn.query_row(sql, [], |row| row.get(0)).expect("runs")
     }

@@ -1,13 +1,20 @@
-//! The local instance's knobs: message size, faults, delays and bandwidth, changeable while it runs.
+//! The local instance's knobs, changeable while it runs: how it streams (message size, faults, delays,
+//! bandwidth) and the bounds it keeps against careless or hostile clients (concurrent queries, result
+//! and value sizes, held faulted streams, sessions, name lengths), each with a production-like default.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
+
+use super::sandbox::SqlLimits;
 
 /// The smallest maximum message size allowed: room for any single unsplittable value and its framing.
 pub const MIN_MESSAGE_BYTES: u64 = 256;
+/// The largest maximum message size allowed (the app's limit too).
+pub const MAX_MESSAGE_BYTES: u64 = 64 << 20;
 
-/// The settings that shape how the local instance streams, as plain data.
+/// The settings that shape how the local instance streams and what it bounds, as plain data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct KnobSettings {
     /// Largest PartialResultSet to send, in bytes (values are split to fit). Default 1 MiB.
     pub max_message_bytes: u64,
@@ -19,29 +26,64 @@ pub struct KnobSettings {
     pub message_delay_ms: u64,
     /// Cap the sending rate at this many bytes per second (0: no cap).
     pub bandwidth_bytes_per_s: u64,
+    /// Queries running at once, each on its own thread (a faulted stream held for its resume counts);
+    /// past it a query is refused with RESOURCE_EXHAUSTED. Default 32.
+    pub max_concurrent_queries: u64,
+    /// Largest answer of a unary ExecuteSql, in bytes of values; past it the query fails with
+    /// FAILED_PRECONDITION, as production's does (10 MiB there too): stream larger answers.
+    pub max_unary_result_bytes: u64,
+    /// Largest string or blob a query may make or read (SQLite's length limit), in bytes. Default
+    /// 10 MiB, production's limit on a cell.
+    pub max_value_bytes: u64,
+    /// Longest SQL text, in bytes. Default 1 MiB.
+    pub max_sql_bytes: u64,
+    /// Faulted streams held for their resume at once; the oldest is released first. Default 64.
+    pub max_parked_streams: u64,
+    /// How long a faulted stream is held for its resume before its query is released, in
+    /// milliseconds. Default 60 s.
+    pub park_timeout_ms: u64,
+    /// Sessions open at once; past it CreateSession is refused with RESOURCE_EXHAUSTED. Default
+    /// 10,000 (production's limit per node).
+    pub max_sessions: u64,
+    /// A session unused for this long is deleted, in milliseconds (later calls get NOT_FOUND, as in
+    /// production, which deletes sessions idle for an hour). Default one hour.
+    pub session_idle_timeout_ms: u64,
+    /// Longest database or session name, and longest session label key or value, in bytes.
+    /// Default 256 (production's names are at most about 200 bytes, its labels 63).
+    pub max_name_bytes: u64,
 }
 
 impl Default for KnobSettings {
     fn default() -> Self {
-        KnobSettings {
-            max_message_bytes: 1 << 20,
-            fail_every: 0,
-            first_byte_delay_ms: 0,
-            message_delay_ms: 0,
-            bandwidth_bytes_per_s: 0,
-        }
+        KnobSettings::DEFAULT
     }
 }
 
-/// The live knobs, shared between the server and whoever turns them. Each is read once per response
-/// (message size) or once per message (faults, delays, bandwidth).
+impl KnobSettings {
+    /// The defaults, as a constant (command-line defaults read it).
+    pub const DEFAULT: KnobSettings = KnobSettings {
+        max_message_bytes: 1 << 20,
+        fail_every: 0,
+        first_byte_delay_ms: 0,
+        message_delay_ms: 0,
+        bandwidth_bytes_per_s: 0,
+        max_concurrent_queries: 32,
+        max_unary_result_bytes: 10 << 20,
+        max_value_bytes: 10 << 20,
+        max_sql_bytes: 1 << 20,
+        max_parked_streams: 64,
+        park_timeout_ms: 60_000,
+        max_sessions: 10_000,
+        session_idle_timeout_ms: 3_600_000,
+        max_name_bytes: 256,
+    };
+}
+
+/// The live knobs, shared between the server and whoever turns them. Read once per response
+/// (message size, bounds) or once per message (faults, delays, bandwidth).
 #[derive(Debug, Default)]
 pub struct Knobs {
-    max_message_bytes: AtomicU64,
-    fail_every: AtomicU64,
-    first_byte_delay_ms: AtomicU64,
-    message_delay_ms: AtomicU64,
-    bandwidth_bytes_per_s: AtomicU64,
+    settings: Mutex<KnobSettings>,
 }
 
 impl Knobs {
@@ -52,32 +94,35 @@ impl Knobs {
         knobs
     }
 
-    /// Changes every knob at once; the maximum message size is raised to [`MIN_MESSAGE_BYTES`] if lower.
-    pub fn set(&self, s: KnobSettings) {
-        let max = s.max_message_bytes.max(MIN_MESSAGE_BYTES);
-        self.max_message_bytes.store(max, Ordering::Relaxed);
-        self.fail_every.store(s.fail_every, Ordering::Relaxed);
-        self.first_byte_delay_ms
-            .store(s.first_byte_delay_ms, Ordering::Relaxed);
-        self.message_delay_ms
-            .store(s.message_delay_ms, Ordering::Relaxed);
-        self.bandwidth_bytes_per_s
-            .store(s.bandwidth_bytes_per_s, Ordering::Relaxed);
+    /// Changes every knob at once; the maximum message size is brought into
+    /// [`MIN_MESSAGE_BYTES`]..=[`MAX_MESSAGE_BYTES`].
+    pub fn set(&self, mut s: KnobSettings) {
+        s.max_message_bytes = s
+            .max_message_bytes
+            .clamp(MIN_MESSAGE_BYTES, MAX_MESSAGE_BYTES);
+        *self.lock() = s;
     }
 
     /// The current settings.
     pub fn get(&self) -> KnobSettings {
-        KnobSettings {
-            max_message_bytes: self.max_message_bytes.load(Ordering::Relaxed),
-            fail_every: self.fail_every.load(Ordering::Relaxed),
-            first_byte_delay_ms: self.first_byte_delay_ms.load(Ordering::Relaxed),
-            message_delay_ms: self.message_delay_ms.load(Ordering::Relaxed),
-            bandwidth_bytes_per_s: self.bandwidth_bytes_per_s.load(Ordering::Relaxed),
-        }
+        *self.lock()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, KnobSettings> {
+        // Settings are replaced whole: a panic elsewhere cannot leave them half-written.
+        self.settings.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 impl KnobSettings {
+    /// The limits a query's SQLite connection runs under.
+    pub fn sql_limits(&self) -> SqlLimits {
+        SqlLimits {
+            max_value_bytes: self.max_value_bytes,
+            max_sql_bytes: self.max_sql_bytes,
+        }
+    }
+
     /// The delay before the first message.
     pub fn first_byte_delay(&self) -> Duration {
         Duration::from_millis(self.first_byte_delay_ms)
@@ -133,6 +178,11 @@ mod tests {
         });
         let s = knobs.get();
         assert_eq!(s.max_message_bytes, MIN_MESSAGE_BYTES);
+        knobs.set(KnobSettings {
+            max_message_bytes: u64::MAX,
+            ..s
+        });
+        assert_eq!(knobs.get().max_message_bytes, MAX_MESSAGE_BYTES);
         assert_eq!(s.pace(500), Duration::from_millis(505));
     }
 }

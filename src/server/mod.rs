@@ -5,17 +5,25 @@
 //! demo database.
 
 mod admin;
+pub mod columns;
+pub mod control;
 pub mod db;
 pub mod encoded;
 pub mod knobs;
+pub mod live;
+pub mod parked;
 mod plan;
 pub mod query;
 pub mod row_cache;
+pub mod sandbox;
 pub mod scan;
 mod seed23_table;
 pub mod service;
+pub mod sessions;
+mod sink;
 pub mod sql_value;
 pub mod stream;
+pub mod token;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -32,6 +40,7 @@ use crate::proto::google::spanner::admin::instance::v1::instance_admin_server::I
 use encoded::stubs::google::spanner::v1::spanner_server::SpannerServer;
 
 pub use knobs::{KnobSettings, Knobs};
+pub use service::Load;
 
 /// How to start the local instance.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -74,6 +83,9 @@ pub enum StartError {
     /// The setup task died.
     #[error("the database setup task failed: {0}")]
     Setup(#[from] tokio::task::JoinError),
+    /// No key for the resume tokens could be drawn.
+    #[error(transparent)]
+    Random(#[from] token::NoRandomness),
 }
 
 /// A running local instance. Dropping it stops the server.
@@ -81,9 +93,14 @@ pub enum StartError {
 pub struct LocalInstance {
     addr: SocketAddr,
     knobs: Arc<Knobs>,
+    handle: service::Handle,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
 }
+
+/// The largest request the service decodes: room for a parameter of the largest value (10 MiB, as
+/// base64) and the SQL text, nothing like the 64 MiB a client could once make it hold per call.
+const MAX_REQUEST_BYTES: usize = 16 << 20;
 
 /// HTTP/2 flow-control windows large enough that loopback streaming is not throttled by them.
 const STREAM_WINDOW: u32 = 8 << 20;
@@ -92,6 +109,7 @@ const CONNECTION_WINDOW: u32 = 16 << 20;
 impl LocalInstance {
     /// Builds the database and serves it on 127.0.0.1. Must be called within a tokio runtime.
     pub async fn start(config: ServerConfig) -> Result<Self, StartError> {
+        token::init_key()?;
         let listener = TcpListener::bind(("127.0.0.1", config.port))
             .await
             .map_err(|source| StartError::Bind {
@@ -106,6 +124,7 @@ impl LocalInstance {
         let db = Arc::new(tokio::task::spawn_blocking(move || db::Database::open(rows)).await??);
         let knobs = Arc::new(Knobs::new(config.knobs));
         let spanner = service::LocalSpanner::new(db, Arc::clone(&knobs));
+        let handle = spanner.handle();
         let (shutdown, stop) = oneshot::channel::<()>();
         let server = tonic::transport::Server::builder()
             .initial_stream_window_size(STREAM_WINDOW)
@@ -113,7 +132,7 @@ impl LocalInstance {
             .tcp_nodelay(true)
             .add_service(
                 SpannerServer::new(spanner)
-                    .max_decoding_message_size(64 << 20)
+                    .max_decoding_message_size(MAX_REQUEST_BYTES)
                     .max_encoding_message_size(usize::MAX),
             )
             .add_service(InstanceAdminServer::new(admin::LocalAdmin))
@@ -131,6 +150,7 @@ impl LocalInstance {
         Ok(LocalInstance {
             addr,
             knobs,
+            handle,
             shutdown: Some(shutdown),
             task: Some(task),
         })
@@ -151,8 +171,15 @@ impl LocalInstance {
         &self.knobs
     }
 
-    /// Stops accepting calls and waits up to `grace` for the server to finish.
+    /// What it holds now: running queries, held faulted streams, sessions.
+    pub fn load(&self) -> Load {
+        self.handle.load()
+    }
+
+    /// Stops accepting calls, interrupts the running queries, and waits up to `grace` for the server
+    /// to finish.
     pub async fn stop(mut self, grace: Duration) {
+        self.handle.shut_down();
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -164,6 +191,7 @@ impl LocalInstance {
 
 impl Drop for LocalInstance {
     fn drop(&mut self) {
+        self.handle.shut_down();
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

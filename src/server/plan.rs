@@ -8,6 +8,45 @@ use prost_types::value::Kind;
 use super::query::{PlanStep, QueryTotals};
 use crate::proto::google::spanner::v1 as pb;
 
+/// What the last message of an answer reports, by query mode: statistics (WITH_STATS, PROFILE,
+/// WITH_PLAN_AND_STATS), a plan (PLAN, PROFILE, WITH_PLAN_AND_STATS), or nothing (NORMAL).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The query's text, which the statistics quote.
+    pub sql: String,
+    /// Whether `query_stats` is returned.
+    pub with_stats: bool,
+    /// Whether the plan is returned.
+    pub explain: bool,
+    /// Whether the plan carries execution statistics.
+    pub profile: bool,
+}
+
+impl Report {
+    /// The statistics of a finished query that started at `started` and returned `bytes`.
+    pub fn stats(
+        &self,
+        totals: &QueryTotals,
+        started: std::time::Instant,
+        bytes: u64,
+    ) -> Option<pb::ResultSetStats> {
+        if !self.with_stats && !self.explain {
+            return None;
+        }
+        let elapsed = started.elapsed();
+        Some(pb::ResultSetStats {
+            query_plan: totals
+                .plan
+                .as_ref()
+                .map(|steps| plan_nodes(steps, self.profile.then_some((totals, elapsed)))),
+            query_stats: self
+                .with_stats
+                .then(|| query_stats(&self.sql, totals, elapsed, bytes)),
+            row_count: None,
+        })
+    }
+}
+
 /// A duration as production writes it: "1.23 msecs" below a second, "1.23 secs" above.
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_secs_f64() * 1e3;

@@ -13,11 +13,14 @@ use rusqlite::{Connection, Statement};
 use tokio::sync::mpsc;
 use tonic::Status;
 
+use super::columns::{self, Column, Param, Pending};
+use super::control::{Interrupt, PROGRESS_OPS, Slot, Stop};
 use super::db::Database;
 use super::encoded::EncodedValues;
+use super::sandbox::{Refusal, Sandbox, SqlLimits};
 use super::scan::{self, Origin, ScanRows};
-use super::sql_value::{encode_sql, type_of_sql};
-use super::stream::{self, MessageBuilder, TokenStamp};
+use super::sink::{Sink, send};
+use super::stream::{MessageBuilder, TokenStamp};
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::{Field, Type};
 
@@ -26,8 +29,10 @@ use crate::wire::{Field, Type};
 pub struct QuerySpec {
     /// One SQL statement.
     pub sql: String,
-    /// Named parameters (without the `@`), already converted to SQLite values.
-    pub params: HashMap<String, SqlValue>,
+    /// Named parameters (without the `@`), already converted to SQLite values, with their types.
+    pub params: HashMap<String, Param>,
+    /// The bounds its SQLite connection runs under.
+    pub limits: SqlLimits,
     /// False in PLAN mode: prepare and explain, return no rows.
     pub execute: bool,
     /// Whether to explain the query plan.
@@ -101,22 +106,31 @@ pub struct PlanStep {
     pub detail: String,
 }
 
-type Events = mpsc::Sender<Result<QueryEvent, Status>>;
+/// Where the query thread reports.
+pub(super) type Events = mpsc::Sender<Result<QueryEvent, Status>>;
 
 /// Rows per batch sent to the stream.
-const BATCH_ROWS: usize = 128;
+pub(super) const BATCH_ROWS: usize = 128;
 /// Rows looked at to type result columns that are expressions.
 const TYPE_LOOKAHEAD_ROWS: usize = 128;
 
 /// Starts the query on a new thread; events arrive on `events`. The thread stops early when the
-/// receiving side is dropped (the client went away).
-pub fn spawn(db: Arc<Database>, spec: QuerySpec, events: Events) -> std::io::Result<()> {
+/// receiving side is dropped or `interrupt` says so (client gone, deadline, shutdown); it holds
+/// `slot`, its place among the queries running, until it ends.
+pub fn spawn(
+    db: Arc<Database>,
+    spec: QuerySpec,
+    events: Events,
+    interrupt: Arc<Interrupt>,
+    slot: Option<Slot>,
+) -> std::io::Result<()> {
     static QUERIES: AtomicU64 = AtomicU64::new(0);
     let n = QUERIES.fetch_add(1, Ordering::Relaxed);
     std::thread::Builder::new()
         .name(format!("spanprof-query-{n}"))
         .spawn(move || {
-            if let Err(status) = run(&db, &spec, &events) {
+            let _slot = slot;
+            if let Err(status) = run(&db, &spec, &events, &interrupt) {
                 // The receiver may be gone; then nobody needs the error.
                 let _ = events.blocking_send(Err(status));
             }
@@ -125,67 +139,60 @@ pub fn spawn(db: Arc<Database>, spec: QuerySpec, events: Events) -> std::io::Res
 }
 
 /// The receiver went away: stop quietly.
-struct Gone;
+pub(super) struct Gone;
 
-fn run(db: &Database, spec: &QuerySpec, events: &Events) -> Result<(), Status> {
+fn run(
+    db: &Database,
+    spec: &QuerySpec,
+    events: &Events,
+    interrupt: &Arc<Interrupt>,
+) -> Result<(), Status> {
     let cpu_start = cpu_time::ThreadTime::try_now().ok();
     let scanned = Arc::new(AtomicU64::new(0));
     let plain_rows = Arc::new(ScanRows::default());
-    let conn = db
-        .connect(Arc::clone(&scanned), Arc::clone(&plain_rows))
-        .map_err(|e| Status::internal(format!("cannot open the local database: {e}")))?;
+    let conn = open(db, spec, &scanned, &plain_rows, interrupt)?;
     let prepare_start = Instant::now();
-    let mut stmt = conn.prepare(&spec.sql).map_err(sql_error)?;
-    let plan_time = prepare_start.elapsed();
-    if !stmt.readonly() {
-        return Err(Status::failed_precondition(
-            "the built-in local instance serves read-only queries: DML and DDL are not supported",
-        ));
-    }
-    bind(&mut stmt, &spec.params)?;
-    let plan = if spec.explain {
-        Some(explain(&conn, &spec.sql)?)
-    } else {
-        None
-    };
+    let (mut stmt, simple) = prepare(&conn, spec)?;
     let mut totals = QueryTotals {
-        plan_time,
-        plan,
+        plan_time: prepare_start.elapsed(),
+        plan: if spec.explain {
+            Some(explain(&conn.0, &spec.sql)?)
+        } else {
+            None
+        },
         ..QueryTotals::default()
     };
     let origins = origins(&stmt);
     let declared = declared_types(db, &origins);
+    let all_declared = declared.iter().all(Option::is_some);
     let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
+    let parameters = parameter_columns(&conn.0, spec, &stmt, all_declared);
+    let pending = columns::plan(names, declared, simple, &parameters);
     let fullscan_before = stmt.get_status(rusqlite::StatementStatus::FullscanStep);
     // A plain scan takes its types from Seed23's columns, so it never holds rows back to type them.
-    let plain = if spec.execute && spec.plain_scans && declared.iter().all(Option::is_some) {
-        scan::plain_scan(&conn, &spec.sql, &origins).map(|columns| (columns, &*plain_rows))
+    let plain = if spec.execute && spec.plain_scans && all_declared {
+        scan::plain_scan(&conn.0, &spec.sql, &origins).map(|columns| (columns, &*plain_rows))
     } else {
         None
     };
     if spec.execute {
+        let failed = |e| step_failed(e, interrupt);
+        let output = &spec.output;
         match stream_rows(
             &mut stmt,
-            names,
-            declared,
+            pending,
             plain,
-            &spec.output,
+            output,
             events,
             &mut totals,
+            failed,
         ) {
             Ok(()) => {}
             Err(RowsError::Gone(Gone)) => return Ok(()),
             Err(RowsError::Status(status)) => return Err(status),
         }
-    } else {
-        let columns = columns(
-            names,
-            declared.into_iter().map(|t| t.unwrap_or(Type::String)),
-        );
-        let gone = |_| Status::cancelled("gone");
-        let sink = Sink::new(events, &spec.output, &columns);
-        send(events, QueryEvent::Columns(columns)).map_err(gone)?;
-        sink.finish().map_err(gone)?;
+    } else if plan_only(pending, &spec.output, events).is_err() {
+        return Ok(());
     }
     let fullscan = stmt.get_status(rusqlite::StatementStatus::FullscanStep) - fullscan_before;
     totals.rows_scanned = scanned.load(Ordering::Relaxed) + fullscan.max(0) as u64;
@@ -193,6 +200,98 @@ fn run(db: &Database, spec: &QuerySpec, events: &Events) -> Result<(), Status> {
     // A failed send means the client is gone; there is no one left to tell.
     let _ = send(events, QueryEvent::Done(totals));
     Ok(())
+}
+
+/// A query's connection, confined and watched (SQLite stops the statement when `interrupt` says),
+/// with what its sandbox saw.
+fn open(
+    db: &Database,
+    spec: &QuerySpec,
+    scanned: &Arc<AtomicU64>,
+    plain_rows: &Arc<ScanRows>,
+    interrupt: &Arc<Interrupt>,
+) -> Result<(Connection, Arc<Sandbox>), Status> {
+    let (mut conn, sandbox) = db
+        .connect(Arc::clone(scanned), Arc::clone(plain_rows), spec.limits)
+        .map_err(|e| Status::internal(format!("cannot open the local database: {e}")))?;
+    let watch = Arc::clone(interrupt);
+    conn.progress_handler(PROGRESS_OPS, Some(move || watch.check().is_some()))
+        .map_err(|e| Status::internal(format!("cannot watch the query: {e}")))?;
+    Ok((conn, sandbox))
+}
+
+/// The statement, prepared, checked read-only and bound; and whether it is one plain SELECT.
+fn prepare<'c>(
+    (conn, sandbox): &'c (Connection, Arc<Sandbox>),
+    spec: &QuerySpec,
+) -> Result<(Statement<'c>, bool), Status> {
+    sandbox.reset();
+    let mut stmt = conn.prepare(&spec.sql).map_err(|e| refused(e, sandbox))?;
+    if !stmt.readonly() {
+        return Err(read_only());
+    }
+    bind(&mut stmt, &spec.params)?;
+    Ok((stmt, sandbox.selects() == 1))
+}
+
+/// PLAN mode: the columns (an expression column, which no row types, is reported as STRING) and the
+/// last message, no rows.
+fn plan_only(pending: Vec<Pending>, output: &Output, events: &Events) -> Result<(), Gone> {
+    let columns: Vec<Field> = pending
+        .into_iter()
+        .map(|p| p.decide_or(Type::String).field)
+        .collect();
+    let sink = Sink::new(events, output, &columns);
+    send(events, QueryEvent::Columns(columns))?;
+    sink.finish()
+}
+
+/// The parameter each result column exactly is, read from the bytecode when some column is not a
+/// table column and the statement has parameters (the only case where it can matter).
+fn parameter_columns<'a>(
+    conn: &Connection,
+    spec: &'a QuerySpec,
+    stmt: &Statement<'_>,
+    all_declared: bool,
+) -> Vec<Option<&'a Param>> {
+    let width = stmt.column_count();
+    let numbered = columns::by_number(stmt, &spec.params);
+    if all_declared || numbered.is_empty() {
+        return vec![None; width];
+    }
+    let Ok(ops) = scan::program(conn, &spec.sql) else {
+        return vec![None; width];
+    };
+    columns::parameter_columns(&ops, width)
+        .into_iter()
+        .map(|n| n.and_then(|n| numbered.get(&n).copied()))
+        .collect()
+}
+
+/// A failed step: the interrupt's reason when it stopped the statement, else SQLite's error.
+fn step_failed(e: rusqlite::Error, interrupt: &Interrupt) -> RowsError {
+    match interrupt.check() {
+        Some(Stop::ClientGone) => RowsError::Gone(Gone),
+        Some(stop) => RowsError::Status(stop.status()),
+        None => RowsError::Status(sql_error(e)),
+    }
+}
+
+/// A statement the sandbox refused, as the rule that refused it says; any other error as SQLite's.
+fn refused(e: rusqlite::Error, sandbox: &Sandbox) -> Status {
+    match sandbox.take_refusal() {
+        Some(Refusal::Write) => read_only(),
+        Some(Refusal::Forbidden(what)) => Status::invalid_argument(format!(
+            "{what} is not allowed: the built-in local instance only reads its demo tables"
+        )),
+        None => sql_error(e),
+    }
+}
+
+fn read_only() -> Status {
+    Status::failed_precondition(
+        "the built-in local instance serves read-only queries: DML and DDL are not supported",
+    )
 }
 
 enum RowsError {
@@ -216,24 +315,24 @@ impl From<Gone> for RowsError {
 type Plain<'a> = (Vec<usize>, &'a ScanRows);
 
 /// Steps the statement: types the expression columns from the first rows, announces the columns, then
-/// sends the rows in batches (from the row cache's wire form, for a plain scan).
+/// sends the rows in batches (from the row cache's wire form, for a plain scan). `failed` turns a
+/// step's error into what to report.
 fn stream_rows(
     stmt: &mut Statement<'_>,
-    names: Vec<String>,
-    declared: Vec<Option<Type>>,
+    mut pending: Vec<Pending>,
     plain: Option<Plain<'_>>,
     output: &Output,
     events: &Events,
     totals: &mut QueryTotals,
+    failed: impl Fn(rusqlite::Error) -> RowsError,
 ) -> Result<(), RowsError> {
-    let width = names.len();
+    let width = pending.len();
     let mut rows = stmt.raw_query();
     // Hold the first rows until every column has a type.
-    let mut inferred = declared;
     let mut held: Vec<Vec<SqlValue>> = Vec::new();
     let mut exhausted = false;
-    while inferred.iter().any(Option::is_none) && held.len() < TYPE_LOOKAHEAD_ROWS {
-        let Some(row) = rows.next().map_err(sql_error)? else {
+    while pending.iter().any(Pending::is_open) && held.len() < TYPE_LOOKAHEAD_ROWS {
+        let Some(row) = rows.next().map_err(&failed)? else {
             exhausted = true;
             break;
         };
@@ -241,27 +340,21 @@ fn stream_rows(
             .map(|i| row.get::<_, SqlValue>(i))
             .collect::<Result<_, _>>()
             .map_err(sql_error)?;
-        for (ty, v) in inferred.iter_mut().zip(&values) {
-            if ty.is_none() {
-                *ty = type_of_sql(ValueRef::from(v));
-            }
+        for (column, v) in pending.iter_mut().zip(&values) {
+            column.look_at(ValueRef::from(v));
         }
         held.push(values);
     }
-    let columns = columns(
-        names,
-        inferred.into_iter().map(|t| t.unwrap_or(Type::Int64)),
-    );
-    let types: Vec<Type> = columns.iter().map(|c| c.ty.clone()).collect();
-    let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
-    let mut sink = Sink::new(events, output, &columns);
-    send(events, QueryEvent::Columns(columns))?;
+    let columns: Vec<Column> = pending.into_iter().map(Pending::decide).collect();
+    let fields: Vec<Field> = columns.iter().map(|c| c.field.clone()).collect();
+    let mut sink = Sink::new(events, output, &fields);
+    send(events, QueryEvent::Columns(fields))?;
 
     if let Some((projection, scan_rows)) = plain {
         // A plain scan declares every column, so no row was held to type one.
         let _mode = scan_rows.start();
         totals.plain_scan = true;
-        while let Some(_row) = rows.next().map_err(sql_error)? {
+        while let Some(_row) = rows.next().map_err(&failed)? {
             let row = scan_rows
                 .take()
                 .ok_or_else(|| Status::internal("the plain scan lost track of its row"))?;
@@ -278,177 +371,42 @@ fn stream_rows(
     }
     for values in &held {
         let refs = values.iter().map(|v| Ok(ValueRef::from(v)));
-        push_row(&types, &names, refs, &mut sink)?;
-        sink.end_row()?;
         totals.rows += 1;
+        push_row(&columns, refs, totals.rows, &mut sink)?;
+        sink.end_row()?;
     }
     drop(held);
     while !exhausted {
-        let Some(row) = rows.next().map_err(sql_error)? else {
+        let Some(row) = rows.next().map_err(&failed)? else {
             exhausted = true;
             continue;
         };
+        totals.rows += 1;
         push_row(
-            &types,
-            &names,
+            &columns,
             (0..width).map(|i| row.get_ref(i)),
+            totals.rows,
             &mut sink,
         )?;
         sink.end_row()?;
-        totals.rows += 1;
     }
     Ok(sink.finish()?)
 }
 
-/// Where the rows go: batches of values sent `BATCH_ROWS` rows at a time, or messages sent as soon
-/// as the builder has finished one.
-enum Sink<'a> {
-    Values {
-        events: &'a Events,
-        width: usize,
-        batch: EncodedValues,
-        rows: usize,
-    },
-    Messages {
-        events: &'a Events,
-        builder: MessageBuilder,
-        /// Where a value is encoded before the builder copies it in.
-        scratch: Vec<u8>,
-    },
-}
-
-impl<'a> Sink<'a> {
-    fn new(events: &'a Events, output: &Output, columns: &[Field]) -> Self {
-        match output {
-            Output::Values => Sink::Values {
-                events,
-                width: columns.len(),
-                batch: Self::empty(columns.len()),
-                rows: 0,
-            },
-            Output::Messages { transaction, stamp } => Sink::Messages {
-                events,
-                builder: builder(columns, transaction, *stamp),
-                scratch: Vec::new(),
-            },
-        }
-    }
-
-    fn empty(width: usize) -> EncodedValues {
-        EncodedValues::with_capacity(BATCH_ROWS * width, BATCH_ROWS * 1024)
-    }
-
-    /// Appends a value already encoded (the body of a `google.protobuf.Value`).
-    fn push_encoded(&mut self, body: &[u8]) {
-        match self {
-            Sink::Values { batch, .. } => batch.push_encoded(body),
-            Sink::Messages { builder, .. } => builder.push_encoded(body),
-        }
-    }
-
-    /// Appends a value `encode` writes.
-    fn push_with<E>(
-        &mut self,
-        encode: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
-    ) -> Result<(), E> {
-        match self {
-            Sink::Values { batch, .. } => batch.push_with(encode),
-            Sink::Messages {
-                builder, scratch, ..
-            } => {
-                scratch.clear();
-                encode(scratch)?;
-                builder.push_encoded(scratch);
-                Ok(())
-            }
-        }
-    }
-
-    /// A row is complete: sends a full batch, or the messages it finished.
-    fn end_row(&mut self) -> Result<(), Gone> {
-        match self {
-            Sink::Values {
-                events,
-                width,
-                batch,
-                rows,
-            } => {
-                *rows += 1;
-                if *rows >= BATCH_ROWS {
-                    let full = std::mem::replace(batch, Self::empty(*width));
-                    send(events, QueryEvent::Rows(full))?;
-                    *rows = 0;
-                }
-                Ok(())
-            }
-            Sink::Messages {
-                events, builder, ..
-            } => send_ready(events, builder),
-        }
-    }
-
-    /// Sends what is left: the last values, or the finished messages and then the builder.
-    fn finish(self) -> Result<(), Gone> {
-        match self {
-            Sink::Values { events, batch, .. } if !batch.is_empty() => {
-                send(events, QueryEvent::Rows(batch))
-            }
-            Sink::Values { .. } => Ok(()),
-            Sink::Messages {
-                events,
-                mut builder,
-                ..
-            } => {
-                send_ready(events, &mut builder)?;
-                send(events, QueryEvent::Built(Box::new(builder)))
-            }
-        }
-    }
-}
-
-/// The builder of a stream of `columns` read in `transaction`.
-fn builder(
-    columns: &[Field],
-    transaction: &Option<pb::Transaction>,
-    stamp: TokenStamp,
-) -> MessageBuilder {
-    MessageBuilder::new(stream::metadata(columns, transaction.clone()), stamp)
-}
-
-/// Sends the messages `builder` has finished, if any.
-fn send_ready(events: &Events, builder: &mut MessageBuilder) -> Result<(), Gone> {
-    let ready: Vec<Bytes> = std::iter::from_fn(|| builder.pop()).collect();
-    if ready.is_empty() {
-        return Ok(());
-    }
-    send(events, QueryEvent::Messages(ready))
-}
-
-/// Encodes one row's values in wire form by their column types, appending them to `sink`.
+/// Encodes row number `row`'s values in wire form by their columns, appending them to `sink`; a value
+/// that does not fit its column fails the query.
 fn push_row<'a>(
-    types: &[Type],
-    names: &[String],
+    columns: &[Column],
     values: impl Iterator<Item = rusqlite::Result<ValueRef<'a>>>,
+    row: u64,
     sink: &mut Sink<'_>,
 ) -> Result<(), Status> {
-    for ((ty, name), value) in types.iter().zip(names).zip(values) {
+    for (column, value) in columns.iter().zip(values) {
         let value = value.map_err(sql_error)?;
-        sink.push_with(|out| encode_sql(ty, value, out))
-            .map_err(|e| Status::internal(format!("column {name}: {e}")))?;
+        sink.push_with(|out| column.encode(value, row, out))
+            .map_err(Status::invalid_argument)?;
     }
     Ok(())
-}
-
-fn send(events: &Events, event: QueryEvent) -> Result<(), Gone> {
-    events.blocking_send(Ok(event)).map_err(|_| Gone)
-}
-
-fn columns(names: Vec<String>, types: impl Iterator<Item = Type>) -> Vec<Field> {
-    names
-        .into_iter()
-        .zip(types)
-        .map(|(name, ty)| Field { name, ty })
-        .collect()
 }
 
 /// The table and column each result column comes straight from, if it does.
@@ -470,7 +428,7 @@ fn declared_types(db: &Database, origins: &[Origin]) -> Vec<Option<Type>> {
 }
 
 /// Binds `@name` parameters; a parameter in the SQL without a value is an error, as in Spanner.
-fn bind(stmt: &mut Statement<'_>, params: &HashMap<String, SqlValue>) -> Result<(), Status> {
+fn bind(stmt: &mut Statement<'_>, params: &HashMap<String, Param>) -> Result<(), Status> {
     for i in 1..=stmt.parameter_count() {
         let name = stmt.parameter_name(i).map(str::to_owned);
         let Some(name) = name.as_deref().and_then(|n| n.strip_prefix('@')) else {
@@ -478,10 +436,11 @@ fn bind(stmt: &mut Statement<'_>, params: &HashMap<String, SqlValue>) -> Result<
                 "query parameter {i} is not named: use @name parameters"
             )));
         };
-        let value = params.get(name).ok_or_else(|| {
+        let param = params.get(name).ok_or_else(|| {
             Status::invalid_argument(format!("No parameter found for binding: {name}"))
         })?;
-        stmt.raw_bind_parameter(i, value).map_err(sql_error)?;
+        stmt.raw_bind_parameter(i, &param.value)
+            .map_err(sql_error)?;
     }
     Ok(())
 }
@@ -516,6 +475,11 @@ pub fn sql_error(e: rusqlite::Error) -> Status {
     if let Some(column) = message.strip_prefix("no such column: ") {
         return Status::invalid_argument(format!("Unrecognized name: {column} ({message})"));
     }
+    if message.contains("string or blob too big") {
+        return Status::invalid_argument(format!(
+            "{message}: a value would be longer than the local instance allows (max_value_bytes)"
+        ));
+    }
     if message.contains("syntax error") {
         return Status::invalid_argument(format!("Syntax error: {message}"));
     }
@@ -537,13 +501,21 @@ mod tests {
         let (tx, mut rx) = mpsc::channel(4);
         let spec = QuerySpec {
             sql: sql.into(),
-            params: HashMap::from([("n".to_owned(), SqlValue::Integer(7))]),
+            params: HashMap::from([(
+                "n".to_owned(),
+                Param {
+                    value: SqlValue::Integer(7),
+                    ty: Type::Int64,
+                    nan: false,
+                },
+            )]),
+            limits: crate::server::db::test_limits(),
             execute: true,
             explain: false,
             plain_scans,
             output: Output::Values,
         };
-        spawn(Arc::clone(db), spec, tx).expect("spawns");
+        spawn(Arc::clone(db), spec, tx, Interrupt::unbounded(), None).expect("spawns");
         let (mut columns, mut values) = (Vec::new(), Vec::new());
         while let Some(event) = rx.blocking_recv() {
             match event? {
@@ -615,6 +587,7 @@ mod tests {
             let spec = QuerySpec {
                 sql: sql.into(),
                 params: HashMap::new(),
+                limits: crate::server::db::test_limits(),
                 execute: true,
                 explain: false,
                 plain_scans: true,
@@ -623,7 +596,7 @@ mod tests {
                     stamp,
                 },
             };
-            spawn(Arc::clone(&db), spec, tx).expect("spawns");
+            spawn(Arc::clone(&db), spec, tx, Interrupt::unbounded(), None).expect("spawns");
             let (mut messages, mut builder) = (Vec::new(), None);
             while let Some(event) = rx.blocking_recv() {
                 match event.expect("no error") {

@@ -97,7 +97,8 @@ pub struct Op {
     pub p: [i64; 3],
 }
 
-fn program(conn: &Connection, sql: &str) -> rusqlite::Result<Vec<Op>> {
+/// The bytecode of `sql`, as `EXPLAIN` lists it.
+pub fn program(conn: &Connection, sql: &str) -> rusqlite::Result<Vec<Op>> {
     let mut stmt = conn.prepare(&format!("EXPLAIN {sql}"))?;
     let mut rows = stmt.raw_query();
     let mut ops = Vec::new();
@@ -179,8 +180,12 @@ mod tests {
 
     fn columns_of(sql: &str) -> Option<Vec<usize>> {
         let db = Database::open(50).expect("opens");
-        let conn = db
-            .connect(Arc::default(), Arc::default())
+        let (conn, _) = db
+            .connect(
+                Arc::default(),
+                Arc::default(),
+                crate::server::db::test_limits(),
+            )
             .expect("connects");
         let stmt = conn.prepare(sql).expect("prepares");
         let origins: Vec<Origin> = stmt

@@ -1,49 +1,104 @@
 //! The Spanner v1 gRPC service of the local instance: sessions, read-only transactions, and queries
-//! streamed as production streams them.
+//! streamed as production streams them, within the bounds the knobs set.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use prost::bytes::Bytes;
 use tokio::sync::mpsc;
-use tokio_stream::Stream;
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use super::columns::Param;
+use super::control::{GoneOnDrop, Interrupt, Slots, grpc_timeout};
 use super::db::Database;
-use super::encoded::EncodedPartialResultSet;
 use super::encoded::stubs::google::spanner::v1::spanner_server::Spanner;
-use super::knobs::Knobs;
-use super::plan::{plan_nodes, query_stats};
-use super::query::{self, Output, QueryEvent, QuerySpec, QueryTotals};
-use super::sql_value::param_to_sql;
-use super::stream::{self, MessageBuilder, ResumePoint, TokenStamp};
+use super::knobs::{KnobSettings, Knobs};
+use super::live::{self, Ended, LiveStream};
+use super::parked::Parked;
+use super::plan::Report;
+use super::query::{self, Output, QueryEvent, QuerySpec};
+use super::sessions::Sessions;
+use super::stream::{self, ResumePoint, TokenStamp};
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::{Field, Type};
 
-/// The service state: the database, the knobs, open sessions and read-only transactions.
+/// The service state: the database, the knobs, open sessions, running queries and held streams.
 pub struct LocalSpanner {
     db: Arc<Database>,
     knobs: Arc<Knobs>,
-    sessions: Mutex<HashMap<String, pb::Session>>,
-    transactions: Mutex<HashSet<Vec<u8>>>,
-    parked: Arc<Mutex<Parked>>,
+    sessions: Arc<Sessions>,
+    parked: Arc<Parked<LiveStream>>,
+    slots: Arc<Slots>,
+    shutdown: Arc<AtomicBool>,
     counter: AtomicU64,
 }
 
+/// What the local instance holds now: plain figures, for tests and tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Load {
+    /// Queries running (each on its own thread), held faulted streams included.
+    pub queries: usize,
+    /// Faulted streams held for their resume.
+    pub parked_streams: usize,
+    /// Open sessions (expired ones until the next sweep).
+    pub sessions: usize,
+}
+
+/// The parts of the service the instance keeps a hand on: its load, and its shutdown flag.
+#[derive(Clone)]
+pub struct Handle {
+    slots: Arc<Slots>,
+    parked: Arc<Parked<LiveStream>>,
+    sessions: Arc<Sessions>,
+    shutdown: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle")
+            .field("load", &self.load())
+            .finish()
+    }
+}
+
+impl Handle {
+    /// What the instance holds now.
+    pub fn load(&self) -> Load {
+        Load {
+            queries: self.slots.running(),
+            parked_streams: self.parked.len(),
+            sessions: self.sessions.len(),
+        }
+    }
+
+    /// Tells every running query to stop: the server is shutting down.
+    pub fn shut_down(&self) {
+        self.shutdown.store(true, Ordering::Relaxed);
+    }
+}
+
 impl LocalSpanner {
-    /// A service over `db`, streaming as `knobs` say.
+    /// A service over `db`, streaming and bounded as `knobs` say.
     pub fn new(db: Arc<Database>, knobs: Arc<Knobs>) -> Self {
         LocalSpanner {
             db,
             knobs,
-            sessions: Mutex::default(),
-            transactions: Mutex::default(),
+            sessions: Arc::default(),
             parked: Arc::default(),
+            slots: Arc::default(),
+            shutdown: Arc::default(),
             counter: AtomicU64::new(1),
+        }
+    }
+
+    /// A handle on its load and shutdown, to keep after the service is handed to the server.
+    pub fn handle(&self) -> Handle {
+        Handle {
+            slots: Arc::clone(&self.slots),
+            parked: Arc::clone(&self.parked),
+            sessions: Arc::clone(&self.sessions),
+            shutdown: Arc::clone(&self.shutdown),
         }
     }
 
@@ -57,69 +112,51 @@ impl LocalSpanner {
         fnv1a(&[&n.to_le_bytes(), &t.to_le_bytes()])
     }
 
-    fn new_session(
+    fn begin_read_only(
         &self,
-        database: &str,
-        template: Option<&pb::Session>,
-    ) -> Result<pb::Session, Status> {
-        check_database_name(database)?;
-        let name = format!("{database}/sessions/{:016x}", self.unique());
-        let session = pb::Session {
-            name: name.clone(),
-            labels: template.map(|t| t.labels.clone()).unwrap_or_default(),
-            create_time: Some(now()),
-            approximate_last_use_time: Some(now()),
-            creator_role: template.map(|t| t.creator_role.clone()).unwrap_or_default(),
-            multiplexed: template.is_some_and(|t| t.multiplexed),
-        };
-        lock(&self.sessions).insert(name, session.clone());
-        Ok(session)
-    }
-
-    fn check_session(&self, name: &str) -> Result<(), Status> {
-        if lock(&self.sessions).contains_key(name) {
-            Ok(())
-        } else {
-            Err(Status::not_found(format!("Session not found: {name}")))
-        }
-    }
-
-    fn begin_read_only(&self, options: &pb::TransactionOptions) -> Result<pb::Transaction, Status> {
-        use pb::transaction_options::Mode;
-        match &options.mode {
-            Some(Mode::ReadOnly(_)) | None => {
-                let id = self.unique().to_be_bytes().to_vec();
-                lock(&self.transactions).insert(id.clone());
-                Ok(pb::Transaction {
-                    id,
-                    read_timestamp: Some(now()),
-                    precommit_token: None,
-                })
-            }
-            Some(_) => Err(read_only_instance()),
-        }
+        session: &str,
+        options: &pb::TransactionOptions,
+        knobs: &KnobSettings,
+    ) -> Result<pb::Transaction, Status> {
+        read_only_mode(options)?;
+        let id = self.unique().to_be_bytes().to_vec();
+        self.sessions.add_transaction(session, id.clone(), knobs)?;
+        Ok(pb::Transaction {
+            id,
+            read_timestamp: Some(now()),
+            precommit_token: None,
+        })
     }
 
     /// Checks the transaction selector and returns the transaction to report in the metadata, if any.
     fn transaction_for_query(
         &self,
-        selector: Option<&pb::TransactionSelector>,
+        request: &pb::ExecuteSqlRequest,
+        knobs: &KnobSettings,
     ) -> Result<Option<pb::Transaction>, Status> {
         use pb::transaction_options::Mode;
         use pb::transaction_selector::Selector;
+        let selector = request.transaction.as_ref();
         match selector.and_then(|s| s.selector.as_ref()) {
             None => Ok(None),
-            Some(Selector::SingleUse(options)) => match &options.mode {
-                Some(Mode::ReadOnly(ro)) if ro.return_read_timestamp => Ok(Some(pb::Transaction {
-                    read_timestamp: Some(now()),
-                    ..Default::default()
-                })),
-                Some(Mode::ReadOnly(_)) | None => Ok(None),
-                Some(_) => Err(read_only_instance()),
-            },
-            Some(Selector::Begin(options)) => self.begin_read_only(options).map(Some),
+            Some(Selector::SingleUse(options)) => {
+                read_only_mode(options)?;
+                Ok(match &options.mode {
+                    Some(Mode::ReadOnly(ro)) if ro.return_read_timestamp => Some(pb::Transaction {
+                        read_timestamp: Some(now()),
+                        ..Default::default()
+                    }),
+                    _ => None,
+                })
+            }
+            Some(Selector::Begin(options)) => self
+                .begin_read_only(&request.session, options, knobs)
+                .map(Some),
             Some(Selector::Id(id)) => {
-                if lock(&self.transactions).contains(id) {
+                if self
+                    .sessions
+                    .has_transaction(&request.session, id, false, knobs)?
+                {
                     Ok(None)
                 } else {
                     Err(Status::not_found("Transaction not found"))
@@ -128,17 +165,43 @@ impl LocalSpanner {
         }
     }
 
-    /// Everything a query request needs checked before it runs.
-    fn prepare(&self, request: &pb::ExecuteSqlRequest) -> Result<Prepared, Status> {
+    /// Everything a query request needs checked before it runs, cheapest and most hostile first:
+    /// the SQL's size, the session, the resume token, then the parameters.
+    fn prepare(
+        &self,
+        request: &pb::ExecuteSqlRequest,
+        knobs: &KnobSettings,
+    ) -> Result<Prepared, Status> {
         use pb::execute_sql_request::QueryMode;
-        self.check_session(&request.session)?;
-        let transaction = self.transaction_for_query(request.transaction.as_ref())?;
+        if request.sql.len() as u64 > knobs.max_sql_bytes {
+            return Err(Status::invalid_argument(format!(
+                "the SQL text is {} bytes, more than the {} allowed (max_sql_bytes)",
+                request.sql.len(),
+                knobs.max_sql_bytes
+            )));
+        }
+        self.sessions.touch(&request.session, knobs)?;
+        let resume = if request.resume_token.is_empty() {
+            None
+        } else {
+            let point = ResumePoint::decode(&request.resume_token)
+                .map_err(|e| Status::invalid_argument(e.to_string()))?;
+            Some(point)
+        };
+        let transaction = self.transaction_for_query(request, knobs)?;
         let mode = QueryMode::try_from(request.query_mode).map_err(|_| {
             Status::invalid_argument(format!("unknown query mode {}", request.query_mode))
         })?;
+        let fingerprint = request_fingerprint(request);
+        if resume.is_some_and(|point| point.stamp.fingerprint != fingerprint) {
+            return Err(Status::invalid_argument(
+                "the resume token belongs to another query",
+            ));
+        }
         let spec = QuerySpec {
             sql: request.sql.clone(),
             params: params(request)?,
+            limits: knobs.sql_limits(),
             execute: mode != QueryMode::Plan,
             explain: matches!(
                 mode,
@@ -147,64 +210,135 @@ impl LocalSpanner {
             plain_scans: true,
             output: Output::Values,
         };
-        let with_stats = mode != QueryMode::Normal;
-        let profile = matches!(mode, QueryMode::Profile | QueryMode::WithPlanAndStats);
-        let fingerprint = request_fingerprint(request);
-        let resume = if request.resume_token.is_empty() {
-            None
-        } else {
-            let point = ResumePoint::decode(&request.resume_token).ok_or_else(|| {
-                Status::invalid_argument("the resume token is not one this instance issued")
-            })?;
-            if point.stamp.fingerprint != fingerprint {
-                return Err(Status::invalid_argument(
-                    "the resume token belongs to another query",
-                ));
-            }
-            Some(point)
-        };
         let stamp = TokenStamp {
             max_bytes: resume.map_or_else(
-                || u32::try_from(self.knobs.get().max_message_bytes).unwrap_or(u32::MAX),
+                || u32::try_from(knobs.max_message_bytes).unwrap_or(u32::MAX),
                 |r| r.stamp.max_bytes,
             ),
             fingerprint,
             stream: self.unique(),
         };
+        let report = Report {
+            sql: spec.sql.clone(),
+            with_stats: mode != QueryMode::Normal,
+            explain: spec.explain,
+            profile: matches!(mode, QueryMode::Profile | QueryMode::WithPlanAndStats),
+        };
         Ok(Prepared {
             spec,
             transaction,
-            with_stats,
-            profile,
+            report,
             resume,
             stamp,
         })
     }
 
-    /// Starts the query and waits for its columns (or its error, which is then the call's status).
+    /// Starts the query, if a slot is free, and waits for its columns (or its error, which is then
+    /// the call's status). Dropping what it returns, or this future, tells the query its client left.
     async fn start_query(
         &self,
         spec: QuerySpec,
-    ) -> Result<(Vec<Field>, mpsc::Receiver<Result<QueryEvent, Status>>), Status> {
-        let (tx, mut rx) = mpsc::channel(8);
-        query::spawn(Arc::clone(&self.db), spec, tx)
+        knobs: &KnobSettings,
+        deadline: Option<Instant>,
+    ) -> Result<Started, Status> {
+        let slot = self
+            .slots
+            .take(knobs.max_concurrent_queries)
+            .ok_or_else(|| {
+                Status::resource_exhausted(format!(
+                    "the local instance is running {} queries, its limit (max_concurrent_queries): \
+                 try again when one has finished",
+                    self.slots.running()
+                ))
+            })?;
+        let interrupt = Interrupt::new(deadline, Arc::clone(&self.shutdown));
+        let gone = GoneOnDrop(Arc::clone(&interrupt));
+        let (tx, mut events) = mpsc::channel(8);
+        query::spawn(Arc::clone(&self.db), spec, tx, interrupt, Some(slot))
             .map_err(|e| Status::resource_exhausted(format!("cannot start a query thread: {e}")))?;
-        match rx.recv().await {
-            Some(Ok(QueryEvent::Columns(columns))) => Ok((columns, rx)),
+        match events.recv().await {
+            Some(Ok(QueryEvent::Columns(columns))) => Ok(Started {
+                columns,
+                events,
+                gone,
+            }),
             Some(Err(status)) => Err(status),
             Some(Ok(_)) | None => Err(Status::internal(
                 "the query ended before naming its columns",
             )),
         }
     }
+
+    /// Collects a unary answer, refusing it past the unary size limit.
+    async fn collect(
+        &self,
+        started: Started,
+        prepared: &Prepared,
+        max_bytes: u64,
+        begun: Instant,
+    ) -> Result<pb::ResultSet, Status> {
+        let Started {
+            columns,
+            mut events,
+            gone: _gone,
+        } = started;
+        let width = columns.len().max(1);
+        let mut rows = Vec::new();
+        let mut current = Vec::with_capacity(width);
+        let mut bytes = 0u64;
+        loop {
+            match events.recv().await {
+                Some(Ok(QueryEvent::Rows(values))) => {
+                    for body in values.iter() {
+                        bytes += body.len() as u64;
+                        if bytes > max_bytes {
+                            return Err(too_large(max_bytes));
+                        }
+                        let v =
+                            <prost_types::Value as prost::Message>::decode(body).map_err(|e| {
+                                Status::internal(format!(
+                                    "the query produced a malformed value: {e}"
+                                ))
+                            })?;
+                        current.push(v);
+                        if current.len() == width {
+                            rows.push(prost_types::ListValue {
+                                values: std::mem::replace(&mut current, Vec::with_capacity(width)),
+                            });
+                        }
+                    }
+                }
+                Some(Ok(QueryEvent::Done(totals))) => {
+                    return Ok(pb::ResultSet {
+                        metadata: Some(prepared.metadata(&columns)),
+                        rows,
+                        stats: prepared.report.stats(&totals, begun, bytes),
+                        precommit_token: None,
+                    });
+                }
+                // Values were asked for: nothing else comes.
+                Some(Ok(
+                    QueryEvent::Columns(_) | QueryEvent::Messages(_) | QueryEvent::Built(_),
+                )) => {}
+                Some(Err(status)) => return Err(status),
+                None => return Err(Status::internal("the query stopped without finishing")),
+            }
+        }
+    }
+}
+
+/// A query that has named its columns.
+struct Started {
+    columns: Vec<Field>,
+    events: live::Events,
+    gone: GoneOnDrop,
 }
 
 /// A checked query request.
 struct Prepared {
     spec: QuerySpec,
     transaction: Option<pb::Transaction>,
-    with_stats: bool,
-    profile: bool,
+    report: Report,
     resume: Option<ResumePoint>,
     stamp: TokenStamp,
 }
@@ -213,33 +347,21 @@ impl Prepared {
     fn metadata(&self, columns: &[Field]) -> pb::ResultSetMetadata {
         stream::metadata(columns, self.transaction.clone())
     }
-
-    fn stats(
-        &self,
-        totals: &QueryTotals,
-        started: Instant,
-        bytes: u64,
-    ) -> Option<pb::ResultSetStats> {
-        if !self.with_stats && !self.spec.explain {
-            return None;
-        }
-        let elapsed = started.elapsed();
-        Some(pb::ResultSetStats {
-            query_plan: totals
-                .plan
-                .as_ref()
-                .map(|steps| plan_nodes(steps, self.profile.then_some((totals, elapsed)))),
-            query_stats: self
-                .with_stats
-                .then(|| query_stats(&self.spec.sql, totals, elapsed, bytes)),
-            row_count: None,
-        })
-    }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding these locks cannot leave a map half-updated: every update is one call.
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+fn too_large(max_bytes: u64) -> Status {
+    Status::failed_precondition(format!(
+        "Result set too large. Result sets larger than {max_bytes} bytes can only be yielded \
+         through the streaming API (ExecuteStreamingSql); see max_unary_result_bytes"
+    ))
+}
+
+fn read_only_mode(options: &pb::TransactionOptions) -> Result<(), Status> {
+    use pb::transaction_options::Mode;
+    match &options.mode {
+        Some(Mode::ReadOnly(_)) | None => Ok(()),
+        Some(_) => Err(read_only_instance()),
+    }
 }
 
 fn read_only_instance() -> Status {
@@ -258,24 +380,8 @@ fn now() -> prost_types::Timestamp {
     }
 }
 
-fn check_database_name(name: &str) -> Result<(), Status> {
-    let parts: Vec<&str> = name.split('/').collect();
-    match parts.as_slice() {
-        ["projects", p, "instances", i, "databases", d]
-            if ![p, i, d].iter().any(|s| s.is_empty()) =>
-        {
-            Ok(())
-        }
-        _ => Err(Status::invalid_argument(format!(
-            "Invalid database name: {name:?}; expected projects/P/instances/I/databases/D"
-        ))),
-    }
-}
-
 /// Parameters converted by their declared types.
-fn params(
-    request: &pb::ExecuteSqlRequest,
-) -> Result<HashMap<String, rusqlite::types::Value>, Status> {
+fn params(request: &pb::ExecuteSqlRequest) -> Result<HashMap<String, Param>, Status> {
     let Some(params) = &request.params else {
         return Ok(HashMap::new());
     };
@@ -290,9 +396,9 @@ fn params(
                 ),
                 None => None,
             };
-            let value = param_to_sql(ty.as_ref(), value.clone())
+            let param = Param::from_wire(ty.as_ref(), value.clone())
                 .map_err(|e| Status::invalid_argument(format!("parameter {name}: {e}")))?;
-            Ok((name.clone(), value))
+            Ok((name.clone(), param))
         })
         .collect()
 }
@@ -334,148 +440,8 @@ fn request_fingerprint(request: &pb::ExecuteSqlRequest) -> u64 {
     fnv1a(&parts)
 }
 
-type Messages = Pin<Box<dyn Stream<Item = Result<EncodedPartialResultSet, Status>> + Send>>;
-type Events = mpsc::Receiver<Result<QueryEvent, Status>>;
-
-/// One query's stream in progress: its cursor (the query's events), the message builder, and the
-/// messages built but not yet sent. It outlives a response when a fault is injected, so that the resume
-/// continues from the cursor instead of running the query again. The query thread cuts the messages
-/// and hands its builder over at the end, to close the stream with the statistics.
-struct LiveStream {
-    prepared: Prepared,
-    builder: Option<MessageBuilder>,
-    /// Whether the last message is built.
-    finished: bool,
-    unsent: VecDeque<Bytes>,
-    events: Events,
-    started: Instant,
-    next_seq: u64,
-}
-
-/// How a response ended.
-enum Ended {
-    /// Every message was sent.
-    Done,
-    /// A fault was injected after message `seq`; the stream can be resumed from there.
-    Faulted(Box<LiveStream>),
-    /// The client went away or the query failed (the error was sent).
-    Stopped,
-}
-
-impl LiveStream {
-    /// Sends messages as the query produces them, pacing and failing as the knobs say. Messages a
-    /// resumed client already has (up to `resumed_after`) are built but not sent.
-    async fn run(mut self, out: &Out, knobs: &Knobs, resumed_after: Option<u64>) -> Ended {
-        let mut first = true;
-        loop {
-            while let Some(msg) = self.unsent.pop_front() {
-                let seq = self.next_seq;
-                self.next_seq += 1;
-                if resumed_after.is_some_and(|r| seq <= r) {
-                    continue;
-                }
-                let is_final = self.finished && self.unsent.is_empty();
-                let settings = knobs.get();
-                if std::mem::take(&mut first) {
-                    tokio::time::sleep(settings.first_byte_delay()).await;
-                }
-                let pace = settings.pace(msg.len());
-                if !pace.is_zero() {
-                    tokio::time::sleep(pace).await;
-                }
-                if out.send(Ok(EncodedPartialResultSet(msg))).await.is_err() {
-                    return Ended::Stopped;
-                }
-                if settings.fails_after(seq, resumed_after, is_final) {
-                    let fault = Status::unavailable(format!(
-                        "injected fault after message {seq} (fail every {}); resume from the last token",
-                        settings.fail_every
-                    ));
-                    return match out.send(Err(fault)).await {
-                        Ok(()) => Ended::Faulted(Box::new(self)),
-                        Err(_) => Ended::Stopped,
-                    };
-                }
-            }
-            if self.finished {
-                return Ended::Done;
-            }
-            match self.events.recv().await {
-                Some(Ok(QueryEvent::Messages(messages))) => self.unsent.extend(messages),
-                Some(Ok(QueryEvent::Built(builder))) => self.builder = Some(*builder),
-                Some(Ok(QueryEvent::Done(totals))) => {
-                    let Some(builder) = self.builder.take() else {
-                        let _ = out
-                            .send(Err(Status::internal(
-                                "the query ended without its last message",
-                            )))
-                            .await;
-                        return Ended::Stopped;
-                    };
-                    let stats = self
-                        .prepared
-                        .stats(&totals, self.started, builder.value_bytes());
-                    self.unsent.extend(builder.finish(stats));
-                    self.finished = true;
-                }
-                Some(Ok(QueryEvent::Columns(_) | QueryEvent::Rows(_))) => {}
-                Some(Err(status)) => {
-                    let _ = out.send(Err(status)).await;
-                    return Ended::Stopped;
-                }
-                None => {
-                    let _ = out
-                        .send(Err(Status::internal("the query stopped without finishing")))
-                        .await;
-                    return Ended::Stopped;
-                }
-            }
-        }
-    }
-}
-
-type Out = mpsc::Sender<Result<EncodedPartialResultSet, Status>>;
-
-/// Streams that stopped at an injected fault, by stream id, waiting for their client to resume.
-#[derive(Default)]
-struct Parked {
-    streams: HashMap<u64, (Instant, LiveStream)>,
-}
-
-/// How long a faulted stream waits for its resume before its query is dropped.
-const PARK_FOR: std::time::Duration = std::time::Duration::from_secs(60);
-/// At most this many streams wait at once; the oldest is dropped first.
-const MAX_PARKED: usize = 64;
-
-impl Parked {
-    fn park(&mut self, id: u64, stream: LiveStream) {
-        let now = Instant::now();
-        self.streams
-            .retain(|_, (at, _)| now.duration_since(*at) < PARK_FOR);
-        if self.streams.len() >= MAX_PARKED
-            && let Some(oldest) = self
-                .streams
-                .iter()
-                .min_by_key(|(_, (at, _))| *at)
-                .map(|(id, _)| *id)
-        {
-            self.streams.remove(&oldest);
-        }
-        self.streams.insert(id, (now, stream));
-    }
-
-    /// The stream a token came from, if it is parked exactly at the token's message.
-    fn take(&mut self, point: &ResumePoint) -> Option<LiveStream> {
-        let parked_at = self
-            .streams
-            .get(&point.stamp.stream)
-            .map(|(_, s)| s.next_seq);
-        if parked_at == Some(point.seq + 1) {
-            self.streams.remove(&point.stamp.stream).map(|(_, s)| s)
-        } else {
-            None
-        }
-    }
+fn deadline_of<T>(request: &Request<T>) -> Option<Instant> {
+    grpc_timeout(request.metadata()).and_then(|t| Instant::now().checked_add(t))
 }
 
 #[tonic::async_trait]
@@ -485,7 +451,9 @@ impl Spanner for LocalSpanner {
         request: Request<pb::CreateSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
         let r = request.into_inner();
-        self.new_session(&r.database, r.session.as_ref())
+        let knobs = self.knobs.get();
+        self.sessions
+            .create(&r.database, r.session.as_ref(), self.unique(), &knobs)
             .map(Response::new)
     }
 
@@ -497,8 +465,13 @@ impl Spanner for LocalSpanner {
         if r.session_count <= 0 {
             return Err(Status::invalid_argument("session_count must be positive"));
         }
+        let knobs = self.knobs.get();
+        let template = r.session_template.as_ref();
         let session = (0..r.session_count.min(100))
-            .map(|_| self.new_session(&r.database, r.session_template.as_ref()))
+            .map(|_| {
+                self.sessions
+                    .create(&r.database, template, self.unique(), &knobs)
+            })
             .collect::<Result<_, _>>()?;
         Ok(Response::new(pb::BatchCreateSessionsResponse { session }))
     }
@@ -508,11 +481,9 @@ impl Spanner for LocalSpanner {
         request: Request<pb::GetSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
         let name = request.into_inner().name;
-        lock(&self.sessions)
-            .get(&name)
-            .cloned()
+        self.sessions
+            .touch(&name, &self.knobs.get())
             .map(Response::new)
-            .ok_or_else(|| Status::not_found(format!("Session not found: {name}")))
     }
 
     async fn delete_session(
@@ -520,72 +491,45 @@ impl Spanner for LocalSpanner {
         request: Request<pb::DeleteSessionRequest>,
     ) -> Result<Response<()>, Status> {
         let name = request.into_inner().name;
-        match lock(&self.sessions).remove(&name) {
-            Some(_) => Ok(Response::new(())),
-            None => Err(Status::not_found(format!("Session not found: {name}"))),
-        }
+        self.sessions.delete(&name).map(Response::new)
     }
 
     async fn execute_sql(
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<pb::ResultSet>, Status> {
-        let started = Instant::now();
-        let prepared = self.prepare(request.get_ref())?;
-        let (columns, mut events) = self.start_query(prepared.spec.clone()).await?;
-        let width = columns.len().max(1);
-        let mut rows = Vec::new();
-        let mut current = Vec::with_capacity(width);
-        let mut bytes = 0u64;
-        loop {
-            match events.recv().await {
-                Some(Ok(QueryEvent::Rows(values))) => {
-                    for body in values.iter() {
-                        let v =
-                            <prost_types::Value as prost::Message>::decode(body).map_err(|e| {
-                                Status::internal(format!(
-                                    "the query produced a malformed value: {e}"
-                                ))
-                            })?;
-                        bytes += prost::Message::encoded_len(&v) as u64;
-                        current.push(v);
-                        if current.len() == width {
-                            rows.push(prost_types::ListValue {
-                                values: std::mem::replace(&mut current, Vec::with_capacity(width)),
-                            });
-                        }
-                    }
-                }
-                Some(Ok(QueryEvent::Done(totals))) => {
-                    return Ok(Response::new(pb::ResultSet {
-                        metadata: Some(prepared.metadata(&columns)),
-                        rows,
-                        stats: prepared.stats(&totals, started, bytes),
-                        precommit_token: None,
-                    }));
-                }
-                // Values were asked for: nothing else comes.
-                Some(Ok(
-                    QueryEvent::Columns(_) | QueryEvent::Messages(_) | QueryEvent::Built(_),
-                )) => {}
-                Some(Err(status)) => return Err(status),
-                None => return Err(Status::internal("the query stopped without finishing")),
-            }
-        }
+        let begun = Instant::now();
+        let knobs = self.knobs.get();
+        let deadline = deadline_of(&request);
+        let prepared = self.prepare(request.get_ref(), &knobs)?;
+        let started = self
+            .start_query(prepared.spec.clone(), &knobs, deadline)
+            .await?;
+        self.collect(started, &prepared, knobs.max_unary_result_bytes, begun)
+            .await
+            .map(Response::new)
     }
 
-    type ExecuteStreamingSqlStream = Messages;
+    type ExecuteStreamingSqlStream = live::Response;
 
     async fn execute_streaming_sql(
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<Self::ExecuteStreamingSqlStream>, Status> {
-        let started = Instant::now();
-        let prepared = self.prepare(request.get_ref())?;
+        let begun = Instant::now();
+        let knobs = self.knobs.get();
+        let deadline = deadline_of(&request);
+        let prepared = self.prepare(request.get_ref(), &knobs)?;
         let resume = prepared.resume;
-        let parked = resume.and_then(|point| lock(&self.parked).take(&point));
-        let live = match parked {
-            Some(live) => live,
+        let held = resume.and_then(|point| {
+            self.parked
+                .take(point.stamp.stream, |live| live.next_seq == point.seq + 1)
+        });
+        let live = match held {
+            Some(live) => {
+                live.interrupt().set_deadline(deadline);
+                live
+            }
             None => {
                 let spec = QuerySpec {
                     output: Output::Messages {
@@ -594,29 +538,28 @@ impl Spanner for LocalSpanner {
                     },
                     ..prepared.spec.clone()
                 };
-                let (_, events) = self.start_query(spec).await?;
-                LiveStream {
-                    builder: None,
-                    finished: false,
-                    prepared,
-                    unsent: VecDeque::new(),
-                    events,
-                    started,
-                    next_seq: 0,
-                }
+                let started = self.start_query(spec, &knobs, deadline).await?;
+                LiveStream::new(
+                    prepared.stamp.stream,
+                    started.events,
+                    started.gone,
+                    begun,
+                    prepared.report.clone(),
+                )
             }
         };
         let (tx, rx) = mpsc::channel(4);
-        let knobs = Arc::clone(&self.knobs);
+        let live_knobs = Arc::clone(&self.knobs);
         let parked = Arc::clone(&self.parked);
         let resumed_after = resume.map(|r| r.seq);
         tokio::spawn(async move {
-            if let Ended::Faulted(live) = live.run(&tx, &knobs, resumed_after).await {
-                let id = live.prepared.stamp.stream;
-                lock(&parked).park(id, *live);
+            if let Ended::Faulted(live) = live.run(&tx, &live_knobs, resumed_after).await {
+                let knobs = live_knobs.get();
+                let hold = std::time::Duration::from_millis(knobs.park_timeout_ms);
+                parked.park(live.id, *live, knobs.max_parked_streams, hold);
             }
         });
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        Ok(Response::new(live::Response::new(rx, deadline)))
     }
 
     async fn begin_transaction(
@@ -624,8 +567,9 @@ impl Spanner for LocalSpanner {
         request: Request<pb::BeginTransactionRequest>,
     ) -> Result<Response<pb::Transaction>, Status> {
         let r = request.into_inner();
-        self.check_session(&r.session)?;
-        self.begin_read_only(&r.options.unwrap_or_default())
+        let knobs = self.knobs.get();
+        self.sessions.touch(&r.session, &knobs)?;
+        self.begin_read_only(&r.session, &r.options.unwrap_or_default(), &knobs)
             .map(Response::new)
     }
 
@@ -635,19 +579,21 @@ impl Spanner for LocalSpanner {
     ) -> Result<Response<pb::CommitResponse>, Status> {
         use pb::commit_request::Transaction;
         let r = request.into_inner();
-        self.check_session(&r.session)?;
+        let knobs = self.knobs.get();
+        self.sessions.touch(&r.session, &knobs)?;
         if !r.mutations.is_empty() {
             return Err(read_only_instance());
         }
         match r.transaction {
             Some(Transaction::TransactionId(id)) => {
-                if !lock(&self.transactions).remove(&id) {
+                if !self
+                    .sessions
+                    .has_transaction(&r.session, &id, true, &knobs)?
+                {
                     return Err(Status::not_found("Transaction not found"));
                 }
             }
-            Some(Transaction::SingleUseTransaction(options)) => {
-                self.begin_read_only(&options)?;
-            }
+            Some(Transaction::SingleUseTransaction(options)) => read_only_mode(&options)?,
             None => return Err(Status::invalid_argument("Commit needs a transaction")),
         }
         Ok(Response::new(pb::CommitResponse {
@@ -661,8 +607,9 @@ impl Spanner for LocalSpanner {
         request: Request<pb::RollbackRequest>,
     ) -> Result<Response<()>, Status> {
         let r = request.into_inner();
-        self.check_session(&r.session)?;
-        lock(&self.transactions).remove(&r.transaction_id);
+        let knobs = self.knobs.get();
+        self.sessions
+            .has_transaction(&r.session, &r.transaction_id, true, &knobs)?;
         Ok(Response::new(()))
     }
 }
@@ -670,19 +617,6 @@ impl Spanner for LocalSpanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn database_names_are_checked() {
-        assert!(check_database_name("projects/p/instances/i/databases/d").is_ok());
-        for bad in [
-            "",
-            "projects/p",
-            "projects//instances/i/databases/d",
-            "x/p/instances/i/databases/d",
-        ] {
-            assert!(check_database_name(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn fingerprints_depend_on_sql_params_and_mode() {

@@ -48,7 +48,8 @@ pub fn type_of_sql(value: ValueRef<'_>) -> Option<Type> {
 }
 
 /// Converts a SQLite result value to the wire form of `ty`. Fails with a message when the stored value
-/// cannot be a value of that type.
+/// is not a value of that type: a value of one type is never sent as another (no number as a STRING,
+/// no text as BYTES, no text that is not UTF-8).
 pub fn from_sql(ty: &Type, value: ValueRef<'_>) -> Result<WireValue, String> {
     let kind = match (ty, value) {
         (_, ValueRef::Null) => Kind::NullValue(0),
@@ -61,9 +62,7 @@ pub fn from_sql(ty: &Type, value: ValueRef<'_>) -> Result<WireValue, String> {
         {
             Kind::StringValue((f as i64).to_string())
         }
-        (Type::Bytes | Type::Proto(_), ValueRef::Blob(b) | ValueRef::Text(b)) => {
-            Kind::StringValue(BASE64.encode(b))
-        }
+        (Type::Bytes | Type::Proto(_), ValueRef::Blob(b)) => Kind::StringValue(BASE64.encode(b)),
         (Type::Array(_) | Type::Struct(_), ValueRef::Blob(bytes)) => {
             let list = prost_types::ListValue::decode(bytes)
                 .map_err(|e| format!("stored {ty} is not a ListValue: {e}"))?;
@@ -74,25 +73,44 @@ pub fn from_sql(ty: &Type, value: ValueRef<'_>) -> Result<WireValue, String> {
                 .map_err(|e| format!("stored {ty} is not JSON: {e}"))?;
             return Ok(json_to_wire(json));
         }
-        (Type::Array(_) | Type::Struct(_) | Type::Bool, other) => {
-            return Err(format!(
-                "cannot send a SQLite {} as {ty}",
-                storage_class(other)
-            ));
-        }
-        // Everything else travels as a string: STRING, JSON, NUMERIC, DATE, TIMESTAMP, INTERVAL, UUID.
-        (_, ValueRef::Text(text)) => Kind::StringValue(text_of(text)),
-        (_, ValueRef::Integer(n)) => Kind::StringValue(n.to_string()),
-        (_, ValueRef::Real(f)) => Kind::StringValue(f.to_string()),
-        (_, ValueRef::Blob(b)) => Kind::StringValue(String::from_utf8_lossy(b).into_owned()),
+        (ty, ValueRef::Text(text)) if travels_as_text(ty) => match std::str::from_utf8(text) {
+            Ok(text) => Kind::StringValue(text.to_owned()),
+            Err(_) => return Err(format!("a TEXT value that is not UTF-8 is not a {ty}")),
+        },
+        (ty, other) => return Err(misfit(ty, other)),
     };
     Ok(WireValue { kind: Some(kind) })
 }
 
+/// Whether values of `ty` travel as strings and are stored as text: STRING, JSON, NUMERIC, DATE,
+/// TIMESTAMP, INTERVAL, UUID.
+fn travels_as_text(ty: &Type) -> bool {
+    matches!(
+        ty,
+        Type::String
+            | Type::Json { .. }
+            | Type::Numeric { .. }
+            | Type::Date
+            | Type::Timestamp
+            | Type::Interval
+            | Type::Uuid
+    )
+}
+
+/// Why a value cannot be sent as `ty`.
+fn misfit(ty: &Type, value: ValueRef<'_>) -> String {
+    match value {
+        ValueRef::Real(f) if matches!(ty, Type::Int64 | Type::Enum(_)) => {
+            format!("the REAL value {f} is not a whole {ty}")
+        }
+        other => format!("a SQLite {} value is not a {ty}", storage_class(other)),
+    }
+}
+
 /// Writes the wire form of `value` as `ty` to `out` as the body of an encoded `google.protobuf.Value`:
-/// the same value [`from_sql`] builds, without building it. The common cells go straight from
-/// SQLite's memory to the buffer; the rare ones (JSON text arrays, text that is not UTF-8, reals as
-/// strings) take the tree path.
+/// the same value [`from_sql`] builds, without building it, and the same refusals. The common cells
+/// go straight from SQLite's memory to the buffer; the rare ones (JSON text arrays, whole reals as
+/// INT64, misfits) take the tree path.
 pub fn encode_sql(ty: &Type, value: ValueRef<'_>, out: &mut Vec<u8>) -> Result<(), String> {
     use super::encoded::{
         is_list_value, put_base64, put_bool, put_delimited, put_int, put_null, put_number, tag,
@@ -102,30 +120,22 @@ pub fn encode_sql(ty: &Type, value: ValueRef<'_>, out: &mut Vec<u8>) -> Result<(
         (Type::Bool, ValueRef::Integer(n)) => put_bool(out, n != 0),
         (Type::Float64 | Type::Float32, ValueRef::Real(f)) => put_number(out, f),
         (Type::Float64 | Type::Float32, ValueRef::Integer(n)) => put_number(out, n as f64),
-        (Type::Bytes | Type::Proto(_), ValueRef::Blob(b) | ValueRef::Text(b)) => put_base64(out, b),
+        (Type::Int64 | Type::Enum(_), ValueRef::Integer(n)) => put_int(out, n),
+        (Type::Bytes | Type::Proto(_), ValueRef::Blob(b)) => put_base64(out, b),
         (Type::Array(_) | Type::Struct(_), ValueRef::Blob(bytes)) => {
             if !is_list_value(bytes) {
                 return Err(format!("stored {ty} is not a ListValue"));
             }
             put_delimited(out, tag::LIST, bytes);
         }
-        (Type::Array(_) | Type::Struct(_) | Type::Bool, _) => {
-            prost::Message::encode_raw(&from_sql(ty, value)?, out)
-        }
-        (_, ValueRef::Integer(n)) => put_int(out, n),
-        (_, ValueRef::Text(text)) if simdutf8::basic::from_utf8(text).is_ok() => {
+        (ty, ValueRef::Text(text))
+            if travels_as_text(ty) && simdutf8::basic::from_utf8(text).is_ok() =>
+        {
             put_delimited(out, tag::STRING, text)
         }
         _ => prost::Message::encode_raw(&from_sql(ty, value)?, out),
     }
     Ok(())
-}
-
-fn text_of(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => s.to_owned(),
-        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-    }
 }
 
 fn storage_class(value: ValueRef<'_>) -> &'static str {
@@ -253,14 +263,9 @@ mod tests {
             (Type::Int64, ValueRef::Real(7.0)),
             (Type::Enum("e".into()), ValueRef::Integer(1)),
             (Type::Bytes, ValueRef::Blob(b"\x00\xffab")),
-            (Type::Bytes, ValueRef::Text(b"text")),
             (array.clone(), list),
             (array.clone(), ValueRef::Text(b"[\"x\", null]")),
             (Type::String, ValueRef::Text("Straße 🚀".as_bytes())),
-            (Type::String, ValueRef::Text(b"bad \xff utf-8")),
-            (Type::String, ValueRef::Integer(5)),
-            (Type::String, ValueRef::Real(2.5)),
-            (Type::String, ValueRef::Blob(b"blob")),
             (Type::Timestamp, ValueRef::Text(b"2020-01-01T00:00:00Z")),
         ];
         for (ty, cell) in cells {
@@ -269,10 +274,20 @@ mod tests {
             let tree = from_sql(&ty, cell).expect("converts").encode_to_vec();
             assert_eq!(direct, tree, "{ty} {cell:?}");
         }
+        // A value of one type is never sent as another: these were once sent, mangled.
         for (ty, cell) in [
             (Type::Bool, ValueRef::Text(b"yes")),
             (array.clone(), ValueRef::Blob(b"\xff\xff")),
             (array, ValueRef::Real(1.0)),
+            (Type::Bytes, ValueRef::Text(b"text")),
+            (Type::String, ValueRef::Text(b"bad \xff utf-8")),
+            (Type::String, ValueRef::Integer(5)),
+            (Type::String, ValueRef::Real(2.5)),
+            (Type::String, ValueRef::Blob(b"blob")),
+            (Type::Int64, ValueRef::Text(b"abc")),
+            (Type::Int64, ValueRef::Real(2.5)),
+            (Type::Float64, ValueRef::Text(b"1.5")),
+            (Type::Date, ValueRef::Integer(20200101)),
         ] {
             assert!(
                 encode_sql(&ty, cell, &mut Vec::new()).is_err(),

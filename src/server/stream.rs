@@ -10,6 +10,7 @@ use prost_types::Value as WireValue;
 use prost_types::value::Kind;
 
 use super::encoded::is_splittable;
+pub use super::token::{ResumePoint, TokenStamp};
 
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::chunk::{merge, split, splittable, weight};
@@ -39,9 +40,9 @@ fn string_field_len(len: usize) -> usize {
 /// Pieces smaller than this are not worth a split: the message is closed instead.
 const MIN_PIECE_BYTES: usize = 24;
 
-/// Room kept in every message for the fields added when it is closed: the resume token (32 bytes and
+/// Room kept in every message for the fields added when it is closed: the resume token (48 bytes and
 /// its framing), `chunked_value` and `last`.
-const TRAILER_BYTES: usize = 40;
+const TRAILER_BYTES: usize = super::token::TOKEN_BYTES + 8;
 
 /// Builds the messages of one stream from a flat sequence of values, as encoded bytes.
 ///
@@ -62,58 +63,6 @@ pub struct MessageBuilder {
     token: TokenStamp,
     ready: VecDeque<Bytes>,
     value_bytes: u64,
-}
-
-/// What every resume token of a stream carries besides the message number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TokenStamp {
-    /// The maximum message size the stream was cut with (a resumed stream must be cut the same way).
-    pub max_bytes: u32,
-    /// A fingerprint of the request (SQL, parameters, mode), so a token cannot resume another query.
-    pub fingerprint: u64,
-    /// Which stream of the server issued it, to find the stream's cursor if the server kept it.
-    pub stream: u64,
-}
-
-/// A decoded resume token: the stream continues after message `seq`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ResumePoint {
-    /// The number of the last message the client received.
-    pub seq: u64,
-    /// The stream's stamp.
-    pub stamp: TokenStamp,
-}
-
-const TOKEN_MAGIC: &[u8; 4] = b"SPT1";
-
-impl ResumePoint {
-    /// The token bytes.
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(32);
-        out.extend_from_slice(TOKEN_MAGIC);
-        out.extend_from_slice(&self.seq.to_be_bytes());
-        out.extend_from_slice(&self.stamp.max_bytes.to_be_bytes());
-        out.extend_from_slice(&self.stamp.fingerprint.to_be_bytes());
-        out.extend_from_slice(&self.stamp.stream.to_be_bytes());
-        out
-    }
-
-    /// Reads token bytes written by [`ResumePoint::encode`].
-    pub fn decode(token: &[u8]) -> Option<Self> {
-        let rest = token.strip_prefix(TOKEN_MAGIC)?;
-        let (seq, rest) = rest.split_first_chunk::<8>()?;
-        let (max_bytes, rest) = rest.split_first_chunk::<4>()?;
-        let (fingerprint, rest) = rest.split_first_chunk::<8>()?;
-        let stream: &[u8; 8] = rest.try_into().ok()?;
-        Some(ResumePoint {
-            seq: u64::from_be_bytes(*seq),
-            stamp: TokenStamp {
-                max_bytes: u32::from_be_bytes(*max_bytes),
-                fingerprint: u64::from_be_bytes(*fingerprint),
-                stream: u64::from_be_bytes(*stream),
-            },
-        })
-    }
 }
 
 impl MessageBuilder {
@@ -457,12 +406,12 @@ mod tests {
             seq: 7,
             stamp: stamp(300),
         };
-        assert_eq!(ResumePoint::decode(&point.encode()), Some(point));
-        assert_eq!(ResumePoint::decode(b"SPT1short"), None);
-        assert_eq!(ResumePoint::decode(b""), None);
+        assert_eq!(ResumePoint::decode(&point.encode()), Ok(point));
+        assert!(ResumePoint::decode(b"SPT1short").is_err());
+        assert!(ResumePoint::decode(b"").is_err());
         let mut long = point.encode();
         long.push(0);
-        assert_eq!(ResumePoint::decode(&long), None);
+        assert!(ResumePoint::decode(&long).is_err());
     }
 
     #[test]

@@ -1,0 +1,234 @@
+//! One query's stream in progress, on the server's side: the task that sends the messages its query
+//! thread cut, paces and fails them as the knobs say, stops when the client goes away or the deadline
+//! passes, and hands itself over to be held at an injected fault; and the response stream the client
+//! reads, which ends with DEADLINE_EXCEEDED at the deadline whatever the task is doing.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use prost::bytes::Bytes;
+use tokio::sync::mpsc;
+use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Status;
+
+use super::control::{GoneOnDrop, Interrupt, Stop};
+use super::encoded::EncodedPartialResultSet;
+use super::knobs::Knobs;
+use super::plan::Report;
+use super::query::QueryEvent;
+use super::stream::MessageBuilder;
+
+/// What a query thread reports, as the stream task receives it.
+pub type Events = mpsc::Receiver<Result<QueryEvent, Status>>;
+/// Where the stream task puts what the client is to read.
+pub type Out = mpsc::Sender<Result<EncodedPartialResultSet, Status>>;
+
+/// One query's stream in progress: its cursor (the query's events), the message builder, and the
+/// messages built but not yet sent. It outlives a response when a fault is injected, so that the resume
+/// continues from the cursor instead of running the query again. The query thread cuts the messages
+/// and hands its builder over at the end, to close the stream with the statistics.
+pub struct LiveStream {
+    /// The stream's id, as its tokens carry it.
+    pub id: u64,
+    report: Report,
+    builder: Option<MessageBuilder>,
+    /// Whether the last message is built.
+    finished: bool,
+    unsent: VecDeque<Bytes>,
+    events: Events,
+    started: Instant,
+    /// The number of the next message to send.
+    pub next_seq: u64,
+    /// Marks the query's client gone when the stream is dropped, however it ends.
+    gone: GoneOnDrop,
+}
+
+/// How a response ended.
+pub enum Ended {
+    /// Every message was sent.
+    Done,
+    /// A fault was injected after a message; the stream can be resumed from there.
+    Faulted(Box<LiveStream>),
+    /// The client went away, the deadline passed, or the query failed (the error was sent).
+    Stopped,
+}
+
+impl LiveStream {
+    /// A stream of the query whose thread reports on `events`; `gone` stops it when the stream is
+    /// dropped.
+    pub fn new(
+        id: u64,
+        events: Events,
+        gone: GoneOnDrop,
+        started: Instant,
+        report: Report,
+    ) -> Self {
+        LiveStream {
+            id,
+            report,
+            builder: None,
+            finished: false,
+            unsent: VecDeque::new(),
+            events,
+            started,
+            next_seq: 0,
+            gone,
+        }
+    }
+
+    /// The query's interrupt.
+    pub fn interrupt(&self) -> &Arc<Interrupt> {
+        &self.gone.0
+    }
+
+    /// Sends messages as the query produces them, pacing and failing as the knobs say. Messages a
+    /// resumed client already has (up to `resumed_after`) are built but not sent.
+    pub async fn run(mut self, out: &Out, knobs: &Knobs, resumed_after: Option<u64>) -> Ended {
+        let deadline = self.interrupt().deadline();
+        let mut first = true;
+        loop {
+            while let Some(msg) = self.unsent.pop_front() {
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                if resumed_after.is_some_and(|r| seq <= r) {
+                    continue;
+                }
+                let is_final = self.finished && self.unsent.is_empty();
+                let settings = knobs.get();
+                let mut wait = settings.pace(msg.len());
+                if std::mem::take(&mut first) {
+                    wait += settings.first_byte_delay();
+                }
+                if !wait.is_zero()
+                    && guarded(tokio::time::sleep(wait), out, deadline)
+                        .await
+                        .is_none()
+                {
+                    return Ended::Stopped;
+                }
+                let sent = guarded(out.send(Ok(EncodedPartialResultSet(msg))), out, deadline).await;
+                if !matches!(sent, Some(Ok(()))) {
+                    return Ended::Stopped;
+                }
+                if settings.fails_after(seq, resumed_after, is_final) {
+                    let fault = Status::unavailable(format!(
+                        "injected fault after message {seq} (fail every {}); resume from the last token",
+                        settings.fail_every
+                    ));
+                    return match out.send(Err(fault)).await {
+                        Ok(()) => Ended::Faulted(Box::new(self)),
+                        Err(_) => Ended::Stopped,
+                    };
+                }
+            }
+            if self.finished {
+                if resumed_after.is_some_and(|r| r >= self.next_seq) {
+                    let _ = out.send(Err(past_the_end())).await;
+                    return Ended::Stopped;
+                }
+                return Ended::Done;
+            }
+            let Some(event) = guarded(self.events.recv(), out, deadline).await else {
+                return Ended::Stopped;
+            };
+            if let Err(status) = self.take(event) {
+                let _ = out.send(Err(status)).await;
+                return Ended::Stopped;
+            }
+        }
+    }
+
+    /// Takes in one event of the query thread; an error ends the stream.
+    fn take(&mut self, event: Option<Result<QueryEvent, Status>>) -> Result<(), Status> {
+        match event {
+            Some(Ok(QueryEvent::Messages(messages))) => self.unsent.extend(messages),
+            Some(Ok(QueryEvent::Built(builder))) => self.builder = Some(*builder),
+            Some(Ok(QueryEvent::Done(totals))) => {
+                let builder = self
+                    .builder
+                    .take()
+                    .ok_or_else(|| Status::internal("the query ended without its last message"))?;
+                let stats = self
+                    .report
+                    .stats(&totals, self.started, builder.value_bytes());
+                self.unsent.extend(builder.finish(stats));
+                self.finished = true;
+            }
+            Some(Ok(QueryEvent::Columns(_) | QueryEvent::Rows(_))) => {}
+            Some(Err(status)) => return Err(status),
+            None => return Err(Status::internal("the query stopped without finishing")),
+        }
+        Ok(())
+    }
+}
+
+fn past_the_end() -> Status {
+    Status::invalid_argument("the resume token points past the end of this query's answer")
+}
+
+/// Waits for `work` unless the client goes away or the deadline passes first (`None` then).
+async fn guarded<T>(
+    work: impl Future<Output = T>,
+    out: &Out,
+    deadline: Option<Instant>,
+) -> Option<T> {
+    let expiry = async {
+        match deadline {
+            Some(at) => tokio::time::sleep_until(at.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        done = work => Some(done),
+        () = out.closed() => None,
+        () = expiry => None,
+    }
+}
+
+/// The stream a client reads: the stream task's messages, ended by DEADLINE_EXCEEDED if the
+/// deadline passes first.
+pub struct Response {
+    messages: ReceiverStream<Result<EncodedPartialResultSet, Status>>,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    ended: bool,
+}
+
+impl Response {
+    /// What the stream task sends on the other end of `messages`, due by `deadline`.
+    pub fn new(
+        messages: mpsc::Receiver<Result<EncodedPartialResultSet, Status>>,
+        deadline: Option<Instant>,
+    ) -> Self {
+        Response {
+            messages: ReceiverStream::new(messages),
+            deadline: deadline.map(|at| Box::pin(tokio::time::sleep_until(at.into()))),
+            ended: false,
+        }
+    }
+}
+
+impl Stream for Response {
+    type Item = Result<EncodedPartialResultSet, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        if let Some(sleep) = self.deadline.as_mut()
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            self.ended = true;
+            return Poll::Ready(Some(Err(Stop::Deadline.status())));
+        }
+        let next = Pin::new(&mut self.messages).poll_next(cx);
+        if matches!(next, Poll::Ready(None)) {
+            self.ended = true;
+        }
+        next
+    }
+}

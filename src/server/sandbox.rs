@@ -1,0 +1,248 @@
+//! What a client's SQL may do on a query's connection: read the demo tables, and nothing else.
+//!
+//! SQLite asks an authorizer about every action while it prepares a statement; ours allows selecting,
+//! recursive common table expressions, reading the demo tables (and the JSON table-valued functions),
+//! and calling functions other than those that reach files or configuration. Everything else (any
+//! PRAGMA, ATTACH and DETACH, every write, schema change and transaction) is refused before the
+//! statement exists, so it never runs; which rule refused it is kept, to name it in the error.
+//!
+//! Defence in depth around that: SQLite's defensive flag, an untrusted schema, no FTS3 tokenizer
+//! pointers, no attached databases, no sorter worker threads, and limits on the length of a value and
+//! of the SQL text. The connection is `query_only` too (`db.rs`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use rusqlite::Connection;
+use rusqlite::config::DbConfig;
+use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::limits::Limit;
+
+use crate::demo;
+
+/// The bounds a query's connection runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqlLimits {
+    /// Longest string or blob, in bytes.
+    pub max_value_bytes: u64,
+    /// Longest SQL text, in bytes.
+    pub max_sql_bytes: u64,
+}
+
+/// Why the authorizer refused a statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// It writes or changes the schema, or controls transactions.
+    Write,
+    /// Something else a query may not do (named: "PRAGMA", "ATTACH", "reading sqlite_schema" ...).
+    Forbidden(String),
+}
+
+/// What the authorizer saw while the last statement was prepared.
+#[derive(Debug, Default)]
+pub struct Sandbox {
+    refusal: Mutex<Option<Refusal>>,
+    selects: AtomicUsize,
+}
+
+impl Sandbox {
+    /// Forgets what it saw: call before preparing the statement to look at.
+    pub fn reset(&self) {
+        *self.lock() = None;
+        self.selects.store(0, Ordering::Relaxed);
+    }
+
+    /// The first refusal since the last reset, taken.
+    pub fn take_refusal(&self) -> Option<Refusal> {
+        self.lock().take()
+    }
+
+    /// SELECTs (simple or compound arms, subqueries, common table expressions) since the last reset.
+    pub fn selects(&self) -> usize {
+        self.selects.load(Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Refusal>> {
+        self.refusal.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn refuse(&self, refusal: Refusal) -> Authorization {
+        self.lock().get_or_insert(refusal);
+        Authorization::Deny
+    }
+
+    fn authorize(&self, ctx: &AuthContext<'_>) -> Authorization {
+        use AuthAction as A;
+        match ctx.action {
+            A::Select => {
+                self.selects.fetch_add(1, Ordering::Relaxed);
+                Authorization::Allow
+            }
+            A::Recursive => Authorization::Allow,
+            A::Read { table_name, .. } if readable(ctx.database_name, table_name) => {
+                Authorization::Allow
+            }
+            A::Read { table_name, .. } => self.refuse(Refusal::Forbidden(format!(
+                "reading {}",
+                bounded(table_name)
+            ))),
+            A::Function { function_name } if !forbidden_function(function_name) => {
+                Authorization::Allow
+            }
+            A::Function { function_name } => self.refuse(Refusal::Forbidden(format!(
+                "the function {}",
+                bounded(function_name)
+            ))),
+            A::Pragma { .. } => self.refuse(Refusal::Forbidden("PRAGMA".into())),
+            A::Attach { .. } => self.refuse(Refusal::Forbidden("ATTACH".into())),
+            A::Detach { .. } => self.refuse(Refusal::Forbidden("DETACH".into())),
+            A::Unknown { code, .. } => {
+                self.refuse(Refusal::Forbidden(format!("SQLite action {code}")))
+            }
+            // Writes, schema changes, transactions and savepoints, and whatever comes later.
+            _ => self.refuse(Refusal::Write),
+        }
+    }
+}
+
+/// Confines `conn`: the defensive settings, the limits, and an authorizer reporting to the sandbox it
+/// returns. Call after the connection's own setup (pragmas, modules), which it would refuse.
+pub fn confine(conn: &mut Connection, limits: SqlLimits) -> rusqlite::Result<Arc<Sandbox>> {
+    for (setting, on) in [
+        (DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true),
+        (DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false),
+        (DbConfig::SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, false),
+        (DbConfig::SQLITE_DBCONFIG_ENABLE_ATTACH_CREATE, false),
+        (DbConfig::SQLITE_DBCONFIG_ENABLE_ATTACH_WRITE, false),
+    ] {
+        conn.set_db_config(setting, on)?;
+    }
+    let clamp = |n: u64| i32::try_from(n).unwrap_or(i32::MAX);
+    for (limit, value) in [
+        (Limit::SQLITE_LIMIT_LENGTH, clamp(limits.max_value_bytes)),
+        (Limit::SQLITE_LIMIT_SQL_LENGTH, clamp(limits.max_sql_bytes)),
+        (Limit::SQLITE_LIMIT_ATTACHED, 0),
+        (Limit::SQLITE_LIMIT_WORKER_THREADS, 0),
+    ] {
+        conn.set_limit(limit, value)?;
+    }
+    let sandbox = Arc::new(Sandbox::default());
+    let seen = Arc::clone(&sandbox);
+    conn.authorizer(Some(move |ctx: AuthContext<'_>| seen.authorize(&ctx)))?;
+    Ok(sandbox)
+}
+
+/// The tables a query may read: the demo tables, the JSON functions' table forms, and what the
+/// statement makes itself (common table expressions and subqueries, which belong to no database).
+fn readable(database: Option<&str>, table: &str) -> bool {
+    static TABLES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    let tables = TABLES.get_or_init(|| {
+        let demo = demo::tables().into_iter().map(|t| t.name);
+        demo.chain(["json_each", "json_tree"]).collect()
+    });
+    match database {
+        None => true,
+        Some(d) => {
+            d.eq_ignore_ascii_case("main") && tables.iter().any(|t| t.eq_ignore_ascii_case(table))
+        }
+    }
+}
+
+/// Functions that reach files, load code or change settings (most are absent from this build of
+/// SQLite; refused by name all the same).
+fn forbidden_function(name: &str) -> bool {
+    const FORBIDDEN: [&str; 6] = [
+        "load_extension",
+        "readfile",
+        "writefile",
+        "edit",
+        "fts3_tokenizer",
+        "sqlite_dbpage",
+    ];
+    FORBIDDEN.iter().any(|f| f.eq_ignore_ascii_case(name))
+}
+
+/// A name from the SQL, cut short for an error message.
+fn bounded(name: &str) -> &str {
+    match name.char_indices().nth(64) {
+        Some((at, _)) => name.get(..at).unwrap_or(name),
+        None => name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::db::Database;
+
+    fn connect(limits: SqlLimits) -> (Database, Connection, Arc<Sandbox>) {
+        let db = Database::open(10).expect("opens");
+        let (conn, sandbox) = db
+            .connect(Arc::default(), Arc::default(), limits)
+            .expect("connects");
+        (db, conn, sandbox)
+    }
+
+    const LIMITS: SqlLimits = SqlLimits {
+        max_value_bytes: 1024,
+        max_sql_bytes: 4096,
+    };
+
+    #[test]
+    fn only_reading_the_demo_tables_is_allowed_and_a_refusal_says_why() {
+        let (_db, conn, sandbox) = connect(LIMITS);
+        let forbidden = |what: &str| Some(Refusal::Forbidden(what.into()));
+        for (sql, refusal, selects) in [
+            (
+                "SELECT * FROM Seed23 JOIN Singers ON Id = SingerId",
+                None,
+                1,
+            ),
+            (
+                "WITH t AS (SELECT AlbumTitle FROM Albums) SELECT count(*) FROM t",
+                None,
+                2,
+            ),
+            ("SELECT value FROM json_each('[1, 2]')", None, 1),
+            ("SELECT 1 UNION ALL SELECT 2", None, 3),
+            ("PRAGMA threads = 4", forbidden("PRAGMA"), 0),
+            ("ATTACH 'x.db' AS x", forbidden("ATTACH"), 0),
+            (
+                "SELECT * FROM sqlite_master",
+                forbidden("reading sqlite_master"),
+                1,
+            ),
+            (
+                "SELECT load_extension('x')",
+                forbidden("the function load_extension"),
+                1,
+            ),
+            ("DELETE FROM Singers", Some(Refusal::Write), 0),
+            ("CREATE TEMP TABLE t (x)", Some(Refusal::Write), 0),
+            ("BEGIN", Some(Refusal::Write), 0),
+        ] {
+            sandbox.reset();
+            let prepared = conn.prepare(sql);
+            assert_eq!(prepared.is_ok(), refusal.is_none(), "{sql}");
+            assert_eq!(sandbox.take_refusal(), refusal, "{sql}");
+            assert_eq!(sandbox.selects(), selects, "{sql}");
+        }
+    }
+
+    #[test]
+    fn values_and_statements_are_bounded() {
+        let (_db, conn, _) = connect(LIMITS);
+        let value = |sql: &str| conn.query_row(sql, [], |row| row.get::<_, i64>(0));
+        assert_eq!(value("SELECT length(zeroblob(1024))").ok(), Some(1024));
+        assert!(value("SELECT length(zeroblob(1025))").is_err());
+        assert!(value("SELECT length(printf('%.*c', 2000, 'x'))").is_err());
+        let long = format!("SELECT 1 /* {} */", "x".repeat(4096));
+        assert!(conn.prepare(&long).is_err());
+        assert_eq!(conn.limit(Limit::SQLITE_LIMIT_ATTACHED).ok(), Some(0));
+        assert_eq!(conn.limit(Limit::SQLITE_LIMIT_WORKER_THREADS).ok(), Some(0));
+        assert_eq!(
+            conn.db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE).ok(),
+            Some(true)
+        );
+    }
+}

@@ -1,0 +1,361 @@
+//! The local instance's sessions, kept as production keeps them: a session unused for the idle
+//! timeout is deleted (later calls get NOT_FOUND), at most so many exist at once (RESOURCE_EXHAUSTED
+//! past it), names and labels are bounded, and each session holds its own read-only transactions (a
+//! few, the most recent), which go with it.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tonic::Status;
+
+use super::knobs::KnobSettings;
+use crate::proto::google::spanner::v1 as pb;
+
+/// Read-only transactions a session keeps; beginning another forgets the oldest.
+const TRANSACTIONS_PER_SESSION: usize = 16;
+/// Labels a session may carry, and the longest key or value, as in production.
+const MAX_LABELS: usize = 64;
+const MAX_LABEL_BYTES: usize = 63;
+/// Expired sessions are swept out at most this often (each call checks its own session anyway).
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// The open sessions.
+#[derive(Debug)]
+pub struct Sessions {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    by_name: HashMap<String, Entry>,
+    swept: Instant,
+}
+
+#[derive(Debug)]
+struct Entry {
+    session: pb::Session,
+    used: Instant,
+    transactions: VecDeque<Vec<u8>>,
+}
+
+impl Default for Sessions {
+    fn default() -> Self {
+        Sessions {
+            inner: Mutex::new(Inner {
+                by_name: HashMap::new(),
+                swept: Instant::now(),
+            }),
+        }
+    }
+}
+
+impl Sessions {
+    /// Creates a session in `database` named with `id`, copying the template's labels, role and kind.
+    pub fn create(
+        &self,
+        database: &str,
+        template: Option<&pb::Session>,
+        id: u64,
+        knobs: &KnobSettings,
+    ) -> Result<pb::Session, Status> {
+        check_database_name(database, knobs.max_name_bytes)?;
+        if let Some(t) = template {
+            check_template(t, knobs.max_name_bytes)?;
+        }
+        let name = format!("{database}/sessions/{id:016x}");
+        let session = pb::Session {
+            name: name.clone(),
+            labels: template.map(|t| t.labels.clone()).unwrap_or_default(),
+            create_time: Some(now()),
+            approximate_last_use_time: Some(now()),
+            creator_role: template.map(|t| t.creator_role.clone()).unwrap_or_default(),
+            multiplexed: template.is_some_and(|t| t.multiplexed),
+        };
+        let mut inner = self.lock();
+        inner.sweep(idle(knobs), true);
+        if inner.by_name.len() as u64 >= knobs.max_sessions {
+            return Err(Status::resource_exhausted(format!(
+                "the local instance holds {} sessions, its limit: delete some first",
+                inner.by_name.len()
+            )));
+        }
+        let entry = Entry {
+            session: session.clone(),
+            used: Instant::now(),
+            transactions: VecDeque::new(),
+        };
+        inner.by_name.insert(name, entry);
+        Ok(session)
+    }
+
+    /// The session named `name`, marked used now; NOT_FOUND if it does not exist or has expired.
+    pub fn touch(&self, name: &str, knobs: &KnobSettings) -> Result<pb::Session, Status> {
+        self.with(name, knobs, |entry| entry.session.clone())
+    }
+
+    /// Deletes the session and its transactions.
+    pub fn delete(&self, name: &str) -> Result<(), Status> {
+        match self.lock().by_name.remove(name) {
+            Some(_) => Ok(()),
+            None => Err(not_found(name)),
+        }
+    }
+
+    /// Records a read-only transaction `id` begun in the session.
+    pub fn add_transaction(
+        &self,
+        name: &str,
+        id: Vec<u8>,
+        knobs: &KnobSettings,
+    ) -> Result<(), Status> {
+        self.with(name, knobs, |entry| {
+            if entry.transactions.len() >= TRANSACTIONS_PER_SESSION {
+                entry.transactions.pop_front();
+            }
+            entry.transactions.push_back(id);
+        })
+    }
+
+    /// Whether the session holds transaction `id`; with `end`, it is forgotten (commit, rollback).
+    pub fn has_transaction(
+        &self,
+        name: &str,
+        id: &[u8],
+        end: bool,
+        knobs: &KnobSettings,
+    ) -> Result<bool, Status> {
+        self.with(name, knobs, |entry| {
+            let at = entry.transactions.iter().position(|t| t == id);
+            if let (Some(at), true) = (at, end) {
+                entry.transactions.remove(at);
+            }
+            at.is_some()
+        })
+    }
+
+    /// Sessions held now, expired ones included until the next sweep.
+    pub fn len(&self) -> usize {
+        self.lock().by_name.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn with<R>(
+        &self,
+        name: &str,
+        knobs: &KnobSettings,
+        f: impl FnOnce(&mut Entry) -> R,
+    ) -> Result<R, Status> {
+        let idle = idle(knobs);
+        let mut inner = self.lock();
+        inner.sweep(idle, false);
+        match inner.by_name.get_mut(name) {
+            Some(entry) if entry.used.elapsed() < idle => {
+                entry.used = Instant::now();
+                entry.session.approximate_last_use_time = Some(now());
+                return Ok(f(entry));
+            }
+            Some(_) => {
+                inner.by_name.remove(name);
+            }
+            None => {}
+        }
+        Err(not_found(name))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Every update is one map operation: a panic cannot leave the table half-updated.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Inner {
+    /// Drops the sessions idle for `idle` or longer, at most once a second unless `now`.
+    fn sweep(&mut self, idle: Duration, now: bool) {
+        if now || self.swept.elapsed() >= SWEEP_EVERY {
+            self.by_name.retain(|_, entry| entry.used.elapsed() < idle);
+            self.swept = Instant::now();
+        }
+    }
+}
+
+fn idle(knobs: &KnobSettings) -> Duration {
+    Duration::from_millis(knobs.session_idle_timeout_ms)
+}
+
+fn not_found(name: &str) -> Status {
+    Status::not_found(format!("Session not found: {}", shown(name)))
+}
+
+/// A name from a request, cut short for an error message.
+pub fn shown(name: &str) -> String {
+    const SHOWN: usize = 96;
+    match name.char_indices().nth(SHOWN) {
+        Some((at, _)) => format!("{}... ({} bytes)", &name[..at], name.len()),
+        None => name.to_owned(),
+    }
+}
+
+fn now() -> prost_types::Timestamp {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    prost_types::Timestamp {
+        seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        nanos: i32::try_from(d.subsec_nanos()).unwrap_or(0),
+    }
+}
+
+/// `projects/P/instances/I/databases/D`, no part empty, at most `max_bytes` in all.
+pub fn check_database_name(name: &str, max_bytes: u64) -> Result<(), Status> {
+    if name.len() as u64 > max_bytes {
+        return Err(Status::invalid_argument(format!(
+            "Invalid database name: {} bytes is longer than the {max_bytes} allowed",
+            name.len()
+        )));
+    }
+    let parts: Vec<&str> = name.split('/').collect();
+    match parts.as_slice() {
+        ["projects", p, "instances", i, "databases", d]
+            if ![p, i, d].iter().any(|s| s.is_empty()) =>
+        {
+            Ok(())
+        }
+        _ => Err(Status::invalid_argument(format!(
+            "Invalid database name: {:?}; expected projects/P/instances/I/databases/D",
+            shown(name)
+        ))),
+    }
+}
+
+/// A session template's labels (at most 64, keys and values at most 63 bytes) and role.
+fn check_template(template: &pb::Session, max_name_bytes: u64) -> Result<(), Status> {
+    let labels = &template.labels;
+    let too_long = |s: &String| s.len() > MAX_LABEL_BYTES;
+    if labels.len() > MAX_LABELS || labels.iter().any(|(k, v)| too_long(k) || too_long(v)) {
+        return Err(Status::invalid_argument(format!(
+            "a session has at most {MAX_LABELS} labels, each key and value at most \
+             {MAX_LABEL_BYTES} bytes"
+        )));
+    }
+    if template.creator_role.len() as u64 > max_name_bytes {
+        return Err(Status::invalid_argument(format!(
+            "the creator role is longer than the {max_name_bytes} bytes allowed"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DB: &str = "projects/p/instances/i/databases/d";
+
+    fn knobs(idle_ms: u64, max: u64) -> KnobSettings {
+        KnobSettings {
+            session_idle_timeout_ms: idle_ms,
+            max_sessions: max,
+            ..KnobSettings::default()
+        }
+    }
+
+    #[test]
+    fn database_names_are_checked_and_bounded() {
+        let limit = KnobSettings::default().max_name_bytes;
+        assert!(check_database_name(DB, limit).is_ok());
+        for bad in [
+            "",
+            "projects/p",
+            "projects//instances/i/databases/d",
+            "x/p/instances/i/databases/d",
+        ] {
+            assert!(check_database_name(bad, limit).is_err(), "{bad}");
+        }
+        let huge = format!("{DB}{}", "x".repeat(1 << 20));
+        let err = check_database_name(&huge, limit).expect_err("too long");
+        assert!(err.message().len() < 200, "{}", err.message());
+        let shown = shown(&"y".repeat(1000));
+        assert!(
+            shown.len() < 150 && shown.ends_with("(1000 bytes)"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn idle_sessions_expire_and_used_ones_do_not() {
+        let sessions = Sessions::default();
+        let k = knobs(150, 10);
+        let used = sessions.create(DB, None, 1, &k).expect("created").name;
+        let idle = sessions.create(DB, None, 2, &k).expect("created").name;
+        for _ in 0..4 {
+            std::thread::sleep(Duration::from_millis(50));
+            sessions.touch(&used, &k).expect("kept alive by use");
+        }
+        let err = sessions.touch(&idle, &k).expect_err("expired");
+        assert_eq!(err.code(), tonic::Code::NotFound);
+        assert_eq!(sessions.len(), 1);
+    }
+
+    #[test]
+    fn sessions_are_capped_and_a_delete_makes_room() {
+        let sessions = Sessions::default();
+        let k = knobs(60_000, 2);
+        let a = sessions.create(DB, None, 1, &k).expect("first").name;
+        sessions.create(DB, None, 2, &k).expect("second");
+        let err = sessions.create(DB, None, 3, &k).expect_err("the cap");
+        assert_eq!(err.code(), tonic::Code::ResourceExhausted);
+        sessions.delete(&a).expect("deleted");
+        sessions.create(DB, None, 3, &k).expect("room again");
+    }
+
+    #[test]
+    fn transactions_belong_to_their_session_and_are_bounded() {
+        let sessions = Sessions::default();
+        let k = knobs(60_000, 10);
+        let a = sessions.create(DB, None, 1, &k).expect("a").name;
+        let b = sessions.create(DB, None, 2, &k).expect("b").name;
+        for t in 0..=TRANSACTIONS_PER_SESSION as u8 {
+            sessions.add_transaction(&a, vec![t], &k).expect("added");
+        }
+        assert_eq!(
+            sessions.has_transaction(&a, &[0], false, &k).ok(),
+            Some(false),
+            "oldest forgotten"
+        );
+        assert_eq!(
+            sessions.has_transaction(&a, &[1], false, &k).ok(),
+            Some(true)
+        );
+        assert_eq!(
+            sessions.has_transaction(&b, &[1], false, &k).ok(),
+            Some(false)
+        );
+        assert_eq!(
+            sessions.has_transaction(&a, &[1], true, &k).ok(),
+            Some(true),
+            "ended"
+        );
+        assert_eq!(
+            sessions.has_transaction(&a, &[1], false, &k).ok(),
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn templates_with_too_many_or_too_long_labels_are_refused() {
+        let sessions = Sessions::default();
+        let k = KnobSettings::default();
+        let labels = |n: usize, len: usize| pb::Session {
+            labels: (0..n).map(|i| (format!("k{i}"), "v".repeat(len))).collect(),
+            ..Default::default()
+        };
+        assert!(sessions.create(DB, Some(&labels(64, 63)), 1, &k).is_ok());
+        assert!(sessions.create(DB, Some(&labels(65, 1)), 2, &k).is_err());
+        assert!(sessions.create(DB, Some(&labels(1, 64)), 3, &k).is_err());
+    }
+}

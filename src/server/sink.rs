@@ -1,0 +1,141 @@
+//! Where a query thread's rows go: batches of encoded values (unary ExecuteSql), or finished
+//! PartialResultSets cut on the thread (streaming), sent over the bounded channel to the service.
+
+use prost::bytes::Bytes;
+
+use super::encoded::EncodedValues;
+use super::query::{BATCH_ROWS, Events, Gone, Output, QueryEvent};
+use super::stream::{self, MessageBuilder, TokenStamp};
+use crate::proto::google::spanner::v1 as pb;
+use crate::wire::Field;
+
+/// Where the rows go: batches of values sent `BATCH_ROWS` rows at a time, or messages sent as soon
+/// as the builder has finished one.
+pub(super) enum Sink<'a> {
+    Values {
+        events: &'a Events,
+        width: usize,
+        batch: EncodedValues,
+        rows: usize,
+    },
+    Messages {
+        events: &'a Events,
+        builder: MessageBuilder,
+        /// Where a value is encoded before the builder copies it in.
+        scratch: Vec<u8>,
+    },
+}
+
+impl<'a> Sink<'a> {
+    pub(super) fn new(events: &'a Events, output: &Output, columns: &[Field]) -> Self {
+        match output {
+            Output::Values => Sink::Values {
+                events,
+                width: columns.len(),
+                batch: Self::empty(columns.len()),
+                rows: 0,
+            },
+            Output::Messages { transaction, stamp } => Sink::Messages {
+                events,
+                builder: builder(columns, transaction, *stamp),
+                scratch: Vec::new(),
+            },
+        }
+    }
+
+    fn empty(width: usize) -> EncodedValues {
+        EncodedValues::with_capacity(BATCH_ROWS * width, BATCH_ROWS * 1024)
+    }
+
+    /// Appends a value already encoded (the body of a `google.protobuf.Value`).
+    #[inline]
+    pub(super) fn push_encoded(&mut self, body: &[u8]) {
+        match self {
+            Sink::Values { batch, .. } => batch.push_encoded(body),
+            Sink::Messages { builder, .. } => builder.push_encoded(body),
+        }
+    }
+
+    /// Appends a value `encode` writes.
+    #[inline]
+    pub(super) fn push_with<E>(
+        &mut self,
+        encode: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match self {
+            Sink::Values { batch, .. } => batch.push_with(encode),
+            Sink::Messages {
+                builder, scratch, ..
+            } => {
+                scratch.clear();
+                encode(scratch)?;
+                builder.push_encoded(scratch);
+                Ok(())
+            }
+        }
+    }
+
+    /// A row is complete: sends a full batch, or the messages it finished.
+    pub(super) fn end_row(&mut self) -> Result<(), Gone> {
+        match self {
+            Sink::Values {
+                events,
+                width,
+                batch,
+                rows,
+            } => {
+                *rows += 1;
+                if *rows >= BATCH_ROWS {
+                    let full = std::mem::replace(batch, Self::empty(*width));
+                    send(events, QueryEvent::Rows(full))?;
+                    *rows = 0;
+                }
+                Ok(())
+            }
+            Sink::Messages {
+                events, builder, ..
+            } => send_ready(events, builder),
+        }
+    }
+
+    /// Sends what is left: the last values, or the finished messages and then the builder.
+    pub(super) fn finish(self) -> Result<(), Gone> {
+        match self {
+            Sink::Values { events, batch, .. } if !batch.is_empty() => {
+                send(events, QueryEvent::Rows(batch))
+            }
+            Sink::Values { .. } => Ok(()),
+            Sink::Messages {
+                events,
+                mut builder,
+                ..
+            } => {
+                send_ready(events, &mut builder)?;
+                send(events, QueryEvent::Built(Box::new(builder)))
+            }
+        }
+    }
+}
+
+/// The builder of a stream of `columns` read in `transaction`.
+fn builder(
+    columns: &[Field],
+    transaction: &Option<pb::Transaction>,
+    stamp: TokenStamp,
+) -> MessageBuilder {
+    MessageBuilder::new(stream::metadata(columns, transaction.clone()), stamp)
+}
+
+/// Sends the messages `builder` has finished, if any.
+fn send_ready(events: &Events, builder: &mut MessageBuilder) -> Result<(), Gone> {
+    let ready: Vec<Bytes> = std::iter::from_fn(|| builder.pop()).collect();
+    if ready.is_empty() {
+        return Ok(());
+    }
+    send(events, QueryEvent::Messages(ready))
+}
+
+/// Sends one event; the receiver is gone if it fails.
+pub(super) fn send(events: &Events, event: QueryEvent) -> Result<(), Gone> {
+    events.blocking_send(Ok(event)).map_err(|_| Gone)
+}
