@@ -144,10 +144,7 @@ fn an_unreachable_endpoint_fails_within_5_seconds() {
     );
     match events.as_slice() {
         [EngineEvent::Failed(message)] => {
-            assert!(
-                message.to_string().contains(&closed.host_port),
-                "{message}"
-            )
+            assert!(message.to_string().contains(&closed.host_port), "{message}")
         }
         other => panic!("{other:?}"),
     }
