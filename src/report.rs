@@ -240,6 +240,33 @@ impl Phase {
 }
 
 #[cfg(test)]
+impl RunReport {
+    /// A run labelled `label` whose iterations all ended ok, timed, with these totals (tests).
+    pub(crate) fn with_totals(label: &str, totals: &[f64]) -> RunReport {
+        RunReport {
+            config: RunConfig {
+                label: label.into(),
+                target: "local".into(),
+                sql: "SELECT 1".into(),
+                params: vec![],
+                query_mode: "normal".into(),
+                iterations: totals.len() as u32,
+                warmup: 0,
+                decoder: "fast".into(),
+            },
+            started_at: "2026-01-02T03:04:05Z".into(),
+            iterations: (0u32..)
+                .zip(totals)
+                .map(|(i, &total_ms)| IterationRecord {
+                    total_ms,
+                    ..IterationRecord::new(label, i, false, "2026-01-02T03:04:05Z")
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -118,33 +118,16 @@ fn phase_medians(a: &RunReport, b: &RunReport, phase: Phase) -> Option<PhaseMedi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{IterationRecord, RunConfig, Status};
+    use crate::report::{IterationRecord, Status};
 
     /// A run labelled `label` with one timed iteration per total, and a server time for each
     /// when `server` is given.
     fn run(label: &str, totals: &[f64], server: Option<f64>) -> RunReport {
-        let iterations = (0u32..)
-            .zip(totals)
-            .map(|(i, &total_ms)| IterationRecord {
-                total_ms,
-                server_ms: server,
-                ..IterationRecord::new(label, i, false, "2026-01-02T03:04:05Z")
-            })
-            .collect();
-        RunReport {
-            config: RunConfig {
-                label: label.into(),
-                target: "local".into(),
-                sql: "SELECT 1".into(),
-                params: vec![],
-                query_mode: "NORMAL".into(),
-                iterations: totals.len() as u32,
-                warmup: 0,
-                decoder: "fast".into(),
-            },
-            started_at: "2026-01-02T03:04:05Z".into(),
-            iterations,
+        let mut report = RunReport::with_totals(label, totals);
+        for iteration in &mut report.iterations {
+            iteration.server_ms = server;
         }
+        report
     }
 
     /// `n` totals spread evenly over `base..base + width`, in a scrambled order.

@@ -44,29 +44,15 @@ pub fn totals_distribution(report: &RunReport) -> Option<Distribution> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{IterationRecord, RunConfig};
 
+    /// A run of `totals` whose first iteration is a warm-up.
     fn report(totals: &[f64]) -> RunReport {
-        RunReport {
-            config: RunConfig {
-                label: "r".into(),
-                target: "local".into(),
-                sql: "SELECT 1".into(),
-                params: vec![],
-                query_mode: "NORMAL".into(),
-                iterations: totals.len() as u32,
-                warmup: 1,
-                decoder: "fast".into(),
-            },
-            started_at: "2026-01-02T03:04:05Z".into(),
-            iterations: (0u32..)
-                .zip(totals)
-                .map(|(i, &total_ms)| IterationRecord {
-                    total_ms,
-                    ..IterationRecord::new("r", i, i == 0, "t")
-                })
-                .collect(),
+        let mut report = RunReport::with_totals("r", totals);
+        report.config.warmup = 1;
+        if let Some(first) = report.iterations.first_mut() {
+            first.warmup = true;
         }
+        report
     }
 
     #[test]

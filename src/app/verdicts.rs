@@ -99,29 +99,9 @@ fn verdict(a: &RunReport, b: &RunReport) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{IterationRecord, RunConfig};
 
     fn run(label: &str, totals: &[f64]) -> RunReport {
-        RunReport {
-            config: RunConfig {
-                label: label.into(),
-                target: "local".into(),
-                sql: "SELECT 1".into(),
-                params: vec![],
-                query_mode: "NORMAL".into(),
-                iterations: totals.len() as u32,
-                warmup: 0,
-                decoder: "fast".into(),
-            },
-            started_at: "t".into(),
-            iterations: (0u32..)
-                .zip(totals)
-                .map(|(i, &total_ms)| IterationRecord {
-                    total_ms,
-                    ..IterationRecord::new(label, i, false, "t")
-                })
-                .collect(),
-        }
+        RunReport::with_totals(label, totals)
     }
 
     /// Drains `verdicts` until `pair` is no longer pending, for at most 60 s.

@@ -6,21 +6,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use spanprof::proto::google::spanner::v1 as pb;
-use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
+use spanprof::server::KnobSettings;
 use tonic::Code;
 
 use crate::client::{DATABASE, TestClient};
+use crate::local::start;
 use crate::serve_process::ServeProcess;
-
-async fn start(rows: u64, knobs: KnobSettings) -> LocalInstance {
-    LocalInstance::start(ServerConfig {
-        port: 0,
-        seed23_rows: rows,
-        knobs,
-    })
-    .await
-    .expect("the local instance starts")
-}
 
 /// Item 6: `SELECT zeroblob(1000000000)` peaked at 6 GB.
 #[tokio::test(flavor = "multi_thread")]

@@ -5,23 +5,14 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
+use spanprof::server::KnobSettings;
 use spanprof::wire::{Row, StreamDecoder, Type, Value};
 use tonic::Code;
 
 use crate::client::{TestClient, with_params};
+use crate::local::start;
 use crate::serve_process::ServeProcess;
 use crate::support::s;
-
-async fn start(rows: u64, knobs: KnobSettings) -> LocalInstance {
-    LocalInstance::start(ServerConfig {
-        port: 0,
-        seed23_rows: rows,
-        knobs,
-    })
-    .await
-    .expect("the local instance starts")
-}
 
 /// Item 1: `PRAGMA hard_heap_limit` (read-only in SQLite's eyes, process-wide in effect) was accepted,
 /// and from then on no query could open its connection. The server runs as its own process here, so

@@ -10,7 +10,8 @@ use tonic::Code;
 use crate::client::{TestClient, with_params};
 use crate::support::s;
 
-async fn start(rows: u64, knobs: KnobSettings) -> LocalInstance {
+/// A local instance with `rows` Seed23 rows and `knobs`, on a free loopback port.
+pub async fn start(rows: u64, knobs: KnobSettings) -> LocalInstance {
     LocalInstance::start(ServerConfig {
         port: 0,
         seed23_rows: rows,
