@@ -52,8 +52,10 @@ pub struct LiveStream {
 pub enum Ended {
     /// Every message was sent.
     Done,
-    /// A fault was injected after a message; the stream can be resumed from there.
-    Faulted(Box<LiveStream>),
+    /// A fault is due after a message; the stream can be resumed from there. The fault is not
+    /// sent yet: the stream must be held for its resume first, or a client quick to resume would
+    /// find nothing to resume and start the query again.
+    Faulted(Box<LiveStream>, Status),
     /// The client went away, the deadline passed, or the query failed (the error was sent).
     Stopped,
 }
@@ -120,10 +122,7 @@ impl LiveStream {
                         "injected fault after message {seq} (fail every {}); resume from the last token",
                         settings.fail_every
                     ));
-                    return match out.send(Err(fault)).await {
-                        Ok(()) => Ended::Faulted(Box::new(self)),
-                        Err(_) => Ended::Stopped,
-                    };
+                    return Ended::Faulted(Box::new(self), fault);
                 }
             }
             if self.finished {

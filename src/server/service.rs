@@ -553,10 +553,16 @@ impl Spanner for LocalSpanner {
         let parked = Arc::clone(&self.parked);
         let resumed_after = resume.map(|r| r.seq);
         tokio::spawn(async move {
-            if let Ended::Faulted(live) = live.run(&tx, &live_knobs, resumed_after).await {
+            if let Ended::Faulted(live, fault) = live.run(&tx, &live_knobs, resumed_after).await {
                 let knobs = live_knobs.get();
                 let hold = std::time::Duration::from_millis(knobs.park_timeout_ms);
-                parked.park(live.id, *live, knobs.max_parked_streams, hold);
+                let (id, seq) = (live.id, live.next_seq);
+                // Held before the client hears of the fault, so its resume always finds it.
+                parked.park(id, *live, knobs.max_parked_streams, hold);
+                if tx.send(Err(fault)).await.is_err() {
+                    // The client left without hearing of it: nobody will resume this stream.
+                    drop(parked.take(id, |live| live.next_seq == seq));
+                }
             }
         });
         Ok(Response::new(live::Response::new(rx, deadline)))
