@@ -8,6 +8,24 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::{self, Summary};
 
+/// `text` with its control characters (escape sequences, bells, line breaks) written as `\u{..}`
+/// escapes, so a label from the command line or a report file prints as what it is and cannot
+/// move a terminal's cursor or recolour its text.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// How an iteration ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -293,6 +311,14 @@ mod tests {
             started_at: "2026-01-02T03:04:05Z".into(),
             iterations,
         }
+    }
+
+    #[test]
+    fn control_characters_print_as_escapes() {
+        assert_eq!(printable("narrow"), "narrow");
+        assert_eq!(printable("a\u{1b}[31mred\u{7}"), "a\\u{1b}[31mred\\u{7}");
+        assert_eq!(printable("two\nlines"), "two\\u{a}lines");
+        assert_eq!(printable("東京 ok"), "東京 ok");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Command;
 use super::theme::form_row;
-use crate::client::error_chain;
+use crate::client::{Timeouts, error_chain};
 use crate::emulator::{Emulator, SeedTarget, seed_blocking};
 
 /// Where the emulator listens, and the database the demo tables go in.
@@ -165,6 +165,7 @@ fn start_and_seed(settings: &EmulatorSettings) -> Started {
         instance: settings.instance.clone(),
         database: settings.database.clone(),
         seed23_rows: settings.seed_rows,
+        timeouts: Timeouts::DEFAULT,
     };
     let summary = seed_blocking(&target)
         .map_err(|e| format!("seeding {host_port} failed: {}", error_chain(&e)))?;

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::Command;
 use super::run::ActiveRun;
 use super::theme::form_row;
-use crate::engine::{DatabasePath, Param, ProfileSpec, QueryMode};
+use crate::engine::{DatabasePath, Param, ProfileSpec, QueryMode, Timeouts};
 use crate::wire::DecoderKind;
 
 /// The query the app opens with: something real on the built-in instance's Seed23.
@@ -73,6 +73,7 @@ impl QuerySettings {
             iterations: self.iterations.max(1),
             warmup: self.warmup,
             decoder: self.decoder,
+            timeouts: Timeouts::DEFAULT,
         })
     }
 

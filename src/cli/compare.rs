@@ -7,7 +7,7 @@ use anyhow::Context as _;
 
 use crate::analysis::{BootstrapSettings, compare_runs};
 use crate::export::read_json;
-use crate::report::RunReport;
+use crate::report::{RunReport, printable};
 
 /// Arguments of `spanprof compare`.
 #[derive(Debug, Clone, clap::Args)]
@@ -30,11 +30,20 @@ fn load(path: &PathBuf) -> anyhow::Result<RunReport> {
 /// of [`compare_runs`] under [`BootstrapSettings::DEFAULT`] (a 95% bootstrap confidence interval).
 pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<()> {
     let (a, b) = (load(&args.a)?, load(&args.b)?);
+    for (run, path) in [(&a, &args.a), (&b, &args.b)] {
+        anyhow::ensure!(
+            run.timed().next().is_some(),
+            "cannot compare: {} ({}) has no successful timed iteration",
+            path.display(),
+            printable(&run.config.label)
+        );
+    }
     let comparison = compare_runs(&a, &b, BootstrapSettings::DEFAULT);
     writeln!(
         out,
         "| phase | {} median ms | {} median ms | ratio |",
-        comparison.a_label, comparison.b_label
+        printable(&comparison.a_label),
+        printable(&comparison.b_label)
     )?;
     writeln!(out, "| --- | ---: | ---: | ---: |")?;
     for p in &comparison.phases {
@@ -50,8 +59,8 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<()
         )?;
     }
     match comparison.verdict() {
-        Some(verdict) => writeln!(out, "\n{verdict}")?,
-        None => writeln!(out, "\nno successful iterations to compare")?,
+        Some(verdict) => writeln!(out, "\n{}", printable(verdict))?,
+        None => anyhow::bail!("cannot compare: a run's median total time is not positive"),
     }
     Ok(())
 }

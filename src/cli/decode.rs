@@ -8,8 +8,10 @@ use anyhow::Context as _;
 use bytes::Bytes;
 
 use crate::stats::median;
-use crate::wire::stream_file::{decode_frames, decode_frames_fast, frames, shared_frames};
-use crate::wire::{DecoderKind, Row};
+use crate::wire::stream_file::{
+    FrameReader, decode_frames, decode_frames_fast, frames, shared_frames,
+};
+use crate::wire::{AnyDecoder, DecoderKind, Row, RowsView};
 
 /// `--decoder` of `decode`, `profile` and `record`: which decoder turns the messages into rows. The
 /// command line's own spelling of [`DecoderKind`], which it converts to, so `wire` knows no clap.
@@ -47,6 +49,16 @@ pub struct DecodeArgs {
 /// Decodes `args.file`, prints its rows to `out` (one canonical JSON array per line) and, with
 /// `--repeat`, a last line of timings to `err`.
 pub fn run_decode(args: &DecodeArgs, out: impl Write, mut err: impl Write) -> anyhow::Result<()> {
+    if args.repeat == 1 {
+        return decode_streaming(args, out);
+    }
+    let metadata = std::fs::metadata(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    anyhow::ensure!(
+        metadata.is_file(),
+        "--repeat needs a regular file: it reads {} into memory once and decodes it again and again",
+        args.file.display()
+    );
     let file = Bytes::from(
         std::fs::read(&args.file)
             .with_context(|| format!("cannot read {}", args.file.display()))?,
@@ -83,6 +95,49 @@ pub fn run_decode(args: &DecodeArgs, out: impl Write, mut err: impl Write) -> an
         )?;
     }
     Ok(())
+}
+
+/// Decodes the file as it is read, one frame at a time, printing each message's rows as they come:
+/// memory holds one frame, and a pipe or a file still being written is decoded as it grows.
+fn decode_streaming(args: &DecodeArgs, out: impl Write) -> anyhow::Result<()> {
+    let file = std::fs::File::open(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let mut frames = FrameReader::new(std::io::BufReader::with_capacity(1 << 16, file));
+    let mut decoder = AnyDecoder::new(args.decoder.into());
+    let mut out = BufWriter::new(out);
+    let context = || format!("cannot decode {}", args.file.display());
+    let printed = (|| -> anyhow::Result<()> {
+        while let Some(frame) = frames.next_frame().with_context(context)? {
+            let length = frame.len();
+            let message = decoder.parse(frame).with_context(context)?;
+            let rows = decoder.feed(message, length).with_context(context)?;
+            let written = match rows {
+                RowsView::Owned(rows) => rows.iter().try_for_each(|r| print_row(&mut out, r)),
+                RowsView::Batch(batch) => batch
+                    .iter()
+                    .try_for_each(|r| print_row(&mut out, &r.to_row())),
+            };
+            written.map_err(anyhow::Error::from)?;
+        }
+        decoder.finish().with_context(context)?;
+        out.flush()?;
+        Ok(())
+    })();
+    match printed {
+        // A reader that stops early (`| head`) is not an error.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+fn print_row(out: &mut impl Write, row: &Row) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, &row.to_canonical_json())?;
+    out.write_all(b"\n")
 }
 
 /// Splits and decodes the whole file (the part `--repeat` times), giving the rows as owned values.

@@ -4,11 +4,14 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use anyhow::Context as _;
 
 use super::decode::DecoderChoice;
 use crate::client::auth::Credentials;
 use crate::client::cloud::CloudTarget;
+use crate::client::{Timeouts, check_host_port, parse_duration};
 use crate::engine::{DatabasePath, Engine, EngineEvent, Param, ProfileSpec, QueryMode, Target};
 use crate::export::{Csv, Exporter, Json, Markdown, write_atomically};
 use crate::report::{RunReport, Status};
@@ -19,7 +22,7 @@ use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig};
 pub struct TargetArgs {
     /// A plaintext endpoint such as the emulator (host:port); defaults to $SPANNER_EMULATOR_HOST when
     /// set. Without it, the built-in local instance runs in-process.
-    #[arg(long)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_endpoint)]
     pub endpoint: Option<String>,
     /// Use the built-in local instance even if SPANNER_EMULATOR_HOST is set.
     #[arg(long, conflicts_with_all = ["endpoint", "cloud"])]
@@ -46,6 +49,47 @@ pub struct TargetArgs {
     /// Rows in the local instance's Seed23.
     #[arg(long, default_value_t = DEFAULT_SEED23_ROWS)]
     pub rows: u64,
+    /// How long to wait, and for what.
+    #[command(flatten)]
+    pub timeouts: TimeoutArgs,
+}
+
+/// How long the client waits: durations such as `10s`, `250ms`, `5m`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TimeoutArgs {
+    /// The limit of one iteration, resumes included (sent to the server as the call's deadline).
+    #[arg(long, value_name = "DUR", default_value = "10m", value_parser = parse_limit)]
+    pub timeout: Duration,
+    /// How long a query may take to send its first message.
+    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = parse_limit)]
+    pub first_response_timeout: Duration,
+    /// How long connecting may take (TCP, TLS, HTTP/2).
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_limit)]
+    pub connect_timeout: Duration,
+    /// How long a call such as CreateSession may take to be answered.
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_limit)]
+    pub call_timeout: Duration,
+}
+
+impl TimeoutArgs {
+    /// The limits as the client takes them.
+    pub fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            connect: self.connect_timeout,
+            call: self.call_timeout,
+            first_response: self.first_response_timeout,
+            iteration: self.timeout,
+        }
+    }
+}
+
+/// A positive duration (`10s`, `250ms`, `5m`).
+pub fn parse_limit(text: &str) -> Result<Duration, String> {
+    match parse_duration(text) {
+        Ok(d) if d.is_zero() => Err("a limit must be longer than zero".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The query and how to run it.
@@ -120,6 +164,23 @@ pub enum ModeArg {
     Profile,
 }
 
+/// Checks a label: printable text (no control characters), at most 200 bytes. Not a clap value
+/// parser: clap would print the refused value raw, escape sequences and all.
+pub fn check_label(text: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !text.chars().any(char::is_control),
+        "the label \"{}\" holds control characters; a label is printable text",
+        crate::report::printable(text)
+    );
+    anyhow::ensure!(text.len() <= 200, "a label is at most 200 bytes");
+    Ok(())
+}
+
+/// `host:port` with the port in range.
+pub fn parse_endpoint(text: &str) -> Result<String, String> {
+    check_host_port(text).map(|()| text.to_owned())
+}
+
 fn parse_param(text: &str) -> Result<Param, String> {
     Param::parse(text).map_err(|e| e.to_string())
 }
@@ -183,6 +244,7 @@ fn spec(
         iterations,
         warmup,
         decoder: query.decoder.into(),
+        timeouts: target.timeouts.timeouts(),
     }
 }
 
@@ -238,6 +300,7 @@ pub fn findings(report: &RunReport) -> String {
 /// Runs the profile, prints a progress bar on stderr and the summary on `out`, writes the exports.
 /// Returns whether every iteration succeeded.
 pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bool> {
+    check_label(&args.label)?;
     let spec = spec(
         &args.target,
         &args.query,

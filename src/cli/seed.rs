@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use crate::client::Timeouts;
 use crate::client::admin::Ensured;
 use crate::emulator::{self, SeedSummary, SeedTarget};
 
@@ -14,7 +15,7 @@ const EMULATOR_HOST_VAR: &str = "SPANNER_EMULATOR_HOST";
 #[derive(Debug, Clone, clap::Args)]
 pub struct SeedArgs {
     /// The emulator's plaintext gRPC address, HOST:PORT (default: $SPANNER_EMULATOR_HOST).
-    #[arg(long)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = super::profile::parse_endpoint)]
     pub endpoint: Option<String>,
     /// The project id.
     #[arg(long)]
@@ -28,6 +29,12 @@ pub struct SeedArgs {
     /// Rows to load into Seed23 (ids 1 to N).
     #[arg(long, default_value_t = 10_000)]
     pub rows: u64,
+    /// How long connecting may take (TCP, HTTP/2).
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = super::profile::parse_limit)]
+    pub connect_timeout: std::time::Duration,
+    /// How long each call may take to be answered.
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = super::profile::parse_limit)]
+    pub call_timeout: std::time::Duration,
 }
 
 impl SeedArgs {
@@ -52,6 +59,11 @@ pub fn run_seed(args: &SeedArgs, mut out: impl Write) -> anyhow::Result<()> {
         instance: args.instance.clone(),
         database: args.database.clone(),
         seed23_rows: args.rows,
+        timeouts: Timeouts {
+            connect: args.connect_timeout,
+            call: args.call_timeout,
+            ..Timeouts::DEFAULT
+        },
     };
     let summary = emulator::seed_blocking(&target)?;
     for line in summary_lines(&summary) {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use prost::Message as _;
 use tonic::transport::Channel;
 
+pub use super::target::{database_name, instance_name};
 use crate::demo::DemoTable;
 use crate::proto::google::longrunning as lro;
 use crate::proto::google::longrunning::operations_client::OperationsClient;
@@ -51,6 +52,35 @@ pub enum AdminError {
         code: tonic::Code,
         /// The server's message.
         message: String,
+    },
+    /// The endpoint did not answer a call within the channel's limit (see
+    /// [`connect_plaintext_answering_within`](super::connect_plaintext_answering_within)).
+    #[error("{call} {resource}: the endpoint did not answer in time (the call limit)")]
+    Unanswered {
+        /// The RPC.
+        call: &'static str,
+        /// The full resource name.
+        resource: String,
+    },
+    /// The connection broke before the call was answered.
+    #[error("{call} {resource}: the connection broke: {reason}")]
+    Transport {
+        /// The RPC.
+        call: &'static str,
+        /// The full resource name.
+        resource: String,
+        /// The transport's error and its sources.
+        reason: String,
+    },
+    /// The endpoint is not a gRPC server.
+    #[error("{call} {resource}: the endpoint does not speak gRPC: {what}")]
+    NotGrpc {
+        /// The RPC.
+        call: &'static str,
+        /// The full resource name.
+        resource: String,
+        /// What it did instead.
+        what: String,
     },
     /// A long-running operation finished with an error.
     #[error("{call} {resource}: the operation failed: {message} (code {code})")]
@@ -114,16 +144,6 @@ pub enum Ensured {
         /// The names of the tables created now, in statement order (empty for instances).
         added_tables: Vec<String>,
     },
-}
-
-/// `projects/P/instances/I`.
-pub fn instance_name(project: &str, instance: &str) -> String {
-    format!("projects/{project}/instances/{instance}")
-}
-
-/// `projects/P/instances/I/databases/D`.
-pub fn database_name(project: &str, instance: &str, database: &str) -> String {
-    format!("projects/{project}/instances/{instance}/databases/{database}")
 }
 
 /// Makes sure instance `projects/P/instances/I` exists: GetInstance, and CreateInstance (config
@@ -467,9 +487,27 @@ fn request<T>(message: T, resource: &str) -> Result<tonic::Request<T>, AdminErro
 }
 
 fn rpc_error(call: &'static str, resource: &str, status: &tonic::Status) -> AdminError {
+    let resource = resource.to_owned();
+    if let Some(what) = super::not_grpc(status) {
+        return AdminError::NotGrpc {
+            call,
+            resource,
+            what,
+        };
+    }
+    if status.code() == tonic::Code::Cancelled && status.message() == "Timeout expired" {
+        return AdminError::Unanswered { call, resource };
+    }
+    if super::broke_in_transport(status) {
+        return AdminError::Transport {
+            call,
+            resource,
+            reason: super::error_chain(status),
+        };
+    }
     AdminError::Rpc {
         call,
-        resource: resource.to_owned(),
+        resource,
         code: status.code(),
         message: status.message().to_owned(),
     }

@@ -8,6 +8,10 @@ use std::time::Duration;
 use super::auth::AuthError;
 use super::cloud::CloudError;
 use super::params::ParamError;
+use super::timeouts::Readable;
+
+/// How long [`ClientError::diagnose`] waits for an endpoint's first bytes.
+const PROBE_WAIT: Duration = Duration::from_secs(2);
 use crate::server::StartError;
 
 /// Why talking to an instance failed before or around a query (the query's own failures are
@@ -18,13 +22,34 @@ pub enum ClientError {
     #[error("cannot start the local instance: {0}")]
     StartLocal(Arc<StartError>),
     /// Nothing answered the connection attempt in time.
-    #[error("cannot reach {endpoint}: no answer within {} s", .after.as_secs())]
+    #[error("cannot reach {endpoint}: no connection within {}", Readable(*.after))]
     NoAnswer {
         /// The endpoint as given.
         endpoint: String,
         /// How long it was waited for.
         after: Duration,
     },
+    /// The endpoint took the connection but did not answer a call in time.
+    #[error("{endpoint} accepted the connection but did not answer {call} within {}", Readable(*.after))]
+    Unanswered {
+        /// The endpoint as given.
+        endpoint: String,
+        /// The call it did not answer, e.g. `CreateSession`.
+        call: &'static str,
+        /// How long it was waited for.
+        after: Duration,
+    },
+    /// The endpoint answered, but not as a gRPC server.
+    #[error("{endpoint} does not speak gRPC ({what}): is it the right host and port?")]
+    NotGrpc {
+        /// The endpoint as given.
+        endpoint: String,
+        /// What it did instead.
+        what: String,
+    },
+    /// The endpoint is not a `host:port` that can be connected to.
+    #[error("{0}")]
+    BadEndpoint(String),
     /// The connection attempt failed.
     #[error("cannot reach {endpoint}: {reason}")]
     Unreachable {
@@ -67,6 +92,45 @@ pub enum ClientError {
     /// A runtime for the calls could not be started.
     #[error("cannot start a runtime: {0}")]
     Runtime(Arc<std::io::Error>),
+}
+
+impl ClientError {
+    /// The error for `status` from `endpoint`, as [`ClientError::from_status`] makes it; when the
+    /// call broke in the transport of a `plaintext` endpoint, the endpoint is asked what it speaks
+    /// (see [`probe`](super::probe)) and one that does not speak HTTP/2 is [`ClientError::NotGrpc`].
+    pub async fn diagnose(
+        endpoint: &str,
+        status: tonic::Status,
+        plaintext: bool,
+        otherwise: impl FnOnce(tonic::Status) -> ClientError,
+    ) -> ClientError {
+        if plaintext
+            && super::broke_in_transport(&status)
+            && let Some(what) = super::probe(endpoint, PROBE_WAIT).await
+        {
+            return ClientError::NotGrpc {
+                endpoint: endpoint.to_owned(),
+                what,
+            };
+        }
+        Self::from_status(endpoint, status, otherwise)
+    }
+
+    /// The error for `status` from `endpoint`: [`ClientError::NotGrpc`] when the status says the
+    /// endpoint is no gRPC server, else what `otherwise` makes of it.
+    pub fn from_status(
+        endpoint: &str,
+        status: tonic::Status,
+        otherwise: impl FnOnce(tonic::Status) -> ClientError,
+    ) -> ClientError {
+        match super::not_grpc(&status) {
+            Some(what) => ClientError::NotGrpc {
+                endpoint: endpoint.to_owned(),
+                what,
+            },
+            None => otherwise(status),
+        }
+    }
 }
 
 impl From<AuthError> for ClientError {

@@ -14,6 +14,7 @@ use tonic::{Code, Status};
 
 use super::execute_streaming_sql_raw;
 use super::server_timing::{ServerTiming, parse_server_timing};
+use super::timeouts::{Readable, Timeouts};
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::{
     AnyDecoder, DecodeError, DecoderKind, Field, Parsed, ResultStats, RowsView, StreamCounters,
@@ -96,6 +97,18 @@ pub enum IterationError {
     /// The stream broke where it cannot be resumed.
     #[error("cannot resume: {0}")]
     CannotResume(String),
+    /// No message arrived within the first-response limit of a request.
+    #[error("no answer within {} of the request (the first-response limit)", Readable(*.after))]
+    NoFirstResponse {
+        /// The limit.
+        after: Duration,
+    },
+    /// The iteration did not end within its limit.
+    #[error("the iteration did not finish within {} (the iteration limit, --timeout)", Readable(*.after))]
+    Deadline {
+        /// The limit.
+        after: Duration,
+    },
     /// The server says it returned a different number of rows than were decoded.
     #[error("the server returned {server} rows but {decoded} were decoded: rows were lost")]
     RowCountMismatch {
@@ -148,12 +161,15 @@ impl<'a> Decoding<'a> {
     }
 }
 
-/// Runs `request` once and times it; every call carries `headers`.
+/// Runs `request` once and times it; every call carries `headers`. Each attempt's first message
+/// is due within `timeouts.first_response`, the whole iteration within `timeouts.iteration` (sent
+/// to the server as the call's `grpc-timeout` too).
 pub async fn run_iteration(
     channel: Channel,
     request: &pb::ExecuteSqlRequest,
     headers: &tonic::metadata::MetadataMap,
     policy: ResumePolicy,
+    timeouts: Timeouts,
     decoding: Decoding<'_>,
 ) -> Result<IterationTiming, IterationError> {
     let Decoding {
@@ -167,11 +183,30 @@ pub async fn run_iteration(
     let mut held: Vec<Held> = Vec::new();
     let mut backoff = policy.initial_backoff;
     let start = Instant::now();
+    let deadline = start + timeouts.iteration;
+    let late = |due: Instant| {
+        if due >= deadline {
+            IterationError::Deadline {
+                after: timeouts.iteration,
+            }
+        } else {
+            IterationError::NoFirstResponse {
+                after: timeouts.first_response,
+            }
+        }
+    };
     loop {
         let wait = Instant::now();
+        let first_due = (wait + timeouts.first_response).min(deadline);
         let mut call_request = tonic::Request::new(request.clone());
         *call_request.metadata_mut() = headers.clone();
-        let call = execute_streaming_sql_raw(channel.clone(), call_request).await;
+        call_request.set_timeout(deadline.saturating_duration_since(wait));
+        let call = tokio::time::timeout_at(
+            first_due.into(),
+            execute_streaming_sql_raw(channel.clone(), call_request),
+        )
+        .await
+        .map_err(|_| late(first_due))?;
         timing.network += wait.elapsed();
         let error = match call {
             Ok(response) => {
@@ -184,10 +219,14 @@ pub async fn run_iteration(
                 }
                 let mut stream = response.into_inner();
                 backoff = policy.initial_backoff;
+                let mut due = first_due;
                 loop {
                     let wait = Instant::now();
-                    let next = stream.message().await;
+                    let next = tokio::time::timeout_at(due.into(), stream.message())
+                        .await
+                        .map_err(|_| late(due))?;
                     timing.network += wait.elapsed();
+                    due = deadline;
                     let bytes = match next {
                         Ok(Some(bytes)) => bytes,
                         Ok(None) => break None,
@@ -238,6 +277,9 @@ pub async fn run_iteration(
         // What arrived after the last token comes again after the resume.
         held.clear();
         timing.resumes += 1;
+        if Instant::now() + backoff >= deadline {
+            return Err(late(deadline));
+        }
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(policy.max_backoff);
     }

@@ -14,15 +14,11 @@ use super::error::ClientError;
 use super::iteration::{Decoding, IterationError, IterationTiming, ResumePolicy, run_iteration};
 use super::params::{self, Param};
 use super::target::{DatabasePath, QueryMode, Target};
-use super::{connect_plaintext, error_chain};
+use super::timeouts::Timeouts;
+use super::{answered, connect_plaintext, error_chain};
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
 use crate::server::LocalInstance;
-
-/// How long a plaintext endpoint may take to accept the connection.
-pub const PLAINTEXT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long Cloud Spanner's endpoint may take to accept the connection (TLS included).
-pub const CLOUD_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The headers of every call of one session: the resource prefix (and for Cloud Spanner the
 /// routing header), plus a current bearer token when the target needs one.
@@ -115,7 +111,9 @@ pub struct Session {
     channel: Channel,
     name: String,
     headers: CallHeaders,
+    endpoint: String,
     description: String,
+    timeouts: Timeouts,
     created_in: Duration,
     /// The local instance this session runs on, stopped when the session is dropped.
     _local: Option<LocalInstance>,
@@ -123,37 +121,44 @@ pub struct Session {
 
 impl Session {
     /// Connects to `target` and creates a session in `database` (for Cloud Spanner, the target's
-    /// own database names the headers).
-    pub async fn open(target: &Target, database: &DatabasePath) -> Result<Session, ClientError> {
+    /// own database names the headers), each step within its limit in `timeouts`.
+    pub async fn open(
+        target: &Target,
+        database: &DatabasePath,
+        timeouts: Timeouts,
+    ) -> Result<Session, ClientError> {
         let mut local = None;
-        let (channel, headers, description) = match target {
+        let (channel, headers, endpoint, description) = match target {
             Target::Local(config) => {
                 let instance = LocalInstance::start(config.clone()).await?;
                 let host = instance.host_port();
                 local = Some(instance);
-                let channel = plaintext(&host).await?;
+                let channel = plaintext(&host, timeouts.connect).await?;
                 (
                     channel,
                     CallHeaders::plain(database)?,
+                    host.clone(),
                     format!("local instance {host}"),
                 )
             }
             Target::Endpoint(host_port) => (
-                plaintext(host_port).await?,
+                plaintext(host_port, timeouts.connect).await?,
                 CallHeaders::plain(database)?,
+                host_port.clone(),
                 format!("endpoint {host_port}"),
             ),
             Target::Cloud(target) => {
                 let tokens = target.token_source()?;
-                let channel = tokio::time::timeout(CLOUD_CONNECT_TIMEOUT, target.connect())
+                let channel = tokio::time::timeout(timeouts.connect, target.connect())
                     .await
                     .map_err(|_| ClientError::NoAnswer {
                         endpoint: target.endpoint.clone(),
-                        after: CLOUD_CONNECT_TIMEOUT,
+                        after: timeouts.connect,
                     })??;
                 (
                     channel,
                     CallHeaders::cloud(target, tokens)?,
+                    target.endpoint.clone(),
                     format!("Cloud Spanner {}", target.endpoint),
                 )
             }
@@ -165,20 +170,34 @@ impl Session {
             })
             .await?;
         let started = Instant::now();
-        let name = SpannerClient::new(channel.clone())
-            .create_session(request)
-            .await
-            .map_err(|status| ClientError::CreateSession {
-                database: database.name(),
-                status,
-            })?
-            .into_inner()
-            .name;
+        let mut client = SpannerClient::new(channel.clone());
+        let name = answered(
+            &endpoint,
+            "CreateSession",
+            timeouts.call,
+            client.create_session(request),
+        )
+        .await?
+        .map_err(|status| (status, database.name()));
+        let name = match name {
+            Ok(response) => response.into_inner().name,
+            Err((status, database)) => {
+                let plaintext = !matches!(target, Target::Cloud(_));
+                return Err(
+                    ClientError::diagnose(&endpoint, status, plaintext, |status| {
+                        ClientError::CreateSession { database, status }
+                    })
+                    .await,
+                );
+            }
+        };
         Ok(Session {
             channel,
             name,
             headers,
+            endpoint,
             description,
+            timeouts,
             created_in: started.elapsed(),
             _local: local,
         })
@@ -187,6 +206,11 @@ impl Session {
     /// What the session runs on, in words (`local instance 127.0.0.1:PORT`, `endpoint …`).
     pub fn description(&self) -> &str {
         &self.description
+    }
+
+    /// The limits its calls keep.
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts
     }
 
     /// How long CreateSession took.
@@ -225,6 +249,7 @@ impl Session {
             &query.request,
             &headers,
             policy,
+            self.timeouts,
             decoding,
         )
         .await
@@ -243,20 +268,23 @@ impl Session {
         match tokio::time::timeout(within, client.delete_session(request)).await {
             Err(_) => Ok(false),
             Ok(Ok(_)) => Ok(true),
-            Ok(Err(status)) => Err(ClientError::DeleteSession {
-                session: self.name.clone(),
-                status,
-            }),
+            Ok(Err(status)) => Err(ClientError::from_status(&self.endpoint, status, |status| {
+                ClientError::DeleteSession {
+                    session: self.name.clone(),
+                    status,
+                }
+            })),
         }
     }
 }
 
-async fn plaintext(host_port: &str) -> Result<Channel, ClientError> {
-    tokio::time::timeout(PLAINTEXT_CONNECT_TIMEOUT, connect_plaintext(host_port))
+async fn plaintext(host_port: &str, within: Duration) -> Result<Channel, ClientError> {
+    super::check_host_port(host_port).map_err(ClientError::BadEndpoint)?;
+    tokio::time::timeout(within, connect_plaintext(host_port))
         .await
         .map_err(|_| ClientError::NoAnswer {
             endpoint: host_port.to_owned(),
-            after: PLAINTEXT_CONNECT_TIMEOUT,
+            after: within,
         })?
         .map_err(|e| ClientError::Unreachable {
             endpoint: host_port.to_owned(),

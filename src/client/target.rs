@@ -27,6 +27,33 @@ impl Target {
     }
 }
 
+/// Checks that `text` is a `host:port` a plaintext channel can be opened to: a host (a name, an
+/// IPv4 address, or an IPv6 address in brackets) and a port from 1 to 65535. An out-of-range port
+/// would otherwise be dropped by the URI parser, leaving the default port 80.
+pub fn check_host_port(text: &str) -> Result<(), String> {
+    let bad = |why: &str| Err(format!("{text:?} is not host:port: {why}"));
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return bad("it has no port (write it like 127.0.0.1:9010)");
+    };
+    let host_ok = if let Some(inner) = host.strip_prefix('[') {
+        inner
+            .strip_suffix(']')
+            .is_some_and(|v6| v6.parse::<std::net::Ipv6Addr>().is_ok())
+    } else {
+        !host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_')
+    };
+    if !host_ok {
+        return bad("the host is not a name or an address");
+    }
+    match port.parse::<u16>() {
+        Ok(0) | Err(_) => bad("the port is not a number from 1 to 65535"),
+        Ok(_) => Ok(()),
+    }
+}
+
 /// `projects/P/instances/I`.
 pub fn instance_name(project: &str, instance: &str) -> String {
     format!("projects/{project}/instances/{instance}")
@@ -91,6 +118,32 @@ impl QueryMode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_host_and_a_port_in_range_make_an_endpoint() {
+        for good in [
+            "127.0.0.1:9010",
+            "localhost:1",
+            "[::1]:65535",
+            "spanner-emu.local:9010",
+        ] {
+            assert_eq!(check_host_port(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "127.0.0.1:99999",
+            "127.0.0.1:0",
+            "127.0.0.1",
+            ":9010",
+            "127.0.0.1:",
+            "::1:9010",
+            "http://127.0.0.1:9010",
+            "host name:1",
+            "127.0.0.1:-1",
+        ] {
+            let error = check_host_port(bad).expect_err(bad);
+            assert!(error.contains("is not host:port"), "{error}");
+        }
+    }
 
     #[test]
     fn resource_names_are_spelled_once() {

@@ -6,6 +6,4 @@ mod process;
 mod seed;
 
 pub use process::{BINARY_VAR, Emulator, EmulatorError, PACKAGE, START_TIMEOUT, installed_binary};
-pub use seed::{
-    CONNECT_TIMEOUT, SeedError, SeedSummary, SeedTarget, TableSeeded, seed, seed_blocking,
-};
+pub use seed::{SeedError, SeedSummary, SeedTarget, TableSeeded, seed, seed_blocking};

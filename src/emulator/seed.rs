@@ -7,12 +7,14 @@ use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
 use crate::client::admin::{self, AdminError, Ensured};
-use crate::client::connect_plaintext;
+use crate::client::{
+    Readable, Timeouts, check_host_port, connect_plaintext_answering_within, probe,
+};
 use crate::demo::{self, DemoTable};
 use crate::wire::Value;
 
-/// How long connecting to the endpoint may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long an endpoint whose connection broke is given to say what it speaks.
+const PROBE_WAIT: Duration = Duration::from_secs(2);
 /// Rows per commit, at most (the cell and byte limits may make commits smaller).
 const BATCH_ROWS: usize = 1_000;
 
@@ -29,6 +31,8 @@ pub struct SeedTarget {
     pub database: String,
     /// Rows to write to Seed23 (ids 1 to N); the other tables get all their rows.
     pub seed23_rows: u64,
+    /// How long connecting and each call may take.
+    pub timeouts: Timeouts,
 }
 
 /// What a seeding did.
@@ -72,11 +76,13 @@ pub enum SeedError {
     /// The runtime for [`seed_blocking`] could not be started.
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
-    /// The endpoint did not answer within [`CONNECT_TIMEOUT`].
-    #[error("cannot connect to {endpoint}: no answer within {} s", CONNECT_TIMEOUT.as_secs())]
+    /// The endpoint did not take the connection in time.
+    #[error("cannot connect to {endpoint}: no connection within {}", Readable(*.after))]
     ConnectTimeout {
         /// The endpoint.
         endpoint: String,
+        /// How long it was waited for.
+        after: Duration,
     },
     /// Connecting to the endpoint failed.
     #[error("cannot connect to {endpoint}")]
@@ -86,6 +92,17 @@ pub enum SeedError {
         /// Why.
         #[source]
         source: tonic::transport::Error,
+    },
+    /// The endpoint is not a `host:port`.
+    #[error("{0}")]
+    BadEndpoint(String),
+    /// The endpoint is not a gRPC server.
+    #[error("{endpoint} does not speak gRPC ({what}): is it the right host and port?")]
+    NotGrpc {
+        /// The endpoint.
+        endpoint: String,
+        /// What it did instead.
+        what: String,
     },
     /// An admin or data call failed.
     #[error("at {endpoint}")]
@@ -113,14 +130,26 @@ pub fn seed_blocking(target: &SeedTarget) -> Result<SeedSummary, SeedError> {
 pub async fn seed(target: &SeedTarget) -> Result<SeedSummary, SeedError> {
     let started = Instant::now();
     let endpoint = &target.endpoint;
-    let channel = connect(endpoint).await?;
+    let channel = connect(endpoint, target.timeouts).await?;
     let at = |source| SeedError::Admin {
         endpoint: endpoint.clone(),
         source,
     };
-    let instance = admin::ensure_instance(channel.clone(), &target.project, &target.instance)
-        .await
-        .map_err(at)?;
+    let instance =
+        match admin::ensure_instance(channel.clone(), &target.project, &target.instance).await {
+            Ok(instance) => instance,
+            Err(error @ AdminError::Transport { .. }) => {
+                // The first call broke in the connection: say so if the endpoint is no gRPC server.
+                return Err(match probe(endpoint, PROBE_WAIT).await {
+                    Some(what) => SeedError::NotGrpc {
+                        endpoint: endpoint.clone(),
+                        what,
+                    },
+                    None => at(error),
+                });
+            }
+            Err(error) => return Err(at(error)),
+        };
     let tables = demo::tables();
     let ddl: Vec<String> = tables.iter().map(DemoTable::ddl).collect();
     let database = admin::ensure_database(
@@ -155,9 +184,12 @@ pub async fn seed(target: &SeedTarget) -> Result<SeedSummary, SeedError> {
     })
 }
 
-/// A plaintext channel to `endpoint`, within [`CONNECT_TIMEOUT`].
-async fn connect(endpoint: &str) -> Result<Channel, SeedError> {
-    match tokio::time::timeout(CONNECT_TIMEOUT, connect_plaintext(endpoint)).await {
+/// A plaintext channel to `endpoint` within `timeouts.connect`, each of whose calls must be
+/// answered within `timeouts.call`.
+async fn connect(endpoint: &str, timeouts: Timeouts) -> Result<Channel, SeedError> {
+    check_host_port(endpoint).map_err(SeedError::BadEndpoint)?;
+    let connecting = connect_plaintext_answering_within(endpoint, timeouts.call);
+    match tokio::time::timeout(timeouts.connect, connecting).await {
         Ok(Ok(channel)) => Ok(channel),
         Ok(Err(source)) => Err(SeedError::Connect {
             endpoint: endpoint.to_owned(),
@@ -165,6 +197,7 @@ async fn connect(endpoint: &str) -> Result<Channel, SeedError> {
         }),
         Err(_) => Err(SeedError::ConnectTimeout {
             endpoint: endpoint.to_owned(),
+            after: timeouts.connect,
         }),
     }
 }

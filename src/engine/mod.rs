@@ -17,7 +17,7 @@ use crate::client::{
     ClientError, Decoding, IterationError, IterationTiming, PreparedQuery, Query, ResumePolicy,
     Session,
 };
-pub use crate::client::{DatabasePath, Param, ParamError, QueryMode, Target};
+pub use crate::client::{DatabasePath, Param, ParamError, QueryMode, Target, Timeouts};
 use crate::report::{IterationRecord, RunConfig, RunReport, Status};
 use crate::wire::{DecoderKind, RowsView, Timestamp};
 pub use details::{IterationDetails, PREVIEW_ROWS};
@@ -45,6 +45,8 @@ pub struct ProfileSpec {
     pub warmup: u32,
     /// The decoder that turns the stream into rows.
     pub decoder: DecoderKind,
+    /// How long connecting, each call and each iteration may take.
+    pub timeouts: Timeouts,
 }
 
 impl Default for ProfileSpec {
@@ -60,6 +62,7 @@ impl Default for ProfileSpec {
             iterations: 10,
             warmup: 1,
             decoder: DecoderKind::default(),
+            timeouts: Timeouts::DEFAULT,
         }
     }
 }
@@ -238,7 +241,7 @@ async fn open(
     target: &Target,
     spec: &ProfileSpec,
 ) -> Result<(Session, PreparedQuery), ClientError> {
-    let session = Session::open(target, &spec.database).await?;
+    let session = Session::open(target, &spec.database, spec.timeouts).await?;
     match session.prepare(&spec.query()) {
         Ok(query) => Ok((session, query)),
         Err(e) => {

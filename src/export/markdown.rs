@@ -64,6 +64,9 @@ fn escape(text: &str) -> String {
                 out.push(c);
             }
             '\n' | '\r' => out.push(' '),
+            c if c.is_control() => {
+                out.push_str(&crate::report::printable(c.encode_utf8(&mut [0; 4])))
+            }
             _ => out.push(c),
         }
     }
@@ -98,6 +101,11 @@ mod tests {
     #[test]
     fn escapes_markup_in_labels() {
         assert_eq!(escape("a|b *c*\nd_e"), "a\\|b \\*c\\* d\\_e");
+    }
+
+    #[test]
+    fn control_characters_in_labels_print_as_escapes() {
+        assert_eq!(escape("a\u{1b}[31m\u{7}"), "a\\u{1b}\\[31m\\u{7}");
     }
 
     const GOLDEN: &str = r#"**fast, cached** on local: iterations 3, warm-up 1, failed 1

@@ -62,6 +62,81 @@ pub fn frames(file: &[u8]) -> Result<Vec<&[u8]>, FrameError> {
     Ok(out)
 }
 
+/// Reads a stream file one frame at a time, so decoding starts with the first frame and memory
+/// holds one frame, whatever the file's size (a pipe, a device, a file still being written). A
+/// frame's buffer grows with the bytes that actually arrive: a length prefix alone allocates nothing.
+#[derive(Debug)]
+pub struct FrameReader<R> {
+    source: R,
+    index: usize,
+    offset: usize,
+}
+
+/// Why the next frame could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadFrameError {
+    /// The framing is broken.
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    /// Reading failed.
+    #[error("cannot read the stream file")]
+    Io(#[from] std::io::Error),
+}
+
+impl<R: std::io::Read> FrameReader<R> {
+    /// Frames from `source` (buffer it: frames are read in small pieces).
+    pub fn new(source: R) -> Self {
+        FrameReader {
+            source,
+            index: 0,
+            offset: 0,
+        }
+    }
+
+    /// The next frame; `None` at the end of the file.
+    pub fn next_frame(&mut self) -> Result<Option<Bytes>, ReadFrameError> {
+        use std::io::Read as _;
+        let mut prefix = [0u8; 4];
+        let mut have = 0;
+        while have < 4 {
+            match self.source.read(&mut prefix[have..]) {
+                Ok(0) => break,
+                Ok(n) => have += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        match have {
+            0 => return Ok(None),
+            1..=3 => {
+                return Err(FrameError::TruncatedLength {
+                    offset: self.offset,
+                    remaining: have,
+                }
+                .into());
+            }
+            _ => {}
+        }
+        let length = u32::from_be_bytes(prefix) as usize;
+        let mut body = Vec::new();
+        (&mut self.source)
+            .take(length as u64)
+            .read_to_end(&mut body)?;
+        if body.len() < length {
+            return Err(FrameError::TruncatedFrame {
+                index: self.index,
+                offset: self.offset,
+                length,
+                remaining: body.len(),
+            }
+            .into());
+        }
+        self.index += 1;
+        self.offset += 4 + length;
+        Ok(Some(Bytes::from(body)))
+    }
+}
+
 /// The frames of a stream file held in one shared buffer, each a slice of it (no copy).
 pub fn shared_frames(file: &Bytes) -> Result<Vec<Bytes>, FrameError> {
     Ok(frames(file)?
@@ -165,6 +240,50 @@ pub fn decode_stream_file(file: &[u8]) -> Result<DecodedStream, StreamFileError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_frame_reader_reads_what_frames_splits_and_reports_the_same_truncations() {
+        let mut file = Vec::new();
+        push_frame(&mut file, b"abc");
+        push_frame(&mut file, b"");
+        push_frame(&mut file, b"de");
+        let mut reader = FrameReader::new(&file[..]);
+        let mut read = Vec::new();
+        while let Some(frame) = reader.next_frame().expect("whole frames") {
+            read.push(frame);
+        }
+        assert_eq!(read, [&b"abc"[..], b"", b"de"]);
+        for (cut, want) in [
+            (
+                file.len() - 1,
+                "frame 2 at byte 11 says 2 bytes but only 1 remain",
+            ),
+            (
+                9,
+                "truncated length prefix at byte 7: 2 bytes left, 4 needed",
+            ),
+        ] {
+            let mut reader = FrameReader::new(&file[..cut]);
+            let error = loop {
+                match reader.next_frame() {
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("a cut at {cut} is truncated"),
+                    Err(e) => break e,
+                }
+            };
+            assert_eq!(error.to_string(), want);
+        }
+    }
+
+    #[test]
+    fn a_huge_length_prefix_allocates_only_what_arrives() {
+        let mut file = u32::MAX.to_be_bytes().to_vec();
+        file.extend_from_slice(b"tiny");
+        let error = FrameReader::new(&file[..])
+            .next_frame()
+            .expect_err("truncated");
+        assert!(error.to_string().contains("only 4 remain"), "{error}");
+    }
 
     #[test]
     fn frames_round_trip_and_truncation_is_reported() {

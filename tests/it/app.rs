@@ -370,6 +370,43 @@ fn test_connection_says_what_is_wrong_and_when_it_works() {
     );
 }
 
+/// Issue 12, item 5: the app's Test connection keeps the client's limits too. An emulator address
+/// that takes the connection and never answers is named, with the call it did not answer.
+#[test]
+fn test_connection_names_an_endpoint_that_never_answers() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let address = listener.local_addr().expect("bound").to_string();
+    let held = std::thread::spawn(move || {
+        // Accepts and holds connections, answering nothing, until the test ends.
+        listener
+            .incoming()
+            .take(4)
+            .filter_map(Result::ok)
+            .collect::<Vec<_>>()
+    });
+    let mut h = app();
+    {
+        let connection = &mut h.state_mut().settings_mut().connection;
+        connection.kind = spanprof::app::TargetKind::Emulator;
+        connection.emulator.host_port = address.clone();
+    }
+    h.run_steps(1);
+    h.get_by_label("Test connection").click();
+    step_until(&mut h, "the test to give up", |app| {
+        matches!(
+            app.connection_outcome(),
+            Some(spanprof::app::TestOutcome::Failed(_))
+        )
+    });
+    assert!(
+        h.query_by_label_contains(&format!(
+            "{address} accepted the connection but did not answer CreateSession within 10 s"
+        ))
+        .is_some()
+    );
+    drop(held);
+}
+
 #[test]
 fn the_decoder_is_chosen_in_the_query_panel_and_recorded_with_the_run() {
     let mut h = app();

@@ -184,6 +184,32 @@ fn assert_one_line_failure(out: &Output, expected: &[&str]) -> String {
     line.to_owned()
 }
 
+/// Like [`assert_one_line_failure`], for `decode` of a stream that breaks part way: rows are printed
+/// as they are decoded, so stdout holds the rows before the break, each a whole line and the same
+/// as the official client's, and then nothing; stderr says where it broke.
+fn assert_rows_then_one_line_failure(out: &Output, expected: &[&str]) -> String {
+    let printed = String::from_utf8(out.stdout.clone()).expect("UTF-8 rows");
+    let golden = golden();
+    let lines: Vec<&str> = printed.lines().collect();
+    assert!(
+        lines.len() < golden.rows.len(),
+        "fewer rows than the whole stream"
+    );
+    assert!(
+        printed.is_empty() || printed.ends_with('\n'),
+        "whole lines only"
+    );
+    for (i, line) in lines.iter().enumerate() {
+        let row: Json = serde_json::from_str(line).expect("a whole JSON row");
+        assert_eq!(row, golden.rows[i], "row {i}");
+    }
+    let only_stderr = Output {
+        stdout: Vec::new(),
+        ..out.clone()
+    };
+    assert_one_line_failure(&only_stderr, expected)
+}
+
 /// `(offset, length)` of each frame of a stream file.
 fn frame_spans(file: &[u8]) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
@@ -377,7 +403,7 @@ fn decode_of_a_truncated_file_fails_with_one_line() {
         "frame 7 at byte {offset} says {length} bytes but only {} remain",
         length - 10
     );
-    assert_one_line_failure(&out, &[&expected]);
+    assert_rows_then_one_line_failure(&out, &[&expected]);
 }
 
 #[test]
@@ -416,7 +442,7 @@ fn decode_of_a_well_framed_garbage_message_names_the_message() {
     file.extend_from_slice(b"\xff\xff\xff");
     let file = TempFile::new("framed-garbage.bin", &file);
     let out = spanprof([OsStr::new("decode"), file.path().as_os_str()]);
-    assert_one_line_failure(
+    assert_rows_then_one_line_failure(
         &out,
         &["cannot decode", "message 1", "not a PartialResultSet"],
     );
@@ -455,7 +481,7 @@ fn decode_of_a_stream_cut_at_a_frame_boundary_is_not_silently_short() {
 
         let file = TempFile::new(&format!("first-{kept}.bin"), prefix);
         let out = spanprof([OsStr::new("decode"), file.path().as_os_str()]);
-        let line = assert_one_line_failure(
+        let line = assert_rows_then_one_line_failure(
             &out,
             &["cannot decode", &format!("message {kept}, column ")],
         );

@@ -328,9 +328,13 @@ async fn requests_carry_token_and_routing_headers() {
         instance: INSTANCE.into(),
         database: DATABASE.into(),
     };
-    let session = Session::open(&ClientTarget::Cloud(target), &database)
-        .await
-        .expect("CreateSession succeeds");
+    let session = Session::open(
+        &ClientTarget::Cloud(target),
+        &database,
+        spanprof::client::Timeouts::DEFAULT,
+    )
+    .await
+    .expect("CreateSession succeeds");
     let query = session
         .prepare(&Query {
             sql: "SELECT 1".into(),

@@ -42,6 +42,8 @@ fn seed_args(endpoint: &str, project: &str, rows: u64) -> SeedArgs {
         instance: "test-instance".to_owned(),
         database: "test-db".to_owned(),
         rows,
+        connect_timeout: spanprof::client::Timeouts::DEFAULT.connect,
+        call_timeout: spanprof::client::Timeouts::DEFAULT.call,
     }
 }
 
@@ -65,6 +67,7 @@ fn seed_library(host_port: &str, project: &str, rows: u64) -> SeedSummary {
         instance: "test-instance".to_owned(),
         database: "test-db".to_owned(),
         seed23_rows: rows,
+        timeouts: spanprof::client::Timeouts::DEFAULT,
     };
     seed_blocking(&target).unwrap_or_else(|e| panic!("seed failed: {}", error_chain(&e)))
 }

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use spanprof::client::Timeouts;
 use spanprof::client::connect_plaintext;
 use spanprof::client::iteration::{Decoding, IterationError, ResumePolicy, run_iteration};
 use spanprof::proto::google::spanner::v1 as pb;
@@ -76,6 +77,7 @@ async fn times_its_phases(decoder: DecoderKind) {
         &req,
         &Default::default(),
         ResumePolicy::default(),
+        Timeouts::DEFAULT,
         Decoding::new(decoder, &mut |rows, _| view_ids(rows, &mut seen)),
     )
     .await
@@ -126,6 +128,7 @@ async fn resumes_through_faults(decoder: DecoderKind) {
         &req,
         &Default::default(),
         ResumePolicy::default(),
+        Timeouts::DEFAULT,
         Decoding {
             decoder,
             on_rows: &mut |rows, _| view_ids(rows, &mut seen),
@@ -167,6 +170,7 @@ async fn giving_up_on_resumes_is_a_clear_error() {
         &req,
         &Default::default(),
         policy,
+        Timeouts::DEFAULT,
         Decoding::new(DecoderKind::Fast, &mut |_, _| {}),
     )
     .await
@@ -188,6 +192,7 @@ async fn bad_sql_ends_the_iteration_with_the_server_message() {
         &req,
         &Default::default(),
         ResumePolicy::default(),
+        Timeouts::DEFAULT,
         Decoding::new(DecoderKind::Fast, &mut |_, _| {}),
     )
     .await

@@ -10,6 +10,7 @@ mod errors;
 mod fast;
 mod fuzz;
 mod golden;
+mod hostile_client;
 mod hostile_resources;
 mod hostile_sql;
 mod hostile_tokens;
