@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use spanprof::client::connect_plaintext;
-use spanprof::engine::{Engine, EngineEvent, ProfileSpec, QueryMode, Target};
-use spanprof::report::{IterationRecord, Status};
+use spanprof::engine::{Engine, EngineEvent, ProfileSpec, QueryMode, Target, Variant};
+use spanprof::report::{IterationRecord, RunReport, Status};
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
 use spanprof::stats::median;
 use spanprof::wire::DecoderKind;
@@ -93,8 +93,10 @@ fn profile(
     iterations: u32,
 ) -> anyhow::Result<Vec<IterationRecord>> {
     let spec = ProfileSpec {
-        sql: sql.into(),
-        mode: QueryMode::WithStats,
+        variants: vec![Variant {
+            mode: QueryMode::WithStats,
+            ..Variant::new("run", sql)
+        }],
         iterations,
         warmup: 1,
         decoder,
@@ -103,8 +105,8 @@ fn profile(
     let engine = Engine::start(Target::Local(config.clone()), spec, Arc::new(|| {}))?;
     while let Some(event) = engine.next() {
         match event {
-            EngineEvent::Finished(report) => {
-                let timed: Vec<_> = report.timed().cloned().collect();
+            EngineEvent::Finished(reports) => {
+                let timed: Vec<_> = reports.iter().flat_map(RunReport::timed).cloned().collect();
                 if let Some(bad) = timed.iter().find(|it| it.status != Status::Ok) {
                     anyhow::bail!("an iteration failed: {:?}", bad.error);
                 }

@@ -98,6 +98,10 @@ pub struct IterationRecord {
     pub resumes: u32,
     /// Why the iteration failed or was cancelled, if it did not end `Ok`.
     pub error: Option<String>,
+    /// Its place in the whole profile's schedule, from 0, warm-ups included: iterations of the
+    /// variants of one profile, interleaved, are told apart in time by it. `None` in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u32>,
 }
 
 impl IterationRecord {
@@ -131,6 +135,7 @@ impl IterationRecord {
             wire_bytes: 0,
             resumes: 0,
             error: None,
+            seq: None,
         }
     }
 
@@ -154,7 +159,7 @@ impl IterationRecord {
 }
 
 /// What a run was asked to do.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RunConfig {
     /// The run's label, shown in every export and copied into each of its iterations.
     pub label: String,
@@ -173,6 +178,40 @@ pub struct RunConfig {
     pub warmup: u32,
     /// The decoder that turned the stream into rows.
     pub decoder: String,
+    /// The request options set, as (name, value) in the command line's spelling
+    /// (`priority`, `low`); empty for a plain request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<(String, String)>,
+    /// When the run is one point of a parameter sweep: the parameter and its value here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepPoint>,
+    /// How the profile ordered its variants' iterations (`interleaved`, `blocked`, `shuffled (seed
+    /// N)`), when it had several; empty otherwise.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub order: String,
+}
+
+/// One value of a swept query parameter: a sweep of `@n` over 100, 1000, 10000 makes three runs,
+/// each holding its point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// The parameter, without `@`.
+    pub param: String,
+    /// Its Spanner type name.
+    pub type_name: String,
+    /// Its value in this run, as written.
+    pub value: String,
+}
+
+impl SweepPoint {
+    /// The value as a number, when it is one (the x axis of a sweep's curve).
+    pub fn number(&self) -> Option<f64> {
+        self.value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+    }
 }
 
 /// A whole run: its configuration and every iteration, warm-ups and failures included.
@@ -271,6 +310,7 @@ impl RunReport {
                 iterations: totals.len() as u32,
                 warmup: 0,
                 decoder: "fast".into(),
+                ..Default::default()
             },
             started_at: "2026-01-02T03:04:05Z".into(),
             iterations: (0u32..)
@@ -307,6 +347,7 @@ mod tests {
                 iterations: 3,
                 warmup: 1,
                 decoder: "spanprof".into(),
+                ..Default::default()
             },
             started_at: "2026-01-02T03:04:05Z".into(),
             iterations,

@@ -196,6 +196,7 @@ mod tests {
                 iterations: 4,
                 warmup: 1,
                 decoder: "fast".into(),
+                ..Default::default()
             },
             started_at: "2026-01-02T03:04:05Z".into(),
             iterations: run(1, &[70.0, 10.0, 10.0, 11.0, 30.0]),

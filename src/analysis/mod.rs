@@ -7,6 +7,9 @@
 //!   bootstrap comparison of their totals with its verdict in words, under one set of
 //!   [`BootstrapSettings`].
 //! - [`distribution`](mod@distribution): the five-number summary of a run's totals (box plots).
+//! - [`gate`](mod@gate): whether a new run regressed against a baseline, for CI.
+//! - [`sweep`](mod@sweep): the runs of a parameter sweep as a table per value and a cost model per
+//!   phase (fixed ms, ms per 1,000 rows, MB/s).
 //!
 //! Pure functions of plain data built on [`stats`](crate::stats) and [`report`](crate::report):
 //! no I/O, no clocks, no UI, no command line.
@@ -14,9 +17,14 @@
 pub mod comparison;
 pub mod distribution;
 pub mod findings;
+pub mod gate;
+pub mod sweep;
 
 pub use comparison::{
-    BootstrapSettings, PhaseMedians, RunComparison, TotalComparison, compare_runs,
+    BootstrapSettings, PARTS, PhaseMedians, RunComparison, TotalComparison, compare_phase,
+    compare_runs, signed_ms,
 };
 pub use distribution::{Distribution, totals_distribution};
 pub use findings::{Findings, FirstIteration, Outlier, findings};
+pub use gate::{Gate, GateError, GateOutcome, gate, parse_slowdown};
+pub use sweep::{Band, CostModel, Sweep, SweepRow, sweep};

@@ -27,6 +27,11 @@ impl CompareView {
         }
     }
 
+    /// Picks exactly these runs (the variants of a run just finished).
+    pub fn pick_only(&mut self, ids: &[u64]) {
+        self.picked = ids.iter().copied().collect();
+    }
+
     /// The picked runs' ids, in the order the runs were listed.
     pub fn picked(&self) -> &BTreeSet<u64> {
         &self.picked

@@ -11,7 +11,9 @@ use super::emulator::EmulatorSettings;
 use super::theme::form_row;
 use crate::client::auth::Credentials;
 use crate::client::cloud::{CloudTarget, DEFAULT_ENDPOINT};
-use crate::engine::{DatabasePath, Engine, EngineEvent, Notifier, ProfileSpec, QueryMode, Target};
+use crate::engine::{
+    DatabasePath, Engine, EngineEvent, Notifier, ProfileSpec, QueryMode, Target, Variant,
+};
 use crate::report::Status;
 use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig};
 
@@ -180,10 +182,11 @@ impl ConnectionPanel {
             }
         };
         let spec = ProfileSpec {
-            label: "connection test".into(),
             database,
-            sql: "SELECT 1".into(),
-            mode: QueryMode::Normal,
+            variants: vec![Variant {
+                mode: QueryMode::Normal,
+                ..Variant::new("connection test", "SELECT 1")
+            }],
             iterations: 1,
             warmup: 0,
             ..ProfileSpec::default()

@@ -12,6 +12,7 @@ mod emulator;
 mod export;
 mod frames;
 mod iterations;
+mod options;
 mod query;
 mod run;
 mod theme;
@@ -29,7 +30,8 @@ pub use emulator::EmulatorSettings;
 pub use export::{ExportFormat, export_bytes, export_to, summary_text};
 pub use frames::{FrameSample, FrameStats};
 pub use iterations::IterationsView;
-pub use query::{DEFAULT_SQL, QuerySettings};
+pub use options::{OptionSettings, Replicas};
+pub use query::{DEFAULT_SQL, QuerySettings, VariantSettings};
 
 use crate::engine::IterationDetails;
 use crate::report::{RunReport, Status};
@@ -445,26 +447,35 @@ impl SpanprofApp {
                 self.error(message);
                 self.details.show_log();
             }
-            Some(Ended::Finished(report, details)) => {
+            Some(Ended::Finished(reports, mut details)) => {
                 self.finish_frames();
                 self.active = None;
-                let ok = report
-                    .iterations
-                    .iter()
-                    .filter(|i| i.status == Status::Ok)
-                    .count();
-                let failed = report.iterations.len() - ok;
-                self.write_status(&format!(
-                    "finished {} ok={ok} other={failed}",
-                    report.config.label
-                ));
-                if report.iterations.is_empty() {
-                    self.notice = Some(format!(
-                        "{} was cancelled before it connected",
-                        report.config.label
-                    ));
+                let iterations = || reports.iter().flat_map(|r| &r.iterations);
+                let ok = iterations().filter(|i| i.status == Status::Ok).count();
+                let failed = iterations().count() - ok;
+                let first = reports
+                    .first()
+                    .map(|r| r.config.label.clone())
+                    .unwrap_or_default();
+                self.write_status(&format!("finished {first} ok={ok} other={failed}"));
+                if iterations().next().is_none() {
+                    self.notice = Some(format!("{first} was cancelled before it connected"));
                 } else {
-                    self.add_run(report, details, RunSource::Live);
+                    let several = reports.len() > 1;
+                    let mut ids = Vec::new();
+                    for report in reports {
+                        let own = details
+                            .iter()
+                            .position(|d| d.run == report.config.label)
+                            .map(|at| Box::new(details.swap_remove(at)));
+                        ids.push(self.add_run(report, own, RunSource::Live));
+                    }
+                    if several {
+                        // A comparison was asked for: show it.
+                        self.compare.pick_only(&ids);
+                        self.shown = ids.first().copied();
+                        self.settings.tab = Tab::Compare;
+                    }
                 }
             }
         }
@@ -674,8 +685,19 @@ impl SpanprofApp {
 
     fn iterations_tab(&mut self, ui: &mut egui::Ui) {
         if let Some(run) = &self.active {
-            ui.heading(format!("{} (running)", run.label()));
-            let records = run.records().to_vec();
+            // With several variants, the bars of the one streaming now.
+            let label = run
+                .progress()
+                .variant
+                .and_then(|v| run.labels().get(v))
+                .map_or_else(|| run.label().to_owned(), Clone::clone);
+            ui.heading(format!("{label} (running)"));
+            let records: Vec<_> = run
+                .records()
+                .iter()
+                .filter(|r| r.run == label)
+                .cloned()
+                .collect();
             self.iterations.ui(ui, self.active_id, &records);
             return;
         }

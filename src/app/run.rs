@@ -1,5 +1,5 @@
 //! A run in flight: the engine handle, and what its events said so far (progress, the iterations
-//! that ended, the last iteration's details). The app drains it once per frame.
+//! that ended, each variant's last iteration's details). The app drains it once per frame.
 
 use std::time::Instant;
 
@@ -9,10 +9,12 @@ use crate::report::{IterationRecord, RunReport};
 /// Where a run is, for the progress bar.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
-    /// The 0-based iteration streaming now; `None` while connecting.
+    /// The 0-based step of the schedule streaming now; `None` while connecting.
     pub iteration: Option<u32>,
-    /// Iterations in all, warm-ups included.
+    /// Iterations in all, every variant's warm-ups included.
     pub of: u32,
+    /// The variant streaming now, when the run has several.
+    pub variant: Option<usize>,
     /// Rows streamed so far in this iteration.
     pub rows: u64,
     /// Rows per second in this iteration so far.
@@ -35,9 +37,9 @@ impl Progress {
 /// How a drained run ended, when it did.
 #[derive(Debug)]
 pub enum Ended {
-    /// The engine finished; the report holds every iteration (possibly none, if cancelled while
-    /// connecting).
-    Finished(RunReport, Option<Box<IterationDetails>>),
+    /// The engine finished; one report per variant holds its iterations (possibly none, if
+    /// cancelled while connecting), with each variant's last details when they came.
+    Finished(Vec<RunReport>, Vec<IterationDetails>),
     /// The run could not start.
     Failed(String),
 }
@@ -45,15 +47,16 @@ pub enum Ended {
 /// A run in flight.
 pub struct ActiveRun {
     engine: Engine,
-    label: String,
+    labels: Vec<String>,
     of: u32,
     iteration: Option<u32>,
+    variant: usize,
     /// Rows and message bytes of the iteration streaming now, as its last progress event said.
     rows: u64,
     wire_bytes: u64,
     iteration_started: Instant,
     records: Vec<IterationRecord>,
-    details: Option<Box<IterationDetails>>,
+    details: Vec<IterationDetails>,
     target: Option<String>,
     /// MB/s of the last iteration that ended.
     mb_per_s: Option<f64>,
@@ -63,19 +66,21 @@ pub struct ActiveRun {
 impl ActiveRun {
     /// Starts `spec` on `target`; `notify` asks for a repaint whenever an event is waiting.
     pub fn start(target: Target, spec: ProfileSpec, notify: Notifier) -> std::io::Result<Self> {
-        let label = spec.label.clone();
-        let of = spec.warmup + spec.iterations;
+        let labels: Vec<String> = spec.variants.iter().map(|v| v.label.clone()).collect();
+        let per_variant = spec.warmup + spec.iterations;
+        let of = per_variant.saturating_mul(u32::try_from(labels.len()).unwrap_or(u32::MAX));
         let engine = Engine::start(target, spec, notify)?;
         Ok(ActiveRun {
             engine,
-            label,
+            labels,
             of,
             iteration: None,
+            variant: 0,
             rows: 0,
             wire_bytes: 0,
             iteration_started: Instant::now(),
             records: Vec::new(),
-            details: None,
+            details: Vec::new(),
             target: None,
             mb_per_s: None,
             cancelled: false,
@@ -92,14 +97,16 @@ impl ActiveRun {
                     self.start_iteration(0);
                 }
                 EngineEvent::Progress {
-                    iteration,
+                    step,
+                    variant,
                     rows,
                     wire_bytes,
                     ..
                 } => {
-                    if self.iteration != Some(iteration) {
-                        self.start_iteration(iteration);
+                    if self.iteration != Some(step) {
+                        self.start_iteration(step);
                     }
+                    self.variant = variant;
                     self.rows = rows;
                     self.wire_bytes = wire_bytes;
                 }
@@ -107,17 +114,18 @@ impl ActiveRun {
                     if let Some(error) = &record.error
                         && !(self.cancelled && error == "cancelled")
                     {
-                        on_error(format!("{} #{}: {error}", self.label, record.iteration));
+                        on_error(format!("{} #{}: {error}", record.run, record.iteration));
                     }
                     if record.total_ms > 0.0 && record.wire_bytes > 0 {
                         self.mb_per_s = Some(record.wire_bytes as f64 / record.total_ms / 1e3);
                     }
-                    self.start_iteration(record.iteration + 1);
+                    let next = record.seq.map_or(record.iteration, |s| s) + 1;
+                    self.start_iteration(next);
                     self.records.push(record);
                 }
-                EngineEvent::Details(details) => self.details = Some(details),
-                EngineEvent::Finished(report) => {
-                    return Some(Ended::Finished(report, self.details.take()));
+                EngineEvent::Details(details) => self.details.push(*details),
+                EngineEvent::Finished(reports) => {
+                    return Some(Ended::Finished(reports, std::mem::take(&mut self.details)));
                 }
                 EngineEvent::Failed(error) => return Some(Ended::Failed(error.to_string())),
             }
@@ -138,9 +146,14 @@ impl ActiveRun {
         self.engine.cancel();
     }
 
-    /// The run's label.
+    /// The run's label (its first variant's).
     pub fn label(&self) -> &str {
-        &self.label
+        self.labels.first().map_or("", String::as_str)
+    }
+
+    /// Every variant's label, in order.
+    pub fn labels(&self) -> &[String] {
+        &self.labels
     }
 
     /// The target, once connected.
@@ -159,6 +172,7 @@ impl ActiveRun {
         Progress {
             iteration: self.iteration,
             of: self.of,
+            variant: (self.labels.len() > 1 && self.iteration.is_some()).then_some(self.variant),
             rows: self.rows,
             rows_per_s: (self.iteration.is_some() && elapsed > 0.05 && self.rows > 0)
                 .then(|| self.rows as f64 / elapsed),

@@ -89,11 +89,10 @@ impl Verdicts {
     }
 }
 
-/// The verdict of `b` against `a` in words, as `spanprof compare` prints it.
+/// The verdict of `b` against `a` in words, with the phases the difference is in, as `spanprof
+/// compare` prints it.
 fn verdict(a: &RunReport, b: &RunReport) -> Option<String> {
-    analysis::compare_runs(a, b, BootstrapSettings::DEFAULT)
-        .total
-        .map(|t| t.verdict)
+    analysis::compare_runs(a, b, BootstrapSettings::DEFAULT).verdict_with_deltas()
 }
 
 #[cfg(test)]
@@ -125,9 +124,8 @@ mod tests {
         let mut verdicts = Verdicts::default();
         assert_eq!(verdicts.get((1, 2)), None);
         assert_eq!(verdicts.request((1, &a), (2, &b), &ctx), &Verdict::Pending);
-        let expected = analysis::compare_runs(&a, &b, BootstrapSettings::DEFAULT)
-            .total
-            .map(|t| t.verdict);
+        let expected =
+            analysis::compare_runs(&a, &b, BootstrapSettings::DEFAULT).verdict_with_deltas();
         assert!(expected.is_some());
         assert_eq!(
             wait(&mut verdicts, (1, 2)),

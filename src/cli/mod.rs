@@ -3,9 +3,14 @@
 
 mod compare;
 mod decode;
+mod options;
 mod profile;
 mod seed;
 mod serve;
+mod summary;
+mod target;
+mod variants;
+mod workload;
 
 use std::process::ExitCode;
 
@@ -13,11 +18,21 @@ use clap::{Parser, Subcommand};
 
 pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, DecoderChoice, run_decode};
+pub use options::RequestOptionArgs;
 pub use profile::{
-    ModeArg, ProfileArgs, QueryArgs, RecordArgs, TargetArgs, findings, run_profile, run_record,
+    ModeArg, OrderArg, ProfileArgs, ProfileOutcome, QueryArgs, RecordArgs, findings, run_profile,
+    run_record,
 };
 pub use seed::{SeedArgs, run_seed};
 pub use serve::{ServeArgs, apply_knob, run_serve};
+pub use target::{TargetArgs, TimeoutArgs};
+pub use variants::{SweepSpec, parse_sweep};
+pub use workload::Workload;
+
+/// The exit code of a profile with a failed or cancelled iteration.
+pub const ITERATIONS_FAILED: u8 = 3;
+/// The exit code of a gate (`--fail-if-slower`) that found a regression.
+pub const REGRESSED: u8 = 4;
 
 /// spanprof: where does the time of a Cloud Spanner query go?
 #[derive(Debug, Parser)]
@@ -48,9 +63,11 @@ pub struct Cli {
 pub enum Command {
     /// Decode a recorded stream file and print one canonical JSON array per row.
     Decode(DecodeArgs),
-    /// Compare two runs' JSON reports: medians per phase, and whether the difference is real.
+    /// Compare two runs' JSON reports: medians per phase, whether the difference is real and where
+    /// it is; with --fail-if-slower, a CI gate (exit code 4 on a regression).
     Compare(CompareArgs),
-    /// Run a query N times and report where the time went, per iteration and per phase.
+    /// Run one or more queries N times, interleaved, and report where the time went, per
+    /// iteration and per phase, and how they compare.
     Profile(Box<ProfileArgs>),
     /// Run a query once and write its stream, as the decoder consumed it, to a stream file.
     Record(Box<RecordArgs>),
@@ -70,17 +87,18 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Compare(args)) => {
-            run_compare(&args, std::io::stdout())?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Some(Command::Profile(args)) => {
-            let all_ok = run_profile(&args, std::io::stdout())?;
-            Ok(if all_ok {
-                ExitCode::SUCCESS
+            let regressed = run_compare(&args, std::io::stdout())?;
+            Ok(if regressed {
+                ExitCode::from(REGRESSED)
             } else {
-                ExitCode::from(3)
+                ExitCode::SUCCESS
             })
         }
+        Some(Command::Profile(args)) => Ok(match run_profile(&args, std::io::stdout())? {
+            ProfileOutcome::Passed => ExitCode::SUCCESS,
+            ProfileOutcome::IterationsFailed => ExitCode::from(ITERATIONS_FAILED),
+            ProfileOutcome::Regressed => ExitCode::from(REGRESSED),
+        }),
         Some(Command::Record(args)) => {
             run_record(&args, std::io::stdout())?;
             Ok(ExitCode::SUCCESS)

@@ -1,103 +1,30 @@
-//! `spanprof profile`: run a query N times and print where the time went.
+//! `spanprof profile`: run one or more query variants N times, interleaved, and print where the
+//! time went, how each variant compares with the reference, how a sweep grows, and (with
+//! `--baseline`) whether the run regressed. `spanprof record`: one execution's stream to a file.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use std::time::Duration;
-
 use anyhow::Context as _;
 
 use super::decode::DecoderChoice;
-use crate::client::auth::Credentials;
-use crate::client::cloud::CloudTarget;
-use crate::client::{Timeouts, check_host_port, parse_duration};
-use crate::engine::{DatabasePath, Engine, EngineEvent, Param, ProfileSpec, QueryMode, Target};
-use crate::export::{Csv, Exporter, Json, Markdown, write_atomically};
-use crate::report::{RunReport, Status};
-use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig};
-
-/// Where to run: the built-in local instance (default), a plaintext endpoint, or Cloud Spanner.
-#[derive(Debug, Clone, clap::Args)]
-pub struct TargetArgs {
-    /// A plaintext endpoint such as the emulator (host:port); defaults to $SPANNER_EMULATOR_HOST when
-    /// set. Without it, the built-in local instance runs in-process.
-    #[arg(long, value_name = "HOST:PORT", value_parser = parse_endpoint)]
-    pub endpoint: Option<String>,
-    /// Use the built-in local instance even if SPANNER_EMULATOR_HOST is set.
-    #[arg(long, conflicts_with_all = ["endpoint", "cloud"])]
-    pub local: bool,
-    /// Cloud Spanner (TLS to spanner.googleapis.com, OAuth): needs --project, --instance, --database.
-    #[arg(long, conflicts_with = "endpoint")]
-    pub cloud: bool,
-    /// A service-account key file for --cloud; without it, application default credentials (the
-    /// GOOGLE_APPLICATION_CREDENTIALS file, gcloud's user login, or the metadata server).
-    #[arg(long, requires = "cloud")]
-    pub credentials: Option<PathBuf>,
-    /// The Cloud Spanner API endpoint for --cloud (https://, or http:// for a local test server).
-    #[arg(long, requires = "cloud", default_value = crate::client::cloud::DEFAULT_ENDPOINT)]
-    pub cloud_endpoint: String,
-    /// Project id.
-    #[arg(long, default_value = "test-project")]
-    pub project: String,
-    /// Instance id.
-    #[arg(long, default_value = "test-instance")]
-    pub instance: String,
-    /// Database id.
-    #[arg(long, default_value = "test-db")]
-    pub database: String,
-    /// Rows in the local instance's Seed23.
-    #[arg(long, default_value_t = DEFAULT_SEED23_ROWS)]
-    pub rows: u64,
-    /// How long to wait, and for what.
-    #[command(flatten)]
-    pub timeouts: TimeoutArgs,
-}
-
-/// How long the client waits: durations such as `10s`, `250ms`, `5m`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct TimeoutArgs {
-    /// The limit of one iteration, resumes included (sent to the server as the call's deadline).
-    #[arg(long, value_name = "DUR", default_value = "10m", value_parser = parse_limit)]
-    pub timeout: Duration,
-    /// How long a query may take to send its first message.
-    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = parse_limit)]
-    pub first_response_timeout: Duration,
-    /// How long connecting may take (TCP, TLS, HTTP/2).
-    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_limit)]
-    pub connect_timeout: Duration,
-    /// How long a call such as CreateSession may take to be answered.
-    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_limit)]
-    pub call_timeout: Duration,
-}
-
-impl TimeoutArgs {
-    /// The limits as the client takes them.
-    pub fn timeouts(&self) -> Timeouts {
-        Timeouts {
-            connect: self.connect_timeout,
-            call: self.call_timeout,
-            first_response: self.first_response_timeout,
-            iteration: self.timeout,
-        }
-    }
-}
-
-/// A positive duration (`10s`, `250ms`, `5m`).
-pub fn parse_limit(text: &str) -> Result<Duration, String> {
-    match parse_duration(text) {
-        Ok(d) if d.is_zero() => Err("a limit must be longer than zero".into()),
-        Ok(d) => Ok(d),
-        Err(e) => Err(e.to_string()),
-    }
-}
+use super::options::RequestOptionArgs;
+use super::summary;
+use super::target::TargetArgs;
+use super::variants::{FromCommandLine, SweepSpec, parse_sweep, variants};
+use crate::analysis::parse_slowdown;
+use crate::engine::{Engine, EngineEvent, Order, Param, ProfileSpec, QueryMode, Variant};
+use crate::export::{Csv, Exporter, Json, Markdown, read_json, write_atomically};
+use crate::report::{Phase, RunReport, Status, printable};
 
 /// The query and how to run it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct QueryArgs {
-    /// The query (one SQL statement).
-    #[arg(long)]
-    pub sql: String,
+    /// A query (one SQL statement). Repeat it to compare queries: their iterations are
+    /// interleaved, and each is a run of the report, named by its --label.
+    #[arg(long = "sql", value_name = "SQL")]
+    pub sql: Vec<String>,
     /// normal (rows only), with-stats (server time and rows), or profile (and the plan).
     #[arg(long, value_enum, default_value_t = ModeArg::WithStats)]
     pub query_mode: ModeArg,
@@ -119,15 +46,46 @@ pub struct ProfileArgs {
     /// What to run.
     #[command(flatten)]
     pub query: QueryArgs,
-    /// Timed iterations.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
-    pub iterations: u32,
-    /// Untimed iterations first.
-    #[arg(long, default_value_t = 1)]
-    pub warmup: u32,
-    /// The run's label (in exports and comparisons).
-    #[arg(long, default_value = "run")]
-    pub label: String,
+    /// How the query is asked.
+    #[command(flatten)]
+    pub options: RequestOptionArgs,
+    /// The run's label (in exports and comparisons); one per --sql when there are several (else
+    /// they are 1, 2, ...).
+    #[arg(long = "label", value_name = "LABEL")]
+    pub labels: Vec<String>,
+    /// A workload file (TOML) describing the variants, each with its own SQL, parameters and
+    /// options (see the README); instead of --sql.
+    #[arg(long, value_name = "FILE.toml")]
+    pub workload: Option<PathBuf>,
+    /// Sweep a query parameter: one variant per value of @NAME, e.g. n:INT64=100,1000,10000.
+    #[arg(long, value_name = "NAME:TYPE=V1,V2,...", value_parser = parse_sweep)]
+    pub sweep: Option<SweepSpec>,
+    /// The order of the variants' timed iterations (each variant's warm-ups come first).
+    #[arg(long, value_enum)]
+    pub order: Option<OrderArg>,
+    /// The seed of --order shuffled.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Timed iterations of each variant (default 10).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iterations: Option<u32>,
+    /// Untimed iterations of each variant first (default 1).
+    #[arg(long)]
+    pub warmup: Option<u32>,
+    /// The variant the others are compared with (default: the first).
+    #[arg(long, value_name = "LABEL")]
+    pub reference: Option<String>,
+    /// A JSON report to gate this run against (with --fail-if-slower).
+    #[arg(long, value_name = "BASE.json", requires = "fail_if_slower")]
+    pub baseline: Option<PathBuf>,
+    /// Exit with code 4 when this run is slower than --baseline by more than this (e.g. 10%) and
+    /// the difference is significant.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_slowdown, requires = "baseline")]
+    pub fail_if_slower: Option<f64>,
+    /// The phase the gate compares: total (default), ttfb, network, server, wire-decode,
+    /// row-decode or other.
+    #[arg(long, value_name = "PHASE", value_parser = parse_phase, requires = "fail_if_slower")]
+    pub phase: Option<Phase>,
     /// Write every iteration as CSV here.
     #[arg(long)]
     pub csv: Option<PathBuf>,
@@ -145,9 +103,12 @@ pub struct RecordArgs {
     /// Where to run.
     #[command(flatten)]
     pub target: TargetArgs,
-    /// What to run.
+    /// What to run (one --sql).
     #[command(flatten)]
     pub query: QueryArgs,
+    /// How the query is asked.
+    #[command(flatten)]
+    pub options: RequestOptionArgs,
     /// The stream file to write.
     #[arg(long)]
     pub out: PathBuf,
@@ -164,6 +125,38 @@ pub enum ModeArg {
     Profile,
 }
 
+impl From<ModeArg> for QueryMode {
+    fn from(mode: ModeArg) -> QueryMode {
+        match mode {
+            ModeArg::Normal => QueryMode::Normal,
+            ModeArg::WithStats => QueryMode::WithStats,
+            ModeArg::Profile => QueryMode::Profile,
+        }
+    }
+}
+
+/// `--order` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OrderArg {
+    /// Round robin after each variant's warm-up (the default).
+    Interleaved,
+    /// Each variant's iterations back to back.
+    Blocked,
+    /// A random order, fixed by --seed.
+    Shuffled,
+}
+
+/// How a profile ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileOutcome {
+    /// Every iteration ended ok (and the gate, if any, passed).
+    Passed,
+    /// Some iteration failed or was cancelled.
+    IterationsFailed,
+    /// The gate failed: slower than the baseline by more than allowed.
+    Regressed,
+}
+
 /// Checks a label: printable text (no control characters), at most 200 bytes. Not a clap value
 /// parser: clap would print the refused value raw, escape sequences and all.
 pub fn check_label(text: &str) -> anyhow::Result<()> {
@@ -176,81 +169,113 @@ pub fn check_label(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `host:port` with the port in range.
-pub fn parse_endpoint(text: &str) -> Result<String, String> {
-    check_host_port(text).map(|()| text.to_owned())
-}
-
-fn parse_param(text: &str) -> Result<Param, String> {
-    Param::parse(text).map_err(|e| e.to_string())
-}
-
-impl TargetArgs {
-    /// The target these arguments name.
-    pub fn target(&self) -> Target {
-        if self.cloud {
-            return Target::Cloud(CloudTarget {
-                project: self.project.clone(),
-                instance: self.instance.clone(),
-                database: self.database.clone(),
-                endpoint: self.cloud_endpoint.clone(),
-                credentials: match &self.credentials {
-                    Some(path) => Credentials::ServiceAccountFile(path.clone()),
-                    None => Credentials::ApplicationDefault,
-                },
-            });
+/// A phase as `--phase` spells it.
+pub fn parse_phase(text: &str) -> Result<Phase, String> {
+    Ok(match text {
+        "total" => Phase::Total,
+        "ttfb" => Phase::Ttfb,
+        "network" => Phase::Network,
+        "server" => Phase::Server,
+        "wire-decode" => Phase::WireDecode,
+        "row-decode" => Phase::RowDecode,
+        "other" => Phase::Other,
+        _ => {
+            return Err(format!(
+                "{text:?} is not a phase: total, ttfb, network, server, wire-decode, row-decode or other"
+            ));
         }
-        let endpoint = if self.local {
-            None
-        } else {
-            self.endpoint.clone().or_else(|| {
-                std::env::var("SPANNER_EMULATOR_HOST")
-                    .ok()
-                    .filter(|h| !h.is_empty())
-            })
-        };
-        match endpoint {
-            Some(host_port) => Target::Endpoint(host_port),
-            None => Target::Local(ServerConfig {
-                port: 0,
-                seed23_rows: self.rows,
-                knobs: KnobSettings::default(),
-            }),
-        }
-    }
+    })
 }
 
-fn spec(
-    target: &TargetArgs,
-    query: &QueryArgs,
-    label: &str,
-    iterations: u32,
-    warmup: u32,
-) -> ProfileSpec {
-    ProfileSpec {
-        label: label.to_owned(),
-        database: DatabasePath {
-            project: target.project.clone(),
-            instance: target.instance.clone(),
-            database: target.database.clone(),
-        },
-        sql: query.sql.clone(),
-        params: query.params.clone(),
-        mode: match query.query_mode {
-            ModeArg::Normal => QueryMode::Normal,
-            ModeArg::WithStats => QueryMode::WithStats,
-            ModeArg::Profile => QueryMode::Profile,
-        },
-        iterations,
-        warmup,
-        decoder: query.decoder.into(),
-        timeouts: target.timeouts.timeouts(),
+/// The profile the arguments describe, and the label the comparisons take as their reference.
+fn profile_spec(args: &ProfileArgs) -> anyhow::Result<(ProfileSpec, String)> {
+    for label in &args.labels {
+        check_label(label)?;
     }
+    let options = args.options.options()?;
+    let line = FromCommandLine {
+        sql: &args.query.sql,
+        labels: &args.labels,
+        params: &args.query.params,
+        mode: args.query.query_mode.into(),
+        options: &options,
+        sweep: args.sweep.as_ref(),
+        workload: args.workload.as_deref(),
+    };
+    let (variants, workload) = variants(&line)?;
+    let order = match (args.order, args.seed) {
+        (Some(OrderArg::Shuffled) | None, Some(seed)) => Some(Order::Shuffled(seed)),
+        (Some(OrderArg::Shuffled), None) => Some(Order::Shuffled(0)),
+        (Some(_), Some(_)) => anyhow::bail!("--seed goes with --order shuffled"),
+        (Some(OrderArg::Interleaved), None) => Some(Order::Interleaved),
+        (Some(OrderArg::Blocked), None) => Some(Order::Blocked),
+        (None, None) => None,
+    };
+    let from_file = workload.as_ref();
+    let spec = ProfileSpec {
+        database: args.target.database(),
+        iterations: args
+            .iterations
+            .or(from_file.and_then(|w| w.iterations))
+            .unwrap_or(10)
+            .max(1),
+        warmup: args
+            .warmup
+            .or(from_file.and_then(|w| w.warmup))
+            .unwrap_or(1),
+        decoder: from_file
+            .and_then(|w| w.decoder)
+            .filter(|_| args.query.decoder == DecoderChoice::Fast)
+            .unwrap_or_else(|| args.query.decoder.into()),
+        timeouts: args.target.timeouts.timeouts(),
+        order: order
+            .or(from_file.and_then(|w| w.order))
+            .unwrap_or_default(),
+        variants,
+    };
+    let reference = args
+        .reference
+        .clone()
+        .or_else(|| from_file.and_then(|w| w.reference.clone()))
+        .unwrap_or_else(|| spec.variants[0].label.clone());
+    anyhow::ensure!(
+        spec.variants.iter().any(|v| v.label == reference),
+        "--reference \"{}\" names no variant (they are {})",
+        printable(&reference),
+        spec.variants
+            .iter()
+            .map(|v| format!("\"{}\"", printable(&v.label)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    spec.check()?;
+    Ok((spec, reference))
 }
 
 /// Records one execution's stream to `--out`; prints what it wrote.
 pub fn run_record(args: &RecordArgs, mut out: impl Write) -> anyhow::Result<()> {
-    let spec = spec(&args.target, &args.query, "record", 1, 0);
+    let [sql] = args.query.sql.as_slice() else {
+        anyhow::bail!("record writes one query's stream: give one --sql");
+    };
+    let options = args.options.options()?;
+    anyhow::ensure!(
+        options.partitioned.is_none(),
+        "record writes one stream; a partitioned read is several: record the plain query"
+    );
+    let spec = ProfileSpec {
+        database: args.target.database(),
+        variants: vec![Variant {
+            params: args.query.params.clone(),
+            mode: args.query.query_mode.into(),
+            options,
+            ..Variant::new("record", sql.clone())
+        }],
+        iterations: 1,
+        warmup: 0,
+        decoder: args.query.decoder.into(),
+        timeouts: args.target.timeouts.timeouts(),
+        order: Order::default(),
+    };
     let recording = crate::engine::record(args.target.target(), &spec)?;
     write_atomically(&args.out, &recording.file)?;
     let t = &recording.timing;
@@ -270,45 +295,21 @@ pub fn run_record(args: &RecordArgs, mut out: impl Write) -> anyhow::Result<()> 
 /// What a reader should notice beyond the table: a slow first (cold) iteration and outlying ones,
 /// as [`analysis::findings`](crate::analysis::findings) found them.
 pub fn findings(report: &RunReport) -> String {
-    let found = crate::analysis::Findings::of(report);
-    let mut text = String::new();
-    if let Some(first) = &found.first {
-        let verdict = if first.slow {
-            "a slow cold start"
-        } else {
-            "no cold-start penalty"
-        };
-        text.push_str(&format!(
-            "\nfirst iteration {:.2} ms, {:.2}× the median of the rest ({:.2} ms): {verdict}\n",
-            first.total_ms, first.ratio, first.rest_median_ms
-        ));
-    }
-    let flagged: Vec<String> = found
-        .outliers
-        .iter()
-        .map(|o| format!("#{} ({:.2} ms)", o.iteration, o.total_ms))
-        .collect();
-    if !flagged.is_empty() {
-        text.push_str(&format!(
-            "outlying iterations (MAD rule): {}\n",
-            flagged.join(", ")
-        ));
-    }
-    text
+    summary::findings(report)
 }
 
-/// Runs the profile, prints a progress bar on stderr and the summary on `out`, writes the exports.
-/// Returns whether every iteration succeeded.
-pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bool> {
-    check_label(&args.label)?;
-    let spec = spec(
-        &args.target,
-        &args.query,
-        &args.label,
-        args.iterations,
-        args.warmup,
-    );
-    let total = u64::from(spec.warmup + spec.iterations);
+/// Runs the profile, prints a progress bar on stderr and on `out` the summary of each variant,
+/// each variant against the reference, a sweep's table and models, and the gate's decision; writes
+/// the exports.
+pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<ProfileOutcome> {
+    let (spec, reference) = profile_spec(args)?;
+    let baseline = match &args.baseline {
+        Some(path) => Some(load_reports(path)?),
+        None => None,
+    };
+    let several = spec.variants.len() > 1;
+    let labels: Vec<String> = spec.variants.iter().map(|v| v.label.clone()).collect();
+    let total = spec.variants.len() as u64 * u64::from(spec.warmup + spec.iterations);
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -318,7 +319,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bo
     );
     let engine = Engine::start(args.target.target(), spec, Arc::new(|| {}))
         .context("cannot start the profiling engine")?;
-    let mut report: Option<RunReport> = None;
+    let mut reports: Option<Vec<RunReport>> = None;
     while let Some(event) = engine.next() {
         match event {
             EngineEvent::Connected { target, session_ms } => {
@@ -327,18 +328,36 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bo
                 });
             }
             EngineEvent::Progress {
-                rows, wire_bytes, ..
-            } => bar.set_message(format!("{rows} rows, {:.1} MB", wire_bytes as f64 / 1e6)),
+                variant,
+                rows,
+                wire_bytes,
+                ..
+            } => {
+                let name = if several {
+                    format!("{}: ", printable(&labels[variant]))
+                } else {
+                    String::new()
+                };
+                bar.set_message(format!(
+                    "{name}{rows} rows, {:.1} MB",
+                    wire_bytes as f64 / 1e6
+                ));
+            }
             EngineEvent::Iteration(record) => {
                 bar.inc(1);
                 if let Some(error) = &record.error {
+                    let name = if several {
+                        format!("{}, ", printable(&record.run))
+                    } else {
+                        String::new()
+                    };
                     // Printed whether or not stderr is a terminal (the bar itself hides when not).
-                    bar.suspend(|| eprintln!("iteration {}: {error}", record.iteration));
+                    bar.suspend(|| eprintln!("{name}iteration {}: {error}", record.iteration));
                 }
             }
             // The headless profile prints timings only.
             EngineEvent::Details(_) => {}
-            EngineEvent::Finished(r) => report = Some(r),
+            EngineEvent::Finished(r) => reports = Some(r),
             EngineEvent::Failed(error) => {
                 bar.finish_and_clear();
                 return Err(error.into());
@@ -346,18 +365,62 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bo
         }
     }
     bar.finish_and_clear();
-    let report = report.context("the engine stopped without a report")?;
-    let reports = std::slice::from_ref(&report);
-    out.write_all(&Markdown.export(reports)?)?;
-    out.write_all(findings(&report).as_bytes())?;
+    let reports = reports.context("the engine stopped without a report")?;
+    out.write_all(&Markdown.export(&reports)?)?;
+    for report in &reports {
+        let found = summary::findings(report);
+        if !found.is_empty() {
+            if several {
+                write!(out, "\n{}:", printable(&report.config.label))?;
+            }
+            out.write_all(found.as_bytes())?;
+        }
+    }
+    out.write_all(summary::against_reference(&reports, &reference).as_bytes())?;
+    if let Some(text) = summary::sweep(&reports) {
+        out.write_all(text.as_bytes())?;
+    }
     for (path, exporter) in [
         (&args.csv, &Csv as &dyn Exporter),
         (&args.json, &Json),
         (&args.markdown, &Markdown),
     ] {
         if let Some(path) = path {
-            write_atomically(path, &exporter.export(reports)?)?;
+            write_atomically(path, &exporter.export(&reports)?)?;
         }
     }
-    Ok(report.iterations.iter().all(|i| i.status == Status::Ok))
+    let all_ok = reports
+        .iter()
+        .flat_map(|r| &r.iterations)
+        .all(|i| i.status == Status::Ok);
+    let regressed = match (&baseline, args.fail_if_slower) {
+        (Some(base), Some(max_slowdown)) => {
+            let gate = crate::analysis::Gate {
+                max_slowdown,
+                phase: args.phase.unwrap_or(Phase::Total),
+            };
+            summary::gate(&mut out, base, &reports, gate)?
+        }
+        _ => false,
+    };
+    Ok(if !all_ok {
+        ProfileOutcome::IterationsFailed
+    } else if regressed {
+        ProfileOutcome::Regressed
+    } else {
+        ProfileOutcome::Passed
+    })
+}
+
+/// The runs of a JSON report file.
+pub fn load_reports(path: &std::path::Path) -> anyhow::Result<Vec<RunReport>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let runs = read_json(&bytes)
+        .with_context(|| format!("{} is not a spanprof report", path.display()))?;
+    anyhow::ensure!(!runs.is_empty(), "{} holds no run", path.display());
+    Ok(runs)
+}
+
+fn parse_param(text: &str) -> Result<Param, String> {
+    Param::parse(text).map_err(|e| e.to_string())
 }

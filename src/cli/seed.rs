@@ -15,7 +15,7 @@ const EMULATOR_HOST_VAR: &str = "SPANNER_EMULATOR_HOST";
 #[derive(Debug, Clone, clap::Args)]
 pub struct SeedArgs {
     /// The emulator's plaintext gRPC address, HOST:PORT (default: $SPANNER_EMULATOR_HOST).
-    #[arg(long, value_name = "HOST:PORT", value_parser = super::profile::parse_endpoint)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = super::target::parse_endpoint)]
     pub endpoint: Option<String>,
     /// The project id.
     #[arg(long)]
@@ -30,10 +30,10 @@ pub struct SeedArgs {
     #[arg(long, default_value_t = 10_000)]
     pub rows: u64,
     /// How long connecting may take (TCP, HTTP/2).
-    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = super::profile::parse_limit)]
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = super::target::parse_limit)]
     pub connect_timeout: std::time::Duration,
     /// How long each call may take to be answered.
-    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = super::profile::parse_limit)]
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = super::target::parse_limit)]
     pub call_timeout: std::time::Duration,
 }
 

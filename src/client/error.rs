@@ -89,6 +89,17 @@ pub enum ClientError {
     /// A query parameter cannot be sent.
     #[error(transparent)]
     Param(#[from] ParamError),
+    /// A request option cannot be used as given.
+    #[error(transparent)]
+    Option(#[from] super::options::OptionError),
+    /// The server answered a call with something the API does not allow.
+    #[error("{call}: unexpected answer: {detail}")]
+    Unexpected {
+        /// The call.
+        call: &'static str,
+        /// What was wrong with the answer.
+        detail: String,
+    },
     /// A runtime for the calls could not be started.
     #[error("cannot start a runtime: {0}")]
     Runtime(Arc<std::io::Error>),

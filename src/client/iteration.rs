@@ -72,6 +72,8 @@ pub struct IterationTiming {
     pub server_timing: ServerTiming,
     /// The result's columns.
     pub columns: Option<Arc<[Field]>>,
+    /// A partitioned read's partitions, each with its own figures; empty for a plain read.
+    pub partitions: Vec<super::partitioned::PartitionTiming>,
 }
 
 impl IterationTiming {
@@ -108,6 +110,16 @@ pub enum IterationError {
     Deadline {
         /// The limit.
         after: Duration,
+    },
+    /// One partition of a partitioned read failed.
+    #[error("partition {} of {of}: {error}", .index + 1)]
+    Partition {
+        /// The partition, from 0.
+        index: usize,
+        /// The number of partitions.
+        of: usize,
+        /// Why it failed.
+        error: Box<IterationError>,
     },
     /// The server says it returned a different number of rows than were decoded.
     #[error("the server returned {server} rows but {decoded} were decoded: rows were lost")]

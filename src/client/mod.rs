@@ -9,7 +9,9 @@ pub mod cloud;
 pub mod codec;
 pub mod error;
 pub mod iteration;
+pub mod options;
 pub mod params;
+pub mod partitioned;
 pub mod server_timing;
 pub mod session;
 pub mod target;
@@ -17,6 +19,10 @@ pub mod timeouts;
 
 pub use error::ClientError;
 pub use iteration::{Decoding, IterationError, IterationTiming, ResumePolicy};
+pub use options::{
+    DirectedReads, OptionError, Partitioned, Priority, ReplicaSelection, ReplicaType,
+    RequestOptions, Staleness,
+};
 pub use params::{Param, ParamError};
 pub use server_timing::ServerTiming;
 pub use session::{CallHeaders, PreparedQuery, Query, Session};

@@ -12,7 +12,11 @@ use super::auth::TokenSource;
 use super::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFIX_HEADER, url_encode};
 use super::error::ClientError;
 use super::iteration::{Decoding, IterationError, IterationTiming, ResumePolicy, run_iteration};
+use super::options::{
+    DirectedReads, Partitioned, Priority, ReplicaSelection, ReplicaType, RequestOptions, Staleness,
+};
 use super::params::{self, Param};
+use super::partitioned::{self, PartitionCall};
 use super::target::{DatabasePath, QueryMode, Target};
 use super::timeouts::Timeouts;
 use super::{answered, connect_plaintext, error_chain};
@@ -79,7 +83,7 @@ fn header_value(name: &str) -> Result<MetadataValue<Ascii>, ClientError> {
     })
 }
 
-/// A query as a user states it: SQL, parameters and the query mode.
+/// A query as a user states it: SQL, parameters, the query mode and how it is asked.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Query {
     /// One SQL statement.
@@ -88,12 +92,129 @@ pub struct Query {
     pub params: Vec<Param>,
     /// The query mode.
     pub mode: QueryMode,
+    /// Priority, tag, staleness, optimizer, replicas, partitions.
+    pub options: RequestOptions,
 }
 
-/// A query made into the request a session sends (its parameters checked and typed).
+/// A query made into the request a session sends (its parameters checked and typed, its options
+/// in their fields).
 #[derive(Debug, Clone)]
 pub struct PreparedQuery {
     request: pb::ExecuteSqlRequest,
+    /// How to partition it, when it is read as partitions.
+    partitioned: Option<Partitioned>,
+    /// The staleness of a partitioned read's transaction (a plain read has it in its request).
+    staleness: Option<Staleness>,
+}
+
+impl PreparedQuery {
+    /// The request as it goes on the wire (for a partitioned query, the template each partition's
+    /// request is made from).
+    pub fn request(&self) -> &pb::ExecuteSqlRequest {
+        &self.request
+    }
+}
+
+/// Puts `options` on `request` exactly as the API defines them: priority and tag in
+/// RequestOptions, the optimizer in QueryOptions, the replicas in DirectedReadOptions, the staleness
+/// as the timestamp bound of a single-use read-only transaction (asking for its read timestamp).
+/// A partitioned query's transaction and Data Boost flag are set per partition instead.
+pub fn apply_options(options: &RequestOptions, request: &mut pb::ExecuteSqlRequest) {
+    if options.priority.is_some() || options.request_tag.is_some() {
+        request.request_options = Some(pb::RequestOptions {
+            priority: options.priority.map_or(0, |p| wire_priority(p) as i32),
+            request_tag: options.request_tag.clone().unwrap_or_default(),
+            transaction_tag: String::new(),
+        });
+    }
+    if options.optimizer_version.is_some() || options.optimizer_statistics_package.is_some() {
+        request.query_options = Some(pb::execute_sql_request::QueryOptions {
+            optimizer_version: options.optimizer_version.clone().unwrap_or_default(),
+            optimizer_statistics_package: options
+                .optimizer_statistics_package
+                .clone()
+                .unwrap_or_default(),
+        });
+    }
+    if let Some(directed) = &options.directed_reads {
+        request.directed_read_options = Some(wire_directed_reads(directed));
+    }
+    if options.partitioned.is_none()
+        && let Some(staleness) = options.staleness
+    {
+        request.transaction = Some(pb::TransactionSelector {
+            selector: Some(pb::transaction_selector::Selector::SingleUse(read_only(
+                staleness,
+            ))),
+        });
+    }
+}
+
+/// Read-only transaction options with `staleness` as the bound, returning the read timestamp.
+pub fn read_only(staleness: Staleness) -> pb::TransactionOptions {
+    use pb::transaction_options::read_only::TimestampBound;
+    let duration = |d: Duration| prost_types::Duration {
+        seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        nanos: d.subsec_nanos() as i32,
+    };
+    let timestamp = |t: crate::wire::Timestamp| prost_types::Timestamp {
+        seconds: t.seconds(),
+        nanos: t.nanos() as i32,
+    };
+    let bound = match staleness {
+        Staleness::Strong => TimestampBound::Strong(true),
+        Staleness::Exact(d) => TimestampBound::ExactStaleness(duration(d)),
+        Staleness::Max(d) => TimestampBound::MaxStaleness(duration(d)),
+        Staleness::ReadAt(t) => TimestampBound::ReadTimestamp(timestamp(t)),
+        Staleness::MinRead(t) => TimestampBound::MinReadTimestamp(timestamp(t)),
+    };
+    pb::TransactionOptions {
+        mode: Some(pb::transaction_options::Mode::ReadOnly(
+            pb::transaction_options::ReadOnly {
+                timestamp_bound: Some(bound),
+                return_read_timestamp: true,
+            },
+        )),
+        ..Default::default()
+    }
+}
+
+fn wire_priority(priority: Priority) -> pb::request_options::Priority {
+    match priority {
+        Priority::Low => pb::request_options::Priority::Low,
+        Priority::Medium => pb::request_options::Priority::Medium,
+        Priority::High => pb::request_options::Priority::High,
+    }
+}
+
+fn wire_directed_reads(directed: &DirectedReads) -> pb::DirectedReadOptions {
+    use pb::directed_read_options::{
+        ExcludeReplicas, IncludeReplicas, ReplicaSelection as Wire, Replicas, replica_selection,
+    };
+    let selections = |replicas: &[ReplicaSelection]| {
+        replicas
+            .iter()
+            .map(|r| Wire {
+                location: r.location.clone(),
+                r#type: match r.kind {
+                    None => replica_selection::Type::Unspecified,
+                    Some(ReplicaType::ReadWrite) => replica_selection::Type::ReadWrite,
+                    Some(ReplicaType::ReadOnly) => replica_selection::Type::ReadOnly,
+                } as i32,
+            })
+            .collect()
+    };
+    pb::DirectedReadOptions {
+        replicas: Some(match directed {
+            DirectedReads::Include(r) => Replicas::IncludeReplicas(IncludeReplicas {
+                replica_selections: selections(r),
+                auto_failover_disabled: false,
+            }),
+            DirectedReads::Exclude(r) => Replicas::ExcludeReplicas(ExcludeReplicas {
+                replica_selections: selections(r),
+            }),
+        }),
+    }
 }
 
 fn wire_mode(mode: QueryMode) -> pb::execute_sql_request::QueryMode {
@@ -223,8 +344,10 @@ impl Session {
         &self.name
     }
 
-    /// The request `query` becomes in this session: SQL, mode, and the parameters with their types.
+    /// The request `query` becomes in this session: SQL, mode, the parameters with their types, and
+    /// each option in the field the API defines for it (see [`apply_options`]).
     pub fn prepare(&self, query: &Query) -> Result<PreparedQuery, ClientError> {
+        query.options.check()?;
         let mut request = pb::ExecuteSqlRequest {
             session: self.name.clone(),
             sql: query.sql.clone(),
@@ -232,7 +355,12 @@ impl Session {
             ..Default::default()
         };
         params::apply(&query.params, &mut request)?;
-        Ok(PreparedQuery { request })
+        apply_options(&query.options, &mut request);
+        Ok(PreparedQuery {
+            request,
+            partitioned: query.options.partitioned,
+            staleness: query.options.staleness,
+        })
     }
 
     /// Runs `query` once, timed, resuming broken streams by `policy`; every call (resumes
@@ -244,6 +372,16 @@ impl Session {
         decoding: Decoding<'_>,
     ) -> Result<IterationTiming, IterationError> {
         let headers = self.headers.current().await?;
+        if let Some(partitioned) = query.partitioned {
+            let call = PartitionCall {
+                channel: self.channel.clone(),
+                endpoint: &self.endpoint,
+                headers: &headers,
+                timeouts: self.timeouts,
+            };
+            let how = (partitioned, query.staleness);
+            return partitioned::run(call, &query.request, how, policy, decoding).await;
+        }
         run_iteration(
             self.channel.clone(),
             &query.request,

@@ -1,9 +1,11 @@
 //! What the last iteration of a run returned besides its timings: a bounded preview of its first
-//! rows as display text, its query statistics and plan, and the front end's server timing.
+//! rows as display text, its query statistics and plan, the front end's server timing, and a
+//! partitioned read's partitions.
 //!
 //! Only the last iteration keeps rows, and at most [`PREVIEW_ROWS`] of them: a million-row answer
 //! is never held. Copying those rows happens outside the decode phases (it lands in "other").
 
+use crate::client::partitioned::PartitionTiming;
 use crate::client::server_timing::ServerTiming;
 use crate::wire::{Field, ResultStats, Row, RowsView, Value};
 
@@ -15,6 +17,8 @@ pub const PREVIEW_CELL_CHARS: usize = 200;
 /// The details of one iteration (the last of a run).
 #[derive(Debug, Clone, Default)]
 pub struct IterationDetails {
+    /// The label of the run (variant) it belongs to.
+    pub run: String,
     /// 0-based iteration number, warm-ups first.
     pub iteration: u32,
     /// Column headings, `name TYPE`, from the metadata of the iteration's stream; empty when the
@@ -28,6 +32,8 @@ pub struct IterationDetails {
     pub stats: Option<ResultStats>,
     /// The front end's `server-timing` figures, when present.
     pub server_timing: ServerTiming,
+    /// A partitioned read's partitions, each with its own figures; empty for a plain read.
+    pub partitions: Vec<PartitionTiming>,
 }
 
 /// Keeps the first `limit` rows that stream past.

@@ -1,10 +1,12 @@
-//! Running a profile: warm-up plus N timed iterations of one query against a target, on the engine's
-//! own tokio runtime in a named thread. The caller never blocks: it reads plain [`EngineEvent`]s from a
-//! channel (a notify callback tells it when one is waiting) and can cancel at any moment. Talking to
-//! the instance is the client layer's job ([`Session`]); the engine keeps the run loop, the events and
-//! cancellation.
+//! Running a profile: warm-up plus N timed iterations of one or more query variants against a
+//! target, on the engine's own tokio runtime in a named thread. The variants' iterations are
+//! interleaved by default ([`schedule`]), so the machine's drift falls on all of them alike. The
+//! caller never blocks: it reads plain [`EngineEvent`]s from a channel (a notify callback tells it
+//! when one is waiting) and can cancel at any moment. Talking to the instance is the client layer's
+//! job ([`Session`]); the engine keeps the run loop, the events and cancellation.
 
 pub mod details;
+pub mod schedule;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,91 +16,186 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::Notify;
 
 use crate::client::{
-    ClientError, Decoding, IterationError, IterationTiming, PreparedQuery, Query, ResumePolicy,
-    Session,
+    ClientError, Decoding, IterationError, IterationTiming, OptionError, PreparedQuery, Query,
+    ResumePolicy, Session,
 };
-pub use crate::client::{DatabasePath, Param, ParamError, QueryMode, Target, Timeouts};
-use crate::report::{IterationRecord, RunConfig, RunReport, Status};
+pub use crate::client::{
+    DatabasePath, Param, ParamError, Partitioned, Priority, QueryMode, RequestOptions, Staleness,
+    Target, Timeouts,
+};
+use crate::report::{IterationRecord, RunConfig, RunReport, Status, SweepPoint};
 use crate::wire::{DecoderKind, RowsView, Timestamp};
 pub use details::{IterationDetails, PREVIEW_ROWS};
+pub use schedule::{Order, Step, schedule};
 
 /// How long the end of a run waits for the server to delete its session. The wait happens on the
 /// engine's own thread, never the caller's.
 pub const SESSION_DELETE_WAIT: Duration = Duration::from_secs(2);
 
-/// What to profile.
-#[derive(Debug, Clone)]
-pub struct ProfileSpec {
-    /// The run's label.
+/// One thing a profile runs and compares: a query as the user states it, under a label.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    /// Its label: its run's name in reports, exports and comparisons.
     pub label: String,
-    /// The database.
-    pub database: DatabasePath,
     /// One SQL statement.
     pub sql: String,
     /// Its parameters.
     pub params: Vec<Param>,
     /// The query mode.
     pub mode: QueryMode,
-    /// Timed iterations.
-    pub iterations: u32,
-    /// Untimed iterations first (reported, marked warm-up).
-    pub warmup: u32,
-    /// The decoder that turns the stream into rows.
-    pub decoder: DecoderKind,
-    /// How long connecting, each call and each iteration may take.
-    pub timeouts: Timeouts,
+    /// How the query is asked.
+    pub options: RequestOptions,
+    /// When the variant is one point of a sweep: the swept parameter and its value here.
+    pub sweep: Option<SweepPoint>,
 }
 
-impl Default for ProfileSpec {
-    /// `SELECT * FROM Seed23 LIMIT 1000` on the default database, with statistics, 10 iterations after
-    /// one warm-up. Callers set what they need and take the rest from here.
-    fn default() -> Self {
-        ProfileSpec {
-            label: "run".into(),
-            database: DatabasePath::default(),
-            sql: "SELECT * FROM Seed23 LIMIT 1000".into(),
+impl Variant {
+    /// `sql` under `label`, with statistics, no parameters, no options.
+    pub fn new(label: impl Into<String>, sql: impl Into<String>) -> Self {
+        Variant {
+            label: label.into(),
+            sql: sql.into(),
             params: Vec::new(),
             mode: QueryMode::default(),
-            iterations: 10,
-            warmup: 1,
-            decoder: DecoderKind::default(),
-            timeouts: Timeouts::DEFAULT,
+            options: RequestOptions::default(),
+            sweep: None,
         }
     }
-}
 
-impl ProfileSpec {
     /// The query as the client layer takes it.
     pub fn query(&self) -> Query {
         Query {
             sql: self.sql.clone(),
             params: self.params.clone(),
             mode: self.mode,
-        }
-    }
-
-    /// The run's configuration as its report records it.
-    fn run_config(&self, target: &Target) -> RunConfig {
-        RunConfig {
-            label: self.label.clone(),
-            target: target.report_name(),
-            sql: self.sql.clone(),
-            params: self
-                .params
-                .iter()
-                .map(|p| (format!("{}:{}", p.name, p.type_name), p.value.clone()))
-                .collect(),
-            query_mode: self.mode.as_str().into(),
-            iterations: self.iterations,
-            warmup: self.warmup,
-            decoder: self.decoder.as_str().into(),
+            options: self.options.clone(),
         }
     }
 }
 
+/// What to profile.
+#[derive(Debug, Clone)]
+pub struct ProfileSpec {
+    /// The database.
+    pub database: DatabasePath,
+    /// The variants, at least one, with distinct labels; the first is the comparisons' reference
+    /// unless said otherwise.
+    pub variants: Vec<Variant>,
+    /// Timed iterations of each variant.
+    pub iterations: u32,
+    /// Untimed iterations of each variant first (reported, marked warm-up).
+    pub warmup: u32,
+    /// The decoder that turns the stream into rows.
+    pub decoder: DecoderKind,
+    /// How long connecting, each call and each iteration may take.
+    pub timeouts: Timeouts,
+    /// The order of the variants' timed iterations.
+    pub order: Order,
+}
+
+impl Default for ProfileSpec {
+    /// `SELECT * FROM Seed23 LIMIT 1000` labelled `run` on the default database, with statistics,
+    /// 10 iterations after one warm-up. Callers set what they need and take the rest from here.
+    fn default() -> Self {
+        ProfileSpec {
+            database: DatabasePath::default(),
+            variants: vec![Variant::new("run", "SELECT * FROM Seed23 LIMIT 1000")],
+            iterations: 10,
+            warmup: 1,
+            decoder: DecoderKind::default(),
+            timeouts: Timeouts::DEFAULT,
+            order: Order::default(),
+        }
+    }
+}
+
+/// A profile that cannot run as asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// No variant to run.
+    #[error("nothing to run: a profile needs at least one query")]
+    NoVariants,
+    /// Two variants share a label, so their runs could not be told apart.
+    #[error("two variants are labelled \"{0}\": labels name runs and must differ")]
+    DuplicateLabel(String),
+    /// A label that is empty, too long or holds control characters.
+    #[error("the label \"{0}\" is not a label: 1 to 200 bytes of printable text")]
+    BadLabel(String),
+    /// A variant's request options cannot be used together.
+    #[error("{label}: {error}")]
+    Options {
+        /// The variant.
+        label: String,
+        /// What is wrong.
+        error: OptionError,
+    },
+}
+
+impl ProfileSpec {
+    /// Checks what can be checked before anything runs: at least one variant, labels that are
+    /// labels and differ, options that go together.
+    pub fn check(&self) -> Result<(), SpecError> {
+        if self.variants.is_empty() {
+            return Err(SpecError::NoVariants);
+        }
+        for (i, v) in self.variants.iter().enumerate() {
+            let label = &v.label;
+            if label.is_empty() || label.len() > 200 || label.chars().any(char::is_control) {
+                return Err(SpecError::BadLabel(
+                    crate::report::printable(label).into_owned(),
+                ));
+            }
+            if self.variants[..i].iter().any(|w| &w.label == label) {
+                return Err(SpecError::DuplicateLabel(label.clone()));
+            }
+            v.options.check().map_err(|error| SpecError::Options {
+                label: label.clone(),
+                error,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The configuration of `variant`'s run as its report records it.
+    fn run_config(&self, variant: &Variant, target: &Target) -> RunConfig {
+        RunConfig {
+            label: variant.label.clone(),
+            target: target.report_name(),
+            sql: variant.sql.clone(),
+            params: variant
+                .params
+                .iter()
+                .map(|p| (format!("{}:{}", p.name, p.type_name), p.value.clone()))
+                .collect(),
+            query_mode: variant.mode.as_str().into(),
+            iterations: self.iterations,
+            warmup: self.warmup,
+            decoder: self.decoder.as_str().into(),
+            options: variant.options.describe(),
+            sweep: variant.sweep.clone(),
+            order: if self.variants.len() > 1 {
+                self.order.describe()
+            } else {
+                String::new()
+            },
+        }
+    }
+}
+
+/// Why a run could not start.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EngineError {
+    /// The target, the session or a query's preparation failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The profile cannot run as asked.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+}
+
 /// What the engine reports, in order: `Connected` (or `Failed`), then per iteration any number of
-/// `Progress` and one `Iteration`, then (after a last iteration that ended ok) `Details`, then
-/// `Finished`.
+/// `Progress` and one `Iteration`, with each variant's last iteration (when it ended ok) followed
+/// by its `Details`, then `Finished`.
 #[derive(Debug, Clone)]
 pub enum EngineEvent {
     /// The target is reachable and a session exists; creating it took `session_ms` (not counted in
@@ -111,24 +208,28 @@ pub enum EngineEvent {
     },
     /// Rows decoded so far in the current iteration (sent at most every 100 ms).
     Progress {
-        /// 0-based iteration number, warm-ups first.
+        /// The variant running.
+        variant: usize,
+        /// Its 0-based iteration number, warm-ups first.
         iteration: u32,
-        /// Iterations in all, warm-ups included.
-        of: u32,
+        /// The iteration's place in the whole schedule, from 0.
+        step: u32,
+        /// Iterations in the whole schedule, every variant's warm-ups included.
+        steps: u32,
         /// Rows decoded so far in this iteration.
         rows: u64,
         /// Bytes of the messages those rows came from.
         wire_bytes: u64,
     },
-    /// An iteration ended (ok, error or cancelled).
+    /// An iteration ended (ok, error or cancelled); its `run` names its variant.
     Iteration(IterationRecord),
-    /// What the run's last iteration returned: a bounded preview of its rows, its statistics and
+    /// What a variant's last iteration returned: a bounded preview of its rows, its statistics and
     /// plan, and the server timing.
     Details(Box<IterationDetails>),
-    /// The run ended; the report holds every iteration.
-    Finished(RunReport),
-    /// The run could not start (unreachable target, no session, a bad parameter...).
-    Failed(ClientError),
+    /// The run ended; one report per variant, in the variants' order, holds its iterations.
+    Finished(Vec<RunReport>),
+    /// The run could not start (an unreachable target, no session, a bad parameter or option...).
+    Failed(EngineError),
 }
 
 /// Shared between the engine and its handle.
@@ -168,7 +269,7 @@ impl Engine {
                 let sink = Sink { tx, notify };
                 match runtime("spanprof-engine-io") {
                     Ok(rt) => rt.block_on(run(target, spec, &sink, &engine_cancel)),
-                    Err(e) => sink.send(EngineEvent::Failed(e)),
+                    Err(e) => sink.send(EngineEvent::Failed(e.into())),
                 }
             })?;
         Ok(Engine { cancel, events })
@@ -236,14 +337,19 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Opens a session and prepares the query, or says why not.
+/// Opens a session and prepares every variant's query, or says why not.
 async fn open(
     target: &Target,
     spec: &ProfileSpec,
-) -> Result<(Session, PreparedQuery), ClientError> {
+) -> Result<(Session, Vec<PreparedQuery>), ClientError> {
     let session = Session::open(target, &spec.database, spec.timeouts).await?;
-    match session.prepare(&spec.query()) {
-        Ok(query) => Ok((session, query)),
+    let prepared: Result<Vec<_>, _> = spec
+        .variants
+        .iter()
+        .map(|v| session.prepare(&v.query()))
+        .collect();
+    match prepared {
+        Ok(queries) => Ok((session, queries)),
         Err(e) => {
             // Best effort: the session is of no use, and the server would expire it anyway.
             let _ = session.close(SESSION_DELETE_WAIT).await;
@@ -253,37 +359,59 @@ async fn open(
 }
 
 async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
-    let mut report = RunReport {
-        config: spec.run_config(&target),
-        started_at: now_rfc3339(),
-        iterations: Vec::new(),
-    };
+    let started_at = now_rfc3339();
+    let mut reports: Vec<RunReport> = spec
+        .variants
+        .iter()
+        .map(|v| RunReport {
+            config: spec.run_config(v, &target),
+            started_at: started_at.clone(),
+            iterations: Vec::new(),
+        })
+        .collect();
+    if let Err(e) = spec.check() {
+        return sink.send(EngineEvent::Failed(e.into()));
+    }
     let opening = tokio::select! {
         o = open(&target, &spec) => Some(o),
         _ = cancel.notify.notified() => None,
     };
-    let (session, query) = match opening {
+    let (session, queries) = match opening {
         Some(Ok(opened)) => opened,
-        Some(Err(e)) => return sink.send(EngineEvent::Failed(e)),
-        None => return sink.send(EngineEvent::Finished(report)),
+        Some(Err(e)) => return sink.send(EngineEvent::Failed(e.into())),
+        None => return sink.send(EngineEvent::Finished(reports)),
     };
     sink.send(EngineEvent::Connected {
         target: session.description().to_owned(),
         session_ms: ms(session.created_in()),
     });
-    let total = spec.warmup + spec.iterations;
-    for i in 0..total {
-        let warmup = i < spec.warmup;
-        let last = i + 1 == total;
+    let steps = schedule(
+        spec.variants.len(),
+        spec.warmup,
+        spec.iterations,
+        spec.order,
+    );
+    let total = u32::try_from(steps.len()).unwrap_or(u32::MAX);
+    for (seq, &step) in (0u32..).zip(&steps) {
+        let variant = &spec.variants[step.variant];
+        let last = !steps[seq as usize + 1..]
+            .iter()
+            .any(|later| later.variant == step.variant);
+        let at = Position {
+            step,
+            seq,
+            steps: total,
+        };
         let (record, details) = if cancel.is_set() {
-            (cancelled_record(&spec, i, warmup), None)
+            (cancelled_record(variant, at), None)
         } else {
             let mut preview = details::Preview::new(if last { PREVIEW_ROWS } else { 0 });
+            let query = &queries[step.variant];
             let (record, timing) = one_iteration(
                 &session,
-                &query,
-                &spec,
-                (i, total, warmup),
+                query,
+                (&spec, variant),
+                at,
                 &mut preview,
                 sink,
                 cancel,
@@ -291,11 +419,11 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
             .await;
             let details = timing
                 .filter(|_| last)
-                .map(|t| iteration_details(i, t, preview));
+                .map(|t| iteration_details(variant, step.iteration, t, preview));
             (record, details)
         };
         let stop = record.status == Status::Cancelled;
-        report.iterations.push(record.clone());
+        reports[step.variant].iterations.push(record.clone());
         sink.send(EngineEvent::Iteration(record));
         if let Some(details) = details {
             sink.send(EngineEvent::Details(Box::new(details)));
@@ -306,49 +434,68 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
     }
     // Best effort: the server drops idle sessions anyway.
     let _ = session.close(SESSION_DELETE_WAIT).await;
-    sink.send(EngineEvent::Finished(report));
+    sink.send(EngineEvent::Finished(reports));
 }
 
-fn cancelled_record(spec: &ProfileSpec, iteration: u32, warmup: bool) -> IterationRecord {
+/// Where an iteration falls: its variant and number, and its place in the schedule.
+#[derive(Debug, Clone, Copy)]
+struct Position {
+    step: Step,
+    seq: u32,
+    steps: u32,
+}
+
+fn cancelled_record(variant: &Variant, at: Position) -> IterationRecord {
     IterationRecord {
         status: Status::Cancelled,
         error: Some("cancelled".into()),
-        ..blank_record(spec, iteration, warmup)
+        ..blank_record(variant, at)
     }
 }
 
-fn blank_record(spec: &ProfileSpec, iteration: u32, warmup: bool) -> IterationRecord {
-    IterationRecord::new(spec.label.clone(), iteration, warmup, now_rfc3339())
+fn blank_record(variant: &Variant, at: Position) -> IterationRecord {
+    IterationRecord {
+        seq: Some(at.seq),
+        ..IterationRecord::new(
+            variant.label.clone(),
+            at.step.iteration,
+            at.step.warmup,
+            now_rfc3339(),
+        )
+    }
 }
 
-/// The details of the last iteration: its kept rows as text, with its columns' headings.
+/// The details of a variant's last iteration: its kept rows as text, with its columns' headings.
 fn iteration_details(
+    variant: &Variant,
     iteration: u32,
     timing: IterationTiming,
     preview: details::Preview,
 ) -> IterationDetails {
     IterationDetails {
+        run: variant.label.clone(),
         iteration,
         columns: details::column_headings(timing.columns.as_deref().unwrap_or_default()),
         rows: preview.into_text(),
         rows_total: timing.rows,
         stats: timing.stats,
         server_timing: timing.server_timing,
+        partitions: timing.partitions,
     }
 }
 
-/// Runs one iteration (`(number, of, warmup)`); rows stream past `preview`. The timing comes
-/// back too when the iteration ended ok.
+/// Runs one iteration of `variant` at `at`; rows stream past `preview`. The timing comes back too
+/// when the iteration ended ok.
 async fn one_iteration(
     session: &Session,
     query: &PreparedQuery,
-    spec: &ProfileSpec,
-    (iteration, of, warmup): (u32, u32, bool),
+    (spec, variant): (&ProfileSpec, &Variant),
+    at: Position,
     preview: &mut details::Preview,
     sink: &Sink,
     cancel: &Cancel,
 ) -> (IterationRecord, Option<IterationTiming>) {
-    let mut record = blank_record(spec, iteration, warmup);
+    let mut record = blank_record(variant, at);
     let started = Instant::now();
     let (mut rows, mut wire_bytes) = (0u64, 0u64);
     let mut last_progress = Instant::now();
@@ -359,8 +506,10 @@ async fn one_iteration(
         if last_progress.elapsed() >= Duration::from_millis(100) {
             last_progress = Instant::now();
             sink.send(EngineEvent::Progress {
-                iteration,
-                of,
+                variant: at.step.variant,
+                iteration: at.step.iteration,
+                step: at.seq,
+                steps: at.steps,
                 rows,
                 wire_bytes,
             });
@@ -411,16 +560,25 @@ pub enum RecordError {
     /// No session, or the query could not be prepared.
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// The profile cannot run as asked.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
     /// The execution failed.
     #[error(transparent)]
     Iteration(#[from] IterationError),
 }
 
-/// Runs the query once (blocking the calling thread on a runtime of its own) and records every message
-/// the decoder consumed, after any resume, so that `spanprof decode` reproduces its rows offline.
+/// Runs the first variant's query once (blocking the calling thread on a runtime of its own) and
+/// records every message the decoder consumed, after any resume, so that `spanprof decode`
+/// reproduces its rows offline.
 pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, RecordError> {
+    spec.check()?;
     runtime("spanprof-record")?.block_on(async {
-        let (session, query) = open(&target, spec).await?;
+        let (session, queries) = open(&target, spec).await?;
+        let query = queries
+            .into_iter()
+            .next()
+            .ok_or(RecordError::Spec(SpecError::NoVariants))?;
         let mut file = Vec::new();
         let outcome = session
             .execute(

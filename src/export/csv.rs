@@ -6,7 +6,7 @@ use super::{ExportError, Exporter};
 
 /// The CSV header. The first twenty columns are fixed; columns added later go at the end, so
 /// scripts that read columns by position keep working.
-pub const COLUMNS: [&str; 22] = [
+pub const COLUMNS: [&str; 23] = [
     "run",
     "iteration",
     "warmup",
@@ -29,10 +29,13 @@ pub const COLUMNS: [&str; 22] = [
     "error",
     "server_cpu_ms",
     "afe_ms",
+    "seq",
 ];
 
 /// CSV with a header of [`COLUMNS`]: times in milliseconds with three decimals, empty where a
-/// value is unknown; `warmup` is `true`/`false`, `status` is `ok`/`error`/`cancelled`.
+/// value is unknown; `warmup` is `true`/`false`, `status` is `ok`/`error`/`cancelled`. Rows come
+/// in the order the iterations ran: by `started_at`, and within one profile by `seq`, so the
+/// interleaved variants of a profile alternate as they did.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Csv;
 
@@ -44,13 +47,37 @@ impl Exporter for Csv {
     fn export(&self, reports: &[RunReport]) -> Result<Vec<u8>, ExportError> {
         let mut writer = ::csv::Writer::from_writer(Vec::new());
         writer.write_record(COLUMNS)?;
-        for record in reports.iter().flat_map(|report| &report.iterations) {
+        for record in in_the_order_they_ran(reports) {
             writer.write_record(row(record))?;
         }
         writer
             .into_inner()
             .map_err(|error| ExportError::Csv(error.into_error().into()))
     }
+}
+
+/// Every iteration of `reports`, run by run; the runs of one profile (consecutive reports that
+/// started together, every iteration numbered in its schedule) merged in the order they ran.
+fn in_the_order_they_ran(reports: &[RunReport]) -> Vec<&IterationRecord> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < reports.len() {
+        let end = start
+            + reports[start..]
+                .iter()
+                .take_while(|r| r.started_at == reports[start].started_at)
+                .count();
+        let mut profile: Vec<&IterationRecord> = reports[start..end]
+            .iter()
+            .flat_map(|r| &r.iterations)
+            .collect();
+        if end - start > 1 && profile.iter().all(|r| r.seq.is_some()) {
+            profile.sort_by_key(|r| r.seq);
+        }
+        out.extend(profile);
+        start = end;
+    }
+    out
 }
 
 /// The fields of `record` in [`COLUMNS`] order.
@@ -78,6 +105,7 @@ fn row(record: &IterationRecord) -> [String; COLUMNS.len()] {
         record.error.clone().unwrap_or_default(),
         optional_ms(record.server_cpu_ms),
         optional_ms(record.afe_ms),
+        optional(record.seq.map(u64::from)),
     ]
 }
 
@@ -99,14 +127,14 @@ mod tests {
     use crate::export::fixture::{ERROR_MESSAGE, reports};
 
     const GOLDEN: &str = "\
-run,iteration,warmup,status,started_at,total_ms,ttfb_ms,network_ms,server_ms,gfe_ms,wire_decode_ms,row_decode_ms,other_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,server_cpu_ms,afe_ms
-\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,30.000,,25.000,26.000,5.000,3.000,2.000,100,100,2,0,4096,0,,20.000,
-\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,6.500,1.250,5.000,5.500,1.500,1.000,1.250,100,100,2,1,4096,0,,4.000,0.500
-\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,7.000,,6.000,,2.000,1.500,2.500,100,,2,1,4096,1,,,
+run,iteration,warmup,status,started_at,total_ms,ttfb_ms,network_ms,server_ms,gfe_ms,wire_decode_ms,row_decode_ms,other_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,server_cpu_ms,afe_ms,seq
+\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,30.000,,25.000,26.000,5.000,3.000,2.000,100,100,2,0,4096,0,,20.000,,
+\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,6.500,1.250,5.000,5.500,1.500,1.000,1.250,100,100,2,1,4096,0,,4.000,0.500,
+\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,7.000,,6.000,,2.000,1.500,2.500,100,,2,1,4096,1,,,,
 \"fast, cached\",4,false,error,2026-03-01T10:00:00.300Z,3.250,,,,,,,,0,,0,0,0,0,\"bad value, \"\"x\"\"
-at row 7\",,
-slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,1,,1,0,12,0,,,
-slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by user,,
+at row 7\",,,
+slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,1,,1,0,12,0,,,,
+slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by user,,,
 ";
 
     #[test]

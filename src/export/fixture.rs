@@ -31,6 +31,7 @@ fn config(label: &str, target: &str, iterations: u32, warmup: u32) -> RunConfig 
         iterations,
         warmup,
         decoder: "spanprof".into(),
+        ..Default::default()
     }
 }
 

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OpenFlags, params_from_iter};
 
+use super::partition::KeyRange;
 use super::row_cache::RowCache;
 use super::sandbox::{self, Sandbox, SqlLimits};
 use super::scan::ScanRows;
@@ -67,14 +68,19 @@ impl Database {
     /// A new read-only connection for one query, confined to reading the demo tables within
     /// `limits` (`sandbox.rs`), with the sandbox that reports what its authorizer refused. `scanned`
     /// counts the Seed23 rows its scans produce; `plain` links its Seed23 cursor with the query thread
-    /// during a plain scan (`scan.rs`).
+    /// during a plain scan (`scan.rs`). For one partition of a query, `partition`'s table name is a
+    /// temporary view of its key range (`partition.rs`), made before the connection is confined.
     pub fn connect(
         &self,
         scanned: Arc<AtomicU64>,
         plain: Arc<ScanRows>,
         limits: SqlLimits,
+        partition: Option<&KeyRange>,
     ) -> rusqlite::Result<(Connection, Arc<Sandbox>)> {
         let mut conn = Connection::open_with_flags(&self.uri, flags())?;
+        if let Some(range) = partition {
+            conn.execute_batch(&range.view_sql())?;
+        }
         conn.pragma_update(None, "query_only", true)?;
         seed23_table::register(
             &conn,
@@ -159,7 +165,7 @@ mod tests {
 
     fn count(db: &Database, sql: &str) -> i64 {
         let (conn, _) = db
-            .connect(Arc::default(), Arc::default(), test_limits())
+            .connect(Arc::default(), Arc::default(), test_limits(), None)
             .expect("connects");
         conn.query_row(sql, [], |row| row.get(0)).expect("runs")
     }

@@ -12,6 +12,7 @@ pub mod encoded;
 pub mod knobs;
 pub mod live;
 pub mod parked;
+pub mod partition;
 mod plan;
 pub mod query;
 pub mod row_cache;

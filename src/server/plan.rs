@@ -20,6 +20,10 @@ pub struct Report {
     pub explain: bool,
     /// Whether the plan carries execution statistics.
     pub profile: bool,
+    /// The optimizer the query asked for.
+    pub optimizer: super::service::Optimizer,
+    /// Whether the query is a partition read with Data Boost.
+    pub data_boost: bool,
 }
 
 impl Report {
@@ -39,11 +43,30 @@ impl Report {
                 .plan
                 .as_ref()
                 .map(|steps| plan_nodes(steps, self.profile.then_some((totals, elapsed)))),
-            query_stats: self
-                .with_stats
-                .then(|| query_stats(&self.sql, totals, elapsed, bytes)),
+            query_stats: self.with_stats.then(|| {
+                let mut stats = query_stats(&self.sql, totals, elapsed, bytes);
+                self.name_the_optimizer(&mut stats);
+                stats
+            }),
             row_count: None,
         })
+    }
+}
+
+impl Report {
+    /// The optimizer version that ran and the statistics package it used, as production's
+    /// `query_stats` name them; and Data Boost, when a partition read used it.
+    fn name_the_optimizer(&self, stats: &mut prost_types::Struct) {
+        let mut set = |key: &str, value: &str| {
+            stats.fields.insert(key.to_owned(), string(value));
+        };
+        set("optimizer_version", &self.optimizer.version);
+        if let Some(package) = &self.optimizer.statistics_package {
+            set("optimizer_statistics_package", package);
+        }
+        if self.data_boost {
+            set("data_boost_enabled", "true");
+        }
     }
 }
 

@@ -42,6 +42,8 @@ pub struct QuerySpec {
     pub plain_scans: bool,
     /// How the rows are handed over.
     pub output: Output,
+    /// The key range of its table it reads, when it is one partition of a partitioned query.
+    pub partition: Option<super::partition::KeyRange>,
 }
 
 /// How the query thread hands its rows over.
@@ -212,7 +214,12 @@ fn open(
     interrupt: &Arc<Interrupt>,
 ) -> Result<(Connection, Arc<Sandbox>), Status> {
     let (mut conn, sandbox) = db
-        .connect(Arc::clone(scanned), Arc::clone(plain_rows), spec.limits)
+        .connect(
+            Arc::clone(scanned),
+            Arc::clone(plain_rows),
+            spec.limits,
+            spec.partition.as_ref(),
+        )
         .map_err(|e| Status::internal(format!("cannot open the local database: {e}")))?;
     let watch = Arc::clone(interrupt);
     conn.progress_handler(PROGRESS_OPS, Some(move || watch.check().is_some()))
@@ -278,7 +285,7 @@ fn step_failed(e: rusqlite::Error, interrupt: &Interrupt) -> RowsError {
 }
 
 /// A statement the sandbox refused, as the rule that refused it says; any other error as SQLite's.
-fn refused(e: rusqlite::Error, sandbox: &Sandbox) -> Status {
+pub(super) fn refused(e: rusqlite::Error, sandbox: &Sandbox) -> Status {
     match sandbox.take_refusal() {
         Some(Refusal::Write) => read_only(),
         Some(Refusal::Forbidden(what)) => Status::invalid_argument(format!(
@@ -428,7 +435,10 @@ fn declared_types(db: &Database, origins: &[Origin]) -> Vec<Option<Type>> {
 }
 
 /// Binds `@name` parameters; a parameter in the SQL without a value is an error, as in Spanner.
-fn bind(stmt: &mut Statement<'_>, params: &HashMap<String, Param>) -> Result<(), Status> {
+pub(super) fn bind(
+    stmt: &mut Statement<'_>,
+    params: &HashMap<String, Param>,
+) -> Result<(), Status> {
     for i in 1..=stmt.parameter_count() {
         let name = stmt.parameter_name(i).map(str::to_owned);
         let Some(name) = name.as_deref().and_then(|n| n.strip_prefix('@')) else {
@@ -445,7 +455,7 @@ fn bind(stmt: &mut Statement<'_>, params: &HashMap<String, Param>) -> Result<(),
     Ok(())
 }
 
-fn explain(conn: &Connection, sql: &str) -> Result<Vec<PlanStep>, Status> {
+pub(super) fn explain(conn: &Connection, sql: &str) -> Result<Vec<PlanStep>, Status> {
     let mut stmt = conn
         .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
         .map_err(sql_error)?;
@@ -514,6 +524,7 @@ mod tests {
             explain: false,
             plain_scans,
             output: Output::Values,
+            partition: None,
         };
         spawn(Arc::clone(db), spec, tx, Interrupt::unbounded(), None).expect("spawns");
         let (mut columns, mut values) = (Vec::new(), Vec::new());
@@ -595,6 +606,7 @@ mod tests {
                     transaction: None,
                     stamp,
                 },
+                partition: None,
             };
             spawn(Arc::clone(&db), spec, tx, Interrupt::unbounded(), None).expect("spawns");
             let (mut messages, mut builder) = (Vec::new(), None);

@@ -43,6 +43,8 @@ pub enum Refusal {
 pub struct Sandbox {
     refusal: Mutex<Option<Refusal>>,
     selects: AtomicUsize,
+    /// Tables read by name rather than through a view (lower-cased), since the last reset.
+    direct: Mutex<Vec<String>>,
 }
 
 impl Sandbox {
@@ -50,6 +52,17 @@ impl Sandbox {
     pub fn reset(&self) {
         *self.lock() = None;
         self.selects.store(0, Ordering::Relaxed);
+        self.direct_lock().clear();
+    }
+
+    /// The tables the statement reads by their own name, not through a view (a partition's
+    /// statement must read its table through the view of its key range), lower-cased.
+    pub fn direct_reads(&self) -> Vec<String> {
+        self.direct_lock().clone()
+    }
+
+    fn direct_lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.direct.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The first refusal since the last reset, taken.
@@ -80,6 +93,14 @@ impl Sandbox {
             }
             A::Recursive => Authorization::Allow,
             A::Read { table_name, .. } if readable(ctx.database_name, table_name) => {
+                if ctx.accessor.is_none() && ctx.database_name.is_some() {
+                    let mut direct = self.direct_lock();
+                    let name = table_name.to_lowercase();
+                    // Bounded: one entry per demo table at most.
+                    if !direct.contains(&name) {
+                        direct.push(name);
+                    }
+                }
                 Authorization::Allow
             }
             A::Read { table_name, .. } => self.refuse(Refusal::Forbidden(format!(
@@ -178,7 +199,7 @@ mod tests {
     fn connect(limits: SqlLimits) -> (Database, Connection, Arc<Sandbox>) {
         let db = Database::open(10).expect("opens");
         let (conn, sandbox) = db
-            .connect(Arc::default(), Arc::default(), limits)
+            .connect(Arc::default(), Arc::default(), limits, None)
             .expect("connects");
         (db, conn, sandbox)
     }

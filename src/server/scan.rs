@@ -185,6 +185,7 @@ mod tests {
                 Arc::default(),
                 Arc::default(),
                 crate::server::db::test_limits(),
+                None,
             )
             .expect("connects");
         let stmt = conn.prepare(sql).expect("prepares");

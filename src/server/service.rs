@@ -16,6 +16,7 @@ use super::encoded::stubs::google::spanner::v1::spanner_server::Spanner;
 use super::knobs::{KnobSettings, Knobs};
 use super::live::{self, Ended, LiveStream};
 use super::parked::Parked;
+use super::partition::{self, PartitionToken};
 use super::plan::Report;
 use super::query::{self, Output, QueryEvent, QuerySpec};
 use super::sessions::Sessions;
@@ -119,11 +120,12 @@ impl LocalSpanner {
         knobs: &KnobSettings,
     ) -> Result<pb::Transaction, Status> {
         read_only_mode(options)?;
+        let read_timestamp = read_timestamp(options, false)?;
         let id = self.unique().to_be_bytes().to_vec();
         self.sessions.add_transaction(session, id.clone(), knobs)?;
         Ok(pb::Transaction {
             id,
-            read_timestamp: Some(now()),
+            read_timestamp: Some(read_timestamp),
             precommit_token: None,
         })
     }
@@ -141,9 +143,10 @@ impl LocalSpanner {
             None => Ok(None),
             Some(Selector::SingleUse(options)) => {
                 read_only_mode(options)?;
+                let read_timestamp = read_timestamp(options, true)?;
                 Ok(match &options.mode {
                     Some(Mode::ReadOnly(ro)) if ro.return_read_timestamp => Some(pb::Transaction {
-                        read_timestamp: Some(now()),
+                        read_timestamp: Some(read_timestamp),
                         ..Default::default()
                     }),
                     _ => None,
@@ -198,9 +201,11 @@ impl LocalSpanner {
                 "the resume token belongs to another query",
             ));
         }
+        let partition = self.partition_of(request)?;
+        let optimizer = Optimizer::of(request.query_options.as_ref())?;
         let spec = QuerySpec {
             sql: request.sql.clone(),
-            params: params(request)?,
+            params: params(request.params.as_ref(), &request.param_types)?,
             limits: knobs.sql_limits(),
             execute: mode != QueryMode::Plan,
             explain: matches!(
@@ -209,6 +214,7 @@ impl LocalSpanner {
             ),
             plain_scans: true,
             output: Output::Values,
+            partition,
         };
         let stamp = TokenStamp {
             max_bytes: resume.map_or_else(
@@ -223,6 +229,8 @@ impl LocalSpanner {
             with_stats: mode != QueryMode::Normal,
             explain: spec.explain,
             profile: matches!(mode, QueryMode::Profile | QueryMode::WithPlanAndStats),
+            optimizer,
+            data_boost: request.data_boost_enabled && !request.partition_token.is_empty(),
         };
         Ok(Prepared {
             spec,
@@ -231,6 +239,70 @@ impl LocalSpanner {
             resume,
             stamp,
         })
+    }
+
+    /// The key range a request for one partition reads: its token checked (authentic, issued for
+    /// this query and this transaction) before anything in it is used.
+    fn partition_of(
+        &self,
+        request: &pb::ExecuteSqlRequest,
+    ) -> Result<Option<partition::KeyRange>, Status> {
+        use pb::transaction_selector::Selector;
+        if request.partition_token.is_empty() {
+            return Ok(None);
+        }
+        let token = PartitionToken::decode(&request.partition_token)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        let selected = request
+            .transaction
+            .as_ref()
+            .and_then(|t| t.selector.as_ref());
+        if !matches!(selected, Some(Selector::Id(id)) if id.as_slice() == token.transaction) {
+            return Err(Status::invalid_argument(
+                "a partition is read in the transaction its PartitionQuery began: name it by id",
+            ));
+        }
+        let fingerprint =
+            query_fingerprint(&request.sql, request.params.as_ref(), &request.param_types);
+        if token.fingerprint != fingerprint {
+            return Err(Status::invalid_argument(
+                "the partition token was issued for another query (its SQL or parameters differ)",
+            ));
+        }
+        Ok(Some(token.range))
+    }
+
+    /// Splits a query into partitions: off the runtime, holding a query's slot while SQLite plans.
+    async fn partitions(
+        &self,
+        request: &pb::PartitionQueryRequest,
+        knobs: &KnobSettings,
+    ) -> Result<Vec<partition::KeyRange>, Status> {
+        let max = match request.partition_options.as_ref().map(|o| o.max_partitions) {
+            None | Some(0) => None,
+            Some(n) if n < 0 => {
+                return Err(Status::invalid_argument(format!(
+                    "max_partitions must not be negative: {n}"
+                )));
+            }
+            Some(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+        };
+        let slot = self
+            .slots
+            .take(knobs.max_concurrent_queries)
+            .ok_or_else(|| {
+                Status::resource_exhausted("the local instance is running its limit of queries")
+            })?;
+        let db = Arc::clone(&self.db);
+        let sql = request.sql.clone();
+        let params = params(request.params.as_ref(), &request.param_types)?;
+        let limits = knobs.sql_limits();
+        tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            partition::plan(&db, &sql, &params, max, limits)
+        })
+        .await
+        .map_err(|e| Status::internal(format!("the partition planner failed: {e}")))?
     }
 
     /// Starts the query, if a slot is free, and waits for its columns (or its error, which is then
@@ -381,15 +453,18 @@ fn now() -> prost_types::Timestamp {
 }
 
 /// Parameters converted by their declared types.
-fn params(request: &pb::ExecuteSqlRequest) -> Result<HashMap<String, Param>, Status> {
-    let Some(params) = &request.params else {
+fn params(
+    params: Option<&prost_types::Struct>,
+    types: &HashMap<String, pb::Type>,
+) -> Result<HashMap<String, Param>, Status> {
+    let Some(params) = params else {
         return Ok(HashMap::new());
     };
     params
         .fields
         .iter()
         .map(|(name, value)| {
-            let ty = match request.param_types.get(name) {
+            let ty = match types.get(name) {
                 Some(t) => Some(
                     Type::try_from(t)
                         .map_err(|e| Status::invalid_argument(format!("parameter {name}: {e}")))?,
@@ -417,27 +492,145 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
 
 /// What makes two requests the same query: SQL, parameters and their types, and the mode.
 fn request_fingerprint(request: &pb::ExecuteSqlRequest) -> u64 {
+    fingerprint(
+        &request.sql,
+        request.params.as_ref(),
+        &request.param_types,
+        &request.query_mode.to_le_bytes(),
+    )
+}
+
+/// What makes two requests ask the same rows: SQL, parameters and their types (a partition token
+/// is issued by PartitionQuery, which has no mode).
+fn query_fingerprint(
+    sql: &str,
+    params: Option<&prost_types::Struct>,
+    types: &HashMap<String, pb::Type>,
+) -> u64 {
+    fingerprint(sql, params, types, b"rows")
+}
+
+fn fingerprint(
+    sql: &str,
+    params: Option<&prost_types::Struct>,
+    types: &HashMap<String, pb::Type>,
+    extra: &[u8],
+) -> u64 {
     use prost::Message as _;
-    let mut params: Vec<(&String, Vec<u8>)> = request
-        .params
+    let mut params: Vec<(&String, Vec<u8>)> = params
         .iter()
         .flat_map(|p| p.fields.iter())
         .map(|(k, v)| (k, v.encode_to_vec()))
         .collect();
     params.sort();
-    let mut types: Vec<(&String, Vec<u8>)> = request
-        .param_types
-        .iter()
-        .map(|(k, v)| (k, v.encode_to_vec()))
-        .collect();
+    let mut types: Vec<(&String, Vec<u8>)> =
+        types.iter().map(|(k, v)| (k, v.encode_to_vec())).collect();
     types.sort();
-    let mode = request.query_mode.to_le_bytes();
-    let mut parts: Vec<&[u8]> = vec![request.sql.as_bytes(), &mode];
+    let mut parts: Vec<&[u8]> = vec![sql.as_bytes(), extra];
     for (k, v) in params.iter().chain(&types) {
         parts.push(k.as_bytes());
         parts.push(v);
     }
     fnv1a(&parts)
+}
+
+/// The read timestamp a read-only transaction's bound implies: now for a strong read (and for max
+/// staleness, which the server may serve as fresh as it likes), now less the staleness for exact
+/// staleness, the timestamp itself for a read timestamp, and the later of it and now for a minimum
+/// read timestamp. Max staleness and a minimum read timestamp are refused outside a single-use read,
+/// as production refuses them.
+fn read_timestamp(
+    options: &pb::TransactionOptions,
+    single_use: bool,
+) -> Result<prost_types::Timestamp, Status> {
+    use pb::transaction_options::Mode;
+    use pb::transaction_options::read_only::TimestampBound;
+    let Some(Mode::ReadOnly(read_only)) = &options.mode else {
+        return Ok(now());
+    };
+    let now_nanos = timestamp_nanos(&now());
+    let nanos = match &read_only.timestamp_bound {
+        None | Some(TimestampBound::Strong(_)) => now_nanos,
+        Some(TimestampBound::ExactStaleness(d)) => now_nanos - duration_nanos(d)?,
+        Some(TimestampBound::MaxStaleness(d)) if single_use => {
+            duration_nanos(d)?;
+            now_nanos
+        }
+        Some(TimestampBound::ReadTimestamp(t)) => timestamp_nanos(t),
+        Some(TimestampBound::MinReadTimestamp(t)) if single_use => {
+            timestamp_nanos(t).max(now_nanos)
+        }
+        Some(_) => {
+            return Err(Status::invalid_argument(
+                "max_staleness and min_read_timestamp are only for single-use read-only transactions",
+            ));
+        }
+    };
+    Ok(prost_types::Timestamp {
+        seconds: nanos.div_euclid(1_000_000_000) as i64,
+        nanos: nanos.rem_euclid(1_000_000_000) as i32,
+    })
+}
+
+fn timestamp_nanos(t: &prost_types::Timestamp) -> i128 {
+    i128::from(t.seconds) * 1_000_000_000 + i128::from(t.nanos)
+}
+
+fn duration_nanos(d: &prost_types::Duration) -> Result<i128, Status> {
+    let nanos = i128::from(d.seconds) * 1_000_000_000 + i128::from(d.nanos);
+    if nanos < 0 {
+        return Err(Status::invalid_argument("a staleness must not be negative"));
+    }
+    Ok(nanos)
+}
+
+/// The optimizer a query asked for, as its statistics name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Optimizer {
+    /// `optimizer_version`: the version asked for, or the latest.
+    pub version: String,
+    /// `optimizer_statistics_package`, when one was asked for.
+    pub statistics_package: Option<String>,
+}
+
+impl Optimizer {
+    /// The newest optimizer version the local instance answers to (production's are 1 and up).
+    pub const LATEST: u32 = 7;
+
+    /// The optimizer `options` ask for: empty or `latest` for the latest version, else a version
+    /// from 1 to [`Optimizer::LATEST`]; a statistics package name of letters, digits and `_`.
+    pub fn of(
+        options: Option<&pb::execute_sql_request::QueryOptions>,
+    ) -> Result<Optimizer, Status> {
+        let version = options.map_or("", |o| o.optimizer_version.as_str());
+        let version = match version {
+            "" | "latest" => Self::LATEST,
+            v => match v.parse::<u32>() {
+                Ok(n) if (1..=Self::LATEST).contains(&n) => n,
+                _ => {
+                    return Err(Status::invalid_argument(format!(
+                        "Query optimizer version: {} is not supported (1 to {} or latest)",
+                        crate::report::printable(&v.chars().take(32).collect::<String>()),
+                        Self::LATEST
+                    )));
+                }
+            },
+        };
+        let package = options
+            .map(|o| o.optimizer_statistics_package.as_str())
+            .filter(|p| !p.is_empty());
+        if let Some(p) = package
+            && (p.len() > 128 || !p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            return Err(Status::invalid_argument(
+                "an optimizer statistics package is a name of letters, digits and '_'",
+            ));
+        }
+        Ok(Optimizer {
+            version: version.to_string(),
+            statistics_package: package.map(str::to_owned),
+        })
+    }
 }
 
 fn deadline_of<T>(request: &Request<T>) -> Option<Instant> {
@@ -617,6 +810,76 @@ impl Spanner for LocalSpanner {
         self.sessions
             .has_transaction(&r.session, &r.transaction_id, true, &knobs)?;
         Ok(Response::new(()))
+    }
+
+    async fn partition_query(
+        &self,
+        request: Request<pb::PartitionQueryRequest>,
+    ) -> Result<Response<pb::PartitionResponse>, Status> {
+        use pb::transaction_selector::Selector;
+        let r = request.into_inner();
+        let knobs = self.knobs.get();
+        if r.sql.len() as u64 > knobs.max_sql_bytes {
+            return Err(Status::invalid_argument(format!(
+                "the SQL text is {} bytes, more than the {} allowed (max_sql_bytes)",
+                r.sql.len(),
+                knobs.max_sql_bytes
+            )));
+        }
+        self.sessions.touch(&r.session, &knobs)?;
+        let transaction = match r.transaction.as_ref().and_then(|t| t.selector.as_ref()) {
+            Some(Selector::Begin(options)) => {
+                if !matches!(
+                    options.mode,
+                    Some(pb::transaction_options::Mode::ReadOnly(_))
+                ) {
+                    return Err(Status::invalid_argument(
+                        "PartitionQuery reads in a read-only transaction",
+                    ));
+                }
+                self.begin_read_only(&r.session, options, &knobs)?
+            }
+            Some(Selector::Id(id)) => {
+                if !self
+                    .sessions
+                    .has_transaction(&r.session, id, false, &knobs)?
+                {
+                    return Err(Status::not_found("Transaction not found"));
+                }
+                pb::Transaction {
+                    id: id.clone(),
+                    ..Default::default()
+                }
+            }
+            Some(Selector::SingleUse(_)) | None => {
+                return Err(Status::invalid_argument(
+                    "PartitionQuery needs a read-only transaction that outlives the call: begin one \
+                     (TransactionSelector.begin) or name it (id), not a single-use one",
+                ));
+            }
+        };
+        let id: [u8; 8] = transaction
+            .id
+            .as_slice()
+            .try_into()
+            .map_err(|_| Status::not_found("Transaction not found"))?;
+        let ranges = self.partitions(&r, &knobs).await?;
+        let fingerprint = query_fingerprint(&r.sql, r.params.as_ref(), &r.param_types);
+        let partitions = ranges
+            .into_iter()
+            .map(|range| pb::Partition {
+                partition_token: PartitionToken {
+                    fingerprint,
+                    transaction: id,
+                    range,
+                }
+                .encode(),
+            })
+            .collect();
+        Ok(Response::new(pb::PartitionResponse {
+            partitions,
+            transaction: Some(transaction),
+        }))
     }
 }
 

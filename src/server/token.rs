@@ -77,7 +77,8 @@ fn key_is_random() -> bool {
     KEY.get_or_init(draw_key).1
 }
 
-fn key() -> &'static hmac::Key {
+/// The process's key (drawn on first use).
+pub(super) fn key() -> &'static hmac::Key {
     &KEY.get_or_init(draw_key).0
 }
 
@@ -136,7 +137,7 @@ impl ResumePoint {
 }
 
 /// Compares two tags without stopping at the first difference.
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

@@ -7,6 +7,7 @@
 //! usually skewed with a long tail. The randomness comes from a small seeded generator in this
 //! module, so a comparison is a pure function of its arguments.
 
+use super::random::SplitMix64;
 use super::{finite_sorted, median, percentile, ratio};
 
 /// How run B compares with run A: the ratio of their medians and its confidence interval.
@@ -87,37 +88,6 @@ fn resampled_median(values: &[f64], scratch: &mut Vec<f64>, rng: &mut SplitMix64
     scratch.clear();
     scratch.extend((0..values.len()).map(|_| values[rng.below(values.len())]));
     median(scratch).unwrap_or(f64::NAN)
-}
-
-/// SplitMix64, the small, fast, statistically sound generator of Steele, Lea and Flood ("Fast
-/// Splittable Pseudorandom Number Generators", OOPSLA 2014), with the constants of Vigna's
-/// public-domain reference version. Good enough for resampling; not for anything secret.
-struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    /// A generator whose sequence is fixed by `seed`.
-    fn new(seed: u64) -> Self {
-        Self { state: seed }
-    }
-
-    /// The next 64 random bits.
-    fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (0 when `n` is 0), by Lemire's multiply-and-shift: the high 64 bits of
-    /// `random · n`. Its bias is below `n / 2^64`, far below anything a bootstrap can see.
-    fn below(&mut self, n: usize) -> usize {
-        let wide = u128::from(self.next_u64()) * n as u128;
-        // The high half of a 64×64-bit product is below `n`, so it fits in a usize.
-        (wide >> 64) as usize
-    }
 }
 
 /// One line on what a [`Comparison`] means, naming the runs by their labels, e.g.

@@ -13,10 +13,12 @@
 
 pub mod compare;
 pub mod outliers;
+pub mod random;
 pub mod summary;
 
 pub use compare::{Comparison, compare, verdict};
 pub use outliers::{ColdStart, OUTLIER_THRESHOLD, cold_start, is_slow_first, mad, outliers};
+pub use random::shuffle;
 pub use summary::{Summary, percentile, summarize};
 
 /// The median of `values` (the mean of the two middle values for an even count); `None` when empty.

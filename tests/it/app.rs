@@ -229,6 +229,7 @@ fn spread_report(label: &str, n: u32, base: f64, step: f64) -> spanprof::report:
             iterations: n,
             warmup: 1,
             decoder: "fast".into(),
+            ..Default::default()
         },
         started_at: "2026-03-01T10:00:00Z".into(),
         iterations,
@@ -259,6 +260,7 @@ fn the_window_and_the_command_line_give_the_same_verdict_for_the_same_reports()
     let args = spanprof::cli::CompareArgs {
         a: a.clone(),
         b: b.clone(),
+        ..Default::default()
     };
     spanprof::cli::run_compare(&args, &mut printed)?;
     let printed = String::from_utf8(printed)?;

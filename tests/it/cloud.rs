@@ -278,6 +278,13 @@ impl Spanner for Recorder {
         Err(Status::unimplemented("Commit"))
     }
 
+    async fn partition_query(
+        &self,
+        _: Request<pb::PartitionQueryRequest>,
+    ) -> Result<Response<pb::PartitionResponse>, Status> {
+        Err(Status::unimplemented("PartitionQuery"))
+    }
+
     async fn rollback(&self, _: Request<pb::RollbackRequest>) -> Result<Response<()>, Status> {
         Err(Status::unimplemented("Rollback"))
     }
@@ -422,7 +429,7 @@ async fn every_call_of_a_cloud_run_carries_the_headers() {
     let seen = Seen::default();
     let target = target(start_recorder(seen.clone()).await, key);
     let spec = ProfileSpec {
-        sql: "SELECT 1".into(),
+        variants: vec![spanprof::engine::Variant::new("run", "SELECT 1")],
         iterations: 2,
         warmup: 1,
         ..ProfileSpec::default()
@@ -435,7 +442,7 @@ async fn every_call_of_a_cloud_run_carries_the_headers() {
     .await
     .expect("joins");
     assert!(
-        matches!(events.last(), Some(EngineEvent::Finished(r)) if r.iterations.len() == 3),
+        matches!(events.last(), Some(EngineEvent::Finished(r)) if r[0].iterations.len() == 3),
         "{events:?}"
     );
     let seen = seen.lock().expect("not poisoned").clone();

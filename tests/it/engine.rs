@@ -4,7 +4,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use spanprof::engine::{DatabasePath, Engine, EngineEvent, ProfileSpec, QueryMode, Target};
+use spanprof::engine::{
+    DatabasePath, Engine, EngineEvent, ProfileSpec, QueryMode, Target, Variant,
+};
 use spanprof::report::{RunReport, Status};
 use spanprof::server::{KnobSettings, ServerConfig};
 use spanprof::wire::DecoderKind;
@@ -21,11 +23,11 @@ fn local(knobs: KnobSettings) -> Target {
 
 fn spec(sql: &str, iterations: u32) -> ProfileSpec {
     ProfileSpec {
-        label: "test".into(),
         database: DatabasePath::default(),
-        sql: sql.into(),
-        params: Vec::new(),
-        mode: QueryMode::WithStats,
+        variants: vec![Variant {
+            mode: QueryMode::WithStats,
+            ..Variant::new("test", sql)
+        }],
         iterations,
         warmup: 1,
         ..ProfileSpec::default()
@@ -42,7 +44,7 @@ fn report(events: &[EngineEvent]) -> &RunReport {
     events
         .iter()
         .find_map(|e| match e {
-            EngineEvent::Finished(r) => Some(r),
+            EngineEvent::Finished(r) => r.first(),
             _ => None,
         })
         .expect("a Finished event")
@@ -193,7 +195,11 @@ fn cancelling_stops_the_run_at_once() {
             eprintln!("cancel to Finished: {waited:?}");
             // 100 ms is the target; the bound leaves room for a loaded 2-core machine.
             assert!(waited < Duration::from_millis(500), "{waited:?}");
-            assert_eq!(report.iterations.len(), 1, "no iteration after the cancel");
+            assert_eq!(
+                report[0].iterations.len(),
+                1,
+                "no iteration after the cancel"
+            );
             break;
         }
     }
@@ -416,13 +422,11 @@ fn findings_flag_a_slow_cold_start_and_outliers() {
 
 #[test]
 fn the_last_iteration_reports_a_bounded_preview_its_plan_and_stats() {
-    let events = run(
-        local(KnobSettings::default()),
-        ProfileSpec {
-            mode: QueryMode::Profile,
-            ..spec("SELECT * FROM Seed23 LIMIT 2500", 2)
-        },
-    );
+    let events = run(local(KnobSettings::default()), {
+        let mut profile = spec("SELECT * FROM Seed23 LIMIT 2500", 2);
+        profile.variants[0].mode = QueryMode::Profile;
+        profile
+    });
     let details: Vec<_> = events
         .iter()
         .filter_map(|e| match e {

@@ -268,6 +268,7 @@ fn report(label: &str, status: Status) -> RunReport {
             iterations: 3,
             warmup: 0,
             decoder: "fast".into(),
+            ..Default::default()
         },
         started_at: "2026-12-01T00:00:00Z".into(),
         iterations: (0..3)

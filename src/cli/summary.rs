@@ -1,0 +1,202 @@
+//! What `profile` and `compare` print beyond the per-run tables, as text: a run's findings, every
+//! variant against the reference with the phases the difference is in, a sweep's table and cost
+//! models, and a gate's decision. Everything here prints what [`analysis`](crate::analysis)
+//! computed; labels go through [`printable`].
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use crate::analysis::{
+    self, BootstrapSettings, Findings, Gate, RunComparison, compare_runs, gate as run_gate,
+};
+use crate::report::{Phase, RunReport, printable};
+
+/// A slow first (cold) iteration and outlying ones, as [`Findings`] found them; empty when there is
+/// nothing to say.
+pub fn findings(report: &RunReport) -> String {
+    let found = Findings::of(report);
+    let mut text = String::new();
+    if let Some(first) = &found.first {
+        let verdict = if first.slow {
+            "a slow cold start"
+        } else {
+            "no cold-start penalty"
+        };
+        let _ = writeln!(
+            text,
+            "\nfirst iteration {:.2} ms, {:.2}× the median of the rest ({:.2} ms): {verdict}",
+            first.total_ms, first.ratio, first.rest_median_ms
+        );
+    }
+    let flagged: Vec<String> = found
+        .outliers
+        .iter()
+        .map(|o| format!("#{} ({:.2} ms)", o.iteration, o.total_ms))
+        .collect();
+    if !flagged.is_empty() {
+        let _ = writeln!(
+            text,
+            "outlying iterations (MAD rule): {}",
+            flagged.join(", ")
+        );
+    }
+    text
+}
+
+/// Every run but the reference against the reference (the run labelled `reference`): the verdict
+/// and the phases the difference is in. Empty with one run.
+pub fn against_reference(reports: &[RunReport], reference: &str) -> String {
+    let Some(base) = reports.iter().find(|r| r.config.label == reference) else {
+        return String::new();
+    };
+    let mut text = String::new();
+    for other in reports.iter().filter(|r| r.config.label != reference) {
+        let comparison = compare_runs(base, other, BootstrapSettings::DEFAULT);
+        let line = comparison.verdict_with_deltas().unwrap_or_else(|| {
+            format!(
+                "{} cannot be compared with {}: one of them has no successful timed iteration",
+                comparison.b_label, comparison.a_label
+            )
+        });
+        if text.is_empty() {
+            let _ = writeln!(text, "\nagainst {}:", printable(reference));
+        }
+        let _ = writeln!(text, "{}", printable(&line));
+    }
+    text
+}
+
+/// The medians of each phase in both runs with their ratio (and, `with_change`, B's change), as a
+/// Markdown table.
+pub fn phase_table(comparison: &RunComparison, with_change: bool) -> String {
+    let mut text = String::new();
+    let (change, rule) = if with_change {
+        (" change |", " ---: |")
+    } else {
+        ("", "")
+    };
+    let _ = writeln!(
+        text,
+        "| phase | {} median ms | {} median ms | ratio |{change}",
+        printable(&comparison.a_label),
+        printable(&comparison.b_label)
+    );
+    let _ = writeln!(text, "| --- | ---: | ---: | ---: |{rule}");
+    for p in &comparison.phases {
+        let ratio = p
+            .ratio
+            .map_or_else(|| "–".to_owned(), |r| format!("{r:.2}×"));
+        let _ = write!(
+            text,
+            "| {} | {:.2} | {:.2} | {ratio} |",
+            p.phase.label(),
+            p.a_ms,
+            p.b_ms
+        );
+        if with_change {
+            let _ = write!(text, " {} |", analysis::signed_ms(p.delta_ms()));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// A sweep's table (one row per value: rows, MB, the median and p10–p90 of each phase) and its
+/// cost models; `None` when the runs are not a sweep.
+pub fn sweep(reports: &[RunReport]) -> Option<String> {
+    let sweep = analysis::sweep(reports)?;
+    let phases: Vec<Phase> = Phase::ALL
+        .into_iter()
+        .filter(|p| sweep.rows.iter().all(|r| r.band(*p).is_some()))
+        .collect();
+    let mut text = String::new();
+    let _ = writeln!(text, "\nsweep of @{}:\n", printable(&sweep.param));
+    let mut header = format!("| @{} | rows | MB |", printable(&sweep.param));
+    let mut rule = "| ---: | ---: | ---: |".to_owned();
+    for p in &phases {
+        let _ = write!(header, " {} ms (p10–p90) |", p.label());
+        rule.push_str(" ---: |");
+    }
+    let _ = writeln!(text, "{header}\n{rule}");
+    for row in &sweep.rows {
+        let _ = write!(
+            text,
+            "| {} | {:.0} | {:.2} |",
+            printable(&row.value),
+            row.rows,
+            row.wire_bytes / 1e6
+        );
+        for p in &phases {
+            if let Some(b) = row.band(*p) {
+                let _ = write!(text, " {:.2} ({:.2}–{:.2}) |", b.median, b.p10, b.p90);
+            }
+        }
+        text.push('\n');
+    }
+    let _ = writeln!(
+        text,
+        "\ncost model per phase (least squares over every timed iteration):\n"
+    );
+    let _ = writeln!(
+        text,
+        "| phase | fixed ms | ms per 1,000 rows | MB/s | R² |\n| --- | ---: | ---: | ---: | ---: |"
+    );
+    for m in &sweep.models {
+        let mb = m
+            .mb_per_s
+            .map_or_else(|| "–".to_owned(), |mb| format!("{mb:.1}"));
+        let _ = writeln!(
+            text,
+            "| {} | {:.3} | {:.4} | {mb} | {:.3} |",
+            m.phase.label(),
+            m.fixed_ms,
+            m.ms_per_1000_rows,
+            m.r_squared
+        );
+    }
+    Some(text)
+}
+
+/// The runs of `new` paired with the runs of `base` they are gated against: by label, or the one
+/// run of each when both have one.
+pub fn pairs<'a>(
+    base: &'a [RunReport],
+    new: &'a [RunReport],
+) -> Vec<(&'a RunReport, &'a RunReport)> {
+    if let ([b], [n]) = (base, new) {
+        return vec![(b, n)];
+    }
+    new.iter()
+        .filter_map(|n| {
+            base.iter()
+                .find(|b| b.config.label == n.config.label)
+                .map(|b| (b, n))
+        })
+        .collect()
+}
+
+/// Gates each run of `new` against its baseline in `base`, printing each decision on `out`;
+/// returns whether any regressed. A run that cannot be gated is an error.
+pub fn gate(
+    out: &mut impl Write,
+    base: &[RunReport],
+    new: &[RunReport],
+    gate: Gate,
+) -> anyhow::Result<bool> {
+    let pairs = pairs(base, new);
+    anyhow::ensure!(
+        !pairs.is_empty(),
+        "the baseline has no run labelled like this run's ({}): label them alike",
+        new.iter()
+            .map(|r| format!("\"{}\"", printable(&r.config.label)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut regressed = false;
+    for (b, n) in pairs {
+        let outcome = run_gate(b, n, gate, BootstrapSettings::DEFAULT)?;
+        regressed |= outcome.failed;
+        writeln!(out, "\ngate: {}", printable(&outcome.reason))?;
+    }
+    Ok(regressed)
+}

@@ -1,0 +1,250 @@
+//! One iteration of a partitioned read: PartitionQuery in a read-only transaction that outlives the
+//! call, then every partition streamed at once over the session's channel, each with its own decoder,
+//! resumes and row-count check.
+//!
+//! The partitions are polled by one task, so their messages are decoded one at a time and the
+//! iteration's phases add up as for a single stream: wire and row decode are the sums over the
+//! partitions, "other" is the PartitionQuery call, and network is the rest of the wall time (when no
+//! partition had a message to decode, the client was waiting on the transport).
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use tonic::metadata::MetadataMap;
+use tonic::transport::Channel;
+
+use super::iteration::{Decoding, IterationError, IterationTiming, ResumePolicy, run_iteration};
+use super::options::{Partitioned, Staleness};
+use super::session::read_only;
+use super::timeouts::Timeouts;
+use super::{ClientError, answered};
+use crate::proto::google::spanner::v1 as pb;
+use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
+use crate::wire::{QueryStats, ResultStats, RowsView, StreamCounters};
+
+/// What one partition of an iteration measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PartitionTiming {
+    /// From the partition's request to its last message.
+    pub total: Duration,
+    /// Rows it returned.
+    pub rows: u64,
+    /// Its messages.
+    pub messages: u64,
+    /// Their bytes.
+    pub wire_bytes: u64,
+    /// Times its stream was resumed.
+    pub resumes: u32,
+    /// The server's elapsed time for it, when its statistics came back.
+    pub server: Option<Duration>,
+}
+
+/// The channel, headers and limits a partitioned iteration's calls use.
+#[derive(Debug)]
+pub struct PartitionCall<'a> {
+    /// The session's channel.
+    pub channel: Channel,
+    /// The endpoint, for errors.
+    pub endpoint: &'a str,
+    /// The headers of every call.
+    pub headers: &'a MetadataMap,
+    /// The limits.
+    pub timeouts: Timeouts,
+}
+
+/// Runs `template` (a prepared query) as a partitioned read and times it.
+/// The partitions' transaction reads at `staleness` (strong when `None`).
+pub async fn run(
+    call: PartitionCall<'_>,
+    template: &pb::ExecuteSqlRequest,
+    (partitioned, staleness): (Partitioned, Option<Staleness>),
+    policy: ResumePolicy,
+    decoding: Decoding<'_>,
+) -> Result<IterationTiming, IterationError> {
+    if decoding.recording.is_some() {
+        return Err(IterationError::CannotResume(
+            "a partitioned read is several streams; record the plain query instead".into(),
+        ));
+    }
+    let started = Instant::now();
+    let staleness = staleness.unwrap_or(Staleness::Strong);
+    let (transaction, tokens) = partition(&call, template, partitioned, staleness).await?;
+    let partition_call = started.elapsed();
+    let requests: Vec<pb::ExecuteSqlRequest> = tokens
+        .into_iter()
+        .map(|partition_token| pb::ExecuteSqlRequest {
+            transaction: Some(pb::TransactionSelector {
+                selector: Some(pb::transaction_selector::Selector::Id(transaction.clone())),
+            }),
+            partition_token,
+            data_boost_enabled: partitioned.data_boost,
+            ..template.clone()
+        })
+        .collect();
+    let Decoding {
+        decoder, on_rows, ..
+    } = decoding;
+    let shared = RefCell::new(on_rows);
+    let mut sinks: Vec<_> = requests
+        .iter()
+        .map(|_| |rows: RowsView<'_>, bytes: usize| (shared.borrow_mut())(rows, bytes))
+        .collect();
+    let streams = requests
+        .iter()
+        .zip(sinks.iter_mut())
+        .map(|(request, sink)| {
+            run_iteration(
+                call.channel.clone(),
+                request,
+                call.headers,
+                policy,
+                call.timeouts,
+                Decoding::new(decoder, sink),
+            )
+        });
+    let results = futures_util::future::join_all(streams).await;
+    let of = results.len();
+    let mut timings = Vec::with_capacity(of);
+    for (index, result) in results.into_iter().enumerate() {
+        timings.push(result.map_err(|error| IterationError::Partition {
+            index,
+            of,
+            error: Box::new(error),
+        })?);
+    }
+    Ok(combine(started.elapsed(), partition_call, timings))
+}
+
+/// PartitionQuery in a new read-only transaction at `staleness`: the transaction's id and the
+/// partitions' tokens.
+async fn partition(
+    call: &PartitionCall<'_>,
+    template: &pb::ExecuteSqlRequest,
+    partitioned: Partitioned,
+    staleness: Staleness,
+) -> Result<(Vec<u8>, Vec<Vec<u8>>), IterationError> {
+    let request = pb::PartitionQueryRequest {
+        session: template.session.clone(),
+        transaction: Some(pb::TransactionSelector {
+            selector: Some(pb::transaction_selector::Selector::Begin(read_only(
+                staleness,
+            ))),
+        }),
+        sql: template.sql.clone(),
+        params: template.params.clone(),
+        param_types: template.param_types.clone(),
+        partition_options: Some(pb::PartitionOptions {
+            partition_size_bytes: 0,
+            max_partitions: partitioned.max_partitions.map_or(0, i64::from),
+        }),
+    };
+    let mut message = tonic::Request::new(request);
+    *message.metadata_mut() = call.headers.clone();
+    let mut client = SpannerClient::new(call.channel.clone());
+    let response = answered(
+        call.endpoint,
+        "PartitionQuery",
+        call.timeouts.call,
+        client.partition_query(message),
+    )
+    .await?
+    .map_err(IterationError::Status)?
+    .into_inner();
+    let transaction = response
+        .transaction
+        .map(|t| t.id)
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| {
+            IterationError::Client(ClientError::Unexpected {
+                call: "PartitionQuery",
+                detail: "no transaction in the answer".into(),
+            })
+        })?;
+    if response.partitions.is_empty() {
+        return Err(IterationError::Client(ClientError::Unexpected {
+            call: "PartitionQuery",
+            detail: "no partitions in the answer".into(),
+        }));
+    }
+    Ok((
+        transaction,
+        response
+            .partitions
+            .into_iter()
+            .map(|p| p.partition_token)
+            .collect(),
+    ))
+}
+
+/// The iteration's figures from its partitions'.
+fn combine(
+    total: Duration,
+    partition_call: Duration,
+    timings: Vec<IterationTiming>,
+) -> IterationTiming {
+    let mut out = IterationTiming {
+        total,
+        ..IterationTiming::default()
+    };
+    let mut counters = StreamCounters::default();
+    for t in &timings {
+        out.wire_decode += t.wire_decode;
+        out.row_decode += t.row_decode;
+        out.rows += t.rows;
+        out.resumes += t.resumes;
+        let c = t.counters;
+        counters.messages += c.messages;
+        counters.values += c.values;
+        counters.chunked_values += c.chunked_values;
+        counters.wire_bytes += c.wire_bytes;
+        counters.rows += c.rows;
+        counters.resume_tokens += c.resume_tokens;
+        if let Some(first) = t.ttfb {
+            let at = partition_call + first;
+            out.ttfb = Some(out.ttfb.map_or(at, |seen: Duration| seen.min(at)));
+        }
+        if out.columns.is_none() {
+            out.columns.clone_from(&t.columns);
+        }
+    }
+    // The statistics of the whole read, when every partition returned its own: the partitions ran
+    // at once, so the elapsed time is the longest one's; CPU time and rows add up. A total from
+    // some partitions only would be a wrong total, so any gap leaves the figure unknown.
+    let each: Option<Vec<&QueryStats>> = timings
+        .iter()
+        .map(|t| t.stats.as_ref().map(|s| &s.query_stats))
+        .collect();
+    let stats = each.map(|each| {
+        let all = |f: &dyn Fn(&QueryStats) -> Option<u64>| -> Option<u64> {
+            each.iter().map(|s| f(s)).sum()
+        };
+        let durations = || each.iter().map(|s| s.elapsed).collect::<Option<Vec<_>>>();
+        QueryStats {
+            elapsed: durations().and_then(|d| d.into_iter().max()),
+            cpu_time: each.iter().map(|s| s.cpu_time).sum(),
+            rows_returned: all(&|s| s.rows_returned),
+            rows_scanned: all(&|s| s.rows_scanned),
+            optimizer_version: each.first().and_then(|s| s.optimizer_version.clone()),
+            ..QueryStats::default()
+        }
+    });
+    out.server_timing = timings.first().map(|t| t.server_timing).unwrap_or_default();
+    out.counters = counters;
+    out.stats = stats.map(|query_stats| ResultStats {
+        query_stats,
+        ..ResultStats::default()
+    });
+    out.network = total.saturating_sub(out.wire_decode + out.row_decode + partition_call);
+    out.partitions = timings
+        .iter()
+        .map(|t| PartitionTiming {
+            total: t.total,
+            rows: t.rows,
+            messages: t.counters.messages,
+            wire_bytes: t.counters.wire_bytes,
+            resumes: t.resumes,
+            server: t.stats.as_ref().and_then(|s| s.query_stats.elapsed),
+        })
+        .collect();
+    out
+}
