@@ -98,9 +98,10 @@ pub struct QueryArgs {
     /// The query (one SQL statement).
     #[arg(long)]
     pub sql: String,
-    /// normal (rows only), with-stats (server time and rows), or profile (and the plan).
-    #[arg(long, value_enum, default_value_t = ModeArg::WithStats)]
-    pub query_mode: ModeArg,
+    /// normal (rows only), with-stats (server time and rows), or profile (and the plan). Default:
+    /// profile for --endpoint (the emulator returns no statistics in with-stats), else with-stats.
+    #[arg(long, value_enum)]
+    pub query_mode: Option<ModeArg>,
     /// A query parameter: name=value (a STRING) or name:TYPE=value; repeatable.
     #[arg(long = "param", value_parser = parse_param)]
     pub params: Vec<Param>,
@@ -237,9 +238,10 @@ fn spec(
         sql: query.sql.clone(),
         params: query.params.clone(),
         mode: match query.query_mode {
-            ModeArg::Normal => QueryMode::Normal,
-            ModeArg::WithStats => QueryMode::WithStats,
-            ModeArg::Profile => QueryMode::Profile,
+            Some(ModeArg::Normal) => QueryMode::Normal,
+            Some(ModeArg::WithStats) => QueryMode::WithStats,
+            Some(ModeArg::Profile) => QueryMode::Profile,
+            None => target.target().default_mode(),
         },
         iterations,
         warmup,
@@ -267,11 +269,15 @@ pub fn run_record(args: &RecordArgs, mut out: impl Write) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// What a reader should notice beyond the table: a slow first (cold) iteration and outlying ones,
-/// as [`analysis::findings`](crate::analysis::findings) found them.
+/// What a reader should notice beyond the table: query statistics that did not come, a slow first
+/// (cold) iteration and outlying ones, as [`analysis::findings`](crate::analysis::findings) found
+/// them.
 pub fn findings(report: &RunReport) -> String {
     let found = crate::analysis::Findings::of(report);
     let mut text = String::new();
+    if let Some(missing) = &found.missing_statistics {
+        text.push_str(&format!("\n{missing}\n"));
+    }
     if let Some(first) = &found.first {
         let verdict = if first.slow {
             "a slow cold start"
