@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use crate::engine::{Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, Target};
+use crate::engine::{
+    Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, QueryMode, Target,
+};
 use crate::report::{IterationRecord, RunReport};
 
 /// Where a run is, for the progress bar.
@@ -46,6 +48,7 @@ pub enum Ended {
 pub struct ActiveRun {
     engine: Engine,
     label: String,
+    mode: QueryMode,
     of: u32,
     iteration: Option<u32>,
     /// Rows and message bytes of the iteration streaming now, as its last progress event said.
@@ -64,11 +67,13 @@ impl ActiveRun {
     /// Starts `spec` on `target`; `notify` asks for a repaint whenever an event is waiting.
     pub fn start(target: Target, spec: ProfileSpec, notify: Notifier) -> std::io::Result<Self> {
         let label = spec.label.clone();
+        let mode = spec.mode;
         let of = spec.warmup + spec.iterations;
         let engine = Engine::start(target, spec, notify)?;
         Ok(ActiveRun {
             engine,
             label,
+            mode,
             of,
             iteration: None,
             rows: 0,
@@ -130,6 +135,11 @@ impl ActiveRun {
         self.rows = 0;
         self.wire_bytes = 0;
         self.iteration_started = Instant::now();
+    }
+
+    /// The query mode it runs in.
+    pub fn mode(&self) -> QueryMode {
+        self.mode
     }
 
     /// Asks the engine to stop; the iteration streaming now is abandoned at once.
