@@ -167,11 +167,14 @@ fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
                         .name(format!("{} #{}", run.report.config.label, r.iteration))
                 })
                 .collect();
+            // No text beside the hovered bar (drawn to its right, past the window's edge for the
+            // last ones): egui's tooltip below instead.
             BarChart::new(format!("{} ({})", run.report.config.label, run.id), bars)
                 .color(theme::run_color(k))
+                .element_formatter(Box::new(|_, _| String::new()))
         })
         .collect();
-    Plot::new("compare-bars")
+    let plot = Plot::new("compare-bars")
         .height(height)
         .include_y(0.0)
         .y_axis_label("total ms")
@@ -182,6 +185,27 @@ fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
                 plot.bar_chart(chart);
             }
         });
+    let Some(x) = hovered_x(&plot) else { return };
+    let n = x.round();
+    let hit = picked.iter().find_map(|&(k, run)| {
+        let offset = (k as f64 - (picked.len() as f64 - 1.0) / 2.0) * width;
+        let record = run.report.timed().nth(n.max(0.0) as usize)?;
+        ((x - (n + offset)).abs() <= width * 0.95 / 2.0).then_some((run, record))
+    });
+    if let Some((run, r)) = hit {
+        plot.response.on_hover_ui_at_pointer(|ui| {
+            ui.label(format!(
+                "{} #{}\ntotal {:.3} ms",
+                run.report.config.label, r.iteration, r.total_ms
+            ));
+        });
+    }
+}
+
+/// The plot value under the pointer, along x, while the pointer is over the plot.
+fn hovered_x(plot: &egui_plot::PlotResponse<()>) -> Option<f64> {
+    let pos = plot.response.hover_pos()?;
+    Some(plot.transform.value_from_position(pos).x)
 }
 
 fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
@@ -198,7 +222,8 @@ fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
                     format!("{} ({}) distribution", run.report.config.label, run.id),
                     vec![elem],
                 )
-                .color(theme::run_color(k)),
+                .color(theme::run_color(k))
+                .element_formatter(Box::new(|_, _| String::new())),
             )
         })
         .collect();
@@ -207,7 +232,7 @@ fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
         .iter()
         .map(|(_, run)| run.report.config.label.clone())
         .collect();
-    Plot::new("compare-boxes")
+    let plot = Plot::new("compare-boxes")
         .height(height)
         .include_y(0.0)
         .include_x(-0.5)
@@ -223,6 +248,20 @@ fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
                 plot.box_plot(p);
             }
         });
+    let Some(x) = hovered_x(&plot) else { return };
+    let k = x.round();
+    let hit = picked
+        .get(k.max(0.0) as usize)
+        .filter(|_| (x - k).abs() <= 0.25)
+        .and_then(|&(_, run)| Some((run, totals_distribution(&run.report)?)));
+    if let Some((run, d)) = hit {
+        plot.response.on_hover_ui_at_pointer(|ui| {
+            ui.label(format!(
+                "{}: total ms\nmax {:.3}\nq3 {:.3}\nmedian {:.3}\nq1 {:.3}\nmin {:.3}",
+                run.report.config.label, d.max, d.q3, d.median, d.q1, d.min
+            ));
+        });
+    }
 }
 
 /// The box plots' axis marks: one at each of the `runs` runs' places (0, 1, …) in view, none

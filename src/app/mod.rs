@@ -892,8 +892,8 @@ impl eframe::App for SpanprofApp {
 
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let mut commands = Vec::new();
-        // While a file dialog is open, Enter is the dialog's.
-        if !self.dialogs.is_open()
+        // While the in-window file dialog is open, Enter is the dialog's.
+        if self.dialogs.built_in().is_none()
             && ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Enter))
         {
             commands.push(Command::Run);

@@ -10,7 +10,7 @@ use spanprof::report::Status;
 
 /// The real app on a local instance with 10,000 Seed23 rows, nothing persisted. A glyph that no
 /// font has panics, so the app's own text is checked to be drawable.
-fn app() -> Harness<'static, SpanprofApp> {
+pub(crate) fn app() -> Harness<'static, SpanprofApp> {
     Harness::builder()
         .with_size(egui::vec2(1280.0, 800.0))
         .build_eframe(|cc| SpanprofApp::new(cc, AppOptions::in_memory(10_000)))
@@ -25,7 +25,12 @@ fn app_showing_rows() -> Harness<'static, SpanprofApp> {
         .build_eframe(|cc| SpanprofApp::new(cc, AppOptions::in_memory(10_000)))
 }
 
-fn set_query(h: &mut Harness<'static, SpanprofApp>, sql: &str, iterations: u32, label: &str) {
+pub(crate) fn set_query(
+    h: &mut Harness<'static, SpanprofApp>,
+    sql: &str,
+    iterations: u32,
+    label: &str,
+) {
     let q = &mut h.state_mut().settings_mut().query;
     q.sql = sql.into();
     q.iterations = iterations;
@@ -34,7 +39,7 @@ fn set_query(h: &mut Harness<'static, SpanprofApp>, sql: &str, iterations: u32, 
 }
 
 /// Steps frames (the engine works on its own thread meanwhile) until `done`, for at most 60 s.
-fn step_until(
+pub(crate) fn step_until(
     h: &mut Harness<'static, SpanprofApp>,
     what: &str,
     done: impl Fn(&SpanprofApp) -> bool,
@@ -52,7 +57,7 @@ fn step_until(
     h.run_steps(3);
 }
 
-fn run_to_end(h: &mut Harness<'static, SpanprofApp>) {
+pub(crate) fn run_to_end(h: &mut Harness<'static, SpanprofApp>) {
     h.get_by_label("Run").click();
     h.step();
     assert!(h.state().is_running(), "Run started a run");
