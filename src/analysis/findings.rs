@@ -4,7 +4,8 @@
 //! The rules are [`stats::cold_start`] with [`stats::is_slow_first`], over the total times of
 //! the iterations that ended `Ok`, in run order and warm-ups included (the cold iteration is the
 //! very first one, usually a warm-up); and [`stats::outliers`] with [`OUTLIER_THRESHOLD`] (the
-//! MAD rule) over the totals of the timed iterations.
+//! MAD rule) over the totals of the timed iterations. And whether the statistics the query mode
+//! asked for came back at all ([`missing_statistics`]).
 
 use crate::report::{IterationRecord, RunReport, Status};
 use crate::stats::{self, OUTLIER_THRESHOLD};
@@ -34,6 +35,46 @@ pub struct Outlier {
     pub total_ms: f64,
 }
 
+/// The query statistics a run asked for (WITH_STATS or PROFILE) and did not get: no successful
+/// iteration carried the server's time or row count, so the server's share of the time and the
+/// lost-row check (the server's row count against the rows decoded) are unavailable. The Cloud
+/// Spanner emulator does this in WITH_STATS mode; it returns them in PROFILE mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingStatistics {
+    /// The query mode that asked for them.
+    pub mode: String,
+}
+
+impl std::fmt::Display for MissingStatistics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "no query statistics returned: server time and the lost-row check are unavailable",
+        )?;
+        if !self.mode.eq_ignore_ascii_case("profile") {
+            f.write_str("; the emulator returns them only in profile mode")?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a run in `query_mode` (a report's spelling: `normal`, `with-stats`, `profile`, any
+/// case) asked for statistics that none of its successful `records` got. `None` in normal mode
+/// (it asks for none) and before an iteration succeeded.
+pub fn missing_statistics(
+    query_mode: &str,
+    records: &[IterationRecord],
+) -> Option<MissingStatistics> {
+    if query_mode.eq_ignore_ascii_case("normal") {
+        return None;
+    }
+    let mut ok = records.iter().filter(|r| r.status == Status::Ok).peekable();
+    ok.peek()?;
+    ok.all(|r| r.server_ms.is_none() && r.server_rows.is_none())
+        .then(|| MissingStatistics {
+            mode: query_mode.to_owned(),
+        })
+}
+
 /// Everything [`findings`] noticed about a run.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Findings {
@@ -42,12 +83,18 @@ pub struct Findings {
     pub first: Option<FirstIteration>,
     /// The outlying timed iterations, in run order.
     pub outliers: Vec<Outlier>,
+    /// The statistics the mode asked for and did not get ([`Findings::of`] only: the
+    /// iterations alone do not say the mode).
+    pub missing_statistics: Option<MissingStatistics>,
 }
 
 impl Findings {
     /// The findings of a whole run.
     pub fn of(report: &RunReport) -> Self {
-        findings(&report.iterations)
+        Findings {
+            missing_statistics: missing_statistics(&report.config.query_mode, &report.iterations),
+            ..findings(&report.iterations)
+        }
     }
 
     /// The first iteration, if it was a slow cold start.
@@ -62,6 +109,7 @@ pub fn findings(records: &[IterationRecord]) -> Findings {
     Findings {
         first: first_iteration(records),
         outliers: outliers(records),
+        missing_statistics: None,
     }
 }
 
@@ -185,6 +233,38 @@ mod tests {
     }
 
     #[test]
+    fn statistics_asked_for_and_never_returned_are_a_finding() {
+        let mut records = run(0, &[10.0, 11.0, 12.0]);
+        let missing = missing_statistics("with-stats", &records);
+        assert_eq!(
+            missing.as_ref().map(ToString::to_string).as_deref(),
+            Some(
+                "no query statistics returned: server time and the lost-row check are \
+                 unavailable; the emulator returns them only in profile mode"
+            )
+        );
+        // Profile mode: the same finding, without the advice to use it.
+        let missing = missing_statistics("PROFILE", &records).map(|m| m.to_string());
+        assert_eq!(
+            missing.as_deref(),
+            Some(
+                "no query statistics returned: server time and the lost-row check are unavailable"
+            )
+        );
+        // Normal mode asks for none; no success yet says nothing either.
+        assert_eq!(missing_statistics("normal", &records), None);
+        assert_eq!(missing_statistics("with-stats", &[]), None);
+        // One successful iteration with the server's row count is enough, and a failed one
+        // without statistics does not count against it.
+        records[1].server_rows = Some(500);
+        records[2].status = Status::Error;
+        assert_eq!(missing_statistics("with-stats", &records), None);
+        records[1].server_rows = None;
+        records[0].server_ms = Some(1.5);
+        assert_eq!(missing_statistics("with-stats", &records), None);
+    }
+
+    #[test]
     fn findings_of_a_report_are_those_of_its_iterations() {
         let report = RunReport {
             config: crate::report::RunConfig {
@@ -202,5 +282,18 @@ mod tests {
             iterations: run(1, &[70.0, 10.0, 10.0, 11.0, 30.0]),
         };
         assert_eq!(Findings::of(&report), findings(&report.iterations));
+        let asked = RunReport {
+            config: crate::report::RunConfig {
+                query_mode: "with-stats".into(),
+                ..report.config.clone()
+            },
+            ..report
+        };
+        assert_eq!(
+            Findings::of(&asked).missing_statistics,
+            Some(MissingStatistics {
+                mode: "with-stats".into()
+            })
+        );
     }
 }

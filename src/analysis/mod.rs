@@ -1,8 +1,8 @@
 //! What a run's timings say, computed once for every front end: the command line and the app
 //! print what this module found, and neither computes a statistic of its own.
 //!
-//! - [`findings`](mod@findings): a run's slow (or harmless) first iteration and its outlying
-//!   iterations, as typed data.
+//! - [`findings`](mod@findings): a run's slow (or harmless) first iteration, its outlying
+//!   iterations, and statistics asked for and not returned, as typed data.
 //! - [`comparison`](mod@comparison): two runs side by side, the per-phase medians and the
 //!   bootstrap comparison of their totals with its verdict in words, under one set of
 //!   [`BootstrapSettings`].
@@ -25,6 +25,8 @@ pub use comparison::{
     compare_runs, signed_ms,
 };
 pub use distribution::{Distribution, totals_distribution};
-pub use findings::{Findings, FirstIteration, Outlier, findings};
+pub use findings::{
+    Findings, FirstIteration, MissingStatistics, Outlier, findings, missing_statistics,
+};
 pub use gate::{Gate, GateError, GateOutcome, gate, parse_slowdown};
 pub use sweep::{Band, CostModel, Sweep, SweepRow, sweep};

@@ -1,10 +1,11 @@
 //! The compare view: every run since the app started and every run re-opened from a JSON report,
 //! listed; two or more picked are overlaid (total time per iteration side by side, and their
-//! distributions as box plots), with each one's verdict against the first in words.
+//! distributions as box plots named by run on their axis), with each one's verdict against the
+//! first in words. The legend is a row above the bars, never over them.
 
 use std::collections::BTreeSet;
 
-use egui_plot::{Bar, BarChart, BoxElem, BoxPlot, BoxSpread, Legend, Plot};
+use egui_plot::{Bar, BarChart, BoxElem, BoxPlot, BoxSpread, GridInput, GridMark, Plot};
 
 use super::verdicts::{Verdict, Verdicts};
 use super::{RunEntry, theme};
@@ -90,6 +91,12 @@ impl CompareView {
             );
         }
         ui.add_space(4.0);
+        theme::legend(
+            ui,
+            picked
+                .iter()
+                .map(|&(k, r)| (r.report.config.label.as_str(), theme::run_color(k))),
+        );
         let height = (ui.available_height() / 2.0 - 8.0).max(140.0);
         overlay_bars(ui, &picked, height);
         box_plots(ui, &picked, height);
@@ -165,13 +172,15 @@ fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
                         .name(format!("{} #{}", run.report.config.label, r.iteration))
                 })
                 .collect();
+            // No text beside the hovered bar (drawn to its right, past the window's edge for the
+            // last ones): egui's tooltip below instead.
             BarChart::new(format!("{} ({})", run.report.config.label, run.id), bars)
                 .color(theme::run_color(k))
+                .element_formatter(Box::new(|_, _| String::new()))
         })
         .collect();
-    Plot::new("compare-bars")
+    let plot = Plot::new("compare-bars")
         .height(height)
-        .legend(Legend::default().follow_insertion_order(true))
         .include_y(0.0)
         .y_axis_label("total ms")
         .x_axis_label("timed iteration")
@@ -181,6 +190,27 @@ fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
                 plot.bar_chart(chart);
             }
         });
+    let Some(x) = hovered_x(&plot) else { return };
+    let n = x.round();
+    let hit = picked.iter().find_map(|&(k, run)| {
+        let offset = (k as f64 - (picked.len() as f64 - 1.0) / 2.0) * width;
+        let record = run.report.timed().nth(n.max(0.0) as usize)?;
+        ((x - (n + offset)).abs() <= width * 0.95 / 2.0).then_some((run, record))
+    });
+    if let Some((run, r)) = hit {
+        plot.response.on_hover_ui_at_pointer(|ui| {
+            ui.label(format!(
+                "{} #{}\ntotal {:.3} ms",
+                run.report.config.label, r.iteration, r.total_ms
+            ));
+        });
+    }
+}
+
+/// The plot value under the pointer, along x, while the pointer is over the plot.
+fn hovered_x(plot: &egui_plot::PlotResponse<()>) -> Option<f64> {
+    let pos = plot.response.hover_pos()?;
+    Some(plot.transform.value_from_position(pos).x)
 }
 
 fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
@@ -197,14 +227,25 @@ fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
                     format!("{} ({}) distribution", run.report.config.label, run.id),
                     vec![elem],
                 )
-                .color(theme::run_color(k)),
+                .color(theme::run_color(k))
+                .element_formatter(Box::new(|_, _| String::new())),
             )
         })
         .collect();
-    Plot::new("compare-boxes")
+    let runs = picked.len();
+    let labels: Vec<String> = picked
+        .iter()
+        .map(|(_, run)| run.report.config.label.clone())
+        .collect();
+    let plot = Plot::new("compare-boxes")
         .height(height)
         .include_y(0.0)
+        .include_x(-0.5)
+        .include_x(picked.len() as f64 - 0.5)
         .y_axis_label("total ms")
+        .x_axis_label("run")
+        .x_grid_spacer(move |input| one_mark_per_run(input, runs))
+        .x_axis_formatter(move |mark, _| run_label(&labels, mark.value))
         .show_x(false)
         .allow_scroll(false)
         .show(ui, |plot| {
@@ -212,4 +253,65 @@ fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
                 plot.box_plot(p);
             }
         });
+    let Some(x) = hovered_x(&plot) else { return };
+    let k = x.round();
+    let hit = picked
+        .get(k.max(0.0) as usize)
+        .filter(|_| (x - k).abs() <= 0.25)
+        .and_then(|&(_, run)| Some((run, totals_distribution(&run.report)?)));
+    if let Some((run, d)) = hit {
+        plot.response.on_hover_ui_at_pointer(|ui| {
+            ui.label(format!(
+                "{}: total ms\nmax {:.3}\nq3 {:.3}\nmedian {:.3}\nq1 {:.3}\nmin {:.3}",
+                run.report.config.label, d.max, d.q3, d.median, d.q1, d.min
+            ));
+        });
+    }
+}
+
+/// The box plots' axis marks: one at each of the `runs` runs' places (0, 1, …) in view, none
+/// between them.
+fn one_mark_per_run(input: GridInput, runs: usize) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    let first = lo.ceil().max(0.0) as i64;
+    let last = hi.floor().min(runs as f64 - 1.0) as i64;
+    (first..=last)
+        .map(|k| GridMark {
+            value: k as f64,
+            step_size: 1.0,
+        })
+        .collect()
+}
+
+/// The name on the box plots' axis at `value`: the label of the run drawn there.
+fn run_label(labels: &[String], value: f64) -> String {
+    if value.fract() != 0.0 || value < 0.0 {
+        return String::new();
+    }
+    labels.get(value as usize).cloned().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_box_plot_axis_names_each_run_where_it_is_drawn_and_nothing_between() {
+        let labels = vec!["wide".to_owned(), "narrow".to_owned()];
+        assert_eq!(run_label(&labels, 0.0), "wide");
+        assert_eq!(run_label(&labels, 1.0), "narrow");
+        assert_eq!(run_label(&labels, 0.5), "");
+        assert_eq!(run_label(&labels, 2.0), "");
+        assert_eq!(run_label(&labels, -1.0), "");
+        let marks = |lo, hi| -> Vec<f64> {
+            let input = GridInput {
+                bounds: (lo, hi),
+                base_step_size: 0.01,
+            };
+            one_mark_per_run(input, 2).iter().map(|m| m.value).collect()
+        };
+        assert_eq!(marks(-0.5, 1.5), [0.0, 1.0]);
+        // Zoomed far out, still one mark per run.
+        assert_eq!(marks(-1e12, 1e12), [0.0, 1.0]);
+    }
 }

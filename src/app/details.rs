@@ -77,8 +77,15 @@ impl DetailsView {
         self.section = Section::Log;
     }
 
-    /// Draws the details of the last iteration, if any, and the log.
-    pub fn ui(&mut self, ui: &mut egui::Ui, details: Option<&IterationDetails>, log: &Log) {
+    /// Draws the details of the last iteration of a run in `query_mode` (a report's spelling), if
+    /// any, and the log.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        details: Option<&IterationDetails>,
+        query_mode: &str,
+        log: &Log,
+    ) {
         ui.horizontal(|ui| {
             ui.selectable_value(&mut self.section, Section::Rows, "Rows");
             ui.selectable_value(&mut self.section, Section::Stats, "Stats & timing");
@@ -93,7 +100,7 @@ impl DetailsView {
                 ui.label("Nothing yet: the last iteration of a successful run shows here.");
             }
             (Section::Rows, Some(d)) => rows_ui(ui, d),
-            (Section::Stats, Some(d)) => stats_ui(ui, d),
+            (Section::Stats, Some(d)) => stats_ui(ui, d, query_mode),
             (Section::Plan, Some(d)) => plan_ui(ui, d),
         }
     }
@@ -152,7 +159,7 @@ fn rows_ui(ui: &mut egui::Ui, d: &IterationDetails) {
         });
 }
 
-fn stats_ui(ui: &mut egui::Ui, d: &IterationDetails) {
+fn stats_ui(ui: &mut egui::Ui, d: &IterationDetails, query_mode: &str) {
     ui.strong("Server timing (server-timing header)");
     let timing = [
         ("gfet4t7 (Google front end)", d.server_timing.gfe),
@@ -173,7 +180,14 @@ fn stats_ui(ui: &mut egui::Ui, d: &IterationDetails) {
     ui.add_space(8.0);
     ui.strong("Query statistics");
     let Some(stats) = &d.stats else {
-        ui.label("None: the query mode \"Normal\" returns no statistics.");
+        if query_mode.eq_ignore_ascii_case("normal") {
+            ui.label("None: the query mode \"Normal\" returns no statistics.");
+        } else {
+            let missing = crate::analysis::MissingStatistics {
+                mode: query_mode.to_owned(),
+            };
+            ui.colored_label(theme::WARN, format!("None: {missing}."));
+        }
         return;
     };
     egui::ScrollArea::vertical()

@@ -1,7 +1,8 @@
 //! Export of the selected runs (CSV of their iterations in the engine's format, the JSON report,
-//! the Markdown summary) through the library's exporters. File dialogs, the writing of exports
-//! (serialise, write, fsync, rename) and the reading of reports run on threads of their own, so
-//! the window keeps drawing whatever the disk does.
+//! the Markdown summary) through the library's exporters, and the names a save proposes. The
+//! writing of exports (serialise, write, fsync, rename) and the reading of reports run on
+//! threads of their own, so the window keeps drawing whatever the disk does (the dialogs that
+//! choose the paths are `dialogs.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -45,10 +46,59 @@ impl ExportFormat {
         }
     }
 
-    /// The file name a save dialog proposes.
-    pub fn default_file_name(self) -> String {
-        format!("spanprof.{}", self.exporter().extension())
+    /// The file name a save dialog proposes for `reports`: `spanprof-<label>-<date>.<ext>`, the
+    /// label of the one run (or how many there are) and the day the newest one started.
+    pub fn file_name(self, reports: &[RunReport]) -> String {
+        let label = match reports {
+            [one] => file_name_part(&one.config.label),
+            [] => String::new(),
+            many => format!("{}-runs", many.len()),
+        };
+        let date = reports
+            .iter()
+            .map(|r| r.started_at.get(..10).unwrap_or_default())
+            .filter(|d| is_date(d))
+            .max()
+            .unwrap_or_default();
+        let mut name = String::from("spanprof");
+        for part in [label.as_str(), date] {
+            if !part.is_empty() {
+                name.push('-');
+                name.push_str(part);
+            }
+        }
+        format!("{name}.{}", self.exporter().extension())
     }
+}
+
+/// `label` as part of a file name: letters, digits, `.`, `_` and `-` kept, every other run of
+/// characters one `-`, at most 60 characters.
+fn file_name_part(label: &str) -> String {
+    let mut part = String::new();
+    for c in label.chars() {
+        if c.is_alphanumeric() || matches!(c, '.' | '_' | '-') {
+            part.push(c);
+        } else if !part.ends_with('-') {
+            part.push('-');
+        }
+    }
+    part.trim_matches(|c| c == '-' || c == '.')
+        .chars()
+        .take(60)
+        .collect()
+}
+
+/// Whether `text` is a `YYYY-MM-DD` date.
+fn is_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
 }
 
 /// The document for `reports` in `format`.
@@ -70,71 +120,6 @@ pub fn export_to(
 pub fn summary_text(reports: &[RunReport]) -> Result<String, ExportError> {
     let bytes = export_bytes(ExportFormat::Markdown, reports)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// What a file dialog was for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DialogPurpose {
-    /// Save an export.
-    Save(ExportFormat),
-    /// Open a JSON report.
-    OpenReport,
-    /// Choose a service-account key file.
-    Credentials,
-}
-
-/// File dialogs in flight, each on its own thread.
-#[derive(Debug, Default)]
-pub struct Dialogs {
-    pending: Vec<mpsc::Receiver<(DialogPurpose, Option<PathBuf>)>>,
-}
-
-impl Dialogs {
-    /// Opens a dialog for `purpose`; its answer comes back through [`Dialogs::drain`]. `notify` is
-    /// called when the user has chosen.
-    pub fn open(
-        &mut self,
-        purpose: DialogPurpose,
-        notify: impl Fn() + Send + 'static,
-    ) -> Result<(), String> {
-        let (tx, rx) = mpsc::channel();
-        std::thread::Builder::new()
-            .name("spanprof-file-dialog".into())
-            .spawn(move || {
-                let dialog = rfd::FileDialog::new();
-                let path = match purpose {
-                    DialogPurpose::Save(format) => {
-                        dialog.set_file_name(format.default_file_name()).save_file()
-                    }
-                    DialogPurpose::OpenReport => dialog
-                        .add_filter("spanprof JSON report", &["json"])
-                        .pick_file(),
-                    DialogPurpose::Credentials => dialog
-                        .add_filter("service-account key", &["json"])
-                        .pick_file(),
-                };
-                let _ = tx.send((purpose, path));
-                notify();
-            })
-            .map_err(|e| format!("cannot open a file dialog: {e}"))?;
-        self.pending.push(rx);
-        Ok(())
-    }
-
-    /// The answers that came back since the last call. A dialog that could not open (no desktop
-    /// portal) answers `None`, as a cancelled one does.
-    pub fn drain(&mut self) -> Vec<(DialogPurpose, Option<PathBuf>)> {
-        let mut answers = Vec::new();
-        self.pending.retain(|rx| match rx.try_recv() {
-            Ok(answer) => {
-                answers.push(answer);
-                false
-            }
-            Err(mpsc::TryRecvError::Empty) => true,
-            Err(mpsc::TryRecvError::Disconnected) => false,
-        });
-        answers
-    }
 }
 
 /// A file job that ended: what it was, and how it went.
@@ -232,4 +217,51 @@ impl FileJobs {
 pub fn read_report(path: &Path) -> Result<Vec<RunReport>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     crate::export::read_json(&bytes).map_err(|e| format!("cannot open {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(label: &str, started_at: &str) -> RunReport {
+        RunReport {
+            config: crate::report::RunConfig {
+                label: label.into(),
+                target: "local".into(),
+                sql: "SELECT 1".into(),
+                params: vec![],
+                query_mode: "with-stats".into(),
+                iterations: 1,
+                warmup: 0,
+                decoder: "fast".into(),
+                ..Default::default()
+            },
+            started_at: started_at.into(),
+            iterations: vec![],
+        }
+    }
+
+    #[test]
+    fn a_save_proposes_the_runs_label_and_the_newest_date() {
+        let one = [report("wide scan", "2026-03-01T10:00:00Z")];
+        assert_eq!(
+            ExportFormat::Csv.file_name(&one),
+            "spanprof-wide-scan-2026-03-01.csv"
+        );
+        let two = [
+            report("a", "2026-03-01T10:00:00Z"),
+            report("b", "2026-03-04T09:00:00Z"),
+        ];
+        assert_eq!(
+            ExportFormat::Json.file_name(&two),
+            "spanprof-2-runs-2026-03-04.json"
+        );
+        // What a file name cannot hold goes; a date that is not one is left out.
+        let odd = [report("../x/y: \u{1b}[31m", "yesterday")];
+        assert_eq!(
+            ExportFormat::Markdown.file_name(&odd),
+            "spanprof-x-y-31m.md"
+        );
+        assert_eq!(ExportFormat::Csv.file_name(&[]), "spanprof.csv");
+    }
 }

@@ -1,16 +1,20 @@
 //! The iterations view: one stacked bar per iteration (server, network, wire decode, row decode,
-//! other), warm-ups marked, exact figures on hover, click or drag to select iterations; a
-//! summary table per phase over the selection (or every timed iteration); the slow first
-//! iteration and the outliers flagged.
+//! other), warm-ups marked, exact figures on hover (a tooltip egui keeps inside the window),
+//! click or drag to select iterations; the legend above the plot, never over its bars; a summary
+//! table per phase over the selection (or every timed iteration); the slow first iteration, the
+//! outliers and statistics the mode asked for and did not get flagged.
 
 use std::collections::BTreeSet;
 
-use egui_plot::{Bar, BarChart, Legend, Plot, PlotPoint, Text};
+use egui_plot::{Bar, BarChart, Plot, PlotPoint, Text};
 
 use super::theme;
 use crate::analysis;
 use crate::report::{IterationRecord, Phase, Status};
 use crate::stats::{self, Summary};
+
+/// A bar's width, in iterations.
+const BAR_WIDTH: f64 = 0.7;
 
 /// The stacked segments of a bar, bottom to top.
 pub const SEGMENTS: [&str; 5] = ["server", "network", "wire decode", "row decode", "other"];
@@ -81,6 +85,8 @@ pub struct IterationsView {
     selection: BTreeSet<u32>,
     drag_from: Option<f64>,
     bars: usize,
+    hovered: Option<u32>,
+    plot_rect: Option<egui::Rect>,
 }
 
 impl IterationsView {
@@ -94,13 +100,30 @@ impl IterationsView {
         self.selection = iterations.into_iter().collect();
     }
 
+    /// The iteration whose bar the pointer was over last frame (its tooltip shown).
+    pub fn hovered(&self) -> Option<u32> {
+        self.hovered
+    }
+
+    /// Where the plot was drawn last frame (its data area and axes), in points.
+    pub fn plot_rect(&self) -> Option<egui::Rect> {
+        self.plot_rect
+    }
+
     /// How many bars (iterations) the chart drew last frame.
     pub fn bars_drawn(&self) -> usize {
         self.bars
     }
 
-    /// Draws the view of `records`, the iterations of run `run` (a run in flight has its own id).
-    pub fn ui(&mut self, ui: &mut egui::Ui, run: u64, records: &[IterationRecord]) {
+    /// Draws the view of `records`, the iterations of run `run` (a run in flight has its own id)
+    /// in `query_mode` (a report's spelling).
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        run: u64,
+        records: &[IterationRecord],
+        query_mode: &str,
+    ) {
         if self.run != Some(run) {
             self.run = Some(run);
             self.selection.clear();
@@ -126,9 +149,13 @@ impl IterationsView {
                 }
             }
         });
+        theme::legend(ui, SEGMENTS.iter().copied().zip(theme::SEGMENT_COLORS));
         let plot_height = (ui.available_height() * 0.55).max(180.0);
         self.chart(ui, records, &flags, plot_height);
         ui.add_space(6.0);
+        if let Some(missing) = analysis::missing_statistics(query_mode, records) {
+            ui.colored_label(theme::WARN, format!("! {missing}"));
+        }
         for flag in &flags {
             ui.colored_label(theme::WARN, format!("! {}", flag.text));
         }
@@ -155,10 +182,6 @@ impl IterationsView {
     ) {
         let flagged: BTreeSet<u32> = flags.iter().map(|f| f.iteration).collect();
         let mut charts: Vec<BarChart> = Vec::with_capacity(SEGMENTS.len());
-        let tips: Vec<(f64, String)> = records
-            .iter()
-            .map(|r| (r.iteration as f64, tooltip(r)))
-            .collect();
         for (k, name) in SEGMENTS.iter().enumerate() {
             let bars: Vec<Bar> = records
                 .iter()
@@ -186,22 +209,18 @@ impl IterationsView {
                         egui::Stroke::new(0.5, fill)
                     };
                     Bar::new(r.iteration as f64, height)
-                        .width(0.7)
+                        .width(BAR_WIDTH)
                         .fill(fill)
                         .stroke(stroke)
                         .name(format!("#{}", r.iteration))
                 })
                 .collect();
             let refs: Vec<&BarChart> = charts.iter().collect();
-            let tips = tips.clone();
+            // No text drawn beside the hovered bar (egui_plot draws it to the bar's right, past
+            // the window's edge for the last bars): the tooltip below says it all.
             let chart = BarChart::new(*name, bars)
                 .color(theme::SEGMENT_COLORS[k])
-                .element_formatter(Box::new(move |bar, _| {
-                    tips.iter()
-                        .find(|(x, _)| *x == bar.argument)
-                        .map(|(_, t)| t.clone())
-                        .unwrap_or_default()
-                }))
+                .element_formatter(Box::new(|_, _| String::new()))
                 .stack_on(&refs);
             charts.push(chart);
         }
@@ -211,18 +230,17 @@ impl IterationsView {
             .filter(|r| r.warmup)
             .map(|r| (r.iteration, r.total_ms))
             .collect();
-        // Headroom above the tallest bar, so the legend does not cover it.
+        // Headroom above the tallest bar for the warm-up labels (the legend is above the plot).
         let tallest = records.iter().map(|r| r.total_ms).fold(0.0, f64::max);
         let response = Plot::new("iterations-plot")
             .height(height)
-            .legend(Legend::default().follow_insertion_order(true))
             .allow_drag(false)
             .allow_zoom(false)
             .allow_scroll(false)
             .allow_boxed_zoom(false)
             .allow_double_click_reset(false)
             .include_y(0.0)
-            .include_y(tallest * 1.3)
+            .include_y(tallest * 1.12)
             .y_axis_label("ms")
             .x_axis_label("iteration")
             .show(ui, |plot| {
@@ -239,6 +257,14 @@ impl IterationsView {
                     );
                 }
             });
+        self.plot_rect = Some(response.response.rect);
+        let hovered = hovered_bar(&response, records);
+        self.hovered = hovered.map(|r| r.iteration);
+        if let Some(r) = hovered {
+            response.response.clone().on_hover_ui_at_pointer(|ui| {
+                ui.label(tooltip(r));
+            });
+        }
         self.select_with_pointer(ui, &response, records);
     }
 
@@ -288,6 +314,18 @@ impl IterationsView {
             }
         }
     }
+}
+
+/// The iteration whose bar's column the pointer is over, if any.
+fn hovered_bar<'r>(
+    plot: &egui_plot::PlotResponse<()>,
+    records: &'r [IterationRecord],
+) -> Option<&'r IterationRecord> {
+    let pos = plot.response.hover_pos()?;
+    let x = plot.transform.value_from_position(pos).x;
+    records
+        .iter()
+        .find(|r| (x - f64::from(r.iteration)).abs() <= BAR_WIDTH / 2.0)
 }
 
 /// The hover text of an iteration's bar: every figure, exactly.

@@ -8,8 +8,10 @@
 mod compare;
 mod connection;
 mod details;
+mod dialogs;
 mod emulator;
 mod export;
+mod file_dialog;
 mod frames;
 mod iterations;
 mod options;
@@ -26,16 +28,18 @@ use serde::{Deserialize, Serialize};
 pub use compare::CompareView;
 pub use connection::{ConnectionPanel, ConnectionSettings, LocalSettings, TargetKind, TestOutcome};
 pub use details::{DetailsView, Log, LogEntry};
+pub use dialogs::{DialogBackend, NO_DIALOG_WITHIN};
 pub use emulator::EmulatorSettings;
 pub use export::{ExportFormat, export_bytes, export_to, summary_text};
 pub use frames::{FrameSample, FrameStats};
-pub use iterations::IterationsView;
+pub use iterations::{IterationsView, SEGMENTS};
 pub use options::{OptionSettings, Replicas};
 pub use query::{DEFAULT_SQL, QuerySettings, VariantSettings};
 
 use crate::engine::IterationDetails;
 use crate::report::{RunReport, Status};
-use export::{DialogPurpose, Dialogs, FileDone, FileJobs};
+use dialogs::{DialogAnswer, DialogPurpose, DialogRequest, Dialogs};
+use export::{FileDone, FileJobs};
 pub use run::Progress;
 use run::{ActiveRun, Ended};
 
@@ -67,6 +71,8 @@ pub struct Settings {
     pub query: QuerySettings,
     /// The open tab.
     pub tab: Tab,
+    /// The folder of the last file chosen in a dialog (the next dialog opens there).
+    pub last_folder: Option<PathBuf>,
 }
 
 /// How the app starts.
@@ -84,14 +90,18 @@ pub struct AppOptions {
     pub frame_stats: Option<PathBuf>,
     /// Write the state of the last run to this file (`running`, `finished ...`), for scripts.
     pub status_file: Option<PathBuf>,
+    /// Which file dialogs to open.
+    pub file_dialogs: DialogBackend,
 }
 
 impl AppOptions {
-    /// No persistence, the local instance with `rows` rows: quick, repeatable tests.
+    /// No persistence, the local instance with `rows` rows, the in-window file dialogs: quick,
+    /// repeatable tests.
     pub fn in_memory(rows: u64) -> Self {
         AppOptions {
             persist: false,
             local_rows: Some(rows),
+            file_dialogs: DialogBackend::BuiltIn,
             ..AppOptions::default()
         }
     }
@@ -164,6 +174,10 @@ pub struct SpanprofApp {
     frame_stats: Option<FrameStats>,
     frame_started: Option<Instant>,
     status_file: Option<PathBuf>,
+    /// The last run's state, for the status file.
+    run_status: String,
+    /// What the status file holds now.
+    status_written: String,
     ctx: egui::Context,
 }
 
@@ -202,13 +216,15 @@ impl SpanprofApp {
             iterations: IterationsView::default(),
             compare: CompareView::default(),
             details: DetailsView::default(),
-            dialogs: Dialogs::default(),
+            dialogs: Dialogs::new(options.file_dialogs),
             files: FileJobs::default(),
             log: Log::default(),
             notice: None,
             frame_stats: options.frame_stats.map(FrameStats::new),
             frame_started: None,
             status_file: options.status_file,
+            run_status: String::new(),
+            status_written: String::new(),
             ctx: cc.egui_ctx.clone(),
         }
     }
@@ -324,6 +340,11 @@ impl SpanprofApp {
         }
     }
 
+    /// Whether a file dialog is open (the desktop's, or spanprof's own in the window).
+    pub fn file_dialog_open(&self) -> bool {
+        self.dialogs.is_open()
+    }
+
     /// Whether an export is being written or a report read.
     pub fn files_busy(&self) -> bool {
         self.files.busy()
@@ -406,9 +427,39 @@ impl SpanprofApp {
         self.log.push(message);
     }
 
-    fn write_status(&self, status: &str) {
-        if let Some(path) = &self.status_file {
-            let _ = crate::export::write_atomically(path, format!("{status}\n").as_bytes());
+    fn write_status(&mut self, status: &str) {
+        self.run_status = status.to_owned();
+        self.flush_status();
+    }
+
+    /// Writes the status file when what it says changed: the last run's state, the notice the
+    /// status bar shows, and the in-window dialog when one is open (what scripts wait for).
+    fn flush_status(&mut self) {
+        let Some(path) = &self.status_file else {
+            return;
+        };
+        let mut status = String::new();
+        if !self.run_status.is_empty() {
+            status.push_str(&self.run_status);
+            status.push('\n');
+        }
+        if let Some(notice) = &self.notice {
+            status.push_str(&format!("notice {}\n", one_line(notice, 500)));
+        }
+        if let Some(dialog) = self.dialogs.built_in() {
+            status.push_str(&format!(
+                "dialog {}\n",
+                dialog.folder().join(dialog.name()).display()
+            ));
+        }
+        if status != self.status_written {
+            if let Err(e) = crate::export::write_atomically(path, status.as_bytes()) {
+                self.log.push(format!(
+                    "cannot write the status file {}: {e}",
+                    path.display()
+                ));
+            }
+            self.status_written = status;
         }
     }
 
@@ -419,10 +470,8 @@ impl SpanprofApp {
         if let Some(message) = self.emulator.drain() {
             self.error(message);
         }
-        for (purpose, path) in self.dialogs.drain() {
-            if let Some(path) = path {
-                self.dialog_chose(purpose, path);
-            }
+        if let Some(answer) = self.dialogs.drain(connection::repaint_notifier(&self.ctx)) {
+            self.dialog_answered(answer);
         }
         for done in self.files.drain() {
             self.file_done(done);
@@ -495,11 +544,35 @@ impl SpanprofApp {
         }
     }
 
+    fn dialog_answered(&mut self, answer: DialogAnswer) {
+        match answer {
+            DialogAnswer::Chosen(purpose, path) => {
+                if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
+                    self.settings.last_folder = Some(folder.to_owned());
+                }
+                self.dialog_chose(purpose, path);
+            }
+            DialogAnswer::Cancelled(purpose) => {
+                self.notice = Some(match purpose {
+                    DialogPurpose::Save(_) => "export cancelled: nothing was written".into(),
+                    DialogPurpose::OpenReport => "no report opened".into(),
+                    DialogPurpose::Credentials => "the credentials are unchanged".into(),
+                });
+            }
+            DialogAnswer::NoSystemDialog(purpose) => self.error(format!(
+                "the desktop showed no file dialog for \"{}\" (no XDG desktop portal?): \
+                 spanprof's own dialog is open instead",
+                purpose.title()
+            )),
+        }
+    }
+
     fn dialog_chose(&mut self, purpose: DialogPurpose, path: PathBuf) {
         match purpose {
             DialogPurpose::Save(format) => self.save_export(format, path),
             DialogPurpose::OpenReport => self.load_report(path),
             DialogPurpose::Credentials => {
+                self.notice = Some(format!("credentials: {}", path.display()));
                 self.settings.connection.cloud.credentials_file = Some(path);
             }
         }
@@ -562,9 +635,33 @@ impl SpanprofApp {
     }
 
     fn open_dialog(&mut self, purpose: DialogPurpose) {
-        let ctx = self.ctx.clone();
-        if let Err(e) = self.dialogs.open(purpose, move || ctx.request_repaint()) {
+        let file_name = match purpose {
+            DialogPurpose::Save(format) => Some(format.file_name(&self.export_reports())),
+            DialogPurpose::OpenReport | DialogPurpose::Credentials => None,
+        };
+        let request = DialogRequest {
+            purpose,
+            folder: self
+                .settings
+                .last_folder
+                .clone()
+                .unwrap_or_else(file_dialog::home_dir),
+            file_name,
+        };
+        let notify = connection::repaint_notifier(&self.ctx);
+        if let Err(e) = self.dialogs.open(request, notify) {
             self.error(e);
+        }
+    }
+
+    /// Draws the in-window file dialog when it is open, and acts on how it ended.
+    fn file_dialog(&mut self, ctx: &egui::Context) {
+        let (answer, problems) = self.dialogs.show(ctx);
+        for problem in problems {
+            self.error(problem);
+        }
+        if let Some(answer) = answer {
+            self.dialog_answered(answer);
         }
     }
 
@@ -611,8 +708,21 @@ impl SpanprofApp {
         command
     }
 
-    fn status_bar(&self, ui: &mut egui::Ui) {
+    fn status_bar(&mut self, ui: &mut egui::Ui) {
         ui.horizontal(|ui| {
+            if self.dialogs.waiting_for_system() {
+                ui.spinner();
+                ui.label("waiting for the desktop's file dialog");
+                if ui
+                    .small_button("Use spanprof's dialog")
+                    .on_hover_text("The desktop's dialog did not appear? Choose the file here")
+                    .clicked()
+                {
+                    self.dialogs
+                        .use_built_in(connection::repaint_notifier(&self.ctx));
+                }
+                ui.separator();
+            }
             match &self.active {
                 Some(run) => {
                     ui.colored_label(theme::WARN, "running");
@@ -641,12 +751,16 @@ impl SpanprofApp {
             egui::CollapsingHeader::new(egui::RichText::new("Connection").strong())
                 .default_open(true)
                 .show(ui, |ui| {
+                    let kind = self.settings.connection.kind;
                     command = self.connection.ui(
                         ui,
                         &mut self.settings.connection,
                         self.emulator.status(),
                         !running,
                     );
+                    if self.settings.connection.kind != kind {
+                        self.target_kind_changed();
+                    }
                 });
             ui.separator();
             egui::CollapsingHeader::new(egui::RichText::new("Query").strong())
@@ -663,18 +777,33 @@ impl SpanprofApp {
         command
     }
 
+    /// A target of another kind was picked: the query mode becomes the one that returns the
+    /// query statistics there, when the user had left it at the default (the emulator returns
+    /// none in "With stats").
+    fn target_kind_changed(&mut self) {
+        let Ok((target, _)) = self.settings.connection.target() else {
+            return;
+        };
+        let wanted = target.default_mode();
+        let mode = &mut self.settings.query.mode;
+        if *mode == crate::engine::QueryMode::WithStats && wanted != *mode {
+            *mode = wanted;
+            self.notice = Some(format!(
+                "query mode set to {}: the emulator returns query statistics only in profile mode",
+                query::mode_label(wanted)
+            ));
+        }
+    }
+
     fn central(&mut self, ui: &mut egui::Ui) {
         match self.settings.tab {
             Tab::Iterations => self.iterations_tab(ui),
             Tab::Compare => self.compare.ui(ui, &mut self.runs),
             Tab::Details => {
-                let shown = self.shown;
-                let details = self
-                    .runs
-                    .iter()
-                    .find(|r| Some(r.id) == shown)
-                    .and_then(|r| r.details.as_deref());
-                self.details.ui(ui, details, &self.log);
+                let shown = self.runs.iter().find(|r| Some(r.id) == self.shown);
+                let details = shown.and_then(|r| r.details.as_deref());
+                let mode = shown.map_or("", |r| r.report.config.query_mode.as_str());
+                self.details.ui(ui, details, mode, &self.log);
             }
         }
     }
@@ -698,7 +827,8 @@ impl SpanprofApp {
                 .filter(|r| r.run == label)
                 .cloned()
                 .collect();
-            self.iterations.ui(ui, self.active_id, &records);
+            self.iterations
+                .ui(ui, self.active_id, &records, run.mode().as_str());
             return;
         }
         if self.runs.is_empty() {
@@ -734,7 +864,8 @@ impl SpanprofApp {
             );
             let id = run.id;
             let records = run.report.iterations.clone();
-            self.iterations.ui(ui, id, &records);
+            let mode = run.report.config.query_mode.clone();
+            self.iterations.ui(ui, id, &records, &mode);
         }
     }
 }
@@ -783,7 +914,10 @@ impl eframe::App for SpanprofApp {
 
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let mut commands = Vec::new();
-        if ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Enter)) {
+        // While the in-window file dialog is open, Enter is the dialog's.
+        if self.dialogs.built_in().is_none()
+            && ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Enter))
+        {
             commands.push(Command::Run);
         }
         egui::Panel::top("menu").show(ui, |ui| {
@@ -801,6 +935,8 @@ impl eframe::App for SpanprofApp {
         for command in commands {
             self.handle(command);
         }
+        self.file_dialog(&ui.ctx().clone());
+        self.flush_status();
         if self.active.is_some() {
             // Keep drawing while a run streams (the progress moves), at a rate that leaves the
             // CPU to the run being measured; input still repaints at once.

@@ -406,7 +406,13 @@ fn variant_tabs(ui: &mut egui::Ui, settings: &mut QuerySettings) {
     ui.horizontal_wrapped(|ui| {
         ui.label(egui::RichText::new("Variants").strong())
             .on_hover_text("Queries (or settings) to compare: their iterations are interleaved");
-        for k in 0..=settings.variants.len() {
+        // One query has no tabs: only the button that adds a second.
+        let tabs = if settings.variants.is_empty() {
+            0
+        } else {
+            settings.variants.len() + 1
+        };
+        for k in 0..tabs {
             let name = match k {
                 0 if settings.label.trim().is_empty() => "1".to_owned(),
                 0 => settings.label.trim().to_owned(),

@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use crate::engine::{Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, Target};
+use crate::engine::{
+    Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, QueryMode, Target,
+};
 use crate::report::{IterationRecord, RunReport};
 
 /// Where a run is, for the progress bar.
@@ -48,6 +50,7 @@ pub enum Ended {
 pub struct ActiveRun {
     engine: Engine,
     labels: Vec<String>,
+    mode: QueryMode,
     of: u32,
     iteration: Option<u32>,
     variant: usize,
@@ -69,10 +72,12 @@ impl ActiveRun {
         let labels: Vec<String> = spec.variants.iter().map(|v| v.label.clone()).collect();
         let per_variant = spec.warmup + spec.iterations;
         let of = per_variant.saturating_mul(u32::try_from(labels.len()).unwrap_or(u32::MAX));
+        let mode = spec.variants.first().map(|v| v.mode).unwrap_or_default();
         let engine = Engine::start(target, spec, notify)?;
         Ok(ActiveRun {
             engine,
             labels,
+            mode,
             of,
             iteration: None,
             variant: 0,
@@ -138,6 +143,11 @@ impl ActiveRun {
         self.rows = 0;
         self.wire_bytes = 0;
         self.iteration_started = Instant::now();
+    }
+
+    /// The query mode it runs in.
+    pub fn mode(&self) -> QueryMode {
+        self.mode
     }
 
     /// Asks the engine to stop; the iteration streaming now is abandoned at once.

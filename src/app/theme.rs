@@ -46,6 +46,20 @@ pub fn apply(ctx: &egui::Context) {
     });
 }
 
+/// A plot's legend as a row of its own (above the plot, so it never covers data): a swatch of
+/// each item's colour and its name, wrapped when the row is full.
+pub fn legend<'a>(ui: &mut egui::Ui, items: impl IntoIterator<Item = (&'a str, Color32)>) {
+    ui.horizontal_wrapped(|ui| {
+        for (name, color) in items {
+            let size = egui::vec2(10.0, 10.0);
+            let (rect, _) = ui.allocate_exact_size(size, egui::Sense::hover());
+            ui.painter().rect_filled(rect, 2.0, color);
+            ui.label(egui::RichText::new(name).small());
+            ui.add_space(6.0);
+        }
+    });
+}
+
 /// One row of a two-column form grid: `label`, then `widget` named by it (for screen readers and
 /// tests), with `hover` as the label's tooltip when given.
 pub fn form_row(

@@ -119,6 +119,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 iterations: cli.iterations,
                 frame_stats: cli.frame_stats,
                 status_file: cli.status_file,
+                file_dialogs: crate::app::DialogBackend::System,
             })?;
             Ok(ExitCode::SUCCESS)
         }

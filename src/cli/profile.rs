@@ -25,9 +25,10 @@ pub struct QueryArgs {
     /// interleaved, and each is a run of the report, named by its --label.
     #[arg(long = "sql", value_name = "SQL")]
     pub sql: Vec<String>,
-    /// normal (rows only), with-stats (server time and rows), or profile (and the plan).
-    #[arg(long, value_enum, default_value_t = ModeArg::WithStats)]
-    pub query_mode: ModeArg,
+    /// normal (rows only), with-stats (server time and rows), or profile (and the plan). Default:
+    /// profile for --endpoint (the emulator returns no statistics in with-stats), else with-stats.
+    #[arg(long, value_enum)]
+    pub query_mode: Option<ModeArg>,
     /// A query parameter: name=value (a STRING) or name:TYPE=value; repeatable.
     #[arg(long = "param", value_parser = parse_param)]
     pub params: Vec<Param>,
@@ -35,6 +36,14 @@ pub struct QueryArgs {
     /// both to put them side by side.
     #[arg(long, value_enum, default_value_t = DecoderChoice::Fast)]
     pub decoder: DecoderChoice,
+}
+
+impl QueryArgs {
+    /// The query mode asked for, or the target's default (the one that returns statistics).
+    pub fn mode(&self, target: &TargetArgs) -> QueryMode {
+        self.query_mode
+            .map_or_else(|| target.target().default_mode(), QueryMode::from)
+    }
 }
 
 /// Arguments of `spanprof profile`.
@@ -197,7 +206,7 @@ fn profile_spec(args: &ProfileArgs) -> anyhow::Result<(ProfileSpec, String)> {
         sql: &args.query.sql,
         labels: &args.labels,
         params: &args.query.params,
-        mode: args.query.query_mode.into(),
+        mode: args.query.mode(&args.target),
         options: &options,
         sweep: args.sweep.as_ref(),
         workload: args.workload.as_deref(),
@@ -266,7 +275,7 @@ pub fn run_record(args: &RecordArgs, mut out: impl Write) -> anyhow::Result<()> 
         database: args.target.database(),
         variants: vec![Variant {
             params: args.query.params.clone(),
-            mode: args.query.query_mode.into(),
+            mode: args.query.mode(&args.target),
             options,
             ..Variant::new("record", sql.clone())
         }],
@@ -292,8 +301,9 @@ pub fn run_record(args: &RecordArgs, mut out: impl Write) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// What a reader should notice beyond the table: a slow first (cold) iteration and outlying ones,
-/// as [`analysis::findings`](crate::analysis::findings) found them.
+/// What a reader should notice beyond the table: query statistics that did not come, a slow first
+/// (cold) iteration and outlying ones, as [`analysis::findings`](crate::analysis::findings) found
+/// them.
 pub fn findings(report: &RunReport) -> String {
     summary::findings(report)
 }

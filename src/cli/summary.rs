@@ -11,11 +11,14 @@ use crate::analysis::{
 };
 use crate::report::{Phase, RunReport, printable};
 
-/// A slow first (cold) iteration and outlying ones, as [`Findings`] found them; empty when there is
-/// nothing to say.
+/// Query statistics that did not come, a slow first (cold) iteration and outlying ones, as
+/// [`Findings`] found them; empty when there is nothing to say.
 pub fn findings(report: &RunReport) -> String {
     let found = Findings::of(report);
     let mut text = String::new();
+    if let Some(missing) = &found.missing_statistics {
+        let _ = writeln!(text, "\n{missing}");
+    }
     if let Some(first) = &found.first {
         let verdict = if first.slow {
             "a slow cold start"

@@ -17,6 +17,17 @@ pub enum Target {
 }
 
 impl Target {
+    /// The query mode a profile of this target uses unless told otherwise: one that returns the
+    /// query statistics (the server's time and row count, the lost-row check). PROFILE on a
+    /// plaintext endpoint, because the Cloud Spanner emulator returns no statistics in
+    /// WITH_STATS; WITH_STATS elsewhere.
+    pub fn default_mode(&self) -> QueryMode {
+        match self {
+            Target::Endpoint(_) => QueryMode::Profile,
+            Target::Local(_) | Target::Cloud(_) => QueryMode::WithStats,
+        }
+    }
+
     /// How a report names the target: `local`, `endpoint HOST:PORT`, `cloud projects/…`.
     pub fn report_name(&self) -> String {
         match self {

@@ -4,13 +4,13 @@
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT as _, Queryable};
 use spanprof::app::{AppOptions, ExportFormat, SpanprofApp, Tab};
 use spanprof::report::Status;
 
 /// The real app on a local instance with 10,000 Seed23 rows, nothing persisted. A glyph that no
 /// font has panics, so the app's own text is checked to be drawable.
-fn app() -> Harness<'static, SpanprofApp> {
+pub(crate) fn app() -> Harness<'static, SpanprofApp> {
     Harness::builder()
         .with_size(egui::vec2(1280.0, 800.0))
         .build_eframe(|cc| SpanprofApp::new(cc, AppOptions::in_memory(10_000)))
@@ -25,7 +25,12 @@ fn app_showing_rows() -> Harness<'static, SpanprofApp> {
         .build_eframe(|cc| SpanprofApp::new(cc, AppOptions::in_memory(10_000)))
 }
 
-fn set_query(h: &mut Harness<'static, SpanprofApp>, sql: &str, iterations: u32, label: &str) {
+pub(crate) fn set_query(
+    h: &mut Harness<'static, SpanprofApp>,
+    sql: &str,
+    iterations: u32,
+    label: &str,
+) {
     let q = &mut h.state_mut().settings_mut().query;
     q.sql = sql.into();
     q.iterations = iterations;
@@ -34,7 +39,7 @@ fn set_query(h: &mut Harness<'static, SpanprofApp>, sql: &str, iterations: u32, 
 }
 
 /// Steps frames (the engine works on its own thread meanwhile) until `done`, for at most 60 s.
-fn step_until(
+pub(crate) fn step_until(
     h: &mut Harness<'static, SpanprofApp>,
     what: &str,
     done: impl Fn(&SpanprofApp) -> bool,
@@ -52,7 +57,7 @@ fn step_until(
     h.run_steps(3);
 }
 
-fn run_to_end(h: &mut Harness<'static, SpanprofApp>) {
+pub(crate) fn run_to_end(h: &mut Harness<'static, SpanprofApp>) {
     h.get_by_label("Run").click();
     h.step();
     assert!(h.state().is_running(), "Run started a run");
@@ -556,4 +561,394 @@ fn an_export_is_written_off_the_ui_thread_and_the_window_says_where() {
         Some(notice)
     );
     assert!(!missing.exists());
+}
+
+/// Opens Export > `item` through the menu, as a person would.
+fn menu_export(h: &mut Harness<'static, SpanprofApp>, item: &str) {
+    h.get_by_label("Export").click();
+    h.run_steps(2);
+    h.get_by_label(item).click();
+    h.run_steps(2);
+}
+
+/// Types `text` into the in-window dialog's name field (it has the focus), replacing what is
+/// there.
+fn type_in_dialog(h: &mut Harness<'static, SpanprofApp>, text: &str) {
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.run_steps(1);
+    h.event(egui::Event::Text(text.to_owned()));
+    h.run_steps(1);
+}
+
+/// A finished run of [`app`] whose exports and dialogs start in `folder`.
+fn finished_run_in(folder: &std::path::Path, label: &str) -> Harness<'static, SpanprofApp> {
+    finished_run_of(app(), folder, label)
+}
+
+fn finished_run_of(
+    mut h: Harness<'static, SpanprofApp>,
+    folder: &std::path::Path,
+    label: &str,
+) -> Harness<'static, SpanprofApp> {
+    h.state_mut().settings_mut().last_folder = Some(folder.to_owned());
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 100", 2, label);
+    run_to_end(&mut h);
+    h
+}
+
+/// Issue 16: with no desktop dialog, Export > CSV opens spanprof's own in the window, in the last
+/// folder used, proposing `spanprof-<label>-<date>.csv`; Enter saves there, and the window says
+/// where.
+#[test]
+fn the_in_window_dialog_saves_the_proposed_name_in_the_last_folder_on_enter()
+-> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    std::fs::write(dir.path().join("older.csv"), "x")?;
+    let mut h = finished_run_in(dir.path(), "scan");
+    menu_export(&mut h, "CSV of iterations…");
+    assert!(h.state().file_dialog_open());
+    assert!(h.query_by_label("Export the CSV of iterations").is_some());
+    // The folder is listed off the UI thread; its file shows once it is in.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while h.query_by_label("older.csv").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the listing never showed older.csv"
+        );
+        h.step();
+    }
+    let date = h.state().runs()[0]
+        .report
+        .started_at
+        .get(..10)
+        .unwrap_or_default()
+        .to_owned();
+    let expected = dir.path().join(format!("spanprof-scan-{date}.csv"));
+
+    h.key_press(egui::Key::Enter);
+    h.run_steps(2);
+    assert!(
+        !h.state().file_dialog_open(),
+        "Enter chose the proposed name"
+    );
+    step_until(&mut h, "the export to be written", |app| !app.files_busy());
+    assert_eq!(
+        h.state().notice(),
+        Some(format!("exported to {}", expected.display()).as_str())
+    );
+    assert!(h.query_by_label_contains("exported to").is_some());
+    let mut reader = csv::Reader::from_path(&expected)?;
+    assert_eq!(reader.headers()?, spanprof::export::COLUMNS.as_slice());
+    assert_eq!(reader.records().count(), 2);
+    assert_eq!(
+        h.state().settings().last_folder.as_deref(),
+        Some(dir.path())
+    );
+
+    // The same name again: the dialog asks before it replaces the file, and Enter confirms.
+    menu_export(&mut h, "CSV of iterations…");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while h
+        .query_by_label(&format!("spanprof-scan-{date}.csv"))
+        .is_none()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the listing never showed the export"
+        );
+        h.step();
+    }
+    h.key_press(egui::Key::Enter);
+    h.run_steps(2);
+    assert!(
+        h.state().file_dialog_open(),
+        "an existing file is not replaced at once"
+    );
+    assert!(h.query_by_label_contains("already exists").is_some());
+    h.key_press(egui::Key::Enter);
+    h.run_steps(2);
+    assert!(!h.state().file_dialog_open());
+    step_until(&mut h, "the export to be replaced", |app| !app.files_busy());
+    assert!(
+        h.state()
+            .notice()
+            .is_some_and(|n| n.starts_with("exported to"))
+    );
+    Ok(())
+}
+
+/// Issue 16: Escape and Cancel close the dialog, write nothing, and say so.
+#[test]
+fn cancelling_the_in_window_dialog_writes_nothing_and_says_so()
+-> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let mut h = finished_run_in(dir.path(), "kept");
+    menu_export(&mut h, "JSON report…");
+    assert!(h.query_by_label("Export the JSON report").is_some());
+    h.key_press(egui::Key::Escape);
+    h.run_steps(2);
+    assert!(!h.state().file_dialog_open());
+    assert!(h.query_by_label("Export the JSON report").is_none());
+    assert_eq!(
+        h.state().notice(),
+        Some("export cancelled: nothing was written")
+    );
+
+    menu_export(&mut h, "Markdown summary…");
+    assert!(h.query_by_label("Export the Markdown summary").is_some());
+    // The dialog's Cancel (the query panel's is there too, disabled while nothing runs).
+    h.query_all_by_label("Cancel")
+        .find(|n| !n.accesskit_node().is_disabled())
+        .expect("the dialog's Cancel")
+        .click();
+    h.run_steps(2);
+    assert!(!h.state().file_dialog_open());
+    assert_eq!(
+        h.state().notice(),
+        Some("export cancelled: nothing was written")
+    );
+    assert!(!h.state().files_busy());
+    assert_eq!(std::fs::read_dir(dir.path())?.count(), 0, "nothing written");
+    // Cancelling is the user's choice, not an error.
+    assert!(h.state().log().entries().is_empty());
+    Ok(())
+}
+
+/// Issue 16: a path typed into the dialog whose folder does not exist: the write fails, and the
+/// window and the Log tab say why.
+#[test]
+fn a_write_that_fails_after_the_dialog_is_said_in_the_window_and_the_log()
+-> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    // The Details tab shows the rows before its log: scripts the built-in fonts lack.
+    let mut h = finished_run_of(app_showing_rows(), dir.path(), "lost");
+    menu_export(&mut h, "CSV of iterations…");
+    type_in_dialog(&mut h, "no-such-dir/runs.csv");
+    h.key_press(egui::Key::Enter);
+    h.run_steps(2);
+    assert!(!h.state().file_dialog_open());
+    step_until(&mut h, "the write to fail", |app| !app.files_busy());
+    let notice = h.state().notice().unwrap_or_default().to_owned();
+    let missing = dir.path().join("no-such-dir").join("runs.csv");
+    assert!(
+        notice.contains(&missing.display().to_string()),
+        "the notice names the path: {notice}"
+    );
+    assert!(h.query_by_label(&notice).is_some(), "the window shows it");
+    assert_eq!(
+        h.state().log().last().map(|e| e.message.as_str()),
+        Some(notice.as_str())
+    );
+    assert!(!missing.exists());
+    h.get_by_label("Details").click();
+    h.run_steps(2);
+    h.get_by_label("Log (1)").click();
+    h.run_steps(2);
+    assert!(
+        h.query_all_by_label(&notice).count() >= 2,
+        "in the Log tab as well as the status bar"
+    );
+    Ok(())
+}
+
+/// Issue 16: every dialog the app opens works in the window: File > Open report reads the report
+/// typed, Cloud Spanner's Key file… sets the credentials file.
+#[test]
+fn open_report_and_the_key_file_choose_their_files_in_the_window()
+-> Result<(), Box<dyn std::error::Error>> {
+    use spanprof::export::Exporter as _;
+    let dir = tempfile::tempdir()?;
+    let report = dir.path().join("before.json");
+    std::fs::write(
+        &report,
+        spanprof::export::Json.export(&[spread_report("before", 5, 100.0, 0.618_034)])?,
+    )?;
+    let key = dir.path().join("key.json");
+    std::fs::write(&key, "{}")?;
+
+    let mut h = app();
+    h.state_mut().settings_mut().last_folder = Some(dir.path().to_owned());
+    h.run_steps(1);
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    h.get_by_label("Open report…").click();
+    h.run_steps(2);
+    assert!(h.query_by_label("Open a JSON report").is_some());
+    type_in_dialog(&mut h, "before.json");
+    h.key_press(egui::Key::Enter);
+    h.run_steps(2);
+    step_until(&mut h, "the report to be read", |app| !app.files_busy());
+    assert_eq!(h.state().runs().len(), 1);
+    assert_eq!(
+        h.state().notice(),
+        Some(format!("opened 1 runs from {}", report.display()).as_str())
+    );
+
+    h.get_by_label("Cloud Spanner").click();
+    h.run_steps(2);
+    h.get_by_label("Key file…").click();
+    h.run_steps(2);
+    assert!(
+        h.query_by_label("Choose a service-account key file")
+            .is_some()
+    );
+    // A click on the listed file names it; Open chooses it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while h.query_by_label("key.json").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the listing never showed key.json"
+        );
+        h.step();
+    }
+    h.get_by_label("key.json").click();
+    h.run_steps(1);
+    h.get_by_label("Open").click();
+    h.run_steps(2);
+    assert_eq!(
+        h.state()
+            .settings()
+            .connection
+            .cloud
+            .credentials_file
+            .as_deref(),
+        Some(key.as_path())
+    );
+    Ok(())
+}
+
+/// Issue 16: a bar's tooltip near the window's right edge stays inside the window.
+#[test]
+fn the_tooltip_of_the_last_bar_stays_inside_the_window() {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 100", 10, "edge");
+    run_to_end(&mut h);
+    let plot = h
+        .state_mut()
+        .iterations_view()
+        .plot_rect()
+        .expect("the plot was drawn");
+    let last = 9;
+    // Move the pointer in from the plot's right edge until it is over the last bar.
+    let y = plot.center().y;
+    let mut x = plot.right() - 2.0;
+    while h.state_mut().iterations_view().hovered() != Some(last) {
+        assert!(
+            x > plot.center().x,
+            "no pointer position hovers bar #{last}"
+        );
+        x -= 4.0;
+        h.hover_at(egui::pos2(x, y));
+        h.run_steps(1);
+    }
+    let mut tooltip = None;
+    for _ in 0..20 {
+        h.run_steps(1);
+        tooltip = h
+            .query_by_label_contains(&format!("#{last} · ok"))
+            .map(|n| n.rect());
+        if tooltip.is_some() {
+            break;
+        }
+    }
+    let tooltip = tooltip.expect("the bar's tooltip is shown");
+    let window = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1280.0, 800.0));
+    assert!(
+        window.contains_rect(tooltip),
+        "tooltip {tooltip:?} is outside the window {window:?}"
+    );
+    assert!(
+        tooltip.width() > 200.0,
+        "the tooltip holds its whole text: {tooltip:?}"
+    );
+}
+
+/// Issue 16: the legend is a row of its own above the plot, never over its bars.
+#[test]
+fn the_legend_is_above_the_plot_and_never_over_its_bars() {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 100", 3, "legend");
+    run_to_end(&mut h);
+    let plot = h
+        .state_mut()
+        .iterations_view()
+        .plot_rect()
+        .expect("the plot was drawn");
+    for name in spanprof::app::SEGMENTS {
+        let rects: Vec<egui::Rect> = h.query_all_by_label(name).map(|n| n.rect()).collect();
+        assert!(
+            rects.iter().any(|r| r.bottom() <= plot.top()),
+            "{name} is named above the plot {plot:?}: {rects:?}"
+        );
+        assert!(
+            rects.iter().all(|r| !r.intersects(plot)),
+            "nothing named {name} is drawn over the plot {plot:?}: {rects:?}"
+        );
+    }
+}
+
+/// Issue 16: a run in a mode that asks for statistics and got none (the emulator in with-stats
+/// mode) says so in the window, with what that costs.
+#[test]
+fn statistics_asked_for_and_not_returned_are_said_in_the_window()
+-> Result<(), Box<dyn std::error::Error>> {
+    use spanprof::export::Exporter as _;
+    let mut report = spread_report("quiet", 5, 100.0, 0.618_034);
+    report.config.query_mode = "with-stats".into();
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("quiet.json");
+    std::fs::write(&path, spanprof::export::Json.export(&[report])?)?;
+    let mut h = app();
+    assert_eq!(h.state_mut().open_report(&path), Ok(1));
+    h.state_mut().set_tab(Tab::Iterations);
+    h.run_steps(3);
+    assert!(
+        h.query_by_label_contains(
+            "no query statistics returned: server time and the lost-row check are unavailable; \
+             the emulator returns them only in profile mode"
+        )
+        .is_some()
+    );
+    // A run that got them says nothing of the kind.
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 100", 2, "talkative");
+    run_to_end(&mut h);
+    assert!(
+        h.state().runs()[1]
+            .report
+            .iterations
+            .iter()
+            .all(|i| i.server_rows == Some(100))
+    );
+    assert!(h.query_by_label_contains("no query statistics").is_none());
+    Ok(())
+}
+
+/// Issue 16: picking the emulator target picks the query mode that returns statistics there.
+#[test]
+fn picking_the_emulator_picks_the_mode_that_returns_statistics() {
+    let mut h = app();
+    assert_eq!(
+        h.state().settings().query.mode,
+        spanprof::engine::QueryMode::WithStats
+    );
+    h.get_by_label("Emulator").click();
+    h.run_steps(2);
+    assert_eq!(
+        h.state().settings().query.mode,
+        spanprof::engine::QueryMode::Profile
+    );
+    assert!(
+        h.query_by_label_contains("the emulator returns query statistics only in profile mode")
+            .is_some()
+    );
+    // A mode the user chose stays chosen.
+    h.get_by_label("Local instance").click();
+    h.run_steps(1);
+    h.state_mut().settings_mut().query.mode = spanprof::engine::QueryMode::Normal;
+    h.get_by_label("Emulator").click();
+    h.run_steps(2);
+    assert_eq!(
+        h.state().settings().query.mode,
+        spanprof::engine::QueryMode::Normal
+    );
 }

@@ -409,3 +409,104 @@ fn an_unknown_database_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+/// `spanprof profile` against the emulator with `extra` arguments: 1,000 seeded rows, three
+/// iterations; returns stdout and the CSV's records by column name.
+fn profile_emulator(extra: &[&str]) -> (String, Vec<std::collections::HashMap<String, String>>) {
+    let emulator = start_emulator();
+    seed_library(emulator.address(), "test-project", 1_000);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let csv = dir.path().join("run.csv");
+    let out = Command::new(env!("CARGO_BIN_EXE_spanprof"))
+        .args(["profile", "--endpoint", emulator.address()])
+        .args(["--sql", "SELECT * FROM Seed23", "--iterations", "3"])
+        .args(extra)
+        .arg("--csv")
+        .arg(&csv)
+        .output()
+        .expect("spanprof runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut reader = csv::Reader::from_path(&csv).expect("the CSV");
+    let header = reader.headers().expect("a header").clone();
+    let records = reader
+        .records()
+        .map(|r| {
+            let r = r.expect("a record");
+            header
+                .iter()
+                .zip(r.iter())
+                .map(|(h, v)| (h.to_owned(), v.to_owned()))
+                .collect()
+        })
+        .collect();
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8");
+    (stdout, records)
+}
+
+/// Issue 16: the emulator returns no query statistics in with-stats mode; the findings say so,
+/// and what it costs, instead of leaving the server's columns silently empty.
+#[test]
+#[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
+fn with_stats_on_the_emulator_says_no_statistics_were_returned() {
+    let (stdout, records) = profile_emulator(&["--query-mode", "with-stats"]);
+    assert!(
+        stdout.contains(
+            "no query statistics returned: server time and the lost-row check are unavailable; \
+             the emulator returns them only in profile mode"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(records.len(), 4, "a warm-up and three iterations");
+    for r in &records {
+        assert_eq!(r["status"], "ok", "{:?}", r["error"]);
+        assert_eq!(r["rows"], "1000");
+        assert_eq!(
+            (r["server_ms"].as_str(), r["server_rows"].as_str()),
+            ("", "")
+        );
+    }
+}
+
+/// Issue 16: against the emulator, the default mode is one that returns the statistics: the
+/// server's row count is there to check every iteration's rows against, from the command line
+/// and from the app (picking the emulator target).
+#[test]
+#[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
+fn the_emulator_default_mode_returns_server_rows() {
+    use egui_kittest::kittest::Queryable as _;
+    let (stdout, records) = profile_emulator(&[]);
+    assert!(!stdout.contains("no query statistics"), "{stdout}");
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        assert_eq!(r["status"], "ok", "{:?}", r["error"]);
+        assert_eq!(
+            (r["rows"].as_str(), r["server_rows"].as_str()),
+            ("1000", "1000")
+        );
+        assert!(
+            r["server_ms"].parse::<f64>().is_ok_and(|ms| ms > 0.0),
+            "{r:?}"
+        );
+    }
+
+    let emulator = start_emulator();
+    seed_library(emulator.address(), "test-project", 1_000);
+    let mut h = crate::app::app();
+    h.get_by_label("Emulator").click();
+    h.run_steps(2);
+    h.state_mut().settings_mut().connection.emulator.host_port = emulator.address().to_owned();
+    crate::app::set_query(&mut h, "SELECT * FROM Seed23", 2, "emulated");
+    crate::app::run_to_end(&mut h);
+    let report = &h.state().runs()[0].report;
+    assert_eq!(report.config.query_mode, "profile");
+    assert_eq!(report.iterations.len(), 2);
+    for i in &report.iterations {
+        assert_eq!(i.status, spanprof::report::Status::Ok, "{:?}", i.error);
+        assert_eq!((i.rows, i.server_rows), (1000, Some(1000)));
+    }
+    assert!(h.query_by_label_contains("no query statistics").is_none());
+}
