@@ -73,7 +73,7 @@ pub struct Sweep {
 
 /// The sweep among `runs`: the runs that hold a point of a sweep of the same parameter (the first
 /// such run's). `None` when fewer than two runs are points of it.
-pub fn sweep(runs: &[RunReport]) -> Option<Sweep> {
+pub fn sweep(runs: &[&RunReport]) -> Option<Sweep> {
     let param = runs
         .iter()
         .find_map(|r| r.config.sweep.as_ref())?
@@ -81,6 +81,7 @@ pub fn sweep(runs: &[RunReport]) -> Option<Sweep> {
         .clone();
     let points: Vec<&RunReport> = runs
         .iter()
+        .copied()
         .filter(|r| r.config.sweep.as_ref().is_some_and(|s| s.param == param))
         .collect();
     if points.len() < 2 {
@@ -208,7 +209,7 @@ mod tests {
     #[test]
     fn a_sweep_gives_a_row_per_value_and_recovers_the_cost_of_each_phase() {
         let runs = [point(10_000), point(100), point(1_000), point(100_000)];
-        let sweep = sweep(&runs).expect("four points");
+        let sweep = sweep(&runs.iter().collect::<Vec<_>>()).expect("four points");
         assert_eq!(sweep.param, "n");
         let values: Vec<&str> = sweep.rows.iter().map(|r| r.value.as_str()).collect();
         assert_eq!(values, ["100", "1000", "10000", "100000"], "ascending");
@@ -233,9 +234,9 @@ mod tests {
 
     #[test]
     fn runs_that_are_not_a_sweep_make_none() {
-        assert!(sweep(&[point(10)]).is_none(), "one point");
+        assert!(sweep(&[&point(10)]).is_none(), "one point");
         let plain = RunReport::with_totals("plain", &[1.0, 2.0]);
-        assert!(sweep(&[plain.clone(), plain]).is_none());
+        assert!(sweep(&[&plain, &plain]).is_none());
     }
 
     #[test]

@@ -5,8 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use egui_plot::{Bar, BarChart, BoxElem, BoxPlot, BoxSpread, GridInput, GridMark, Plot};
+use egui_plot::{Bar, BarChart, BoxElem, BoxPlot, BoxSpread, Plot};
 
+use super::phases::{self, Curve, SweepAxis, one_mark_per_run, run_label};
 use super::verdicts::{Verdict, Verdicts};
 use super::{RunEntry, theme};
 use crate::analysis::totals_distribution;
@@ -16,6 +17,9 @@ use crate::analysis::totals_distribution;
 pub struct CompareView {
     picked: BTreeSet<u64>,
     verdicts: Verdicts,
+    sweep_axis: SweepAxis,
+    /// The sweep curves drawn in the last frame (none when the picked runs are no sweep).
+    curves: Vec<Curve>,
 }
 
 impl CompareView {
@@ -26,6 +30,12 @@ impl CompareView {
         } else {
             self.picked.remove(&id);
         }
+    }
+
+    /// The sweep curves drawn in the last frame: one per phase, when the picked runs are the
+    /// points of a sweep.
+    pub fn sweep_curves(&self) -> &[Curve] {
+        &self.curves
     }
 
     /// Picks exactly these runs (the variants of a run just finished).
@@ -74,6 +84,7 @@ impl CompareView {
             .collect();
         ui.add_space(6.0);
         if picked.len() < 2 {
+            self.curves.clear();
             ui.label("Pick two or more runs to compare them.");
             return;
         }
@@ -97,9 +108,22 @@ impl CompareView {
                 .iter()
                 .map(|&(k, r)| (r.report.config.label.as_str(), theme::run_color(k))),
         );
-        let height = (ui.available_height() / 2.0 - 8.0).max(140.0);
-        overlay_bars(ui, &picked, height);
-        box_plots(ui, &picked, height);
+        let reports: Vec<&crate::report::RunReport> =
+            picked.iter().map(|(_, r)| &r.report).collect();
+        let sweep = phases::sweep_of(&reports);
+        let charts = if sweep.is_some() { 4.0 } else { 3.0 };
+        let height = (ui.available_height() / charts - 24.0).max(140.0);
+        egui::ScrollArea::vertical()
+            .id_salt("compare-charts")
+            .show(ui, |ui| {
+                self.curves = match &sweep {
+                    Some(sweep) => phases::sweep_curve(ui, sweep, &mut self.sweep_axis, height),
+                    None => Vec::new(),
+                };
+                phases::phase_medians(ui, &picked, height);
+                overlay_bars(ui, &picked, height);
+                box_plots(ui, &picked, height);
+            });
     }
 
     fn list(&mut self, ui: &mut egui::Ui, runs: &mut [RunEntry]) {
@@ -269,30 +293,10 @@ fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
     }
 }
 
-/// The box plots' axis marks: one at each of the `runs` runs' places (0, 1, …) in view, none
-/// between them.
-fn one_mark_per_run(input: GridInput, runs: usize) -> Vec<GridMark> {
-    let (lo, hi) = input.bounds;
-    let first = lo.ceil().max(0.0) as i64;
-    let last = hi.floor().min(runs as f64 - 1.0) as i64;
-    (first..=last)
-        .map(|k| GridMark {
-            value: k as f64,
-            step_size: 1.0,
-        })
-        .collect()
-}
-
-/// The name on the box plots' axis at `value`: the label of the run drawn there.
-fn run_label(labels: &[String], value: f64) -> String {
-    if value.fract() != 0.0 || value < 0.0 {
-        return String::new();
-    }
-    labels.get(value as usize).cloned().unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
+    use egui_plot::GridInput;
+
     use super::*;
 
     #[test]

@@ -15,6 +15,7 @@ mod file_dialog;
 mod frames;
 mod iterations;
 mod options;
+mod phases;
 mod query;
 mod run;
 mod theme;
@@ -34,6 +35,7 @@ pub use export::{ExportFormat, export_bytes, export_to, summary_text};
 pub use frames::{FrameSample, FrameStats};
 pub use iterations::{IterationsView, SEGMENTS};
 pub use options::{OptionSettings, Replicas};
+pub use phases::{Curve, SweepAxis};
 pub use query::{DEFAULT_SQL, QuerySettings, VariantSettings};
 
 use crate::engine::IterationDetails;

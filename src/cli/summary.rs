@@ -107,7 +107,7 @@ pub fn phase_table(comparison: &RunComparison, with_change: bool) -> String {
 /// A sweep's table (one row per value: rows, MB, the median and p10–p90 of each phase) and its
 /// cost models; `None` when the runs are not a sweep.
 pub fn sweep(reports: &[RunReport]) -> Option<String> {
-    let sweep = analysis::sweep(reports)?;
+    let sweep = analysis::sweep(&reports.iter().collect::<Vec<_>>())?;
     let phases: Vec<Phase> = Phase::ALL
         .into_iter()
         .filter(|p| sweep.rows.iter().all(|r| r.band(*p).is_some()))

@@ -318,4 +318,68 @@ mod tests {
         assert!(PartitionToken::decode(&bytes[1..]).is_err());
         assert!(PartitionToken::decode(&[]).is_err());
     }
+
+    fn count(db: &Database, range: Option<&KeyRange>, sql: &str) -> i64 {
+        let (conn, _) = db
+            .connect(
+                Default::default(),
+                Default::default(),
+                crate::server::db::test_limits(),
+                range,
+            )
+            .expect("connects");
+        conn.query_row(sql, [], |row| row.get(0)).expect("runs")
+    }
+
+    #[test]
+    fn the_ranges_cover_the_table_once_and_a_partition_reads_only_its_own() {
+        let db = Database::open(1000).expect("opens");
+        let limits = crate::server::db::test_limits();
+        let ranges = plan(
+            &db,
+            "SELECT Id, Name FROM Seed23 WHERE Id % 2 = 0",
+            &HashMap::new(),
+            Some(3),
+            limits,
+        )
+        .expect("root-partitionable");
+        assert_eq!(ranges.len(), 3);
+        assert_eq!(ranges[0].lo, 1);
+        assert_eq!(ranges[2].hi, 1001);
+        assert!(ranges.windows(2).all(|w| w[0].hi == w[1].lo), "{ranges:?}");
+        // A partition's connection sees only its range, through the table's own name.
+        let counted: i64 = ranges
+            .iter()
+            .map(|r| count(&db, Some(r), "SELECT count(*) FROM (SELECT Id FROM Seed23)"))
+            .sum();
+        assert_eq!(counted, 1000);
+        assert_eq!(
+            count(
+                &db,
+                Some(&ranges[1]),
+                "SELECT min(Id) FROM (SELECT Id FROM Seed23)"
+            ),
+            ranges[1].lo
+        );
+        let singers = plan(&db, "SELECT * FROM Singers", &HashMap::new(), None, limits)
+            .expect("partitionable");
+        assert_eq!(
+            singers.len(),
+            1,
+            "a small table is one partition by default"
+        );
+        let many = plan(
+            &db,
+            "SELECT * FROM Seed23",
+            &HashMap::new(),
+            Some(10_000),
+            limits,
+        )
+        .expect("partitionable");
+        assert_eq!(
+            many.len(),
+            MAX_PARTITIONS,
+            "bounded whatever the client asks"
+        );
+    }
 }

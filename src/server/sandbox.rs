@@ -93,7 +93,10 @@ impl Sandbox {
             }
             A::Recursive => Authorization::Allow,
             A::Read { table_name, .. } if readable(ctx.database_name, table_name) => {
-                if ctx.accessor.is_none() && ctx.database_name.is_some() {
+                let main = ctx
+                    .database_name
+                    .is_some_and(|d| d.eq_ignore_ascii_case("main"));
+                if ctx.accessor.is_none() && main {
                     let mut direct = self.direct_lock();
                     let name = table_name.to_lowercase();
                     // Bounded: one entry per demo table at most.
@@ -163,8 +166,11 @@ fn readable(database: Option<&str>, table: &str) -> bool {
     });
     match database {
         None => true,
+        // The temporary schema holds only what the server made before confining the connection:
+        // the views of a partition's key range, named as their tables.
         Some(d) => {
-            d.eq_ignore_ascii_case("main") && tables.iter().any(|t| t.eq_ignore_ascii_case(table))
+            (d.eq_ignore_ascii_case("main") || d.eq_ignore_ascii_case("temp"))
+                && tables.iter().any(|t| t.eq_ignore_ascii_case(table))
         }
     }
 }

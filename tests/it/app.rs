@@ -952,3 +952,92 @@ fn picking_the_emulator_picks_the_mode_that_returns_statistics() {
         spanprof::engine::QueryMode::Normal
     );
 }
+
+/// Issue 13: two variants built in the window run interleaved, and the Compare view shows where
+/// they differ: the verdict names the phases, and the phases are drawn side by side.
+#[test]
+fn two_variants_built_in_the_window_are_compared_phase_by_phase() {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 3000", 5, "wide");
+    h.run_steps(2);
+    h.get_by_label("+ variant").click();
+    h.run_steps(2);
+    {
+        let query = &mut h.state_mut().settings_mut().query;
+        assert_eq!(query.variants.len(), 1, "a copy of the first");
+        assert_eq!(query.variants[0].sql, "SELECT * FROM Seed23 LIMIT 3000");
+        query.variants[0].sql = "SELECT Id FROM Seed23 LIMIT 3000".into();
+        query.variants[0].label = "narrow".into();
+    }
+    h.run_steps(2);
+    // Both variants have their tab; the second is the one being edited.
+    assert!(h.query_by_label("wide").is_some() && h.query_by_label("narrow").is_some());
+    run_to_end(&mut h);
+    let runs = h.state().runs();
+    assert_eq!(runs.len(), 2);
+    let seqs: Vec<u32> = runs
+        .iter()
+        .flat_map(|r| r.report.iterations.iter())
+        .filter(|i| !i.warmup)
+        .filter_map(|i| i.seq)
+        .collect();
+    assert_eq!(seqs.len(), 10);
+    let first: Vec<u32> = runs[0]
+        .report
+        .iterations
+        .iter()
+        .filter(|i| !i.warmup)
+        .filter_map(|i| i.seq)
+        .collect();
+    assert!(
+        first.windows(2).all(|w| w[1] == w[0] + 2),
+        "interleaved: {first:?}"
+    );
+    assert_eq!(
+        h.state().settings().tab,
+        Tab::Compare,
+        "the comparison is shown"
+    );
+    step_until(&mut h, "the verdict", |app| !app.verdicts().is_empty());
+    let verdicts = h.state().verdicts();
+    let [verdict] = verdicts.as_slice() else {
+        panic!("one verdict: {verdicts:?}");
+    };
+    assert!(verdict.starts_with("narrow is "), "{verdict}");
+    assert!(
+        verdict.contains("row decode ") && verdict.contains("network "),
+        "{verdict}"
+    );
+    assert!(
+        h.query_by_label_contains(verdict).is_some(),
+        "the window shows it"
+    );
+    assert!(h.query_by_label("Median per phase").is_some());
+}
+
+/// Issue 13: a sweep run in the window gives a run per value, and the Compare view draws how each
+/// phase grows with it.
+#[test]
+fn a_sweep_run_in_the_window_draws_its_curve() {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT @n", 2, "");
+    h.state_mut().settings_mut().query.sweep = "n:INT64=100,1000,3000,6000".into();
+    // The panel grows an Order row for a sweep: draw it before pressing Run.
+    h.run_steps(2);
+    run_to_end(&mut h);
+    assert_eq!(h.state().runs().len(), 4);
+    h.run_steps(3);
+    assert!(h.query_by_label("Sweep of @n").is_some());
+    let curves = h.state_mut().compare_view().sweep_curves().to_vec();
+    let total = curves
+        .iter()
+        .find(|c| c.phase == spanprof::report::Phase::Total)
+        .expect("the total's curve");
+    let xs: Vec<f64> = total.points.iter().map(|p| p[0]).collect();
+    assert_eq!(xs, [100.0, 1000.0, 3000.0, 6000.0]);
+    assert!(
+        total.points[3][1] > total.points[0][1],
+        "6,000 rows take longer than 100: {total:?}"
+    );
+    assert!(curves.len() >= 3, "the phases measured: {curves:?}");
+}

@@ -1,9 +1,9 @@
 //! The Cloud Spanner path, offline: a service-account key made here, a local token endpoint, and a
-//! small gRPC server that records the headers it was sent.
+//! small gRPC server that records the headers it was sent (`recorder.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rsa::pkcs8::{EncodePrivateKey, LineEnding};
@@ -12,15 +12,13 @@ use spanprof::client::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFI
 use spanprof::client::{
     DatabasePath, Decoding, Query, ResumePolicy, Session, Target as ClientTarget,
 };
+
+pub use crate::recorder::{Behaviour, Seen, start_recorder, start_recorder_with};
 use spanprof::engine::{Engine, EngineEvent, ProfileSpec};
-use spanprof::proto::google::spanner::v1 as pb;
-use spanprof::proto::google::spanner::v1::spanner_server::{Spanner, SpannerServer};
 use spanprof::wire::DecoderKind;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::metadata::MetadataMap;
-use tonic::{Request, Response, Status};
 
 const PROJECT: &str = "test-project";
 const INSTANCE: &str = "test-instance";
@@ -164,149 +162,6 @@ fn write_key_file(dir: &Path, token_uri: &str) -> PathBuf {
     let path = dir.join("service-account.json");
     std::fs::write(&path, key.to_string()).expect("the key file can be written");
     path
-}
-
-/// What the recording server saw: the method and the request's metadata.
-pub type Seen = Arc<Mutex<Vec<(&'static str, MetadataMap)>>>;
-
-/// How the recording server answers.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Behaviour {
-    /// ExecuteStreamingSql never sends a message (a query still running).
-    pub stall_execute: bool,
-    /// DeleteSession answers only after this long.
-    pub stall_delete: Option<Duration>,
-}
-
-/// A Spanner service answering CreateSession, ExecuteStreamingSql and DeleteSession, recording their
-/// headers.
-struct Recorder {
-    seen: Seen,
-    behaviour: Behaviour,
-}
-
-impl Recorder {
-    fn record<T>(&self, method: &'static str, request: &Request<T>) {
-        self.seen
-            .lock()
-            .expect("the recorder's lock is not poisoned")
-            .push((method, request.metadata().clone()));
-    }
-}
-
-type Messages = std::pin::Pin<
-    Box<dyn tokio_stream::Stream<Item = Result<pb::PartialResultSet, Status>> + Send>,
->;
-
-#[tonic::async_trait]
-impl Spanner for Recorder {
-    async fn create_session(
-        &self,
-        request: Request<pb::CreateSessionRequest>,
-    ) -> Result<Response<pb::Session>, Status> {
-        self.record("CreateSession", &request);
-        Ok(Response::new(pb::Session {
-            name: format!("{}/sessions/s1", request.get_ref().database),
-            ..Default::default()
-        }))
-    }
-
-    async fn batch_create_sessions(
-        &self,
-        _: Request<pb::BatchCreateSessionsRequest>,
-    ) -> Result<Response<pb::BatchCreateSessionsResponse>, Status> {
-        Err(Status::unimplemented("BatchCreateSessions"))
-    }
-
-    async fn get_session(
-        &self,
-        _: Request<pb::GetSessionRequest>,
-    ) -> Result<Response<pb::Session>, Status> {
-        Err(Status::unimplemented("GetSession"))
-    }
-
-    async fn delete_session(
-        &self,
-        request: Request<pb::DeleteSessionRequest>,
-    ) -> Result<Response<()>, Status> {
-        self.record("DeleteSession", &request);
-        if let Some(stall) = self.behaviour.stall_delete {
-            tokio::time::sleep(stall).await;
-        }
-        Ok(Response::new(()))
-    }
-
-    async fn execute_sql(
-        &self,
-        _: Request<pb::ExecuteSqlRequest>,
-    ) -> Result<Response<pb::ResultSet>, Status> {
-        Err(Status::unimplemented("ExecuteSql"))
-    }
-
-    type ExecuteStreamingSqlStream = Messages;
-
-    async fn execute_streaming_sql(
-        &self,
-        request: Request<pb::ExecuteSqlRequest>,
-    ) -> Result<Response<Messages>, Status> {
-        self.record("ExecuteStreamingSql", &request);
-        if self.behaviour.stall_execute {
-            return Ok(Response::new(Box::pin(tokio_stream::pending())));
-        }
-        let message = pb::PartialResultSet {
-            values: vec![prost_types::Value {
-                kind: Some(prost_types::value::Kind::StringValue("1".to_owned())),
-            }],
-            ..Default::default()
-        };
-        Ok(Response::new(Box::pin(tokio_stream::iter(vec![Ok(
-            message,
-        )]))))
-    }
-
-    async fn begin_transaction(
-        &self,
-        _: Request<pb::BeginTransactionRequest>,
-    ) -> Result<Response<pb::Transaction>, Status> {
-        Err(Status::unimplemented("BeginTransaction"))
-    }
-
-    async fn commit(
-        &self,
-        _: Request<pb::CommitRequest>,
-    ) -> Result<Response<pb::CommitResponse>, Status> {
-        Err(Status::unimplemented("Commit"))
-    }
-
-    async fn partition_query(
-        &self,
-        _: Request<pb::PartitionQueryRequest>,
-    ) -> Result<Response<pb::PartitionResponse>, Status> {
-        Err(Status::unimplemented("PartitionQuery"))
-    }
-
-    async fn rollback(&self, _: Request<pb::RollbackRequest>) -> Result<Response<()>, Status> {
-        Err(Status::unimplemented("Rollback"))
-    }
-}
-
-/// Starts the recording server on a loopback port; returns its `http://` endpoint.
-async fn start_recorder(seen: Seen) -> String {
-    start_recorder_with(seen, Behaviour::default()).await
-}
-
-/// Starts a recording server that answers as `behaviour` says; returns its `http://` endpoint.
-pub async fn start_recorder_with(seen: Seen, behaviour: Behaviour) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a loopback port is free");
-    let port = listener.local_addr().expect("a bound address").port();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(SpannerServer::new(Recorder { seen, behaviour }))
-            .serve_with_incoming(TcpListenerStream::new(listener)),
-    );
-    format!("http://127.0.0.1:{port}")
 }
 
 fn target(endpoint: String, key: PathBuf) -> CloudTarget {

@@ -20,5 +20,7 @@ mod memory;
 mod official;
 mod official_load;
 mod props;
+mod recorder;
 mod serve_process;
 mod support;
+mod variants;
