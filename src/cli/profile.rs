@@ -211,7 +211,18 @@ fn profile_spec(args: &ProfileArgs) -> anyhow::Result<(ProfileSpec, String)> {
         sweep: args.sweep.as_ref(),
         workload: args.workload.as_deref(),
     };
-    let (variants, workload) = variants(&line)?;
+    let (mut variants, workload) = variants(&line)?;
+    if args.query.query_mode.is_none() {
+        // Partitions run in normal mode: the mode nobody asked for is that one.
+        for v in variants
+            .iter_mut()
+            .filter(|v| v.options.partitioned.is_some())
+        {
+            if v.mode == line.mode {
+                v.mode = QueryMode::Normal;
+            }
+        }
+    }
     let order = match (args.order, args.seed) {
         (Some(OrderArg::Shuffled) | None, Some(seed)) => Some(Order::Shuffled(seed)),
         (Some(OrderArg::Shuffled), None) => Some(Order::Shuffled(0)),

@@ -330,6 +330,10 @@ impl RequestOptions {
     }
 }
 
+/// Why a partitioned read must run in normal mode, as Spanner (and the emulator) refuse the others.
+pub const PARTITIONED_MODE: &str = "a partitioned read runs in normal mode: Spanner returns no \
+    statistics or plan for partitions (use --query-mode normal)";
+
 /// An option that cannot be used as given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("--{option} {value:?}: {why}")]

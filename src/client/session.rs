@@ -348,6 +348,13 @@ impl Session {
     /// each option in the field the API defines for it (see [`apply_options`]).
     pub fn prepare(&self, query: &Query) -> Result<PreparedQuery, ClientError> {
         query.options.check()?;
+        if query.options.partitioned.is_some() && query.mode != QueryMode::Normal {
+            return Err(ClientError::Option(super::options::OptionError {
+                option: "partitioned".into(),
+                value: query.mode.as_str().into(),
+                why: super::options::PARTITIONED_MODE.into(),
+            }));
+        }
         let mut request = pb::ExecuteSqlRequest {
             session: self.name.clone(),
             sql: query.sql.clone(),

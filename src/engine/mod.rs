@@ -152,6 +152,16 @@ impl ProfileSpec {
                 label: label.clone(),
                 error,
             })?;
+            if v.options.partitioned.is_some() && v.mode != QueryMode::Normal {
+                return Err(SpecError::Options {
+                    label: label.clone(),
+                    error: OptionError {
+                        option: "partitioned".into(),
+                        value: v.mode.as_str().into(),
+                        why: crate::client::options::PARTITIONED_MODE.into(),
+                    },
+                });
+            }
         }
         Ok(())
     }

@@ -202,6 +202,12 @@ impl LocalSpanner {
             ));
         }
         let partition = self.partition_of(request)?;
+        if partition.is_some() && mode != QueryMode::Normal {
+            return Err(Status::invalid_argument(
+                "Query modes returning query plan and profile information cannot be used with \
+                 partitioned queries.",
+            ));
+        }
         let optimizer = Optimizer::of(request.query_options.as_ref())?;
         let spec = QuerySpec {
             sql: request.sql.clone(),

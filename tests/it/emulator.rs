@@ -510,3 +510,64 @@ fn the_emulator_default_mode_returns_server_rows() {
     }
     assert!(h.query_by_label_contains("no query statistics").is_none());
 }
+
+/// Issue 13: a partitioned read against the real emulator returns exactly the plain query's rows
+/// (the emulator implements PartitionQuery; its partitions come back in any order).
+#[test]
+#[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
+fn partitioned_reads_of_the_emulator_return_exactly_the_plain_querys_rows() {
+    use spanprof::client::{
+        DatabasePath, Decoding, Partitioned, Query, QueryMode, RequestOptions, ResumePolicy,
+        Session, Target, Timeouts,
+    };
+    use spanprof::wire::{DecoderKind, RowsView};
+    let emulator = start_emulator();
+    seed_library(emulator.address(), "test-project", 3000);
+    let target = Target::Endpoint(emulator.address().to_owned());
+    runtime().block_on(async {
+        let session = Session::open(&target, &DatabasePath::default(), Timeouts::DEFAULT)
+            .await
+            .expect("a session");
+        let read = async |options: RequestOptions| {
+            let prepared = session
+                .prepare(&Query {
+                    sql: "SELECT Id, Name, Counter FROM Seed23".into(),
+                    mode: QueryMode::Normal,
+                    options,
+                    ..Query::default()
+                })
+                .expect("prepares");
+            let mut rows = Vec::new();
+            let mut keep = |batch: RowsView<'_>, _: usize| {
+                rows.extend(
+                    batch
+                        .to_rows(usize::MAX)
+                        .iter()
+                        .map(|r| r.to_canonical_json().to_string()),
+                );
+            };
+            let timing = session
+                .execute(
+                    &prepared,
+                    ResumePolicy::default(),
+                    Decoding::new(DecoderKind::Fast, &mut keep),
+                )
+                .await
+                .expect("the read runs");
+            rows.sort();
+            (rows, timing.partitions.len())
+        };
+        let (plain, _) = read(RequestOptions::default()).await;
+        assert_eq!(plain.len(), 3000);
+        let (partitioned, partitions) = read(RequestOptions {
+            partitioned: Some(Partitioned {
+                data_boost: false,
+                max_partitions: Some(4),
+            }),
+            ..RequestOptions::default()
+        })
+        .await;
+        assert!(partitions >= 1, "read as partitions");
+        assert_eq!(partitioned, plain);
+    });
+}

@@ -9,8 +9,8 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 
 use spanprof::client::{
-    DatabasePath, Decoding, Partitioned, Query, RequestOptions, ResumePolicy, Session, Target,
-    Timeouts,
+    DatabasePath, Decoding, Partitioned, Query, QueryMode, RequestOptions, ResumePolicy, Session,
+    Target, Timeouts,
 };
 use spanprof::export::read_json;
 use spanprof::proto::google::spanner::v1 as pb;
@@ -413,6 +413,10 @@ fn bad_combinations_are_refused_before_anything_runs() {
             "only for single-use reads",
         ),
         (&["--data-boost"][..], "--partitioned"),
+        (
+            &["--partitioned", "--query-mode", "with-stats"][..],
+            "a partitioned read runs in normal mode",
+        ),
         (&["--max-partitions", "4"][..], "--partitioned"),
         (&["--request-tag", "_hidden"][..], "not starting with '_'"),
         (&["--priority", "urgent"][..], "low, medium, high"),
@@ -539,6 +543,7 @@ async fn partitioned_reads_of_the_local_instance_return_exactly_the_plain_querys
     ] {
         let plain = Query {
             sql: sql.into(),
+            mode: QueryMode::Normal,
             ..Query::default()
         };
         let want = rows_of(&session, plain.clone()).await;
@@ -558,6 +563,7 @@ async fn partitioned_reads_of_the_local_instance_return_exactly_the_plain_querys
     let prepared = session
         .prepare(&Query {
             sql: "SELECT * FROM Seed23".into(),
+            mode: QueryMode::Normal,
             options: partitioned(4),
             ..Query::default()
         })
@@ -609,6 +615,7 @@ async fn queries_that_are_not_root_partitionable_are_refused_as_production_words
         let prepared = session
             .prepare(&Query {
                 sql: sql.into(),
+                mode: QueryMode::Normal,
                 options: partitioned(4),
                 ..Query::default()
             })
@@ -717,4 +724,104 @@ fn the_gate_passes_two_runs_of_the_same_query() {
     );
     assert!(stdout.contains("gate: "), "{stdout}");
     assert!(stdout.contains("the gate passes"), "{stdout}");
+}
+
+/// Issue 13, item 4: the local instance takes every option, returns the read timestamp a staleness
+/// implies, and says in its statistics which optimizer ran.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_local_instance_honours_staleness_and_the_optimizer_asked_for() {
+    use pb::transaction_options::read_only::TimestampBound;
+    let instance = crate::local::start(100, KnobSettings::default()).await;
+    let mut client = crate::client::TestClient::connect(&instance.host_port()).await;
+    let read_timestamp = |bound: TimestampBound| pb::TransactionSelector {
+        selector: Some(pb::transaction_selector::Selector::SingleUse(
+            pb::TransactionOptions {
+                mode: Some(pb::transaction_options::Mode::ReadOnly(
+                    pb::transaction_options::ReadOnly {
+                        timestamp_bound: Some(bound),
+                        return_read_timestamp: true,
+                    },
+                )),
+                ..Default::default()
+            },
+        )),
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs_f64();
+    let cases = [
+        (
+            TimestampBound::ExactStaleness(prost_types::Duration {
+                seconds: 10,
+                nanos: 0,
+            }),
+            now - 10.0,
+        ),
+        (TimestampBound::Strong(true), now),
+        (
+            TimestampBound::ReadTimestamp(prost_types::Timestamp {
+                seconds: 1_796_119_200,
+                nanos: 500_000_000,
+            }),
+            1_796_119_200.5,
+        ),
+    ];
+    for (bound, want) in cases {
+        let request = pb::ExecuteSqlRequest {
+            transaction: Some(read_timestamp(bound.clone())),
+            request_options: Some(pb::RequestOptions {
+                priority: pb::request_options::Priority::Low as i32,
+                request_tag: "tagged".into(),
+                transaction_tag: String::new(),
+            }),
+            query_mode: pb::execute_sql_request::QueryMode::WithStats as i32,
+            query_options: Some(pb::execute_sql_request::QueryOptions {
+                optimizer_version: "3".into(),
+                optimizer_statistics_package: "auto_20261201".into(),
+            }),
+            ..client.request("SELECT Id FROM Seed23 LIMIT 5")
+        };
+        let got = client.stream(request).await.expect("the query runs");
+        assert_eq!(got.rows.len(), 5);
+        let ts = got.messages[0]
+            .metadata
+            .as_ref()
+            .and_then(|m| m.transaction.as_ref())
+            .and_then(|t| t.read_timestamp.as_ref())
+            .expect("the read timestamp, asked for");
+        let at = ts.seconds as f64 + f64::from(ts.nanos) / 1e9;
+        assert!(
+            (at - want).abs() < 3.0,
+            "{bound:?}: read at {at}, wanted {want}"
+        );
+        let stats = got.stats.expect("with stats");
+        assert_eq!(stats.query_stats.optimizer_version.as_deref(), Some("3"));
+        assert_eq!(
+            stats
+                .query_stats
+                .entries
+                .get("optimizer_statistics_package")
+                .map(String::as_str),
+            Some("auto_20261201")
+        );
+    }
+    let unsupported = pb::ExecuteSqlRequest {
+        query_options: Some(pb::execute_sql_request::QueryOptions {
+            optimizer_version: "99".into(),
+            ..Default::default()
+        }),
+        ..client.request("SELECT 1")
+    };
+    let error = client
+        .stream(unsupported)
+        .await
+        .expect_err("no optimizer 99");
+    assert_eq!(error.code(), tonic::Code::InvalidArgument);
+    assert!(
+        error
+            .message()
+            .contains("Query optimizer version: 99 is not supported"),
+        "{error:?}"
+    );
 }
