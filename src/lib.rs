@@ -15,4 +15,5 @@ pub mod proto;
 pub mod report;
 pub mod server;
 pub mod stats;
+pub mod subject;
 pub mod wire;

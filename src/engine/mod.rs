@@ -188,6 +188,7 @@ impl ProfileSpec {
             } else {
                 String::new()
             },
+            ..RunConfig::default()
         }
     }
 }
