@@ -26,6 +26,10 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// The `decoder` of a run that only received the answer's bytes: the wire floor of a client
+/// profile (`spanprof client`).
+pub const FLOOR_DECODER: &str = "bytes only";
+
 /// How an iteration ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -183,6 +187,14 @@ impl IterationRecord {
             Phase::Blocked => self.blocked_ms,
             Phase::Tail => self.tail_ms,
         }
+    }
+
+    /// From the first query request to the client's end, as the server saw it (request to first
+    /// byte, first to last byte, last byte to exit): what a client takes for the query itself,
+    /// measured alike for any program and for spanprof's own reads. `None` unless all three were
+    /// measured.
+    pub fn request_to_end_ms(&self) -> Option<f64> {
+        Some(self.first_byte_ms? + self.transfer_ms? + self.tail_ms?)
     }
 
     /// Whether this iteration counts in the statistics: not a warm-up, and ended `Ok`.

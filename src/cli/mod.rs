@@ -1,6 +1,7 @@
 //! The command line: argument definitions and one function per subcommand. `main.rs` only parses and
 //! maps the result to an exit code.
 
+mod client;
 mod compare;
 mod decode;
 mod options;
@@ -16,6 +17,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use client::{ClientArgs, run_client};
 pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, DecoderChoice, run_decode};
 pub use options::RequestOptionArgs;
@@ -71,6 +73,10 @@ pub enum Command {
     Profile(Box<ProfileArgs>),
     /// Run a query once and write its stream, as the decoder consumed it, to a stream file.
     Record(Box<RecordArgs>),
+    /// Run another program's Spanner client N times against the local instance (knobs as for
+    /// `serve`): where its time goes as the server sees it (blocked time included), every row it
+    /// prints checked, beside spanprof's own decoder and the wire floor.
+    Client(Box<ClientArgs>),
     /// Run the built-in local instance (a Spanner-compatible server over demo data) until Ctrl-C.
     Serve(ServeArgs),
     /// Create the demo tables in a Cloud Spanner emulator and load their rows.
@@ -103,6 +109,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run_record(&args, std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Client(args)) => Ok(if run_client(&args, std::io::stdout())? {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(ITERATIONS_FAILED)
+        }),
         Some(Command::Serve(args)) => {
             run_serve(&args, std::io::stdout())?;
             Ok(ExitCode::SUCCESS)

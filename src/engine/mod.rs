@@ -5,6 +5,7 @@
 //! when one is waiting) and can cancel at any moment. Talking to the instance is the client layer's
 //! job ([`Session`]); the engine keeps the run loop, the events and cancellation.
 
+pub mod client;
 pub mod details;
 pub mod schedule;
 
@@ -25,6 +26,7 @@ pub use crate::client::{
 };
 use crate::report::{IterationRecord, RunConfig, RunReport, Status, SweepPoint};
 use crate::wire::{DecoderKind, RowsView, Timestamp};
+pub use client::{ClientSpec, DEFAULT_CLIENT_SQL, DEFAULT_COMMAND_LIMIT};
 pub use details::{IterationDetails, PREVIEW_ROWS};
 pub use schedule::{Order, Step, schedule};
 

@@ -3,9 +3,11 @@
 //! passes, and hands itself over to be held at an injected fault; and the response stream the client
 //! reads, which ends with DEADLINE_EXCEEDED at the deadline whatever the task is doing.
 //!
-//! The task also measures how long it waited, a message ready, for the transport to take it: a
-//! client that does not read leaves HTTP/2 without send window, the transport stops pulling, and
-//! the bounded channel to it fills. A message that fits (the usual case) costs no clock read.
+//! When the tap watches, the response measures how long the transport left a ready message waiting:
+//! a client that does not read leaves HTTP/2 without send window (or TCP without room), and the
+//! transport only comes back for the next message once there is some. The time from taking one
+//! message to taking the next, while the next was already waiting, is time the server was blocked
+//! on the client.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -16,7 +18,6 @@ use std::time::Instant;
 
 use prost::bytes::Bytes;
 use tokio::sync::mpsc;
-use tokio::sync::mpsc::error::TrySendError;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
@@ -61,8 +62,6 @@ pub struct LiveStream {
     shape: Shape,
     /// Bytes of messages built and not sent, counted while the whole answer is held.
     held_bytes: usize,
-    /// How long it waited for the transport to take its messages, over all its responses.
-    pub blocked: std::time::Duration,
 }
 
 /// Where a response starts, and where its faults may fire.
@@ -110,7 +109,6 @@ impl LiveStream {
             gone,
             shape,
             held_bytes: 0,
-            blocked: std::time::Duration::ZERO,
         }
     }
 
@@ -169,7 +167,7 @@ impl LiveStream {
                 if let Some(tap) = tap {
                     tap.message(self.id, seq, &msg);
                 }
-                if !self.send(msg, out, deadline, tap).await {
+                if !self.send(msg, out, deadline).await {
                     return Ended::Stopped;
                 }
                 if settings.fails_after(seq, resume.faults_after, is_final) {
@@ -204,26 +202,9 @@ impl LiveStream {
     }
 
     /// Hands `msg` to the transport; whether it took it (else the client left or the deadline
-    /// passed). Time spent waiting for room counts as blocked.
-    async fn send(
-        &mut self,
-        msg: Bytes,
-        out: &Out,
-        deadline: Option<Instant>,
-        tap: Option<&Tap>,
-    ) -> bool {
-        let item = match out.try_send(Ok(EncodedPartialResultSet(msg))) {
-            Ok(()) => return true,
-            Err(TrySendError::Closed(_)) => return false,
-            Err(TrySendError::Full(item)) => item,
-        };
-        let waiting = Instant::now();
-        let sent = guarded(out.send(item), out, deadline).await;
-        let waited = waiting.elapsed();
-        self.blocked += waited;
-        if let Some(tap) = tap {
-            tap.blocked(waited);
-        }
+    /// passed).
+    async fn send(&mut self, msg: Bytes, out: &Out, deadline: Option<Instant>) -> bool {
+        let sent = guarded(out.send(Ok(EncodedPartialResultSet(msg))), out, deadline).await;
         matches!(sent, Some(Ok(())))
     }
 
@@ -334,6 +315,8 @@ pub struct Response {
     ended: bool,
     /// A watching tap: it notes when the transport takes each message.
     tap: Option<Arc<Tap>>,
+    /// When the transport took the last message while the next was already waiting.
+    waiting_since: Option<Instant>,
 }
 
 impl Response {
@@ -348,6 +331,7 @@ impl Response {
             deadline: deadline.map(|at| Box::pin(tokio::time::sleep_until(at.into()))),
             ended: false,
             tap,
+            waiting_since: None,
         }
     }
 }
@@ -370,8 +354,18 @@ impl Stream for Response {
             Poll::Ready(None) => self.ended = true,
             Poll::Ready(Some(Ok(message))) => {
                 if let Some(tap) = &self.tap {
-                    tap.taken(Instant::now(), message.0.len());
+                    let now = Instant::now();
+                    tap.taken(now, message.0.len());
+                    if let Some(since) = self.waiting_since {
+                        tap.blocked(now.saturating_duration_since(since));
+                    }
                 }
+                let queued = !self.messages.as_ref().is_empty();
+                self.waiting_since = if self.tap.is_some() && queued {
+                    Some(Instant::now())
+                } else {
+                    None
+                };
             }
             _ => {}
         }
