@@ -35,10 +35,7 @@ impl ClientComparison {
 
 /// The median of `value` over `report`'s timed iterations, when every one measured it.
 fn median_of(report: &RunReport, value: fn(&IterationRecord) -> Option<f64>) -> Option<f64> {
-    let mut samples = report
-        .timed()
-        .map(value)
-        .collect::<Option<Vec<f64>>>()?;
+    let mut samples = report.timed().map(value).collect::<Option<Vec<f64>>>()?;
     median(&mut samples)
 }
 
@@ -101,12 +98,21 @@ mod tests {
         }
     }
 
-    fn report(label: &str, decoder: &str, command: bool, records: Vec<IterationRecord>) -> RunReport {
+    fn report(
+        label: &str,
+        decoder: &str,
+        command: bool,
+        records: Vec<IterationRecord>,
+    ) -> RunReport {
         RunReport {
             config: RunConfig {
                 label: label.into(),
                 decoder: decoder.into(),
-                command: if command { vec!["python3".into()] } else { vec![] },
+                command: if command {
+                    vec!["python3".into()]
+                } else {
+                    vec![]
+                },
                 ..RunConfig::default()
             },
             started_at: String::new(),
@@ -128,7 +134,12 @@ mod tests {
                 ],
             ),
             report("spanprof", "fast", false, vec![record(2.0, 20.0, 8.0, 0.0)]),
-            report("wire floor", FLOOR_DECODER, false, vec![record(2.0, 12.0, 1.0, 0.0)]),
+            report(
+                "wire floor",
+                FLOOR_DECODER,
+                false,
+                vec![record(2.0, 12.0, 1.0, 0.0)],
+            ),
         ];
         let c = client_comparison(&reports).expect("a client profile");
         assert_eq!(c.client_ms, 783.0);

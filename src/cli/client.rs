@@ -104,8 +104,8 @@ impl ClientArgs {
 /// writes the exports. Returns whether every iteration passed.
 pub fn run_client(args: &ClientArgs, mut out: impl Write) -> anyhow::Result<bool> {
     let spec = args.spec()?;
-    let engine = Engine::start_client(spec, Arc::new(|| {}))
-        .context("cannot start the client profile")?;
+    let engine =
+        Engine::start_client(spec, Arc::new(|| {})).context("cannot start the client profile")?;
     let mut reports = None;
     writeln!(out, "{}", header())?;
     while let Some(event) = engine.next() {
@@ -158,7 +158,10 @@ fn header() -> String {
     for phase in Phase::CLIENT {
         line.push_str(&format!(" {:>10}", short(phase)));
     }
-    line.push_str(&format!(" {:>10} {:>8} {:>7}  check", "total", "rows", "resumes"));
+    line.push_str(&format!(
+        " {:>10} {:>8} {:>7}  check",
+        "total", "rows", "resumes"
+    ));
     line
 }
 

@@ -4,6 +4,7 @@
 mod client;
 mod compare;
 mod decode;
+mod driver;
 mod options;
 mod profile;
 mod seed;
@@ -20,6 +21,7 @@ use clap::{Parser, Subcommand};
 pub use client::{ClientArgs, run_client};
 pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, DecoderChoice, run_decode};
+pub use driver::{DriverArgs, run_driver};
 pub use options::RequestOptionArgs;
 pub use profile::{
     ModeArg, OrderArg, ProfileArgs, ProfileOutcome, QueryArgs, RecordArgs, findings, run_profile,
@@ -77,6 +79,9 @@ pub enum Command {
     /// `serve`): where its time goes as the server sees it (blocked time included), every row it
     /// prints checked, beside spanprof's own decoder and the wire floor.
     Client(Box<ClientArgs>),
+    /// Read $SPANPROF_SQL from $SPANNER_EMULATOR_HOST as spanprof's own client and print each row
+    /// as a canonical JSON line: a program for `spanprof client` to run.
+    Driver(DriverArgs),
     /// Run the built-in local instance (a Spanner-compatible server over demo data) until Ctrl-C.
     Serve(ServeArgs),
     /// Create the demo tables in a Cloud Spanner emulator and load their rows.
@@ -114,6 +119,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } else {
             ExitCode::from(ITERATIONS_FAILED)
         }),
+        Some(Command::Driver(args)) => {
+            run_driver(&args, std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Serve(args)) => {
             run_serve(&args, std::io::stdout())?;
             Ok(ExitCode::SUCCESS)

@@ -50,6 +50,7 @@ pub async fn read_bytes(
         )
         .await
         .map_err(|_| late(first_due))?;
+        let received = timing.counters.messages;
         let broke = match response {
             Ok(response) => {
                 let mut stream = response.into_inner();
@@ -93,6 +94,10 @@ pub async fn read_bytes(
             )));
         }
         timing.resumes += 1;
+        if timing.counters.messages > received {
+            // The attempt made progress: this retry is the first in a row.
+            backoff = policy.initial_backoff;
+        }
         if Instant::now() + backoff >= deadline {
             return Err(late(deadline));
         }

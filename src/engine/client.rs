@@ -82,7 +82,10 @@ impl ClientSpec {
         let k = &self.server.knobs;
         let mut out = vec![
             ("shape".to_owned(), k.shape.as_str().to_owned()),
-            ("max-message-bytes".to_owned(), k.max_message_bytes.to_string()),
+            (
+                "max-message-bytes".to_owned(),
+                k.max_message_bytes.to_string(),
+            ),
         ];
         for (name, value) in [
             ("fail-every", k.fail_every),
@@ -327,6 +330,11 @@ impl Iteration<'_> {
         };
         record.total_ms = ms(ran.exited.saturating_duration_since(ran.started));
         server_phases(record, &seen, ran.started, ran.exited);
+        // What the program received, as the server counted it; every query request after the
+        // first resumed or restarted a broken stream (a shape without tokens can only restart).
+        record.messages = seen.messages;
+        record.wire_bytes = seen.bytes;
+        record.resumes = seen.requests.saturating_sub(1);
         if !ran.success {
             record.status = Status::Error;
             record.error = Some(format!(
@@ -405,9 +413,6 @@ fn server_phases(record: &mut IterationRecord, seen: &Observed, started: Instant
         record.blocked_ms = Some(ms(seen.blocked));
         record.tail_ms = Some(span(last, ended));
     }
-    record.messages = seen.messages;
-    record.wire_bytes = seen.bytes;
-    record.resumes = seen.resumes;
 }
 
 /// The program's output checked against the answer the server sent: the check's kind, the rows

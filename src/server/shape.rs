@@ -14,7 +14,9 @@
 //!   lists mid-element and between elements), messages that end exactly at a row boundary, messages
 //!   with no values at all (never between the pieces of a chunked value), `""` and `[]`
 //!   continuations, a resume token on every message, and the statistics alone in a last message of
-//!   their own.
+//!   their own. It does so in bursts of [`EDGE_BURST_ROWS`] rows, one every [`EDGE_PERIOD_ROWS`]
+//!   rows (the first burst from the first row), and streams as production does in between, so
+//!   that a large answer (with faults on top) is not a message per value.
 //!
 //! Faults (`fail_every`) apply on top of any shape.
 
@@ -93,6 +95,12 @@ impl std::fmt::Display for Shape {
     }
 }
 
+/// Rows in each burst of the edge shape's cases: enough for every column of a 23-column result to
+/// meet every kind of cut.
+pub const EDGE_BURST_ROWS: u64 = 30;
+/// A burst of the edge shape's cases starts every this many rows.
+pub const EDGE_PERIOD_ROWS: u64 = 1000;
+
 /// What the edge shape does at one value or row: a deterministic walk through the cases, so every
 /// column of a wide enough result meets each of them within a few rows.
 #[derive(Debug, Clone, Copy, Default)]
@@ -117,6 +125,9 @@ impl EdgePlan {
     /// through middle, early and end. Three and five are prime to any row width but their own
     /// multiples, so with 23 columns every column is cut, at every kind of point.
     pub(super) fn next_value(&mut self) -> Option<EdgeCut> {
+        if !self.in_burst() {
+            return None;
+        }
         let n = self.values;
         self.values += 1;
         if !n.is_multiple_of(3) {
@@ -132,9 +143,15 @@ impl EdgePlan {
     /// What to do at the end of a row: whether to close the message there (every third row), and
     /// whether to add a message with no values after it (every seventh row).
     pub(super) fn end_row(&mut self) -> (bool, bool) {
+        let burst = self.in_burst();
         let n = self.rows;
         self.rows += 1;
-        (n % 3 == 2, n % 7 == 6)
+        (burst && n % 3 == 2, burst && n % 7 == 6)
+    }
+
+    /// Whether the row being cut is in a burst of cases.
+    fn in_burst(&self) -> bool {
+        self.rows % EDGE_PERIOD_ROWS < EDGE_BURST_ROWS
     }
 }
 
@@ -157,11 +174,23 @@ mod tests {
         let width = 23u64;
         let mut plan = EdgePlan::default();
         let mut seen = std::collections::HashSet::new();
-        for i in 0..width * 30 {
-            if let Some(cut) = plan.next_value() {
-                seen.insert((i % width, cut));
+        let mut cuts = 0;
+        for row in 0..2 * EDGE_PERIOD_ROWS {
+            for column in 0..width {
+                if let Some(cut) = plan.next_value() {
+                    cuts += 1;
+                    if row < EDGE_BURST_ROWS {
+                        seen.insert((column, cut));
+                    }
+                }
             }
+            plan.end_row();
         }
+        assert_eq!(
+            cuts,
+            2 * EDGE_BURST_ROWS * width / 3,
+            "cuts only in the bursts, one value in three"
+        );
         for column in 0..width {
             for cut in [EdgeCut::Middle, EdgeCut::Early, EdgeCut::End] {
                 assert!(seen.contains(&(column, cut)), "column {column}, {cut:?}");

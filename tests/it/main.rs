@@ -22,5 +22,7 @@ mod official_load;
 mod props;
 mod recorder;
 mod serve_process;
+mod shapes;
+mod spanprof_client;
 mod support;
 mod variants;
