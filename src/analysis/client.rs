@@ -94,7 +94,7 @@ mod tests {
             transfer_ms: Some(transfer),
             tail_ms: Some(tail),
             blocked_ms: Some(blocked),
-            ..IterationRecord::new("r".into(), 1, false, String::new())
+            ..IterationRecord::new("r", 1, false, String::new())
         }
     }
 

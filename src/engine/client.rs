@@ -100,6 +100,12 @@ impl ClientSpec {
         out
     }
 
+    /// The labels of the runs it makes, in order: the program's, then (when comparing) spanprof's
+    /// decoder's and the floor's.
+    pub fn labels(&self) -> Vec<String> {
+        self.runs().into_iter().map(|run| run.label(self)).collect()
+    }
+
     /// The runs it makes, in order: the program's, then (when comparing) spanprof's decoder's and
     /// the floor's.
     fn runs(&self) -> Vec<Run> {

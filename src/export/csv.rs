@@ -187,6 +187,33 @@ slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by
     }
 
     #[test]
+    fn a_client_profile_carries_the_server_s_phases_and_the_check()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let bytes = Csv.export(&[crate::export::fixture::client_report()])?;
+        let mut reader = ::csv::Reader::from_reader(bytes.as_slice());
+        let row = reader.records().next().ok_or("a row")??;
+        let cell = |name: &str| {
+            COLUMNS
+                .iter()
+                .position(|&c| c == name)
+                .and_then(|i| row.get(i))
+                .map(str::to_owned)
+        };
+        let phases = [
+            "startup_ms",
+            "first_byte_ms",
+            "transfer_ms",
+            "blocked_ms",
+            "tail_ms",
+        ];
+        let got: Vec<Option<String>> = phases.iter().map(|p| cell(p)).collect();
+        let want = ["950.250", "3.500", "700.000", "640.125", "246.000"];
+        assert_eq!(got, want.map(|w| Some(w.to_owned())));
+        assert_eq!(cell("check").as_deref(), Some("values"));
+        Ok(())
+    }
+
+    #[test]
     fn no_reports_is_just_the_header() -> Result<(), ExportError> {
         let bytes = Csv.export(&[])?;
         assert_eq!(

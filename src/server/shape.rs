@@ -8,12 +8,12 @@
 //! - **emulator**: the same cuts, but no resume tokens, the statistics with the *first* message (the
 //!   answer is held until it is complete, as the emulator materialises it), and where a message ends
 //!   on a whole string or list, `chunked_value` set anyway and the next message continuing it with
-//!   an empty `""` or `[]`.
+//!   an empty `""`, or a list exactly at its boundary with an empty last element (`[""]`, `[[]]`).
 //! - **edge**: everything the API allows, deterministically: values of every splittable kind cut
 //!   although they fit (strings, which carry INT64, NUMERIC, TIMESTAMP, DATE, BYTES and JSON too,
 //!   lists mid-element and between elements), messages that end exactly at a row boundary, messages
-//!   with no values at all (never between the pieces of a chunked value), `""` and `[]`
-//!   continuations, a resume token on every message, and the statistics alone in a last message of
+//!   with no values at all (never between the pieces of a chunked value), `""`, `[]`, `[""]` and
+//!   `[[]]` continuations, a resume token on every message, and the statistics alone in a last message of
 //!   their own. It does so in bursts of [`EDGE_BURST_ROWS`] rows, one every [`EDGE_PERIOD_ROWS`]
 //!   rows (the first burst from the first row), and streams as production does in between, so
 //!   that a large answer (with faults on top) is not a message per value.

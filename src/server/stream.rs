@@ -65,9 +65,9 @@ pub struct MessageBuilder {
     token: TokenStamp,
     ready: VecDeque<Bytes>,
     value_bytes: u64,
-    /// The kind of the last value in `current` (its body's first byte: a string's or a list's
-    /// tag), for the shapes that continue a whole string or list in the next message.
-    last_kind: Option<u8>,
+    /// How the last value in `current` is continued when a message ends on it whole, in the
+    /// shapes that do so.
+    last_tail: Option<Continuation>,
     /// Where the edge shape is in its walk through the cases.
     edge: EdgePlan,
 }
@@ -86,7 +86,7 @@ impl MessageBuilder {
             token,
             ready: VecDeque::new(),
             value_bytes: 0,
-            last_kind: None,
+            last_tail: None,
             edge: EdgePlan::default(),
         }
     }
@@ -217,11 +217,7 @@ impl MessageBuilder {
     }
 
     fn append(&mut self, value: WireValue) {
-        self.last_kind = match value.kind {
-            Some(Kind::StringValue(_)) => Some(tag::STRING),
-            Some(Kind::ListValue(_)) => Some(tag::LIST),
-            _ => None,
-        };
+        self.last_tail = Continuation::of(&value);
         let before = self.current.len();
         prost::encoding::message::encode(field::VALUES, &value, &mut self.current);
         self.value_bytes += (self.current.len() - before) as u64;
@@ -229,7 +225,16 @@ impl MessageBuilder {
     }
 
     fn append_body(&mut self, body: &[u8]) {
-        self.last_kind = body.first().copied();
+        self.last_tail = match body.first() {
+            _ if !self.token.shape.continues_at_boundaries() => None,
+            Some(&tag::STRING) => Some(Continuation::String),
+            // Only at the end of a message is it used, but which element ends a list is only known
+            // from the list: the shapes that continue lists are for checking clients, not speed.
+            Some(&tag::LIST) => WireValue::decode(body)
+                .ok()
+                .and_then(|v| Continuation::of(&v)),
+            _ => None,
+        };
         let before = self.current.len();
         prost::encoding::encode_key(field::VALUES, WireType::LengthDelimited, &mut self.current);
         encode_varint(body.len() as u64, &mut self.current);
@@ -292,13 +297,9 @@ impl MessageBuilder {
     /// shapes that do so mark a whole string or list at its end chunked, and continue it in the
     /// next message with an empty one.
     fn boundary(&mut self) {
-        let continuation = match self.last_kind {
+        let continuation = match self.last_tail {
             _ if !self.token.shape.continues_at_boundaries() || self.current_values == 0 => None,
-            Some(tag::STRING) => Some(string_value(String::new())),
-            Some(tag::LIST) => Some(WireValue {
-                kind: Some(Kind::ListValue(prost_types::ListValue::default())),
-            }),
-            _ => None,
+            tail => tail.map(Continuation::value),
         };
         self.chunked = continuation.is_some();
         self.complete(None, false);
@@ -335,7 +336,7 @@ impl MessageBuilder {
         }
         self.next_seq += 1;
         self.current_values = 0;
-        self.last_kind = None;
+        self.last_tail = None;
         self.ready.push_back(Bytes::from(msg));
     }
 }
@@ -394,6 +395,46 @@ pub fn encode_stream_shaped(
         append_stats(message, &stats);
     }
     out
+}
+
+/// How a value that ends a message whole is continued in the next one (the emulator's habit): a
+/// string with `""`, a list exactly at its end with an empty last element, `[""]` or `[[]]`, which
+/// merges into that element and leaves it as it was. Lists that end in another kind of element
+/// are not continued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Continuation {
+    String,
+    ListOfString,
+    ListOfList,
+}
+
+impl Continuation {
+    fn of(value: &WireValue) -> Option<Continuation> {
+        match &value.kind {
+            Some(Kind::StringValue(_)) => Some(Continuation::String),
+            Some(Kind::ListValue(list)) => match list.values.last().and_then(|v| v.kind.as_ref()) {
+                Some(Kind::StringValue(_)) => Some(Continuation::ListOfString),
+                Some(Kind::ListValue(_)) => Some(Continuation::ListOfList),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn value(self) -> WireValue {
+        let list = |element: WireValue| WireValue {
+            kind: Some(Kind::ListValue(prost_types::ListValue {
+                values: vec![element],
+            })),
+        };
+        match self {
+            Continuation::String => string_value(String::new()),
+            Continuation::ListOfString => list(string_value(String::new())),
+            Continuation::ListOfList => list(WireValue {
+                kind: Some(Kind::ListValue(prost_types::ListValue::default())),
+            }),
+        }
+    }
 }
 
 /// Appends `stats` to an encoded message (fields may come in any order; the emulator's shape puts

@@ -51,10 +51,11 @@ fn cut_and_read(shape: Shape, max_bytes: u32) -> Vec<pb::PartialResultSet> {
         .collect()
 }
 
+/// `""`, `[]`, or a list whose first element is one of them (`[""]`, `[[]]`).
 fn is_empty_continuation(v: &prost_types::Value) -> bool {
     match &v.kind {
         Some(Kind::StringValue(s)) => s.is_empty(),
-        Some(Kind::ListValue(l)) => l.values.is_empty(),
+        Some(Kind::ListValue(l)) => l.values.first().is_none_or(is_empty_continuation),
         _ => false,
     }
 }

