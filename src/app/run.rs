@@ -139,7 +139,7 @@ impl ActiveRun {
                     }
                     let next = record.seq.map_or(record.iteration, |s| s) + 1;
                     self.start_iteration(next);
-                    self.records.push(record);
+                    self.records.push(*record);
                 }
                 EngineEvent::Details(details) => self.details.push(*details),
                 EngineEvent::Finished(reports) => {

@@ -284,7 +284,7 @@ async fn run(spec: ClientSpec, sink: &Sink, cancel: &Cancel) {
         }
         let stop = record.status == Status::Cancelled;
         reports[step.variant].iterations.push(record.clone());
-        sink.send(EngineEvent::Iteration(record));
+        sink.send(EngineEvent::Iteration(Box::new(record)));
         if stop {
             break;
         }
@@ -350,17 +350,14 @@ impl Iteration<'_> {
             ));
             return;
         }
-        match checked(&seen, &ran.stdout, ran.stdout_truncated) {
-            Ok((kind, rows, sent)) => {
-                record.check = Some(kind.into());
-                record.rows = rows;
-                record.server_rows = Some(sent);
-            }
-            Err((error, rows, sent)) => {
+        let checking = checked(&seen, &ran.stdout, ran.stdout_truncated);
+        record.rows = checking.rows;
+        record.server_rows = checking.sent;
+        match checking.outcome {
+            Ok(kind) => record.check = Some(kind.into()),
+            Err(error) => {
                 record.status = Status::Error;
                 record.error = Some(error);
-                record.rows = rows;
-                record.server_rows = sent;
             }
         }
     }
@@ -421,44 +418,58 @@ fn server_phases(record: &mut IterationRecord, seen: &Observed, started: Instant
     }
 }
 
-/// The program's output checked against the answer the server sent: the check's kind, the rows
-/// printed and sent; or what is wrong, with the rows printed and (when known) sent.
-fn checked(
-    seen: &Observed,
-    stdout: &[u8],
-    truncated: bool,
-) -> Result<(&'static str, u64, u64), (String, u64, Option<u64>)> {
+/// What the row check made of a program's output.
+struct Checking {
+    /// The check's kind (`values`, `count`), or what is wrong.
+    outcome: Result<&'static str, String>,
+    /// Rows the program printed (or counted).
+    rows: u64,
+    /// Rows the server sent, when its answer was read.
+    sent: Option<u64>,
+}
+
+impl Checking {
+    fn failed(why: String) -> Self {
+        Checking {
+            outcome: Err(why),
+            rows: 0,
+            sent: None,
+        }
+    }
+}
+
+/// The program's output checked against the answer the server sent.
+fn checked(seen: &Observed, stdout: &[u8], truncated: bool) -> Checking {
     if seen.overflow {
-        return Err((
-            format!(
-                "not checked: the server sent more than the {} MiB (or {} queries) the check keeps",
-                crate::server::tap::MAX_KEPT_BYTES >> 20,
-                crate::server::tap::MAX_QUERIES
-            ),
-            0,
-            None,
+        return Checking::failed(format!(
+            "not checked: the server sent more than the {} MiB (or {} queries) the check keeps",
+            crate::server::tap::MAX_KEPT_BYTES >> 20,
+            crate::server::tap::MAX_QUERIES
         ));
     }
     let Some(answer) = seen.answer() else {
-        return Err((
-            format!(
-                "the command never read a query to its end ({} query requests, {} resumes)",
-                seen.requests, seen.resumes
-            ),
-            0,
-            None,
+        return Checking::failed(format!(
+            "the command never read a query to its end ({} query requests, {} resumes)",
+            seen.requests, seen.resumes
         ));
     };
-    let expected = Expected::decode(&answer).map_err(|e| {
-        (
-            format!("the server's own answer does not decode: {e}"),
-            0,
-            None,
-        )
-    })?;
-    let sent = expected.rows.len() as u64;
+    let expected = match Expected::decode(&answer) {
+        Ok(expected) => expected,
+        Err(e) => {
+            return Checking::failed(format!("the server's own answer does not decode: {e}"));
+        }
+    };
+    let sent = Some(expected.rows.len() as u64);
     match check(&expected, stdout, truncated) {
-        Ok(ok) => Ok((ok.kind(), ok.rows(), sent)),
-        Err(mismatch) => Err((mismatch.to_string(), mismatch.printed, Some(sent))),
+        Ok(ok) => Checking {
+            outcome: Ok(ok.kind()),
+            rows: ok.rows(),
+            sent,
+        },
+        Err(mismatch) => Checking {
+            outcome: Err(mismatch.to_string()),
+            rows: mismatch.printed,
+            sent,
+        },
     }
 }

@@ -235,7 +235,7 @@ pub enum EngineEvent {
         wire_bytes: u64,
     },
     /// An iteration ended (ok, error or cancelled); its `run` names its variant.
-    Iteration(IterationRecord),
+    Iteration(Box<IterationRecord>),
     /// What a variant's last iteration returned: a bounded preview of its rows, its statistics and
     /// plan, and the server timing.
     Details(Box<IterationDetails>),
@@ -437,7 +437,7 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
         };
         let stop = record.status == Status::Cancelled;
         reports[step.variant].iterations.push(record.clone());
-        sink.send(EngineEvent::Iteration(record));
+        sink.send(EngineEvent::Iteration(Box::new(record)));
         if let Some(details) = details {
             sink.send(EngineEvent::Details(Box::new(details)));
         }

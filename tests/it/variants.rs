@@ -769,7 +769,7 @@ async fn the_local_instance_honours_staleness_and_the_optimizer_asked_for() {
     ];
     for (bound, want) in cases {
         let request = pb::ExecuteSqlRequest {
-            transaction: Some(read_timestamp(bound.clone())),
+            transaction: Some(read_timestamp(bound)),
             request_options: Some(pb::RequestOptions {
                 priority: pb::request_options::Priority::Low as i32,
                 request_tag: "tagged".into(),
