@@ -269,6 +269,72 @@ fn the_wire_floor_reads_the_bytes_through_faults_without_waiting_longer_at_each(
     });
 }
 
+#[test]
+fn the_command_line_prints_each_iteration_and_the_verdict_and_exits_3_on_a_wrong_row() {
+    let bin = env!("CARGO_BIN_EXE_spanprof");
+    let dir = std::env::temp_dir().join(format!("spanprof-client-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let json = dir.join("client.json");
+    let csv = dir.join("client.csv");
+    let common = [
+        "client",
+        "--rows",
+        "5000",
+        "--iterations",
+        "1",
+        "--warmup",
+        "0",
+        "--max-message-bytes",
+        "16384",
+        "--sql",
+        SMALL_SQL,
+    ];
+    let ok = std::process::Command::new(bin)
+        .args(common)
+        .arg("--json")
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .args(["--", bin, "driver"])
+        .output()
+        .expect("spanprof runs");
+    let stdout = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(stdout.contains("values ok"), "{stdout}");
+    assert!(stdout.contains("the client adds"), "{stdout}");
+    assert!(stdout.contains("| blocked on the client |"), "{stdout}");
+    let report = std::fs::read_to_string(&json).expect("the JSON report");
+    assert!(
+        report.contains("\"blocked_ms\"") && report.contains("\"shape\""),
+        "{report}"
+    );
+    let table = std::fs::read_to_string(&csv).expect("the CSV");
+    assert!(
+        table
+            .lines()
+            .next()
+            .is_some_and(|h| h.ends_with("blocked_ms,tail_ms,check"))
+    );
+    assert!(table.contains(",values"), "{table}");
+
+    let broken = std::process::Command::new(bin)
+        .args(common)
+        .args(["--no-compare", "--", bin, "driver", "--drop-after-first"])
+        .output()
+        .expect("spanprof runs");
+    let stderr = String::from_utf8_lossy(&broken.stderr);
+    assert_eq!(broken.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("of 2,000 rows: rows after message 1 missing"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The official clients
 // ---------------------------------------------------------------------------------------------
