@@ -402,11 +402,14 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
         spec.order,
     );
     let total = u32::try_from(steps.len()).unwrap_or(u32::MAX);
+    // Where each variant runs for the last time: its details are kept there.
+    let mut last_of = vec![0usize; spec.variants.len()];
+    for (i, step) in steps.iter().enumerate() {
+        last_of[step.variant] = i;
+    }
     for (seq, &step) in (0u32..).zip(&steps) {
         let variant = &spec.variants[step.variant];
-        let last = !steps[seq as usize + 1..]
-            .iter()
-            .any(|later| later.variant == step.variant);
+        let last = last_of[step.variant] == seq as usize;
         let at = Position {
             step,
             seq,

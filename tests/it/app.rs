@@ -459,6 +459,7 @@ fn dropping_a_run_in_flight_never_waits_for_the_server() {
     let behaviour = Behaviour {
         stall_execute: true,
         stall_delete: Some(Duration::from_secs(30)),
+        ..Behaviour::default()
     };
     let endpoint = runtime.block_on(start_recorder_with(seen.clone(), behaviour));
     let host_port = endpoint.trim_start_matches("http://").to_owned();
