@@ -7,6 +7,7 @@
 
 pub mod details;
 pub mod schedule;
+pub mod sweep;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,6 +28,7 @@ use crate::report::{IterationRecord, RunConfig, RunReport, Status, SweepPoint};
 use crate::wire::{DecoderKind, RowsView, Timestamp};
 pub use details::{IterationDetails, PREVIEW_ROWS};
 pub use schedule::{Order, Step, schedule};
+pub use sweep::{SweepSpec, parse_sweep};
 
 /// How long the end of a run waits for the server to delete its session. The wait happens on the
 /// engine's own thread, never the caller's.
