@@ -464,7 +464,7 @@ impl SpanprofApp {
                         report.config.label
                     ));
                 } else {
-                    self.add_run(report, details, RunSource::Live);
+                    self.add_run(*report, details, RunSource::Live);
                 }
             }
         }

@@ -37,7 +37,7 @@ impl Progress {
 pub enum Ended {
     /// The engine finished; the report holds every iteration (possibly none, if cancelled while
     /// connecting).
-    Finished(RunReport, Option<Box<IterationDetails>>),
+    Finished(Box<RunReport>, Option<Box<IterationDetails>>),
     /// The run could not start.
     Failed(String),
 }
@@ -117,7 +117,7 @@ impl ActiveRun {
                 }
                 EngineEvent::Details(details) => self.details = Some(details),
                 EngineEvent::Finished(report) => {
-                    return Some(Ended::Finished(report, self.details.take()));
+                    return Some(Ended::Finished(Box::new(report), self.details.take()));
                 }
                 EngineEvent::Failed(error) => return Some(Ended::Failed(error.to_string())),
             }

@@ -257,6 +257,7 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
         config: spec.run_config(&target),
         started_at: now_rfc3339(),
         iterations: Vec::new(),
+        plans: Default::default(),
     };
     let opening = tokio::select! {
         o = open(&target, &spec) => Some(o),
@@ -289,6 +290,13 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
                 cancel,
             )
             .await;
+            // Each iteration's plan goes into the report (its fingerprint, its operators' figures).
+            if let Some(nodes) = timing
+                .as_ref()
+                .and_then(|t| t.stats.as_ref()?.plan.as_deref())
+            {
+                report.plans.record(i, nodes);
+            }
             let details = timing
                 .filter(|_| last)
                 .map(|t| iteration_details(i, t, preview));

@@ -19,6 +19,7 @@ mod local;
 mod memory;
 mod official;
 mod official_load;
+mod plan;
 mod props;
 mod serve_process;
 mod support;
