@@ -207,6 +207,7 @@ impl LocalSpanner {
                 mode,
                 QueryMode::Plan | QueryMode::Profile | QueryMode::WithPlanAndStats
             ),
+            profile: mode == QueryMode::Profile,
             plain_scans: true,
             output: Output::Values,
         };
@@ -222,7 +223,9 @@ impl LocalSpanner {
             sql: spec.sql.clone(),
             with_stats: mode != QueryMode::Normal,
             explain: spec.explain,
-            profile: matches!(mode, QueryMode::Profile | QueryMode::WithPlanAndStats),
+            // Operator-level statistics are PROFILE's alone; WITH_PLAN_AND_STATS returns the plan
+            // and the overall statistics, as production does.
+            profile: mode == QueryMode::Profile,
         };
         Ok(Prepared {
             spec,
