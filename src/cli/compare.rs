@@ -62,5 +62,6 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<()
         Some(verdict) => writeln!(out, "\n{}", printable(verdict))?,
         None => anyhow::bail!("cannot compare: a run's median total time is not positive"),
     }
+    out.write_all(super::plan::plan_diff_text(&a, &b).as_bytes())?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 mod compare;
 mod decode;
+mod plan;
 mod profile;
 mod seed;
 mod serve;
@@ -13,6 +14,7 @@ use clap::{Parser, Subcommand};
 
 pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, DecoderChoice, run_decode};
+pub use plan::{PlanArgs, plan_diff_text, plan_summary, run_plan};
 pub use profile::{
     ModeArg, ProfileArgs, QueryArgs, RecordArgs, TargetArgs, findings, run_profile, run_record,
 };
@@ -50,6 +52,9 @@ pub enum Command {
     Decode(DecodeArgs),
     /// Compare two runs' JSON reports: medians per phase, and whether the difference is real.
     Compare(CompareArgs),
+    /// Show the query plans a JSON report or a recorded stream holds: the operator tree with self
+    /// and total time, rows, scanned rows and executions, hottest operators first.
+    Plan(PlanArgs),
     /// Run a query N times and report where the time went, per iteration and per phase.
     Profile(Box<ProfileArgs>),
     /// Run a query once and write its stream, as the decoder consumed it, to a stream file.
@@ -71,6 +76,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Compare(args)) => {
             run_compare(&args, std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Plan(args)) => {
+            run_plan(&args, std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Profile(args)) => {

@@ -350,6 +350,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<bo
     let reports = std::slice::from_ref(&report);
     out.write_all(&Markdown.export(reports)?)?;
     out.write_all(findings(&report).as_bytes())?;
+    out.write_all(super::plan::plan_summary(&report, 5).as_bytes())?;
     for (path, exporter) in [
         (&args.csv, &Csv as &dyn Exporter),
         (&args.json, &Json),

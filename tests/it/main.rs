@@ -20,6 +20,7 @@ mod memory;
 mod official;
 mod official_load;
 mod plan;
+mod plan_local;
 mod props;
 mod serve_process;
 mod support;
