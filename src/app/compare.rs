@@ -83,6 +83,7 @@ impl CompareView {
                 &a.report.config.label,
                 &b.report.config.label,
             );
+            super::plan::diff_ui(ui, (a.id, &a.report), (b.id, &b.report));
         }
         ui.add_space(4.0);
         let height = (ui.available_height() / 2.0 - 8.0).max(140.0);

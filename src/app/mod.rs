@@ -12,6 +12,7 @@ mod emulator;
 mod export;
 mod frames;
 mod iterations;
+mod plan;
 mod query;
 mod run;
 mod theme;
@@ -29,6 +30,7 @@ pub use emulator::EmulatorSettings;
 pub use export::{ExportFormat, export_bytes, export_to, summary_text};
 pub use frames::{FrameSample, FrameStats};
 pub use iterations::IterationsView;
+pub use plan::{PlanColumn, PlanView};
 pub use query::{DEFAULT_SQL, QuerySettings};
 
 use crate::engine::IterationDetails;
@@ -53,6 +55,8 @@ pub enum Tab {
     Compare,
     /// Rows, stats, plan and the error log.
     Details,
+    /// The query plan's operators: icicle chart and tree table.
+    Plan,
 }
 
 /// What persists between launches.
@@ -155,6 +159,7 @@ pub struct SpanprofApp {
     iterations: IterationsView,
     compare: CompareView,
     details: DetailsView,
+    plan: PlanView,
     dialogs: Dialogs,
     files: FileJobs,
     log: Log,
@@ -200,6 +205,7 @@ impl SpanprofApp {
             iterations: IterationsView::default(),
             compare: CompareView::default(),
             details: DetailsView::default(),
+            plan: PlanView::default(),
             dialogs: Dialogs::default(),
             files: FileJobs::default(),
             log: Log::default(),
@@ -249,6 +255,11 @@ impl SpanprofApp {
     /// The iterations view (its selection, the bars it drew).
     pub fn iterations_view(&mut self) -> &mut IterationsView {
         &mut self.iterations
+    }
+
+    /// The plan view (the rows its table showed, its selection).
+    pub fn plan_view(&mut self) -> &mut PlanView {
+        &mut self.plan
     }
 
     /// The compare view.
@@ -580,6 +591,7 @@ impl SpanprofApp {
             for (tab, name) in [
                 (Tab::Iterations, "Iterations"),
                 (Tab::Compare, "Compare"),
+                (Tab::Plan, "Plan"),
                 (Tab::Details, "Details"),
             ] {
                 ui.selectable_value(&mut self.settings.tab, tab, name);
@@ -665,6 +677,21 @@ impl SpanprofApp {
                     .and_then(|r| r.details.as_deref());
                 self.details.ui(ui, details, &self.log);
             }
+            Tab::Plan => {
+                let shown = self.shown;
+                let run = self
+                    .runs
+                    .iter()
+                    .find(|r| Some(r.id) == shown)
+                    .map(|r| (r.id, &r.report));
+                let selection = match run {
+                    Some((id, _)) if self.iterations.run() == Some(id) => {
+                        self.iterations.selection().clone()
+                    }
+                    _ => Default::default(),
+                };
+                self.plan.ui(ui, run, &selection);
+            }
         }
     }
 
@@ -676,6 +703,7 @@ impl SpanprofApp {
         if let Some(run) = &self.active {
             ui.heading(format!("{} (running)", run.label()));
             let records = run.records().to_vec();
+            self.iterations.set_plan_changes([]);
             self.iterations.ui(ui, self.active_id, &records);
             return;
         }
@@ -712,6 +740,13 @@ impl SpanprofApp {
             );
             let id = run.id;
             let records = run.report.iterations.clone();
+            self.iterations.set_plan_changes(
+                run.report
+                    .plans
+                    .changes()
+                    .iter()
+                    .map(|c| (c.iteration, c.text())),
+            );
             self.iterations.ui(ui, id, &records);
         }
     }
