@@ -298,10 +298,15 @@ impl PlanAggregate {
     fn over(fingerprint: String, plan: &QueryPlan, members: &[&IterationPlan]) -> PlanAggregate {
         let mut tree = OperatorTree::of(plan);
         let mut spreads = Vec::with_capacity(tree.operators.len());
+        // Each member's samples by plan node, looked up once per operator.
+        let by_node: Vec<std::collections::HashMap<usize, &OperatorSample>> = members
+            .iter()
+            .map(|m| m.operators.iter().map(|s| (s.node, s)).collect())
+            .collect();
         for op in &mut tree.operators {
-            let samples: Vec<&OperatorSample> = members
+            let samples: Vec<&OperatorSample> = by_node
                 .iter()
-                .filter_map(|m| m.operators.iter().find(|s| s.node == op.node))
+                .filter_map(|m| m.get(&op.node).copied())
                 .collect();
             let series = |f: fn(&OperatorSample) -> Option<f64>| -> Option<Spread> {
                 Spread::of(&samples.iter().filter_map(|s| f(s)).collect::<Vec<_>>())

@@ -30,7 +30,7 @@
 //! statistics (as in production); Distributed Union, Cross Apply, Limit and Sort Limit's
 //! bookkeeping have no instructions of their own and report what their children did.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use prost_types::value::Kind;
@@ -146,6 +146,8 @@ pub fn query_stats(
 
 /// Subquery levels followed at most: deeper ones are left out of the plan.
 const MAX_DEPTH: usize = 64;
+/// Plan steps turned into operators at most.
+const MAX_STEPS: usize = 10_000;
 
 /// The query plan of `steps` (SQLite's `EXPLAIN QUERY PLAN`) and `program`, with PROFILE's
 /// statistics when `profile` gives the query's totals.
@@ -156,8 +158,16 @@ pub fn plan_nodes(
     profile: Option<&QueryTotals>,
 ) -> pb::QueryPlan {
     let measured = profile.and_then(|t| t.measured.as_ref());
+    // A statement can have many steps (every subquery of a long WHERE); past the bound the plan
+    // leaves the rest out rather than cost the server more than the query did.
+    let steps = &steps[..steps.len().min(MAX_STEPS)];
+    let mut children: HashMap<i64, Vec<usize>> = HashMap::new();
+    for (i, step) in steps.iter().enumerate() {
+        children.entry(step.parent).or_default().push(i);
+    }
     let mut b = Builder {
         steps,
+        children,
         program,
         targets,
         ops: Vec::new(),
@@ -256,6 +266,8 @@ impl Counters {
 
 struct Builder<'a> {
     steps: &'a [PlanStep],
+    /// Each step's children, by the parent's id (positions in `steps`).
+    children: HashMap<i64, Vec<usize>>,
     program: ProgramTraits,
     targets: &'a BTreeMap<i64, ScanTarget>,
     ops: Vec<Op>,
@@ -292,13 +304,23 @@ impl<'a> Builder<'a> {
             .push((child, kind, variable.to_owned()));
     }
 
+    /// The steps directly under `parent`, in order.
+    fn children(&self, parent: i64) -> Vec<&'a PlanStep> {
+        let steps: &'a [PlanStep] = self.steps;
+        self.children
+            .get(&parent)
+            .map_or_else(Vec::new, |positions| {
+                positions
+                    .iter()
+                    .map(|&i| &steps[i])
+                    .filter(|s| s.id != parent)
+                    .collect()
+            })
+    }
+
     fn classify(&self, parent: i64) -> Level<'a> {
         let mut level = Level::default();
-        for step in self
-            .steps
-            .iter()
-            .filter(|s| s.parent == parent && s.id != parent)
-        {
+        for step in self.children(parent) {
             let d = step.detail.as_str();
             if is_loop(d) {
                 level.loops.push(step);
@@ -310,7 +332,7 @@ impl<'a> Builder<'a> {
                 level.distinct = Some(step);
             } else if d.starts_with("COMPOUND") {
                 level.compound = Some(step);
-            } else if self.steps.iter().any(|s| s.parent == step.id) {
+            } else if self.children.contains_key(&step.id) {
                 level.subqueries.push(step);
             }
         }
@@ -325,12 +347,7 @@ impl<'a> Builder<'a> {
         let level = self.classify(parent);
         let mut top = if let Some(compound) = level.compound {
             let union = self.push(Op::relational("Union All"));
-            let parts: Vec<i64> = self
-                .steps
-                .iter()
-                .filter(|s| s.parent == compound.id)
-                .map(|s| s.id)
-                .collect();
+            let parts: Vec<i64> = self.children(compound.id).iter().map(|s| s.id).collect();
             for part in parts {
                 if let Some(child) = self.level(part, depth + 1) {
                     self.link(union, child, "", "");
@@ -761,6 +778,45 @@ mod tests {
             (full.scan_type, full.target.as_str(), full.condition),
             ("TableScan", "Seed23", None)
         );
+    }
+
+    #[test]
+    fn a_plan_of_very_many_or_very_deep_steps_stays_bounded() {
+        // A long WHERE of subqueries: 20,000 of them at one level.
+        let mut wide = vec![step(1, 0, "SCAN Albums")];
+        for k in 0..20_000 {
+            let id = 10 + 2 * k;
+            wide.push(step(id, 0, "LIST SUBQUERY"));
+            wide.push(step(id + 1, id, "SCAN Singers"));
+        }
+        let started = std::time::Instant::now();
+        let plan = plan_nodes(&wide, ProgramTraits::default(), &BTreeMap::new(), None);
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            plan.plan_nodes.len() <= 4 * MAX_STEPS,
+            "{}",
+            plan.plan_nodes.len()
+        );
+        assert!(
+            plan.plan_nodes.len() > MAX_STEPS,
+            "the first steps are all there"
+        );
+        // Subqueries nested 500 deep: followed to MAX_DEPTH levels.
+        let deep: Vec<PlanStep> = (1..=500)
+            .map(|i| step(i, i - 1, "CORRELATED SCALAR SUBQUERY 1"))
+            .chain(std::iter::once(step(501, 500, "SCAN Albums")))
+            .collect();
+        let plan = plan_nodes(&deep, ProgramTraits::default(), &BTreeMap::new(), None);
+        let subqueries = plan
+            .plan_nodes
+            .iter()
+            .filter(|n| n.display_name == "Subquery")
+            .count();
+        assert_eq!(subqueries, MAX_DEPTH);
     }
 
     #[test]
