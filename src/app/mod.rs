@@ -59,6 +59,21 @@ pub enum Tab {
     Plan,
 }
 
+impl Tab {
+    /// The tab named `name` (`iterations`, `compare`, `plan` or `details`, any case).
+    pub fn parse(name: &str) -> Result<Tab, String> {
+        match name.to_ascii_lowercase().as_str() {
+            "iterations" => Ok(Tab::Iterations),
+            "compare" => Ok(Tab::Compare),
+            "plan" => Ok(Tab::Plan),
+            "details" => Ok(Tab::Details),
+            _ => Err(format!(
+                "no tab \"{name}\": iterations, compare, plan or details"
+            )),
+        }
+    }
+}
+
 /// What persists between launches.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -86,6 +101,10 @@ pub struct AppOptions {
     pub frame_stats: Option<PathBuf>,
     /// Write the state of the last run to this file (`running`, `finished ...`), for scripts.
     pub status_file: Option<PathBuf>,
+    /// The query mode to start with, overriding the saved settings.
+    pub mode: Option<crate::engine::QueryMode>,
+    /// The tab to show first, overriding the saved settings.
+    pub tab: Option<Tab>,
 }
 
 impl AppOptions {
@@ -186,6 +205,12 @@ impl SpanprofApp {
         }
         if let Some(sql) = options.sql {
             settings.query.sql = sql;
+        }
+        if let Some(mode) = options.mode {
+            settings.query.mode = mode;
+        }
+        if let Some(tab) = options.tab {
+            settings.tab = tab;
         }
         if let Some(iterations) = options.iterations {
             settings.query.iterations = iterations.max(1);

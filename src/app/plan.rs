@@ -190,6 +190,14 @@ impl PlanView {
         ui.add_space(4.0);
         let height = (ui.available_height() * 0.42).clamp(120.0, 360.0);
         self.icicle(ui, &aggregate.tree, height);
+        ui.label(
+            egui::RichText::new(
+                "width: total time, children inside their parent · colour: self time, hottest red \
+                 · hover for every figure, click to select",
+            )
+            .small()
+            .color(theme::MUTED),
+        );
         ui.add_space(6.0);
         self.table(ui, aggregate);
     }
@@ -313,23 +321,25 @@ impl PlanView {
             .header(row_height, |mut header| {
                 for column in PlanColumn::ALL {
                     header.col(|ui| {
-                        let heading = egui::RichText::new(column.heading()).strong();
-                        if ui
-                            .add(egui::Button::new(heading).frame(false))
-                            .on_hover_text("Sort by this column (again: reverse)")
-                            .clicked()
-                        {
-                            resort = Some(column);
-                        }
-                        if self.sort == column {
-                            // The monospace font has the arrows.
-                            let arrow = if self.descending { "↓" } else { "↑" };
-                            ui.monospace(arrow).on_hover_text(if self.descending {
-                                "sorted, largest first"
-                            } else {
-                                "sorted, smallest first"
-                            });
-                        }
+                        ui.horizontal(|ui| {
+                            let heading = egui::RichText::new(column.heading()).strong();
+                            if ui
+                                .add(egui::Button::new(heading).frame(false))
+                                .on_hover_text("Sort by this column (again: reverse)")
+                                .clicked()
+                            {
+                                resort = Some(column);
+                            }
+                            if self.sort == column {
+                                // The monospace font has the arrows.
+                                let arrow = if self.descending { "↓" } else { "↑" };
+                                ui.monospace(arrow).on_hover_text(if self.descending {
+                                    "sorted, largest first"
+                                } else {
+                                    "sorted, smallest first"
+                                });
+                            }
+                        });
                     });
                 }
             })

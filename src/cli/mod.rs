@@ -43,6 +43,12 @@ pub struct Cli {
     /// The app only: timed iterations, without warm-up (overrides the saved setting).
     #[arg(long, value_name = "N", env = "SPANPROF_ITERATIONS", hide = true)]
     pub iterations: Option<u32>,
+    /// The app only: the query mode to start with (overrides the saved setting).
+    #[arg(long, value_enum, env = "SPANPROF_MODE", hide = true)]
+    pub start_mode: Option<ModeArg>,
+    /// The app only: the tab to show first (iterations, compare, plan or details).
+    #[arg(long, value_name = "TAB", env = "SPANPROF_TAB", hide = true, value_parser = crate::app::Tab::parse)]
+    pub start_tab: Option<crate::app::Tab>,
 }
 
 /// The subcommands.
@@ -110,6 +116,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 iterations: cli.iterations,
                 frame_stats: cli.frame_stats,
                 status_file: cli.status_file,
+                mode: cli.start_mode.map(ModeArg::mode),
+                tab: cli.start_tab,
             })?;
             Ok(ExitCode::SUCCESS)
         }

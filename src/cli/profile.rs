@@ -164,6 +164,17 @@ pub enum ModeArg {
     Profile,
 }
 
+impl ModeArg {
+    /// The query mode it names.
+    pub fn mode(self) -> QueryMode {
+        match self {
+            ModeArg::Normal => QueryMode::Normal,
+            ModeArg::WithStats => QueryMode::WithStats,
+            ModeArg::Profile => QueryMode::Profile,
+        }
+    }
+}
+
 /// Checks a label: printable text (no control characters), at most 200 bytes. Not a clap value
 /// parser: clap would print the refused value raw, escape sequences and all.
 pub fn check_label(text: &str) -> anyhow::Result<()> {
@@ -236,11 +247,7 @@ fn spec(
         },
         sql: query.sql.clone(),
         params: query.params.clone(),
-        mode: match query.query_mode {
-            ModeArg::Normal => QueryMode::Normal,
-            ModeArg::WithStats => QueryMode::WithStats,
-            ModeArg::Profile => QueryMode::Profile,
-        },
+        mode: query.query_mode.mode(),
         iterations,
         warmup,
         decoder: query.decoder.into(),
