@@ -290,10 +290,12 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
                 cancel,
             )
             .await;
-            // Each iteration's plan goes into the report (its fingerprint, its operators' figures).
+            // Each iteration's plan goes into the report (its fingerprint, its operators' figures);
+            // the emulator's PROFILE answers carry an empty plan, which is no plan.
             if let Some(nodes) = timing
                 .as_ref()
                 .and_then(|t| t.stats.as_ref()?.plan.as_deref())
+                .filter(|nodes| !nodes.is_empty())
             {
                 report.plans.record(i, nodes);
             }
