@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::plan::PlanHistory;
 use crate::stats::{self, Summary};
 
 /// `text` with its control characters (escape sequences, bells, line breaks) written as `\u{..}`
@@ -223,6 +224,11 @@ pub struct RunReport {
     pub started_at: String,
     /// Every iteration in the order it ran.
     pub iterations: Vec<IterationRecord>,
+    /// The query plans the iterations returned (PROFILE and PLAN modes): each distinct plan and
+    /// each iteration's per-operator figures. Empty, and left out of the JSON, for runs without
+    /// plans; reports written before plans were kept read back with it empty.
+    #[serde(default, skip_serializing_if = "PlanHistory::is_empty")]
+    pub plans: PlanHistory,
 }
 
 impl RunReport {
@@ -320,6 +326,7 @@ impl RunReport {
                     ..IterationRecord::new(label, i, false, "2026-01-02T03:04:05Z")
                 })
                 .collect(),
+            plans: PlanHistory::default(),
         }
     }
 }
@@ -351,6 +358,7 @@ mod tests {
             },
             started_at: "2026-01-02T03:04:05Z".into(),
             iterations,
+            plans: PlanHistory::default(),
         }
     }
 

@@ -379,6 +379,7 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
             config: spec.run_config(v, &target),
             started_at: started_at.clone(),
             iterations: Vec::new(),
+            plans: Default::default(),
         })
         .collect();
     if let Err(e) = spec.check() {
@@ -432,6 +433,15 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
                 cancel,
             )
             .await;
+            // Each iteration's plan goes into the report (its fingerprint, its operators' figures);
+            // the emulator's PROFILE answers carry an empty plan, which is no plan.
+            if let Some(nodes) = timing
+                .as_ref()
+                .and_then(|t| t.stats.as_ref()?.plan.as_deref())
+                .filter(|nodes| !nodes.is_empty())
+            {
+                reports[step.variant].plans.record(step.iteration, nodes);
+            }
             let details = timing
                 .filter(|_| last)
                 .map(|t| iteration_details(variant, step.iteration, t, preview));

@@ -18,6 +18,7 @@ pub mod query;
 pub mod row_cache;
 pub mod sandbox;
 pub mod scan;
+mod scanstatus;
 mod seed23_table;
 pub mod service;
 pub mod sessions;

@@ -19,6 +19,8 @@ mod local;
 mod memory;
 mod official;
 mod official_load;
+mod plan;
+mod plan_local;
 mod props;
 mod recorder;
 mod serve_process;
