@@ -376,4 +376,30 @@ fn two_variants_whose_plans_differ_are_diffed_operator_by_operator() {
     assert!(text.contains("- "), "{text}");
     assert!(text.contains("Filter Scan removed"), "{text}");
     assert!(text.contains("Table Scan (Albums) changed ("), "{text}");
+
+    // And one profile of both as variants prints it under their verdict.
+    let text = stdout(&spanprof(&[
+        "profile",
+        "--local",
+        "--rows",
+        "100",
+        "--query-mode",
+        "profile",
+        "--iterations",
+        "3",
+        "--sql",
+        "SELECT AlbumTitle FROM Albums WHERE SingerId = 2",
+        "--label",
+        "by key",
+        "--sql",
+        "SELECT AlbumTitle FROM Albums WHERE MarketingBudget > 100000",
+        "--label",
+        "by budget",
+    ]));
+    let verdict = text.find("against by key:").expect("the verdict");
+    let diff = text
+        .find("operators differ between by key and by budget")
+        .expect("the plan diff");
+    assert!(verdict < diff, "{text}");
+    assert!(text[diff..].contains("Filter Scan removed"), "{text}");
 }
