@@ -16,4 +16,5 @@ pub mod proto;
 pub mod report;
 pub mod server;
 pub mod stats;
+pub mod text;
 pub mod wire;

@@ -6,26 +6,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::PlanHistory;
+use std::collections::BTreeSet;
+
+use crate::plan::{PlanAggregate, PlanHistory};
 use crate::stats::{self, Summary};
 
-/// `text` with its control characters (escape sequences, bells, line breaks) written as `\u{..}`
-/// escapes, so a label from the command line or a report file prints as what it is and cannot
-/// move a terminal's cursor or recolour its text.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
+pub use crate::text::printable;
 
 /// How an iteration ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -232,6 +218,27 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// The iterations its plan aggregates cover: `selection` when it is not empty, else the
+    /// timed iterations (not warm-ups, ended ok); when none of those returned a plan, every
+    /// iteration that did (a run of warm-ups only still shows its plan).
+    pub fn plan_iterations(&self, selection: &BTreeSet<u32>) -> BTreeSet<u32> {
+        if !selection.is_empty() {
+            return selection.clone();
+        }
+        let with_plan: BTreeSet<u32> = self.plans.iterations.iter().map(|i| i.iteration).collect();
+        let timed: BTreeSet<u32> = self
+            .timed()
+            .map(|r| r.iteration)
+            .filter(|i| with_plan.contains(i))
+            .collect();
+        if timed.is_empty() { with_plan } else { timed }
+    }
+
+    /// The aggregates of its plans over [`RunReport::plan_iterations`], most iterations first.
+    pub fn plan_aggregates(&self, selection: &BTreeSet<u32>) -> Vec<PlanAggregate> {
+        self.plans.aggregate(&self.plan_iterations(selection))
+    }
+
     /// The iterations the statistics are computed over: not warm-ups, and ended `Ok`.
     pub fn timed(&self) -> impl Iterator<Item = &IterationRecord> {
         self.iterations.iter().filter(|record| record.is_timed())

@@ -158,7 +158,7 @@ impl PlanView {
             self.computed = Some(Computed {
                 run: id,
                 selection: selection.clone(),
-                aggregates: plan::aggregates(report, selection),
+                aggregates: report.plan_aggregates(selection),
                 changes: report.plans.changes().iter().map(|c| c.text()).collect(),
             });
         }
@@ -539,7 +539,7 @@ pub fn diff_ui(ui: &mut egui::Ui, a: (u64, &RunReport), b: (u64, &RunReport)) {
     let key = egui::Id::unique(("plan-diff", a.0, b.0));
     let cached: Option<CachedDiff> = ui.data(|d| d.get_temp(key));
     let cached = cached.unwrap_or_else(|| {
-        let main = |r: &RunReport| plan::aggregates(r, &BTreeSet::new()).into_iter().next();
+        let main = |r: &RunReport| r.plan_aggregates(&BTreeSet::new()).into_iter().next();
         let computed: CachedDiff = Arc::new(match (main(a.1), main(b.1)) {
             (Some(pa), Some(pb)) => Some((
                 plan::diff(&pa.tree, &pb.tree),

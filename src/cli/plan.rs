@@ -97,7 +97,7 @@ fn load(bytes: &[u8]) -> anyhow::Result<(Vec<Shown>, Vec<String>)> {
             let mut shown = Vec::new();
             let mut changes = Vec::new();
             for run in &runs {
-                for aggregate in plan::aggregates(run, &BTreeSet::new()) {
+                for aggregate in run.plan_aggregates(&BTreeSet::new()) {
                     shown.push(Shown {
                         heading: heading(run, &aggregate),
                         tree: aggregate.tree.clone(),
@@ -164,10 +164,7 @@ fn heading(run: &RunReport, a: &PlanAggregate) -> String {
 /// What `spanprof profile` prints under its summary for a run that kept plans: the hottest
 /// operators of its main plan, and any plan change.
 pub fn plan_summary(report: &RunReport, top: usize) -> String {
-    let Some(main) = plan::aggregates(report, &BTreeSet::new())
-        .into_iter()
-        .next()
-    else {
+    let Some(main) = report.plan_aggregates(&BTreeSet::new()).into_iter().next() else {
         return String::new();
     };
     let tree = &main.tree;
@@ -207,7 +204,7 @@ pub fn plan_summary(report: &RunReport, top: usize) -> String {
 /// What `spanprof compare` prints after its verdict when both runs kept plans: their main plans
 /// matched operator by operator.
 pub fn plan_diff_text(a: &RunReport, b: &RunReport) -> String {
-    let main = |r: &RunReport| plan::aggregates(r, &BTreeSet::new()).into_iter().next();
+    let main = |r: &RunReport| r.plan_aggregates(&BTreeSet::new()).into_iter().next();
     match (main(a), main(b)) {
         (Some(pa), Some(pb)) => format!(
             "\n{}",

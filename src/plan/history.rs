@@ -343,37 +343,3 @@ impl PlanAggregate {
         }
     }
 }
-
-/// The iterations a report's plan aggregates cover: `selection` when it is not empty, else the
-/// timed iterations (not warm-ups, ended ok); when none of those returned a plan, every
-/// iteration that did (a run of warm-ups only still shows its plan).
-pub fn chosen_iterations(
-    report: &crate::report::RunReport,
-    selection: &BTreeSet<u32>,
-) -> BTreeSet<u32> {
-    if !selection.is_empty() {
-        return selection.clone();
-    }
-    let with_plan: BTreeSet<u32> = report
-        .plans
-        .iterations
-        .iter()
-        .map(|i| i.iteration)
-        .collect();
-    let timed: BTreeSet<u32> = report
-        .timed()
-        .map(|r| r.iteration)
-        .filter(|i| with_plan.contains(i))
-        .collect();
-    if timed.is_empty() { with_plan } else { timed }
-}
-
-/// The aggregates of a report's plans over [`chosen_iterations`], most iterations first.
-pub fn aggregates(
-    report: &crate::report::RunReport,
-    selection: &BTreeSet<u32>,
-) -> Vec<PlanAggregate> {
-    report
-        .plans
-        .aggregate(&chosen_iterations(report, selection))
-}

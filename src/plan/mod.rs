@@ -28,7 +28,7 @@ pub use diff::{DiffEntry, DiffKind, PlanDiff, diff};
 pub use fingerprint::fingerprint;
 pub use history::{
     IterationPlan, OperatorSample, OperatorSpread, PlanAggregate, PlanChange, PlanHistory, Spread,
-    StoredPlan, aggregates, chosen_iterations,
+    StoredPlan,
 };
 pub use model::{ExecutionStats, Figure, Node, NodeKind, PlanError, QueryPlan};
 pub use operators::{Figures, Operator, OperatorTree, SelfTime};

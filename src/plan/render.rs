@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::diff::{DiffKind, PlanDiff};
 use super::history::OperatorSpread;
 use super::operators::{OperatorTree, SelfTime};
-use crate::report::printable;
+use crate::text::printable;
 
 fn ms(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}"))

@@ -387,7 +387,8 @@ fn the_plan_view_after_a_profile_run_shows_the_icicle_and_the_hottest_operator_f
     );
     // The hottest operator, as the plan module ranks the run's aggregate, is the first row.
     let report = h.state().runs()[0].report.clone();
-    let aggregate = spanprof::plan::aggregates(&report, &Default::default())
+    let aggregate = report
+        .plan_aggregates(&Default::default())
         .into_iter()
         .next()
         .expect("the run kept its plan");

@@ -15,6 +15,7 @@ mod hostile_resources;
 mod hostile_sql;
 mod hostile_tokens;
 mod iteration;
+mod layers;
 mod local;
 mod memory;
 mod official;

@@ -78,7 +78,8 @@ fn profile(sql: &str, label: &str, report: &Path) -> (RunReport, String) {
 }
 
 fn main_tree(report: &RunReport) -> (plan::PlanAggregate, OperatorTree) {
-    let aggregate = plan::aggregates(report, &Default::default())
+    let aggregate = report
+        .plan_aggregates(&Default::default())
         .into_iter()
         .next()
         .expect("the report kept the plan");
