@@ -6,25 +6,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeSet;
+
+use crate::plan::{PlanAggregate, PlanHistory};
 use crate::stats::{self, Summary};
 
-/// `text` with its control characters (escape sequences, bells, line breaks) written as `\u{..}`
-/// escapes, so a label from the command line or a report file prints as what it is and cannot
-/// move a terminal's cursor or recolour its text.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
+pub use crate::text::printable;
 
 /// The `decoder` of a run that only received the answer's bytes: the wire floor of a client
 /// profile (`spanprof client`).
@@ -277,9 +264,35 @@ pub struct RunReport {
     pub started_at: String,
     /// Every iteration in the order it ran.
     pub iterations: Vec<IterationRecord>,
+    /// The query plans the iterations returned (PROFILE and PLAN modes): each distinct plan and
+    /// each iteration's per-operator figures. Empty, and left out of the JSON, for runs without
+    /// plans; reports written before plans were kept read back with it empty.
+    #[serde(default, skip_serializing_if = "PlanHistory::is_empty")]
+    pub plans: PlanHistory,
 }
 
 impl RunReport {
+    /// The iterations its plan aggregates cover: `selection` when it is not empty, else the
+    /// timed iterations (not warm-ups, ended ok); when none of those returned a plan, every
+    /// iteration that did (a run of warm-ups only still shows its plan).
+    pub fn plan_iterations(&self, selection: &BTreeSet<u32>) -> BTreeSet<u32> {
+        if !selection.is_empty() {
+            return selection.clone();
+        }
+        let with_plan: BTreeSet<u32> = self.plans.iterations.iter().map(|i| i.iteration).collect();
+        let timed: BTreeSet<u32> = self
+            .timed()
+            .map(|r| r.iteration)
+            .filter(|i| with_plan.contains(i))
+            .collect();
+        if timed.is_empty() { with_plan } else { timed }
+    }
+
+    /// The aggregates of its plans over [`RunReport::plan_iterations`], most iterations first.
+    pub fn plan_aggregates(&self, selection: &BTreeSet<u32>) -> Vec<PlanAggregate> {
+        self.plans.aggregate(&self.plan_iterations(selection))
+    }
+
     /// The iterations the statistics are computed over: not warm-ups, and ended `Ok`.
     pub fn timed(&self) -> impl Iterator<Item = &IterationRecord> {
         self.iterations.iter().filter(|record| record.is_timed())
@@ -404,6 +417,7 @@ impl RunReport {
                     ..IterationRecord::new(label, i, false, "2026-01-02T03:04:05Z")
                 })
                 .collect(),
+            plans: PlanHistory::default(),
         }
     }
 }
@@ -435,6 +449,7 @@ mod tests {
             },
             started_at: "2026-01-02T03:04:05Z".into(),
             iterations,
+            plans: PlanHistory::default(),
         }
     }
 

@@ -117,6 +117,7 @@ mod tests {
             },
             started_at: String::new(),
             iterations: records,
+            plans: Default::default(),
         }
     }
 

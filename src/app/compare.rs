@@ -100,6 +100,7 @@ impl CompareView {
                 &a.report.config.label,
                 &b.report.config.label,
             );
+            super::plan::diff_ui(ui, (a.id, &a.report), (b.id, &b.report));
         }
         ui.add_space(4.0);
         theme::legend(

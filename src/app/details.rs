@@ -89,7 +89,7 @@ impl DetailsView {
         ui.horizontal(|ui| {
             ui.selectable_value(&mut self.section, Section::Rows, "Rows");
             ui.selectable_value(&mut self.section, Section::Stats, "Stats & timing");
-            ui.selectable_value(&mut self.section, Section::Plan, "Plan");
+            ui.selectable_value(&mut self.section, Section::Plan, "Raw plan");
             let log_title = format!("Log ({})", log.entries().len());
             ui.selectable_value(&mut self.section, Section::Log, log_title);
         });

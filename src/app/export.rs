@@ -238,6 +238,7 @@ mod tests {
             },
             started_at: started_at.into(),
             iterations: vec![],
+            plans: Default::default(),
         }
     }
 

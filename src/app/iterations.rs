@@ -87,6 +87,8 @@ pub struct IterationsView {
     bars: usize,
     hovered: Option<u32>,
     plot_rect: Option<egui::Rect>,
+    /// Where the run's plan changed: (first iteration of the new plan, the finding in words).
+    plan_changes: Vec<(u32, String)>,
 }
 
 impl IterationsView {
@@ -113,6 +115,21 @@ impl IterationsView {
     /// How many bars (iterations) the chart drew last frame.
     pub fn bars_drawn(&self) -> usize {
         self.bars
+    }
+
+    /// The run whose iterations the view shows (its selection belongs to it).
+    pub fn run(&self) -> Option<u64> {
+        self.run
+    }
+
+    /// Where the plan of the run about to be drawn changed, marked on the chart.
+    pub fn set_plan_changes(&mut self, changes: impl IntoIterator<Item = (u32, String)>) {
+        self.plan_changes = changes.into_iter().collect();
+    }
+
+    /// The plan changes the chart marks.
+    pub fn plan_changes(&self) -> &[(u32, String)] {
+        &self.plan_changes
     }
 
     /// Draws the view of `records`, the iterations of run `run` (a run in flight has its own id)
@@ -158,6 +175,9 @@ impl IterationsView {
         }
         for flag in &flags {
             ui.colored_label(theme::WARN, format!("! {}", flag.text));
+        }
+        for (_, change) in &self.plan_changes {
+            ui.colored_label(theme::WARN, format!("! {change}"));
         }
         for r in records.iter().filter(|r| r.status == Status::Error) {
             ui.colored_label(
@@ -232,6 +252,7 @@ impl IterationsView {
             .collect();
         // Headroom above the tallest bar for the warm-up labels (the legend is above the plot).
         let tallest = records.iter().map(|r| r.total_ms).fold(0.0, f64::max);
+        let plan_marks: Vec<u32> = self.plan_changes.iter().map(|(i, _)| *i).collect();
         let response = Plot::new("iterations-plot")
             .height(height)
             .allow_drag(false)
@@ -246,6 +267,21 @@ impl IterationsView {
             .show(ui, |plot| {
                 for chart in charts {
                     plot.bar_chart(chart);
+                }
+                for &i in &plan_marks {
+                    // Between the last iteration of the old plan and the first of the new.
+                    let x = f64::from(i) - 0.5;
+                    plot.vline(
+                        egui_plot::VLine::new("plan changed", x)
+                            .color(theme::WARN)
+                            .style(egui_plot::LineStyle::dashed_loose()),
+                    );
+                    plot.text(
+                        Text::new("", PlotPoint::new(x, tallest * 1.2), "plan changed")
+                            .id(("plan-change", i))
+                            .color(theme::WARN)
+                            .anchor(egui::Align2::LEFT_BOTTOM),
+                    );
                 }
                 for (i, y) in warm_labels {
                     // Unnamed, so the legend leaves it out.

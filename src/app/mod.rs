@@ -16,6 +16,7 @@ mod frames;
 mod iterations;
 mod options;
 mod phases;
+mod plan;
 mod query;
 mod run;
 mod theme;
@@ -36,6 +37,7 @@ pub use frames::{FrameSample, FrameStats};
 pub use iterations::{IterationsView, SEGMENTS};
 pub use options::{OptionSettings, Replicas};
 pub use phases::{Curve, SweepAxis};
+pub use plan::{PlanColumn, PlanView};
 pub use query::{DEFAULT_SQL, QuerySettings, VariantSettings};
 
 use crate::engine::IterationDetails;
@@ -61,6 +63,23 @@ pub enum Tab {
     Compare,
     /// Rows, stats, plan and the error log.
     Details,
+    /// The query plan's operators: icicle chart and tree table.
+    Plan,
+}
+
+impl Tab {
+    /// The tab named `name` (`iterations`, `compare`, `plan` or `details`, any case).
+    pub fn parse(name: &str) -> Result<Tab, String> {
+        match name.to_ascii_lowercase().as_str() {
+            "iterations" => Ok(Tab::Iterations),
+            "compare" => Ok(Tab::Compare),
+            "plan" => Ok(Tab::Plan),
+            "details" => Ok(Tab::Details),
+            _ => Err(format!(
+                "no tab \"{name}\": iterations, compare, plan or details"
+            )),
+        }
+    }
 }
 
 /// What persists between launches.
@@ -94,6 +113,10 @@ pub struct AppOptions {
     pub status_file: Option<PathBuf>,
     /// Which file dialogs to open.
     pub file_dialogs: DialogBackend,
+    /// The query mode to start with, overriding the saved settings.
+    pub mode: Option<crate::engine::QueryMode>,
+    /// The tab to show first, overriding the saved settings.
+    pub tab: Option<Tab>,
 }
 
 impl AppOptions {
@@ -169,6 +192,7 @@ pub struct SpanprofApp {
     iterations: IterationsView,
     compare: CompareView,
     details: DetailsView,
+    plan: PlanView,
     dialogs: Dialogs,
     files: FileJobs,
     log: Log,
@@ -200,6 +224,12 @@ impl SpanprofApp {
         if let Some(sql) = options.sql {
             settings.query.sql = sql;
         }
+        if let Some(mode) = options.mode {
+            settings.query.mode = mode;
+        }
+        if let Some(tab) = options.tab {
+            settings.tab = tab;
+        }
         if let Some(iterations) = options.iterations {
             settings.query.iterations = iterations.max(1);
             settings.query.warmup = 0;
@@ -218,6 +248,7 @@ impl SpanprofApp {
             iterations: IterationsView::default(),
             compare: CompareView::default(),
             details: DetailsView::default(),
+            plan: PlanView::default(),
             dialogs: Dialogs::new(options.file_dialogs),
             files: FileJobs::default(),
             log: Log::default(),
@@ -269,6 +300,11 @@ impl SpanprofApp {
     /// The iterations view (its selection, the bars it drew).
     pub fn iterations_view(&mut self) -> &mut IterationsView {
         &mut self.iterations
+    }
+
+    /// The plan view (the rows its table showed, its selection).
+    pub fn plan_view(&mut self) -> &mut PlanView {
+        &mut self.plan
     }
 
     /// The compare view.
@@ -719,6 +755,7 @@ impl SpanprofApp {
             for (tab, name) in [
                 (Tab::Iterations, "Iterations"),
                 (Tab::Compare, "Compare"),
+                (Tab::Plan, "Plan"),
                 (Tab::Details, "Details"),
             ] {
                 ui.selectable_value(&mut self.settings.tab, tab, name);
@@ -836,6 +873,21 @@ impl SpanprofApp {
                 let mode = shown.map_or("", |r| r.report.config.query_mode.as_str());
                 self.details.ui(ui, details, mode, &self.log);
             }
+            Tab::Plan => {
+                let shown = self.shown;
+                let run = self
+                    .runs
+                    .iter()
+                    .find(|r| Some(r.id) == shown)
+                    .map(|r| (r.id, &r.report));
+                let selection = match run {
+                    Some((id, _)) if self.iterations.run() == Some(id) => {
+                        self.iterations.selection().clone()
+                    }
+                    _ => Default::default(),
+                };
+                self.plan.ui(ui, run, &selection);
+            }
         }
     }
 
@@ -858,6 +910,7 @@ impl SpanprofApp {
                 .filter(|r| r.run == label)
                 .cloned()
                 .collect();
+            self.iterations.set_plan_changes([]);
             self.iterations
                 .ui(ui, self.active_id, &records, run.mode().as_str());
             return;
@@ -895,6 +948,13 @@ impl SpanprofApp {
             );
             let id = run.id;
             let records = run.report.iterations.clone();
+            self.iterations.set_plan_changes(
+                run.report
+                    .plans
+                    .changes()
+                    .iter()
+                    .map(|c| (c.iteration, c.text())),
+            );
             let mode = run.report.config.query_mode.clone();
             self.iterations.ui(ui, id, &records, &mode);
         }

@@ -163,7 +163,7 @@ impl QuerySettings {
                     "a sweep sweeps one query: remove the other variants, or the sweep".into(),
                 );
             }
-            let sweep = crate::cli::parse_sweep(self.sweep.trim())?;
+            let sweep = crate::engine::parse_sweep(self.sweep.trim())?;
             variants = sweep.expand(&variants[0], !self.label.trim().is_empty());
         }
         let spec = ProfileSpec {

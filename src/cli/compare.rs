@@ -38,7 +38,8 @@ fn pairs<'a>(a: &'a [RunReport], b: &'a [RunReport]) -> Vec<(&'a RunReport, &'a 
 
 /// Prints, for each pair of runs, the median of each phase in both with their ratio and then the
 /// verdict of [`compare_runs`] under [`BootstrapSettings::DEFAULT`] (a 95% bootstrap confidence
-/// interval) with the phases the difference is in; with `--fail-if-slower`, the gate's decision.
+/// interval) with the phases the difference is in, and the two plans matched operator by operator;
+/// with `--fail-if-slower`, the gate's decision.
 /// Returns whether the gate failed.
 pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bool> {
     let (a, b) = (load_reports(&args.a)?, load_reports(&args.b)?);
@@ -70,6 +71,7 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
             Some(verdict) => writeln!(out, "\n{}", printable(&verdict))?,
             None => anyhow::bail!("cannot compare: a run's median total time is not positive"),
         }
+        out.write_all(super::plan::plan_diff_text(base, other).as_bytes())?;
     }
     let Some(max_slowdown) = args.fail_if_slower else {
         return Ok(false);

@@ -6,6 +6,7 @@ mod compare;
 mod decode;
 mod driver;
 mod options;
+mod plan;
 mod profile;
 mod seed;
 mod serve;
@@ -23,6 +24,7 @@ pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, DecoderChoice, run_decode};
 pub use driver::{DriverArgs, run_driver};
 pub use options::RequestOptionArgs;
+pub use plan::{PlanArgs, plan_diff_text, plan_summary, run_plan};
 pub use profile::{
     ModeArg, OrderArg, ProfileArgs, ProfileOutcome, QueryArgs, RecordArgs, findings, run_profile,
     run_record,
@@ -60,6 +62,12 @@ pub struct Cli {
     /// The app only: timed iterations, without warm-up (overrides the saved setting).
     #[arg(long, value_name = "N", env = "SPANPROF_ITERATIONS", hide = true)]
     pub iterations: Option<u32>,
+    /// The app only: the query mode to start with (overrides the saved setting).
+    #[arg(long, value_enum, env = "SPANPROF_MODE", hide = true)]
+    pub start_mode: Option<ModeArg>,
+    /// The app only: the tab to show first (iterations, compare, plan or details).
+    #[arg(long, value_name = "TAB", env = "SPANPROF_TAB", hide = true, value_parser = crate::app::Tab::parse)]
+    pub start_tab: Option<crate::app::Tab>,
 }
 
 /// The subcommands.
@@ -70,6 +78,9 @@ pub enum Command {
     /// Compare two runs' JSON reports: medians per phase, whether the difference is real and where
     /// it is; with --fail-if-slower, a CI gate (exit code 4 on a regression).
     Compare(CompareArgs),
+    /// Show the query plans a JSON report or a recorded stream holds: the operator tree with self
+    /// and total time, rows, scanned rows and executions, hottest operators first.
+    Plan(PlanArgs),
     /// Run one or more queries N times, interleaved, and report where the time went, per
     /// iteration and per phase, and how they compare.
     Profile(Box<ProfileArgs>),
@@ -104,6 +115,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::SUCCESS
             })
+        }
+        Some(Command::Plan(args)) => {
+            run_plan(&args, std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
         }
         Some(Command::Profile(args)) => Ok(match run_profile(&args, std::io::stdout())? {
             ProfileOutcome::Passed => ExitCode::SUCCESS,
@@ -140,6 +155,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 frame_stats: cli.frame_stats,
                 status_file: cli.status_file,
                 file_dialogs: crate::app::DialogBackend::System,
+                mode: cli.start_mode.map(crate::engine::QueryMode::from),
+                tab: cli.start_tab,
             })?;
             Ok(ExitCode::SUCCESS)
         }

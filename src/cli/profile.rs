@@ -390,11 +390,14 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
     out.write_all(&Markdown.export(&reports)?)?;
     for report in &reports {
         let found = summary::findings(report);
-        if !found.is_empty() {
-            if several {
-                write!(out, "\n{}:", printable(&report.config.label))?;
+        let plan = super::plan::plan_summary(report, 5);
+        for text in [found, plan] {
+            if !text.is_empty() {
+                if several {
+                    write!(out, "\n{}:", printable(&report.config.label))?;
+                }
+                out.write_all(text.as_bytes())?;
             }
-            out.write_all(found.as_bytes())?;
         }
     }
     out.write_all(summary::against_reference(&reports, &reference).as_bytes())?;

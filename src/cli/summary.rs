@@ -47,7 +47,8 @@ pub fn findings(report: &RunReport) -> String {
 }
 
 /// Every run but the reference against the reference (the run labelled `reference`): the verdict
-/// and the phases the difference is in. Empty with one run.
+/// and the phases the difference is in, then their plans matched operator by operator (where both
+/// kept one). Empty with one run.
 pub fn against_reference(reports: &[RunReport], reference: &str) -> String {
     let Some(base) = reports.iter().find(|r| r.config.label == reference) else {
         return String::new();
@@ -65,6 +66,10 @@ pub fn against_reference(reports: &[RunReport], reference: &str) -> String {
             let _ = writeln!(text, "\nagainst {}:", printable(reference));
         }
         let _ = writeln!(text, "{}", printable(&line));
+    }
+    // Then each variant's plan against the reference's, where both kept one.
+    for other in reports.iter().filter(|r| r.config.label != reference) {
+        text.push_str(&super::plan::plan_diff_text(base, other));
     }
     text
 }

@@ -111,6 +111,9 @@ pub enum IterationError {
         /// The limit.
         after: Duration,
     },
+    /// What was asked cannot be done this way.
+    #[error("{0}")]
+    Unsupported(&'static str),
     /// One partition of a partitioned read failed.
     #[error("partition {} of {of}: {error}", .index + 1)]
     Partition {

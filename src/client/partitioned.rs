@@ -21,6 +21,12 @@ use super::{ClientError, answered};
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
 use crate::wire::{QueryStats, ResultStats, RowsView, StreamCounters};
+use futures_util::StreamExt as _;
+
+/// Partitions streamed at once, at most; the others wait for one of them to end.
+pub const CONCURRENT_PARTITIONS: usize = 64;
+/// Partitions a read takes from the server, at most (a server that returns more is refused).
+pub const MAX_PARTITIONS: usize = 10_000;
 
 /// What one partition of an iteration measured.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -62,8 +68,8 @@ pub async fn run(
     decoding: Decoding<'_>,
 ) -> Result<IterationTiming, IterationError> {
     if decoding.recording.is_some() {
-        return Err(IterationError::CannotResume(
-            "a partitioned read is several streams; record the plain query instead".into(),
+        return Err(IterationError::Unsupported(
+            "a partitioned read is several streams; record the plain query instead",
         ));
     }
     let started = Instant::now();
@@ -89,20 +95,29 @@ pub async fn run(
         .iter()
         .map(|_| |rows: RowsView<'_>, bytes: usize| (shared.borrow_mut())(rows, bytes))
         .collect();
+    let deadline = started + call.timeouts.iteration;
     let streams = requests
         .iter()
         .zip(sinks.iter_mut())
         .map(|(request, sink)| {
+            // A partition started late gets what is left of the iteration's limit.
+            let timeouts = Timeouts {
+                iteration: deadline.saturating_duration_since(Instant::now()),
+                ..call.timeouts
+            };
             run_iteration(
                 call.channel.clone(),
                 request,
                 call.headers,
                 policy,
-                call.timeouts,
+                timeouts,
                 Decoding::new(decoder, sink),
             )
         });
-    let results = futures_util::future::join_all(streams).await;
+    let results: Vec<_> = futures_util::stream::iter(streams)
+        .buffered(CONCURRENT_PARTITIONS)
+        .collect()
+        .await;
     let of = results.len();
     let mut timings = Vec::with_capacity(of);
     for (index, result) in results.into_iter().enumerate() {
@@ -160,10 +175,13 @@ async fn partition(
                 detail: "no transaction in the answer".into(),
             })
         })?;
-    if response.partitions.is_empty() {
+    if response.partitions.is_empty() || response.partitions.len() > MAX_PARTITIONS {
         return Err(IterationError::Client(ClientError::Unexpected {
             call: "PartitionQuery",
-            detail: "no partitions in the answer".into(),
+            detail: format!(
+                "{} partitions in the answer (1 to {MAX_PARTITIONS} are read)",
+                response.partitions.len()
+            ),
         }));
     }
     Ok((

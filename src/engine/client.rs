@@ -236,6 +236,7 @@ async fn run(spec: ClientSpec, sink: &Sink, cancel: &Cancel) {
             config: spec.run_config(run),
             started_at: started_at.clone(),
             iterations: Vec::new(),
+            plans: Default::default(),
         })
         .collect();
     let opening = tokio::select! {

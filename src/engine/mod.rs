@@ -8,6 +8,7 @@
 pub mod client;
 pub mod details;
 pub mod schedule;
+pub mod sweep;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +30,7 @@ use crate::wire::{DecoderKind, RowsView, Timestamp};
 pub use client::{ClientSpec, DEFAULT_CLIENT_SQL, DEFAULT_COMMAND_LIMIT};
 pub use details::{IterationDetails, PREVIEW_ROWS};
 pub use schedule::{Order, Step, schedule};
+pub use sweep::{SweepSpec, parse_sweep};
 
 /// How long the end of a run waits for the server to delete its session. The wait happens on the
 /// engine's own thread, never the caller's.
@@ -380,6 +382,7 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
             config: spec.run_config(v, &target),
             started_at: started_at.clone(),
             iterations: Vec::new(),
+            plans: Default::default(),
         })
         .collect();
     if let Err(e) = spec.check() {
@@ -405,11 +408,14 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
         spec.order,
     );
     let total = u32::try_from(steps.len()).unwrap_or(u32::MAX);
+    // Where each variant runs for the last time: its details are kept there.
+    let mut last_of = vec![0usize; spec.variants.len()];
+    for (i, step) in steps.iter().enumerate() {
+        last_of[step.variant] = i;
+    }
     for (seq, &step) in (0u32..).zip(&steps) {
         let variant = &spec.variants[step.variant];
-        let last = !steps[seq as usize + 1..]
-            .iter()
-            .any(|later| later.variant == step.variant);
+        let last = last_of[step.variant] == seq as usize;
         let at = Position {
             step,
             seq,
@@ -430,6 +436,15 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
                 cancel,
             )
             .await;
+            // Each iteration's plan goes into the report (its fingerprint, its operators' figures);
+            // the emulator's PROFILE answers carry an empty plan, which is no plan.
+            if let Some(nodes) = timing
+                .as_ref()
+                .and_then(|t| t.stats.as_ref()?.plan.as_deref())
+                .filter(|nodes| !nodes.is_empty())
+            {
+                reports[step.variant].plans.record(step.iteration, nodes);
+            }
             let details = timing
                 .filter(|_| last)
                 .map(|t| iteration_details(variant, step.iteration, t, preview));

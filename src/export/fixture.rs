@@ -104,11 +104,13 @@ pub fn reports() -> Vec<RunReport> {
             config: config(fast, "local", 3, 1),
             started_at: "2026-03-01T10:00:00Z".into(),
             iterations: vec![warmup, second, third, failed],
+            plans: Default::default(),
         },
         RunReport {
             config: config(slow, "emulator 127.0.0.1:9010", 2, 0),
             started_at: "2026-03-01T11:00:00Z".into(),
             iterations: vec![only_total, cancelled],
+            plans: Default::default(),
         },
     ]
 }
@@ -144,5 +146,6 @@ pub fn client_report() -> RunReport {
             check: Some("values".into()),
             ..IterationRecord::new("python3 python_client.py", 0, false, "2026-12-01T20:00:00Z")
         }],
+        plans: Default::default(),
     }
 }

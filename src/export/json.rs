@@ -164,6 +164,47 @@ mod tests {
     }
 
     #[test]
+    fn plans_round_trip_and_reports_written_before_plans_read_back_without_them()
+    -> Result<(), ExportError> {
+        // The golden document predates plans: it has no `plans` key, and reads back empty.
+        let old = read_json(GOLDEN.as_bytes())?;
+        assert!(old.iter().all(|r| r.plans.is_empty()));
+        assert!(!GOLDEN.contains("\"plans\""));
+        // A run that kept a plan writes it and reads it back whole.
+        let mut reports = reports();
+        let node =
+            |index: i32, name: &str, links: Vec<(i32, String, String)>| crate::wire::PlanNode {
+                index,
+                kind: "RELATIONAL".into(),
+                display_name: name.into(),
+                child_links: links,
+                short_representation: None,
+                subqueries: Default::default(),
+                metadata: serde_json::json!({ "scan_type": "TableScan", "scan_target": "Singers" }),
+                execution_stats: serde_json::json!({
+                    "latency": { "total": "1.50", "unit": "msecs" },
+                    "rows": { "total": "5", "unit": "rows" },
+                }),
+            };
+        let nodes = vec![
+            node(
+                0,
+                "Serialize Result",
+                vec![(1, String::new(), String::new())],
+            ),
+            node(1, "Scan", Vec::new()),
+        ];
+        reports[0].plans.record(2, &nodes);
+        let bytes = Json.export(&reports)?;
+        assert!(String::from_utf8_lossy(&bytes).contains("\"plans\""));
+        let back = read_json(&bytes)?;
+        assert_eq!(back, reports);
+        assert_eq!(back[0].plans.iterations[0].operators.len(), 2);
+        assert!(back[1].plans.is_empty());
+        Ok(())
+    }
+
+    #[test]
     fn rejects_other_versions_and_other_documents() {
         let other = br#"{"spanprof_report": 2, "something": "else"}"#;
         let error = read_json(other).err().map(|e| e.to_string());

@@ -26,6 +26,9 @@ pub struct Database {
     seed23_cache: Arc<RowCache>,
     /// Spanner types by lower-cased (table, column).
     catalog: HashMap<(String, String), Type>,
+    /// The table of each index, by lower-cased index name (SQLite's own primary-key indexes
+    /// included).
+    index_tables: HashMap<String, String>,
     /// Keeps the shared in-memory database alive while the instance lives.
     _keeper: Mutex<Connection>,
 }
@@ -56,11 +59,18 @@ impl Database {
         load(&keeper, &demo::music::albums(), demo::music::album_rows())?;
         let blobs = demo::blobs::ids().filter_map(demo::blobs::row);
         load(&keeper, &demo::blobs::table(), blobs)?;
+        let index_tables = keeper
+            .prepare("SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")?
+            .query_map([], |row| {
+                Ok((row.get::<_, String>(0)?.to_lowercase(), row.get(1)?))
+            })?
+            .collect::<Result<HashMap<_, _>, _>>()?;
         Ok(Database {
             uri,
             seed23_rows: i64::try_from(seed23_rows).unwrap_or(i64::MAX),
             seed23_cache: Arc::new(RowCache::default()),
             catalog,
+            index_tables,
             _keeper: Mutex::new(keeper),
         })
     }
@@ -82,6 +92,11 @@ impl Database {
             conn.execute_batch(&range.view_sql())?;
         }
         conn.pragma_update(None, "query_only", true)?;
+        // SQLite's per-loop counters are built in and on by default: off unless a query asks.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_STMT_SCANSTATUS,
+            false,
+        )?;
         seed23_table::register(
             &conn,
             Seed23Source {
@@ -99,6 +114,13 @@ impl Database {
     pub fn column_type(&self, table: &str, column: &str) -> Option<&Type> {
         self.catalog
             .get(&(table.to_lowercase(), column.to_lowercase()))
+    }
+
+    /// The table an index belongs to, if `name` is one of the demo tables' indexes.
+    pub fn index_table(&self, name: &str) -> Option<&str> {
+        self.index_tables
+            .get(&name.to_lowercase())
+            .map(String::as_str)
     }
 
     /// Rows in Seed23.

@@ -19,6 +19,7 @@ pub mod restarts;
 pub mod row_cache;
 pub mod sandbox;
 pub mod scan;
+mod scanstatus;
 mod seed23_table;
 pub mod service;
 pub mod sessions;

@@ -2,7 +2,7 @@
 //! by its Spanner column type, and batches go to the stream over a bounded channel, so the server holds
 //! a few batches at most however large the answer.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -19,6 +19,7 @@ use super::db::Database;
 use super::encoded::EncodedValues;
 use super::sandbox::{Refusal, Sandbox, SqlLimits};
 use super::scan::{self, Origin, ScanRows};
+use super::scanstatus::{self, ScanStatus};
 use super::sink::{Sink, send};
 use super::stream::{MessageBuilder, TokenStamp};
 use crate::proto::google::spanner::v1 as pb;
@@ -37,6 +38,9 @@ pub struct QuerySpec {
     pub execute: bool,
     /// Whether to explain the query plan.
     pub explain: bool,
+    /// PROFILE mode: measure the execution (SQLite's per-loop counters, time inside SQLite) for
+    /// the plan's operator statistics. Off, the statement runs without any of that counting.
+    pub profile: bool,
     /// Whether a plain scan of Seed23 streams the row cache's wire form (`scan.rs`); false sends every
     /// value through SQLite, which tests compare it with.
     pub plain_scans: bool,
@@ -93,8 +97,56 @@ pub struct QueryTotals {
     pub plan_time: Duration,
     /// `EXPLAIN QUERY PLAN` steps, when asked for.
     pub plan: Option<Vec<PlanStep>>,
+    /// What the statement's bytecode does besides its plan steps, when the plan was asked for.
+    pub program: ProgramTraits,
+    /// What each loop of the plan reads, by plan step id, when the plan was asked for.
+    pub targets: BTreeMap<i64, ScanTarget>,
+    /// What a PROFILE query measured of its execution.
+    pub measured: Option<Measured>,
     /// Whether the rows came from a plain scan's cached wire form (`scan.rs`).
     pub plain_scan: bool,
+}
+
+/// What a statement's bytecode shows that `EXPLAIN QUERY PLAN` does not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProgramTraits {
+    /// It computes aggregate functions (`AggStep`): an aggregate, grouped or not.
+    pub aggregate: bool,
+    /// It stops after a number of rows (`DecrJumpZero`, LIMIT's counter).
+    pub limit: bool,
+}
+
+impl ProgramTraits {
+    /// The traits of a statement's bytecode.
+    pub fn of(ops: &[scan::Op]) -> Self {
+        let has = |names: &[&str]| ops.iter().any(|op| names.contains(&op.opcode.as_str()));
+        ProgramTraits {
+            aggregate: has(&["AggStep", "AggStep1", "AggFinal", "AggValue"]),
+            limit: has(&["DecrJumpZero"]),
+        }
+    }
+}
+
+/// The table a loop of the plan reads, and the index it reads it through (not the table's own
+/// primary-key index).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanTarget {
+    /// The table (its name, not the query's alias for it).
+    pub table: String,
+    /// A secondary index, when the loop reads one.
+    pub index: Option<String>,
+}
+
+/// What a PROFILE query measured of its own execution on the query thread.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// From the first step to the last row handed over: SQLite's work, and the encoding and
+    /// handing over of every row.
+    pub execution: Duration,
+    /// The part of it spent inside SQLite's step.
+    pub stepping: Duration,
+    /// SQLite's counters per plan element, when it kept them.
+    pub scan: Option<ScanStatus>,
 }
 
 /// One line of SQLite's `EXPLAIN QUERY PLAN`.
@@ -155,6 +207,17 @@ fn run(
     let conn = open(db, spec, &scanned, &plain_rows, interrupt)?;
     let prepare_start = Instant::now();
     let (mut stmt, simple) = prepare(&conn, spec)?;
+    // Only PROFILE steps with the counters on; the plan's element names were recorded while
+    // preparing.
+    let targets = if spec.explain {
+        scan_targets(db, &conn.0, &spec.sql)
+    } else {
+        BTreeMap::new()
+    };
+    if spec.explain && !spec.profile {
+        scanstatus::enable(&conn.0, false)
+            .map_err(|e| Status::internal(format!("cannot set up the query's counters: {e}")))?;
+    }
     let mut totals = QueryTotals {
         plan_time: prepare_start.elapsed(),
         plan: if spec.explain {
@@ -162,6 +225,14 @@ fn run(
         } else {
             None
         },
+        program: if spec.explain {
+            scan::program(&conn.0, &spec.sql)
+                .map(|ops| ProgramTraits::of(&ops))
+                .unwrap_or_default()
+        } else {
+            ProgramTraits::default()
+        },
+        targets,
         ..QueryTotals::default()
     };
     let origins = origins(&stmt);
@@ -180,18 +251,27 @@ fn run(
     if spec.execute {
         let failed = |e| step_failed(e, interrupt);
         let output = &spec.output;
+        let started = Instant::now();
+        let mut stepping = spec.profile.then_some(Duration::ZERO);
         match stream_rows(
             &mut stmt,
             pending,
             plain,
-            output,
-            events,
+            (output, events),
             &mut totals,
+            &mut stepping,
             failed,
         ) {
             Ok(()) => {}
             Err(RowsError::Gone(Gone)) => return Ok(()),
             Err(RowsError::Status(status)) => return Err(status),
+        }
+        if let Some(stepping) = stepping {
+            totals.measured = Some(Measured {
+                execution: started.elapsed(),
+                stepping,
+                scan: scanstatus::read(&conn.0, &spec.sql),
+            });
         }
     } else if plan_only(pending, &spec.output, events).is_err() {
         return Ok(());
@@ -221,6 +301,10 @@ fn open(
             spec.partition.as_ref(),
         )
         .map_err(|e| Status::internal(format!("cannot open the local database: {e}")))?;
+    // On while preparing when the plan is asked for (its elements then name their tables), and
+    // while stepping in PROFILE mode only.
+    scanstatus::enable(&conn, spec.explain || spec.profile)
+        .map_err(|e| Status::internal(format!("cannot set up the query's counters: {e}")))?;
     let watch = Arc::clone(interrupt);
     conn.progress_handler(PROGRESS_OPS, Some(move || watch.check().is_some()))
         .map_err(|e| Status::internal(format!("cannot watch the query: {e}")))?;
@@ -321,25 +405,47 @@ impl From<Gone> for RowsError {
 /// A plain scan's Seed23 column for each result column, and where its cursor publishes its rows.
 type Plain<'a> = (Vec<usize>, &'a ScanRows);
 
+/// The time spent inside SQLite's step, added up in PROFILE queries only: elsewhere it reads no
+/// clock.
+struct StepClock<'a>(&'a mut Option<Duration>);
+
+impl StepClock<'_> {
+    #[inline]
+    fn start(&self) -> Option<Instant> {
+        self.0.is_some().then(Instant::now)
+    }
+
+    #[inline]
+    fn stop(&mut self, started: Option<Instant>) {
+        if let (Some(spent), Some(started)) = (self.0.as_mut(), started) {
+            *spent += started.elapsed();
+        }
+    }
+}
+
 /// Steps the statement: types the expression columns from the first rows, announces the columns, then
 /// sends the rows in batches (from the row cache's wire form, for a plain scan). `failed` turns a
-/// step's error into what to report.
+/// step's error into what to report; `stepping`, when present, adds up the time spent in SQLite.
 fn stream_rows(
     stmt: &mut Statement<'_>,
     mut pending: Vec<Pending>,
     plain: Option<Plain<'_>>,
-    output: &Output,
-    events: &Events,
+    (output, events): (&Output, &Events),
     totals: &mut QueryTotals,
+    stepping: &mut Option<Duration>,
     failed: impl Fn(rusqlite::Error) -> RowsError,
 ) -> Result<(), RowsError> {
     let width = pending.len();
+    let mut clock = StepClock(stepping);
     let mut rows = stmt.raw_query();
     // Hold the first rows until every column has a type.
     let mut held: Vec<Vec<SqlValue>> = Vec::new();
     let mut exhausted = false;
     while pending.iter().any(Pending::is_open) && held.len() < TYPE_LOOKAHEAD_ROWS {
-        let Some(row) = rows.next().map_err(&failed)? else {
+        let t = clock.start();
+        let next = rows.next();
+        clock.stop(t);
+        let Some(row) = next.map_err(&failed)? else {
             exhausted = true;
             break;
         };
@@ -361,7 +467,13 @@ fn stream_rows(
         // A plain scan declares every column, so no row was held to type one.
         let _mode = scan_rows.start();
         totals.plain_scan = true;
-        while let Some(_row) = rows.next().map_err(&failed)? {
+        loop {
+            let t = clock.start();
+            let next = rows.next();
+            clock.stop(t);
+            if next.map_err(&failed)?.is_none() {
+                break;
+            }
             let row = scan_rows
                 .take()
                 .ok_or_else(|| Status::internal("the plain scan lost track of its row"))?;
@@ -384,7 +496,10 @@ fn stream_rows(
     }
     drop(held);
     while !exhausted {
-        let Some(row) = rows.next().map_err(&failed)? else {
+        let t = clock.start();
+        let next = rows.next();
+        clock.stop(t);
+        let Some(row) = next.map_err(&failed)? else {
             exhausted = true;
             continue;
         };
@@ -455,6 +570,36 @@ pub(super) fn bind(
     Ok(())
 }
 
+/// What each loop of the just-prepared statement reads, by plan step id: SQLite names a table
+/// (not its alias) or an index, and an index stands for its table unless it is a secondary one.
+fn scan_targets(db: &Database, conn: &Connection, sql: &str) -> BTreeMap<i64, ScanTarget> {
+    let Some(status) = scanstatus::read(conn, sql) else {
+        return BTreeMap::new();
+    };
+    status
+        .elements
+        .into_iter()
+        .filter_map(|e| {
+            let name = e.name?;
+            let target = match db.index_table(&name) {
+                Some(table) if name.starts_with("sqlite_autoindex_") => ScanTarget {
+                    table: table.to_owned(),
+                    index: None,
+                },
+                Some(table) => ScanTarget {
+                    table: table.to_owned(),
+                    index: Some(name),
+                },
+                None => ScanTarget {
+                    table: name,
+                    index: None,
+                },
+            };
+            Some((e.id, target))
+        })
+        .collect()
+}
+
 pub(super) fn explain(conn: &Connection, sql: &str) -> Result<Vec<PlanStep>, Status> {
     let mut stmt = conn
         .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
@@ -522,6 +667,7 @@ mod tests {
             limits: crate::server::db::test_limits(),
             execute: true,
             explain: false,
+            profile: false,
             plain_scans,
             output: Output::Values,
             partition: None,
@@ -602,6 +748,7 @@ mod tests {
                 limits: crate::server::db::test_limits(),
                 execute: true,
                 explain: false,
+                profile: false,
                 plain_scans: true,
                 output: Output::Messages {
                     transaction: None,

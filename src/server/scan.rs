@@ -117,7 +117,10 @@ pub fn program(conn: &Connection, sql: &str) -> rusqlite::Result<Vec<Op>> {
 fn registers(op: &Op, argc: impl Fn(i64) -> Option<i64>) -> Option<Vec<i64>> {
     let [p1, p2, p3] = op.p;
     Some(match op.opcode.as_str() {
-        "Init" | "Goto" | "Halt" | "Transaction" | "Noop" | "VOpen" | "VNext" => Vec::new(),
+        // `Explain` marks a plan element for SQLite's per-loop counters (PROFILE): it does nothing.
+        "Init" | "Goto" | "Halt" | "Transaction" | "Noop" | "Explain" | "VOpen" | "VNext" => {
+            Vec::new()
+        }
         "Integer" | "Variable" => vec![p2],
         "MustBeInt" | "IfNot" | "IfPos" | "DecrJumpZero" => vec![p1],
         "OffsetLimit" => vec![p1, p2, p3],
@@ -220,6 +223,30 @@ mod tests {
             columns_of("SELECT s.Email FROM Seed23 AS s LIMIT 3"),
             Some(vec![2])
         );
+    }
+
+    #[test]
+    fn a_plain_scan_stays_plain_with_the_plan_counters_on() {
+        // PROFILE turns SQLite's per-loop counters on, which marks each plan element with an
+        // `Explain` instruction: the scan is still the same plain scan.
+        let db = Database::open(50).expect("opens");
+        let (conn, _) = db
+            .connect(
+                Arc::default(),
+                Arc::default(),
+                crate::server::db::test_limits(),
+                None,
+            )
+            .expect("connects");
+        let sql = "SELECT * FROM Seed23 LIMIT 10";
+        let without = program(&conn, sql).expect("explains");
+        assert!(!without.iter().any(|op| op.opcode == "Explain"));
+        super::super::scanstatus::enable(&conn, true).expect("counters on");
+        let with = program(&conn, sql).expect("explains");
+        assert!(with.iter().any(|op| op.opcode == "Explain"), "{with:?}");
+        let all: Vec<usize> = (0..seed23::COLUMN_COUNT).collect();
+        assert_eq!(projection(&with), Some(all.clone()));
+        assert_eq!(projection(&without), Some(all));
     }
 
     #[test]

@@ -241,6 +241,7 @@ impl LocalSpanner {
                 mode,
                 QueryMode::Plan | QueryMode::Profile | QueryMode::WithPlanAndStats
             ),
+            profile: mode == QueryMode::Profile,
             plain_scans: true,
             output: Output::Values,
             partition,
@@ -258,7 +259,9 @@ impl LocalSpanner {
             sql: spec.sql.clone(),
             with_stats: mode != QueryMode::Normal,
             explain: spec.explain,
-            profile: matches!(mode, QueryMode::Profile | QueryMode::WithPlanAndStats),
+            // Operator-level statistics are PROFILE's alone; WITH_PLAN_AND_STATS returns the plan
+            // and the overall statistics, as production does.
+            profile: mode == QueryMode::Profile,
             optimizer,
             data_boost: request.data_boost_enabled && !request.partition_token.is_empty(),
         };

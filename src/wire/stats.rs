@@ -128,6 +128,9 @@ pub struct PlanNode {
     pub child_links: Vec<(i32, String, String)>,
     /// For scalar nodes, a textual description.
     pub short_representation: Option<String>,
+    /// For scalar nodes, the subqueries their description names: name to node index.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub subqueries: BTreeMap<String, i32>,
     /// The node's metadata, as JSON.
     pub metadata: serde_json::Value,
     /// Execution statistics (PROFILE mode), as JSON.
@@ -174,6 +177,11 @@ impl From<pb::PlanNode> for PlanNode {
                 .into_iter()
                 .map(|l| (l.child_index, l.r#type, l.variable))
                 .collect(),
+            subqueries: node
+                .short_representation
+                .as_ref()
+                .map(|s| s.subqueries.clone().into_iter().collect())
+                .unwrap_or_default(),
             short_representation: node.short_representation.map(|s| s.description),
             metadata: node.metadata.map(struct_json).unwrap_or_default(),
             execution_stats: node.execution_stats.map(struct_json).unwrap_or_default(),

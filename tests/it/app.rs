@@ -238,6 +238,7 @@ fn spread_report(label: &str, n: u32, base: f64, step: f64) -> spanprof::report:
         },
         started_at: "2026-03-01T10:00:00Z".into(),
         iterations,
+        plans: Default::default(),
     }
 }
 
@@ -337,9 +338,120 @@ fn details_show_a_bounded_preview_of_the_last_iteration() {
             .is_some()
     );
     assert!(h.query_by_label("Id INT64").is_some(), "column headings");
-    h.get_by_label("Plan").click();
+    h.get_by_label("Raw plan").click();
     h.run_steps(2);
     assert!(h.query_by_label_contains("No plan").is_none());
+}
+
+/// A join with a filter and an aggregate over the music tables.
+const JOIN_SQL: &str = "SELECT s.FirstName, COUNT(*) AS albums, SUM(a.MarketingBudget) AS budget \
+     FROM Albums a JOIN Singers s ON s.SingerId = a.SingerId \
+     WHERE s.FirstName <> 'Lea' GROUP BY s.FirstName ORDER BY budget DESC";
+
+#[test]
+fn the_plan_view_after_a_profile_run_shows_the_icicle_and_the_hottest_operator_first() {
+    let mut h = app();
+    h.state_mut().settings_mut().query.mode = spanprof::engine::QueryMode::Profile;
+    set_query(&mut h, JOIN_SQL, 4, "join");
+    run_to_end(&mut h);
+    h.get_by_label("Plan").click();
+    h.run_steps(3);
+
+    assert!(
+        h.query_by_label("Icicle chart of the plan's operators")
+            .is_some(),
+        "the icicle is drawn"
+    );
+    for heading in [
+        "operator",
+        "self ms",
+        "total ms",
+        "% of server",
+        "rows",
+        "scanned",
+        "executions",
+    ] {
+        assert!(
+            h.query_by_label(heading).is_some(),
+            "table column {heading}"
+        );
+    }
+    assert_eq!(
+        h.state_mut().plan_view().sorted_by(),
+        (spanprof::app::PlanColumn::SelfMs, true),
+        "hottest first"
+    );
+    assert!(
+        h.query_by_label("↓").is_some(),
+        "the sorted column is marked"
+    );
+    // The hottest operator, as the plan module ranks the run's aggregate, is the first row.
+    let report = h.state().runs()[0].report.clone();
+    let aggregate = report
+        .plan_aggregates(&Default::default())
+        .into_iter()
+        .next()
+        .expect("the run kept its plan");
+    let tree = &aggregate.tree;
+    let hottest = tree.operators[tree.hottest()[0]].title();
+    let rows = h.state_mut().plan_view().rows_shown().to_vec();
+    let titles: Vec<String> = rows.iter().map(|&p| tree.operators[p].title()).collect();
+    assert_eq!(rows.len(), tree.operators.len());
+    assert_eq!(titles[0], hottest, "{titles:?}");
+    assert!(tree.operators.len() >= 4, "{titles:?}");
+    assert_eq!(
+        h.state_mut().plan_view().icicle_cells(),
+        tree.operators.len(),
+        "one icicle cell per operator"
+    );
+    // In the window: an icicle cell and a table row carry the hottest operator's name; the
+    // table row sits above the rows of every other operator.
+    let lowest = |title: &str| {
+        h.query_all_by_label(title)
+            .map(|n| n.rect().top())
+            .fold(f32::MIN, f32::max)
+    };
+    assert!(
+        h.query_all_by_label(&hottest).count() >= 2,
+        "icicle cell and table row"
+    );
+    let hottest_row = lowest(&hottest);
+    // (An operator title can repeat, "Sort" under "Sort": compare rows by unique titles.)
+    let unique = |t: &String| titles.iter().filter(|u| *u == t).count() == 1;
+    if unique(&hottest) {
+        for other in titles.iter().filter(|t| **t != hottest && unique(t)) {
+            assert!(
+                lowest(other) > hottest_row,
+                "{other} is below {hottest} in the table"
+            );
+        }
+    }
+
+    // Clicking a column heading sorts by it; clicking an icicle cell selects its operator.
+    h.get_by_label("rows").click();
+    h.run_steps(2);
+    assert_eq!(
+        h.state_mut().plan_view().sorted_by(),
+        (spanprof::app::PlanColumn::Rows, true)
+    );
+    let by_rows = h.state_mut().plan_view().rows_shown().to_vec();
+    let figures: Vec<Option<f64>> = by_rows
+        .iter()
+        .map(|&p| tree.operators[p].figures.rows)
+        .collect();
+    let known: Vec<f64> = figures.iter().flatten().copied().collect();
+    assert!(known.windows(2).all(|w| w[0] >= w[1]), "{figures:?}");
+    assert!(
+        figures.iter().skip(known.len()).all(Option::is_none),
+        "{figures:?}"
+    );
+    let root = tree.operators[0].title();
+    h.query_all_by_label(&root)
+        .min_by(|a, b| a.rect().top().total_cmp(&b.rect().top()))
+        .expect("the root's icicle cell")
+        .click();
+    h.run_steps(2);
+    assert_eq!(h.state_mut().plan_view().selected(), Some(root));
 }
 
 #[test]
@@ -459,6 +571,7 @@ fn dropping_a_run_in_flight_never_waits_for_the_server() {
     let behaviour = Behaviour {
         stall_execute: true,
         stall_delete: Some(Duration::from_secs(30)),
+        ..Behaviour::default()
     };
     let endpoint = runtime.block_on(start_recorder_with(seen.clone(), behaviour));
     let host_port = endpoint.trim_start_matches("http://").to_owned();

@@ -337,6 +337,7 @@ fn profile_against_the_emulator_in_profile_mode() {
     let dir = std::env::temp_dir().join(format!("spanprof-emu-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
     let csv = dir.join("run.csv");
+    let json = dir.join("run.json");
     let out = Command::new(env!("CARGO_BIN_EXE_spanprof"))
         .args([
             "profile",
@@ -347,6 +348,8 @@ fn profile_against_the_emulator_in_profile_mode() {
         ])
         .args(["--query-mode", "profile", "--iterations", "5", "--csv"])
         .arg(&csv)
+        .arg("--json")
+        .arg(&json)
         .output()
         .expect("spanprof runs");
     assert!(
@@ -383,6 +386,10 @@ fn profile_against_the_emulator_in_profile_mode() {
             "phases {phases} vs total {total}"
         );
     }
+    // The emulator's PROFILE answers carry an empty plan: the report keeps none.
+    let report = std::fs::read(&json).expect("the JSON report");
+    let runs = spanprof::export::read_json(&report).expect("a report");
+    assert!(runs[0].plans.is_empty(), "{:?}", runs[0].plans);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -279,6 +279,7 @@ fn report(label: &str, status: Status) -> RunReport {
                 ..IterationRecord::new(label, i, false, "2026-12-01T00:00:00Z")
             })
             .collect(),
+        plans: Default::default(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! A small Spanner service for tests that records what it was sent: every call's headers and the
 //! query requests' bodies (ExecuteStreamingSql, PartitionQuery). It answers each query with one
-//! INT64 row and statistics that count it, PartitionQuery with two partitions, and can stall.
+//! INT64 row and statistics that count it (or, by default, a value without metadata), PartitionQuery
+//! with two partitions, and can stall.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,6 +35,9 @@ pub struct Behaviour {
     pub stall_execute: bool,
     /// DeleteSession answers only after this long.
     pub stall_delete: Option<Duration>,
+    /// Queries get a whole answer (metadata, one row, statistics); else one value with no
+    /// metadata, which a decoder refuses (for tests of the calls alone).
+    pub answer_rows: bool,
 }
 
 /// A Spanner service answering CreateSession, ExecuteStreamingSql and DeleteSession, recording their
@@ -153,8 +157,13 @@ impl Spanner for Recorder {
         if self.behaviour.stall_execute {
             return Ok(Response::new(Box::pin(tokio_stream::pending())));
         }
+        let mut answer = one_row();
+        if !self.behaviour.answer_rows {
+            answer.metadata = None;
+            answer.stats = None;
+        }
         Ok(Response::new(Box::pin(tokio_stream::iter(vec![Ok(
-            one_row(),
+            answer,
         )]))))
     }
 

@@ -20,6 +20,13 @@ use spanprof::wire::{DecoderKind, RowsView};
 
 use crate::recorder::{Behaviour, Bodies, Body, Seen, start_recording_server};
 
+/// The recording server's answers: whole ones.
+const ANSWER: Behaviour = Behaviour {
+    stall_execute: false,
+    stall_delete: None,
+    answer_rows: true,
+};
+
 fn spanprof(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_spanprof"))
         .args(args)
@@ -233,8 +240,7 @@ fn assert_partitioned(
 #[tokio::test(flavor = "multi_thread")]
 async fn every_request_option_reaches_the_wire_from_the_command_line() {
     let bodies = Bodies::default();
-    let url =
-        start_recording_server(Seen::default(), Arc::clone(&bodies), Behaviour::default()).await;
+    let url = start_recording_server(Seen::default(), Arc::clone(&bodies), ANSWER).await;
     let endpoint = url.trim_start_matches("http://").to_owned();
     let common = [
         "--endpoint",
@@ -344,8 +350,7 @@ async fn every_request_option_reaches_the_wire_from_the_command_line() {
 #[tokio::test(flavor = "multi_thread")]
 async fn every_request_option_reaches_the_wire_from_a_workload_file() {
     let bodies = Bodies::default();
-    let url =
-        start_recording_server(Seen::default(), Arc::clone(&bodies), Behaviour::default()).await;
+    let url = start_recording_server(Seen::default(), Arc::clone(&bodies), ANSWER).await;
     let endpoint = url.trim_start_matches("http://").to_owned();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let workload = dir.path().join("workload.toml");
