@@ -16,5 +16,6 @@ pub mod proto;
 pub mod report;
 pub mod server;
 pub mod stats;
+pub mod subject;
 pub mod text;
 pub mod wire;

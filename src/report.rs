@@ -13,6 +13,10 @@ use crate::stats::{self, Summary};
 
 pub use crate::text::printable;
 
+/// The `decoder` of a run that only received the answer's bytes: the wire floor of a client
+/// profile (`spanprof client`).
+pub const FLOOR_DECODER: &str = "bytes only";
+
 /// How an iteration ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -89,6 +93,28 @@ pub struct IterationRecord {
     /// variants of one profile, interleaved, are told apart in time by it. `None` in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u32>,
+    /// Where a client's time went, measured at the local instance (`spanprof client`): from the
+    /// client's start (a command's process start) to its first query request reaching the server:
+    /// start-up, channel, session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_ms: Option<f64>,
+    /// From the first query request to the server's transport taking the first message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_ms: Option<f64>,
+    /// From the first message taken to the last (resumes included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_ms: Option<f64>,
+    /// Of the transfer, the time the server waited, a message ready, because the client was not
+    /// reading (HTTP/2 flow control): the direct measure of a slow decoder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_ms: Option<f64>,
+    /// From the last message taken to the client's end (a command's exit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_ms: Option<f64>,
+    /// How the client's rows were checked against the rows the server sent: `values` (every
+    /// value of every row), `count` (a `rows N` line), or absent (not checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
 }
 
 impl IterationRecord {
@@ -123,6 +149,12 @@ impl IterationRecord {
             resumes: 0,
             error: None,
             seq: None,
+            startup_ms: None,
+            first_byte_ms: None,
+            transfer_ms: None,
+            blocked_ms: None,
+            tail_ms: None,
+            check: None,
         }
     }
 
@@ -136,7 +168,20 @@ impl IterationRecord {
             Phase::WireDecode => self.wire_decode_ms,
             Phase::RowDecode => self.row_decode_ms,
             Phase::Other => self.other_ms,
+            Phase::Startup => self.startup_ms,
+            Phase::FirstByte => self.first_byte_ms,
+            Phase::Transfer => self.transfer_ms,
+            Phase::Blocked => self.blocked_ms,
+            Phase::Tail => self.tail_ms,
         }
+    }
+
+    /// From the first query request to the client's end, as the server saw it (request to first
+    /// byte, first to last byte, last byte to exit): what a client takes for the query itself,
+    /// measured alike for any program and for spanprof's own reads. `None` unless all three were
+    /// measured.
+    pub fn request_to_end_ms(&self) -> Option<f64> {
+        Some(self.first_byte_ms? + self.transfer_ms? + self.tail_ms?)
     }
 
     /// Whether this iteration counts in the statistics: not a warm-up, and ended `Ok`.
@@ -176,6 +221,15 @@ pub struct RunConfig {
     /// N)`), when it had several; empty otherwise.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub order: String,
+    /// The command whose client was profiled (`spanprof client`), program first; empty for a
+    /// query's run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// How the local instance streamed to the client (`shape`, `fail-every`,
+    /// `max-message-bytes`...), as (name, value) in the command line's spelling; empty when not
+    /// said.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stream: Vec<(String, String)>,
 }
 
 /// One value of a swept query parameter: a sweep of `@n` over 100, 1000, 10000 makes three runs,
@@ -280,11 +334,21 @@ pub enum Phase {
     RowDecode,
     /// What no other phase accounts for.
     Other,
+    /// A client's start to its first query request (at the server).
+    Startup,
+    /// The first query request to the first message sent (at the server).
+    FirstByte,
+    /// The first message sent to the last (at the server).
+    Transfer,
+    /// Of the transfer, the server waiting on a client that was not reading.
+    Blocked,
+    /// The last message sent to the client's end.
+    Tail,
 }
 
 impl Phase {
     /// Every phase, in the order reports show them.
-    pub const ALL: [Phase; 7] = [
+    pub const ALL: [Phase; 12] = [
         Phase::Total,
         Phase::Ttfb,
         Phase::Network,
@@ -292,10 +356,25 @@ impl Phase {
         Phase::WireDecode,
         Phase::RowDecode,
         Phase::Other,
+        Phase::Startup,
+        Phase::FirstByte,
+        Phase::Transfer,
+        Phase::Blocked,
+        Phase::Tail,
+    ];
+
+    /// The phases of a client's time measured at the server (`spanprof client`), in order.
+    pub const CLIENT: [Phase; 5] = [
+        Phase::Startup,
+        Phase::FirstByte,
+        Phase::Transfer,
+        Phase::Blocked,
+        Phase::Tail,
     ];
 
     /// The phase's name for people: `total`, `time to first byte`, `network`, `server`,
-    /// `wire decode`, `row decode` or `other`.
+    /// `wire decode`, `row decode`, `other`, and a client's `start-up`, `request to first byte`,
+    /// `first to last byte`, `blocked on the client`, `last byte to exit`.
     pub fn label(self) -> &'static str {
         match self {
             Phase::Total => "total",
@@ -305,6 +384,11 @@ impl Phase {
             Phase::WireDecode => "wire decode",
             Phase::RowDecode => "row decode",
             Phase::Other => "other",
+            Phase::Startup => "start-up",
+            Phase::FirstByte => "request to first byte",
+            Phase::Transfer => "first to last byte",
+            Phase::Blocked => "blocked on the client",
+            Phase::Tail => "last byte to exit",
         }
     }
 }
@@ -426,7 +510,12 @@ mod tests {
                 "server",
                 "wire decode",
                 "row decode",
-                "other"
+                "other",
+                "start-up",
+                "request to first byte",
+                "first to last byte",
+                "blocked on the client",
+                "last byte to exit"
             ]
         );
     }

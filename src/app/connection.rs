@@ -216,7 +216,7 @@ impl ConnectionPanel {
                 EngineEvent::Iteration(record) if record.status != Status::Ok => {
                     self.outcome = Some(TestOutcome::Failed(format!(
                         "connected, but SELECT 1 failed: {}",
-                        record.error.unwrap_or_default()
+                        record.error.clone().unwrap_or_default()
                     )));
                 }
                 EngineEvent::Iteration(record) => {

@@ -434,18 +434,22 @@ impl SpanprofApp {
         if self.active.is_some() {
             return;
         }
-        let started = self
-            .settings
-            .connection
-            .target()
-            .and_then(|(target, database)| {
-                let spec = self.settings.query.spec(self.next_label(), database)?;
-                Ok((target, spec))
-            })
-            .and_then(|(target, spec)| {
-                ActiveRun::start(target, spec, connection::repaint_notifier(&self.ctx))
-                    .map_err(|e| format!("cannot start the engine: {e}"))
-            });
+        let notify = connection::repaint_notifier(&self.ctx);
+        let started = if self.settings.query.client {
+            self.start_client(notify)
+        } else {
+            self.settings
+                .connection
+                .target()
+                .and_then(|(target, database)| {
+                    let spec = self.settings.query.spec(self.next_label(), database)?;
+                    Ok((target, spec))
+                })
+                .and_then(|(target, spec)| {
+                    ActiveRun::start(target, spec, notify)
+                        .map_err(|e| format!("cannot start the engine: {e}"))
+                })
+        };
         match started {
             Ok(run) => {
                 let sql = self.settings.query.sql.trim().to_owned();
@@ -458,6 +462,31 @@ impl SpanprofApp {
             }
             Err(message) => self.error(message),
         }
+    }
+
+    /// A client program's run: on the local instance the connection panel describes (its rows and
+    /// knobs), the only kind a program can be profiled against.
+    fn start_client(&self, notify: crate::engine::Notifier) -> Result<ActiveRun, String> {
+        let server = match self.settings.connection.target()? {
+            (crate::engine::Target::Local(server), _) => server,
+            _ => {
+                return Err(
+                    "a client program runs against the local instance: choose Local \
+                            in the connection panel"
+                        .into(),
+                );
+            }
+        };
+        let label = if self.settings.query.label.trim().is_empty() {
+            String::new()
+        } else {
+            self.next_label()
+        };
+        let mut spec = self.settings.query.client_spec(label, server)?;
+        if spec.label.is_empty() {
+            spec.label = spec.command.short_name();
+        }
+        ActiveRun::start_client(spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
     }
 
     fn error(&mut self, message: String) {

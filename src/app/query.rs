@@ -9,7 +9,11 @@ use super::Command;
 use super::options::{OptionSettings, options_ui};
 use super::run::ActiveRun;
 use super::theme::form_row;
-use crate::engine::{DatabasePath, Order, Param, ProfileSpec, QueryMode, Timeouts, Variant};
+use crate::engine::{
+    ClientSpec, DatabasePath, Order, Param, ProfileSpec, QueryMode, Timeouts, Variant,
+};
+use crate::server::ServerConfig;
+use crate::subject::command::CommandLine;
 use crate::wire::DecoderKind;
 
 /// The query the app opens with: something real on the built-in instance's Seed23.
@@ -47,6 +51,10 @@ pub struct QuerySettings {
     pub order: Order,
     /// Queries run before, most recent first.
     pub recent: Vec<String>,
+    /// Whether Run profiles a client program (`spanprof client`) instead of the query.
+    pub client: bool,
+    /// The client program's command line, as a shell would split it (no variables or globs).
+    pub command: String,
 }
 
 /// A variant after the first: its own label, SQL, parameters and options.
@@ -79,6 +87,8 @@ impl Default for QuerySettings {
             sweep: String::new(),
             order: Order::default(),
             recent: Vec::new(),
+            client: false,
+            command: String::new(),
         }
     }
 }
@@ -93,6 +103,25 @@ fn parse_params(text: &str) -> Result<Vec<Param>, String> {
 }
 
 impl QuerySettings {
+    /// The engine's spec for a client program's run on the local instance `server`, the program's
+    /// run labelled `label`, or what is wrong with the input.
+    pub fn client_spec(&self, label: String, server: ServerConfig) -> Result<ClientSpec, String> {
+        if self.sql.trim().is_empty() {
+            return Err("the SQL is empty".into());
+        }
+        let command = CommandLine::parse(&self.command).map_err(|e| e.to_string())?;
+        Ok(ClientSpec {
+            label,
+            sql: self.sql.trim().to_owned(),
+            iterations: self.iterations.max(1),
+            warmup: self.warmup,
+            order: self.order,
+            server,
+            compare: Some(self.decoder),
+            ..ClientSpec::new(command)
+        })
+    }
+
     /// The engine's spec for the next run, its first variant labelled `label` (the others by
     /// their own labels, or `label·2`, `label·3`...), or what is wrong with the input.
     pub fn spec(&self, label: String, database: DatabasePath) -> Result<ProfileSpec, String> {
@@ -202,7 +231,10 @@ impl QueryPanel {
     ) -> Option<Command> {
         let mut command = None;
         let running = active.is_some();
-        variant_tabs(ui, settings);
+        client_ui(ui, settings);
+        if !settings.client {
+            variant_tabs(ui, settings);
+        }
         let editing = settings.editing.min(settings.variants.len());
         settings.editing = editing;
         let sql_label = ui
@@ -372,6 +404,35 @@ impl QueryPanel {
             progress_ui(ui, run);
         }
         command
+    }
+}
+
+/// The run kind (the query, or a client program reading it) and the program's command line.
+fn client_ui(ui: &mut egui::Ui, settings: &mut QuerySettings) {
+    ui.horizontal(|ui| {
+        ui.label("Profile");
+        ui.selectable_value(&mut settings.client, false, "Query")
+            .on_hover_text("Profile the query with spanprof's own client");
+        ui.selectable_value(&mut settings.client, true, "Client program")
+            .on_hover_text(
+                "Run another program's Spanner client N times against the local instance \
+                 (SPANNER_EMULATOR_HOST and SPANPROF_SQL in its environment): where its time \
+                 goes as the server sees it, every row it prints checked, beside spanprof's \
+                 decoder and the wire floor",
+            );
+    });
+    if settings.client {
+        ui.horizontal(|ui| {
+            let label = ui.label("Command");
+            ui.add(
+                egui::TextEdit::singleline(&mut settings.command)
+                    .id_salt("client-command")
+                    .code_editor()
+                    .desired_width(f32::INFINITY)
+                    .hint_text("python3 examples/clients/python_client.py"),
+            )
+            .labelled_by(label.id);
+        });
     }
 }
 

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use crate::engine::{
-    Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, QueryMode, Target,
+    ClientSpec, Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, QueryMode, Target,
 };
 use crate::report::{IterationRecord, RunReport};
 
@@ -74,7 +74,20 @@ impl ActiveRun {
         let of = per_variant.saturating_mul(u32::try_from(labels.len()).unwrap_or(u32::MAX));
         let mode = spec.variants.first().map(|v| v.mode).unwrap_or_default();
         let engine = Engine::start(target, spec, notify)?;
-        Ok(ActiveRun {
+        Ok(Self::of_engine(engine, labels, mode, of))
+    }
+
+    /// Starts a client program's profile (`spanprof client`); `notify` as for [`ActiveRun::start`].
+    pub fn start_client(spec: ClientSpec, notify: Notifier) -> std::io::Result<Self> {
+        let labels = spec.labels();
+        let per_run = spec.warmup + spec.iterations;
+        let of = per_run.saturating_mul(u32::try_from(labels.len()).unwrap_or(u32::MAX));
+        let engine = Engine::start_client(spec, notify)?;
+        Ok(Self::of_engine(engine, labels, QueryMode::Normal, of))
+    }
+
+    fn of_engine(engine: Engine, labels: Vec<String>, mode: QueryMode, of: u32) -> Self {
+        ActiveRun {
             engine,
             labels,
             mode,
@@ -89,7 +102,7 @@ impl ActiveRun {
             target: None,
             mb_per_s: None,
             cancelled: false,
-        })
+        }
     }
 
     /// Reads every waiting event (never blocks); returns how the run ended once it has, and each
@@ -126,7 +139,7 @@ impl ActiveRun {
                     }
                     let next = record.seq.map_or(record.iteration, |s| s) + 1;
                     self.start_iteration(next);
-                    self.records.push(record);
+                    self.records.push(*record);
                 }
                 EngineEvent::Details(details) => self.details.push(*details),
                 EngineEvent::Finished(reports) => {

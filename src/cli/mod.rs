@@ -1,8 +1,10 @@
 //! The command line: argument definitions and one function per subcommand. `main.rs` only parses and
 //! maps the result to an exit code.
 
+mod client;
 mod compare;
 mod decode;
+mod driver;
 mod options;
 mod plan;
 mod profile;
@@ -17,8 +19,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use client::{ClientArgs, run_client};
 pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, DecoderChoice, run_decode};
+pub use driver::{DriverArgs, run_driver};
 pub use options::RequestOptionArgs;
 pub use plan::{PlanArgs, plan_diff_text, plan_summary, run_plan};
 pub use profile::{
@@ -82,6 +86,13 @@ pub enum Command {
     Profile(Box<ProfileArgs>),
     /// Run a query once and write its stream, as the decoder consumed it, to a stream file.
     Record(Box<RecordArgs>),
+    /// Run another program's Spanner client N times against the local instance (knobs as for
+    /// `serve`): where its time goes as the server sees it (blocked time included), every row it
+    /// prints checked, beside spanprof's own decoder and the wire floor.
+    Client(Box<ClientArgs>),
+    /// Read $SPANPROF_SQL from $SPANNER_EMULATOR_HOST as spanprof's own client and print each row
+    /// as a canonical JSON line: a program for `spanprof client` to run.
+    Driver(DriverArgs),
     /// Run the built-in local instance (a Spanner-compatible server over demo data) until Ctrl-C.
     Serve(ServeArgs),
     /// Create the demo tables in a Cloud Spanner emulator and load their rows.
@@ -116,6 +127,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }),
         Some(Command::Record(args)) => {
             run_record(&args, std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Client(args)) => Ok(if run_client(&args, std::io::stdout())? {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(ITERATIONS_FAILED)
+        }),
+        Some(Command::Driver(args)) => {
+            run_driver(&args, std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Serve(args)) => {

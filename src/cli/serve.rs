@@ -11,7 +11,7 @@ use std::ops::{RangeFrom, RangeInclusive};
 use clap::value_parser;
 
 use crate::server::knobs::{MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES};
-use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, Knobs, LocalInstance, ServerConfig};
+use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, Knobs, LocalInstance, ServerConfig, Shape};
 
 /// Arguments of `spanprof serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -64,6 +64,19 @@ pub struct ServeArgs {
     /// Longest database or session name, in bytes.
     #[arg(long, default_value_t = DEFAULTS.max_name_bytes, value_parser = value_parser!(u64).range(NAME_BYTES))]
     pub max_name_bytes: u64,
+    /// How answers are cut into messages: `production` (stats last, a resume token on every
+    /// message), `emulator` (stats first, no tokens, `""`/`[]` continuations) or `edge` (every
+    /// legal shape). Faults apply on top.
+    #[arg(long, default_value_t = Shape::Production, value_parser = parse_shape)]
+    pub shape: Shape,
+}
+
+/// A `--shape` value.
+fn parse_shape(text: &str) -> Result<Shape, String> {
+    Shape::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = Shape::ALL.iter().map(|s| s.as_str()).collect();
+        format!("`{text}` is not a shape: {}", names.join(", "))
+    })
 }
 
 const DEFAULTS: KnobSettings = KnobSettings::DEFAULT;
@@ -92,6 +105,7 @@ impl ServeArgs {
             max_sessions: self.max_sessions,
             session_idle_timeout_ms: self.session_idle_timeout_ms,
             max_name_bytes: self.max_name_bytes,
+            shape: self.shape,
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod auth;
 pub mod cloud;
 pub mod codec;
 pub mod error;
+pub mod floor;
 pub mod iteration;
 pub mod options;
 pub mod params;

@@ -400,6 +400,24 @@ impl Session {
         .await
     }
 
+    /// Runs `query` once receiving only its bytes (the wire floor, [`super::floor`]), resuming by
+    /// `policy`. Not for partitioned queries (they are read as their partitions).
+    pub async fn execute_bytes_only(
+        &self,
+        query: &PreparedQuery,
+        policy: ResumePolicy,
+    ) -> Result<IterationTiming, IterationError> {
+        let headers = self.headers.current().await?;
+        super::floor::read_bytes(
+            self.channel.clone(),
+            &query.request,
+            &headers,
+            policy,
+            self.timeouts,
+        )
+        .await
+    }
+
     /// Deletes the session, waiting at most `within` for the server's answer. Returns whether the
     /// server answered in time (an unanswered deletion is left to the server's expiry).
     pub async fn close(self, within: Duration) -> Result<bool, ClientError> {

@@ -5,6 +5,7 @@
 //! when one is waiting) and can cancel at any moment. Talking to the instance is the client layer's
 //! job ([`Session`]); the engine keeps the run loop, the events and cancellation.
 
+pub mod client;
 pub mod details;
 pub mod schedule;
 pub mod sweep;
@@ -26,6 +27,7 @@ pub use crate::client::{
 };
 use crate::report::{IterationRecord, RunConfig, RunReport, Status, SweepPoint};
 use crate::wire::{DecoderKind, RowsView, Timestamp};
+pub use client::{ClientSpec, DEFAULT_CLIENT_SQL, DEFAULT_COMMAND_LIMIT};
 pub use details::{IterationDetails, PREVIEW_ROWS};
 pub use schedule::{Order, Step, schedule};
 pub use sweep::{SweepSpec, parse_sweep};
@@ -190,6 +192,7 @@ impl ProfileSpec {
             } else {
                 String::new()
             },
+            ..RunConfig::default()
         }
     }
 }
@@ -234,7 +237,7 @@ pub enum EngineEvent {
         wire_bytes: u64,
     },
     /// An iteration ended (ok, error or cancelled); its `run` names its variant.
-    Iteration(IterationRecord),
+    Iteration(Box<IterationRecord>),
     /// What a variant's last iteration returned: a bounded preview of its rows, its statistics and
     /// plan, and the server timing.
     Details(Box<IterationDetails>),
@@ -449,7 +452,7 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
         };
         let stop = record.status == Status::Cancelled;
         reports[step.variant].iterations.push(record.clone());
-        sink.send(EngineEvent::Iteration(record));
+        sink.send(EngineEvent::Iteration(Box::new(record)));
         if let Some(details) = details {
             sink.send(EngineEvent::Details(Box::new(details)));
         }

@@ -114,3 +114,38 @@ pub fn reports() -> Vec<RunReport> {
         },
     ]
 }
+
+/// A client profile's run (`spanprof client`): a program's iteration with the server's phases,
+/// its rows checked by value, the command and the stream's settings.
+pub fn client_report() -> RunReport {
+    RunReport {
+        config: RunConfig {
+            label: "python3 python_client.py".into(),
+            target: "local".into(),
+            sql: "SELECT * FROM Seed23 LIMIT 10000".into(),
+            query_mode: "normal".into(),
+            iterations: 1,
+            decoder: "the command".into(),
+            command: vec!["python3".into(), "python_client.py".into()],
+            stream: vec![
+                ("shape".into(), "emulator".into()),
+                ("fail-every".into(), "3".into()),
+            ],
+            ..RunConfig::default()
+        },
+        started_at: "2026-12-01T20:00:00Z".into(),
+        iterations: vec![IterationRecord {
+            total_ms: 1900.0,
+            rows: 10_000,
+            server_rows: Some(10_000),
+            startup_ms: Some(950.25),
+            first_byte_ms: Some(3.5),
+            transfer_ms: Some(700.0),
+            blocked_ms: Some(640.125),
+            tail_ms: Some(246.0),
+            check: Some("values".into()),
+            ..IterationRecord::new("python3 python_client.py", 0, false, "2026-12-01T20:00:00Z")
+        }],
+        plans: Default::default(),
+    }
+}

@@ -142,6 +142,28 @@ mod tests {
     }
 
     #[test]
+    fn a_client_profile_carries_the_server_s_phases_the_command_and_the_shape()
+    -> Result<(), ExportError> {
+        let report = crate::export::fixture::client_report();
+        let bytes = Json.export(std::slice::from_ref(&report))?;
+        let text = String::from_utf8_lossy(&bytes);
+        for key in [
+            r#""startup_ms": 950.25"#,
+            r#""first_byte_ms": 3.5"#,
+            r#""transfer_ms": 700.0"#,
+            r#""blocked_ms": 640.125"#,
+            r#""tail_ms": 246.0"#,
+            r#""check": "values""#,
+            r#""command": ["#,
+            r#""emulator""#,
+        ] {
+            assert!(text.contains(key), "{key} in {text}");
+        }
+        assert_eq!(read_json(&bytes)?, vec![report]);
+        Ok(())
+    }
+
+    #[test]
     fn plans_round_trip_and_reports_written_before_plans_read_back_without_them()
     -> Result<(), ExportError> {
         // The golden document predates plans: it has no `plans` key, and reads back empty.

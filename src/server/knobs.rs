@@ -6,6 +6,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use super::sandbox::SqlLimits;
+use super::shape::Shape;
 
 /// The smallest maximum message size allowed: room for any single unsplittable value and its framing.
 pub const MIN_MESSAGE_BYTES: u64 = 256;
@@ -51,6 +52,9 @@ pub struct KnobSettings {
     /// Longest database or session name, and longest session label key or value, in bytes.
     /// Default 256 (production's names are at most about 200 bytes, its labels 63).
     pub max_name_bytes: u64,
+    /// How answers are cut into messages: as production does (the default), as the emulator
+    /// does, or every legal way ([`Shape`]).
+    pub shape: Shape,
 }
 
 impl Default for KnobSettings {
@@ -76,6 +80,7 @@ impl KnobSettings {
         max_sessions: 10_000,
         session_idle_timeout_ms: 3_600_000,
         max_name_bytes: 256,
+        shape: Shape::Production,
     };
 }
 

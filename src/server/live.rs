@@ -2,6 +2,12 @@
 //! thread cut, paces and fails them as the knobs say, stops when the client goes away or the deadline
 //! passes, and hands itself over to be held at an injected fault; and the response stream the client
 //! reads, which ends with DEADLINE_EXCEEDED at the deadline whatever the task is doing.
+//!
+//! When the tap watches, the response measures how long the transport left a ready message waiting:
+//! a client that does not read leaves HTTP/2 without send window (or TCP without room), and the
+//! transport only comes back for the next message once there is some. The time from taking one
+//! message to taking the next, while the next was already waiting, is time the server was blocked
+//! on the client.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -21,7 +27,13 @@ use super::encoded::EncodedPartialResultSet;
 use super::knobs::Knobs;
 use super::plan::Report;
 use super::query::QueryEvent;
-use super::stream::MessageBuilder;
+use super::shape::Shape;
+use super::stream::{MessageBuilder, append_stats};
+use super::tap::Tap;
+
+/// The most a stream that puts its statistics first (the emulator's shape) holds while its answer
+/// completes; past it the query fails with RESOURCE_EXHAUSTED.
+pub const MAX_HELD_ANSWER_BYTES: usize = 256 << 20;
 
 /// What a query thread reports, as the stream task receives it.
 pub type Events = mpsc::Receiver<Result<QueryEvent, Status>>;
@@ -46,6 +58,20 @@ pub struct LiveStream {
     pub next_seq: u64,
     /// Marks the query's client gone when the stream is dropped, however it ends.
     gone: GoneOnDrop,
+    /// How the answer is cut.
+    shape: Shape,
+    /// Bytes of messages built and not sent, counted while the whole answer is held.
+    held_bytes: usize,
+}
+
+/// Where a response starts, and where its faults may fire.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Resumption {
+    /// The client has every message up to this one (its resume token's): none is sent again.
+    pub after: Option<u64>,
+    /// No fault fires at or before this message: a resume's point, or where the query's stream
+    /// failed before it was restarted (`u64::MAX`: none at all).
+    pub faults_after: Option<u64>,
 }
 
 /// How a response ended.
@@ -69,6 +95,7 @@ impl LiveStream {
         gone: GoneOnDrop,
         started: Instant,
         report: Report,
+        shape: Shape,
     ) -> Self {
         LiveStream {
             id,
@@ -80,7 +107,14 @@ impl LiveStream {
             started,
             next_seq: 0,
             gone,
+            shape,
+            held_bytes: 0,
         }
+    }
+
+    /// Whether the answer is held until complete: the statistics go first, and are known last.
+    fn holds_answer(&self) -> bool {
+        self.shape.stats_first() && (self.report.with_stats || self.report.explain)
     }
 
     /// The query's interrupt.
@@ -88,16 +122,33 @@ impl LiveStream {
         &self.gone.0
     }
 
+    /// How its answer is cut.
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
     /// Sends messages as the query produces them, pacing and failing as the knobs say. Messages a
-    /// resumed client already has (up to `resumed_after`) are built but not sent.
-    pub async fn run(mut self, out: &Out, knobs: &Knobs, resumed_after: Option<u64>) -> Ended {
+    /// resumed client already has (up to `resume.after`) are built but not sent. A watching `tap`
+    /// sees every message and wait.
+    pub async fn run(
+        mut self,
+        out: &Out,
+        knobs: &Knobs,
+        resume: Resumption,
+        tap: Option<&Tap>,
+    ) -> Ended {
         let deadline = self.interrupt().deadline();
         let mut first = true;
+        if self.holds_answer()
+            && let Err(stopped) = self.hold_answer(out, deadline).await
+        {
+            return stopped;
+        }
         loop {
             while let Some(msg) = self.unsent.pop_front() {
                 let seq = self.next_seq;
                 self.next_seq += 1;
-                if resumed_after.is_some_and(|r| seq <= r) {
+                if resume.after.is_some_and(|r| seq <= r) {
                     continue;
                 }
                 let is_final = self.finished && self.unsent.is_empty();
@@ -113,22 +164,30 @@ impl LiveStream {
                 {
                     return Ended::Stopped;
                 }
-                let sent = guarded(out.send(Ok(EncodedPartialResultSet(msg))), out, deadline).await;
-                if !matches!(sent, Some(Ok(()))) {
+                if let Some(tap) = tap {
+                    tap.message(self.id, seq, &msg);
+                }
+                if !self.send(msg, out, deadline).await {
                     return Ended::Stopped;
                 }
-                if settings.fails_after(seq, resumed_after, is_final) {
+                if settings.fails_after(seq, resume.faults_after, is_final) {
                     let fault = Status::unavailable(format!(
                         "injected fault after message {seq} (fail every {}); resume from the last token",
                         settings.fail_every
                     ));
+                    if let Some(tap) = tap {
+                        tap.fault();
+                    }
                     return Ended::Faulted(Box::new(self), fault);
                 }
             }
             if self.finished {
-                if resumed_after.is_some_and(|r| r >= self.next_seq) {
+                if resume.after.is_some_and(|r| r >= self.next_seq) {
                     let _ = out.send(Err(past_the_end())).await;
                     return Ended::Stopped;
+                }
+                if let Some(tap) = tap {
+                    tap.finished(self.id);
                 }
                 return Ended::Done;
             }
@@ -142,10 +201,46 @@ impl LiveStream {
         }
     }
 
+    /// Hands `msg` to the transport; whether it took it (else the client left or the deadline
+    /// passed).
+    async fn send(&mut self, msg: Bytes, out: &Out, deadline: Option<Instant>) -> bool {
+        let sent = guarded(out.send(Ok(EncodedPartialResultSet(msg))), out, deadline).await;
+        matches!(sent, Some(Ok(())))
+    }
+
+    /// Takes in the query's events until its answer is complete (the emulator's shape, statistics
+    /// first), within [`MAX_HELD_ANSWER_BYTES`]. `Err` says how the response ended instead.
+    async fn hold_answer(&mut self, out: &Out, deadline: Option<Instant>) -> Result<(), Ended> {
+        while !self.finished {
+            let Some(event) = guarded(self.events.recv(), out, deadline).await else {
+                return Err(Ended::Stopped);
+            };
+            let taken = self.take(event).and_then(|()| {
+                if self.held_bytes > MAX_HELD_ANSWER_BYTES {
+                    Err(Status::resource_exhausted(format!(
+                        "the emulator's shape holds the whole answer to send its statistics first, \
+                         and this one is larger than {} MiB: use normal mode or another shape",
+                        MAX_HELD_ANSWER_BYTES >> 20
+                    )))
+                } else {
+                    Ok(())
+                }
+            });
+            if let Err(status) = taken {
+                let _ = out.send(Err(status)).await;
+                return Err(Ended::Stopped);
+            }
+        }
+        Ok(())
+    }
+
     /// Takes in one event of the query thread; an error ends the stream.
     fn take(&mut self, event: Option<Result<QueryEvent, Status>>) -> Result<(), Status> {
         match event {
-            Some(Ok(QueryEvent::Messages(messages))) => self.unsent.extend(messages),
+            Some(Ok(QueryEvent::Messages(messages))) => {
+                self.held_bytes += messages.iter().map(Bytes::len).sum::<usize>();
+                self.unsent.extend(messages);
+            }
             Some(Ok(QueryEvent::Built(builder))) => self.builder = Some(*builder),
             Some(Ok(QueryEvent::Done(totals))) => {
                 let builder = self
@@ -155,7 +250,12 @@ impl LiveStream {
                 let stats = self
                     .report
                     .stats(&totals, self.started, builder.value_bytes());
-                self.unsent.extend(builder.finish(stats));
+                if self.shape.stats_first() {
+                    self.unsent.extend(builder.finish(None));
+                    self.put_stats_first(stats);
+                } else {
+                    self.unsent.extend(builder.finish(stats));
+                }
                 self.finished = true;
             }
             Some(Ok(QueryEvent::Columns(_) | QueryEvent::Rows(_))) => {}
@@ -163,6 +263,24 @@ impl LiveStream {
             None => return Err(Status::internal("the query stopped without finishing")),
         }
         Ok(())
+    }
+}
+
+impl LiveStream {
+    /// The statistics on the first message, if it is not sent yet (the answer was held for them).
+    fn put_stats_first(
+        &mut self,
+        stats: Option<crate::proto::google::spanner::v1::ResultSetStats>,
+    ) {
+        let (Some(stats), Some(first)) = (stats, self.unsent.front_mut()) else {
+            return;
+        };
+        if self.next_seq > 0 {
+            return;
+        }
+        let mut bytes = first.to_vec();
+        append_stats(&mut bytes, &stats);
+        *first = Bytes::from(bytes);
     }
 }
 
@@ -195,6 +313,10 @@ pub struct Response {
     messages: ReceiverStream<Result<EncodedPartialResultSet, Status>>,
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
     ended: bool,
+    /// A watching tap: it notes when the transport takes each message.
+    tap: Option<Arc<Tap>>,
+    /// When the transport took the last message while the next was already waiting.
+    waiting_since: Option<Instant>,
 }
 
 impl Response {
@@ -202,11 +324,14 @@ impl Response {
     pub fn new(
         messages: mpsc::Receiver<Result<EncodedPartialResultSet, Status>>,
         deadline: Option<Instant>,
+        tap: Option<Arc<Tap>>,
     ) -> Self {
         Response {
             messages: ReceiverStream::new(messages),
             deadline: deadline.map(|at| Box::pin(tokio::time::sleep_until(at.into()))),
             ended: false,
+            tap,
+            waiting_since: None,
         }
     }
 }
@@ -225,8 +350,24 @@ impl Stream for Response {
             return Poll::Ready(Some(Err(Stop::Deadline.status())));
         }
         let next = Pin::new(&mut self.messages).poll_next(cx);
-        if matches!(next, Poll::Ready(None)) {
-            self.ended = true;
+        match &next {
+            Poll::Ready(None) => self.ended = true,
+            Poll::Ready(Some(Ok(message))) => {
+                if let Some(tap) = &self.tap {
+                    let now = Instant::now();
+                    tap.taken(now, message.0.len());
+                    if let Some(since) = self.waiting_since {
+                        tap.blocked(now.saturating_duration_since(since));
+                    }
+                }
+                let queued = !self.messages.as_ref().is_empty();
+                self.waiting_since = if self.tap.is_some() && queued {
+                    Some(Instant::now())
+                } else {
+                    None
+                };
+            }
+            _ => {}
         }
         next
     }

@@ -15,6 +15,7 @@ pub mod parked;
 pub mod partition;
 mod plan;
 pub mod query;
+pub mod restarts;
 pub mod row_cache;
 pub mod sandbox;
 pub mod scan;
@@ -22,9 +23,11 @@ mod scanstatus;
 mod seed23_table;
 pub mod service;
 pub mod sessions;
+pub mod shape;
 mod sink;
 pub mod sql_value;
 pub mod stream;
+pub mod tap;
 pub mod token;
 
 use std::net::SocketAddr;
@@ -43,6 +46,7 @@ use encoded::stubs::google::spanner::v1::spanner_server::SpannerServer;
 
 pub use knobs::{KnobSettings, Knobs};
 pub use service::Load;
+pub use shape::Shape;
 
 /// How to start the local instance.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -176,6 +180,11 @@ impl LocalInstance {
     /// What it holds now: running queries, held faulted streams, sessions.
     pub fn load(&self) -> Load {
         self.handle.load()
+    }
+
+    /// What sees its clients' queries when someone watches (`spanprof client`).
+    pub fn tap(&self) -> &Arc<tap::Tap> {
+        self.handle.tap()
     }
 
     /// Stops accepting calls, interrupts the running queries, and waits up to `grace` for the server

@@ -740,6 +740,7 @@ mod tests {
                 max_bytes: 4096,
                 fingerprint: 7,
                 stream: 1,
+                shape: Default::default(),
             };
             let spec = QuerySpec {
                 sql: sql.into(),

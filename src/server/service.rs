@@ -14,13 +14,15 @@ use super::control::{GoneOnDrop, Interrupt, Slots, grpc_timeout};
 use super::db::Database;
 use super::encoded::stubs::google::spanner::v1::spanner_server::Spanner;
 use super::knobs::{KnobSettings, Knobs};
-use super::live::{self, Ended, LiveStream};
+use super::live::{self, Ended, LiveStream, Resumption};
 use super::parked::Parked;
 use super::partition::{self, PartitionToken};
 use super::plan::Report;
 use super::query::{self, Output, QueryEvent, QuerySpec};
+use super::restarts::Restarts;
 use super::sessions::Sessions;
 use super::stream::{self, ResumePoint, TokenStamp};
+use super::tap::Tap;
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::{Field, Type};
 
@@ -33,6 +35,8 @@ pub struct LocalSpanner {
     slots: Arc<Slots>,
     shutdown: Arc<AtomicBool>,
     counter: AtomicU64,
+    tap: Arc<Tap>,
+    restarts: Arc<Restarts>,
 }
 
 /// What the local instance holds now: plain figures, for tests and tools.
@@ -53,6 +57,7 @@ pub struct Handle {
     parked: Arc<Parked<LiveStream>>,
     sessions: Arc<Sessions>,
     shutdown: Arc<AtomicBool>,
+    tap: Arc<Tap>,
 }
 
 impl std::fmt::Debug for Handle {
@@ -77,6 +82,11 @@ impl Handle {
     pub fn shut_down(&self) {
         self.shutdown.store(true, Ordering::Relaxed);
     }
+
+    /// What sees the queries and their streams when someone watches (`spanprof client`).
+    pub fn tap(&self) -> &Arc<Tap> {
+        &self.tap
+    }
 }
 
 impl LocalSpanner {
@@ -90,6 +100,8 @@ impl LocalSpanner {
             slots: Arc::default(),
             shutdown: Arc::default(),
             counter: AtomicU64::new(1),
+            tap: Arc::default(),
+            restarts: Arc::default(),
         }
     }
 
@@ -100,7 +112,13 @@ impl LocalSpanner {
             parked: Arc::clone(&self.parked),
             sessions: Arc::clone(&self.sessions),
             shutdown: Arc::clone(&self.shutdown),
+            tap: Arc::clone(&self.tap),
         }
+    }
+
+    /// The tap, when it is watching.
+    fn watching(&self) -> Option<Arc<Tap>> {
+        self.tap.is_on().then(|| Arc::clone(&self.tap))
     }
 
     fn unique(&self) -> u64 {
@@ -155,6 +173,11 @@ impl LocalSpanner {
             Some(Selector::Begin(options)) => self
                 .begin_read_only(&request.session, options, knobs)
                 .map(Some),
+            // No transaction has an empty id. The official Node client (8.13) sends one when it
+            // resumes or restarts a single-use read: it echoes the first message's
+            // `metadata.transaction` (a read timestamp, no id) back as the transaction's id. The
+            // request stands for the single-use read it continues, and is served as one.
+            Some(Selector::Id(id)) if id.is_empty() => Ok(None),
             Some(Selector::Id(id)) => {
                 if self
                     .sessions
@@ -230,6 +253,7 @@ impl LocalSpanner {
             ),
             fingerprint,
             stream: self.unique(),
+            shape: resume.map_or(knobs.shape, |r| r.stamp.shape),
         };
         let report = Report {
             sql: spec.sql.clone(),
@@ -701,6 +725,9 @@ impl Spanner for LocalSpanner {
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<pb::ResultSet>, Status> {
         let begun = Instant::now();
+        if let Some(tap) = self.watching() {
+            tap.request(begun, false);
+        }
         let knobs = self.knobs.get();
         let deadline = deadline_of(&request);
         let prepared = self.prepare(request.get_ref(), &knobs)?;
@@ -719,10 +746,37 @@ impl Spanner for LocalSpanner {
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<Self::ExecuteStreamingSqlStream>, Status> {
         let begun = Instant::now();
+        let tap = self.watching();
+        if let Some(tap) = &tap {
+            tap.request(begun, !request.get_ref().resume_token.is_empty());
+        }
         let knobs = self.knobs.get();
         let deadline = deadline_of(&request);
         let prepared = self.prepare(request.get_ref(), &knobs)?;
         let resume = prepared.resume;
+        let restart_key = fnv1a(&[
+            request.get_ref().session.as_bytes(),
+            &prepared.stamp.fingerprint.to_le_bytes(),
+        ]);
+        let resumption = match resume {
+            Some(point) => Resumption {
+                after: Some(point.seq),
+                faults_after: Some(point.seq),
+            },
+            // Run again from the start after its stream broke: no fault where it failed before,
+            // and none at all in a shape without resume tokens, whose one resume point, the
+            // start, has failed once.
+            None => Resumption {
+                after: None,
+                faults_after: self.restarts.recall(restart_key).map(|seq| {
+                    if prepared.stamp.shape.resume_tokens() {
+                        seq
+                    } else {
+                        u64::MAX
+                    }
+                }),
+            },
+        };
         let held = resume.and_then(|point| {
             self.parked
                 .take(point.stamp.stream, |live| live.next_seq == point.seq + 1)
@@ -747,27 +801,46 @@ impl Spanner for LocalSpanner {
                     started.gone,
                     begun,
                     prepared.report.clone(),
+                    prepared.stamp.shape,
                 )
             }
         };
+        if let Some(tap) = &tap {
+            tap.stream(live.id, resume.map(|point| point.stamp.stream));
+        }
         let (tx, rx) = mpsc::channel(4);
         let live_knobs = Arc::clone(&self.knobs);
         let parked = Arc::clone(&self.parked);
-        let resumed_after = resume.map(|r| r.seq);
+        let restarts = Arc::clone(&self.restarts);
+        let task_tap = tap.clone();
         tokio::spawn(async move {
-            if let Ended::Faulted(live, fault) = live.run(&tx, &live_knobs, resumed_after).await {
-                let knobs = live_knobs.get();
-                let hold = std::time::Duration::from_millis(knobs.park_timeout_ms);
-                let (id, seq) = (live.id, live.next_seq);
-                // Held before the client hears of the fault, so its resume always finds it.
-                parked.park(id, *live, knobs.max_parked_streams, hold);
-                if tx.send(Err(fault)).await.is_err() {
-                    // The client left without hearing of it: nobody will resume this stream.
-                    drop(parked.take(id, |live| live.next_seq == seq));
+            match live
+                .run(&tx, &live_knobs, resumption, task_tap.as_deref())
+                .await
+            {
+                Ended::Faulted(live, fault) => {
+                    let knobs = live_knobs.get();
+                    let hold = std::time::Duration::from_millis(knobs.park_timeout_ms);
+                    let (id, seq) = (live.id, live.next_seq);
+                    restarts.remember(restart_key, seq.saturating_sub(1), hold);
+                    if !live.shape().resume_tokens() {
+                        // No token can name it: the client can only run the query again.
+                        drop(live);
+                        let _ = tx.send(Err(fault)).await;
+                        return;
+                    }
+                    // Held before the client hears of the fault, so its resume always finds it.
+                    parked.park(id, *live, knobs.max_parked_streams, hold);
+                    if tx.send(Err(fault)).await.is_err() {
+                        // The client left without hearing of it: nobody will resume this stream.
+                        drop(parked.take(id, |live| live.next_seq == seq));
+                    }
                 }
+                Ended::Done => restarts.forget(restart_key),
+                Ended::Stopped => {}
             }
         });
-        Ok(Response::new(live::Response::new(rx, deadline)))
+        Ok(Response::new(live::Response::new(rx, deadline, tap)))
     }
 
     async fn begin_transaction(

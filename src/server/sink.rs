@@ -94,7 +94,10 @@ impl<'a> Sink<'a> {
             }
             Sink::Messages {
                 events, builder, ..
-            } => send_ready(events, builder),
+            } => {
+                builder.end_row();
+                send_ready(events, builder)
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 //! Cutting a result into PartialResultSets the way production Spanner does: messages up to a maximum
-//! size, strings and lists split mid-value with `chunked_value`, a resume token on every message.
+//! size, strings and lists split mid-value with `chunked_value`, a resume token on every message; or
+//! in another [`Shape`] (the emulator's, or every legal one).
 
 use std::collections::VecDeque;
 
@@ -9,7 +10,8 @@ use prost::encoding::{WireType, encode_varint, encoded_len_varint};
 use prost_types::Value as WireValue;
 use prost_types::value::Kind;
 
-use super::encoded::is_splittable;
+use super::encoded::{is_splittable, tag};
+use super::shape::{EdgeCut, EdgePlan, Shape};
 pub use super::token::{ResumePoint, TokenStamp};
 
 use crate::proto::google::spanner::v1 as pb;
@@ -63,6 +65,11 @@ pub struct MessageBuilder {
     token: TokenStamp,
     ready: VecDeque<Bytes>,
     value_bytes: u64,
+    /// How the last value in `current` is continued when a message ends on it whole, in the
+    /// shapes that do so.
+    last_tail: Option<Continuation>,
+    /// Where the edge shape is in its walk through the cases.
+    edge: EdgePlan,
 }
 
 impl MessageBuilder {
@@ -79,11 +86,37 @@ impl MessageBuilder {
             token,
             ready: VecDeque::new(),
             value_bytes: 0,
+            last_tail: None,
+            edge: EdgePlan::default(),
+        }
+    }
+
+    /// The shape it cuts in.
+    pub fn shape(&self) -> Shape {
+        self.token.shape
+    }
+
+    /// A row is complete. The edge shape may close the message exactly here, and add a message
+    /// with no values after it; the other shapes do nothing.
+    #[inline]
+    pub fn end_row(&mut self) {
+        if self.token.shape != Shape::Edge {
+            return;
+        }
+        let (close, empty) = self.edge.end_row();
+        if close && self.current_values > 0 {
+            self.complete(None, false);
+        }
+        if empty {
+            self.complete(None, false);
         }
     }
 
     /// Adds the next value of the result, given as the body of an encoded `google.protobuf.Value`.
     pub fn push_encoded(&mut self, body: &[u8]) {
+        if self.token.shape == Shape::Edge && self.edge_cut(body) {
+            return;
+        }
         loop {
             let need = 1 + encoded_len_varint(body.len() as u64) + body.len();
             let room = self.max_bytes.saturating_sub(self.current.len());
@@ -99,8 +132,48 @@ impl MessageBuilder {
                     Err(_) => {}
                 }
             }
-            self.complete(None, false);
+            self.boundary();
         }
+    }
+
+    /// The edge shape's cut of a value that fits: its left piece ends this message, chunked, and
+    /// the rest goes on as any value does. Whether it cut.
+    fn edge_cut(&mut self, body: &[u8]) -> bool {
+        let Some(cut) = self.edge.next_value() else {
+            return false;
+        };
+        let need = 1 + encoded_len_varint(body.len() as u64) + body.len();
+        if !is_splittable(body) || need > self.max_bytes.saturating_sub(self.current.len()) {
+            return false;
+        }
+        let Ok(value) = WireValue::decode(body) else {
+            return false;
+        };
+        let total = weight(&value);
+        let at = match cut {
+            EdgeCut::Middle => total / 2,
+            EdgeCut::Early => 1,
+            EdgeCut::End => total,
+        };
+        if total == 0 || at == 0 {
+            return false;
+        }
+        let (left, right) = match split(value, at) {
+            Ok(pieces) => pieces,
+            Err(_) => return false,
+        };
+        if weight(&left) == 0 {
+            // Nothing to the left of the cut (a cut snapped back to the start of a character).
+            if let Ok(whole) = merge(left, right) {
+                self.push(whole);
+            }
+            return true;
+        }
+        self.append(left);
+        self.chunked = true;
+        self.complete(None, false);
+        self.push(right);
+        true
     }
 
     /// Adds the next value of the result, splitting it across messages when it does not fit.
@@ -139,11 +212,12 @@ impl MessageBuilder {
                     continue;
                 }
             }
-            self.complete(None, false);
+            self.boundary();
         }
     }
 
     fn append(&mut self, value: WireValue) {
+        self.last_tail = Continuation::of(&value);
         let before = self.current.len();
         prost::encoding::message::encode(field::VALUES, &value, &mut self.current);
         self.value_bytes += (self.current.len() - before) as u64;
@@ -151,6 +225,16 @@ impl MessageBuilder {
     }
 
     fn append_body(&mut self, body: &[u8]) {
+        self.last_tail = match body.first() {
+            _ if !self.token.shape.continues_at_boundaries() => None,
+            Some(&tag::STRING) => Some(Continuation::String),
+            // Only at the end of a message is it used, but which element ends a list is only known
+            // from the list: the shapes that continue lists are for checking clients, not speed.
+            Some(&tag::LIST) => WireValue::decode(body)
+                .ok()
+                .and_then(|v| Continuation::of(&v)),
+            _ => None,
+        };
         let before = self.current.len();
         prost::encoding::encode_key(field::VALUES, WireType::LengthDelimited, &mut self.current);
         encode_varint(body.len() as u64, &mut self.current);
@@ -179,7 +263,7 @@ impl MessageBuilder {
                     Err(whole) => value = whole,
                 }
             }
-            self.complete(None, false);
+            self.boundary();
         }
     }
 
@@ -198,28 +282,52 @@ impl MessageBuilder {
         self.next_seq
     }
 
-    /// Closes the stream: the message being filled becomes the last, with `stats` and `last = true`.
+    /// Closes the stream: the message being filled becomes the last, with `stats` and `last = true`
+    /// (the edge shape closes it and sends them in a message of their own, with no values).
     /// Returns every message not yet popped.
     pub fn finish(mut self, stats: Option<pb::ResultSetStats>) -> Vec<Bytes> {
+        if self.token.shape == Shape::Edge && self.current_values > 0 {
+            self.complete(None, false);
+        }
         self.complete(stats.as_ref(), true);
         self.ready.into()
     }
 
+    /// Ends the message being filled at a value boundary because the next value does not fit. The
+    /// shapes that do so mark a whole string or list at its end chunked, and continue it in the
+    /// next message with an empty one.
+    fn boundary(&mut self) {
+        let continuation = match self.last_tail {
+            _ if !self.token.shape.continues_at_boundaries() || self.current_values == 0 => None,
+            tail => tail.map(Continuation::value),
+        };
+        self.chunked = continuation.is_some();
+        self.complete(None, false);
+        if let Some(empty) = continuation {
+            self.append(empty);
+        }
+    }
+
     /// Ends the message being filled: its remaining fields in field order, then the queue.
     fn complete(&mut self, stats: Option<&pb::ResultSetStats>, last: bool) {
-        let mut msg = std::mem::replace(
-            &mut self.current,
-            Vec::with_capacity(initial_capacity(self.max_bytes + TRAILER_BYTES)),
-        );
+        let mut next = Vec::with_capacity(initial_capacity(self.max_bytes + TRAILER_BYTES));
+        if self.token.shape.empty_metadata_later() {
+            // The field present and empty: what production sends after the first message.
+            prost::encoding::encode_key(field::METADATA, WireType::LengthDelimited, &mut next);
+            encode_varint(0, &mut next);
+        }
+        let mut msg = std::mem::replace(&mut self.current, next);
         if std::mem::take(&mut self.chunked) {
             prost::encoding::bool::encode(field::CHUNKED_VALUE, &true, &mut msg);
         }
-        let token = ResumePoint {
-            seq: self.next_seq,
-            stamp: self.token,
+        if self.token.shape.resume_tokens() {
+            let token = ResumePoint {
+                seq: self.next_seq,
+                stamp: self.token,
+            }
+            .encode();
+            prost::encoding::bytes::encode(field::RESUME_TOKEN, &token, &mut msg);
         }
-        .encode();
-        prost::encoding::bytes::encode(field::RESUME_TOKEN, &token, &mut msg);
         if let Some(stats) = stats {
             prost::encoding::message::encode(field::STATS, stats, &mut msg);
         }
@@ -228,6 +336,7 @@ impl MessageBuilder {
         }
         self.next_seq += 1;
         self.current_values = 0;
+        self.last_tail = None;
         self.ready.push_back(Bytes::from(msg));
     }
 }
@@ -245,6 +354,18 @@ pub fn encode_stream(
     rows: impl IntoIterator<Item = Vec<crate::wire::Value>>,
     max_bytes: u32,
 ) -> Vec<Vec<u8>> {
+    encode_stream_shaped(columns, rows, max_bytes, Shape::Production, None)
+}
+
+/// A whole result cut into serialized messages of at most `max_bytes` in `shape`, the last with
+/// `stats` (with the first, for the emulator's shape), as the local instance would send it.
+pub fn encode_stream_shaped(
+    columns: &[crate::wire::Field],
+    rows: impl IntoIterator<Item = Vec<crate::wire::Value>>,
+    max_bytes: u32,
+    shape: Shape,
+    stats: Option<pb::ResultSetStats>,
+) -> Vec<Vec<u8>> {
     let metadata = pb::ResultSetMetadata {
         row_type: Some(crate::wire::struct_type(columns)),
         ..Default::default()
@@ -253,17 +374,73 @@ pub fn encode_stream(
         max_bytes,
         fingerprint: 0,
         stream: 0,
+        shape,
     };
     let mut builder = MessageBuilder::new(metadata, stamp);
     let mut out = Vec::new();
     for row in rows {
         for value in &row {
-            builder.push(crate::wire::encode_value(value));
+            builder.push_encoded(&crate::wire::encode_value(value).encode_to_vec());
         }
+        builder.end_row();
         out.extend(std::iter::from_fn(|| builder.pop()).map(|m| m.to_vec()));
     }
-    out.extend(builder.finish(None).into_iter().map(|m| m.to_vec()));
+    let (last, first) = if shape.stats_first() {
+        (None, stats)
+    } else {
+        (stats, None)
+    };
+    out.extend(builder.finish(last).into_iter().map(|m| m.to_vec()));
+    if let (Some(stats), Some(message)) = (first, out.first_mut()) {
+        append_stats(message, &stats);
+    }
     out
+}
+
+/// How a value that ends a message whole is continued in the next one (the emulator's habit): a
+/// string with `""`, a list exactly at its end with an empty last element, `[""]` or `[[]]`, which
+/// merges into that element and leaves it as it was. Lists that end in another kind of element
+/// are not continued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Continuation {
+    String,
+    ListOfString,
+    ListOfList,
+}
+
+impl Continuation {
+    fn of(value: &WireValue) -> Option<Continuation> {
+        match &value.kind {
+            Some(Kind::StringValue(_)) => Some(Continuation::String),
+            Some(Kind::ListValue(list)) => match list.values.last().and_then(|v| v.kind.as_ref()) {
+                Some(Kind::StringValue(_)) => Some(Continuation::ListOfString),
+                Some(Kind::ListValue(_)) => Some(Continuation::ListOfList),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn value(self) -> WireValue {
+        let list = |element: WireValue| WireValue {
+            kind: Some(Kind::ListValue(prost_types::ListValue {
+                values: vec![element],
+            })),
+        };
+        match self {
+            Continuation::String => string_value(String::new()),
+            Continuation::ListOfString => list(string_value(String::new())),
+            Continuation::ListOfList => list(WireValue {
+                kind: Some(Kind::ListValue(prost_types::ListValue::default())),
+            }),
+        }
+    }
+}
+
+/// Appends `stats` to an encoded message (fields may come in any order; the emulator's shape puts
+/// the statistics on its first message once the answer is complete).
+pub fn append_stats(message: &mut Vec<u8>, stats: &pb::ResultSetStats) {
+    prost::encoding::message::encode(field::STATS, stats, message);
 }
 
 fn string_value(s: String) -> WireValue {
@@ -303,6 +480,7 @@ mod tests {
             max_bytes,
             fingerprint: 42,
             stream: 7,
+            shape: Shape::Production,
         }
     }
 

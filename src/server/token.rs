@@ -12,6 +12,7 @@ use ring::hmac;
 use ring::rand::SystemRandom;
 
 use super::knobs::{MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES};
+use super::shape::Shape;
 
 /// What every resume token of a stream carries besides the message number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +23,8 @@ pub struct TokenStamp {
     pub fingerprint: u64,
     /// Which stream of the server issued it, to find the stream's cursor if the server kept it.
     pub stream: u64,
+    /// The shape the stream was cut in (a resumed stream is cut the same way).
+    pub shape: Shape,
 }
 
 /// A decoded resume token: the stream continues after message `seq`.
@@ -52,9 +55,9 @@ pub enum TokenError {
 #[error("the system has no source of randomness for the resume-token key")]
 pub struct NoRandomness;
 
-const MAGIC: &[u8; 4] = b"SPT2";
-/// Bytes of the fields: magic, seq, max_bytes, fingerprint, stream.
-const BODY_BYTES: usize = 4 + 8 + 4 + 8 + 8;
+const MAGIC: &[u8; 4] = b"SPT3";
+/// Bytes of the fields: magic, seq, max_bytes, fingerprint, stream, shape.
+const BODY_BYTES: usize = 4 + 8 + 4 + 8 + 8 + 1;
 /// Bytes of the tag kept (HMAC-SHA256 truncated to 128 bits).
 const TAG_BYTES: usize = 16;
 /// The length of every token.
@@ -103,6 +106,7 @@ impl ResumePoint {
         out.extend_from_slice(&self.stamp.max_bytes.to_be_bytes());
         out.extend_from_slice(&self.stamp.fingerprint.to_be_bytes());
         out.extend_from_slice(&self.stamp.stream.to_be_bytes());
+        out.push(self.stamp.shape.code());
         let tag = hmac::sign(key(), &out);
         out.extend_from_slice(&tag.as_ref()[..TAG_BYTES]);
         out
@@ -120,17 +124,22 @@ impl ResumePoint {
         let (seq, rest) = rest.split_first_chunk::<8>().ok_or(TokenError::Length)?;
         let (max_bytes, rest) = rest.split_first_chunk::<4>().ok_or(TokenError::Length)?;
         let (fingerprint, rest) = rest.split_first_chunk::<8>().ok_or(TokenError::Length)?;
-        let stream: &[u8; 8] = rest.try_into().map_err(|_| TokenError::Length)?;
+        let (stream, rest) = rest.split_first_chunk::<8>().ok_or(TokenError::Length)?;
+        let &[shape] = rest else {
+            return Err(TokenError::Length);
+        };
         let max_bytes = u32::from_be_bytes(*max_bytes);
         if !(MIN_MESSAGE_BYTES..=MAX_MESSAGE_BYTES).contains(&u64::from(max_bytes)) {
             return Err(TokenError::Invalid);
         }
+        let shape = Shape::from_code(shape).ok_or(TokenError::Invalid)?;
         Ok(ResumePoint {
             seq: u64::from_be_bytes(*seq),
             stamp: TokenStamp {
                 max_bytes,
                 fingerprint: u64::from_be_bytes(*fingerprint),
                 stream: u64::from_be_bytes(*stream),
+                shape,
             },
         })
     }
@@ -152,6 +161,7 @@ mod tests {
                 max_bytes,
                 fingerprint: 42,
                 stream: 9,
+                shape: Shape::Edge,
             },
         }
     }

@@ -1154,3 +1154,57 @@ fn a_sweep_run_in_the_window_draws_its_curve() {
     );
     assert!(curves.len() >= 3, "the phases measured: {curves:?}");
 }
+
+#[test]
+fn a_client_program_run_shows_the_server_s_phases_and_its_rows_checked() {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 500", 2, "");
+    h.run_steps(2);
+    h.get_by_label("Client program").click();
+    h.run_steps(2);
+    assert!(
+        h.query_by_label("Command").is_some(),
+        "the command line field"
+    );
+    h.state_mut().settings_mut().query.command =
+        format!("{} driver", env!("CARGO_BIN_EXE_spanprof"));
+    run_to_end(&mut h);
+
+    let runs = h.state().runs();
+    let labels: Vec<&str> = runs
+        .iter()
+        .map(|r| r.report.config.label.as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        ["spanprof driver", "spanprof (fast decoder)", "wire floor"]
+    );
+    let program = &runs[0].report;
+    assert_eq!(
+        program.config.command.last().map(String::as_str),
+        Some("driver")
+    );
+    for r in &program.iterations {
+        assert_eq!(r.status, Status::Ok, "{:?}", r.error);
+        assert_eq!((r.check.as_deref(), r.rows), (Some("values"), 500));
+        assert!(r.blocked_ms.is_some() && r.startup_ms.is_some());
+    }
+    // Three runs compared: the window shows them side by side; the program's own bars and summary
+    // are a tab away.
+    assert_eq!(h.state().settings().tab, Tab::Compare);
+    h.state_mut().set_tab(Tab::Iterations);
+    h.run_steps(3);
+    assert!(h.query_by_label("Summary").is_some());
+    for phase in [
+        "start-up",
+        "request to first byte",
+        "first to last byte",
+        "blocked on the client",
+        "last byte to exit",
+    ] {
+        assert!(
+            h.query_by_label(phase).is_some(),
+            "the summary shows {phase}"
+        );
+    }
+}

@@ -188,7 +188,7 @@ fn cancelling_stops_the_run_at_once() {
     let mut last = None;
     while let Some(event) = engine.next() {
         if let EngineEvent::Iteration(record) = &event {
-            last = Some(record.clone());
+            last = Some(record.as_ref().clone());
         }
         if let EngineEvent::Finished(report) = event {
             let waited = cancelled.elapsed();

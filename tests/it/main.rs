@@ -25,5 +25,7 @@ mod plan_local;
 mod props;
 mod recorder;
 mod serve_process;
+mod shapes;
+mod spanprof_client;
 mod support;
 mod variants;

@@ -39,6 +39,26 @@ use super::stream_state::StreamState;
 use super::types::{Field, Type};
 use super::value::Value;
 
+/// The last resume token in one serialized PartialResultSet, its other fields skipped unread: what a
+/// client that only receives the bytes needs to resume a broken stream. `Ok(None)` when it carries
+/// none (or an empty one); `Err` with protobuf's reason when the message is not one.
+pub fn peek_resume_token(message: &[u8]) -> Result<Option<&[u8]>, String> {
+    use super::fields::partial_result_set::RESUME_TOKEN;
+    let mut reader = protobuf::Reader::new(message);
+    let mut token = None;
+    while !reader.is_empty() {
+        let (field, wire_type) = reader.key().map_err(Fail::protobuf_reason)?;
+        if field == RESUME_TOKEN && wire_type == protobuf::LEN {
+            token = Some(reader.bytes().map_err(Fail::protobuf_reason)?);
+        } else {
+            reader
+                .skip(field, wire_type)
+                .map_err(Fail::protobuf_reason)?;
+        }
+    }
+    Ok(token.filter(|t| !t.is_empty()))
+}
+
 /// Decodes one ExecuteStreamingSql answer, fed one serialized PartialResultSet at a time, into a
 /// [`RowBatch`].
 ///

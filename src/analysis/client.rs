@@ -1,0 +1,166 @@
+//! A client profile's verdict (`spanprof client`): the program's time for the query against
+//! spanprof's own decoder and the wire floor, read the same way for all three (from the first
+//! query request to the end, at the server), and how much of what the program adds the server
+//! spent waiting for it to read.
+
+use std::fmt;
+
+use crate::report::{FLOOR_DECODER, IterationRecord, RunReport};
+use crate::stats::median;
+
+/// Medians of the timed iterations of a client profile's runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientComparison {
+    /// The program's run label.
+    pub client: String,
+    /// The program: first query request to exit, median, ms.
+    pub client_ms: f64,
+    /// Of it, the server blocked on the program not reading, median, ms.
+    pub blocked_ms: f64,
+    /// spanprof's decoder: first request to last row decoded, median, ms.
+    pub spanprof_ms: Option<f64>,
+    /// The bytes-only read: first request to last byte received, median, ms.
+    pub floor_ms: Option<f64>,
+}
+
+impl ClientComparison {
+    /// What the program adds over the wire floor (over spanprof's decoder when there is no
+    /// floor), ms.
+    pub fn adds_ms(&self) -> Option<f64> {
+        self.floor_ms
+            .or(self.spanprof_ms)
+            .map(|base| self.client_ms - base)
+    }
+}
+
+/// The median of `value` over `report`'s timed iterations, when every one measured it.
+fn median_of(report: &RunReport, value: fn(&IterationRecord) -> Option<f64>) -> Option<f64> {
+    let mut samples = report.timed().map(value).collect::<Option<Vec<f64>>>()?;
+    median(&mut samples)
+}
+
+/// The comparison of a client profile's `reports`: `None` unless one of them is a program's run
+/// (it has a command) with its phases measured in every timed iteration.
+pub fn client_comparison(reports: &[RunReport]) -> Option<ClientComparison> {
+    let client = reports.iter().find(|r| !r.config.command.is_empty())?;
+    let others = || reports.iter().filter(|r| r.config.command.is_empty());
+    let floor = others().find(|r| r.config.decoder == FLOOR_DECODER);
+    let spanprof = others().find(|r| r.config.decoder != FLOOR_DECODER);
+    Some(ClientComparison {
+        client: client.config.label.clone(),
+        client_ms: median_of(client, IterationRecord::request_to_end_ms)?,
+        blocked_ms: median_of(client, |r| r.blocked_ms)?,
+        spanprof_ms: spanprof.and_then(|r| median_of(r, IterationRecord::request_to_end_ms)),
+        floor_ms: floor.and_then(|r| median_of(r, IterationRecord::request_to_end_ms)),
+    })
+}
+
+impl fmt::Display for ClientComparison {
+    /// `python3 python_client.py 783 ms; spanprof 30 ms; wire floor 15 ms: the client adds 768 ms,
+    /// 745 ms of it while the server waited on it`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let client = crate::report::printable(&self.client);
+        write!(f, "{client} {:.0} ms", self.client_ms)?;
+        if let Some(ms) = self.spanprof_ms {
+            write!(f, "; spanprof {ms:.0} ms")?;
+        }
+        if let Some(ms) = self.floor_ms {
+            write!(f, "; wire floor {ms:.0} ms")?;
+        }
+        match self.adds_ms() {
+            Some(adds) => write!(
+                f,
+                ": the client adds {adds:.0} ms, {:.0} ms of it while the server waited on it",
+                self.blocked_ms
+            ),
+            None => write!(
+                f,
+                ", {:.0} ms of it while the server waited on it",
+                self.blocked_ms
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{RunConfig, Status};
+
+    fn record(first_byte: f64, transfer: f64, tail: f64, blocked: f64) -> IterationRecord {
+        IterationRecord {
+            status: Status::Ok,
+            first_byte_ms: Some(first_byte),
+            transfer_ms: Some(transfer),
+            tail_ms: Some(tail),
+            blocked_ms: Some(blocked),
+            ..IterationRecord::new("r", 1, false, String::new())
+        }
+    }
+
+    fn report(
+        label: &str,
+        decoder: &str,
+        command: bool,
+        records: Vec<IterationRecord>,
+    ) -> RunReport {
+        RunReport {
+            config: RunConfig {
+                label: label.into(),
+                decoder: decoder.into(),
+                command: if command {
+                    vec!["python3".into()]
+                } else {
+                    vec![]
+                },
+                ..RunConfig::default()
+            },
+            started_at: String::new(),
+            iterations: records,
+            plans: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_client_is_measured_against_the_floor_with_its_blocked_time() {
+        let reports = vec![
+            report(
+                "python3 python_client.py",
+                "the command",
+                true,
+                vec![
+                    record(3.0, 700.0, 80.0, 745.0),
+                    record(3.0, 690.0, 90.0, 700.0),
+                    record(3.0, 900.0, 80.0, 800.0),
+                ],
+            ),
+            report("spanprof", "fast", false, vec![record(2.0, 20.0, 8.0, 0.0)]),
+            report(
+                "wire floor",
+                FLOOR_DECODER,
+                false,
+                vec![record(2.0, 12.0, 1.0, 0.0)],
+            ),
+        ];
+        let c = client_comparison(&reports).expect("a client profile");
+        assert_eq!(c.client_ms, 783.0);
+        assert_eq!(c.blocked_ms, 745.0);
+        assert_eq!(c.spanprof_ms, Some(30.0));
+        assert_eq!(c.floor_ms, Some(15.0));
+        assert_eq!(
+            c.to_string(),
+            "python3 python_client.py 783 ms; spanprof 30 ms; wire floor 15 ms: the client adds \
+             768 ms, 745 ms of it while the server waited on it"
+        );
+    }
+
+    #[test]
+    fn no_verdict_without_a_program_or_its_phases() {
+        let ours = report("spanprof", "fast", false, vec![record(1.0, 1.0, 1.0, 0.0)]);
+        assert_eq!(client_comparison(std::slice::from_ref(&ours)), None);
+        let mut unmeasured = record(1.0, 1.0, 1.0, 0.0);
+        unmeasured.tail_ms = None;
+        let client = report("c", "the command", true, vec![unmeasured]);
+        assert_eq!(client_comparison(&[client, ours]), None);
+    }
+}

@@ -1,0 +1,206 @@
+//! `spanprof client [OPTIONS] -- CMD [ARGS...]`: another program's Spanner client under the
+//! microscope. Starts the local instance (knobs as for `serve`), runs the command N times with the
+//! instance in its environment, interleaved with spanprof's own decoder and the wire floor, and
+//! prints each iteration's time as the server saw it, the row check, and the verdict.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use super::decode::DecoderChoice;
+use super::profile::{OrderArg, check_label};
+use super::serve::ServeArgs;
+use super::target::parse_limit;
+use crate::engine::{ClientSpec, DEFAULT_CLIENT_SQL, Engine, EngineEvent, Order};
+use crate::export::{Csv, Exporter, Json, Markdown, write_atomically};
+use crate::report::{IterationRecord, Phase, RunReport, Status, printable};
+use crate::server::ServerConfig;
+use crate::subject::check::thousands;
+use crate::subject::command::CommandLine;
+
+/// Arguments of `spanprof client`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClientArgs {
+    /// The local instance: its rows and how it streams (as for `serve`).
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// The SQL given to the command in `SPANPROF_SQL`.
+    #[arg(long, default_value = DEFAULT_CLIENT_SQL)]
+    pub sql: String,
+    /// Timed iterations of the command (and of each comparison).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub iterations: u32,
+    /// Untimed iterations of each first.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// The order of the timed iterations (interleaved by default).
+    #[arg(long, value_enum)]
+    pub order: Option<OrderArg>,
+    /// The seed of --order shuffled.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// The command's run label (default: its program and first argument).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// spanprof's decoder, run beside the command.
+    #[arg(long, value_enum, default_value_t = DecoderChoice::Fast)]
+    pub decoder: DecoderChoice,
+    /// Run the command alone: no spanprof decoder, no wire floor.
+    #[arg(long)]
+    pub no_compare: bool,
+    /// How long one run of the command may take before it is killed (`300s`, `5m`).
+    #[arg(long, default_value = "300s", value_parser = parse_limit)]
+    pub limit: Duration,
+    /// Write every iteration as CSV here.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Write the JSON report here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the Markdown summary here.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+impl ClientArgs {
+    /// The client profile these arguments describe.
+    pub fn spec(&self) -> anyhow::Result<ClientSpec> {
+        let command = CommandLine::new(self.command.clone())?;
+        if let Some(label) = &self.label {
+            check_label(label)?;
+        }
+        let order = match (self.order, self.seed) {
+            (Some(OrderArg::Shuffled) | None, Some(seed)) => Order::Shuffled(seed),
+            (Some(OrderArg::Shuffled), None) => Order::Shuffled(0),
+            (Some(_), Some(_)) => anyhow::bail!("--seed goes with --order shuffled"),
+            (Some(OrderArg::Blocked), None) => Order::Blocked,
+            (Some(OrderArg::Interleaved) | None, None) => Order::Interleaved,
+        };
+        Ok(ClientSpec {
+            label: self.label.clone().unwrap_or_else(|| command.short_name()),
+            sql: self.sql.clone(),
+            iterations: self.iterations,
+            warmup: self.warmup,
+            order,
+            server: ServerConfig {
+                port: self.serve.port,
+                seed23_rows: self.serve.rows,
+                knobs: self.serve.knobs(),
+            },
+            limit: self.limit,
+            compare: (!self.no_compare).then(|| self.decoder.into()),
+            ..ClientSpec::new(command)
+        })
+    }
+}
+
+/// Runs the client profile; prints each iteration as it ends, then the summary and the verdict;
+/// writes the exports. Returns whether every iteration passed.
+pub fn run_client(args: &ClientArgs, mut out: impl Write) -> anyhow::Result<bool> {
+    let spec = args.spec()?;
+    let engine =
+        Engine::start_client(spec, Arc::new(|| {})).context("cannot start the client profile")?;
+    let mut reports = None;
+    writeln!(out, "{}", header())?;
+    while let Some(event) = engine.next() {
+        match event {
+            EngineEvent::Connected { target, .. } => eprintln!("profiling on {target}"),
+            EngineEvent::Iteration(record) => {
+                writeln!(out, "{}", iteration_line(&record))?;
+                if let Some(error) = &record.error {
+                    eprintln!(
+                        "{}, iteration {}: {}",
+                        printable(&record.run),
+                        record.iteration,
+                        printable(error)
+                    );
+                }
+            }
+            EngineEvent::Finished(r) => reports = Some(r),
+            EngineEvent::Failed(error) => return Err(error.into()),
+            EngineEvent::Progress { .. } | EngineEvent::Details(_) => {}
+        }
+    }
+    let reports: Vec<RunReport> = reports.context("the engine stopped without a report")?;
+    writeln!(out)?;
+    out.write_all(&Markdown.export(&reports)?)?;
+    match crate::analysis::client_comparison(&reports) {
+        Some(verdict) => writeln!(out, "\n{verdict}")?,
+        None => writeln!(
+            out,
+            "\nno verdict: the command has no timed iteration that read the query to its end"
+        )?,
+    }
+    for (path, exporter) in [
+        (&args.csv, &Csv as &dyn Exporter),
+        (&args.json, &Json),
+        (&args.markdown, &Markdown),
+    ] {
+        if let Some(path) = path {
+            write_atomically(path, &exporter.export(&reports)?)?;
+        }
+    }
+    Ok(reports
+        .iter()
+        .flat_map(|r| &r.iterations)
+        .all(|i| i.status == Status::Ok))
+}
+
+/// The columns of [`iteration_line`].
+fn header() -> String {
+    let mut line = format!("{:<28} {:>4}", "run", "it");
+    for phase in Phase::CLIENT {
+        line.push_str(&format!(" {:>10}", short(phase)));
+    }
+    line.push_str(&format!(
+        " {:>10} {:>8} {:>7}  check",
+        "total", "rows", "resumes"
+    ));
+    line
+}
+
+/// A phase's column heading.
+fn short(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Startup => "start-up",
+        Phase::FirstByte => "req→1st",
+        Phase::Transfer => "1st→last",
+        Phase::Blocked => "blocked",
+        Phase::Tail => "last→end",
+        _ => phase.label(),
+    }
+}
+
+/// One iteration: its run, number, the server's phases in ms, total, rows, resumes and the check.
+fn iteration_line(r: &IterationRecord) -> String {
+    let name: String = printable(&r.run).chars().take(28).collect();
+    let mut line = format!(
+        "{name:<28} {:>3}{}",
+        r.iteration,
+        if r.warmup { "w" } else { " " }
+    );
+    for phase in Phase::CLIENT {
+        match r.phase_ms(phase) {
+            Some(ms) => line.push_str(&format!(" {ms:>10.1}")),
+            None => line.push_str(&format!(" {:>10}", "-")),
+        }
+    }
+    let check = match (&r.status, &r.check) {
+        (Status::Ok, Some(kind)) => format!("{kind} ok"),
+        (Status::Ok, None) => String::new(),
+        (status, _) => status.as_str().to_owned(),
+    };
+    line.push_str(&format!(
+        " {:>10.1} {:>8} {:>7}  {check}",
+        r.total_ms,
+        thousands(r.rows),
+        r.resumes
+    ));
+    line
+}

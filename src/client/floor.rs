@@ -1,0 +1,111 @@
+//! The wire floor: an iteration that only receives the answer's bytes and decodes nothing, what any
+//! client pays at least for the same query. A broken stream is resumed from the last resume token
+//! (found by peeking at each message's framing), or, in a stream without tokens, asked again from
+//! the start, as the official clients do.
+
+use std::time::{Duration, Instant};
+
+use tonic::transport::Channel;
+
+use super::execute_streaming_sql_raw;
+use super::iteration::{IterationError, IterationTiming, ResumePolicy, is_resumable};
+use super::timeouts::Timeouts;
+use crate::proto::google::spanner::v1 as pb;
+use crate::wire::peek_resume_token;
+
+/// Runs `request` once, receiving its messages' bytes only; the timing's rows stay 0 (nothing is
+/// decoded), its messages and bytes are counted, and the network is all of its time.
+pub async fn read_bytes(
+    channel: Channel,
+    request: &pb::ExecuteSqlRequest,
+    headers: &tonic::metadata::MetadataMap,
+    policy: ResumePolicy,
+    timeouts: Timeouts,
+) -> Result<IterationTiming, IterationError> {
+    let mut timing = IterationTiming::default();
+    let mut request = request.clone();
+    let start = Instant::now();
+    let deadline = start + timeouts.iteration;
+    let mut backoff = policy.initial_backoff;
+    loop {
+        let now = Instant::now();
+        let first_due = (now + timeouts.first_response).min(deadline);
+        let mut call = tonic::Request::new(request.clone());
+        *call.metadata_mut() = headers.clone();
+        call.set_timeout(deadline.saturating_duration_since(now));
+        let late = |due: Instant| {
+            if due >= deadline {
+                IterationError::Deadline {
+                    after: timeouts.iteration,
+                }
+            } else {
+                IterationError::NoFirstResponse {
+                    after: timeouts.first_response,
+                }
+            }
+        };
+        let response = tokio::time::timeout_at(
+            first_due.into(),
+            execute_streaming_sql_raw(channel.clone(), call),
+        )
+        .await
+        .map_err(|_| late(first_due))?;
+        let received = timing.counters.messages;
+        let broke = match response {
+            Ok(response) => {
+                let mut stream = response.into_inner();
+                let mut due = first_due;
+                loop {
+                    let next = tokio::time::timeout_at(due.into(), stream.message())
+                        .await
+                        .map_err(|_| late(due))?;
+                    due = deadline;
+                    match next {
+                        Ok(Some(bytes)) => {
+                            timing.ttfb.get_or_insert_with(|| start.elapsed());
+                            timing.counters.messages += 1;
+                            timing.counters.wire_bytes += bytes.len() as u64;
+                            let token = peek_resume_token(&bytes).map_err(|reason| {
+                                IterationError::CannotResume(format!(
+                                    "message {} is not a PartialResultSet: {reason}",
+                                    timing.counters.messages
+                                ))
+                            })?;
+                            if let Some(token) = token {
+                                request.resume_token = token.to_vec();
+                            }
+                        }
+                        Ok(None) => break None,
+                        Err(status) => break Some(status),
+                    }
+                }
+            }
+            Err(status) => Some(status),
+        };
+        let Some(status) = broke else { break };
+        if !is_resumable(&status) {
+            return Err(IterationError::Status(status));
+        }
+        if timing.resumes >= policy.max_resumes {
+            return Err(IterationError::CannotResume(format!(
+                "gave up after {} resumes: {}",
+                timing.resumes,
+                status.message()
+            )));
+        }
+        timing.resumes += 1;
+        if timing.counters.messages > received {
+            // The attempt made progress: this retry is the first in a row.
+            backoff = policy.initial_backoff;
+        }
+        if Instant::now() + backoff >= deadline {
+            return Err(late(deadline));
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(policy.max_backoff);
+    }
+    timing.total = start.elapsed();
+    timing.network = timing.total;
+    timing.wire_decode = Duration::ZERO;
+    Ok(timing)
+}
