@@ -232,6 +232,9 @@ pub async fn run(
         program: command.program.clone(),
         reason: e.to_string(),
     })?;
+    // Should this future be dropped before the child is reaped (a cancelled run), the guard kills
+    // the whole group, not only the child `kill_on_drop` would.
+    let mut group = GroupGuard(child.id());
     let stdout = child
         .stdout
         .take()
@@ -242,6 +245,10 @@ pub async fn run(
         .map(|err| tokio::spawn(read_bounded(err, STDERR_TAIL_BYTES, true)));
     let waited = tokio::time::timeout_at((started + limit).into(), child.wait()).await;
     let exited = Instant::now();
+    if matches!(waited, Ok(Ok(_))) {
+        // Reaped: its id may be reused from now on, so it must not be signalled again.
+        group.0 = None;
+    }
     let status = match waited {
         Ok(Ok(status)) => Ok(status),
         Ok(Err(e)) => Err(RunError::Wait(e.to_string())),
@@ -271,6 +278,23 @@ pub async fn run(
         stdout_truncated: truncated,
         stderr_tail,
     })
+}
+
+/// Kills a child's process group when dropped while it holds the child's id.
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0.take() {
+            let _ = std::process::Command::new("kill")
+                .args(["-s", "KILL", "--", &format!("-{pid}")])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
 }
 
 /// Kills the child's process group (it leads one), then the child itself.
@@ -422,6 +446,38 @@ mod tests {
             started.elapsed() < Duration::from_secs(10),
             "killed in time"
         );
+
+        #[cfg(target_os = "linux")]
+        {
+            // A run dropped mid-way (the user cancelled) takes its grandchildren with it.
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            let pid_file = dir.path().join("pid");
+            let script = format!("sleep 100 & echo $! > '{}'; wait", pid_file.display());
+            let dropped = tokio::time::timeout(
+                Duration::from_millis(500),
+                run(&sh(&script).expect("valid"), &[], Duration::from_secs(60)),
+            )
+            .await;
+            assert!(dropped.is_err(), "still running when dropped");
+            let pid = std::fs::read_to_string(&pid_file).expect("the script wrote its pid");
+            let gone = || {
+                // Gone, or a zombie waiting for whoever reaps orphans here.
+                std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).map_or(true, |stat| {
+                    stat.rsplit(')')
+                        .next()
+                        .is_some_and(|r| r.trim_start().starts_with('Z'))
+                })
+            };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !gone() && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            assert!(
+                gone(),
+                "the grandchild {} outlived the cancelled run",
+                pid.trim()
+            );
+        }
 
         let missing = run(
             &CommandLine::new(vec!["/nonexistent/driver".into()]).expect("valid"),
