@@ -35,6 +35,64 @@ pub fn segments(r: &IterationRecord) -> [f64; 5] {
     [server, network - server, wire, row, other]
 }
 
+/// The stacked segments of a client program's bar (`spanprof client`), bottom to top: its time as
+/// the local instance saw it.
+pub const CLIENT_SEGMENTS: [&str; 5] = [
+    "starting",
+    "to first byte",
+    "streaming",
+    "blocked",
+    "to exit",
+];
+
+/// One client program's bar in [`CLIENT_SEGMENTS`] order: start-up, request to first byte, the
+/// transfer less the time the server was blocked on the client, that blocked time, and last byte
+/// to exit.
+pub fn client_segments(r: &IterationRecord) -> [f64; 5] {
+    let part = |x: Option<f64>| x.unwrap_or(0.0).max(0.0);
+    let transfer = part(r.transfer_ms);
+    let blocked = part(r.blocked_ms).min(transfer);
+    [
+        part(r.startup_ms),
+        part(r.first_byte_ms),
+        transfer - blocked,
+        blocked,
+        part(r.tail_ms),
+    ]
+}
+
+/// Which bars a run's records stack: a client program's (their phases measured at the server)
+/// or a query's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Query,
+    Client,
+}
+
+impl Layout {
+    fn of(records: &[IterationRecord]) -> Layout {
+        if records.iter().any(|r| r.startup_ms.is_some()) {
+            Layout::Client
+        } else {
+            Layout::Query
+        }
+    }
+
+    fn names(self) -> [&'static str; 5] {
+        match self {
+            Layout::Query => SEGMENTS,
+            Layout::Client => CLIENT_SEGMENTS,
+        }
+    }
+
+    fn segments(self, r: &IterationRecord) -> [f64; 5] {
+        match self {
+            Layout::Query => segments(r),
+            Layout::Client => client_segments(r),
+        }
+    }
+}
+
 /// Something a reader should notice about an iteration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flag {
@@ -166,7 +224,8 @@ impl IterationsView {
                 }
             }
         });
-        theme::legend(ui, SEGMENTS.iter().copied().zip(theme::SEGMENT_COLORS));
+        let layout = Layout::of(records);
+        theme::legend(ui, layout.names().into_iter().zip(theme::SEGMENT_COLORS));
         let plot_height = (ui.available_height() * 0.55).max(180.0);
         self.chart(ui, records, &flags, plot_height);
         ui.add_space(6.0);
@@ -201,13 +260,14 @@ impl IterationsView {
         height: f32,
     ) {
         let flagged: BTreeSet<u32> = flags.iter().map(|f| f.iteration).collect();
+        let layout = Layout::of(records);
         let mut charts: Vec<BarChart> = Vec::with_capacity(SEGMENTS.len());
-        for (k, name) in SEGMENTS.iter().enumerate() {
+        for (k, name) in layout.names().iter().enumerate() {
             let bars: Vec<Bar> = records
                 .iter()
                 .map(|r| {
                     let height = if r.status == Status::Ok {
-                        segments(r)[k]
+                        layout.segments(r)[k]
                     } else if k == SEGMENTS.len() - 1 {
                         r.total_ms
                     } else {
@@ -373,8 +433,8 @@ fn tooltip(r: &IterationRecord) -> String {
         r.status.as_str(),
         r.total_ms
     );
-    let s = segments(r);
-    for (name, value) in SEGMENTS.iter().zip(s) {
+    let layout = Layout::of(std::slice::from_ref(r));
+    for (name, value) in layout.names().iter().zip(layout.segments(r)) {
         text.push_str(&format!("\n{name} {value:.3} ms"));
     }
     if let Some(server) = r.server_ms {
@@ -463,6 +523,35 @@ mod tests {
         let mut odd = record(2, 10.0);
         odd.server_ms = Some(50.0);
         assert!((segments(&odd)[1]).abs() < 1e-9, "server capped by network");
+    }
+
+    #[test]
+    fn a_client_programs_bar_splits_its_transfer_into_streaming_and_blocked() {
+        let r = IterationRecord {
+            startup_ms: Some(100.0),
+            first_byte_ms: Some(5.0),
+            transfer_ms: Some(80.0),
+            blocked_ms: Some(60.0),
+            tail_ms: Some(15.0),
+            ..IterationRecord::new("client", 1, false, "t")
+        };
+        assert_eq!(client_segments(&r), [100.0, 5.0, 20.0, 60.0, 15.0]);
+        assert_eq!(Layout::of(std::slice::from_ref(&r)), Layout::Client);
+        assert_eq!(Layout::of(&[record(1, 10.0)]), Layout::Query);
+        let odd = IterationRecord {
+            blocked_ms: Some(500.0),
+            ..r
+        };
+        assert_eq!(
+            client_segments(&odd)[2..4],
+            [0.0, 80.0],
+            "blocked capped by the transfer"
+        );
+        assert!(
+            tooltip(&odd).contains("blocked 80.000 ms"),
+            "{}",
+            tooltip(&odd)
+        );
     }
 
     #[test]

@@ -1195,6 +1195,13 @@ fn a_client_program_run_shows_the_server_s_phases_and_its_rows_checked() {
     h.state_mut().set_tab(Tab::Iterations);
     h.run_steps(3);
     assert!(h.query_by_label("Summary").is_some());
+    // The program's bars stack its time as the server saw it, blocked time its own segment.
+    for segment in ["starting", "streaming", "blocked", "to exit"] {
+        assert!(
+            h.query_by_label(segment).is_some(),
+            "the bars' legend names {segment}"
+        );
+    }
     for phase in [
         "start-up",
         "request to first byte",
