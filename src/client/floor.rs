@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
 use super::execute_streaming_sql_raw;
-use super::iteration::{IterationError, IterationTiming, ResumePolicy, is_resumable};
+use super::iteration::{
+    IterationError, IterationTiming, ResumePolicy, back_off, late_error, may_resume,
+};
 use super::timeouts::Timeouts;
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::peek_resume_token;
@@ -33,17 +35,7 @@ pub async fn read_bytes(
         let mut call = tonic::Request::new(request.clone());
         *call.metadata_mut() = headers.clone();
         call.set_timeout(deadline.saturating_duration_since(now));
-        let late = |due: Instant| {
-            if due >= deadline {
-                IterationError::Deadline {
-                    after: timeouts.iteration,
-                }
-            } else {
-                IterationError::NoFirstResponse {
-                    after: timeouts.first_response,
-                }
-            }
-        };
+        let late = |due: Instant| late_error(due, deadline, &timeouts);
         let response = tokio::time::timeout_at(
             first_due.into(),
             execute_streaming_sql_raw(channel.clone(), call),
@@ -83,26 +75,13 @@ pub async fn read_bytes(
             Err(status) => Some(status),
         };
         let Some(status) = broke else { break };
-        if !is_resumable(&status) {
-            return Err(IterationError::Status(status));
-        }
-        if timing.resumes >= policy.max_resumes {
-            return Err(IterationError::CannotResume(format!(
-                "gave up after {} resumes: {}",
-                timing.resumes,
-                status.message()
-            )));
-        }
+        may_resume(status, timing.resumes, &policy)?;
         timing.resumes += 1;
         if timing.counters.messages > received {
             // The attempt made progress: this retry is the first in a row.
             backoff = policy.initial_backoff;
         }
-        if Instant::now() + backoff >= deadline {
-            return Err(late(deadline));
-        }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(policy.max_backoff);
+        back_off(&mut backoff, deadline, &policy, &timeouts).await?;
     }
     timing.total = start.elapsed();
     timing.network = timing.total;

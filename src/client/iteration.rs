@@ -134,6 +134,54 @@ pub enum IterationError {
     },
 }
 
+/// The error of a wait that ran out at `due`: the iteration's `deadline`, or the first response's.
+pub(super) fn late_error(due: Instant, deadline: Instant, timeouts: &Timeouts) -> IterationError {
+    if due >= deadline {
+        IterationError::Deadline {
+            after: timeouts.iteration,
+        }
+    } else {
+        IterationError::NoFirstResponse {
+            after: timeouts.first_response,
+        }
+    }
+}
+
+/// `status`, the break after `resumes` resumes, back when `policy` lets it be resumed; else the
+/// error that ends the iteration.
+pub(super) fn may_resume(
+    status: Status,
+    resumes: u32,
+    policy: &ResumePolicy,
+) -> Result<Status, IterationError> {
+    if !is_resumable(&status) {
+        return Err(IterationError::Status(status));
+    }
+    if resumes >= policy.max_resumes {
+        return Err(IterationError::CannotResume(format!(
+            "gave up after {resumes} resumes: {}",
+            status.message()
+        )));
+    }
+    Ok(status)
+}
+
+/// Waits `backoff` before the next attempt (an error if that would pass `deadline`), then doubles
+/// it, up to the policy's maximum.
+pub(super) async fn back_off(
+    backoff: &mut Duration,
+    deadline: Instant,
+    policy: &ResumePolicy,
+    timeouts: &Timeouts,
+) -> Result<(), IterationError> {
+    if Instant::now() + *backoff >= deadline {
+        return Err(late_error(deadline, deadline, timeouts));
+    }
+    tokio::time::sleep(*backoff).await;
+    *backoff = (*backoff * 2).min(policy.max_backoff);
+    Ok(())
+}
+
 /// Whether a stream error is one the official clients resume from.
 pub fn is_resumable(status: &Status) -> bool {
     match status.code() {
@@ -199,17 +247,7 @@ pub async fn run_iteration(
     let mut backoff = policy.initial_backoff;
     let start = Instant::now();
     let deadline = start + timeouts.iteration;
-    let late = |due: Instant| {
-        if due >= deadline {
-            IterationError::Deadline {
-                after: timeouts.iteration,
-            }
-        } else {
-            IterationError::NoFirstResponse {
-                after: timeouts.first_response,
-            }
-        }
-    };
+    let late = |due: Instant| late_error(due, deadline, &timeouts);
     loop {
         let wait = Instant::now();
         let first_due = (wait + timeouts.first_response).min(deadline);
@@ -273,16 +311,7 @@ pub async fn run_iteration(
             Err(status) => Some(status),
         };
         let Some(status) = error else { break };
-        if !is_resumable(&status) {
-            return Err(IterationError::Status(status));
-        }
-        if timing.resumes >= policy.max_resumes {
-            return Err(IterationError::CannotResume(format!(
-                "gave up after {} resumes: {}",
-                timing.resumes,
-                status.message()
-            )));
-        }
+        let status = may_resume(status, timing.resumes, &policy)?;
         if request.resume_token.is_empty() && decoder.counters().messages > 0 {
             return Err(IterationError::CannotResume(format!(
                 "the stream broke ({}) after rows that no resume token covers",
@@ -292,11 +321,7 @@ pub async fn run_iteration(
         // What arrived after the last token comes again after the resume.
         held.clear();
         timing.resumes += 1;
-        if Instant::now() + backoff >= deadline {
-            return Err(late(deadline));
-        }
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(policy.max_backoff);
+        back_off(&mut backoff, deadline, &policy, &timeouts).await?;
     }
     feed(&mut timing, &mut decoder, &mut held, on_rows, recording)?;
     let finishing = Instant::now();
