@@ -1,6 +1,6 @@
 //! How the app starts ([`AppOptions`]: persistence, the file dialogs, scripts' status and
 //! frame-time files) and the start-up overrides of the saved settings (`spanprof --rows`,
-//! `--sql`, `--iterations`, `--mode`, `--tab`).
+//! `--sql`, `--iterations`, `--start-mode`, `--start-tab`, or their `SPANPROF_*` variables).
 
 use std::path::PathBuf;
 
