@@ -25,7 +25,7 @@
 use serde::Deserialize;
 
 use super::options::RequestOptionArgs;
-use super::variants::parse_sweep;
+use crate::engine::parse_sweep;
 use crate::engine::{Order, Param, QueryMode, RequestOptions, Variant};
 use crate::wire::DecoderKind;
 

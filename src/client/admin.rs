@@ -9,7 +9,7 @@ use std::time::Duration;
 use prost::Message as _;
 use tonic::transport::Channel;
 
-pub use super::target::{database_name, instance_name};
+pub use super::names::{database_name, instance_name};
 use crate::demo::DemoTable;
 use crate::proto::google::longrunning as lro;
 use crate::proto::google::longrunning::operations_client::OperationsClient;

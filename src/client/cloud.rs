@@ -69,7 +69,7 @@ impl CloudTarget {
 
     /// `projects/P/instances/I/databases/D`.
     pub fn database_name(&self) -> String {
-        super::target::database_name(&self.project, &self.instance, &self.database)
+        super::names::database_name(&self.project, &self.instance, &self.database)
     }
 
     /// A token source for this target's credentials (reads and checks a key file now).

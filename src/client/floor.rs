@@ -8,10 +8,9 @@ use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
 use super::execute_streaming_sql_raw;
-use super::iteration::{
-    IterationError, IterationTiming, ResumePolicy, back_off, late_error, may_resume,
-};
+use super::resume::{ResumePolicy, back_off, late_error, may_resume};
 use super::timeouts::Timeouts;
+use super::timing::{IterationError, IterationTiming};
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::peek_resume_token;
 

@@ -6,194 +6,17 @@
 //! - **row decode**: merging chunks and building typed rows (and dropping the previous message's);
 //! - **other**: the rest of the total (call setup, resumes' backoff, bookkeeping), derived.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tonic::transport::Channel;
-use tonic::{Code, Status};
 
 use super::execute_streaming_sql_raw;
-use super::server_timing::{ServerTiming, parse_server_timing};
-use super::timeouts::{Readable, Timeouts};
+use super::resume::{ResumePolicy, back_off, late_error, may_resume};
+use super::server_timing::parse_server_timing;
+use super::timeouts::Timeouts;
+use super::timing::{IterationError, IterationTiming};
 use crate::proto::google::spanner::v1 as pb;
-use crate::wire::{
-    AnyDecoder, DecodeError, DecoderKind, Field, Parsed, ResultStats, RowsView, StreamCounters,
-};
-
-/// How an iteration resumes after a broken stream, as the official clients do.
-#[derive(Debug, Clone, Copy)]
-pub struct ResumePolicy {
-    /// Give up after this many resumes.
-    pub max_resumes: u32,
-    /// Messages without a resume token held back at most; past it the stream cannot be resumed safely.
-    pub max_held_messages: usize,
-    /// Bytes of such messages held back at most.
-    pub max_held_bytes: usize,
-    /// Wait before the first retry; doubles on each retry in a row, up to `max_backoff`.
-    pub initial_backoff: Duration,
-    /// The longest wait between retries.
-    pub max_backoff: Duration,
-}
-
-impl Default for ResumePolicy {
-    fn default() -> Self {
-        ResumePolicy {
-            max_resumes: 1000,
-            max_held_messages: 10,
-            max_held_bytes: 128 << 20,
-            initial_backoff: Duration::from_millis(5),
-            max_backoff: Duration::from_secs(1),
-        }
-    }
-}
-
-/// What one iteration measured.
-#[derive(Debug, Clone, Default)]
-pub struct IterationTiming {
-    /// From sending the request to the end of the stream.
-    pub total: Duration,
-    /// From sending the request to the first message's bytes.
-    pub ttfb: Option<Duration>,
-    /// Time spent awaiting the transport.
-    pub network: Duration,
-    /// Time spent turning bytes into messages.
-    pub wire_decode: Duration,
-    /// Time spent turning messages into rows.
-    pub row_decode: Duration,
-    /// Rows decoded.
-    pub rows: u64,
-    /// What the decoder counted (messages, chunked values, wire bytes...).
-    pub counters: StreamCounters,
-    /// Times the stream was resumed.
-    pub resumes: u32,
-    /// The server's statistics, when the query mode returns them.
-    pub stats: Option<ResultStats>,
-    /// The front end's `server-timing`, when present.
-    pub server_timing: ServerTiming,
-    /// The result's columns.
-    pub columns: Option<Arc<[Field]>>,
-    /// A partitioned read's partitions, each with its own figures; empty for a plain read.
-    pub partitions: Vec<super::partitioned::PartitionTiming>,
-}
-
-impl IterationTiming {
-    /// The part of the total not in network, wire decode or row decode.
-    pub fn other(&self) -> Duration {
-        self.total
-            .saturating_sub(self.network + self.wire_decode + self.row_decode)
-    }
-}
-
-/// Why an iteration failed.
-#[derive(Debug, thiserror::Error)]
-pub enum IterationError {
-    /// The server answered with an error.
-    #[error("{}: {}", .0.code(), .0.message())]
-    Status(Status),
-    /// The stream could not be decoded.
-    #[error("{0}")]
-    Decode(#[from] DecodeError),
-    /// The call could not be made (no token for its headers, say).
-    #[error(transparent)]
-    Client(#[from] super::ClientError),
-    /// The stream broke where it cannot be resumed.
-    #[error("cannot resume: {0}")]
-    CannotResume(String),
-    /// No message arrived within the first-response limit of a request.
-    #[error("no answer within {} of the request (the first-response limit)", Readable(*.after))]
-    NoFirstResponse {
-        /// The limit.
-        after: Duration,
-    },
-    /// The iteration did not end within its limit.
-    #[error("the iteration did not finish within {} (the iteration limit, --timeout)", Readable(*.after))]
-    Deadline {
-        /// The limit.
-        after: Duration,
-    },
-    /// What was asked cannot be done this way.
-    #[error("{0}")]
-    Unsupported(&'static str),
-    /// One partition of a partitioned read failed.
-    #[error("partition {} of {of}: {error}", .index + 1)]
-    Partition {
-        /// The partition, from 0.
-        index: usize,
-        /// The number of partitions.
-        of: usize,
-        /// Why it failed.
-        error: Box<IterationError>,
-    },
-    /// The server says it returned a different number of rows than were decoded.
-    #[error("the server returned {server} rows but {decoded} were decoded: rows were lost")]
-    RowCountMismatch {
-        /// rows_returned from the server's stats.
-        server: u64,
-        /// Rows the decoder produced.
-        decoded: u64,
-    },
-}
-
-/// The error of a wait that ran out at `due`: the iteration's `deadline`, or the first response's.
-pub(super) fn late_error(due: Instant, deadline: Instant, timeouts: &Timeouts) -> IterationError {
-    if due >= deadline {
-        IterationError::Deadline {
-            after: timeouts.iteration,
-        }
-    } else {
-        IterationError::NoFirstResponse {
-            after: timeouts.first_response,
-        }
-    }
-}
-
-/// `status`, the break after `resumes` resumes, back when `policy` lets it be resumed; else the
-/// error that ends the iteration.
-pub(super) fn may_resume(
-    status: Status,
-    resumes: u32,
-    policy: &ResumePolicy,
-) -> Result<Status, IterationError> {
-    if !is_resumable(&status) {
-        return Err(IterationError::Status(status));
-    }
-    if resumes >= policy.max_resumes {
-        return Err(IterationError::CannotResume(format!(
-            "gave up after {resumes} resumes: {}",
-            status.message()
-        )));
-    }
-    Ok(status)
-}
-
-/// Waits `backoff` before the next attempt (an error if that would pass `deadline`), then doubles
-/// it, up to the policy's maximum.
-pub(super) async fn back_off(
-    backoff: &mut Duration,
-    deadline: Instant,
-    policy: &ResumePolicy,
-    timeouts: &Timeouts,
-) -> Result<(), IterationError> {
-    if Instant::now() + *backoff >= deadline {
-        return Err(late_error(deadline, deadline, timeouts));
-    }
-    tokio::time::sleep(*backoff).await;
-    *backoff = (*backoff * 2).min(policy.max_backoff);
-    Ok(())
-}
-
-/// Whether a stream error is one the official clients resume from.
-pub fn is_resumable(status: &Status) -> bool {
-    match status.code() {
-        Code::Unavailable => true,
-        Code::Internal => {
-            let m = status.message();
-            m.contains("RST_STREAM")
-                || m.contains("Received unexpected EOS on DATA frame from server")
-        }
-        _ => false,
-    }
-}
+use crate::wire::{AnyDecoder, DecoderKind, Parsed, RowsView};
 
 /// A message decoded from the wire and waiting for a resume token to cover it.
 struct Held {
@@ -375,19 +198,7 @@ fn feed(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn resumable_errors_are_the_ones_official_clients_resume() {
-        assert!(is_resumable(&Status::unavailable("x")));
-        assert!(is_resumable(&Status::internal(
-            "stream terminated by RST_STREAM with error code: 2"
-        )));
-        assert!(is_resumable(&Status::internal(
-            "Received unexpected EOS on DATA frame from server"
-        )));
-        assert!(!is_resumable(&Status::internal("boom")));
-        assert!(!is_resumable(&Status::invalid_argument("bad SQL")));
-    }
+    use crate::wire::ResultStats;
 
     #[test]
     fn a_row_count_that_differs_from_the_server_is_an_error() {

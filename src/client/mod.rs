@@ -10,25 +10,32 @@ pub mod codec;
 pub mod error;
 pub mod floor;
 pub mod iteration;
+pub mod names;
 pub mod options;
 pub mod params;
 pub mod partitioned;
+pub mod resume;
 pub mod server_timing;
 pub mod session;
 pub mod target;
 pub mod timeouts;
+pub mod timing;
+pub mod transaction;
 
 pub use error::ClientError;
-pub use iteration::{Decoding, IterationError, IterationTiming, ResumePolicy};
+pub use iteration::Decoding;
+pub use names::{database_name, instance_name};
 pub use options::{
     DirectedReads, OptionError, Partitioned, Priority, ReplicaSelection, ReplicaType,
     RequestOptions, Staleness,
 };
 pub use params::{Param, ParamError};
+pub use resume::ResumePolicy;
 pub use server_timing::ServerTiming;
 pub use session::{CallHeaders, PreparedQuery, Query, Session};
-pub use target::{DatabasePath, QueryMode, Target, check_host_port, database_name, instance_name};
+pub use target::{DatabasePath, QueryMode, Target, check_host_port};
 pub use timeouts::{DurationError, Readable, Timeouts, parse_duration};
+pub use timing::{IterationError, IterationTiming, PartitionTiming};
 
 use prost::bytes::Bytes;
 use tonic::codec::Streaming;

@@ -13,10 +13,12 @@ use std::time::{Duration, Instant};
 use tonic::metadata::MetadataMap;
 use tonic::transport::Channel;
 
-use super::iteration::{Decoding, IterationError, IterationTiming, ResumePolicy, run_iteration};
+use super::iteration::{Decoding, run_iteration};
 use super::options::{Partitioned, Staleness};
-use super::session::read_only;
+use super::resume::ResumePolicy;
 use super::timeouts::Timeouts;
+use super::timing::{IterationError, IterationTiming, PartitionTiming};
+use super::transaction::read_only;
 use super::{ClientError, answered};
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
@@ -27,23 +29,6 @@ use futures_util::StreamExt as _;
 pub const CONCURRENT_PARTITIONS: usize = 64;
 /// Partitions a read takes from the server, at most (a server that returns more is refused).
 pub const MAX_PARTITIONS: usize = 10_000;
-
-/// What one partition of an iteration measured.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PartitionTiming {
-    /// From the partition's request to its last message.
-    pub total: Duration,
-    /// Rows it returned.
-    pub rows: u64,
-    /// Its messages.
-    pub messages: u64,
-    /// Their bytes.
-    pub wire_bytes: u64,
-    /// Times its stream was resumed.
-    pub resumes: u32,
-    /// The server's elapsed time for it, when its statistics came back.
-    pub server: Option<Duration>,
-}
 
 /// The channel, headers and limits a partitioned iteration's calls use.
 #[derive(Debug)]

@@ -11,14 +11,17 @@ use tonic::transport::Channel;
 use super::auth::TokenSource;
 use super::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFIX_HEADER, url_encode};
 use super::error::ClientError;
-use super::iteration::{Decoding, IterationError, IterationTiming, ResumePolicy, run_iteration};
+use super::iteration::{Decoding, run_iteration};
 use super::options::{
     DirectedReads, Partitioned, Priority, ReplicaSelection, ReplicaType, RequestOptions, Staleness,
 };
 use super::params::{self, Param};
 use super::partitioned::{self, PartitionCall};
+use super::resume::ResumePolicy;
 use super::target::{DatabasePath, QueryMode, Target};
 use super::timeouts::Timeouts;
+use super::timing::{IterationError, IterationTiming};
+use super::transaction::read_only;
 use super::{answered, connect_plaintext, error_chain};
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
@@ -147,35 +150,6 @@ pub fn apply_options(options: &RequestOptions, request: &mut pb::ExecuteSqlReque
                 staleness,
             ))),
         });
-    }
-}
-
-/// Read-only transaction options with `staleness` as the bound, returning the read timestamp.
-pub fn read_only(staleness: Staleness) -> pb::TransactionOptions {
-    use pb::transaction_options::read_only::TimestampBound;
-    let duration = |d: Duration| prost_types::Duration {
-        seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
-        nanos: d.subsec_nanos() as i32,
-    };
-    let timestamp = |t: crate::wire::Timestamp| prost_types::Timestamp {
-        seconds: t.seconds(),
-        nanos: t.nanos() as i32,
-    };
-    let bound = match staleness {
-        Staleness::Strong => TimestampBound::Strong(true),
-        Staleness::Exact(d) => TimestampBound::ExactStaleness(duration(d)),
-        Staleness::Max(d) => TimestampBound::MaxStaleness(duration(d)),
-        Staleness::ReadAt(t) => TimestampBound::ReadTimestamp(timestamp(t)),
-        Staleness::MinRead(t) => TimestampBound::MinReadTimestamp(timestamp(t)),
-    };
-    pb::TransactionOptions {
-        mode: Some(pb::transaction_options::Mode::ReadOnly(
-            pb::transaction_options::ReadOnly {
-                timestamp_bound: Some(bound),
-                return_read_timestamp: true,
-            },
-        )),
-        ..Default::default()
     }
 }
 

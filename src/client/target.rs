@@ -1,8 +1,9 @@
 //! What a run talks to: the target (the built-in local instance, a plaintext endpoint such as the
-//! emulator, or Cloud Spanner), the database, and the query mode. Plain data; the one place that
-//! spells Spanner's resource names.
+//! emulator, or Cloud Spanner), the database, and the query mode. Plain data; resource names are
+//! spelled by [`names`](super::names).
 
 use super::cloud::CloudTarget;
+use super::names::database_name;
 use crate::server::ServerConfig;
 
 /// Where to run.
@@ -65,16 +66,6 @@ pub fn check_host_port(text: &str) -> Result<(), String> {
     }
 }
 
-/// `projects/P/instances/I`.
-pub fn instance_name(project: &str, instance: &str) -> String {
-    format!("projects/{project}/instances/{instance}")
-}
-
-/// `projects/P/instances/I/databases/D`.
-pub fn database_name(project: &str, instance: &str, database: &str) -> String {
-    format!("{}/databases/{database}", instance_name(project, instance))
-}
-
 /// The database a run reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DatabasePath {
@@ -129,6 +120,7 @@ impl QueryMode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::names::instance_name;
 
     #[test]
     fn only_a_host_and_a_port_in_range_make_an_endpoint() {

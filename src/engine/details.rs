@@ -5,7 +5,7 @@
 //! Only the last iteration keeps rows, and at most [`PREVIEW_ROWS`] of them: a million-row answer
 //! is never held. Copying those rows happens outside the decode phases (it lands in "other").
 
-use crate::client::partitioned::PartitionTiming;
+use crate::client::PartitionTiming;
 use crate::client::server_timing::ServerTiming;
 use crate::wire::{Field, ResultStats, Row, RowsView, Value};
 

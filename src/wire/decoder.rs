@@ -20,23 +20,6 @@ impl Row {
     }
 }
 
-/// What the decoder counted over a stream.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct StreamCounters {
-    /// PartialResultSets received.
-    pub messages: u64,
-    /// Values received, counting each piece of a chunked value.
-    pub values: u64,
-    /// Messages whose last value was chunked (continued in the next message).
-    pub chunked_values: u64,
-    /// Serialized size of the messages, in bytes.
-    pub wire_bytes: u64,
-    /// Complete rows handed out.
-    pub rows: u64,
-    /// Messages that carried a resume token.
-    pub resume_tokens: u64,
-}
-
 /// Decodes one ExecuteStreamingSql answer, fed one PartialResultSet at a time.
 ///
 /// Each call hands out the rows the message completed. Metadata is taken from the first message; a later

@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::decoder::{Row, StreamCounters, StreamDecoder};
+use super::decoder::{Row, StreamDecoder};
 use super::error::DecodeError;
 use super::fast::{FastDecoder, RowBatch, Scanned};
 use super::stats::ResultStats;
+use super::stream_state::StreamCounters;
 use super::types::Field;
 use crate::proto::google::spanner::v1 as pb;
 

@@ -3,10 +3,11 @@
 
 use bytes::Bytes;
 
-use super::decoder::{Row, StreamCounters, StreamDecoder};
+use super::decoder::{Row, StreamDecoder};
 use super::error::DecodeError;
 use super::fast::{FastDecoder, RowBatch};
 use super::stats::ResultStats;
+use super::stream_state::StreamCounters;
 use super::stream_state::StreamState;
 use super::types::Field;
 

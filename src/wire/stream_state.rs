@@ -7,13 +7,29 @@ use std::sync::Arc;
 
 use prost::bytes::Bytes;
 
-use super::decoder::StreamCounters;
 use super::error::{ColumnRef, DecodeError, DecodeErrorKind};
 use super::metadata::Header;
 use super::stats::ResultStats;
 use super::types::{Field, Type};
 use super::value::Timestamp;
 use crate::proto::google::spanner::v1 as pb;
+
+/// What the decoder counted over a stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StreamCounters {
+    /// PartialResultSets received.
+    pub messages: u64,
+    /// Values received, counting each piece of a chunked value.
+    pub values: u64,
+    /// Messages whose last value was chunked (continued in the next message).
+    pub chunked_values: u64,
+    /// Serialized size of the messages, in bytes.
+    pub wire_bytes: u64,
+    /// Complete rows handed out.
+    pub rows: u64,
+    /// Messages that carried a resume token.
+    pub resume_tokens: u64,
+}
 
 /// A decoder's view of the stream so far, apart from the rows ([`StreamDecoder::stream`],
 /// [`FastDecoder::stream`]).

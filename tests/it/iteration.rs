@@ -4,7 +4,8 @@ use std::time::{Duration, Instant};
 
 use spanprof::client::Timeouts;
 use spanprof::client::connect_plaintext;
-use spanprof::client::iteration::{Decoding, IterationError, ResumePolicy, run_iteration};
+use spanprof::client::iteration::{Decoding, run_iteration};
+use spanprof::client::{IterationError, ResumePolicy};
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
 use spanprof::wire::{DecoderKind, RowsView, Value};

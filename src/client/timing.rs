@@ -1,0 +1,116 @@
+//! What one timed iteration measured (and each partition of a partitioned one), or why it failed:
+//! plain data that the iteration, the wire floor, partitioned reads and the engine share.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tonic::Status;
+
+use super::error::ClientError;
+use super::server_timing::ServerTiming;
+use super::timeouts::Readable;
+use crate::wire::{DecodeError, Field, ResultStats, StreamCounters};
+
+/// What one iteration measured.
+#[derive(Debug, Clone, Default)]
+pub struct IterationTiming {
+    /// From sending the request to the end of the stream.
+    pub total: Duration,
+    /// From sending the request to the first message's bytes.
+    pub ttfb: Option<Duration>,
+    /// Time spent awaiting the transport.
+    pub network: Duration,
+    /// Time spent turning bytes into messages.
+    pub wire_decode: Duration,
+    /// Time spent turning messages into rows.
+    pub row_decode: Duration,
+    /// Rows decoded.
+    pub rows: u64,
+    /// What the decoder counted (messages, chunked values, wire bytes...).
+    pub counters: StreamCounters,
+    /// Times the stream was resumed.
+    pub resumes: u32,
+    /// The server's statistics, when the query mode returns them.
+    pub stats: Option<ResultStats>,
+    /// The front end's `server-timing`, when present.
+    pub server_timing: ServerTiming,
+    /// The result's columns.
+    pub columns: Option<Arc<[Field]>>,
+    /// A partitioned read's partitions, each with its own figures; empty for a plain read.
+    pub partitions: Vec<PartitionTiming>,
+}
+
+impl IterationTiming {
+    /// The part of the total not in network, wire decode or row decode.
+    pub fn other(&self) -> Duration {
+        self.total
+            .saturating_sub(self.network + self.wire_decode + self.row_decode)
+    }
+}
+
+/// Why an iteration failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IterationError {
+    /// The server answered with an error.
+    #[error("{}: {}", .0.code(), .0.message())]
+    Status(Status),
+    /// The stream could not be decoded.
+    #[error("{0}")]
+    Decode(#[from] DecodeError),
+    /// The call could not be made (no token for its headers, say).
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The stream broke where it cannot be resumed.
+    #[error("cannot resume: {0}")]
+    CannotResume(String),
+    /// No message arrived within the first-response limit of a request.
+    #[error("no answer within {} of the request (the first-response limit)", Readable(*.after))]
+    NoFirstResponse {
+        /// The limit.
+        after: Duration,
+    },
+    /// The iteration did not end within its limit.
+    #[error("the iteration did not finish within {} (the iteration limit, --timeout)", Readable(*.after))]
+    Deadline {
+        /// The limit.
+        after: Duration,
+    },
+    /// What was asked cannot be done this way.
+    #[error("{0}")]
+    Unsupported(&'static str),
+    /// One partition of a partitioned read failed.
+    #[error("partition {} of {of}: {error}", .index + 1)]
+    Partition {
+        /// The partition, from 0.
+        index: usize,
+        /// The number of partitions.
+        of: usize,
+        /// Why it failed.
+        error: Box<IterationError>,
+    },
+    /// The server says it returned a different number of rows than were decoded.
+    #[error("the server returned {server} rows but {decoded} were decoded: rows were lost")]
+    RowCountMismatch {
+        /// rows_returned from the server's stats.
+        server: u64,
+        /// Rows the decoder produced.
+        decoded: u64,
+    },
+}
+
+/// What one partition of an iteration measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PartitionTiming {
+    /// From the partition's request to its last message.
+    pub total: Duration,
+    /// Rows it returned.
+    pub rows: u64,
+    /// Its messages.
+    pub messages: u64,
+    /// Their bytes.
+    pub wire_bytes: u64,
+    /// Times its stream was resumed.
+    pub resumes: u32,
+    /// The server's elapsed time for it, when its statistics came back.
+    pub server: Option<Duration>,
+}
