@@ -436,7 +436,7 @@ impl SpanprofApp {
         }
         let notify = connection::repaint_notifier(&self.ctx);
         let started = if self.settings.query.client {
-            self.start_client(notify)
+            self.start_subject(notify)
         } else {
             self.settings
                 .connection
@@ -466,7 +466,7 @@ impl SpanprofApp {
 
     /// A client program's run: on the local instance the connection panel describes (its rows and
     /// knobs), the only kind a program can be profiled against.
-    fn start_client(&self, notify: crate::engine::Notifier) -> Result<ActiveRun, String> {
+    fn start_subject(&self, notify: crate::engine::Notifier) -> Result<ActiveRun, String> {
         let server = match self.settings.connection.target()? {
             (crate::engine::Target::Local(server), _) => server,
             _ => {
@@ -486,7 +486,7 @@ impl SpanprofApp {
         if spec.label.is_empty() {
             spec.label = spec.command.short_name();
         }
-        ActiveRun::start_client(spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
+        ActiveRun::start_subject(spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
     }
 
     fn error(&mut self, message: String) {
