@@ -4,8 +4,6 @@
 use std::time::Duration;
 
 use super::options::Staleness;
-#[allow(unused_imports)]
-use super::session::Session;
 use crate::proto::google::spanner::v1 as pb;
 
 /// Read-only transaction options with `staleness` as the bound, returning the read timestamp.
