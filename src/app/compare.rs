@@ -8,8 +8,9 @@ use std::collections::BTreeSet;
 use egui_plot::{Bar, BarChart, BoxElem, BoxPlot, BoxSpread, Plot};
 
 use super::phases::{self, Curve, SweepAxis, one_mark_per_run, run_label};
+use super::run_list::RunEntry;
+use super::theme;
 use super::verdicts::{Verdict, Verdicts};
-use super::{RunEntry, theme};
 use crate::analysis::totals_distribution;
 
 /// The compare view's state: which runs are picked, and the verdicts asked for so far.
@@ -100,7 +101,7 @@ impl CompareView {
                 &a.report.config.label,
                 &b.report.config.label,
             );
-            super::plan::diff_ui(ui, (a.id, &a.report), (b.id, &b.report));
+            super::operator_view::diff_ui(ui, (a.id, &a.report), (b.id, &b.report));
         }
         ui.add_space(4.0);
         theme::legend(

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::Command;
+use super::command::Command;
 use super::emulator::EmulatorSettings;
 use super::theme::form_row;
 use crate::client::auth::Credentials;

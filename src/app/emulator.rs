@@ -6,7 +6,7 @@ use std::sync::mpsc;
 
 use serde::{Deserialize, Serialize};
 
-use super::Command;
+use super::command::Command;
 use super::theme::form_row;
 use crate::client::{Timeouts, error_chain};
 use crate::emulator::{Emulator, SeedTarget, seed_blocking};

@@ -137,7 +137,7 @@ pub enum FileDone {
         /// The file.
         path: PathBuf,
         /// Its runs, or why they cannot be had.
-        result: Result<Vec<RunReport>, String>,
+        result: Result<Vec<RunReport>, ReportError>,
     },
 }
 
@@ -213,10 +213,49 @@ impl FileJobs {
     }
 }
 
+/// Why a report file gave no runs: it could not be read, or it is not a report this build reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The file is not a spanprof JSON report, or of a format version this build does not read.
+    #[error("cannot open {}: {source}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What the reader found.
+        source: ExportError,
+    },
+}
+
+/// Two errors are equal when they are of the same kind, about the same file, and say the same
+/// (`io::Error` and the exporters' errors have no equality of their own).
+impl PartialEq for ReportError {
+    fn eq(&self, other: &Self) -> bool {
+        let key = |e: &Self| match e {
+            ReportError::Read { path, .. } => (0, path.clone()),
+            ReportError::Parse { path, .. } => (1, path.clone()),
+        };
+        key(self) == key(other) && self.to_string() == other.to_string()
+    }
+}
+
 /// The runs of the JSON report at `path`, or why they cannot be had.
-pub fn read_report(path: &Path) -> Result<Vec<RunReport>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    crate::export::read_json(&bytes).map_err(|e| format!("cannot open {}: {e}", path.display()))
+pub fn read_report(path: &Path) -> Result<Vec<RunReport>, ReportError> {
+    let bytes = std::fs::read(path).map_err(|source| ReportError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    crate::export::read_json(&bytes).map_err(|source| ReportError::Parse {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -264,5 +303,40 @@ mod tests {
             "spanprof-x-y-31m.md"
         );
         assert_eq!(ExportFormat::Csv.file_name(&[]), "spanprof.csv");
+    }
+
+    #[test]
+    fn a_report_that_cannot_be_had_says_which_file_and_why()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let missing = dir.path().join("missing.json");
+        let error = read_report(&missing).expect_err("no such file");
+        assert!(matches!(error, ReportError::Read { ref path, .. } if *path == missing));
+        assert!(
+            error
+                .to_string()
+                .starts_with(&format!("cannot read {}: ", missing.display())),
+            "{error}"
+        );
+        let text = dir.path().join("notes.json");
+        std::fs::write(&text, "not json")?;
+        let error = read_report(&text).expect_err("not a report");
+        assert!(matches!(
+            error,
+            ReportError::Parse {
+                source: ExportError::Json(_),
+                ..
+            }
+        ));
+        assert!(
+            error.to_string().starts_with(&format!(
+                "cannot open {}: not a spanprof JSON report",
+                text.display()
+            )),
+            "{error}"
+        );
+        assert_eq!(read_report(&text).err(), Some(error));
+        assert_ne!(read_report(&missing).err(), read_report(&text).err());
+        Ok(())
     }
 }

@@ -2,12 +2,16 @@
 //! other), warm-ups marked, exact figures on hover (a tooltip egui keeps inside the window),
 //! click or drag to select iterations; the legend above the plot, never over its bars; a summary
 //! table per phase over the selection (or every timed iteration); the slow first iteration, the
-//! outliers and statistics the mode asked for and did not get flagged.
+//! outliers and statistics the mode asked for and did not get flagged. The tab around it: the run
+//! in flight, or the run shown, picked from the list.
 
 use std::collections::BTreeSet;
 
 use egui_plot::{Bar, BarChart, Plot, PlotPoint, Text};
 
+use super::labels::one_line;
+use super::run::ActiveRun;
+use super::run_list::{RunEntry, RunList};
 use super::theme;
 use crate::analysis;
 use crate::report::{IterationRecord, Phase, Status};
@@ -120,6 +124,22 @@ pub fn flags(records: &[IterationRecord]) -> Vec<Flag> {
     slow.into_iter().chain(outliers).collect()
 }
 
+/// The run picker above the bars: every run by its title, newest first.
+fn run_picker(ui: &mut egui::Ui, runs: &mut RunList) {
+    let mut shown = runs.shown_id();
+    ui.horizontal(|ui| {
+        let title = runs.shown().map(RunEntry::title).unwrap_or_default();
+        egui::ComboBox::from_id_salt("shown-run")
+            .selected_text(egui::RichText::new(title).heading())
+            .show_ui(ui, |ui| {
+                for r in runs.entries().iter().rev() {
+                    ui.selectable_value(&mut shown, Some(r.id), r.title());
+                }
+            });
+    });
+    runs.show(shown);
+}
+
 /// The summary of each phase over `records` that count (timed, and in `selection` if it is not
 /// empty).
 pub fn summaries(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Vec<(Phase, Summary)> {
@@ -188,6 +208,68 @@ impl IterationsView {
     /// The plan changes the chart marks.
     pub fn plan_changes(&self) -> &[(u32, String)] {
         &self.plan_changes
+    }
+
+    /// The Iterations tab: while a run is in flight (`active`, with its id), the bars of its
+    /// variant streaming now; else the run shown, picked from the list by its title.
+    pub fn tab(
+        &mut self,
+        ui: &mut egui::Ui,
+        active: Option<(u64, &ActiveRun)>,
+        runs: &mut RunList,
+    ) {
+        if let Some((id, run)) = active {
+            self.running(ui, id, run);
+            return;
+        }
+        if runs.is_empty() {
+            ui.add_space(40.0);
+            ui.vertical_centered(|ui| {
+                ui.heading("No run yet");
+                ui.label("Press Run (or Ctrl+Enter) to profile the query on the left.");
+            });
+            return;
+        }
+        run_picker(ui, runs);
+        if let Some(run) = runs.shown() {
+            let config = &run.report.config;
+            ui.label(
+                egui::RichText::new(format!(
+                    "{} · {} · mode {}",
+                    config.target,
+                    one_line(&config.sql, 80),
+                    config.query_mode
+                ))
+                .small()
+                .color(theme::MUTED),
+            );
+            self.set_plan_changes(
+                run.report
+                    .plans
+                    .changes()
+                    .iter()
+                    .map(|c| (c.iteration, c.text())),
+            );
+            self.ui(ui, run.id, &run.report.iterations, &config.query_mode);
+        }
+    }
+
+    /// The run in flight, numbered `id`: with several variants, the bars of the one streaming now.
+    fn running(&mut self, ui: &mut egui::Ui, id: u64, run: &ActiveRun) {
+        let label = run
+            .progress()
+            .variant
+            .and_then(|v| run.labels().get(v))
+            .map_or_else(|| run.label().to_owned(), Clone::clone);
+        ui.heading(format!("{label} (running)"));
+        let records: Vec<_> = run
+            .records()
+            .iter()
+            .filter(|r| r.run == label)
+            .cloned()
+            .collect();
+        self.set_plan_changes([]);
+        self.ui(ui, id, &records, run.mode().as_str());
     }
 
     /// Draws the view of `records`, the iterations of run `run` (a run in flight has its own id)

@@ -8,7 +8,8 @@ use egui_plot::{Bar, BarChart, FilledArea, GridInput, GridMark, Line, Plot, Plot
 use serde::{Deserialize, Serialize};
 
 use super::iterations::{SEGMENTS, segments};
-use super::{RunEntry, theme};
+use super::run_list::RunEntry;
+use super::theme;
 use crate::analysis::{self, Sweep};
 use crate::report::{Phase, RunReport};
 use crate::stats::median;

@@ -1,221 +1,16 @@
-//! The query panel: one or more variants (each a label, a monospace SQL editor, parameters and
-//! request options), a sweep of one parameter, query mode, decoder, iterations, warm-up and the
-//! order of the variants' iterations; Run (or Ctrl+Enter) and Cancel; the progress of the run in
-//! flight.
+//! The query panel: the variants' tabs (each variant a label, a monospace SQL editor, parameters
+//! and request options), a sweep of one parameter, query mode, decoder, iterations, warm-up and
+//! the order of the variants' iterations; Run (or Ctrl+Enter) and Cancel; the progress of the run
+//! in flight. What it edits is [`QuerySettings`].
 
-use serde::{Deserialize, Serialize};
-
-use super::Command;
-use super::options::{OptionSettings, options_ui};
+use super::command::Command;
+use super::labels::thousands;
+use super::options::options_ui;
+use super::query_settings::QuerySettings;
 use super::run::ActiveRun;
 use super::theme::form_row;
-use crate::engine::{
-    DatabasePath, Order, Param, ProfileSpec, QueryMode, SubjectSpec, Timeouts, Variant,
-};
-use crate::server::ServerConfig;
-use crate::subject::command::CommandLine;
+use crate::engine::{Order, QueryMode};
 use crate::wire::DecoderKind;
-
-/// The query the app opens with: something real on the built-in instance's Seed23.
-pub const DEFAULT_SQL: &str = "SELECT * FROM Seed23 LIMIT 10000";
-/// Recent queries remembered, at most.
-const RECENT_QUERIES: usize = 10;
-
-/// Everything the query panel persists.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct QuerySettings {
-    /// The SQL text.
-    pub sql: String,
-    /// Parameters, one `name:TYPE=value` per line.
-    pub params: String,
-    /// The query mode.
-    pub mode: QueryMode,
-    /// The decoder that turns the answer into rows.
-    pub decoder: DecoderKind,
-    /// Timed iterations.
-    pub iterations: u32,
-    /// Warm-up iterations before them.
-    pub warmup: u32,
-    /// The next run's label; empty means "run N".
-    pub label: String,
-    /// How the first variant is asked.
-    pub options: OptionSettings,
-    /// The variants after the first (each compared with it); empty for a plain run.
-    pub variants: Vec<VariantSettings>,
-    /// Which variant the editor shows: 0 for the first, `k` for `variants[k - 1]`.
-    pub editing: usize,
-    /// A sweep of one parameter of the first variant, `NAME:TYPE=v1,v2,...`; empty for none.
-    pub sweep: String,
-    /// The order of the variants' timed iterations.
-    pub order: Order,
-    /// Queries run before, most recent first.
-    pub recent: Vec<String>,
-    /// Whether Run profiles a client program (`spanprof client`) instead of the query.
-    pub client: bool,
-    /// The client program's command line, as a shell would split it (no variables or globs).
-    pub command: String,
-}
-
-/// A variant after the first: its own label, SQL, parameters and options.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct VariantSettings {
-    /// Its label; empty means the run's label with its number.
-    pub label: String,
-    /// Its SQL text.
-    pub sql: String,
-    /// Its parameters, one `name:TYPE=value` per line.
-    pub params: String,
-    /// How it is asked.
-    pub options: OptionSettings,
-}
-
-impl Default for QuerySettings {
-    fn default() -> Self {
-        QuerySettings {
-            sql: DEFAULT_SQL.into(),
-            params: String::new(),
-            mode: QueryMode::WithStats,
-            decoder: DecoderKind::Fast,
-            iterations: 10,
-            warmup: 1,
-            label: String::new(),
-            options: OptionSettings::default(),
-            variants: Vec::new(),
-            editing: 0,
-            sweep: String::new(),
-            order: Order::default(),
-            recent: Vec::new(),
-            client: false,
-            command: String::new(),
-        }
-    }
-}
-
-/// `name:TYPE=value` lines as parameters.
-fn parse_params(text: &str) -> Result<Vec<Param>, String> {
-    text.lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .map(|line| Param::parse(line).map_err(|e| format!("parameter {line:?}: {e}")))
-        .collect()
-}
-
-impl QuerySettings {
-    /// The engine's spec for a client program's run on the local instance `server`, the program's
-    /// run labelled `label`, or what is wrong with the input.
-    pub fn client_spec(&self, label: String, server: ServerConfig) -> Result<SubjectSpec, String> {
-        if self.sql.trim().is_empty() {
-            return Err("the SQL is empty".into());
-        }
-        let command = CommandLine::parse(&self.command).map_err(|e| e.to_string())?;
-        Ok(SubjectSpec {
-            label,
-            sql: self.sql.trim().to_owned(),
-            iterations: self.iterations.max(1),
-            warmup: self.warmup,
-            order: self.order,
-            server,
-            compare: Some(self.decoder),
-            ..SubjectSpec::new(command)
-        })
-    }
-
-    /// The engine's spec for the next run, its first variant labelled `label` (the others by
-    /// their own labels, or `label·2`, `label·3`...), or what is wrong with the input.
-    pub fn spec(&self, label: String, database: DatabasePath) -> Result<ProfileSpec, String> {
-        if self.sql.trim().is_empty() {
-            return Err("the SQL is empty".into());
-        }
-        let first = Variant {
-            params: parse_params(&self.params)?,
-            mode: self.mode,
-            options: self
-                .options
-                .to_options()
-                .map_err(|e| format!("{label}: {e}"))?,
-            ..Variant::new(label.clone(), self.sql.trim())
-        };
-        let mut variants = vec![first];
-        for (k, extra) in self.variants.iter().enumerate() {
-            let name = if extra.label.trim().is_empty() {
-                format!("{label}\u{b7}{}", k + 2)
-            } else {
-                extra.label.trim().to_owned()
-            };
-            if extra.sql.trim().is_empty() {
-                return Err(format!("{name}: the SQL is empty"));
-            }
-            variants.push(Variant {
-                params: parse_params(&extra.params).map_err(|e| format!("{name}: {e}"))?,
-                mode: self.mode,
-                options: extra
-                    .options
-                    .to_options()
-                    .map_err(|e| format!("{name}: {e}"))?,
-                ..Variant::new(name, extra.sql.trim())
-            });
-        }
-        if !self.sweep.trim().is_empty() {
-            if variants.len() > 1 {
-                return Err(
-                    "a sweep sweeps one query: remove the other variants, or the sweep".into(),
-                );
-            }
-            let sweep = crate::engine::parse_sweep(self.sweep.trim()).map_err(|e| e.to_string())?;
-            variants = sweep.expand(&variants[0], !self.label.trim().is_empty());
-        }
-        let spec = ProfileSpec {
-            database,
-            variants,
-            iterations: self.iterations.max(1),
-            warmup: self.warmup,
-            decoder: self.decoder,
-            timeouts: Timeouts::DEFAULT,
-            order: self.order,
-        };
-        spec.check().map_err(|e| e.to_string())?;
-        Ok(spec)
-    }
-
-    /// Adds a variant after the others, a copy of the one being edited, and edits it.
-    pub fn add_variant(&mut self) {
-        let copy = match self.editing {
-            0 => VariantSettings {
-                label: String::new(),
-                sql: self.sql.clone(),
-                params: self.params.clone(),
-                options: self.options.clone(),
-            },
-            k => self
-                .variants
-                .get(k - 1)
-                .map(|v| VariantSettings {
-                    label: String::new(),
-                    ..v.clone()
-                })
-                .unwrap_or_default(),
-        };
-        self.variants.push(copy);
-        self.editing = self.variants.len();
-    }
-
-    /// Removes the variant being edited (never the first).
-    pub fn remove_variant(&mut self) {
-        if self.editing > 0 && self.editing <= self.variants.len() {
-            self.variants.remove(self.editing - 1);
-            self.editing -= 1;
-        }
-    }
-
-    /// Remembers `sql` as the most recent query.
-    pub fn remember(&mut self, sql: &str) {
-        self.recent.retain(|q| q != sql);
-        self.recent.insert(0, sql.to_owned());
-        self.recent.truncate(RECENT_QUERIES);
-    }
-}
 
 /// The query panel (it keeps no state of its own beyond the settings).
 #[derive(Debug, Default)]
@@ -229,182 +24,197 @@ impl QueryPanel {
         settings: &mut QuerySettings,
         active: Option<&ActiveRun>,
     ) -> Option<Command> {
-        let mut command = None;
-        let running = active.is_some();
+        settings.keep_one();
         client_ui(ui, settings);
         if !settings.client {
             variant_tabs(ui, settings);
         }
-        let editing = settings.editing.min(settings.variants.len());
-        settings.editing = editing;
-        let sql_label = ui
-            .horizontal(|ui| {
-                let sql_label = ui.label(egui::RichText::new("SQL").strong());
-                if !settings.recent.is_empty() {
-                    let mut chosen = None;
-                    egui::ComboBox::from_id_salt("recent-queries")
-                        .selected_text("Recent")
-                        .width(80.0)
-                        .show_ui(ui, |ui| {
-                            for q in &settings.recent {
-                                let short: String = q.chars().take(60).collect();
-                                if ui.selectable_label(false, short).clicked() {
-                                    chosen = Some(q.clone());
-                                }
-                            }
-                        });
-                    if let Some(q) = chosen {
-                        match editing {
-                            0 => settings.sql = q,
-                            k => settings.variants[k - 1].sql = q,
-                        }
-                    }
-                }
-                sql_label
-            })
-            .inner;
-        let (sql, params, options) = match editing {
-            0 => (
-                &mut settings.sql,
-                &mut settings.params,
-                &mut settings.options,
-            ),
-            k => {
-                let v = &mut settings.variants[k - 1];
-                (&mut v.sql, &mut v.params, &mut v.options)
-            }
-        };
-        ui.add(
-            egui::TextEdit::multiline(sql)
-                .id_salt("sql-editor")
-                .code_editor()
-                .desired_rows(5)
-                .desired_width(f32::INFINITY)
-                .hint_text("SELECT …"),
-        )
-        .labelled_by(sql_label.id);
-        let params_label = ui.label("Parameters (name:TYPE=value, one per line)");
-        ui.add(
-            egui::TextEdit::multiline(params)
-                .id_salt("params-editor")
-                .code_editor()
-                .desired_rows(1)
-                .desired_width(f32::INFINITY)
-                .hint_text("id:INT64=42"),
-        )
-        .labelled_by(params_label.id);
-        options_ui(ui, options);
+        sql_editor(ui, settings);
+        options_ui(ui, &mut settings.editing_mut().options);
         egui::Grid::new("query-options")
             .num_columns(2)
             .spacing([8.0, 4.0])
             .show(ui, |ui| {
-                let mode = ui.label("Mode");
-                egui::ComboBox::from_id_salt("query-mode")
-                    .selected_text(mode_label(settings.mode))
-                    .show_ui(ui, |ui| {
-                        for m in [QueryMode::Normal, QueryMode::WithStats, QueryMode::Profile] {
-                            ui.selectable_value(&mut settings.mode, m, mode_label(m));
-                        }
-                    })
-                    .response
-                    .labelled_by(mode.id);
-                ui.end_row();
-                let decoder = ui.label("Decoder");
-                egui::ComboBox::from_id_salt("decoder")
-                    .selected_text(decoder_label(settings.decoder))
-                    .show_ui(ui, |ui| {
-                        for d in [DecoderKind::Fast, DecoderKind::Reference] {
-                            ui.selectable_value(&mut settings.decoder, d, decoder_label(d));
-                        }
-                    })
-                    .response
-                    .labelled_by(decoder.id)
-                    .on_hover_text(
-                        "fast: reads the bytes straight into rows; reference: prost builds each \
-                         message, then rows. Run both and compare them.",
-                    );
-                ui.end_row();
-                form_row(
-                    ui,
-                    "Iterations",
-                    None,
-                    egui::DragValue::new(&mut settings.iterations).range(1..=10_000),
-                );
-                form_row(
-                    ui,
-                    "Warm-up",
-                    None,
-                    egui::DragValue::new(&mut settings.warmup).range(0..=1_000),
-                );
-                let (label, hint) = match editing {
-                    0 => (&mut settings.label, "run N".to_owned()),
-                    k => (
-                        &mut settings.variants[k - 1].label,
-                        format!("run N\u{b7}{}", k + 1),
-                    ),
-                };
-                form_row(
-                    ui,
-                    "Label",
-                    None,
-                    egui::TextEdit::singleline(label)
-                        .desired_width(140.0)
-                        .hint_text(hint),
-                );
-                form_row(
-                    ui,
-                    "Sweep",
-                    Some(
-                        "One run per value of a parameter of the first query, e.g. \
-                         n:INT64=100,1000,10000 with LIMIT @n: the Compare view draws how each \
-                         phase grows",
-                    ),
-                    egui::TextEdit::singleline(&mut settings.sweep)
-                        .desired_width(140.0)
-                        .hint_text("n:INT64=100,1000"),
-                );
-                if !settings.variants.is_empty() || !settings.sweep.trim().is_empty() {
-                    let order = ui.label("Order");
-                    egui::ComboBox::from_id_salt("order")
-                        .selected_text(order_label(settings.order))
-                        .show_ui(ui, |ui| {
-                            for o in [Order::Interleaved, Order::Blocked, Order::Shuffled(0)] {
-                                ui.selectable_value(&mut settings.order, o, order_label(o));
-                            }
-                        })
-                        .response
-                        .labelled_by(order.id)
-                        .on_hover_text(
-                            "interleaved: every variant once a round, so the machine's drift falls \
-                             on all alike; blocked: each variant's iterations back to back",
-                        );
-                    ui.end_row();
-                }
+                mode_and_decoder(ui, settings);
+                repetitions_and_label(ui, settings);
+                sweep_and_order(ui, settings);
             });
         ui.add_space(6.0);
-        ui.horizontal(|ui| {
-            let run = ui
-                .add_enabled(
-                    !running,
-                    egui::Button::new(egui::RichText::new("Run").strong())
-                        .min_size(egui::vec2(72.0, 24.0)),
-                )
-                .on_hover_text("Run the query (Ctrl+Enter)");
-            if run.clicked() {
-                command = Some(Command::Run);
-            }
-            if ui
-                .add_enabled(running, egui::Button::new("Cancel"))
-                .clicked()
-            {
-                command = Some(Command::Cancel);
-            }
-        });
+        let command = run_buttons(ui, active.is_some());
         if let Some(run) = active {
             progress_ui(ui, run);
         }
         command
     }
+}
+
+/// The SQL editor of the variant shown (with the recent queries to pick from) and its parameters.
+fn sql_editor(ui: &mut egui::Ui, settings: &mut QuerySettings) {
+    let sql_label = ui
+        .horizontal(|ui| {
+            let sql_label = ui.label(egui::RichText::new("SQL").strong());
+            if let Some(q) = recent_picked(ui, &settings.recent) {
+                settings.editing_mut().sql = q;
+            }
+            sql_label
+        })
+        .inner;
+    let variant = settings.editing_mut();
+    ui.add(
+        egui::TextEdit::multiline(&mut variant.sql)
+            .id_salt("sql-editor")
+            .code_editor()
+            .desired_rows(5)
+            .desired_width(f32::INFINITY)
+            .hint_text("SELECT …"),
+    )
+    .labelled_by(sql_label.id);
+    let params_label = ui.label("Parameters (name:TYPE=value, one per line)");
+    ui.add(
+        egui::TextEdit::multiline(&mut variant.params)
+            .id_salt("params-editor")
+            .code_editor()
+            .desired_rows(1)
+            .desired_width(f32::INFINITY)
+            .hint_text("id:INT64=42"),
+    )
+    .labelled_by(params_label.id);
+}
+
+/// The Recent menu (when there are recent queries); the query picked from it, if one was.
+fn recent_picked(ui: &mut egui::Ui, recent: &[String]) -> Option<String> {
+    if recent.is_empty() {
+        return None;
+    }
+    let mut chosen = None;
+    egui::ComboBox::from_id_salt("recent-queries")
+        .selected_text("Recent")
+        .width(80.0)
+        .show_ui(ui, |ui| {
+            for q in recent {
+                let short: String = q.chars().take(60).collect();
+                if ui.selectable_label(false, short).clicked() {
+                    chosen = Some(q.clone());
+                }
+            }
+        });
+    chosen
+}
+
+/// The Mode and Decoder rows of the panel's grid.
+fn mode_and_decoder(ui: &mut egui::Ui, settings: &mut QuerySettings) {
+    let mode = ui.label("Mode");
+    egui::ComboBox::from_id_salt("query-mode")
+        .selected_text(mode_label(settings.mode))
+        .show_ui(ui, |ui| {
+            for m in [QueryMode::Normal, QueryMode::WithStats, QueryMode::Profile] {
+                ui.selectable_value(&mut settings.mode, m, mode_label(m));
+            }
+        })
+        .response
+        .labelled_by(mode.id);
+    ui.end_row();
+    let decoder = ui.label("Decoder");
+    egui::ComboBox::from_id_salt("decoder")
+        .selected_text(decoder_label(settings.decoder))
+        .show_ui(ui, |ui| {
+            for d in [DecoderKind::Fast, DecoderKind::Reference] {
+                ui.selectable_value(&mut settings.decoder, d, decoder_label(d));
+            }
+        })
+        .response
+        .labelled_by(decoder.id)
+        .on_hover_text(
+            "fast: reads the bytes straight into rows; reference: prost builds each \
+             message, then rows. Run both and compare them.",
+        );
+    ui.end_row();
+}
+
+/// The Iterations, Warm-up and Label rows of the panel's grid (the label of the variant shown).
+fn repetitions_and_label(ui: &mut egui::Ui, settings: &mut QuerySettings) {
+    form_row(
+        ui,
+        "Iterations",
+        None,
+        egui::DragValue::new(&mut settings.iterations).range(1..=10_000),
+    );
+    form_row(
+        ui,
+        "Warm-up",
+        None,
+        egui::DragValue::new(&mut settings.warmup).range(0..=1_000),
+    );
+    let hint = match settings.editing {
+        0 => "run N".to_owned(),
+        k => format!("run N\u{b7}{}", k + 1),
+    };
+    form_row(
+        ui,
+        "Label",
+        None,
+        egui::TextEdit::singleline(&mut settings.editing_mut().label)
+            .desired_width(140.0)
+            .hint_text(hint),
+    );
+}
+
+/// The Sweep row of the panel's grid, and the Order row when there is more than one variant or a
+/// sweep.
+fn sweep_and_order(ui: &mut egui::Ui, settings: &mut QuerySettings) {
+    form_row(
+        ui,
+        "Sweep",
+        Some(
+            "One run per value of a parameter of the first query, e.g. \
+             n:INT64=100,1000,10000 with LIMIT @n: the Compare view draws how each \
+             phase grows",
+        ),
+        egui::TextEdit::singleline(&mut settings.sweep)
+            .desired_width(140.0)
+            .hint_text("n:INT64=100,1000"),
+    );
+    if settings.variants.len() > 1 || !settings.sweep.trim().is_empty() {
+        let order = ui.label("Order");
+        egui::ComboBox::from_id_salt("order")
+            .selected_text(order_label(settings.order))
+            .show_ui(ui, |ui| {
+                for o in [Order::Interleaved, Order::Blocked, Order::Shuffled(0)] {
+                    ui.selectable_value(&mut settings.order, o, order_label(o));
+                }
+            })
+            .response
+            .labelled_by(order.id)
+            .on_hover_text(
+                "interleaved: every variant once a round, so the machine's drift falls \
+                 on all alike; blocked: each variant's iterations back to back",
+            );
+        ui.end_row();
+    }
+}
+
+/// Run and Cancel; the one clicked.
+fn run_buttons(ui: &mut egui::Ui, running: bool) -> Option<Command> {
+    let mut command = None;
+    ui.horizontal(|ui| {
+        let run = ui
+            .add_enabled(
+                !running,
+                egui::Button::new(egui::RichText::new("Run").strong())
+                    .min_size(egui::vec2(72.0, 24.0)),
+            )
+            .on_hover_text("Run the query (Ctrl+Enter)");
+        if run.clicked() {
+            command = Some(Command::Run);
+        }
+        if ui
+            .add_enabled(running, egui::Button::new("Cancel"))
+            .clicked()
+        {
+            command = Some(Command::Cancel);
+        }
+    });
+    command
 }
 
 /// The run kind (the query, or a client program reading it) and the program's command line.
@@ -468,23 +278,15 @@ fn variant_tabs(ui: &mut egui::Ui, settings: &mut QuerySettings) {
         ui.label(egui::RichText::new("Variants").strong())
             .on_hover_text("Queries (or settings) to compare: their iterations are interleaved");
         // One query has no tabs: only the button that adds a second.
-        let tabs = if settings.variants.is_empty() {
-            0
+        let tabs = if settings.variants.len() > 1 {
+            settings.variants.len()
         } else {
-            settings.variants.len() + 1
+            0
         };
         for k in 0..tabs {
-            let name = match k {
-                0 if settings.label.trim().is_empty() => "1".to_owned(),
-                0 => settings.label.trim().to_owned(),
-                k => {
-                    let label = settings.variants[k - 1].label.trim();
-                    if label.is_empty() {
-                        (k + 1).to_string()
-                    } else {
-                        label.to_owned()
-                    }
-                }
+            let name = match settings.variants[k].label.trim() {
+                "" => (k + 1).to_string(),
+                label => label.to_owned(),
             };
             let short: String = name.chars().take(16).collect();
             if ui
@@ -536,112 +338,5 @@ pub fn decoder_label(decoder: DecoderKind) -> &'static str {
     match decoder {
         DecoderKind::Fast => "Fast (zero-copy)",
         DecoderKind::Reference => "Reference (prost)",
-    }
-}
-
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
-
-    #[test]
-    fn spec_checks_parameters_and_sql() {
-        let mut settings = QuerySettings {
-            params: "id:INT64=42\n\n".into(),
-            ..QuerySettings::default()
-        };
-        let spec = settings.spec("a".into(), DatabasePath::default());
-        assert_eq!(spec.map(|s| s.variants[0].params.len()), Ok(1));
-        settings.params = "nonsense".into();
-        assert!(
-            settings
-                .spec("a".into(), DatabasePath::default())
-                .is_err_and(|e| e.contains("nonsense"))
-        );
-        settings.sql = "  ".into();
-        assert_eq!(
-            settings.spec("a".into(), DatabasePath::default()).err(),
-            Some("the SQL is empty".to_owned())
-        );
-    }
-
-    #[test]
-    fn variants_make_one_run_each_labelled_by_the_run_and_their_number() {
-        let mut settings = QuerySettings {
-            sql: "SELECT * FROM Seed23 LIMIT 100".into(),
-            ..QuerySettings::default()
-        };
-        settings.add_variant();
-        assert_eq!(settings.editing, 1);
-        settings.variants[0].sql = "SELECT Id FROM Seed23 LIMIT 100".into();
-        settings.variants[0].options.priority = Some(crate::engine::Priority::Low);
-        let spec = settings
-            .spec("run 3".into(), DatabasePath::default())
-            .expect("valid");
-        let labels: Vec<&str> = spec.variants.iter().map(|v| v.label.as_str()).collect();
-        assert_eq!(labels, ["run 3", "run 3\u{b7}2"]);
-        assert_eq!(
-            spec.variants[1].options.priority,
-            Some(crate::engine::Priority::Low)
-        );
-        assert_eq!(spec.variants[0].options.priority, None);
-        settings.variants[0].label = "run 3".into();
-        let error = settings
-            .spec("run 3".into(), DatabasePath::default())
-            .expect_err("two labels alike");
-        assert!(error.contains("labelled \"run 3\""), "{error}");
-        settings.remove_variant();
-        assert!(settings.variants.is_empty() && settings.editing == 0);
-    }
-
-    #[test]
-    fn a_sweep_makes_a_run_per_value_of_the_first_query() {
-        let settings = QuerySettings {
-            sql: "SELECT * FROM Seed23 LIMIT @n".into(),
-            sweep: "n:INT64=10,20,30".into(),
-            ..QuerySettings::default()
-        };
-        let spec = settings
-            .spec("run 1".into(), DatabasePath::default())
-            .expect("valid");
-        let labels: Vec<&str> = spec.variants.iter().map(|v| v.label.as_str()).collect();
-        assert_eq!(labels, ["n=10", "n=20", "n=30"]);
-        let bad = QuerySettings {
-            sweep: "n=1,2".into(),
-            ..settings
-        };
-        assert!(bad.spec("run 1".into(), DatabasePath::default()).is_err());
-    }
-
-    #[test]
-    fn recent_queries_are_unique_most_recent_first_and_bounded() {
-        let mut settings = QuerySettings::default();
-        for i in 0..12 {
-            settings.remember(&format!("q{i}"));
-        }
-        settings.remember("q5");
-        assert_eq!(settings.recent.len(), RECENT_QUERIES);
-        assert_eq!(settings.recent[0], "q5");
-        assert_eq!(settings.recent.iter().filter(|q| *q == "q5").count(), 1);
     }
 }

@@ -1,8 +1,9 @@
-//! The plan view: the shown run's query plan aggregated over the selected iterations (every timed
-//! one when none is selected) as an icicle chart (each operator as wide as its total time, inside
-//! its parent's width; coloured by its self time; hover for every figure, click to select) and a
-//! tree table (operator, self ms, total ms, % of server, rows, scanned, executions), sortable by
-//! any column, hottest first to begin with. Also the plan diff the compare view shows.
+//! The Plan tab's view (named for the operators it shows, so "plan" names only `src/plan/`): the
+//! shown run's query plan aggregated over the selected iterations (every timed one when none is
+//! selected) as an icicle chart (each operator as wide as its total time, inside its parent's
+//! width; coloured by its self time; hover for every figure, click to select) and a tree table
+//! (operator, self ms, total ms, % of server, rows, scanned, executions), sortable by any column,
+//! hottest first to begin with. Also the plan diff the compare view shows.
 //!
 //! Aggregates and diffs come from [`crate::plan`]; they are computed when the run or the
 //! selection changes, not every frame.

@@ -1,0 +1,25 @@
+//! `Command`: what a panel asks the app to do. The panels return one from their `ui`; the frame
+//! hands each to `SpanprofApp::handle` after drawing (a leaf, so every panel can name it).
+
+use super::export::ExportFormat;
+
+/// What the panels ask the app to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Start a run of the query panel's query on the connection panel's target.
+    Run,
+    /// Cancel the run in flight.
+    Cancel,
+    /// Test the connection.
+    TestConnection,
+    /// Start the installed emulator and seed it.
+    StartEmulator,
+    /// Choose a service-account key file.
+    ChooseCredentials,
+    /// Open a JSON report.
+    OpenReport,
+    /// Export the runs marked for export.
+    Export(ExportFormat),
+    /// Copy the Markdown summary of the runs marked for export.
+    CopySummary,
+}

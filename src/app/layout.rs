@@ -1,0 +1,190 @@
+//! The window's panels around the views: the menu bar (File, the tabs, Export, Copy summary), the
+//! status bar (the run, the target, the last notice, a desktop dialog being waited for), the side
+//! panel (connection, then query) and the central area's tab.
+
+use super::SpanprofApp;
+use super::command::Command;
+use super::connection::{ConnectionSettings, TargetKind, repaint_notifier};
+use super::export::ExportFormat;
+use super::labels::thousands;
+use super::query::mode_label;
+use super::settings::Tab;
+use super::theme;
+use crate::engine::QueryMode;
+
+impl SpanprofApp {
+    /// The menu bar; the command a click asked for.
+    pub(super) fn menu_bar(&mut self, ui: &mut egui::Ui) -> Option<Command> {
+        let mut command = None;
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.label(egui::RichText::new("spanprof").strong().size(16.0));
+            ui.separator();
+            ui.menu_button("File", |ui| {
+                if ui.button("Open report…").clicked() {
+                    command = Some(Command::OpenReport);
+                }
+                ui.separator();
+                for format in ExportFormat::ALL {
+                    if ui.button(format!("Export {}", format.label())).clicked() {
+                        command = Some(Command::Export(format));
+                    }
+                }
+                if ui.button("Copy summary").clicked() {
+                    command = Some(Command::CopySummary);
+                }
+            });
+            ui.separator();
+            for (tab, name) in [
+                (Tab::Iterations, "Iterations"),
+                (Tab::Compare, "Compare"),
+                (Tab::Plan, "Plan"),
+                (Tab::Details, "Details"),
+            ] {
+                ui.selectable_value(&mut self.settings.tab, tab, name);
+            }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if ui.button("Copy summary").clicked() {
+                    command = Some(Command::CopySummary);
+                }
+                ui.menu_button("Export", |ui| {
+                    for format in ExportFormat::ALL {
+                        if ui.button(format.label()).clicked() {
+                            command = Some(Command::Export(format));
+                        }
+                    }
+                });
+            });
+        });
+        command
+    }
+
+    /// The status bar.
+    pub(super) fn status_bar(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            if self.dialogs.waiting_for_system() {
+                ui.spinner();
+                ui.label("waiting for the desktop's file dialog");
+                if ui
+                    .small_button("Use spanprof's dialog")
+                    .on_hover_text("The desktop's dialog did not appear? Choose the file here")
+                    .clicked()
+                {
+                    self.dialogs.use_built_in(repaint_notifier(&self.ctx));
+                }
+                ui.separator();
+            }
+            match &self.active {
+                Some(run) => {
+                    ui.colored_label(theme::WARN, "running");
+                    let target = run.target().unwrap_or("connecting");
+                    ui.label(format!("{} · {target}", run.label()));
+                }
+                None => {
+                    ui.colored_label(theme::OK, "ready");
+                }
+            }
+            ui.separator();
+            ui.label(target_summary(&self.settings.connection));
+            if let Some(notice) = &self.notice {
+                ui.separator();
+                let is_error = self.log.last().is_some_and(|e| &e.message == notice);
+                let color = if is_error { theme::ERROR } else { theme::MUTED };
+                ui.colored_label(color, notice);
+            }
+        });
+    }
+
+    /// The side panel: the connection, then the query; the command a click asked for.
+    pub(super) fn side_panel(&mut self, ui: &mut egui::Ui) -> Option<Command> {
+        let mut command = None;
+        let running = self.active.is_some();
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            egui::CollapsingHeader::new(egui::RichText::new("Connection").strong())
+                .default_open(true)
+                .show(ui, |ui| {
+                    let kind = self.settings.connection.kind;
+                    command = self.connection.ui(
+                        ui,
+                        &mut self.settings.connection,
+                        self.emulator.status(),
+                        !running,
+                    );
+                    if self.settings.connection.kind != kind {
+                        self.target_kind_changed();
+                    }
+                });
+            ui.separator();
+            egui::CollapsingHeader::new(egui::RichText::new("Query").strong())
+                .default_open(true)
+                .show(ui, |ui| {
+                    if let Some(c) =
+                        self.query
+                            .ui(ui, &mut self.settings.query, self.active.as_ref())
+                    {
+                        command = Some(c);
+                    }
+                });
+        });
+        command
+    }
+
+    /// A target of another kind was picked: the query mode becomes the one that returns the
+    /// query statistics there, when the user had left it at the default (the emulator returns
+    /// none in "With stats").
+    fn target_kind_changed(&mut self) {
+        let Ok((target, _)) = self.settings.connection.target() else {
+            return;
+        };
+        let wanted = target.default_mode();
+        let mode = &mut self.settings.query.mode;
+        if *mode == QueryMode::WithStats && wanted != *mode {
+            *mode = wanted;
+            self.notice = Some(format!(
+                "query mode set to {}: the emulator returns query statistics only in profile mode",
+                mode_label(wanted)
+            ));
+        }
+    }
+
+    /// The central area: the open tab.
+    pub(super) fn central(&mut self, ui: &mut egui::Ui) {
+        match self.settings.tab {
+            Tab::Iterations => {
+                let active = self.active.as_ref().map(|run| (self.active_id, run));
+                self.iterations.tab(ui, active, &mut self.runs);
+            }
+            Tab::Compare => self.compare.ui(ui, self.runs.entries_mut()),
+            Tab::Details => {
+                let shown = self.runs.shown();
+                let details = shown.and_then(|r| r.details.as_deref());
+                let mode = shown.map_or("", |r| r.report.config.query_mode.as_str());
+                self.details.ui(ui, details, mode, &self.log);
+            }
+            Tab::Plan => {
+                let run = self.runs.shown().map(|r| (r.id, &r.report));
+                let selection = match run {
+                    Some((id, _)) if self.iterations.run() == Some(id) => {
+                        self.iterations.selection().clone()
+                    }
+                    _ => Default::default(),
+                };
+                self.operators.ui(ui, run, &selection);
+            }
+        }
+    }
+}
+
+/// The status bar's words for the target.
+fn target_summary(c: &ConnectionSettings) -> String {
+    match c.kind {
+        TargetKind::Local => format!(
+            "local instance · Seed23 {} rows",
+            thousands(c.local.seed23_rows)
+        ),
+        TargetKind::Emulator => format!("emulator {}", c.emulator.host_port),
+        TargetKind::Cloud => format!(
+            "Cloud Spanner {}/{}/{}",
+            c.cloud.project, c.cloud.instance, c.cloud.database
+        ),
+    }
+}

@@ -1,0 +1,154 @@
+//! A run's life as the app sees it: starting one from the panels (the query's variants on the
+//! connection panel's target, or a client program on the local instance), reading what the engine
+//! reported each frame, and what its end does: the runs join the list, the status file says how
+//! it went, the frame times are written, and a run of several variants opens the comparison.
+
+use super::SpanprofApp;
+use super::connection::repaint_notifier;
+use super::run::{ActiveRun, Ended};
+use super::run_list::RunSource;
+use super::settings::Tab;
+use super::status_file::RunState;
+use crate::engine::{IterationDetails, Notifier, Target};
+use crate::report::{RunReport, Status};
+
+impl SpanprofApp {
+    /// Starts a run of what the panels describe, unless one is in flight; says why it cannot.
+    pub(super) fn start_run(&mut self) {
+        if self.active.is_some() {
+            return;
+        }
+        let notify = repaint_notifier(&self.ctx);
+        let started = if self.settings.query.client {
+            self.start_subject(notify)
+        } else {
+            self.start_query(notify)
+        };
+        match started {
+            Ok(run) => {
+                let sql = self.settings.query.first_sql().to_owned();
+                self.settings.query.remember(&sql);
+                self.active_id = self.runs.take_id();
+                self.active = Some(run);
+                self.notice = None;
+                self.write_status(RunState::Running);
+            }
+            Err(message) => self.error(message),
+        }
+    }
+
+    /// The query panel's variants on the connection panel's target.
+    fn start_query(&self, notify: Notifier) -> Result<ActiveRun, String> {
+        let (target, database) = self.settings.connection.target()?;
+        let label = self.runs.next_label(self.settings.query.run_label());
+        let spec = self.settings.query.spec(label, database)?;
+        ActiveRun::start(target, spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
+    }
+
+    /// A client program's run: on the local instance the connection panel describes (its rows and
+    /// knobs), the only kind a program can be profiled against.
+    fn start_subject(&self, notify: Notifier) -> Result<ActiveRun, String> {
+        let server = match self.settings.connection.target()? {
+            (Target::Local(server), _) => server,
+            _ => {
+                return Err(
+                    "a client program runs against the local instance: choose Local \
+                            in the connection panel"
+                        .into(),
+                );
+            }
+        };
+        let label = if self.settings.query.run_label().is_empty() {
+            String::new()
+        } else {
+            self.runs.next_label(self.settings.query.run_label())
+        };
+        let mut spec = self.settings.query.client_spec(label, server)?;
+        if spec.label.is_empty() {
+            spec.label = spec.command.short_name();
+        }
+        ActiveRun::start_subject(spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
+    }
+
+    /// Reads what the run in flight reported since the last frame; each failed iteration's
+    /// message goes to the log (the last one to the status bar), and an end is acted on.
+    pub(super) fn drain_run(&mut self) {
+        let mut errors = Vec::new();
+        let ended = self
+            .active
+            .as_mut()
+            .and_then(|run| run.drain(|e| errors.push(e)));
+        if let Some(last) = errors.last() {
+            self.notice = Some(last.clone());
+        }
+        for e in errors {
+            self.log.push(e);
+        }
+        match ended {
+            None => {}
+            Some(Ended::Failed(message)) => {
+                self.finish_frames();
+                self.active = None;
+                self.write_status(RunState::Failed(message.clone()));
+                self.error(message);
+                self.details.show_log();
+            }
+            Some(Ended::Finished(reports, details)) => {
+                self.finish_frames();
+                self.active = None;
+                self.finished(reports, details);
+            }
+        }
+    }
+
+    /// A run that ended: one report per variant joins the list with its own last details; a run
+    /// of several variants (or a sweep) is shown in the Compare tab.
+    fn finished(&mut self, reports: Vec<RunReport>, mut details: Vec<IterationDetails>) {
+        let iterations = || reports.iter().flat_map(|r| &r.iterations);
+        let ok = iterations().filter(|i| i.status == Status::Ok).count();
+        let other = iterations().count() - ok;
+        let first = reports
+            .first()
+            .map(|r| r.config.label.clone())
+            .unwrap_or_default();
+        self.write_status(RunState::Finished {
+            label: first.clone(),
+            ok,
+            other,
+        });
+        if iterations().next().is_none() {
+            self.notice = Some(format!("{first} was cancelled before it connected"));
+            return;
+        }
+        let several = reports.len() > 1;
+        let mut ids = Vec::new();
+        for report in reports {
+            let own = details
+                .iter()
+                .position(|d| d.run == report.config.label)
+                .map(|at| Box::new(details.swap_remove(at)));
+            ids.push(self.runs.add(report, own, RunSource::Live));
+        }
+        if several {
+            // A comparison was asked for: show it.
+            self.compare.pick_only(&ids);
+            self.runs.show(ids.first().copied());
+            self.settings.tab = Tab::Compare;
+        }
+    }
+
+    /// Appends the frame times recorded while the run streamed (`SPANPROF_FRAME_STATS`).
+    fn finish_frames(&mut self) {
+        let label = self
+            .active
+            .as_ref()
+            .map(|r| r.label().to_owned())
+            .unwrap_or_default();
+        if let Some(stats) = &mut self.frame_stats
+            && let Err(e) = stats.flush(&label)
+        {
+            self.log
+                .push(format!("cannot write the frame statistics: {e}"));
+        }
+    }
+}
