@@ -18,4 +18,5 @@ pub mod server;
 pub mod stats;
 pub mod subject;
 pub mod text;
+pub mod units;
 pub mod wire;

@@ -364,7 +364,7 @@ impl Phase {
     ];
 
     /// The phases of a client's time measured at the server (`spanprof client`), in order.
-    pub const CLIENT: [Phase; 5] = [
+    pub const SUBJECT: [Phase; 5] = [
         Phase::Startup,
         Phase::FirstByte,
         Phase::Transfer,

@@ -8,22 +8,22 @@
 //!   [`BootstrapSettings`].
 //! - [`distribution`](mod@distribution): the five-number summary of a run's totals (box plots).
 //! - [`gate`](mod@gate): whether a new run regressed against a baseline, for CI.
-//! - [`client`](mod@client): a client profile's program against spanprof's decoder and the wire
-//!   floor, and how much of what it adds the server spent waiting on it.
+//! - [`subject`](mod@subject): a subject's profile (`spanprof client`): the program against
+//!   spanprof's decoder and the wire floor, and how much of what it adds the server spent
+//!   waiting on it.
 //! - [`sweep`](mod@sweep): the runs of a parameter sweep as a table per value and a cost model per
 //!   phase (fixed ms, ms per 1,000 rows, MB/s).
 //!
 //! Pure functions of plain data built on [`stats`](crate::stats) and [`report`](crate::report):
 //! no I/O, no clocks, no UI, no command line.
 
-pub mod client;
 pub mod comparison;
 pub mod distribution;
 pub mod findings;
 pub mod gate;
+pub mod subject;
 pub mod sweep;
 
-pub use client::{ClientComparison, client_comparison};
 pub use comparison::{
     BootstrapSettings, PARTS, PhaseMedians, RunComparison, TotalComparison, compare_phase,
     compare_runs, signed_ms,
@@ -33,4 +33,5 @@ pub use findings::{
     Findings, FirstIteration, MissingStatistics, Outlier, findings, missing_statistics,
 };
 pub use gate::{Gate, GateError, GateOutcome, gate, parse_slowdown};
+pub use subject::{SubjectComparison, subject_comparison};
 pub use sweep::{Band, CostModel, Sweep, SweepRow, sweep};

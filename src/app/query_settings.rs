@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::options::OptionSettings;
 use crate::engine::{
-    ClientSpec, DatabasePath, Order, Param, ProfileSpec, QueryMode, Timeouts, Variant,
+    DatabasePath, Order, Param, ProfileSpec, QueryMode, SubjectSpec, Timeouts, Variant,
 };
 use crate::server::ServerConfig;
 use crate::subject::command::CommandLine;
@@ -236,12 +236,12 @@ impl QuerySettings {
 
     /// The engine's spec for a client program's run on the local instance `server`, the program's
     /// run labelled `label`, or what is wrong with the input.
-    pub fn client_spec(&self, label: String, server: ServerConfig) -> Result<ClientSpec, String> {
+    pub fn client_spec(&self, label: String, server: ServerConfig) -> Result<SubjectSpec, String> {
         if self.first_sql().is_empty() {
             return Err("the SQL is empty".into());
         }
         let command = CommandLine::parse(&self.command).map_err(|e| e.to_string())?;
-        Ok(ClientSpec {
+        Ok(SubjectSpec {
             label,
             sql: self.first_sql().to_owned(),
             iterations: self.iterations.max(1),
@@ -249,7 +249,7 @@ impl QuerySettings {
             order: self.order,
             server,
             compare: Some(self.decoder),
-            ..ClientSpec::new(command)
+            ..SubjectSpec::new(command)
         })
     }
 
@@ -271,7 +271,7 @@ impl QuerySettings {
                     "a sweep sweeps one query: remove the other variants, or the sweep".into(),
                 );
             }
-            let sweep = crate::engine::parse_sweep(self.sweep.trim())?;
+            let sweep = crate::engine::parse_sweep(self.sweep.trim()).map_err(|e| e.to_string())?;
             variants = sweep.expand(&variants[0], !self.run_label().is_empty());
         }
         let spec = ProfileSpec {

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use crate::engine::{
-    ClientSpec, Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, QueryMode, Target,
+    Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, QueryMode, SubjectSpec, Target,
 };
 use crate::report::{IterationRecord, RunReport};
 
@@ -78,11 +78,11 @@ impl ActiveRun {
     }
 
     /// Starts a client program's profile (`spanprof client`); `notify` as for [`ActiveRun::start`].
-    pub fn start_client(spec: ClientSpec, notify: Notifier) -> std::io::Result<Self> {
+    pub fn start_subject(spec: SubjectSpec, notify: Notifier) -> std::io::Result<Self> {
         let labels = spec.labels();
         let per_run = spec.warmup + spec.iterations;
         let of = per_run.saturating_mul(u32::try_from(labels.len()).unwrap_or(u32::MAX));
-        let engine = Engine::start_client(spec, notify)?;
+        let engine = Engine::start_subject(spec, notify)?;
         Ok(Self::of_engine(engine, labels, QueryMode::Normal, of))
     }
 

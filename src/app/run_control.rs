@@ -20,7 +20,7 @@ impl SpanprofApp {
         }
         let notify = repaint_notifier(&self.ctx);
         let started = if self.settings.query.client {
-            self.start_client(notify)
+            self.start_subject(notify)
         } else {
             self.start_query(notify)
         };
@@ -47,7 +47,7 @@ impl SpanprofApp {
 
     /// A client program's run: on the local instance the connection panel describes (its rows and
     /// knobs), the only kind a program can be profiled against.
-    fn start_client(&self, notify: Notifier) -> Result<ActiveRun, String> {
+    fn start_subject(&self, notify: Notifier) -> Result<ActiveRun, String> {
         let server = match self.settings.connection.target()? {
             (Target::Local(server), _) => server,
             _ => {
@@ -67,7 +67,7 @@ impl SpanprofApp {
         if spec.label.is_empty() {
             spec.label = spec.command.short_name();
         }
-        ActiveRun::start_client(spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
+        ActiveRun::start_subject(spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
     }
 
     /// Reads what the run in flight reported since the last frame; each failed iteration's

@@ -71,7 +71,7 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
             Some(verdict) => writeln!(out, "\n{}", printable(&verdict))?,
             None => anyhow::bail!("cannot compare: a run's median total time is not positive"),
         }
-        out.write_all(super::plan::plan_diff_text(base, other).as_bytes())?;
+        out.write_all(super::operators::plan_diff_text(base, other).as_bytes())?;
     }
     let Some(max_slowdown) = args.fail_if_slower else {
         return Ok(false);

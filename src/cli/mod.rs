@@ -1,15 +1,15 @@
 //! The command line: argument definitions and one function per subcommand. `main.rs` only parses and
 //! maps the result to an exit code.
 
-mod client;
 mod compare;
 mod decode;
 mod driver;
+mod operators;
 mod options;
-mod plan;
 mod profile;
 mod seed;
 mod serve;
+mod subject;
 mod summary;
 mod target;
 mod variants;
@@ -19,18 +19,18 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use client::{ClientArgs, run_client};
 pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, DecoderChoice, run_decode};
 pub use driver::{DriverArgs, run_driver};
+pub use operators::{PlanArgs, plan_diff_text, plan_summary, run_plan};
 pub use options::RequestOptionArgs;
-pub use plan::{PlanArgs, plan_diff_text, plan_summary, run_plan};
 pub use profile::{
     ModeArg, OrderArg, ProfileArgs, ProfileOutcome, QueryArgs, RecordArgs, findings, run_profile,
     run_record,
 };
 pub use seed::{SeedArgs, run_seed};
 pub use serve::{ServeArgs, apply_knob, run_serve};
+pub use subject::{SubjectArgs, run_subject};
 pub use target::{TargetArgs, TimeoutArgs};
 pub use variants::{SweepSpec, parse_sweep};
 pub use workload::Workload;
@@ -89,7 +89,7 @@ pub enum Command {
     /// Run another program's Spanner client N times against the local instance (knobs as for
     /// `serve`): where its time goes as the server sees it (blocked time included), every row it
     /// prints checked, beside spanprof's own decoder and the wire floor.
-    Client(Box<ClientArgs>),
+    Client(Box<SubjectArgs>),
     /// Read $SPANPROF_SQL from $SPANNER_EMULATOR_HOST as spanprof's own client and print each row
     /// as a canonical JSON line: a program for `spanprof client` to run.
     Driver(DriverArgs),
@@ -129,7 +129,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run_record(&args, std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Client(args)) => Ok(if run_client(&args, std::io::stdout())? {
+        Some(Command::Client(args)) => Ok(if run_subject(&args, std::io::stdout())? {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(ITERATIONS_FAILED)

@@ -390,7 +390,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
     out.write_all(&Markdown.export(&reports)?)?;
     for report in &reports {
         let found = summary::findings(report);
-        let plan = super::plan::plan_summary(report, 5);
+        let plan = super::operators::plan_summary(report, 5);
         for text in [found, plan] {
             if !text.is_empty() {
                 if several {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::client::auth::Credentials;
 use crate::client::cloud::CloudTarget;
-use crate::client::{Timeouts, check_host_port, parse_duration};
+use crate::client::{EndpointError, Timeouts, check_host_port, parse_duration};
 use crate::engine::{DatabasePath, Target};
 use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig};
 
@@ -130,6 +130,6 @@ impl TargetArgs {
 }
 
 /// `host:port` with the port in range.
-pub fn parse_endpoint(text: &str) -> Result<String, String> {
+pub fn parse_endpoint(text: &str) -> Result<String, EndpointError> {
     check_host_port(text).map(|()| text.to_owned())
 }

@@ -49,7 +49,7 @@ pub enum ClientError {
     },
     /// The endpoint is not a `host:port` that can be connected to.
     #[error("{0}")]
-    BadEndpoint(String),
+    BadEndpoint(super::target::EndpointError),
     /// The connection attempt failed.
     #[error("cannot reach {endpoint}: {reason}")]
     Unreachable {

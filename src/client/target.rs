@@ -39,11 +39,26 @@ impl Target {
     }
 }
 
+/// Why a text is not a `host:port` ([`check_host_port`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{text:?} is not host:port: {why}")]
+pub struct EndpointError {
+    /// The text as given.
+    pub text: String,
+    /// What is wrong with it.
+    pub why: &'static str,
+}
+
 /// Checks that `text` is a `host:port` a plaintext channel can be opened to: a host (a name, an
 /// IPv4 address, or an IPv6 address in brackets) and a port from 1 to 65535. An out-of-range port
 /// would otherwise be dropped by the URI parser, leaving the default port 80.
-pub fn check_host_port(text: &str) -> Result<(), String> {
-    let bad = |why: &str| Err(format!("{text:?} is not host:port: {why}"));
+pub fn check_host_port(text: &str) -> Result<(), EndpointError> {
+    let bad = |why: &'static str| {
+        Err(EndpointError {
+            text: text.to_owned(),
+            why,
+        })
+    };
     let Some((host, port)) = text.rsplit_once(':') else {
         return bad("it has no port (write it like 127.0.0.1:9010)");
     };
@@ -143,7 +158,7 @@ mod tests {
             "host name:1",
             "127.0.0.1:-1",
         ] {
-            let error = check_host_port(bad).expect_err(bad);
+            let error = check_host_port(bad).expect_err(bad).to_string();
             assert!(error.contains("is not host:port"), "{error}");
         }
     }

@@ -95,7 +95,7 @@ pub enum SeedError {
     },
     /// The endpoint is not a `host:port`.
     #[error("{0}")]
-    BadEndpoint(String),
+    BadEndpoint(crate::client::EndpointError),
     /// The endpoint is not a gRPC server.
     #[error("{endpoint} does not speak gRPC ({what}): is it the right host and port?")]
     NotGrpc {

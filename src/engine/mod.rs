@@ -5,9 +5,9 @@
 //! when one is waiting) and can cancel at any moment. Talking to the instance is the client layer's
 //! job ([`Session`]); the engine keeps the run loop, the events and cancellation.
 
-pub mod client;
 pub mod details;
 pub mod schedule;
+pub mod subject;
 pub mod sweep;
 
 use std::sync::Arc;
@@ -27,10 +27,10 @@ pub use crate::client::{
 };
 use crate::report::{IterationRecord, RunConfig, RunReport, Status, SweepPoint};
 use crate::wire::{DecoderKind, RowsView, Timestamp};
-pub use client::{ClientSpec, DEFAULT_CLIENT_SQL, DEFAULT_COMMAND_LIMIT};
 pub use details::{IterationDetails, PREVIEW_ROWS};
 pub use schedule::{Order, Step, schedule};
-pub use sweep::{SweepSpec, parse_sweep};
+pub use subject::{DEFAULT_COMMAND_LIMIT, DEFAULT_SUBJECT_SQL, SubjectSpec};
+pub use sweep::{SweepError, SweepSpec, parse_sweep};
 
 /// How long the end of a run waits for the server to delete its session. The wait happens on the
 /// engine's own thread, never the caller's.

@@ -3,7 +3,7 @@
 //! phase grows with the answer.
 
 use super::Variant;
-use crate::client::Param;
+use crate::client::{Param, ParamError};
 use crate::report::SweepPoint;
 
 /// A sweep of one query parameter: `NAME:TYPE=v1,v2,...`.
@@ -17,23 +17,53 @@ pub struct SweepSpec {
     pub values: Vec<String>,
 }
 
+/// How a sweep is written, for its errors.
+const HOW: &str = "write it as NAME:TYPE=v1,v2,... (e.g. n:INT64=100,1000,10000)";
+
+/// Why a sweep's text is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SweepError {
+    /// No `=` between the parameter and its values.
+    #[error("{text:?}: {HOW}")]
+    NotASweep {
+        /// The text as given.
+        text: String,
+    },
+    /// No `:TYPE` after the parameter's name.
+    #[error("{text:?} names no type: {HOW}")]
+    NoType {
+        /// The text as given.
+        text: String,
+    },
+    /// Fewer than two values, or an empty one.
+    #[error("{text:?}: a sweep needs two values or more; {HOW}")]
+    TooFewValues {
+        /// The text as given.
+        text: String,
+    },
+    /// A value the parameter's type does not take.
+    #[error(transparent)]
+    Value(#[from] ParamError),
+}
+
 /// Reads `NAME:TYPE=v1,v2,...` (at least two values, each one the type takes).
-pub fn parse_sweep(text: &str) -> Result<SweepSpec, String> {
-    let how = "write it as NAME:TYPE=v1,v2,... (e.g. n:INT64=100,1000,10000)";
-    let (left, values) = text
-        .split_once('=')
-        .ok_or_else(|| format!("{text:?}: {how}"))?;
-    let (name, type_name) = left
-        .split_once(':')
-        .ok_or_else(|| format!("{text:?} names no type: {how}"))?;
+pub fn parse_sweep(text: &str) -> Result<SweepSpec, SweepError> {
+    let (left, values) = text.split_once('=').ok_or_else(|| SweepError::NotASweep {
+        text: text.to_owned(),
+    })?;
+    let (name, type_name) = left.split_once(':').ok_or_else(|| SweepError::NoType {
+        text: text.to_owned(),
+    })?;
     let values: Vec<String> = values.split(',').map(|v| v.trim().to_owned()).collect();
     if values.len() < 2 || values.iter().any(String::is_empty) {
-        return Err(format!("{text:?}: a sweep needs two values or more; {how}"));
+        return Err(SweepError::TooFewValues {
+            text: text.to_owned(),
+        });
     }
     let name = name.trim().trim_start_matches('@').to_owned();
     let type_name = type_name.trim().to_uppercase();
     for value in &values {
-        Param::parse(&format!("{name}:{type_name}={value}")).map_err(|e| e.to_string())?;
+        Param::parse(&format!("{name}:{type_name}={value}"))?;
     }
     Ok(SweepSpec {
         name,

@@ -408,17 +408,9 @@ fn parse_node(position: usize, node: &PlanNode, len: usize) -> Result<Node, Plan
     })
 }
 
-/// Milliseconds per `unit`, for units of time.
+/// Milliseconds per `unit`, for units of time ([`TIME_UNITS`](crate::units::TIME_UNITS)).
 pub fn unit_ms(unit: &str) -> Option<f64> {
-    Some(match unit.trim() {
-        "nsecs" | "nsec" | "ns" => 1e-6,
-        "usecs" | "usec" | "us" | "µs" | "μs" => 1e-3,
-        "msecs" | "msec" | "ms" => 1.0,
-        "secs" | "sec" | "s" | "seconds" => 1e3,
-        "mins" | "min" | "minutes" => 60e3,
-        "hours" | "hour" | "h" => 3600e3,
-        _ => return None,
-    })
+    crate::units::nanos_per(unit).map(|nanos| nanos as f64 / 1e6)
 }
 
 /// A number sent as a string (production) or as a JSON number (some keys, other tools).

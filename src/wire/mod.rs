@@ -24,7 +24,7 @@ pub use convert::{ValueError, decode_value, encode_value};
 pub use decoder::{Row, StreamDecoder};
 pub use either::{AnyDecoder, DecoderKind, Parsed, RowsView};
 pub use error::{ColumnRef, DecodeError, DecodeErrorKind};
-pub use fast::{FastDecoder, RowBatch, RowRef, Scanned, ValueRef, peek_resume_token};
+pub use fast::{FastDecoder, PeekError, RowBatch, RowRef, Scanned, ValueRef, peek_resume_token};
 pub use stats::{PlanNode, QueryStats, ResultStats, RowCount};
 pub use stream_file::{DecodedStream, StreamFileError, decode_stream_file};
 pub use stream_state::StreamCounters;

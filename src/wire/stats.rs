@@ -90,7 +90,8 @@ pub fn duration_ms(d: Duration) -> f64 {
 }
 
 /// Parses a duration as Spanner and the emulator write them: a decimal number, optional spaces, and a
-/// unit among `ns`/`nsecs`, `us`/`usecs`/`µs`, `ms`/`msecs`, `s`/`sec`/`secs`, `min`/`mins`, `h`/`hours`.
+/// unit among `ns`/`nsecs`, `us`/`usecs`/`µs`, `ms`/`msecs`, `s`/`sec`/`secs`, `min`/`mins`, `h`/`hours`
+/// ([`TIME_UNITS`](crate::units::TIME_UNITS)).
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let text = text.trim();
     let split = text
@@ -98,15 +99,7 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let number: f64 = number.parse().ok()?;
-    let nanos_per_unit = match unit.trim() {
-        "ns" | "nsec" | "nsecs" => 1.0,
-        "us" | "usec" | "usecs" | "µs" | "μs" => 1e3,
-        "ms" | "msec" | "msecs" => 1e6,
-        "s" | "sec" | "secs" | "seconds" => 1e9,
-        "min" | "mins" | "minutes" => 60e9,
-        "h" | "hour" | "hours" => 3600e9,
-        _ => return None,
-    };
+    let nanos_per_unit = crate::units::nanos_per(unit)? as f64;
     let nanos = (number * nanos_per_unit).round();
     (nanos.is_finite() && nanos < u64::MAX as f64).then(|| Duration::from_nanos(nanos as u64))
 }

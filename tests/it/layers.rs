@@ -1,9 +1,15 @@
 //! The layering of `src/`, read from the source: which top-level modules each one's non-test code
 //! names through `crate::`, no cycle among them, and the two rules issue 11 set (the engine knows
-//! nothing of tonic, prost or the generated types; the app nothing of the command line).
+//! nothing of tonic, prost or the generated types; the app nothing of the command line). Then the
+//! rooms (issue 22, read with syn by [`rooms`]): no circle of files inside any folder, no file over
+//! 800 lines and no non-test function over 120, the server in rooms, one module called `plan`.
+
+mod rooms;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+use rooms::Tree;
 
 /// Top-level module -> the top-level modules its code outside `#[cfg(test)]` names.
 type Graph = BTreeMap<String, BTreeSet<String>>;
@@ -166,4 +172,227 @@ fn the_engine_knows_no_grpc_types_and_the_app_no_command_line() {
             );
         }
     }
+}
+
+/// The longest a source file may be, tests included.
+const MAX_FILE_LINES: usize = 800;
+/// The longest a non-test function may be, from `fn` to its closing brace.
+const MAX_FUNCTION_LINES: usize = 120;
+
+fn src_tree() -> Tree {
+    Tree::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src")).expect("src/ parses")
+}
+
+/// Writes `files` (path, text) under a fresh directory and reads it as a tree.
+fn synthetic_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Tree) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (path, text) in files {
+        let full = dir.path().join(path);
+        std::fs::create_dir_all(full.parent().expect("a parent")).expect("a folder");
+        std::fs::write(full, text).expect("a file");
+    }
+    let tree = Tree::read(dir.path()).expect("the synthetic tree parses");
+    (dir, tree)
+}
+
+/// Every circle of files in `tree`, as `folder: a -> b (where), b -> a (where)`.
+fn all_circles(tree: &Tree) -> Vec<String> {
+    tree.folder_graphs()
+        .iter()
+        .flat_map(|(folder, graph)| {
+            rooms::circles(graph)
+                .into_iter()
+                .map(move |c| format!("{folder}/: {c}"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_reader_of_rooms_finds_circles_of_files_through_uses_paths_macros_and_re_exports() {
+    let lib = "mod a;\nmod b;\n";
+    let face = "mod x;\nmod y;\nmod z;\n#[cfg(test)]\nmod fixture;\npub use x::X;\npub use z::*;\n";
+    let x = "use crate::a::y::Y;\npub struct X(Y);\n";
+    // y names X through the face's re-export: an edge to x, not to the face.
+    let y_back = "pub struct Y;\nfn f() -> Option<super::X> { None }\n";
+    let y_clean = "pub struct Y;\n";
+    // Names in a macro body count; a test module's do not.
+    let y_macro = "pub struct Y;\nfn f() { let _ = format!(\"{}\", super::z::Z); }\n";
+    let z = "pub struct Z;\nfn g() -> super::X { todo!() }\n#[cfg(test)]\nmod tests { use super::super::y::Y; }\n";
+    let fixture = "use super::x::X;\n";
+    let b = "pub fn h() -> crate::a::Z { crate::a::Z }\n";
+
+    let (_dir, tree) = synthetic_tree(&[
+        ("lib.rs", lib),
+        ("a/mod.rs", face),
+        ("a/x.rs", x),
+        ("a/y.rs", y_back),
+        ("a/z.rs", "pub struct Z;\n"),
+        ("a/fixture.rs", fixture),
+        ("b.rs", b),
+    ]);
+    let circles = all_circles(&tree);
+    assert_eq!(circles.len(), 1, "{circles:?}");
+    assert!(circles[0].starts_with("a/: x -> y"), "{circles:?}");
+    assert!(circles[0].contains("a/y.rs:2 super::X"), "{circles:?}");
+    let graphs = tree.folder_graphs();
+    // b names Z through a's glob re-export: at the root, b -> a; inside a, nothing from b.
+    assert!(graphs[""]["b"].contains_key("a"), "{graphs:?}");
+    assert!(
+        !graphs["a"].contains_key("mod"),
+        "the face only re-exports: {graphs:?}"
+    );
+
+    let (_dir, tree) = synthetic_tree(&[
+        ("lib.rs", lib),
+        ("a/mod.rs", face),
+        ("a/x.rs", x),
+        ("a/y.rs", y_clean),
+        ("a/z.rs", z),
+        ("a/fixture.rs", fixture),
+        ("b.rs", b),
+    ]);
+    assert_eq!(all_circles(&tree), Vec::<String>::new());
+
+    let (_dir, tree) = synthetic_tree(&[
+        ("lib.rs", lib),
+        ("a/mod.rs", face),
+        ("a/x.rs", x),
+        ("a/y.rs", y_macro),
+        ("a/z.rs", z),
+        ("a/fixture.rs", fixture),
+        ("b.rs", b),
+    ]);
+    let circles = all_circles(&tree);
+    assert_eq!(circles.len(), 1, "{circles:?}");
+    assert!(circles[0].contains("y -> z"), "{circles:?}");
+    assert!(circles[0].contains("z -> x"), "{circles:?}");
+}
+
+#[test]
+fn the_reader_of_rooms_follows_re_exports_into_inner_folders_and_leaves_the_face_out() {
+    let (_dir, tree) = synthetic_tree(&[
+        ("lib.rs", "mod w;\n"),
+        (
+            "w/mod.rs",
+            "mod d;\nmod inner;\npub use d::D;\npub fn make() -> D { D }\n",
+        ),
+        (
+            "w/d.rs",
+            "pub struct D;\nfn f() { crate::w::inner::deep::g(); }\n",
+        ),
+        ("w/inner.rs", "pub mod deep;\n"),
+        // D through the face's re-export is d; make, defined in the face, is no edge.
+        (
+            "w/inner/deep.rs",
+            "pub fn g() {}\nfn h() -> super::super::D { super::super::make() }\n",
+        ),
+    ]);
+    let graphs = tree.folder_graphs();
+    assert!(graphs["w"]["d"].contains_key("inner"), "{graphs:?}");
+    assert!(graphs["w"]["inner"].contains_key("d"), "{graphs:?}");
+    assert!(
+        graphs["w"]
+            .keys()
+            .chain(graphs["w"].values().flat_map(|e| e.keys()))
+            .all(|n| n != "mod"),
+        "{graphs:?}"
+    );
+    let circles = all_circles(&tree);
+    assert_eq!(circles.len(), 1, "{circles:?}");
+    assert!(circles[0].starts_with("w/: d -> inner"), "{circles:?}");
+    assert!(
+        circles[0].contains("w/inner/deep.rs:2 super::super::D"),
+        "{circles:?}"
+    );
+}
+
+#[test]
+fn the_reader_of_rooms_measures_functions_from_fn_to_brace_tests_aside() {
+    let long_body = "    let _ = 1;\n".repeat(5);
+    let text = format!(
+        "/// doc\n/// doc\npub fn long() {{\n{long_body}}}\nfn short() {{}}\nstruct S;\nimpl S {{\n    fn method(&self) {{\n{long_body}    }}\n}}\n#[cfg(test)]\nmod tests {{\n    fn helper() {{\n{long_body}    }}\n}}\n"
+    );
+    let (_dir, tree) = synthetic_tree(&[("lib.rs", text.as_str())]);
+    let long = tree.long_functions(6);
+    let at: Vec<(&str, usize)> = long.iter().map(|f| (f.at.as_str(), f.lines)).collect();
+    assert_eq!(at, [("lib.rs:3 long", 7), ("lib.rs:13 method", 7)]);
+    assert_eq!(tree.long_functions(7), Vec::new());
+}
+
+#[test]
+fn no_circle_of_files_inside_any_folder_of_src() {
+    let tree = src_tree();
+    let graphs = tree.folder_graphs();
+    assert!(
+        graphs.get("client").is_some_and(|g| g.len() > 5),
+        "read the client's files: {graphs:?}"
+    );
+    let circles = all_circles(&tree);
+    assert!(
+        circles.is_empty(),
+        "circles of files:\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn no_source_file_over_800_lines_and_no_function_over_120() {
+    let tree = src_tree();
+    let mut problems: Vec<String> = tree
+        .files
+        .iter()
+        .filter(|f| f.lines > MAX_FILE_LINES)
+        .map(|f| format!("src/{}: {} lines", f.path, f.lines))
+        .collect();
+    problems.extend(
+        tree.long_functions(MAX_FUNCTION_LINES)
+            .into_iter()
+            .map(|f| format!("src/{}: {} lines", f.at, f.lines)),
+    );
+    assert!(tree.files.len() > 50, "read the files of src/");
+    assert!(problems.is_empty(), "too long:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_server_is_in_rooms_and_only_src_plan_is_called_plan() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let server = src.join("server");
+    let entries: Vec<std::path::PathBuf> = std::fs::read_dir(&server)
+        .expect("src/server/ is readable")
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    let rooms: Vec<&std::path::PathBuf> = entries
+        .iter()
+        .filter(|p| p.is_dir() && std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_some()))
+        .collect();
+    let files = entries
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .count();
+    let mut problems = Vec::new();
+    if rooms.len() < 3 {
+        problems.push(format!(
+            "src/server/ has {} sub-rooms, wants 3 or more",
+            rooms.len()
+        ));
+    }
+    if files > 10 {
+        problems.push(format!(
+            "src/server/ has {files} files directly in it, wants 10 at most"
+        ));
+    }
+    let tree = src_tree();
+    for file in &tree.files {
+        let named_plan = file
+            .module
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|part| part == "plan"));
+        if named_plan && !file.path.starts_with("plan/") {
+            problems.push(format!(
+                "src/{} is a module called plan beside src/plan/",
+                file.path
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "the rooms:\n{}", problems.join("\n"));
 }

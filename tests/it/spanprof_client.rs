@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use spanprof::engine::{ClientSpec, Engine, EngineEvent};
+use spanprof::engine::{Engine, EngineEvent, SubjectSpec};
 use spanprof::report::{IterationRecord, Phase, RunReport, Status};
 use spanprof::server::{KnobSettings, ServerConfig, Shape};
 use spanprof::subject::command::CommandLine;
@@ -25,8 +25,8 @@ fn driver(args: &[&str]) -> CommandLine {
     CommandLine::new(words).expect("a command")
 }
 
-fn spec(command: CommandLine, sql: &str, knobs: KnobSettings) -> ClientSpec {
-    ClientSpec {
+fn spec(command: CommandLine, sql: &str, knobs: KnobSettings) -> SubjectSpec {
+    SubjectSpec {
         sql: sql.into(),
         iterations: 1,
         warmup: 0,
@@ -37,7 +37,7 @@ fn spec(command: CommandLine, sql: &str, knobs: KnobSettings) -> ClientSpec {
         },
         compare: None,
         limit: Duration::from_secs(300),
-        ..ClientSpec::new(command)
+        ..SubjectSpec::new(command)
     }
 }
 
@@ -51,8 +51,8 @@ fn knobs(shape: Shape, fail_every: u64) -> KnobSettings {
 }
 
 /// Runs a client profile to its end; its reports.
-fn profile(spec: ClientSpec) -> Vec<RunReport> {
-    let engine = Engine::start_client(spec, std::sync::Arc::new(|| {})).expect("starts");
+fn profile(spec: SubjectSpec) -> Vec<RunReport> {
+    let engine = Engine::start_subject(spec, std::sync::Arc::new(|| {})).expect("starts");
     while let Some(event) = engine.next() {
         match event {
             EngineEvent::Finished(reports) => return reports,
@@ -86,7 +86,7 @@ fn assert_all_checked(reports: &[RunReport], rows: u64) {
                 r.iteration,
                 r.error
             );
-            for phase in Phase::CLIENT {
+            for phase in Phase::SUBJECT {
                 assert!(
                     r.phase_ms(phase).is_some(),
                     "{}: {} not measured",
@@ -142,7 +142,7 @@ fn a_driver_that_duplicates_rows_after_a_broken_stream_fails_too() {
 #[test]
 fn spanprof_s_own_driver_reads_every_shape_through_faults_beside_the_decoder_and_the_floor() {
     for shape in Shape::ALL {
-        let reports = profile(ClientSpec {
+        let reports = profile(SubjectSpec {
             iterations: 2,
             compare: Some(DecoderKind::Fast),
             ..spec(driver(&[]), SMALL_SQL, knobs(shape, 3))
@@ -155,7 +155,7 @@ fn spanprof_s_own_driver_reads_every_shape_through_faults_beside_the_decoder_and
         assert_all_checked(&reports, 2000);
         let resumes: u32 = reports[0].iterations.iter().map(|r| r.resumes).sum();
         assert!(resumes > 0, "{shape}: the faults fired");
-        let verdict = spanprof::analysis::client_comparison(&reports).expect("a verdict");
+        let verdict = spanprof::analysis::subject_comparison(&reports).expect("a verdict");
         assert!(
             verdict.spanprof_ms.is_some() && verdict.floor_ms.is_some(),
             "{verdict:?}"
@@ -388,7 +388,7 @@ type KnownBug = (Shape, fn(&str) -> bool);
 /// `known_bug`'s shape, where the client's first wrong value must be the one described.
 fn official_client_in_every_shape(command: CommandLine, known_bug: Option<KnownBug>) {
     for shape in Shape::ALL {
-        let reports = profile(ClientSpec {
+        let reports = profile(SubjectSpec {
             iterations: 5,
             warmup: 1,
             compare: Some(DecoderKind::Fast),
@@ -402,7 +402,7 @@ fn official_client_in_every_shape(command: CommandLine, known_bug: Option<KnownB
             continue;
         }
         assert_all_checked(&reports, 10_000);
-        let verdict = spanprof::analysis::client_comparison(&reports).expect("a verdict");
+        let verdict = spanprof::analysis::subject_comparison(&reports).expect("a verdict");
         eprintln!("{shape}: {verdict}");
         assert!(
             verdict.client_ms > 0.0 && verdict.floor_ms.is_some(),

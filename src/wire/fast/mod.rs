@@ -41,22 +41,34 @@ use super::value::Value;
 
 /// The last resume token in one serialized PartialResultSet, its other fields skipped unread: what a
 /// client that only receives the bytes needs to resume a broken stream. `Ok(None)` when it carries
-/// none (or an empty one); `Err` with protobuf's reason when the message is not one.
-pub fn peek_resume_token(message: &[u8]) -> Result<Option<&[u8]>, String> {
+/// none (or an empty one); a [`PeekError`] with protobuf's reason when the message is not one.
+pub fn peek_resume_token(message: &[u8]) -> Result<Option<&[u8]>, PeekError> {
     use super::fields::partial_result_set::RESUME_TOKEN;
     let mut reader = protobuf::Reader::new(message);
     let mut token = None;
     while !reader.is_empty() {
-        let (field, wire_type) = reader.key().map_err(Fail::protobuf_reason)?;
+        let (field, wire_type) = reader.key().map_err(PeekError::from)?;
         if field == RESUME_TOKEN && wire_type == protobuf::LEN {
-            token = Some(reader.bytes().map_err(Fail::protobuf_reason)?);
+            token = Some(reader.bytes().map_err(PeekError::from)?);
         } else {
-            reader
-                .skip(field, wire_type)
-                .map_err(Fail::protobuf_reason)?;
+            reader.skip(field, wire_type).map_err(PeekError::from)?;
         }
     }
     Ok(token.filter(|t| !t.is_empty()))
+}
+
+/// Why [`peek_resume_token`] could not read a message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PeekError {
+    /// The bytes are not a protobuf message: protobuf's reason, in prost's words.
+    #[error("{0}")]
+    NotProtobuf(String),
+}
+
+impl From<Fail> for PeekError {
+    fn from(fail: Fail) -> Self {
+        PeekError::NotProtobuf(fail.protobuf_reason())
+    }
 }
 
 /// Decodes one ExecuteStreamingSql answer, fed one serialized PartialResultSet at a time, into a

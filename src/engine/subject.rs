@@ -26,14 +26,14 @@ use crate::subject::command::{self, CommandLine, stderr_note};
 use crate::wire::DecoderKind;
 
 /// The query a client profile runs unless told otherwise.
-pub const DEFAULT_CLIENT_SQL: &str = "SELECT * FROM Seed23 LIMIT 10000";
+pub const DEFAULT_SUBJECT_SQL: &str = "SELECT * FROM Seed23 LIMIT 10000";
 
 /// How long one run of the program may take unless told otherwise.
 pub const DEFAULT_COMMAND_LIMIT: Duration = Duration::from_secs(300);
 
 /// What to run: a command, N times, against the local instance.
 #[derive(Debug, Clone)]
-pub struct ClientSpec {
+pub struct SubjectSpec {
     /// The program and its arguments.
     pub command: CommandLine,
     /// The label of the program's run (by default its short name).
@@ -58,14 +58,14 @@ pub struct ClientSpec {
     pub timeouts: Timeouts,
 }
 
-impl ClientSpec {
+impl SubjectSpec {
     /// `command` with the defaults: the default SQL, 5 iterations after one warm-up, interleaved
     /// with the fast decoder and the floor, on a local instance of 100,000 Seed23 rows.
     pub fn new(command: CommandLine) -> Self {
-        ClientSpec {
+        SubjectSpec {
             label: command.short_name(),
             command,
-            sql: DEFAULT_CLIENT_SQL.into(),
+            sql: DEFAULT_SUBJECT_SQL.into(),
             iterations: 5,
             warmup: 1,
             order: Order::default(),
@@ -167,7 +167,7 @@ enum Run {
 }
 
 impl Run {
-    fn label(self, spec: &ClientSpec) -> String {
+    fn label(self, spec: &SubjectSpec) -> String {
         match self {
             Run::Command => spec.label.clone(),
             Run::Decoder(decoder) => format!("spanprof ({} decoder)", decoder.as_str()),
@@ -178,7 +178,7 @@ impl Run {
 
 impl Engine {
     /// Starts a client profile on a new thread with its own runtime.
-    pub fn start_client(spec: ClientSpec, notify: Notifier) -> std::io::Result<Engine> {
+    pub fn start_subject(spec: SubjectSpec, notify: Notifier) -> std::io::Result<Engine> {
         let (tx, events) = std::sync::mpsc::channel();
         let cancel = Arc::new(Cancel::default());
         let engine_cancel = Arc::clone(&cancel);
@@ -202,7 +202,7 @@ struct Ours {
 }
 
 async fn start(
-    spec: &ClientSpec,
+    spec: &SubjectSpec,
 ) -> Result<(LocalInstance, Option<Ours>), crate::engine::EngineError> {
     let instance = LocalInstance::start(spec.server.clone())
         .await
@@ -227,7 +227,7 @@ async fn start(
     }
 }
 
-async fn run(spec: ClientSpec, sink: &Sink, cancel: &Cancel) {
+async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
     let started_at = now_rfc3339();
     let runs = spec.runs();
     let mut reports: Vec<RunReport> = runs
@@ -304,7 +304,7 @@ fn cancelled(record: &mut IterationRecord) {
 
 /// One iteration of one run.
 struct Iteration<'a> {
-    spec: &'a ClientSpec,
+    spec: &'a SubjectSpec,
     instance: &'a LocalInstance,
     step: Step,
     cancel: &'a Cancel,

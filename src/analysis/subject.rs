@@ -10,7 +10,7 @@ use crate::stats::median;
 
 /// Medians of the timed iterations of a client profile's runs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ClientComparison {
+pub struct SubjectComparison {
     /// The program's run label.
     pub client: String,
     /// The program: first query request to exit, median, ms.
@@ -23,7 +23,7 @@ pub struct ClientComparison {
     pub floor_ms: Option<f64>,
 }
 
-impl ClientComparison {
+impl SubjectComparison {
     /// What the program adds over the wire floor (over spanprof's decoder when there is no
     /// floor), ms.
     pub fn adds_ms(&self) -> Option<f64> {
@@ -41,12 +41,12 @@ fn median_of(report: &RunReport, value: fn(&IterationRecord) -> Option<f64>) -> 
 
 /// The comparison of a client profile's `reports`: `None` unless one of them is a program's run
 /// (it has a command) with its phases measured in every timed iteration.
-pub fn client_comparison(reports: &[RunReport]) -> Option<ClientComparison> {
+pub fn subject_comparison(reports: &[RunReport]) -> Option<SubjectComparison> {
     let client = reports.iter().find(|r| !r.config.command.is_empty())?;
     let others = || reports.iter().filter(|r| r.config.command.is_empty());
     let floor = others().find(|r| r.config.decoder == FLOOR_DECODER);
     let spanprof = others().find(|r| r.config.decoder != FLOOR_DECODER);
-    Some(ClientComparison {
+    Some(SubjectComparison {
         client: client.config.label.clone(),
         client_ms: median_of(client, IterationRecord::request_to_end_ms)?,
         blocked_ms: median_of(client, |r| r.blocked_ms)?,
@@ -55,7 +55,7 @@ pub fn client_comparison(reports: &[RunReport]) -> Option<ClientComparison> {
     })
 }
 
-impl fmt::Display for ClientComparison {
+impl fmt::Display for SubjectComparison {
     /// `python3 python_client.py 783 ms; spanprof 30 ms; wire floor 15 ms: the client adds 768 ms,
     /// 745 ms of it while the server waited on it`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -142,7 +142,7 @@ mod tests {
                 vec![record(2.0, 12.0, 1.0, 0.0)],
             ),
         ];
-        let c = client_comparison(&reports).expect("a client profile");
+        let c = subject_comparison(&reports).expect("a client profile");
         assert_eq!(c.client_ms, 783.0);
         assert_eq!(c.blocked_ms, 745.0);
         assert_eq!(c.spanprof_ms, Some(30.0));
@@ -157,10 +157,10 @@ mod tests {
     #[test]
     fn no_verdict_without_a_program_or_its_phases() {
         let ours = report("spanprof", "fast", false, vec![record(1.0, 1.0, 1.0, 0.0)]);
-        assert_eq!(client_comparison(std::slice::from_ref(&ours)), None);
+        assert_eq!(subject_comparison(std::slice::from_ref(&ours)), None);
         let mut unmeasured = record(1.0, 1.0, 1.0, 0.0);
         unmeasured.tail_ms = None;
         let client = report("c", "the command", true, vec![unmeasured]);
-        assert_eq!(client_comparison(&[client, ours]), None);
+        assert_eq!(subject_comparison(&[client, ours]), None);
     }
 }

@@ -14,7 +14,7 @@ use super::decode::DecoderChoice;
 use super::profile::{OrderArg, check_label};
 use super::serve::ServeArgs;
 use super::target::parse_limit;
-use crate::engine::{ClientSpec, DEFAULT_CLIENT_SQL, Engine, EngineEvent, Order};
+use crate::engine::{DEFAULT_SUBJECT_SQL, Engine, EngineEvent, Order, SubjectSpec};
 use crate::export::{Csv, Exporter, Json, Markdown, write_atomically};
 use crate::report::{IterationRecord, Phase, RunReport, Status, printable};
 use crate::server::ServerConfig;
@@ -23,12 +23,12 @@ use crate::subject::command::CommandLine;
 
 /// Arguments of `spanprof client`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ClientArgs {
+pub struct SubjectArgs {
     /// The local instance: its rows and how it streams (as for `serve`).
     #[command(flatten)]
     pub serve: ServeArgs,
     /// The SQL given to the command in `SPANPROF_SQL`.
-    #[arg(long, default_value = DEFAULT_CLIENT_SQL)]
+    #[arg(long, default_value = DEFAULT_SUBJECT_SQL)]
     pub sql: String,
     /// Timed iterations of the command (and of each comparison).
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
@@ -68,9 +68,9 @@ pub struct ClientArgs {
     pub command: Vec<String>,
 }
 
-impl ClientArgs {
+impl SubjectArgs {
     /// The client profile these arguments describe.
-    pub fn spec(&self) -> anyhow::Result<ClientSpec> {
+    pub fn spec(&self) -> anyhow::Result<SubjectSpec> {
         let command = CommandLine::new(self.command.clone())?;
         if let Some(label) = &self.label {
             check_label(label)?;
@@ -82,7 +82,7 @@ impl ClientArgs {
             (Some(OrderArg::Blocked), None) => Order::Blocked,
             (Some(OrderArg::Interleaved) | None, None) => Order::Interleaved,
         };
-        Ok(ClientSpec {
+        Ok(SubjectSpec {
             label: self.label.clone().unwrap_or_else(|| command.short_name()),
             sql: self.sql.clone(),
             iterations: self.iterations,
@@ -95,17 +95,17 @@ impl ClientArgs {
             },
             limit: self.limit,
             compare: (!self.no_compare).then(|| self.decoder.into()),
-            ..ClientSpec::new(command)
+            ..SubjectSpec::new(command)
         })
     }
 }
 
 /// Runs the client profile; prints each iteration as it ends, then the summary and the verdict;
 /// writes the exports. Returns whether every iteration passed.
-pub fn run_client(args: &ClientArgs, mut out: impl Write) -> anyhow::Result<bool> {
+pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bool> {
     let spec = args.spec()?;
     let engine =
-        Engine::start_client(spec, Arc::new(|| {})).context("cannot start the client profile")?;
+        Engine::start_subject(spec, Arc::new(|| {})).context("cannot start the client profile")?;
     let mut reports = None;
     writeln!(out, "{}", header())?;
     while let Some(event) = engine.next() {
@@ -130,7 +130,7 @@ pub fn run_client(args: &ClientArgs, mut out: impl Write) -> anyhow::Result<bool
     let reports: Vec<RunReport> = reports.context("the engine stopped without a report")?;
     writeln!(out)?;
     out.write_all(&Markdown.export(&reports)?)?;
-    match crate::analysis::client_comparison(&reports) {
+    match crate::analysis::subject_comparison(&reports) {
         Some(verdict) => writeln!(out, "\n{verdict}")?,
         None => writeln!(
             out,
@@ -155,7 +155,7 @@ pub fn run_client(args: &ClientArgs, mut out: impl Write) -> anyhow::Result<bool
 /// The columns of [`iteration_line`].
 fn header() -> String {
     let mut line = format!("{:<28} {:>4}", "run", "it");
-    for phase in Phase::CLIENT {
+    for phase in Phase::SUBJECT {
         line.push_str(&format!(" {:>10}", short(phase)));
     }
     line.push_str(&format!(
@@ -185,7 +185,7 @@ fn iteration_line(r: &IterationRecord) -> String {
         r.iteration,
         if r.warmup { "w" } else { " " }
     );
-    for phase in Phase::CLIENT {
+    for phase in Phase::SUBJECT {
         match r.phase_ms(phase) {
             Some(ms) => line.push_str(&format!(" {ms:>10.1}")),
             None => line.push_str(&format!(" {:>10}", "-")),
