@@ -100,8 +100,19 @@ fn either_decoder_runs_a_profile_and_the_report_names_it() {
         let it = report.timed().next().expect("an iteration");
         seen.push((it.rows, it.wire_bytes, it.messages));
     }
-    assert_eq!(seen[0], seen[1], "same stream, same counts");
-    assert_eq!(seen[0].0, 1500);
+    let ((rows_a, bytes_a, messages_a), (rows_b, bytes_b, messages_b)) = (seen[0], seen[1]);
+    assert_eq!(
+        (rows_a, messages_a),
+        (rows_b, messages_b),
+        "same stream, same counts"
+    );
+    // The same rows in the same messages; only the query statistics' figures (elapsed and CPU
+    // time as text, "9.87 msecs" against "10.12 msecs") may differ in width between two runs.
+    assert!(
+        bytes_a.abs_diff(bytes_b) <= 16,
+        "same stream, nearly the same bytes: {bytes_a} and {bytes_b}"
+    );
+    assert_eq!(rows_a, 1500);
 }
 
 #[test]
