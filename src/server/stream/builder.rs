@@ -10,9 +10,9 @@ use prost::encoding::{WireType, encode_varint, encoded_len_varint};
 use prost_types::Value as WireValue;
 use prost_types::value::Kind;
 
-use super::encoded::{is_splittable, tag};
-use super::shape::{EdgeCut, EdgePlan, Shape};
 pub use super::token::{ResumePoint, TokenStamp};
+use crate::server::encoded::{is_splittable, tag};
+use crate::server::shape::{EdgeCut, EdgePlan, Shape};
 
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::chunk::{merge, split, splittable, weight};

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use tonic::Status;
 
-use super::knobs::KnobSettings;
 use crate::proto::google::spanner::v1 as pb;
+use crate::server::knobs::KnobSettings;
 
 /// Read-only transactions a session keeps; beginning another forgets the oldest.
 const TRANSACTIONS_PER_SESSION: usize = 16;
