@@ -310,12 +310,8 @@ impl MessageBuilder {
 
     /// Ends the message being filled: its remaining fields in field order, then the queue.
     fn complete(&mut self, stats: Option<&pb::ResultSetStats>, last: bool) {
-        let mut next = Vec::with_capacity(initial_capacity(self.max_bytes + TRAILER_BYTES));
-        if self.token.shape.empty_metadata_later() {
-            // The field present and empty: what production sends after the first message.
-            prost::encoding::encode_key(field::METADATA, WireType::LengthDelimited, &mut next);
-            encode_varint(0, &mut next);
-        }
+        // No shape sends `metadata` after the first message: production leaves the field out.
+        let next = Vec::with_capacity(initial_capacity(self.max_bytes + TRAILER_BYTES));
         let mut msg = std::mem::replace(&mut self.current, next);
         if std::mem::take(&mut self.chunked) {
             prost::encoding::bool::encode(field::CHUNKED_VALUE, &true, &mut msg);
