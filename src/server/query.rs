@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, Statement};
-use tokio::sync::mpsc;
 use tonic::Status;
 
 use super::control::{Interrupt, PROGRESS_OPS, Slot, Stop};
@@ -446,6 +445,7 @@ fn scan_targets(db: &Database, conn: &Connection, sql: &str) -> BTreeMap<i64, Sc
 mod tests {
     use super::*;
     use crate::server::stream::TokenStamp;
+    use tokio::sync::mpsc;
 
     /// A query's columns, every value's bytes, and its totals.
     type Answer = (Vec<Field>, Vec<Vec<u8>>, QueryTotals);

@@ -139,11 +139,6 @@ impl Sessions {
         self.lock().by_name.len()
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn with<R>(
         &self,
         name: &str,

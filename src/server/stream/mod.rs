@@ -8,7 +8,7 @@ pub mod builder;
 pub mod live;
 pub mod parked;
 pub mod restarts;
-pub mod sink;
+pub(crate) mod sink;
 pub mod tap;
 pub mod token;
 
