@@ -43,6 +43,10 @@ pub struct ServeArgs {
     /// Largest unary ExecuteSql answer, in bytes; larger ones fail as production's do.
     #[arg(long, default_value_t = DEFAULTS.max_unary_result_bytes, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
     pub max_unary_result_bytes: u64,
+    /// Bytes of a stream's messages that may wait for a client that does not read; its query
+    /// pauses there (and frees its concurrency slot).
+    #[arg(long, default_value_t = DEFAULTS.max_stream_buffer_bytes, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub max_stream_buffer_bytes: u64,
     /// Largest string or blob a query may make or read, in bytes.
     #[arg(long, default_value_t = DEFAULTS.max_value_bytes, value_parser = value_parser!(u64).range(VALUE_BYTES))]
     pub max_value_bytes: u64,
@@ -98,6 +102,7 @@ impl ServeArgs {
             bandwidth_bytes_per_s: self.bandwidth_bytes_per_s,
             max_concurrent_queries: self.max_concurrent_queries,
             max_unary_result_bytes: self.max_unary_result_bytes,
+            max_stream_buffer_bytes: self.max_stream_buffer_bytes,
             max_value_bytes: self.max_value_bytes,
             max_sql_bytes: self.max_sql_bytes,
             max_parked_streams: self.max_parked_streams,
@@ -182,7 +187,7 @@ type Knob = (
 );
 
 /// The knobs `serve` reads on stdin, with the same ranges as its flags.
-const KNOBS: [Knob; 14] = [
+const KNOBS: [Knob; 15] = [
     ("max-message-bytes", MESSAGE_BYTES, |k| {
         &mut k.max_message_bytes
     }),
@@ -199,6 +204,9 @@ const KNOBS: [Knob; 14] = [
     }),
     ("max-unary-result-bytes", 1..=u64::MAX, |k| {
         &mut k.max_unary_result_bytes
+    }),
+    ("max-stream-buffer-bytes", 1..=u64::MAX, |k| {
+        &mut k.max_stream_buffer_bytes
     }),
     ("max-value-bytes", VALUE_BYTES, |k| &mut k.max_value_bytes),
     ("max-sql-bytes", SQL_BYTES, |k| &mut k.max_sql_bytes),

@@ -13,6 +13,7 @@ mod golden;
 mod hostile_client;
 mod hostile_resources;
 mod hostile_sql;
+mod hostile_streams;
 mod hostile_tokens;
 mod iteration;
 mod layers;
