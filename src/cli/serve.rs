@@ -11,7 +11,9 @@ use std::ops::{RangeFrom, RangeInclusive};
 use clap::value_parser;
 
 use crate::server::knobs::{MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES};
-use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, Knobs, LocalInstance, ServerConfig, Shape};
+use crate::server::{
+    ConnectionLimits, DEFAULT_SEED23_ROWS, KnobSettings, Knobs, LocalInstance, ServerConfig, Shape,
+};
 
 /// Arguments of `spanprof serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -68,6 +70,13 @@ pub struct ServeArgs {
     /// Longest database or session name, in bytes.
     #[arg(long, default_value_t = DEFAULTS.max_name_bytes, value_parser = value_parser!(u64).range(NAME_BYTES))]
     pub max_name_bytes: u64,
+    /// Connections open at once; one more is closed as soon as it is accepted.
+    #[arg(long, default_value_t = ConnectionLimits::DEFAULT.max_connections, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub max_connections: u64,
+    /// A connection that sends nothing this long is closed, in milliseconds (the server pings
+    /// every 20 s, so a live client always answers within the default).
+    #[arg(long, default_value_t = ConnectionLimits::DEFAULT.idle_timeout_ms, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub idle_timeout_ms: u64,
     /// How answers are cut into messages: `production` (stats last, a resume token on every
     /// message), `emulator` (stats first, no tokens, `""`/`[]` continuations) or `edge` (every
     /// legal shape). Faults apply on top.
@@ -92,6 +101,14 @@ const SQL_BYTES: RangeInclusive<u64> = 64..=1_000_000_000;
 const NAME_BYTES: RangeInclusive<u64> = 64..=1 << 20;
 
 impl ServeArgs {
+    /// The connection limits these arguments ask for.
+    pub fn connections(&self) -> ConnectionLimits {
+        ConnectionLimits {
+            max_connections: self.max_connections,
+            idle_timeout_ms: self.idle_timeout_ms,
+        }
+    }
+
     /// The knob settings these arguments ask for.
     pub fn knobs(&self) -> KnobSettings {
         KnobSettings {
@@ -127,6 +144,7 @@ pub fn run_serve(args: &ServeArgs, mut out: impl Write) -> anyhow::Result<()> {
             port: args.port,
             seed23_rows: args.rows,
             knobs: args.knobs(),
+            connections: args.connections(),
         };
         let instance = LocalInstance::start(config).await?;
         let host_port = instance.host_port();

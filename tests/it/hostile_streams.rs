@@ -1,7 +1,8 @@
 //! Clients that never read (issue 23, items 1 and 6): each connection holding one unread stream of
 //! a large answer kept the whole answer in the server (about 6.4 MB for Seed23 at 5,000 rows; 850
 //! connections aborted it), and 32 of them held every query slot. Now a stream's query pauses once
-//! `max_stream_buffer_bytes` wait for its client, and gives its slot back while it waits.
+//! `max_stream_buffer_bytes` wait for its client, and gives its slot back while it waits. Items 2
+//! and 5: connections are capped and silent ones closed.
 
 use std::time::Duration;
 
@@ -152,7 +153,13 @@ async fn a_paused_stream_finishes_when_its_client_reads_again() {
         }
     };
     assert_eq!(answer.rows.len(), 1);
-    assert_eq!(server.query_threads(), 1, "paused, not finished");
+    assert!(
+        server
+            .wait_for_query_threads(1, Duration::from_secs(2))
+            .await
+            .is_some(),
+        "the first query paused, not finished (SELECT 1's thread ends just after its answer)"
+    );
     while let Some(message) = stream.message().await.expect("the rest") {
         decoder
             .feed_bytes(&message.encode_to_vec(), &mut rows)
@@ -160,4 +167,53 @@ async fn a_paused_stream_finishes_when_its_client_reads_again() {
     }
     decoder.finish().expect("ends cleanly");
     assert_eq!(rows.len(), 20_000, "every row, once");
+}
+
+/// Reads a connection until the server closes it; the bytes it sent (its SETTINGS, a GOAWAY).
+async fn to_the_end(conn: &mut tokio::net::TcpStream) -> usize {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 4096];
+    let mut total = 0;
+    while let Ok(n @ 1..) = conn.read(&mut buf).await {
+        total += n;
+    }
+    total
+}
+
+/// Items 2 and 5: silent TCP connections were kept for ever (1,100 of them locked every client out
+/// under `ulimit -n 1024`). Now past `--max-connections` a connection is closed at once, and a
+/// connection that sends nothing for `--idle-timeout-ms` is closed.
+#[tokio::test(flavor = "multi_thread")]
+async fn connections_past_the_cap_are_closed_and_silent_ones_time_out() {
+    let server = ServeProcess::start(&[
+        "--rows",
+        "10",
+        "--max-connections",
+        "3",
+        "--idle-timeout-ms",
+        "700",
+    ]);
+    let mut silent = Vec::new();
+    for _ in 0..3 {
+        silent.push(
+            tokio::net::TcpStream::connect(&server.host)
+                .await
+                .expect("connects"),
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut refused = tokio::net::TcpStream::connect(&server.host)
+        .await
+        .expect("the kernel accepts it");
+    let closed = tokio::time::timeout(Duration::from_millis(500), to_the_end(&mut refused))
+        .await
+        .expect("closed at once, past the cap");
+    assert_eq!(closed, 0, "not a byte: not even the server's SETTINGS");
+    for (n, conn) in silent.iter_mut().enumerate() {
+        tokio::time::timeout(Duration::from_secs(5), to_the_end(conn))
+            .await
+            .unwrap_or_else(|_| panic!("silent connection {n} still open after 5 s"));
+    }
+    let mut client = TestClient::connect(&server.host).await;
+    assert_eq!(client.query("SELECT 1").await.expect("room").rows.len(), 1);
 }
