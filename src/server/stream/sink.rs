@@ -216,9 +216,10 @@ fn send_ready(
     match events.try_send(Ok(QueryEvent::Messages(ready))) {
         Ok(()) => Ok(()),
         Err(mpsc::error::TrySendError::Full(event)) => budget
-            .paused(|| events.blocking_send(event))
+            .paused(|| events.blocking_send(event).is_ok())
             .map_err(|_| Gone)?
-            .map_err(|_| Gone),
+            .then_some(())
+            .ok_or(Gone),
         Err(mpsc::error::TrySendError::Closed(_)) => Err(Gone),
     }
 }
