@@ -10,11 +10,13 @@ use std::fmt::Write as _;
 
 use super::model::QueryPlan;
 
-const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+/// FNV-1a's 64-bit offset basis (the hash of nothing).
+pub const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 const PRIME: u64 = 0x0000_0100_0000_01b3;
 
-/// FNV-1a over `bytes`, continuing from `hash`.
-fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
+/// FNV-1a over `bytes`, continuing from `hash` (start from [`OFFSET_BASIS`]); also the run
+/// history's query fingerprint.
+pub fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
         hash ^= u64::from(b);
         hash = hash.wrapping_mul(PRIME);
