@@ -2,9 +2,9 @@
 //! days and machines: the SQL normalized (whitespace, comments and the case of keywords do not
 //! count; literals and identifiers do), the parameters' names and types (not their values), the
 //! kind of target and its database, the query mode, the request options, and for a client run the
-//! command (or that it was the wire floor). FNV-1a (`plan::fingerprint::fnv1a`), 16 hex digits.
+//! command (or that it was the wire floor). FNV-1a (`crate::fnv`), 16 hex digits.
 
-use crate::plan::fingerprint::{OFFSET_BASIS, fnv1a};
+use crate::fnv::{OFFSET_BASIS, continued};
 use crate::report::{FLOOR_DECODER, RunConfig};
 
 /// The GoogleSQL keywords whose case does not matter (the reserved words and the common
@@ -78,10 +78,12 @@ const KEYWORDS: &[&str] = &[
     "VALUE",
 ];
 
-/// Punctuation around which whitespace never matters.
+/// Punctuation before which whitespace never matters.
 const TIGHT: &[char] = &['(', ')', ',', '.', ';', '[', ']'];
+/// Punctuation after which whitespace never matters.
+const OPEN: &[char] = &['(', ',', '.', '['];
 
-/// `sql` with comments dropped, runs of whitespace made one space (none next to `TIGHT`
+/// `sql` with comments dropped, runs of whitespace made one space (none before `TIGHT` or after `OPEN`
 /// punctuation), keywords in upper case, a trailing `;` dropped; quoted text kept as written.
 pub fn normalize_sql(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len());
@@ -102,7 +104,7 @@ pub fn normalize_sql(sql: &str) -> String {
     };
     while let Some(c) = chars.next() {
         if c.is_alphanumeric() || c == '_' || c == '@' {
-            if space && !out.is_empty() && word.is_empty() && !out.ends_with(TIGHT) {
+            if space && !out.is_empty() && word.is_empty() && !out.ends_with(OPEN) {
                 out.push(' ');
             }
             space = false;
@@ -132,7 +134,7 @@ pub fn normalize_sql(sql: &str) -> String {
                 space = true;
             }
             '\'' | '"' | '`' => {
-                if space && !out.is_empty() && !out.ends_with(TIGHT) {
+                if space && !out.is_empty() && !out.ends_with(OPEN) {
                     out.push(' ');
                 }
                 space = false;
@@ -150,7 +152,7 @@ pub fn normalize_sql(sql: &str) -> String {
                 }
             }
             c => {
-                if space && !out.is_empty() && !TIGHT.contains(&c) && !out.ends_with(TIGHT) {
+                if space && !out.is_empty() && !TIGHT.contains(&c) && !out.ends_with(OPEN) {
                     out.push(' ');
                 }
                 space = false;
@@ -193,7 +195,7 @@ pub fn fingerprint(config: &RunConfig, database: &str) -> String {
     if config.decoder == FLOOR_DECODER {
         field("floor");
     }
-    format!("{:016x}", fnv1a(OFFSET_BASIS, text.as_bytes()))
+    format!("{:016x}", continued(OFFSET_BASIS, text.as_bytes()))
 }
 
 #[cfg(test)]
