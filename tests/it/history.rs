@@ -205,10 +205,14 @@ fn five_finished_runs_are_listed_and_a_killed_one_is_not() {
     let shown = run(&data, &["history", "show", &id]);
     ok(&shown);
     assert!(
-        text(&shown.stdout).contains("SELECT Id FROM Seed23 LIMIT 100"),
+        text(&shown.stdout).contains("iterations 5, warm-up 1"),
         "{}",
         text(&shown.stdout)
     );
+    let shown = run(&data, &["history", "show", &id, "--json"]);
+    ok(&shown);
+    let back = read_json(&shown.stdout).expect("show --json is a report");
+    assert_eq!(back[0].config.sql, "SELECT Id FROM Seed23 LIMIT 100");
     let exported = dir.path().join("run.json");
     ok(&run(
         &data,
