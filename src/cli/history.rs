@@ -102,6 +102,26 @@ pub fn baselines(
     Ok(found)
 }
 
+/// After a profile: the baselines `which` names read from the history first (they are earlier
+/// runs), then `reports` handed to a worker that saves them; the worker, and the baselines (or
+/// why there are none: the run is saved all the same).
+pub fn save_after(
+    args: &HistoryArgs,
+    which: Option<&Baseline>,
+    reports: &[RunReport],
+    database: String,
+) -> (
+    Option<HistoryWorker>,
+    anyhow::Result<Option<Vec<RunReport>>>,
+) {
+    let found = which
+        .map(|which| baselines(args, which, reports, &database))
+        .transpose();
+    let worker = args.worker();
+    save(worker.as_ref(), reports, database);
+    (worker, found)
+}
+
 /// Arguments of `spanprof history`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct HistoryCommandArgs {

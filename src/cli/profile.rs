@@ -335,7 +335,6 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
         Some(path) if from_history.is_none() => Some(load_reports(path)?),
         _ => None,
     };
-    let database = args.target.database().name();
     let several = spec.variants.len() > 1;
     let labels: Vec<String> = spec.variants.iter().map(|v| v.label.clone()).collect();
     let total = spec.variants.len() as u64 * u64::from(spec.warmup + spec.iterations);
@@ -395,15 +394,10 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
     }
     bar.finish_and_clear();
     let reports = reports.context("the engine stopped without a report")?;
-    // Read before this run is saved: the baseline is an earlier run.
-    let found = from_history
-        .as_ref()
-        .map(|which| super::history::baselines(&args.history, which, &reports, &database));
-    let history = args.history.worker();
-    super::history::save(history.as_ref(), &reports, database);
-    if let Some(found) = found {
-        baseline = Some(found?);
-    }
+    let database = args.target.database().name();
+    let (history, found) =
+        super::history::save_after(&args.history, from_history.as_ref(), &reports, database);
+    baseline = found?.or(baseline);
     out.write_all(&Markdown.export(&reports)?)?;
     for report in &reports {
         let found = summary::findings(report);
