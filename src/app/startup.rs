@@ -29,6 +29,8 @@ pub struct AppOptions {
     pub mode: Option<QueryMode>,
     /// The tab to show first, overriding the saved settings.
     pub tab: Option<Tab>,
+    /// Where finished runs are saved (off by default, and in tests).
+    pub history: crate::history::Location,
 }
 
 impl AppOptions {

@@ -10,6 +10,7 @@ mod errors;
 mod fast;
 mod fuzz;
 mod golden;
+mod history;
 mod hostile_client;
 mod hostile_resources;
 mod hostile_sql;
