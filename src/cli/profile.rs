@@ -450,7 +450,8 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
 
 /// The runs of a JSON report file.
 pub fn load_reports(path: &std::path::Path) -> anyhow::Result<Vec<RunReport>> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = crate::export::read_bounded(path, crate::export::MAX_REPORT_BYTES)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let runs = read_json(&bytes)
         .with_context(|| format!("{} is not a spanprof report", path.display()))?;
     anyhow::ensure!(!runs.is_empty(), "{} holds no run", path.display());

@@ -554,3 +554,28 @@ fn library_decode_matches_the_golden_rows_and_counts() {
         "every message carries a resume token"
     );
 }
+
+/// Issue 23, item 11: `plan`, `compare` and a baseline read at most a bounded number of bytes, so an
+/// endless file (a device) or a huge one gets a one-line error instead of taking all memory.
+#[test]
+fn report_readers_refuse_endless_and_huge_files_in_one_line() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let huge = dir.path().join("huge.json");
+    let file = std::fs::File::create(&huge).expect("creates");
+    file.set_len(65 << 20).expect("a sparse 65 MiB file");
+    for args in [
+        vec!["plan".to_owned(), "/dev/zero".to_owned()],
+        vec!["plan".to_owned(), huge.display().to_string()],
+        vec![
+            "compare".to_owned(),
+            huge.display().to_string(),
+            huge.display().to_string(),
+        ],
+    ] {
+        let out = spanprof(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains("larger than 64 MiB"), "{args:?}: {stderr}");
+        assert!(stderr.lines().count() <= 3, "{args:?}: {stderr}");
+    }
+}
