@@ -105,7 +105,8 @@ impl SpanprofApp {
             .storage
             .filter(|_| options.persist)
             .and_then(|s| eframe::get_value(s, eframe::APP_KEY));
-        SpanprofApp {
+        let start_emulator = options.start_emulator.is_some();
+        let mut app = SpanprofApp {
             settings: options.settings(saved),
             persist: options.persist,
             connection: ConnectionPanel::default(),
@@ -126,7 +127,11 @@ impl SpanprofApp {
             frame_started: None,
             status: StatusFile::new(options.status_file),
             ctx: cc.egui_ctx.clone(),
+        };
+        if start_emulator {
+            app.handle(Command::StartEmulator);
         }
+        app
     }
 
     /// The settings (what persists).

@@ -32,7 +32,7 @@ use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-pub use registry::{MARK_VAR, Stop, stop_all};
+pub use registry::{MARK_VAR, Stop, let_a_signal_end_the_process, stop_all};
 
 /// How long the end of a run looks for what its group and its orphans left.
 pub const GROUP_END_WITHIN: Duration = Duration::from_secs(3);

@@ -87,8 +87,14 @@ pub fn stop_all() {
     for e in &now {
         sys::signal(e.pid, e.stop.group, sys::KILL);
     }
+    // Any run of this process: its mark starts with our pid. Each group is followed until it is
+    // empty (an orphan appears only once its parent in the group has died), then the rest.
     let prefix = format!("{}.", std::process::id());
-    sweep(&|mark| mark.starts_with(&prefix), None, SWEEP_WITHIN);
+    let ours = |mark: &str| mark.starts_with(&prefix);
+    for e in now.iter().filter(|e| e.stop.group) {
+        sweep(&ours, Some(e.pid), SWEEP_WITHIN);
+    }
+    sweep(&ours, None, SWEEP_WITHIN);
 }
 
 /// Ends a run's process group `pgid` (marked `marker`): SIGKILL to the group, then until
@@ -179,12 +185,27 @@ fn start_signal_thread() {
             let Some(signo) = wait_for_signal(&ready) else {
                 return;
             };
+            ENDING_BY.store(signo, Ordering::SeqCst);
             stop_all();
             std::process::exit(128 + signo);
         });
     if started.is_ok() {
         let _ = caught.recv();
     }
+}
+
+/// The signal the process is ending by, once one came (0 before).
+static ENDING_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// If a signal is ending the process, waits (at most a few seconds) for the signal thread to
+/// end it with the signal's status, so that the children it stops, ending a run, do not let the
+/// main thread return first with the run's own status. Returns at once otherwise.
+pub fn let_a_signal_end_the_process() {
+    if ENDING_BY.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    // The signal thread calls `exit` once the children are stopped, which ends this sleep.
+    std::thread::sleep(SWEEP_WITHIN * 3);
 }
 
 /// Not a Unix system: there are no such signals to catch.

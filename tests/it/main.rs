@@ -21,6 +21,7 @@ mod memory;
 mod official;
 mod official_load;
 mod official_rust;
+mod outlive;
 mod plan;
 mod plan_local;
 mod props;
