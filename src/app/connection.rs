@@ -9,13 +9,14 @@ use serde::{Deserialize, Serialize};
 use super::command::Command;
 use super::emulator::EmulatorSettings;
 use super::theme::form_row;
+use super::timeouts::TimeoutSettings;
 use crate::client::auth::Credentials;
 use crate::client::cloud::{CloudTarget, DEFAULT_ENDPOINT};
 use crate::engine::{
     DatabasePath, Engine, EngineEvent, Notifier, ProfileSpec, QueryMode, Target, Variant,
 };
 use crate::report::Status;
-use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig};
+use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig, Shape};
 
 /// Which kind of instance runs the queries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -88,6 +89,8 @@ pub struct ConnectionSettings {
     pub emulator: EmulatorSettings,
     /// Cloud Spanner.
     pub cloud: CloudSettings,
+    /// The client's timeouts, whichever the target.
+    pub timeouts: TimeoutSettings,
 }
 
 impl ConnectionSettings {
@@ -181,8 +184,16 @@ impl ConnectionPanel {
                 return;
             }
         };
+        let timeouts = match settings.timeouts.timeouts() {
+            Ok(t) => t,
+            Err(message) => {
+                self.outcome = Some(TestOutcome::Failed(message));
+                return;
+            }
+        };
         let spec = ProfileSpec {
             database,
+            timeouts,
             variants: vec![Variant {
                 mode: QueryMode::Normal,
                 ..Variant::new("connection test", "SELECT 1")
@@ -266,6 +277,9 @@ impl ConnectionPanel {
                     }
                 }
             }
+            egui::CollapsingHeader::new("Timeouts")
+                .id_salt("timeouts")
+                .show(ui, |ui| settings.timeouts.ui(ui));
             ui.add_space(4.0);
             ui.horizontal(|ui| {
                 if ui
@@ -358,6 +372,16 @@ fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
                     .speed(10_000)
                     .suffix(" B/s"),
             );
+            ui.label("Stream shape").on_hover_text(
+                "What the messages look like: as production sends them, as the emulator does, \
+                 or every legal edge case (serve --shape)",
+            );
+            ui.horizontal(|ui| {
+                for shape in Shape::ALL {
+                    ui.radio_value(&mut knobs.shape, shape, shape.as_str());
+                }
+            });
+            ui.end_row();
         });
 }
 

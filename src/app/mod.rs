@@ -36,6 +36,7 @@ mod settings;
 mod startup;
 mod status_file;
 mod theme;
+mod timeouts;
 mod verdicts;
 
 use std::path::Path;
@@ -283,13 +284,16 @@ impl SpanprofApp {
                 self.connection
                     .start_test(&self.settings.connection, notify);
             }
-            Command::StartEmulator => {
-                let ctx = self.ctx.clone();
-                self.emulator
-                    .start(&self.settings.connection.emulator, move || {
-                        ctx.request_repaint()
-                    });
-            }
+            Command::StartEmulator => match self.settings.connection.timeouts.timeouts() {
+                Ok(timeouts) => {
+                    let ctx = self.ctx.clone();
+                    self.emulator
+                        .start(&self.settings.connection.emulator, timeouts, move || {
+                            ctx.request_repaint()
+                        });
+                }
+                Err(message) => self.error(message),
+            },
             Command::ChooseCredentials => self.open_dialog(DialogPurpose::Credentials),
             Command::OpenReport => self.open_dialog(DialogPurpose::OpenReport),
             Command::Export(format) => {
