@@ -13,6 +13,7 @@ pub mod emulator;
 pub mod engine;
 pub mod export;
 pub mod fnv;
+pub mod history;
 pub mod plan;
 pub mod proto;
 pub mod report;

@@ -95,6 +95,8 @@ pub struct SpanprofApp {
     frame_stats: Option<FrameStats>,
     frame_started: Option<Instant>,
     status: StatusFile,
+    /// Saves finished runs on its own thread; `None` when the history is off.
+    history: Option<crate::history::HistoryWorker>,
     ctx: egui::Context,
 }
 
@@ -127,6 +129,10 @@ impl SpanprofApp {
             frame_stats: options.frame_stats.map(FrameStats::new),
             frame_started: None,
             status: StatusFile::new(options.status_file),
+            history: match options.history {
+                crate::history::Location::Off => None,
+                location => crate::history::HistoryWorker::start(location).ok(),
+            },
             ctx: cc.egui_ctx.clone(),
         };
         if start_emulator {

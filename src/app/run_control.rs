@@ -79,6 +79,9 @@ impl SpanprofApp {
             .active
             .as_mut()
             .and_then(|run| run.drain(|e| errors.push(e)));
+        if let Some(history) = &self.history {
+            errors.extend(history.notices());
+        }
         if let Some(last) = errors.last() {
             self.notice = Some(last.clone());
         }
@@ -120,6 +123,10 @@ impl SpanprofApp {
         if iterations().next().is_none() {
             self.notice = Some(format!("{first} was cancelled before it connected"));
             return;
+        }
+        if let Some(history) = &self.history {
+            let database = self.settings.connection.target().map(|(_, d)| d.name());
+            history.save(reports.clone(), database.unwrap_or_default());
         }
         let several = reports.len() > 1;
         let mut ids = Vec::new();

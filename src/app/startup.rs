@@ -33,6 +33,8 @@ pub struct AppOptions {
     /// Start the emulator on this `host:port` and seed it at once, as "Start emulator and seed"
     /// does (`--start-emulator`, for scripts and the tests that end the window).
     pub start_emulator: Option<String>,
+    /// Where finished runs are saved (off by default, and in tests).
+    pub history: crate::history::Location,
 }
 
 impl AppOptions {

@@ -11,6 +11,7 @@ mod errors;
 mod fast;
 mod fuzz;
 mod golden;
+mod history;
 mod hostile_client;
 mod hostile_resources;
 mod hostile_sql;
