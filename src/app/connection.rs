@@ -277,9 +277,6 @@ impl ConnectionPanel {
                     }
                 }
             }
-            egui::CollapsingHeader::new("Timeouts")
-                .id_salt("timeouts")
-                .show(ui, |ui| settings.timeouts.ui(ui));
             ui.add_space(4.0);
             ui.horizontal(|ui| {
                 if ui
@@ -289,6 +286,13 @@ impl ConnectionPanel {
                 {
                     command = Some(Command::TestConnection);
                 }
+                if settings.kind == TargetKind::Local {
+                    shape_menu(ui, &mut settings.local.knobs.shape);
+                }
+                // A menu, not a section: the side panel keeps its height (Run stays in view).
+                ui.menu_button("Timeouts", |ui| settings.timeouts.ui(ui))
+                    .response
+                    .on_hover_text("How long the client waits: connect, a call, a first response, an iteration");
                 match &self.outcome {
                     Some(TestOutcome::Testing) => {
                         ui.spinner();
@@ -372,17 +376,24 @@ fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
                     .speed(10_000)
                     .suffix(" B/s"),
             );
-            ui.label("Stream shape").on_hover_text(
-                "What the messages look like: as production sends them, as the emulator does, \
-                 or every legal edge case (serve --shape)",
-            );
-            ui.horizontal(|ui| {
-                for shape in Shape::ALL {
-                    ui.radio_value(&mut knobs.shape, shape, shape.as_str());
-                }
-            });
-            ui.end_row();
         });
+}
+
+/// The local instance's stream shape, a menu beside Test connection (no row of its own: the side
+/// panel keeps its height).
+fn shape_menu(ui: &mut egui::Ui, shape: &mut Shape) {
+    ui.menu_button(format!("Shape: {}", shape.as_str()), |ui| {
+        for s in Shape::ALL {
+            if ui.radio_value(shape, s, s.as_str()).clicked() {
+                ui.close();
+            }
+        }
+    })
+    .response
+    .on_hover_text(
+        "What the messages look like: as production sends them, as the emulator does, \
+         or every legal edge case (serve --shape)",
+    );
 }
 
 fn cloud_ui(ui: &mut egui::Ui, cloud: &mut CloudSettings) -> Option<Command> {

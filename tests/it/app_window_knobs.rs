@@ -46,7 +46,7 @@ fn the_timeouts_are_typed_in_the_window_hold_the_run_and_persist() {
             .is_some(),
         "an empty field is said in the window"
     );
-    h.get_by_label("First response timeout").click();
+    h.get_by_label("First response timeout").focus();
     h.run_steps(1);
     h.get_by_label("First response timeout").type_text("300ms");
     h.run_steps(2);
@@ -61,7 +61,7 @@ fn the_timeouts_are_typed_in_the_window_hold_the_run_and_persist() {
         .local
         .knobs
         .first_byte_delay_ms = 3_000;
-    // Away from the field first (the header folds the timeouts away), then Run.
+    // The menu closed again, then Run.
     h.get_by_label("Timeouts").click();
     h.run_steps(2);
     run_to_end(&mut h);
@@ -115,7 +115,8 @@ fn the_local_instance_s_stream_shape_is_a_knob_in_the_window() {
         h.state().settings().connection.local.knobs.shape,
         Shape::Production
     );
-    assert!(h.query_by_label("Stream shape").is_some());
+    h.get_by_label("Shape: production").click();
+    h.run_steps(2);
     h.get_by_label("edge").click();
     h.run_steps(2);
     assert_eq!(
@@ -139,6 +140,8 @@ fn the_local_instance_s_stream_shape_is_a_knob_in_the_window() {
         assert_eq!(r.status, Status::Ok, "{:?}", r.error);
         assert_eq!((r.check.as_deref(), r.rows), (Some("values"), 300));
     }
+    h.get_by_label("Shape: edge").click();
+    h.run_steps(2);
     h.get_by_label("emulator").click();
     h.run_steps(2);
     assert_eq!(
