@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod app;
+pub mod children;
 pub mod cli;
 pub mod client;
 pub mod demo;

@@ -36,6 +36,7 @@ mod settings;
 mod startup;
 mod status_file;
 mod theme;
+mod timeouts;
 mod verdicts;
 
 use std::path::Path;
@@ -107,7 +108,8 @@ impl SpanprofApp {
             .storage
             .filter(|_| options.persist)
             .and_then(|s| eframe::get_value(s, eframe::APP_KEY));
-        SpanprofApp {
+        let start_emulator = options.start_emulator.is_some();
+        let mut app = SpanprofApp {
             settings: options.settings(saved),
             persist: options.persist,
             connection: ConnectionPanel::default(),
@@ -132,7 +134,11 @@ impl SpanprofApp {
                 location => crate::history::HistoryWorker::start(location).ok(),
             },
             ctx: cc.egui_ctx.clone(),
+        };
+        if start_emulator {
+            app.handle(Command::StartEmulator);
         }
+        app
     }
 
     /// The settings (what persists).
@@ -284,13 +290,16 @@ impl SpanprofApp {
                 self.connection
                     .start_test(&self.settings.connection, notify);
             }
-            Command::StartEmulator => {
-                let ctx = self.ctx.clone();
-                self.emulator
-                    .start(&self.settings.connection.emulator, move || {
-                        ctx.request_repaint()
-                    });
-            }
+            Command::StartEmulator => match self.settings.connection.timeouts.timeouts() {
+                Ok(timeouts) => {
+                    let ctx = self.ctx.clone();
+                    self.emulator
+                        .start(&self.settings.connection.emulator, timeouts, move || {
+                            ctx.request_repaint()
+                        });
+                }
+                Err(message) => self.error(message),
+            },
             Command::ChooseCredentials => self.open_dialog(DialogPurpose::Credentials),
             Command::OpenReport => self.open_dialog(DialogPurpose::OpenReport),
             Command::Export(format) => {

@@ -70,6 +70,14 @@ pub struct Cli {
     /// The app only: the tab to show first (iterations, compare, plan or details).
     #[arg(long, value_name = "TAB", env = "SPANPROF_TAB", hide = true, value_parser = crate::app::Tab::parse)]
     pub start_tab: Option<crate::app::Tab>,
+    /// The app only: start the emulator on HOST:PORT (port 0: any) and seed it at once.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        env = "SPANPROF_START_EMULATOR",
+        hide = true
+    )]
+    pub start_emulator: Option<String>,
 }
 
 /// The subcommands.
@@ -166,6 +174,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 file_dialogs: crate::app::DialogBackend::System,
                 mode: cli.start_mode.map(crate::engine::QueryMode::from),
                 tab: cli.start_tab,
+                start_emulator: cli.start_emulator,
                 history: crate::history::Location::choose(
                     std::env::var("SPANPROF_HISTORY").ok().as_deref(),
                     false,
