@@ -31,6 +31,7 @@ fn main() -> anyhow::Result<()> {
         port: 0,
         seed23_rows: rows.max(1000),
         knobs: KnobSettings::default(),
+        connections: Default::default(),
     };
 
     // Rounds alternate the decoders so that both see the same machine.

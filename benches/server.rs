@@ -26,6 +26,7 @@ fn main() -> anyhow::Result<()> {
             port: 0,
             seed23_rows: rows,
             knobs: KnobSettings::default(),
+            connections: Default::default(),
         })
         .await?;
         let channel = connect_plaintext(&instance.host_port()).await?;

@@ -102,6 +102,7 @@ impl ConnectionSettings {
                     port: 0,
                     seed23_rows: self.local.seed23_rows,
                     knobs: self.local.knobs,
+                    connections: Default::default(),
                 }),
                 DatabasePath::default(),
             )),

@@ -11,7 +11,9 @@ use std::ops::{RangeFrom, RangeInclusive};
 use clap::value_parser;
 
 use crate::server::knobs::{MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES};
-use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, Knobs, LocalInstance, ServerConfig, Shape};
+use crate::server::{
+    ConnectionLimits, DEFAULT_SEED23_ROWS, KnobSettings, Knobs, LocalInstance, ServerConfig, Shape,
+};
 
 /// Arguments of `spanprof serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -43,6 +45,10 @@ pub struct ServeArgs {
     /// Largest unary ExecuteSql answer, in bytes; larger ones fail as production's do.
     #[arg(long, default_value_t = DEFAULTS.max_unary_result_bytes, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
     pub max_unary_result_bytes: u64,
+    /// Bytes of a stream's messages that may wait for a client that does not read; its query
+    /// pauses there (and frees its concurrency slot).
+    #[arg(long, default_value_t = DEFAULTS.max_stream_buffer_bytes, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub max_stream_buffer_bytes: u64,
     /// Largest string or blob a query may make or read, in bytes.
     #[arg(long, default_value_t = DEFAULTS.max_value_bytes, value_parser = value_parser!(u64).range(VALUE_BYTES))]
     pub max_value_bytes: u64,
@@ -64,6 +70,13 @@ pub struct ServeArgs {
     /// Longest database or session name, in bytes.
     #[arg(long, default_value_t = DEFAULTS.max_name_bytes, value_parser = value_parser!(u64).range(NAME_BYTES))]
     pub max_name_bytes: u64,
+    /// Connections open at once; one more is closed as soon as it is accepted.
+    #[arg(long, default_value_t = ConnectionLimits::DEFAULT.max_connections, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub max_connections: u64,
+    /// A connection that sends nothing this long is closed, in milliseconds (the server pings
+    /// every 20 s, so a live client always answers within the default).
+    #[arg(long, default_value_t = ConnectionLimits::DEFAULT.idle_timeout_ms, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub idle_timeout_ms: u64,
     /// How answers are cut into messages: `production` (stats last, a resume token on every
     /// message), `emulator` (stats first, no tokens, `""`/`[]` continuations) or `edge` (every
     /// legal shape). Faults apply on top.
@@ -88,6 +101,14 @@ const SQL_BYTES: RangeInclusive<u64> = 64..=1_000_000_000;
 const NAME_BYTES: RangeInclusive<u64> = 64..=1 << 20;
 
 impl ServeArgs {
+    /// The connection limits these arguments ask for.
+    pub fn connections(&self) -> ConnectionLimits {
+        ConnectionLimits {
+            max_connections: self.max_connections,
+            idle_timeout_ms: self.idle_timeout_ms,
+        }
+    }
+
     /// The knob settings these arguments ask for.
     pub fn knobs(&self) -> KnobSettings {
         KnobSettings {
@@ -98,6 +119,7 @@ impl ServeArgs {
             bandwidth_bytes_per_s: self.bandwidth_bytes_per_s,
             max_concurrent_queries: self.max_concurrent_queries,
             max_unary_result_bytes: self.max_unary_result_bytes,
+            max_stream_buffer_bytes: self.max_stream_buffer_bytes,
             max_value_bytes: self.max_value_bytes,
             max_sql_bytes: self.max_sql_bytes,
             max_parked_streams: self.max_parked_streams,
@@ -122,6 +144,7 @@ pub fn run_serve(args: &ServeArgs, mut out: impl Write) -> anyhow::Result<()> {
             port: args.port,
             seed23_rows: args.rows,
             knobs: args.knobs(),
+            connections: args.connections(),
         };
         let instance = LocalInstance::start(config).await?;
         let host_port = instance.host_port();
@@ -182,7 +205,7 @@ type Knob = (
 );
 
 /// The knobs `serve` reads on stdin, with the same ranges as its flags.
-const KNOBS: [Knob; 14] = [
+const KNOBS: [Knob; 15] = [
     ("max-message-bytes", MESSAGE_BYTES, |k| {
         &mut k.max_message_bytes
     }),
@@ -199,6 +222,9 @@ const KNOBS: [Knob; 14] = [
     }),
     ("max-unary-result-bytes", 1..=u64::MAX, |k| {
         &mut k.max_unary_result_bytes
+    }),
+    ("max-stream-buffer-bytes", 1..=u64::MAX, |k| {
+        &mut k.max_stream_buffer_bytes
     }),
     ("max-value-bytes", VALUE_BYTES, |k| &mut k.max_value_bytes),
     ("max-sql-bytes", SQL_BYTES, |k| &mut k.max_sql_bytes),

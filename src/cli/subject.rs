@@ -95,6 +95,7 @@ impl SubjectArgs {
                 port: self.serve.port,
                 seed23_rows: self.serve.rows,
                 knobs: self.serve.knobs(),
+                connections: self.serve.connections(),
             },
             limit: self.limit,
             compare: (!self.no_compare).then(|| self.decoder.into()),

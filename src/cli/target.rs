@@ -115,6 +115,7 @@ impl TargetArgs {
                 port: 0,
                 seed23_rows: self.rows,
                 knobs: KnobSettings::default(),
+                connections: Default::default(),
             }),
         }
     }

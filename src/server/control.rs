@@ -122,20 +122,57 @@ pub struct Slots {
     running: Arc<AtomicUsize>,
 }
 
-/// One running query's place; freed when dropped (when its thread ends).
+/// One running query's place; freed when dropped (when its thread ends, or while it waits on a
+/// client that does not read: [`Slot::vacate`]).
 #[derive(Debug)]
-pub struct Slot(Arc<AtomicUsize>);
+pub struct Slot {
+    running: Arc<AtomicUsize>,
+    max: usize,
+}
+
+/// A place given back while its query waits; [`Vacated::retake`] asks for one again under the cap
+/// it was taken under.
+#[derive(Debug)]
+pub struct Vacated {
+    running: Arc<AtomicUsize>,
+    max: usize,
+}
+
+fn take_under(running: &Arc<AtomicUsize>, max: usize) -> Option<Slot> {
+    running
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < max).then_some(n + 1)
+        })
+        .ok()
+        .map(|_| Slot {
+            running: Arc::clone(running),
+            max,
+        })
+}
+
+impl Slot {
+    /// Gives the place back for as long as the query has nothing to do.
+    pub fn vacate(self) -> Vacated {
+        let vacated = Vacated {
+            running: Arc::clone(&self.running),
+            max: self.max,
+        };
+        drop(self);
+        vacated
+    }
+}
+
+impl Vacated {
+    /// The place again, unless the cap is reached.
+    pub fn retake(&self) -> Option<Slot> {
+        take_under(&self.running, self.max)
+    }
+}
 
 impl Slots {
     /// A place for one more query, unless `max` are running.
     pub fn take(&self, max: u64) -> Option<Slot> {
-        let max = usize::try_from(max).unwrap_or(usize::MAX);
-        self.running
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| Slot(Arc::clone(&self.running)))
+        take_under(&self.running, usize::try_from(max).unwrap_or(usize::MAX))
     }
 
     /// Queries running now.
@@ -146,7 +183,7 @@ impl Slots {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.running.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -228,5 +265,14 @@ mod tests {
         drop((b, c));
         assert_eq!(slots.running(), 0);
         assert!(slots.take(0).is_none());
+        let d = slots.take(1).expect("one");
+        let away = d.vacate();
+        assert_eq!(slots.running(), 0, "vacated");
+        let e = slots.take(1).expect("the vacated place");
+        assert!(away.retake().is_none(), "taken meanwhile");
+        drop(e);
+        let back = away.retake().expect("free again");
+        assert_eq!(slots.running(), 1);
+        drop(back);
     }
 }

@@ -33,6 +33,10 @@ pub struct KnobSettings {
     /// Largest answer of a unary ExecuteSql, in bytes of values; past it the query fails with
     /// FAILED_PRECONDITION, as production's does (10 MiB there too): stream larger answers.
     pub max_unary_result_bytes: u64,
+    /// Bytes of a stream's finished messages that may wait between its query and the transport
+    /// (hyper's own buffer, at most 400 KiB and a message, comes on top); a client that does not
+    /// read pauses its query there, which gives its concurrency slot back meanwhile. Default 1 MiB.
+    pub max_stream_buffer_bytes: u64,
     /// Largest string or blob a query may make or read (SQLite's length limit), in bytes. Default
     /// 10 MiB, production's limit on a cell.
     pub max_value_bytes: u64,
@@ -73,6 +77,7 @@ impl KnobSettings {
         bandwidth_bytes_per_s: 0,
         max_concurrent_queries: 32,
         max_unary_result_bytes: 10 << 20,
+        max_stream_buffer_bytes: 1 << 20,
         max_value_bytes: 10 << 20,
         max_sql_bytes: 1 << 20,
         max_parked_streams: 64,

@@ -7,6 +7,7 @@
 pub mod control;
 pub mod encoded;
 pub mod knobs;
+pub mod listener;
 pub mod query;
 pub mod result_stats;
 pub mod service;
@@ -21,7 +22,6 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use tonic::transport::server::TcpIncoming;
 
 use crate::proto::google::longrunning::operations_server::OperationsServer;
 use crate::proto::google::spanner::admin::database::v1::database_admin_server::DatabaseAdminServer;
@@ -29,6 +29,7 @@ use crate::proto::google::spanner::admin::instance::v1::instance_admin_server::I
 use encoded::stubs::google::spanner::v1::spanner_server::SpannerServer;
 
 pub use knobs::{KnobSettings, Knobs};
+pub use listener::ConnectionLimits;
 pub use service::Load;
 pub use shape::Shape;
 pub use stream::tap;
@@ -42,6 +43,9 @@ pub struct ServerConfig {
     pub seed23_rows: u64,
     /// How it streams.
     pub knobs: KnobSettings,
+    /// How many connections it keeps, and how long a silent one.
+    #[serde(default)]
+    pub connections: ConnectionLimits,
 }
 
 /// Rows in Seed23 unless told otherwise.
@@ -53,6 +57,7 @@ impl Default for ServerConfig {
             port: 0,
             seed23_rows: DEFAULT_SEED23_ROWS,
             knobs: KnobSettings::default(),
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -97,6 +102,11 @@ const MAX_REQUEST_BYTES: usize = 16 << 20;
 const STREAM_WINDOW: u32 = 8 << 20;
 const CONNECTION_WINDOW: u32 = 16 << 20;
 
+/// How often the server pings a connection, and how long it waits for the answer before closing it.
+const KEEPALIVE: Duration = Duration::from_secs(20);
+/// Streams one connection may have open at once (gRPC's usual limit).
+const MAX_STREAMS_PER_CONNECTION: u32 = 100;
+
 impl LocalInstance {
     /// Builds the database and serves it on 127.0.0.1. Must be called within a tokio runtime.
     pub async fn start(config: ServerConfig) -> Result<Self, StartError> {
@@ -122,6 +132,9 @@ impl LocalInstance {
             .initial_stream_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
             .tcp_nodelay(true)
+            .http2_keepalive_interval(Some(KEEPALIVE))
+            .http2_keepalive_timeout(Some(KEEPALIVE))
+            .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
             .add_service(
                 SpannerServer::new(spanner)
                     .max_decoding_message_size(MAX_REQUEST_BYTES)
@@ -130,10 +143,10 @@ impl LocalInstance {
             .add_service(InstanceAdminServer::new(service::LocalAdmin))
             .add_service(DatabaseAdminServer::new(service::LocalAdmin))
             .add_service(OperationsServer::new(service::LocalAdmin))
-            // Server::tcp_nodelay applies only to listeners tonic binds itself: without it here a
-            // stream's last small frames waited out the client's delayed ACK (40 ms on Linux).
+            // Server::tcp_nodelay applies only to listeners tonic binds itself: `Incoming` sets
+            // it, or a stream's last small frames waited out the client's delayed ACK (40 ms).
             .serve_with_incoming_shutdown(
-                TcpIncoming::from(listener).with_nodelay(Some(true)),
+                listener::Incoming::new(listener, config.connections),
                 async {
                     let _ = stop.await;
                 },

@@ -65,10 +65,21 @@ pub fn spawn(
     std::thread::Builder::new()
         .name(format!("spanprof-query-{n}"))
         .spawn(move || {
-            let _slot = slot;
+            // A stream's budget keeps the place, to give it back while the client does not read.
+            let budget = spec.output.budget().cloned();
+            let _slot = match &budget {
+                Some(budget) => {
+                    budget.hold(slot, Arc::clone(&interrupt));
+                    None
+                }
+                None => slot,
+            };
             if let Err(status) = run(&db, &spec, &events, &interrupt) {
                 // The receiver may be gone; then nobody needs the error.
                 let _ = events.blocking_send(Err(status));
+            }
+            if let Some(budget) = budget {
+                budget.end();
             }
         })
         .map(drop)
@@ -445,6 +456,7 @@ fn scan_targets(db: &Database, conn: &Connection, sql: &str) -> BTreeMap<i64, Sc
 mod tests {
     use super::*;
     use crate::server::stream::TokenStamp;
+    use crate::server::stream::budget::SendBudget;
     use tokio::sync::mpsc;
 
     /// A query's columns, every value's bytes, and its totals.
@@ -552,6 +564,7 @@ mod tests {
                 output: Output::Messages {
                     transaction: None,
                     stamp,
+                    budget: Arc::new(SendBudget::new(usize::MAX)),
                 },
                 partition: None,
             };

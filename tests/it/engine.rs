@@ -18,6 +18,7 @@ fn local(knobs: KnobSettings) -> Target {
         port: 0,
         seed23_rows: 10_000,
         knobs,
+        connections: Default::default(),
     })
 }
 

@@ -19,6 +19,7 @@ async fn instance(knobs: KnobSettings) -> (LocalInstance, tonic::transport::Chan
         port: 0,
         seed23_rows: 5000,
         knobs,
+        connections: Default::default(),
     })
     .await
     .expect("starts");

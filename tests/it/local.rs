@@ -16,6 +16,7 @@ pub async fn start(rows: u64, knobs: KnobSettings) -> LocalInstance {
         port: 0,
         seed23_rows: rows,
         knobs,
+        connections: Default::default(),
     })
     .await
     .expect("the local instance starts")

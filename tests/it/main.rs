@@ -15,6 +15,7 @@ mod history;
 mod hostile_client;
 mod hostile_resources;
 mod hostile_sql;
+mod hostile_streams;
 mod hostile_tokens;
 mod iteration;
 mod layers;

@@ -33,6 +33,7 @@ async fn official_client_matches_our_decoder(knobs: KnobSettings) {
         port: 0,
         seed23_rows: 20_000,
         knobs,
+        connections: Default::default(),
     })
     .await
     .expect("the local instance starts");

@@ -66,6 +66,7 @@ async fn twenty_clients_each_get_every_row(knobs: KnobSettings) {
         port: 0,
         seed23_rows: 20_000,
         knobs,
+        connections: Default::default(),
     })
     .await
     .expect("the local instance starts");
@@ -133,6 +134,7 @@ async fn the_official_client_gets_a_clean_error_for_a_column_that_changes_type()
         port: 0,
         seed23_rows: 10,
         knobs: KnobSettings::default(),
+        connections: Default::default(),
     })
     .await
     .expect("the local instance starts");

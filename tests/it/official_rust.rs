@@ -71,6 +71,7 @@ async fn reference_rows() -> Vec<Json> {
         port: 0,
         seed23_rows: ROWS.parse().expect("a number"),
         knobs: KnobSettings::default(),
+        connections: Default::default(),
     })
     .await
     .expect("the local instance starts");

@@ -276,6 +276,7 @@ async fn plan_mode_returns_the_same_tree_without_statistics() {
         port: 0,
         seed23_rows: 10,
         knobs: KnobSettings::default(),
+        connections: Default::default(),
     })
     .await
     .expect("starts");

@@ -34,6 +34,7 @@ fn spec(command: CommandLine, sql: &str, knobs: KnobSettings) -> SubjectSpec {
             port: 0,
             seed23_rows: 20_000,
             knobs,
+            connections: Default::default(),
         },
         compare: None,
         limit: Duration::from_secs(300),
@@ -230,6 +231,7 @@ fn the_wire_floor_reads_the_bytes_through_faults_without_waiting_longer_at_each(
             port: 0,
             seed23_rows: 5_000,
             knobs: knobs(Shape::Production, 3),
+            connections: Default::default(),
         });
         let session = Session::open(&target, &DatabasePath::default(), Timeouts::DEFAULT)
             .await

@@ -536,6 +536,7 @@ async fn partitioned_reads_of_the_local_instance_return_exactly_the_plain_querys
             fail_every: 4,
             ..KnobSettings::default()
         },
+        connections: Default::default(),
     });
     let session = Session::open(&target, &DatabasePath::default(), Timeouts::DEFAULT)
         .await
@@ -605,6 +606,7 @@ async fn queries_that_are_not_root_partitionable_are_refused_as_production_words
         port: 0,
         seed23_rows: 100,
         knobs: KnobSettings::default(),
+        connections: Default::default(),
     });
     let session = Session::open(&target, &DatabasePath::default(), Timeouts::DEFAULT)
         .await

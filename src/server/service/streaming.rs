@@ -14,6 +14,7 @@ use super::{LocalSpanner, deadline_of};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::{KnobSettings, Knobs};
 use crate::server::query::QuerySpec;
+use crate::server::stream::budget::SendBudget;
 use crate::server::stream::live::{self, Ended, LiveStream, Resumption};
 use crate::server::stream::parked::Parked;
 use crate::server::stream::restarts::Restarts;
@@ -39,6 +40,7 @@ pub(super) async fn execute_streaming_sql(
     if let Some(tap) = &tap {
         tap.stream(live.id, prepared.resume.map(|point| point.stamp.stream));
     }
+    let budget = live.budget();
     let (tx, rx) = mpsc::channel(4);
     let after = Afterwards {
         knobs: Arc::clone(&spanner.knobs),
@@ -47,7 +49,9 @@ pub(super) async fn execute_streaming_sql(
         restart_key,
     };
     tokio::spawn(send_and_settle(live, tx, resumption, tap.clone(), after));
-    Ok(Response::new(live::Response::new(rx, deadline, tap)))
+    Ok(Response::new(live::Response::new(
+        rx, deadline, tap, budget,
+    )))
 }
 
 /// What names a query's stream in the restart memory: its session and its fingerprint.
@@ -99,17 +103,25 @@ async fn held_or_started(
         live.interrupt().set_deadline(deadline);
         return Ok(live);
     }
+    // A stream that holds its whole answer is bounded by its own limit instead.
+    let limit = if live::holds_answer(prepared.stamp.shape, &prepared.report) {
+        usize::MAX
+    } else {
+        usize::try_from(knobs.max_stream_buffer_bytes).unwrap_or(usize::MAX)
+    };
+    let budget = Arc::new(SendBudget::new(limit));
     let spec = QuerySpec {
         output: Output::Messages {
             transaction: prepared.transaction.clone(),
             stamp: prepared.stamp,
+            budget: Arc::clone(&budget),
         },
         ..prepared.spec.clone()
     };
     let started = spanner.start_query(spec, knobs, deadline).await?;
     Ok(LiveStream::new(
         prepared.stamp.stream,
-        started.events,
+        (started.events, budget),
         started.gone,
         begun,
         prepared.report.clone(),

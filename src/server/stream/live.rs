@@ -22,6 +22,7 @@ use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 
+use super::budget::SendBudget;
 use super::builder::{MessageBuilder, append_stats};
 use super::sink::QueryEvent;
 use super::tap::Tap;
@@ -62,6 +63,14 @@ pub struct LiveStream {
     shape: Shape,
     /// Bytes of messages built and not sent, counted while the whole answer is held.
     held_bytes: usize,
+    /// The bytes between the query thread and the transport.
+    budget: Arc<SendBudget>,
+}
+
+/// Whether a stream of `shape` holds its whole answer until it is complete: the statistics go
+/// first, and are known last.
+pub fn holds_answer(shape: Shape, report: &Report) -> bool {
+    shape.stats_first() && (report.with_stats || report.explain)
 }
 
 /// Where a response starts, and where its faults may fire.
@@ -87,11 +96,11 @@ pub enum Ended {
 }
 
 impl LiveStream {
-    /// A stream of the query whose thread reports on `events`; `gone` stops it when the stream is
-    /// dropped.
+    /// A stream of the query whose thread reports on `events` and counts its messages against
+    /// `budget`; `gone` stops it when the stream is dropped.
     pub fn new(
         id: u64,
-        events: Events,
+        (events, budget): (Events, Arc<SendBudget>),
         gone: GoneOnDrop,
         started: Instant,
         report: Report,
@@ -109,12 +118,18 @@ impl LiveStream {
             gone,
             shape,
             held_bytes: 0,
+            budget,
         }
     }
 
-    /// Whether the answer is held until complete: the statistics go first, and are known last.
+    /// Whether the answer is held until complete.
     fn holds_answer(&self) -> bool {
-        self.shape.stats_first() && (self.report.with_stats || self.report.explain)
+        holds_answer(self.shape, &self.report)
+    }
+
+    /// The bytes between its query thread and the transport, which its responses release.
+    pub fn budget(&self) -> Arc<SendBudget> {
+        Arc::clone(&self.budget)
     }
 
     /// The query's interrupt.
@@ -149,6 +164,7 @@ impl LiveStream {
                 let seq = self.next_seq;
                 self.next_seq += 1;
                 if resume.after.is_some_and(|r| seq <= r) {
+                    self.budget.release(msg.len());
                     continue;
                 }
                 let is_final = self.finished && self.unsent.is_empty();
@@ -250,12 +266,15 @@ impl LiveStream {
                 let stats = self
                     .report
                     .stats(&totals, self.started, builder.value_bytes());
+                let before = self.unsent.len();
                 if self.shape.stats_first() {
                     self.unsent.extend(builder.finish(None));
                     self.put_stats_first(stats);
                 } else {
                     self.unsent.extend(builder.finish(stats));
                 }
+                let last: usize = self.unsent.iter().skip(before).map(Bytes::len).sum();
+                self.budget.charge(last);
                 self.finished = true;
             }
             Some(Ok(QueryEvent::Columns(_) | QueryEvent::Rows(_))) => {}
@@ -317,14 +336,18 @@ pub struct Response {
     tap: Option<Arc<Tap>>,
     /// When the transport took the last message while the next was already waiting.
     waiting_since: Option<Instant>,
+    /// What each message taken gives back room in.
+    budget: Arc<SendBudget>,
 }
 
 impl Response {
-    /// What the stream task sends on the other end of `messages`, due by `deadline`.
+    /// What the stream task sends on the other end of `messages`, due by `deadline`; each
+    /// message the transport takes is released from `budget`.
     pub fn new(
         messages: mpsc::Receiver<Result<EncodedPartialResultSet, Status>>,
         deadline: Option<Instant>,
         tap: Option<Arc<Tap>>,
+        budget: Arc<SendBudget>,
     ) -> Self {
         Response {
             messages: ReceiverStream::new(messages),
@@ -332,6 +355,7 @@ impl Response {
             ended: false,
             tap,
             waiting_since: None,
+            budget,
         }
     }
 }
@@ -353,6 +377,7 @@ impl Stream for Response {
         match &next {
             Poll::Ready(None) => self.ended = true,
             Poll::Ready(Some(Ok(message))) => {
+                self.budget.release(message.0.len());
                 if let Some(tap) = &self.tap {
                     let now = Instant::now();
                     tap.taken(now, message.0.len());

@@ -2,8 +2,10 @@
 //! The query thread's rows go into a sink (`sink.rs`), the message builder cuts them into
 //! size-limited PartialResultSets with a resume token on each (`builder.rs`, `token.rs`), a live
 //! stream paces, fails and sends them (`live.rs`), a faulted one is parked for its resume
-//! (`parked.rs`) or remembered for its restart (`restarts.rs`), and the tap watches (`tap.rs`).
+//! (`parked.rs`) or remembered for its restart (`restarts.rs`), and the tap watches (`tap.rs`). The
+//! bytes between the query thread and the transport are held to a budget (`budget.rs`).
 
+pub mod budget;
 pub mod builder;
 pub mod live;
 pub mod parked;

@@ -2,10 +2,13 @@
 //! PartialResultSets cut on the thread (streaming), sent over the bounded channel to the service;
 //! and what the thread reports on that channel ([`QueryEvent`]).
 
+use std::sync::Arc;
+
 use prost::bytes::Bytes;
 use tokio::sync::mpsc;
 use tonic::Status;
 
+use super::budget::SendBudget;
 use super::builder::{self, MessageBuilder, TokenStamp};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::encoded::EncodedValues;
@@ -27,7 +30,19 @@ pub enum Output {
         transaction: Option<pb::Transaction>,
         /// What every resume token carries.
         stamp: TokenStamp,
+        /// How far the query may run ahead of its client.
+        budget: Arc<SendBudget>,
     },
+}
+
+impl Output {
+    /// The stream's budget, when it has one.
+    pub fn budget(&self) -> Option<&Arc<SendBudget>> {
+        match self {
+            Output::Values => None,
+            Output::Messages { budget, .. } => Some(budget),
+        }
+    }
 }
 
 /// What the query thread reports, in this order: columns, rows in batches, totals.
@@ -65,6 +80,7 @@ pub enum Sink<'a> {
     },
     Messages {
         events: &'a Events,
+        budget: Arc<SendBudget>,
         builder: MessageBuilder,
         /// Where a value is encoded before the builder copies it in.
         scratch: Vec<u8>,
@@ -80,8 +96,13 @@ impl<'a> Sink<'a> {
                 batch: Self::empty(columns.len()),
                 rows: 0,
             },
-            Output::Messages { transaction, stamp } => Sink::Messages {
+            Output::Messages {
+                transaction,
+                stamp,
+                budget,
+            } => Sink::Messages {
                 events,
+                budget: Arc::clone(budget),
                 builder: message_builder(columns, transaction, *stamp),
                 scratch: Vec::new(),
             },
@@ -138,10 +159,13 @@ impl<'a> Sink<'a> {
                 Ok(())
             }
             Sink::Messages {
-                events, builder, ..
+                events,
+                builder,
+                budget,
+                ..
             } => {
                 builder.end_row();
-                send_ready(events, builder)
+                send_ready(events, builder, budget)
             }
         }
     }
@@ -156,9 +180,10 @@ impl<'a> Sink<'a> {
             Sink::Messages {
                 events,
                 mut builder,
+                budget,
                 ..
             } => {
-                send_ready(events, &mut builder)?;
+                send_ready(events, &mut builder, &budget)?;
                 send(events, QueryEvent::Built(Box::new(builder)))
             }
         }
@@ -174,13 +199,29 @@ fn message_builder(
     MessageBuilder::new(builder::metadata(columns, transaction.clone()), stamp)
 }
 
-/// Sends the messages `builder` has finished, if any.
-fn send_ready(events: &Events, builder: &mut MessageBuilder) -> Result<(), Gone> {
+/// Sends the messages `builder` has finished, if any, once they fit in the stream's budget.
+fn send_ready(
+    events: &Events,
+    builder: &mut MessageBuilder,
+    budget: &SendBudget,
+) -> Result<(), Gone> {
     let ready: Vec<Bytes> = std::iter::from_fn(|| builder.pop()).collect();
     if ready.is_empty() {
         return Ok(());
     }
-    send(events, QueryEvent::Messages(ready))
+    budget
+        .acquire(ready.iter().map(Bytes::len).sum())
+        .map_err(|_| Gone)?;
+    // A full channel means the stream is not taking messages: wait without a slot.
+    match events.try_send(Ok(QueryEvent::Messages(ready))) {
+        Ok(()) => Ok(()),
+        Err(mpsc::error::TrySendError::Full(event)) => budget
+            .paused(|| events.blocking_send(event).is_ok())
+            .map_err(|_| Gone)?
+            .then_some(())
+            .ok_or(Gone),
+        Err(mpsc::error::TrySendError::Closed(_)) => Err(Gone),
+    }
 }
 
 /// Sends one event; the receiver is gone if it fails.

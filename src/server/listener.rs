@@ -1,0 +1,180 @@
+//! The connections the local instance accepts: at most `max_connections` at once (a connection past
+//! it is closed as soon as it is accepted), each closed once it has sent nothing for its idle time
+//! (the server's HTTP/2 keepalive pings make a live peer answer well within it), and an accept
+//! loop that backs off when accepting fails (EMFILE: out of file descriptors) instead of spinning.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::{Instant, Sleep};
+use tokio_stream::Stream;
+use tonic::transport::server::{Connected, TcpConnectInfo};
+
+/// How long the accept loop waits after a failed accept.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// What bounds the connections, fixed when the instance starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ConnectionLimits {
+    /// Connections open at once; one more is closed as soon as it is accepted. Default 1,000.
+    pub max_connections: u64,
+    /// A connection that sends nothing for this long is closed, in milliseconds. Default 60 s
+    /// (the server pings every 20 s, so a live client always answers within it).
+    pub idle_timeout_ms: u64,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits::DEFAULT
+    }
+}
+
+impl ConnectionLimits {
+    /// The defaults, as a constant (command-line defaults read it).
+    pub const DEFAULT: ConnectionLimits = ConnectionLimits {
+        max_connections: 1000,
+        idle_timeout_ms: 60_000,
+    };
+}
+
+/// The accepted connections, as tonic's `serve_with_incoming` takes them.
+pub struct Incoming {
+    listener: TcpListener,
+    open: Arc<AtomicUsize>,
+    limits: ConnectionLimits,
+    backoff: Option<Pin<Box<Sleep>>>,
+}
+
+impl Incoming {
+    /// Connections accepted on `listener` within `limits`.
+    pub fn new(listener: TcpListener, limits: ConnectionLimits) -> Self {
+        Incoming {
+            listener,
+            open: Arc::default(),
+            limits,
+            backoff: None,
+        }
+    }
+}
+
+impl Stream for Incoming {
+    type Item = io::Result<Connection>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            if let Some(sleep) = self.backoff.as_mut() {
+                if sleep.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                self.backoff = None;
+            }
+            match self.listener.poll_accept(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(_)) => {
+                    // Out of descriptors or a connection reset before it was accepted: wait
+                    // before trying again, so the loop does not spin.
+                    self.backoff = Some(Box::pin(tokio::time::sleep(ACCEPT_BACKOFF)));
+                }
+                Poll::Ready(Ok((stream, _))) => {
+                    let max = usize::try_from(self.limits.max_connections).unwrap_or(usize::MAX);
+                    if self.open.load(Ordering::Acquire) >= max {
+                        // Refused: closed at once, before any byte is read.
+                        drop(stream);
+                        continue;
+                    }
+                    let _ = stream.set_nodelay(true);
+                    self.open.fetch_add(1, Ordering::AcqRel);
+                    let idle = Duration::from_millis(self.limits.idle_timeout_ms);
+                    return Poll::Ready(Some(Ok(Connection {
+                        stream,
+                        open: Arc::clone(&self.open),
+                        idle,
+                        quiet: Box::pin(tokio::time::sleep(idle)),
+                    })));
+                }
+            }
+        }
+    }
+}
+
+/// One accepted connection: counted while open, closed when it stays silent for its idle time.
+pub struct Connection {
+    stream: TcpStream,
+    open: Arc<AtomicUsize>,
+    idle: Duration,
+    quiet: Pin<Box<Sleep>>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.open.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Connected for Connection {
+    type ConnectInfo = TcpConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.stream.connect_info()
+    }
+}
+
+impl AsyncRead for Connection {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let me = &mut *self;
+        match Pin::new(&mut me.stream).poll_read(cx, buf) {
+            Poll::Ready(done) => {
+                me.quiet.as_mut().reset(Instant::now() + me.idle);
+                Poll::Ready(done)
+            }
+            Poll::Pending => match me.quiet.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the connection sent nothing for its idle time",
+                ))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+}
+
+impl AsyncWrite for Connection {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
