@@ -11,6 +11,7 @@ pub mod demo;
 pub mod emulator;
 pub mod engine;
 pub mod export;
+pub mod fnv;
 pub mod plan;
 pub mod proto;
 pub mod report;

@@ -102,18 +102,20 @@ impl EncodedValues {
     }
 }
 
-/// `google.protobuf.Value` field tags (field number and wire type).
+/// `google.protobuf.Value` field tags (field number and wire type), as `wire::fields` names them.
 pub mod tag {
+    use crate::wire::fields::value;
+
     /// `null_value` (1, varint).
-    pub const NULL: u8 = 1 << 3;
+    pub const NULL: u8 = value::NULL_KEY;
     /// `number_value` (2, fixed64).
-    pub const NUMBER: u8 = 2 << 3 | 1;
+    pub const NUMBER: u8 = value::NUMBER_KEY;
     /// `string_value` (3, length-delimited).
-    pub const STRING: u8 = 3 << 3 | 2;
+    pub const STRING: u8 = value::STRING_KEY;
     /// `bool_value` (4, varint).
-    pub const BOOL: u8 = 4 << 3;
+    pub const BOOL: u8 = value::BOOL_KEY;
     /// `list_value` (6, length-delimited).
-    pub const LIST: u8 = 6 << 3 | 2;
+    pub const LIST: u8 = value::LIST_KEY;
 }
 
 /// A NULL value's body.
@@ -168,7 +170,7 @@ pub fn is_list_value(mut bytes: &[u8]) -> bool {
         let Ok(key) = prost::encoding::decode_varint(&mut bytes) else {
             return false;
         };
-        if key != (1 << 3 | 2) {
+        if key != u64::from(crate::wire::fields::list_value::VALUES_KEY) {
             return false;
         }
         let Ok(len) = prost::encoding::decode_varint(&mut bytes) else {

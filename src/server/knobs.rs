@@ -5,8 +5,8 @@
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use super::sandbox::SqlLimits;
 use super::shape::Shape;
+use super::sqlite::sandbox::SqlLimits;
 
 /// The smallest maximum message size allowed: room for any single unsplittable value and its framing.
 pub const MIN_MESSAGE_BYTES: u64 = 256;

@@ -4,31 +4,15 @@
 //! and `spanprof serve` all start it this way. Any project, instance and database name maps to the one
 //! demo database.
 
-mod admin;
-pub mod columns;
 pub mod control;
-pub mod db;
 pub mod encoded;
 pub mod knobs;
-pub mod live;
-pub mod parked;
-pub mod partition;
-mod plan;
 pub mod query;
-pub mod restarts;
-pub mod row_cache;
-pub mod sandbox;
-pub mod scan;
-mod scanstatus;
-mod seed23_table;
+pub mod result_stats;
 pub mod service;
-pub mod sessions;
 pub mod shape;
-mod sink;
-pub mod sql_value;
+pub mod sqlite;
 pub mod stream;
-pub mod tap;
-pub mod token;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -47,6 +31,7 @@ use encoded::stubs::google::spanner::v1::spanner_server::SpannerServer;
 pub use knobs::{KnobSettings, Knobs};
 pub use service::Load;
 pub use shape::Shape;
+pub use stream::tap;
 
 /// How to start the local instance.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -85,13 +70,13 @@ pub enum StartError {
     },
     /// The database could not be built.
     #[error(transparent)]
-    Database(#[from] db::SetupError),
+    Database(#[from] sqlite::db::SetupError),
     /// The setup task died.
     #[error("the database setup task failed: {0}")]
     Setup(#[from] tokio::task::JoinError),
     /// No key for the resume tokens could be drawn.
     #[error(transparent)]
-    Random(#[from] token::NoRandomness),
+    Random(#[from] stream::token::NoRandomness),
 }
 
 /// A running local instance. Dropping it stops the server.
@@ -115,7 +100,7 @@ const CONNECTION_WINDOW: u32 = 16 << 20;
 impl LocalInstance {
     /// Builds the database and serves it on 127.0.0.1. Must be called within a tokio runtime.
     pub async fn start(config: ServerConfig) -> Result<Self, StartError> {
-        token::init_key()?;
+        stream::token::init_key()?;
         let listener = TcpListener::bind(("127.0.0.1", config.port))
             .await
             .map_err(|source| StartError::Bind {
@@ -127,7 +112,8 @@ impl LocalInstance {
             source,
         })?;
         let rows = config.seed23_rows;
-        let db = Arc::new(tokio::task::spawn_blocking(move || db::Database::open(rows)).await??);
+        let db =
+            Arc::new(tokio::task::spawn_blocking(move || sqlite::db::Database::open(rows)).await??);
         let knobs = Arc::new(Knobs::new(config.knobs));
         let spanner = service::LocalSpanner::new(db, Arc::clone(&knobs));
         let handle = spanner.handle();
@@ -141,9 +127,9 @@ impl LocalInstance {
                     .max_decoding_message_size(MAX_REQUEST_BYTES)
                     .max_encoding_message_size(usize::MAX),
             )
-            .add_service(InstanceAdminServer::new(admin::LocalAdmin))
-            .add_service(DatabaseAdminServer::new(admin::LocalAdmin))
-            .add_service(OperationsServer::new(admin::LocalAdmin))
+            .add_service(InstanceAdminServer::new(service::LocalAdmin))
+            .add_service(DatabaseAdminServer::new(service::LocalAdmin))
+            .add_service(OperationsServer::new(service::LocalAdmin))
             // Server::tcp_nodelay applies only to listeners tonic binds itself: without it here a
             // stream's last small frames waited out the client's delayed ACK (40 ms on Linux).
             .serve_with_incoming_shutdown(
@@ -183,7 +169,7 @@ impl LocalInstance {
     }
 
     /// What sees its clients' queries when someone watches (`spanprof client`).
-    pub fn tap(&self) -> &Arc<tap::Tap> {
+    pub fn tap(&self) -> &Arc<stream::tap::Tap> {
         self.handle.tap()
     }
 

@@ -7,22 +7,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use prost::bytes::Bytes;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, Statement};
-use tokio::sync::mpsc;
 use tonic::Status;
 
-use super::columns::{self, Column, Param, Pending};
 use super::control::{Interrupt, PROGRESS_OPS, Slot, Stop};
-use super::db::Database;
-use super::encoded::EncodedValues;
-use super::sandbox::{Refusal, Sandbox, SqlLimits};
-use super::scan::{self, Origin, ScanRows};
-use super::scanstatus::{self, ScanStatus};
-use super::sink::{Sink, send};
-use super::stream::{MessageBuilder, TokenStamp};
-use crate::proto::google::spanner::v1 as pb;
+use super::result_stats::{Measured, ProgramTraits, QueryTotals, ScanTarget};
+use super::sqlite::columns::{self, Column, Param, Pending};
+use super::sqlite::db::{Database, KeyRange};
+use super::sqlite::sandbox::{Sandbox, SqlLimits};
+use super::sqlite::scan::{self, Origin, ScanRows};
+use super::sqlite::scanstatus;
+use super::sqlite::statement::{bind, explain, read_only, refused, sql_error};
+use super::stream::sink::{Events, Gone, Output, QueryEvent, Sink, send};
 use crate::wire::{Field, Type};
 
 /// A query to run.
@@ -47,124 +44,9 @@ pub struct QuerySpec {
     /// How the rows are handed over.
     pub output: Output,
     /// The key range of its table it reads, when it is one partition of a partitioned query.
-    pub partition: Option<super::partition::KeyRange>,
+    pub partition: Option<KeyRange>,
 }
 
-/// How the query thread hands its rows over.
-#[derive(Debug, Clone, Default)]
-pub enum Output {
-    /// Batches of encoded values ([`QueryEvent::Rows`]), for a caller that builds a ResultSet.
-    #[default]
-    Values,
-    /// Finished PartialResultSets ([`QueryEvent::Messages`]), cut on this thread by a builder made
-    /// from the columns, this transaction and this token stamp, so that the stream task only sends
-    /// them. The builder is handed back ([`QueryEvent::Built`]) before [`QueryEvent::Done`], for the
-    /// stream to close with the statistics.
-    Messages {
-        /// The transaction the metadata names.
-        transaction: Option<pb::Transaction>,
-        /// What every resume token carries.
-        stamp: TokenStamp,
-    },
-}
-
-/// What the query thread reports, in this order: columns, rows in batches, totals.
-#[derive(Debug)]
-pub enum QueryEvent {
-    /// The result's columns.
-    Columns(Vec<Field>),
-    /// The values of whole rows, row after row, each encoded as a `google.protobuf.Value`
-    /// ([`Output::Values`]).
-    Rows(EncodedValues),
-    /// Finished PartialResultSets, in order ([`Output::Messages`]).
-    Messages(Vec<Bytes>),
-    /// The message builder, holding the last message, once every row is in ([`Output::Messages`]).
-    Built(Box<MessageBuilder>),
-    /// The query finished.
-    Done(QueryTotals),
-}
-
-/// Figures about a finished query.
-#[derive(Debug, Clone, Default)]
-pub struct QueryTotals {
-    /// Rows returned.
-    pub rows: u64,
-    /// Rows the scans read (Seed23 rows generated plus SQLite's full-scan steps).
-    pub rows_scanned: u64,
-    /// CPU time of the query thread.
-    pub cpu_time: Duration,
-    /// Time to prepare (parse and plan) the statement.
-    pub plan_time: Duration,
-    /// `EXPLAIN QUERY PLAN` steps, when asked for.
-    pub plan: Option<Vec<PlanStep>>,
-    /// What the statement's bytecode does besides its plan steps, when the plan was asked for.
-    pub program: ProgramTraits,
-    /// What each loop of the plan reads, by plan step id, when the plan was asked for.
-    pub targets: BTreeMap<i64, ScanTarget>,
-    /// What a PROFILE query measured of its execution.
-    pub measured: Option<Measured>,
-    /// Whether the rows came from a plain scan's cached wire form (`scan.rs`).
-    pub plain_scan: bool,
-}
-
-/// What a statement's bytecode shows that `EXPLAIN QUERY PLAN` does not.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProgramTraits {
-    /// It computes aggregate functions (`AggStep`): an aggregate, grouped or not.
-    pub aggregate: bool,
-    /// It stops after a number of rows (`DecrJumpZero`, LIMIT's counter).
-    pub limit: bool,
-}
-
-impl ProgramTraits {
-    /// The traits of a statement's bytecode.
-    pub fn of(ops: &[scan::Op]) -> Self {
-        let has = |names: &[&str]| ops.iter().any(|op| names.contains(&op.opcode.as_str()));
-        ProgramTraits {
-            aggregate: has(&["AggStep", "AggStep1", "AggFinal", "AggValue"]),
-            limit: has(&["DecrJumpZero"]),
-        }
-    }
-}
-
-/// The table a loop of the plan reads, and the index it reads it through (not the table's own
-/// primary-key index).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScanTarget {
-    /// The table (its name, not the query's alias for it).
-    pub table: String,
-    /// A secondary index, when the loop reads one.
-    pub index: Option<String>,
-}
-
-/// What a PROFILE query measured of its own execution on the query thread.
-#[derive(Debug, Clone, Default)]
-pub struct Measured {
-    /// From the first step to the last row handed over: SQLite's work, and the encoding and
-    /// handing over of every row.
-    pub execution: Duration,
-    /// The part of it spent inside SQLite's step.
-    pub stepping: Duration,
-    /// SQLite's counters per plan element, when it kept them.
-    pub scan: Option<ScanStatus>,
-}
-
-/// One line of SQLite's `EXPLAIN QUERY PLAN`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanStep {
-    /// Its id.
-    pub id: i64,
-    /// Its parent's id (0 at the top).
-    pub parent: i64,
-    /// SQLite's description ("SCAN Seed23 VIRTUAL TABLE INDEX 0:").
-    pub detail: String,
-}
-
-/// Where the query thread reports.
-pub(super) type Events = mpsc::Sender<Result<QueryEvent, Status>>;
-
-/// Rows per batch sent to the stream.
-pub(super) const BATCH_ROWS: usize = 128;
 /// Rows looked at to type result columns that are expressions.
 const TYPE_LOOKAHEAD_ROWS: usize = 128;
 
@@ -191,9 +73,6 @@ pub fn spawn(
         })
         .map(drop)
 }
-
-/// The receiver went away: stop quietly.
-pub(super) struct Gone;
 
 fn run(
     db: &Database,
@@ -368,23 +247,6 @@ fn step_failed(e: rusqlite::Error, interrupt: &Interrupt) -> RowsError {
     }
 }
 
-/// A statement the sandbox refused, as the rule that refused it says; any other error as SQLite's.
-pub(super) fn refused(e: rusqlite::Error, sandbox: &Sandbox) -> Status {
-    match sandbox.take_refusal() {
-        Some(Refusal::Write) => read_only(),
-        Some(Refusal::Forbidden(what)) => Status::invalid_argument(format!(
-            "{what} is not allowed: the built-in local instance only reads its demo tables"
-        )),
-        None => sql_error(e),
-    }
-}
-
-fn read_only() -> Status {
-    Status::failed_precondition(
-        "the built-in local instance serves read-only queries: DML and DDL are not supported",
-    )
-}
-
 enum RowsError {
     Gone(Gone),
     Status(Status),
@@ -549,27 +411,6 @@ fn declared_types(db: &Database, origins: &[Origin]) -> Vec<Option<Type>> {
         .collect()
 }
 
-/// Binds `@name` parameters; a parameter in the SQL without a value is an error, as in Spanner.
-pub(super) fn bind(
-    stmt: &mut Statement<'_>,
-    params: &HashMap<String, Param>,
-) -> Result<(), Status> {
-    for i in 1..=stmt.parameter_count() {
-        let name = stmt.parameter_name(i).map(str::to_owned);
-        let Some(name) = name.as_deref().and_then(|n| n.strip_prefix('@')) else {
-            return Err(Status::invalid_argument(format!(
-                "query parameter {i} is not named: use @name parameters"
-            )));
-        };
-        let param = params.get(name).ok_or_else(|| {
-            Status::invalid_argument(format!("No parameter found for binding: {name}"))
-        })?;
-        stmt.raw_bind_parameter(i, &param.value)
-            .map_err(sql_error)?;
-    }
-    Ok(())
-}
-
 /// What each loop of the just-prepared statement reads, by plan step id: SQLite names a table
 /// (not its alias) or an index, and an index stands for its table unless it is a secondary one.
 fn scan_targets(db: &Database, conn: &Connection, sql: &str) -> BTreeMap<i64, ScanTarget> {
@@ -600,53 +441,11 @@ fn scan_targets(db: &Database, conn: &Connection, sql: &str) -> BTreeMap<i64, Sc
         .collect()
 }
 
-pub(super) fn explain(conn: &Connection, sql: &str) -> Result<Vec<PlanStep>, Status> {
-    let mut stmt = conn
-        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-        .map_err(sql_error)?;
-    let steps = stmt
-        .query_map([], |row| {
-            Ok(PlanStep {
-                id: row.get(0)?,
-                parent: row.get(1)?,
-                detail: row.get(3)?,
-            })
-        })
-        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
-    // Unbound parameters make EXPLAIN fail in a few cases; the plan is then simply missing a step list.
-    Ok(steps.unwrap_or_default())
-}
-
-/// An SQLite error as Spanner would report it: INVALID_ARGUMENT with the engine's message, and the
-/// table named when it is unknown.
-pub fn sql_error(e: rusqlite::Error) -> Status {
-    let message = match &e {
-        rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
-        other => other.to_string(),
-    };
-    if let Some(table) = message.strip_prefix("no such table: ") {
-        return Status::invalid_argument(format!("Table not found: {table} ({message})"));
-    }
-    if let Some(column) = message.strip_prefix("no such column: ") {
-        return Status::invalid_argument(format!("Unrecognized name: {column} ({message})"));
-    }
-    if message.contains("string or blob too big") {
-        return Status::invalid_argument(format!(
-            "{message}: a value would be longer than the local instance allows (max_value_bytes)"
-        ));
-    }
-    if message.contains("syntax error") {
-        return Status::invalid_argument(format!("Syntax error: {message}"));
-    }
-    if matches!(e, rusqlite::Error::MultipleStatement) {
-        return Status::invalid_argument("only one SQL statement may be executed at a time");
-    }
-    Status::invalid_argument(message)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::stream::TokenStamp;
+    use tokio::sync::mpsc;
 
     /// A query's columns, every value's bytes, and its totals.
     type Answer = (Vec<Field>, Vec<Vec<u8>>, QueryTotals);
@@ -664,7 +463,7 @@ mod tests {
                     nan: false,
                 },
             )]),
-            limits: crate::server::db::test_limits(),
+            limits: crate::server::sqlite::db::test_limits(),
             execute: true,
             explain: false,
             profile: false,
@@ -745,7 +544,7 @@ mod tests {
             let spec = QuerySpec {
                 sql: sql.into(),
                 params: HashMap::new(),
-                limits: crate::server::db::test_limits(),
+                limits: crate::server::sqlite::db::test_limits(),
                 execute: true,
                 explain: false,
                 profile: false,

@@ -3,8 +3,9 @@
 //! checked against each (SPANNER_WIRE.md says what each side does).
 //!
 //! - **production**: messages up to the maximum size, values cut mid-string and mid-array where a
-//!   message fills up, a resume token on every message, an empty `metadata` on every message after
-//!   the first (the field present, nothing in it), the statistics with the last message.
+//!   message fills up, a resume token on every message, `metadata` on the first message only (absent,
+//!   not empty, on every later one: the official Rust client fails a stream on any later one), the
+//!   statistics with the last message.
 //! - **emulator**: the same cuts, but no resume tokens, the statistics with the *first* message (the
 //!   answer is held until it is complete, as the emulator materialises it), and where a message ends
 //!   on a whole string or list, `chunked_value` set anyway and the next message continuing it with
@@ -61,11 +62,6 @@ impl Shape {
     /// Whether the statistics travel with the first message (else with the last).
     pub fn stats_first(self) -> bool {
         self == Shape::Emulator
-    }
-
-    /// Whether messages after the first carry an empty `metadata` field.
-    pub fn empty_metadata_later(self) -> bool {
-        self == Shape::Production
     }
 
     /// Whether a message that ends on a whole string or list is marked chunked and continued with

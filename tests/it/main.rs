@@ -20,6 +20,7 @@ mod local;
 mod memory;
 mod official;
 mod official_load;
+mod official_rust;
 mod plan;
 mod plan_local;
 mod props;

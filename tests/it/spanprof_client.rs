@@ -1,9 +1,9 @@
 //! `spanprof client`: programs run against the local instance, their time split at the server and
 //! every row they print checked. spanprof's own driver (`spanprof driver`, with its deliberate
-//! faults) runs in every bare `cargo test`; the official Python and Node clients, through the
+//! faults) runs in every bare `cargo test`; the official Python, Node and Rust clients, through the
 //! drivers in `examples/clients/`, need their installs (`scripts/test` makes them and sets
-//! SPANPROF_PYTHON and SPANPROF_NODE_MODULES) and are `#[ignore]`d otherwise, failing loudly when
-//! run without them.
+//! SPANPROF_PYTHON, SPANPROF_NODE_MODULES and SPANPROF_RUST_CLIENT) and are `#[ignore]`d otherwise,
+//! failing loudly when run without them.
 
 use std::time::Duration;
 
@@ -380,6 +380,14 @@ fn node_driver() -> CommandLine {
     .expect("a command")
 }
 
+fn rust_driver() -> CommandLine {
+    let binary = installed(
+        "SPANPROF_RUST_CLIENT",
+        "the official Rust client's driver (examples/clients/rust, google-cloud-spanner)",
+    );
+    CommandLine::new(vec![binary]).expect("a command")
+}
+
 /// A client's known bug: the shape that shows it, and whether an iteration's error is it.
 type KnownBug = (Shape, fn(&str) -> bool);
 
@@ -440,4 +448,10 @@ fn the_official_node_client_resumes_a_single_use_query_it_names_by_its_read_time
     assert_eq!(r.status, Status::Ok, "{:?}", r.error);
     assert_eq!((r.check.as_deref(), r.rows), (Some("values"), 10_000));
     assert!(r.resumes > 10, "it resumed ({} times)", r.resumes);
+}
+
+#[test]
+#[ignore = "needs the official Rust client's driver: run ./scripts/test"]
+fn the_official_rust_client_reads_every_row_right_in_every_shape_through_faults() {
+    official_client_in_every_shape(rust_driver(), None);
 }

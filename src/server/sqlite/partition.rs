@@ -1,6 +1,6 @@
-//! PartitionQuery on the local instance: which queries can be read as partitions, the key ranges
-//! of the table they scan, and the tokens that carry a range to the ExecuteStreamingSql of each
-//! partition.
+//! PartitionQuery's planner: which queries can be read as partitions, and the key ranges of the
+//! table they scan (the tokens that carry a range to each partition's ExecuteStreamingSql are the
+//! service's).
 //!
 //! A query is root-partitionable, as production defines it, when its plan is a Distributed Union
 //! over one table's rows: here, when SQLite's plan scans exactly one demo table, directly, with
@@ -10,46 +10,21 @@
 //! A partition runs the same SQL on a connection where the table's name is a temporary view of
 //! the range (`rowid >= lo AND rowid < hi`; Seed23's rowid is its Id), which SQLite resolves before
 //! the table itself.
-//!
-//! Tokens are authenticated like resume tokens (`token.rs`): one fixed length, an HMAC tag under
-//! the process's key, checked before any field is used.
 
-use ring::hmac;
+use std::collections::HashMap;
 
 use super::columns::Param;
-use super::db::Database;
+use super::db::{Database, KeyRange};
+use super::opcodes;
+use super::sandbox::SqlLimits;
 use super::scan;
-use super::token;
+use super::statement::{bind, explain, refused};
 use crate::demo;
-use std::collections::HashMap;
 
 /// The most partitions a query is split into, whatever the client asks.
 pub const MAX_PARTITIONS: usize = 64;
 /// Rows per partition aimed at when the client gives no `max_partitions`.
 const ROWS_PER_PARTITION: i64 = 10_000;
-
-/// A key range of one demo table: the rows a partition reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyRange {
-    /// The table (a demo table's name).
-    pub table: &'static str,
-    /// The first rowid in the range.
-    pub lo: i64,
-    /// One past the last rowid.
-    pub hi: i64,
-}
-
-impl KeyRange {
-    /// The statement that makes the range the table's name on a partition's connection.
-    pub fn view_sql(&self) -> String {
-        format!(
-            "CREATE TEMP VIEW \"{t}\" AS SELECT * FROM main.\"{t}\" WHERE rowid >= {lo} AND rowid < {hi}",
-            t = self.table,
-            lo = self.lo,
-            hi = self.hi
-        )
-    }
-}
 
 /// The production wording for a query that is not root-partitionable.
 pub fn not_partitionable(why: &str) -> tonic::Status {
@@ -59,91 +34,15 @@ pub fn not_partitionable(why: &str) -> tonic::Status {
     ))
 }
 
-/// What a partition token says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionToken {
-    /// The query's fingerprint (SQL, parameters and their types), so a token serves one query.
-    pub fingerprint: u64,
-    /// The read-only transaction the partitions read in.
-    pub transaction: [u8; 8],
-    /// The range it reads.
-    pub range: KeyRange,
-}
-
-const MAGIC: &[u8; 4] = b"SPP1";
-/// magic, fingerprint, transaction, table index, lo, hi.
-const BODY_BYTES: usize = 4 + 8 + 8 + 1 + 8 + 8;
-const TAG_BYTES: usize = 16;
-/// The length of every partition token.
-pub const PARTITION_TOKEN_BYTES: usize = BODY_BYTES + TAG_BYTES;
-
-/// Why a partition token was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum PartitionTokenError {
-    /// Not a token this process issued (length, tag or contents).
-    #[error("the partition token is not one this instance issued")]
-    Forged,
-}
-
-impl PartitionToken {
-    /// The token's bytes: its fields, then their tag.
-    pub fn encode(&self) -> Vec<u8> {
-        let table = demo::tables()
-            .iter()
-            .position(|t| t.name == self.range.table)
-            .unwrap_or(usize::MAX);
-        let mut out = Vec::with_capacity(PARTITION_TOKEN_BYTES);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&self.fingerprint.to_be_bytes());
-        out.extend_from_slice(&self.transaction);
-        out.push(u8::try_from(table).unwrap_or(u8::MAX));
-        out.extend_from_slice(&self.range.lo.to_be_bytes());
-        out.extend_from_slice(&self.range.hi.to_be_bytes());
-        let tag = hmac::sign(token::key(), &out);
-        out.extend_from_slice(&tag.as_ref()[..TAG_BYTES]);
-        out
-    }
-
-    /// Reads a token this process issued: length, then tag, then fields.
-    pub fn decode(bytes: &[u8]) -> Result<Self, PartitionTokenError> {
-        let forged = PartitionTokenError::Forged;
-        let bytes: &[u8; PARTITION_TOKEN_BYTES] = bytes.try_into().map_err(|_| forged)?;
-        let (body, tag) = bytes.split_at(BODY_BYTES);
-        let want = hmac::sign(token::key(), body);
-        if !token::same_bytes(&want.as_ref()[..TAG_BYTES], tag) {
-            return Err(forged);
-        }
-        let rest = body.strip_prefix(MAGIC).ok_or(forged)?;
-        let (fingerprint, rest) = rest.split_first_chunk::<8>().ok_or(forged)?;
-        let (transaction, rest) = rest.split_first_chunk::<8>().ok_or(forged)?;
-        let (table, rest) = rest.split_first().ok_or(forged)?;
-        let (lo, rest) = rest.split_first_chunk::<8>().ok_or(forged)?;
-        let hi: &[u8; 8] = rest.try_into().map_err(|_| forged)?;
-        let table = demo::tables()
-            .get(usize::from(*table))
-            .map(|t| t.name)
-            .ok_or(forged)?;
-        let (lo, hi) = (i64::from_be_bytes(*lo), i64::from_be_bytes(*hi));
-        if lo > hi {
-            return Err(forged);
-        }
-        Ok(PartitionToken {
-            fingerprint: u64::from_be_bytes(*fingerprint),
-            transaction: *transaction,
-            range: KeyRange { table, lo, hi },
-        })
-    }
-}
-
 /// Splits a root-partitionable query into at most `max` (or, with none, one per 10,000 rows)
 /// key ranges of the table it scans, never more than [`MAX_PARTITIONS`]. Runs SQLite (EXPLAIN and
 /// the table's key bounds): call it off the async runtime.
-pub fn plan(
+pub fn key_ranges(
     db: &Database,
     sql: &str,
     params: &HashMap<String, Param>,
     max: Option<usize>,
-    limits: super::sandbox::SqlLimits,
+    limits: SqlLimits,
 ) -> Result<Vec<KeyRange>, tonic::Status> {
     let internal =
         |e: rusqlite::Error| tonic::Status::internal(format!("cannot plan partitions: {e}"));
@@ -190,7 +89,7 @@ fn partitioned_table(
     db: &Database,
     sql: &str,
     params: &HashMap<String, Param>,
-    limits: super::sandbox::SqlLimits,
+    limits: SqlLimits,
 ) -> Result<&'static str, tonic::Status> {
     let internal =
         |e: rusqlite::Error| tonic::Status::internal(format!("cannot plan partitions: {e}"));
@@ -200,15 +99,13 @@ fn partitioned_table(
     {
         // Prepared under the sandbox first, so a statement it refuses is refused with its reason.
         sandbox.reset();
-        let mut stmt = conn
-            .prepare(sql)
-            .map_err(|e| super::query::refused(e, &sandbox))?;
+        let mut stmt = conn.prepare(sql).map_err(|e| refused(e, &sandbox))?;
         if !stmt.readonly() {
             return Err(not_partitionable("it is not a query"));
         }
-        super::query::bind(&mut stmt, params)?;
+        bind(&mut stmt, params)?;
     }
-    let steps = super::query::explain(&conn, sql)?;
+    let steps = explain(&conn, sql)?;
     let mut tables = Vec::new();
     for step in &steps {
         let detail = step.detail.as_str();
@@ -245,18 +142,10 @@ fn partitioned_table(
         .ok_or_else(|| not_partitionable(&format!("{name} is not a table")))?;
     let ops = scan::program(&conn, sql).map_err(internal)?;
     if let Some(op) = ops.iter().find(|op| {
-        matches!(
-            op.opcode.as_str(),
-            "AggStep"
-                | "AggStep1"
-                | "AggFinal"
-                | "AggValue"
-                | "AggInverse"
-                | "DecrJumpZero"
-                | "OffsetLimit"
-        )
+        let opcode = op.opcode.as_str();
+        opcodes::is_aggregate(opcode) || opcode == opcodes::LIMIT || opcode == opcodes::OFFSET
     }) {
-        let what = if op.opcode.starts_with("Agg") {
+        let what = if opcodes::is_aggregate(&op.opcode) {
             "an aggregate"
         } else {
             "a LIMIT or OFFSET"
@@ -274,9 +163,7 @@ fn partitioned_table(
         .map_err(internal)?;
     drop(sandbox);
     sandbox_probe.reset();
-    probe
-        .prepare(sql)
-        .map_err(|e| super::query::refused(e, &sandbox_probe))?;
+    probe.prepare(sql).map_err(|e| refused(e, &sandbox_probe))?;
     if sandbox_probe
         .direct_reads()
         .iter()
@@ -293,38 +180,12 @@ fn partitioned_table(
 mod tests {
     use super::*;
 
-    fn token() -> PartitionToken {
-        PartitionToken {
-            fingerprint: 42,
-            transaction: [1, 2, 3, 4, 5, 6, 7, 8],
-            range: KeyRange {
-                table: "Singers",
-                lo: 10,
-                hi: 20,
-            },
-        }
-    }
-
-    #[test]
-    fn partition_tokens_round_trip_and_every_bit_flip_is_refused() {
-        let bytes = token().encode();
-        assert_eq!(bytes.len(), PARTITION_TOKEN_BYTES);
-        assert_eq!(PartitionToken::decode(&bytes), Ok(token()));
-        for bit in 0..bytes.len() * 8 {
-            let mut bad = bytes.clone();
-            bad[bit / 8] ^= 1 << (bit % 8);
-            assert!(PartitionToken::decode(&bad).is_err(), "bit {bit}");
-        }
-        assert!(PartitionToken::decode(&bytes[1..]).is_err());
-        assert!(PartitionToken::decode(&[]).is_err());
-    }
-
     fn count(db: &Database, range: Option<&KeyRange>, sql: &str) -> i64 {
         let (conn, _) = db
             .connect(
                 Default::default(),
                 Default::default(),
-                crate::server::db::test_limits(),
+                crate::server::sqlite::db::test_limits(),
                 range,
             )
             .expect("connects");
@@ -334,8 +195,8 @@ mod tests {
     #[test]
     fn the_ranges_cover_the_table_once_and_a_partition_reads_only_its_own() {
         let db = Database::open(1000).expect("opens");
-        let limits = crate::server::db::test_limits();
-        let ranges = plan(
+        let limits = crate::server::sqlite::db::test_limits();
+        let ranges = key_ranges(
             &db,
             "SELECT Id, Name FROM Seed23 WHERE Id % 2 = 0",
             &HashMap::new(),
@@ -361,14 +222,14 @@ mod tests {
             ),
             ranges[1].lo
         );
-        let singers = plan(&db, "SELECT * FROM Singers", &HashMap::new(), None, limits)
+        let singers = key_ranges(&db, "SELECT * FROM Singers", &HashMap::new(), None, limits)
             .expect("partitionable");
         assert_eq!(
             singers.len(),
             1,
             "a small table is one partition by default"
         );
-        let many = plan(
+        let many = key_ranges(
             &db,
             "SELECT * FROM Seed23",
             &HashMap::new(),

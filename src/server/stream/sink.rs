@@ -1,17 +1,62 @@
 //! Where a query thread's rows go: batches of encoded values (unary ExecuteSql), or finished
-//! PartialResultSets cut on the thread (streaming), sent over the bounded channel to the service.
+//! PartialResultSets cut on the thread (streaming), sent over the bounded channel to the service;
+//! and what the thread reports on that channel ([`QueryEvent`]).
 
 use prost::bytes::Bytes;
+use tokio::sync::mpsc;
+use tonic::Status;
 
-use super::encoded::EncodedValues;
-use super::query::{BATCH_ROWS, Events, Gone, Output, QueryEvent};
-use super::stream::{self, MessageBuilder, TokenStamp};
+use super::builder::{self, MessageBuilder, TokenStamp};
 use crate::proto::google::spanner::v1 as pb;
+use crate::server::encoded::EncodedValues;
+use crate::server::result_stats::QueryTotals;
 use crate::wire::Field;
+
+/// How the query thread hands its rows over.
+#[derive(Debug, Clone, Default)]
+pub enum Output {
+    /// Batches of encoded values ([`QueryEvent::Rows`]), for a caller that builds a ResultSet.
+    #[default]
+    Values,
+    /// Finished PartialResultSets ([`QueryEvent::Messages`]), cut on this thread by a builder made
+    /// from the columns, this transaction and this token stamp, so that the stream task only sends
+    /// them. The builder is handed back ([`QueryEvent::Built`]) before [`QueryEvent::Done`], for the
+    /// stream to close with the statistics.
+    Messages {
+        /// The transaction the metadata names.
+        transaction: Option<pb::Transaction>,
+        /// What every resume token carries.
+        stamp: TokenStamp,
+    },
+}
+
+/// What the query thread reports, in this order: columns, rows in batches, totals.
+#[derive(Debug)]
+pub enum QueryEvent {
+    /// The result's columns.
+    Columns(Vec<Field>),
+    /// The values of whole rows, row after row, each encoded as a `google.protobuf.Value`
+    /// ([`Output::Values`]).
+    Rows(EncodedValues),
+    /// Finished PartialResultSets, in order ([`Output::Messages`]).
+    Messages(Vec<Bytes>),
+    /// The message builder, holding the last message, once every row is in ([`Output::Messages`]).
+    Built(Box<MessageBuilder>),
+    /// The query finished.
+    Done(QueryTotals),
+}
+
+/// Where the query thread reports.
+pub type Events = mpsc::Sender<Result<QueryEvent, Status>>;
+
+/// Rows per batch sent to the stream.
+pub const BATCH_ROWS: usize = 128;
+/// The receiver went away: stop quietly.
+pub struct Gone;
 
 /// Where the rows go: batches of values sent `BATCH_ROWS` rows at a time, or messages sent as soon
 /// as the builder has finished one.
-pub(super) enum Sink<'a> {
+pub enum Sink<'a> {
     Values {
         events: &'a Events,
         width: usize,
@@ -27,7 +72,7 @@ pub(super) enum Sink<'a> {
 }
 
 impl<'a> Sink<'a> {
-    pub(super) fn new(events: &'a Events, output: &Output, columns: &[Field]) -> Self {
+    pub fn new(events: &'a Events, output: &Output, columns: &[Field]) -> Self {
         match output {
             Output::Values => Sink::Values {
                 events,
@@ -37,7 +82,7 @@ impl<'a> Sink<'a> {
             },
             Output::Messages { transaction, stamp } => Sink::Messages {
                 events,
-                builder: builder(columns, transaction, *stamp),
+                builder: message_builder(columns, transaction, *stamp),
                 scratch: Vec::new(),
             },
         }
@@ -49,7 +94,7 @@ impl<'a> Sink<'a> {
 
     /// Appends a value already encoded (the body of a `google.protobuf.Value`).
     #[inline]
-    pub(super) fn push_encoded(&mut self, body: &[u8]) {
+    pub fn push_encoded(&mut self, body: &[u8]) {
         match self {
             Sink::Values { batch, .. } => batch.push_encoded(body),
             Sink::Messages { builder, .. } => builder.push_encoded(body),
@@ -58,7 +103,7 @@ impl<'a> Sink<'a> {
 
     /// Appends a value `encode` writes.
     #[inline]
-    pub(super) fn push_with<E>(
+    pub fn push_with<E>(
         &mut self,
         encode: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -76,7 +121,7 @@ impl<'a> Sink<'a> {
     }
 
     /// A row is complete: sends a full batch, or the messages it finished.
-    pub(super) fn end_row(&mut self) -> Result<(), Gone> {
+    pub fn end_row(&mut self) -> Result<(), Gone> {
         match self {
             Sink::Values {
                 events,
@@ -102,7 +147,7 @@ impl<'a> Sink<'a> {
     }
 
     /// Sends what is left: the last values, or the finished messages and then the builder.
-    pub(super) fn finish(self) -> Result<(), Gone> {
+    pub fn finish(self) -> Result<(), Gone> {
         match self {
             Sink::Values { events, batch, .. } if !batch.is_empty() => {
                 send(events, QueryEvent::Rows(batch))
@@ -121,12 +166,12 @@ impl<'a> Sink<'a> {
 }
 
 /// The builder of a stream of `columns` read in `transaction`.
-fn builder(
+fn message_builder(
     columns: &[Field],
     transaction: &Option<pb::Transaction>,
     stamp: TokenStamp,
 ) -> MessageBuilder {
-    MessageBuilder::new(stream::metadata(columns, transaction.clone()), stamp)
+    MessageBuilder::new(builder::metadata(columns, transaction.clone()), stamp)
 }
 
 /// Sends the messages `builder` has finished, if any.
@@ -139,6 +184,6 @@ fn send_ready(events: &Events, builder: &mut MessageBuilder) -> Result<(), Gone>
 }
 
 /// Sends one event; the receiver is gone if it fails.
-pub(super) fn send(events: &Events, event: QueryEvent) -> Result<(), Gone> {
+pub fn send(events: &Events, event: QueryEvent) -> Result<(), Gone> {
     events.blocking_send(Ok(event)).map_err(|_| Gone)
 }

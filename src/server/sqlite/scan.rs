@@ -178,8 +178,8 @@ pub fn projection(ops: &[Op]) -> Option<Vec<usize>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::db::Database;
     use super::*;
-    use crate::server::db::Database;
 
     fn columns_of(sql: &str) -> Option<Vec<usize>> {
         let db = Database::open(50).expect("opens");
@@ -187,7 +187,7 @@ mod tests {
             .connect(
                 Arc::default(),
                 Arc::default(),
-                crate::server::db::test_limits(),
+                super::super::db::test_limits(),
                 None,
             )
             .expect("connects");
@@ -234,7 +234,7 @@ mod tests {
             .connect(
                 Arc::default(),
                 Arc::default(),
-                crate::server::db::test_limits(),
+                super::super::db::test_limits(),
                 None,
             )
             .expect("connects");

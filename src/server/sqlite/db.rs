@@ -8,14 +8,36 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OpenFlags, params_from_iter};
 
-use super::partition::KeyRange;
 use super::row_cache::RowCache;
 use super::sandbox::{self, Sandbox, SqlLimits};
 use super::scan::ScanRows;
 use super::seed23_table::{self, Seed23Source};
-use super::sql_value::to_sql;
+use super::sql_value::{sqlite_type, to_sql};
 use crate::demo::{self, DemoTable};
 use crate::wire::{Type, Value};
+
+/// A key range of one demo table: the rows a partition reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRange {
+    /// The table (a demo table's name).
+    pub table: &'static str,
+    /// The first rowid in the range.
+    pub lo: i64,
+    /// One past the last rowid.
+    pub hi: i64,
+}
+
+impl KeyRange {
+    /// The statement that makes the range the table's name on a partition's connection.
+    pub fn view_sql(&self) -> String {
+        format!(
+            "CREATE TEMP VIEW \"{t}\" AS SELECT * FROM main.\"{t}\" WHERE rowid >= {lo} AND rowid < {hi}",
+            t = self.table,
+            lo = self.lo,
+            hi = self.hi
+        )
+    }
+}
 
 /// The demo database. Cheap to share: queries open their own connections to it.
 #[derive(Debug)]
@@ -164,16 +186,6 @@ fn load(
     Ok(())
 }
 
-/// The SQLite column type that stores values of `ty`.
-pub(crate) fn sqlite_type(ty: &Type) -> &'static str {
-    match ty {
-        Type::Bool | Type::Int64 | Type::Enum(_) => "INTEGER",
-        Type::Float32 | Type::Float64 => "REAL",
-        Type::Bytes | Type::Proto(_) => "BLOB",
-        _ => "TEXT",
-    }
-}
-
 /// The default knobs' limits, for tests that connect directly.
 #[cfg(test)]
 pub(crate) fn test_limits() -> SqlLimits {
@@ -182,8 +194,8 @@ pub(crate) fn test_limits() -> SqlLimits {
 
 #[cfg(test)]
 mod tests {
+    use super::super::row_cache::SLOTS;
     use super::*;
-    use crate::server::row_cache::SLOTS;
 
     fn count(db: &Database, sql: &str) -> i64 {
         let (conn, _) = db

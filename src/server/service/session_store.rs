@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use tonic::Status;
 
-use super::knobs::KnobSettings;
 use crate::proto::google::spanner::v1 as pb;
+use crate::server::knobs::KnobSettings;
 
 /// Read-only transactions a session keeps; beginning another forgets the oldest.
 const TRANSACTIONS_PER_SESSION: usize = 16;
@@ -137,11 +137,6 @@ impl Sessions {
     /// Sessions held now, expired ones included until the next sweep.
     pub fn len(&self) -> usize {
         self.lock().by_name.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     fn with<R>(

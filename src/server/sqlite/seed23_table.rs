@@ -18,10 +18,9 @@ use rusqlite::vtab::{
 };
 use rusqlite::{Connection, ffi};
 
-use super::db::sqlite_type;
 use super::row_cache::{CachedRow, RowCache};
 use super::scan::ScanRows;
-use super::sql_value::to_sql;
+use super::sql_value::{sqlite_type, to_sql};
 use crate::demo::seed23;
 
 /// What a connection's Seed23 table knows: how many rows it has, and where to count the rows scanned.

@@ -161,7 +161,7 @@ impl Column {
     /// [`Column::encode`] for the rare columns: a NaN parameter's, or one decoded as its type.
     fn encode_rare(&self, value: ValueRef<'_>, row: u64, out: &mut Vec<u8>) -> Result<(), String> {
         if self.nan && matches!(value, ValueRef::Null) {
-            super::encoded::put_delimited(out, super::encoded::tag::STRING, b"NaN");
+            crate::server::encoded::put_delimited(out, crate::server::encoded::tag::STRING, b"NaN");
             return Ok(());
         }
         let ty = &self.field.ty;

@@ -112,7 +112,7 @@ fn misfit(ty: &Type, value: ValueRef<'_>) -> String {
 /// go straight from SQLite's memory to the buffer; the rare ones (JSON text arrays, whole reals as
 /// INT64, misfits) take the tree path.
 pub fn encode_sql(ty: &Type, value: ValueRef<'_>, out: &mut Vec<u8>) -> Result<(), String> {
-    use super::encoded::{
+    use crate::server::encoded::{
         is_list_value, put_base64, put_bool, put_delimited, put_int, put_null, put_number, tag,
     };
     match (ty, value) {
@@ -173,6 +173,16 @@ pub fn param_to_sql(ty: Option<&Type>, value: WireValue) -> Result<SqlValue, Str
     let ty = ty.cloned().unwrap_or(Type::String);
     let typed = decode_value(&ty, value).map_err(|e| e.to_string())?;
     Ok(to_sql(typed))
+}
+
+/// The SQLite column type that stores values of `ty`.
+pub fn sqlite_type(ty: &Type) -> &'static str {
+    match ty {
+        Type::Bool | Type::Int64 | Type::Enum(_) => "INTEGER",
+        Type::Float32 | Type::Float64 => "REAL",
+        Type::Bytes | Type::Proto(_) => "BLOB",
+        _ => "TEXT",
+    }
 }
 
 #[cfg(test)]

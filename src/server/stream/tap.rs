@@ -90,7 +90,7 @@ impl Tap {
     }
 
     /// A query request arrived (`resumed`: with a resume token).
-    pub(super) fn request(&self, at: Instant, resumed: bool) {
+    pub(crate) fn request(&self, at: Instant, resumed: bool) {
         if !self.is_on() {
             return;
         }
@@ -102,7 +102,7 @@ impl Tap {
 
     /// Stream `id` starts a response: a fresh query, or (`continues`) the stream a resume token
     /// named.
-    pub(super) fn stream(&self, id: u64, continues: Option<u64>) {
+    pub(crate) fn stream(&self, id: u64, continues: Option<u64>) {
         let mut seen = self.lock();
         let known = continues.and_then(|c| seen.streams.get(&c).copied());
         let query = match known {
@@ -124,7 +124,7 @@ impl Tap {
     }
 
     /// Stream `id` is about to send message `seq`.
-    pub(super) fn message(&self, id: u64, seq: u64, message: &Bytes) {
+    pub(crate) fn message(&self, id: u64, seq: u64, message: &Bytes) {
         let mut seen = self.lock();
         let seen = &mut *seen;
         let Some(&q) = seen.streams.get(&id) else {
@@ -143,7 +143,7 @@ impl Tap {
     }
 
     /// Stream `id` sent its last message.
-    pub(super) fn finished(&self, id: u64) {
+    pub(crate) fn finished(&self, id: u64) {
         let mut seen = self.lock();
         if let Some(&q) = seen.streams.get(&id)
             && let Some(query) = seen.queries.get_mut(q)
@@ -153,19 +153,19 @@ impl Tap {
     }
 
     /// A stream waited `waited` for the transport to take a message.
-    pub(super) fn blocked(&self, waited: Duration) {
+    pub(crate) fn blocked(&self, waited: Duration) {
         let mut seen = self.lock();
         seen.blocked += waited;
     }
 
     /// A fault was injected.
-    pub(super) fn fault(&self) {
+    pub(crate) fn fault(&self) {
         let mut seen = self.lock();
         seen.faults = seen.faults.saturating_add(1);
     }
 
     /// The transport took a message of `bytes` bytes at `at`.
-    pub(super) fn taken(&self, at: Instant, bytes: usize) {
+    pub(crate) fn taken(&self, at: Instant, bytes: usize) {
         let mut seen = self.lock();
         seen.first_byte.get_or_insert(at);
         seen.last_byte = Some(at);

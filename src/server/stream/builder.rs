@@ -10,9 +10,9 @@ use prost::encoding::{WireType, encode_varint, encoded_len_varint};
 use prost_types::Value as WireValue;
 use prost_types::value::Kind;
 
-use super::encoded::{is_splittable, tag};
-use super::shape::{EdgeCut, EdgePlan, Shape};
 pub use super::token::{ResumePoint, TokenStamp};
+use crate::server::encoded::{is_splittable, tag};
+use crate::server::shape::{EdgeCut, EdgePlan, Shape};
 
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::chunk::{merge, split, splittable, weight};
@@ -310,12 +310,8 @@ impl MessageBuilder {
 
     /// Ends the message being filled: its remaining fields in field order, then the queue.
     fn complete(&mut self, stats: Option<&pb::ResultSetStats>, last: bool) {
-        let mut next = Vec::with_capacity(initial_capacity(self.max_bytes + TRAILER_BYTES));
-        if self.token.shape.empty_metadata_later() {
-            // The field present and empty: what production sends after the first message.
-            prost::encoding::encode_key(field::METADATA, WireType::LengthDelimited, &mut next);
-            encode_varint(0, &mut next);
-        }
+        // No shape sends `metadata` after the first message: production leaves the field out.
+        let next = Vec::with_capacity(initial_capacity(self.max_bytes + TRAILER_BYTES));
         let mut msg = std::mem::replace(&mut self.current, next);
         if std::mem::take(&mut self.chunked) {
             prost::encoding::bool::encode(field::CHUNKED_VALUE, &true, &mut msg);

@@ -199,8 +199,8 @@ fn bounded(name: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use super::super::db::Database;
     use super::*;
-    use crate::server::db::Database;
 
     fn connect(limits: SqlLimits) -> (Database, Connection, Arc<Sandbox>) {
         let db = Database::open(10).expect("opens");

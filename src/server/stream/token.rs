@@ -11,8 +11,8 @@ use std::sync::OnceLock;
 use ring::hmac;
 use ring::rand::SystemRandom;
 
-use super::knobs::{MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES};
-use super::shape::Shape;
+use crate::server::knobs::{MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES};
+use crate::server::shape::Shape;
 
 /// What every resume token of a stream carries besides the message number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +81,7 @@ fn key_is_random() -> bool {
 }
 
 /// The process's key (drawn on first use).
-pub(super) fn key() -> &'static hmac::Key {
+pub(crate) fn key() -> &'static hmac::Key {
     &KEY.get_or_init(draw_key).0
 }
 
@@ -146,7 +146,7 @@ impl ResumePoint {
 }
 
 /// Compares two tags without stopping at the first difference.
-pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

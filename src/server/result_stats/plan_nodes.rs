@@ -1,4 +1,4 @@
-//! The statistics and query plan the local instance returns, in production's formats.
+//! The query plan the local instance returns, in production's format.
 //!
 //! The plan is SQLite's own (`EXPLAIN QUERY PLAN`, and the statement's bytecode for what that
 //! leaves out: aggregates, LIMIT) with its operators named as Spanner names them, and the
@@ -31,141 +31,12 @@
 //! bookkeeping have no instructions of their own and report what their children did.
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::Duration;
 
-use prost_types::value::Kind;
-
-use super::query::{Measured, PlanStep, ProgramTraits, QueryTotals, ScanTarget};
-use super::scanstatus::Element;
+use super::query_stats::{nested, object, string};
+use super::totals::{Measured, ProgramTraits, QueryTotals, ScanTarget};
 use crate::proto::google::spanner::v1 as pb;
-
-/// What the last message of an answer reports, by query mode: statistics (WITH_STATS, PROFILE,
-/// WITH_PLAN_AND_STATS), a plan (PLAN, PROFILE, WITH_PLAN_AND_STATS), or nothing (NORMAL).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
-    /// The query's text, which the statistics quote.
-    pub sql: String,
-    /// Whether `query_stats` is returned.
-    pub with_stats: bool,
-    /// Whether the plan is returned.
-    pub explain: bool,
-    /// Whether the plan carries execution statistics (PROFILE).
-    pub profile: bool,
-    /// The optimizer the query asked for.
-    pub optimizer: super::service::Optimizer,
-    /// Whether the query is a partition read with Data Boost.
-    pub data_boost: bool,
-}
-
-impl Report {
-    /// The statistics of a finished query that started at `started` and returned `bytes`.
-    pub fn stats(
-        &self,
-        totals: &QueryTotals,
-        started: std::time::Instant,
-        bytes: u64,
-    ) -> Option<pb::ResultSetStats> {
-        if !self.with_stats && !self.explain {
-            return None;
-        }
-        let elapsed = started.elapsed();
-        Some(pb::ResultSetStats {
-            query_plan: totals.plan.as_ref().map(|steps| {
-                plan_nodes(
-                    steps,
-                    totals.program,
-                    &totals.targets,
-                    self.profile.then_some(totals),
-                )
-            }),
-            query_stats: self.with_stats.then(|| {
-                let mut stats = query_stats(&self.sql, totals, elapsed, bytes);
-                self.name_the_optimizer(&mut stats);
-                stats
-            }),
-            row_count: None,
-        })
-    }
-}
-
-impl Report {
-    /// The optimizer version that ran and the statistics package it used, as production's
-    /// `query_stats` name them; and Data Boost, when a partition read used it.
-    fn name_the_optimizer(&self, stats: &mut prost_types::Struct) {
-        let mut set = |key: &str, value: &str| {
-            stats.fields.insert(key.to_owned(), string(value));
-        };
-        set("optimizer_version", &self.optimizer.version);
-        if let Some(package) = &self.optimizer.statistics_package {
-            set("optimizer_statistics_package", package);
-        }
-        if self.data_boost {
-            set("data_boost_enabled", "true");
-        }
-    }
-}
-
-/// A duration as production writes it: "1.23 msecs" below a second, "1.23 secs" above.
-pub fn format_duration(d: Duration) -> String {
-    let ms = d.as_secs_f64() * 1e3;
-    if ms < 1000.0 {
-        format!("{ms:.2} msecs")
-    } else {
-        format!("{:.2} secs", ms / 1e3)
-    }
-}
-
-fn string(s: impl Into<String>) -> prost_types::Value {
-    prost_types::Value {
-        kind: Some(Kind::StringValue(s.into())),
-    }
-}
-
-fn object(
-    entries: impl IntoIterator<Item = (&'static str, prost_types::Value)>,
-) -> prost_types::Struct {
-    prost_types::Struct {
-        fields: entries
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect::<BTreeMap<_, _>>(),
-    }
-}
-
-fn nested(s: prost_types::Struct) -> prost_types::Value {
-    prost_types::Value {
-        kind: Some(Kind::StructValue(s)),
-    }
-}
-
-/// `query_stats`: every value a string, as production sends them.
-pub fn query_stats(
-    sql: &str,
-    totals: &QueryTotals,
-    elapsed: Duration,
-    bytes: u64,
-) -> prost_types::Struct {
-    object([
-        ("elapsed_time", string(format_duration(elapsed))),
-        ("cpu_time", string(format_duration(totals.cpu_time))),
-        (
-            "query_plan_creation_time",
-            string(format_duration(totals.plan_time)),
-        ),
-        ("rows_returned", string(totals.rows.to_string())),
-        ("rows_scanned", string(totals.rows_scanned.to_string())),
-        ("bytes_returned", string(bytes.to_string())),
-        ("query_text", string(sql)),
-        // Not a Spanner figure: whether the local instance served a plain scan from its row cache.
-        ("plain_scan", string(totals.plain_scan.to_string())),
-        ("optimizer_version", string("1")),
-        ("remote_server_calls", string("0/0")),
-        (
-            "runtime_creation_time",
-            string(format_duration(Duration::ZERO)),
-        ),
-    ])
-}
+use crate::server::sqlite::scanstatus::Element;
+use crate::server::sqlite::statement::PlanStep;
 
 /// Subquery levels followed at most: deeper ones are left out of the plan.
 const MAX_DEPTH: usize = 64;
@@ -746,18 +617,9 @@ impl ScanShape {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::wire::stats::parse_duration;
+    use std::time::Duration;
 
-    #[test]
-    fn durations_use_production_units_and_parse_back() {
-        assert_eq!(format_duration(Duration::from_micros(1230)), "1.23 msecs");
-        assert_eq!(format_duration(Duration::from_millis(2500)), "2.50 secs");
-        assert_eq!(
-            parse_duration(&format_duration(Duration::from_micros(1230))),
-            Some(Duration::from_micros(1230))
-        );
-    }
+    use super::*;
 
     fn step(id: i64, parent: i64, detail: &str) -> PlanStep {
         PlanStep {

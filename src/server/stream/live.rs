@@ -22,14 +22,14 @@ use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 
-use super::control::{GoneOnDrop, Interrupt, Stop};
-use super::encoded::EncodedPartialResultSet;
-use super::knobs::Knobs;
-use super::plan::Report;
-use super::query::QueryEvent;
-use super::shape::Shape;
-use super::stream::{MessageBuilder, append_stats};
+use super::builder::{MessageBuilder, append_stats};
+use super::sink::QueryEvent;
 use super::tap::Tap;
+use crate::server::control::{GoneOnDrop, Interrupt, Stop};
+use crate::server::encoded::EncodedPartialResultSet;
+use crate::server::knobs::Knobs;
+use crate::server::result_stats::Report;
+use crate::server::shape::Shape;
 
 /// The most a stream that puts its statistics first (the emulator's shape) holds while its answer
 /// completes; past it the query fails with RESOURCE_EXHAUSTED.

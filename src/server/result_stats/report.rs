@@ -1,0 +1,74 @@
+//! What the last message of an answer reports, by query mode, and the `ResultSetStats` it builds
+//! from a finished query's totals: `query_stats` (`query_stats.rs`) and the plan (`plan_nodes.rs`).
+
+use super::optimizer::Optimizer;
+use super::plan_nodes::plan_nodes;
+use super::query_stats::{query_stats, string};
+use super::totals::QueryTotals;
+use crate::proto::google::spanner::v1 as pb;
+
+/// What the last message of an answer reports, by query mode: statistics (WITH_STATS, PROFILE,
+/// WITH_PLAN_AND_STATS), a plan (PLAN, PROFILE, WITH_PLAN_AND_STATS), or nothing (NORMAL).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The query's text, which the statistics quote.
+    pub sql: String,
+    /// Whether `query_stats` is returned.
+    pub with_stats: bool,
+    /// Whether the plan is returned.
+    pub explain: bool,
+    /// Whether the plan carries execution statistics (PROFILE).
+    pub profile: bool,
+    /// The optimizer the query asked for.
+    pub optimizer: Optimizer,
+    /// Whether the query is a partition read with Data Boost.
+    pub data_boost: bool,
+}
+
+impl Report {
+    /// The statistics of a finished query that started at `started` and returned `bytes`.
+    pub fn stats(
+        &self,
+        totals: &QueryTotals,
+        started: std::time::Instant,
+        bytes: u64,
+    ) -> Option<pb::ResultSetStats> {
+        if !self.with_stats && !self.explain {
+            return None;
+        }
+        let elapsed = started.elapsed();
+        Some(pb::ResultSetStats {
+            query_plan: totals.plan.as_ref().map(|steps| {
+                plan_nodes(
+                    steps,
+                    totals.program,
+                    &totals.targets,
+                    self.profile.then_some(totals),
+                )
+            }),
+            query_stats: self.with_stats.then(|| {
+                let mut stats = query_stats(&self.sql, totals, elapsed, bytes);
+                self.name_the_optimizer(&mut stats);
+                stats
+            }),
+            row_count: None,
+        })
+    }
+}
+
+impl Report {
+    /// The optimizer version that ran and the statistics package it used, as production's
+    /// `query_stats` name them; and Data Boost, when a partition read used it.
+    fn name_the_optimizer(&self, stats: &mut prost_types::Struct) {
+        let mut set = |key: &str, value: &str| {
+            stats.fields.insert(key.to_owned(), string(value));
+        };
+        set("optimizer_version", &self.optimizer.version);
+        if let Some(package) = &self.optimizer.statistics_package {
+            set("optimizer_statistics_package", package);
+        }
+        if self.data_boost {
+            set("data_boost_enabled", "true");
+        }
+    }
+}

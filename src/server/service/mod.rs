@@ -1,0 +1,217 @@
+//! The Spanner v1 gRPC service of the local instance. It only dispatches: each group of calls
+//! has a file of its own (sessions, transactions, queries, streaming, partitions; the admin
+//! services in `admin.rs`), over the state kept here: the database, the knobs, open sessions,
+//! running queries and held streams.
+
+mod admin;
+mod partitions;
+mod queries;
+mod request;
+mod session_store;
+mod sessions;
+mod streaming;
+mod transactions;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use tonic::{Request, Response, Status};
+
+pub use admin::LocalAdmin;
+use session_store::Sessions;
+
+use super::control::{Slots, grpc_timeout};
+use super::encoded::stubs::google::spanner::v1::spanner_server::Spanner;
+use super::knobs::Knobs;
+use super::sqlite::db::Database;
+use super::stream::live::{self, LiveStream};
+use super::stream::parked::Parked;
+use super::stream::restarts::Restarts;
+use super::stream::tap::Tap;
+use crate::proto::google::spanner::v1 as pb;
+
+/// The service state: the database, the knobs, open sessions, running queries and held streams.
+pub struct LocalSpanner {
+    db: Arc<Database>,
+    knobs: Arc<Knobs>,
+    sessions: Arc<Sessions>,
+    parked: Arc<Parked<LiveStream>>,
+    slots: Arc<Slots>,
+    shutdown: Arc<AtomicBool>,
+    counter: AtomicU64,
+    tap: Arc<Tap>,
+    restarts: Arc<Restarts>,
+}
+
+/// What the local instance holds now: plain figures, for tests and tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Load {
+    /// Queries running (each on its own thread), held faulted streams included.
+    pub queries: usize,
+    /// Faulted streams held for their resume.
+    pub parked_streams: usize,
+    /// Open sessions (expired ones until the next sweep).
+    pub sessions: usize,
+}
+
+/// The parts of the service the instance keeps a hand on: its load, and its shutdown flag.
+#[derive(Clone)]
+pub struct Handle {
+    slots: Arc<Slots>,
+    parked: Arc<Parked<LiveStream>>,
+    sessions: Arc<Sessions>,
+    shutdown: Arc<AtomicBool>,
+    tap: Arc<Tap>,
+}
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handle")
+            .field("load", &self.load())
+            .finish()
+    }
+}
+
+impl Handle {
+    /// What the instance holds now.
+    pub fn load(&self) -> Load {
+        Load {
+            queries: self.slots.running(),
+            parked_streams: self.parked.len(),
+            sessions: self.sessions.len(),
+        }
+    }
+
+    /// Tells every running query to stop: the server is shutting down.
+    pub fn shut_down(&self) {
+        self.shutdown.store(true, Ordering::Relaxed);
+    }
+
+    /// What sees the queries and their streams when someone watches (`spanprof client`).
+    pub fn tap(&self) -> &Arc<Tap> {
+        &self.tap
+    }
+}
+
+impl LocalSpanner {
+    /// A service over `db`, streaming and bounded as `knobs` say.
+    pub fn new(db: Arc<Database>, knobs: Arc<Knobs>) -> Self {
+        LocalSpanner {
+            db,
+            knobs,
+            sessions: Arc::default(),
+            parked: Arc::default(),
+            slots: Arc::default(),
+            shutdown: Arc::default(),
+            counter: AtomicU64::new(1),
+            tap: Arc::default(),
+            restarts: Arc::default(),
+        }
+    }
+
+    /// A handle on its load and shutdown, to keep after the service is handed to the server.
+    pub fn handle(&self) -> Handle {
+        Handle {
+            slots: Arc::clone(&self.slots),
+            parked: Arc::clone(&self.parked),
+            sessions: Arc::clone(&self.sessions),
+            shutdown: Arc::clone(&self.shutdown),
+            tap: Arc::clone(&self.tap),
+        }
+    }
+
+    /// The tap, when it is watching.
+    fn watching(&self) -> Option<Arc<Tap>> {
+        self.tap.is_on().then(|| Arc::clone(&self.tap))
+    }
+
+    fn unique(&self) -> u64 {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        // Mix in the start time so names from two runs of the server differ.
+        let t = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        crate::fnv::of_parts(&[&n.to_le_bytes(), &t.to_le_bytes()])
+    }
+}
+
+fn deadline_of<T>(request: &Request<T>) -> Option<Instant> {
+    grpc_timeout(request.metadata()).and_then(|t| Instant::now().checked_add(t))
+}
+
+#[tonic::async_trait]
+impl Spanner for LocalSpanner {
+    async fn create_session(
+        &self,
+        request: Request<pb::CreateSessionRequest>,
+    ) -> Result<Response<pb::Session>, Status> {
+        sessions::create(self, request).await
+    }
+
+    async fn batch_create_sessions(
+        &self,
+        request: Request<pb::BatchCreateSessionsRequest>,
+    ) -> Result<Response<pb::BatchCreateSessionsResponse>, Status> {
+        sessions::batch_create(self, request).await
+    }
+
+    async fn get_session(
+        &self,
+        request: Request<pb::GetSessionRequest>,
+    ) -> Result<Response<pb::Session>, Status> {
+        sessions::get(self, request).await
+    }
+
+    async fn delete_session(
+        &self,
+        request: Request<pb::DeleteSessionRequest>,
+    ) -> Result<Response<()>, Status> {
+        sessions::delete(self, request).await
+    }
+
+    async fn execute_sql(
+        &self,
+        request: Request<pb::ExecuteSqlRequest>,
+    ) -> Result<Response<pb::ResultSet>, Status> {
+        queries::execute_sql(self, request).await
+    }
+
+    type ExecuteStreamingSqlStream = live::Response;
+
+    async fn execute_streaming_sql(
+        &self,
+        request: Request<pb::ExecuteSqlRequest>,
+    ) -> Result<Response<Self::ExecuteStreamingSqlStream>, Status> {
+        streaming::execute_streaming_sql(self, request).await
+    }
+
+    async fn begin_transaction(
+        &self,
+        request: Request<pb::BeginTransactionRequest>,
+    ) -> Result<Response<pb::Transaction>, Status> {
+        transactions::begin(self, request).await
+    }
+
+    async fn commit(
+        &self,
+        request: Request<pb::CommitRequest>,
+    ) -> Result<Response<pb::CommitResponse>, Status> {
+        transactions::commit(self, request).await
+    }
+
+    async fn rollback(
+        &self,
+        request: Request<pb::RollbackRequest>,
+    ) -> Result<Response<()>, Status> {
+        transactions::rollback(self, request).await
+    }
+
+    async fn partition_query(
+        &self,
+        request: Request<pb::PartitionQueryRequest>,
+    ) -> Result<Response<pb::PartitionResponse>, Status> {
+        partitions::partition_query(self, request).await
+    }
+}

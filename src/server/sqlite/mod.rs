@@ -1,0 +1,17 @@
+//! The SQLite room of the local instance: the in-memory database and each query's confined
+//! connection, the Seed23 virtual table and its row cache, plain scans read from the bytecode,
+//! SQLite's per-loop counters, values between SQLite and the wire, result columns and their
+//! types, statements prepared and explained, and PartitionQuery's planner. It names nothing else
+//! of the server but the encoded value bodies (`encoded.rs`), a leaf.
+
+pub mod columns;
+pub mod db;
+pub mod opcodes;
+pub mod partition;
+pub mod row_cache;
+pub mod sandbox;
+pub mod scan;
+pub(crate) mod scanstatus;
+mod seed23_table;
+pub mod sql_value;
+pub mod statement;
