@@ -358,6 +358,28 @@ fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
                     .speed(10_000)
                     .suffix(" B/s"),
             );
+            form_row(
+                ui,
+                "Stall every",
+                Some("Every N-th query pauses before one of its messages (0: never)"),
+                egui::DragValue::new(&mut knobs.stall_every)
+                    .range(0..=1_000_000)
+                    .suffix(" queries"),
+            );
+            form_row(
+                ui,
+                "Stall",
+                Some("How long a stalled query pauses"),
+                egui::DragValue::new(&mut knobs.stall_ms)
+                    .range(0..=60_000)
+                    .suffix(" ms"),
+            );
+            form_row(
+                ui,
+                "Stall at message",
+                Some("The message a stalled query pauses before, from 1"),
+                egui::DragValue::new(&mut knobs.stall_at_message).range(1..=1_000_000),
+            );
         });
 }
 

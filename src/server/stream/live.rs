@@ -62,6 +62,8 @@ pub struct LiveStream {
     shape: Shape,
     /// Bytes of messages built and not sent, counted while the whole answer is held.
     held_bytes: usize,
+    /// Which streaming query of the server's this is (from 1), for the stall knob.
+    query_number: u64,
 }
 
 /// Where a response starts, and where its faults may fire.
@@ -88,9 +90,9 @@ pub enum Ended {
 
 impl LiveStream {
     /// A stream of the query whose thread reports on `events`; `gone` stops it when the stream is
-    /// dropped.
+    /// dropped. `query_number` counts the server's streaming queries (from 1).
     pub fn new(
-        id: u64,
+        (id, query_number): (u64, u64),
         events: Events,
         gone: GoneOnDrop,
         started: Instant,
@@ -109,6 +111,7 @@ impl LiveStream {
             gone,
             shape,
             held_bytes: 0,
+            query_number,
         }
     }
 
@@ -157,6 +160,7 @@ impl LiveStream {
                 if std::mem::take(&mut first) {
                     wait += settings.first_byte_delay();
                 }
+                wait += settings.stall(self.query_number, seq);
                 if !wait.is_zero()
                     && guarded(tokio::time::sleep(wait), out, deadline)
                         .await
