@@ -12,9 +12,12 @@
 //!   (`at_message`, from 1), named when it exceeds the larger of 1 ms and five typical waits; the
 //!   rest of the waits' difference as one cause without a message;
 //! - `decode`: more decode CPU (more or larger messages);
-//! - `descheduled`: more of the client's own work off the CPU (a busy machine);
+//! - `descheduled`: more of the client's own work (its decode spans, and what it did between
+//!   them) off the CPU (a busy machine);
 //! - `resume`: more time in resumes;
-//! - `other`: the rest (untimed bookkeeping between the spans).
+//! - `other`: the rest: the CPU time of the client's own work between its spans (the rows'
+//!   callback, bookkeeping; the lane's `between`), named in its detail, and whatever no span or
+//!   stretch covers.
 //!
 //! The kinds `connect`, `tls`, `token` and `session` belong to cold iterations that time their
 //! connection steps; timelines without those steps never name them.
@@ -144,6 +147,8 @@ struct Parts {
     descheduled: u64,
     resume: u64,
     messages: u64,
+    /// CPU time of the client's own work between its spans.
+    between_cpu: u64,
 }
 
 impl Parts {
@@ -161,7 +166,11 @@ impl Parts {
                 .saturating_add(row_cpu.min(row_wall));
             parts.decode_cpu = parts.decode_cpu.saturating_add(cpu);
             let off = wire_wall.saturating_add(row_wall).saturating_sub(cpu);
-            parts.descheduled = parts.descheduled.saturating_add(off);
+            parts.descheduled = parts
+                .descheduled
+                .saturating_add(off)
+                .saturating_add(lane.between.off_cpu_us());
+            parts.between_cpu = parts.between_cpu.saturating_add(lane.between.cpu_us);
             parts.messages = parts
                 .messages
                 .saturating_add(lane.messages.len() as u64)
@@ -353,7 +362,7 @@ fn causes(it: &Parts, base: &Parts, typical_wait: u64, extra_ms: f64) -> Vec<Cau
         diff(it.descheduled, base.descheduled),
         None,
         format!(
-            "the client's thread was off the CPU for {:.3} ms of its decode (the median iteration's {:.3} ms)",
+            "the client's thread was off the CPU for {:.3} ms of its decode and its work between (the median iteration's {:.3} ms)",
             ms(i128::from(it.descheduled)),
             ms(i128::from(base.descheduled))
         ),
@@ -372,7 +381,11 @@ fn causes(it: &Parts, base: &Parts, typical_wait: u64, extra_ms: f64) -> Vec<Cau
         kind: CauseKind::Other,
         ms: extra_ms - named_ms,
         at_message: None,
-        detail: "untimed work between the spans".into(),
+        detail: format!(
+            "the client's own work between its spans took {:.3} ms of CPU (the median iteration's {:.3} ms); the rest is untimed",
+            ms(i128::from(it.between_cpu)),
+            ms(i128::from(base.between_cpu))
+        ),
     });
     out.retain(|c| c.ms.is_finite() && c.ms.abs() >= 0.01);
     out.sort_by(|a, b| b.ms.total_cmp(&a.ms));

@@ -4,7 +4,9 @@
 //! - **network**: awaiting the transport for the next message (includes the server's own time);
 //! - **wire decode**: bytes to a PartialResultSet (prost), or to its framing (the fast decoder);
 //! - **row decode**: merging chunks and building typed rows (and dropping the previous message's);
-//! - **other**: the rest of the total (call setup, resumes' backoff, bookkeeping), derived.
+//! - **other**: the rest of the total (call setup, resumes' backoff, bookkeeping), derived; the
+//!   client's own work between its waits and decode spans (the rows' callback, bookkeeping) is
+//!   timed on both clocks as the lane's `between`, its time off the CPU counted as descheduled.
 
 use std::time::Instant;
 
@@ -62,9 +64,29 @@ struct Progress<'a> {
     recorder: Recorder,
     on_rows: &'a mut dyn FnMut(RowsView<'_>, usize),
     recording: Option<&'a mut Vec<u8>>,
+    /// Where the client's current stretch of its own work began (the end of its last span), when
+    /// it is timing one; no await lies between it and the next span or wait.
+    since: Option<Stopwatch>,
 }
 
 impl Progress<'_> {
+    /// The client's own work since the last span ended, up to `now` (a span's or a wait's
+    /// start): into the timeline, its time off the CPU into `descheduled`.
+    fn worked_until(&mut self, now: &Stopwatch) {
+        if let Some(from) = self.since.take() {
+            let (wall, cpu) = now.since(&from);
+            self.recorder.between(wall, cpu);
+            self.timing.descheduled += wall.saturating_sub(cpu.unwrap_or(wall));
+        }
+    }
+
+    /// A wait for the server begins now.
+    fn wait_begins(&mut self) -> Instant {
+        let now = Stopwatch::start();
+        self.worked_until(&now);
+        now.at()
+    }
+
     /// The response headers came at `at`: their `server-timing`, and the time in the timeline.
     fn took_headers(&mut self, at: Instant, metadata: &tonic::metadata::MetadataMap) {
         self.recorder.headers(at);
@@ -96,7 +118,8 @@ pub async fn run_iteration(
     timeouts: Timeouts,
     decoding: Decoding<'_>,
 ) -> Result<IterationTiming, IterationError> {
-    let start = Instant::now();
+    let began = Stopwatch::start();
+    let start = began.at();
     let mut run = Progress {
         timing: IterationTiming {
             began: Some(start),
@@ -107,13 +130,14 @@ pub async fn run_iteration(
         recorder: Recorder::new(start, decoding.kept_messages),
         on_rows: decoding.on_rows,
         recording: decoding.recording,
+        since: Some(began),
     };
     let mut request = request.clone();
     let mut backoff = policy.initial_backoff;
     let deadline = start + timeouts.iteration;
     let late = |due: Instant| late_error(due, deadline, &timeouts);
     loop {
-        let wait = Instant::now();
+        let wait = run.wait_begins();
         run.recorder.request_sent(wait);
         let first_due = (wait + timeouts.first_response).min(deadline);
         let mut call_request = tonic::Request::new(request.clone());
@@ -134,7 +158,7 @@ pub async fn run_iteration(
                 backoff = policy.initial_backoff;
                 let mut due = first_due;
                 loop {
-                    let wait = Instant::now();
+                    let wait = run.wait_begins();
                     let next = tokio::time::timeout_at(due.into(), stream.message())
                         .await
                         .map_err(|_| late(due))?;
@@ -182,18 +206,22 @@ pub async fn run_iteration(
     }
     feed(&mut run)?;
     let watch = Stopwatch::start();
+    run.worked_until(&watch);
     run.decoder.finish()?;
     let finish = watch.stop();
     run.timing.row_decode += finish.wall;
     run.count_cpu(&finish, false);
     run.recorder.finished(&finish);
+    run.since = Some(finish.end);
+    let ended = Stopwatch::start();
+    run.worked_until(&ended);
     let Progress {
         mut timing,
         mut decoder,
         recorder,
         ..
     } = run;
-    let end = Instant::now();
+    let end = ended.at();
     timing.total = end - start;
     timing.lanes = vec![recorder.end(end)];
     timing.counters = *decoder.counters();
@@ -216,8 +244,10 @@ fn take_message(
     let began = run.timing.began.unwrap_or(wait);
     run.timing.ttfb.get_or_insert(arrived - began);
     let watch = Stopwatch::start();
+    run.worked_until(&watch);
     let msg = run.decoder.parse(bytes.clone())?;
     let wire = watch.stop();
+    run.since = Some(wire.end);
     run.timing.wire_decode += wire.wall;
     run.count_cpu(&wire, true);
     let token = msg.resume_token().to_vec();
@@ -260,8 +290,10 @@ fn feed(run: &mut Progress<'_>) -> Result<(), IterationError> {
         }
         let before = *run.decoder.counters();
         let watch = Stopwatch::start();
+        run.worked_until(&watch);
         let rows = run.decoder.feed(msg, bytes.len())?;
         let row = watch.stop();
+        run.since = Some(row.end);
         (run.on_rows)(rows, bytes.len());
         let after = run.decoder.counters();
         let fed = Fed {

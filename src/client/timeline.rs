@@ -38,7 +38,8 @@ impl Stopwatch {
     /// Stops it: the wall time and the CPU time it took.
     pub fn stop(self) -> Timed {
         let end = Instant::now();
-        let cpu = match (self.cpu, thread_cpu()) {
+        let to = thread_cpu();
+        let cpu = match (self.cpu, to) {
             (Some(from), Some(to)) => Some(to.saturating_sub(from)),
             _ => None,
         };
@@ -46,7 +47,24 @@ impl Stopwatch {
             start: self.wall,
             wall: end.saturating_duration_since(self.wall),
             cpu,
+            end: Stopwatch { wall: end, cpu: to },
         }
+    }
+
+    /// When it started.
+    pub fn at(&self) -> Instant {
+        self.wall
+    }
+
+    /// The stretch from `earlier` to this start: its wall time and its thread's CPU time (none
+    /// when a clock did not answer). Both readings must come from one thread, no await between.
+    pub fn since(&self, earlier: &Stopwatch) -> (Duration, Option<Duration>) {
+        let wall = self.wall.saturating_duration_since(earlier.wall);
+        let cpu = match (earlier.cpu, self.cpu) {
+            (Some(from), Some(to)) => Some(to.saturating_sub(from).min(wall)),
+            _ => None,
+        };
+        (wall, cpu)
     }
 }
 
@@ -59,6 +77,8 @@ pub struct Timed {
     pub wall: Duration,
     /// Its thread's CPU time, when the clock answered.
     pub cpu: Option<Duration>,
+    /// Its end, where the client's next stretch of work begins.
+    pub end: Stopwatch,
 }
 
 impl Timed {
@@ -254,6 +274,11 @@ impl Recorder {
         self.lane.resumes.push(resume);
     }
 
+    /// The client worked `wall` between its spans, its thread on the CPU for `cpu` of it.
+    pub fn between(&mut self, wall: Duration, cpu: Option<Duration>) {
+        self.lane.between.add(us(wall), us(cpu.unwrap_or(wall)));
+    }
+
     /// The decoder's end-of-stream check ran in `finish`.
     pub fn finished(&mut self, finish: &Timed) {
         self.lane.finish = Some(self.span(finish));
@@ -275,6 +300,7 @@ mod tests {
             start,
             wall: Duration::from_micros(wall_us),
             cpu: Some(Duration::from_micros(wall_us / 2)),
+            end: Stopwatch::start(),
         }
     }
 
@@ -317,6 +343,30 @@ mod tests {
         assert_eq!((wire_wall, wire_cpu), (4 * 10_000, 2 * 10_000));
         assert_eq!((row_wall, row_cpu), (2 * 10_000, 10_000));
         assert_eq!(lane.end_us, 1_000_000);
+    }
+
+    #[test]
+    fn the_stretch_between_two_spans_is_timed_on_both_clocks() {
+        let first = Stopwatch::start().stop();
+        let mut x = 0u64;
+        for i in 0..200_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let next = Stopwatch::start();
+        let (wall, cpu) = next.since(&first.end);
+        let cpu = cpu.expect("Linux has a thread CPU clock");
+        assert!(cpu > Duration::ZERO && cpu <= wall, "{cpu:?} of {wall:?}");
+        let mut recorder = Recorder::new(first.start, 1);
+        recorder.between(wall, Some(cpu));
+        recorder.between(Duration::from_micros(10), None);
+        let lane = recorder.end(next.at());
+        assert_eq!(lane.between.wall_us, us(wall) + 10);
+        assert_eq!(
+            lane.between.cpu_us,
+            us(cpu) + 10,
+            "no CPU clock: all on the CPU"
+        );
     }
 
     #[test]

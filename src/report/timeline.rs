@@ -78,6 +78,11 @@ pub struct Lane {
     /// The decoder's end-of-stream check.
     #[serde(default)]
     pub finish: Option<Span>,
+    /// The client's own work between its waits and decode spans (the rows' callback, the
+    /// timeline's and the resume's bookkeeping), summed: its wall time and, beside it, the CPU
+    /// time its thread got (the difference was spent off the CPU). Part of the record's `other`.
+    #[serde(default)]
+    pub between: Between,
     /// When the lane ended.
     pub end_us: u64,
 }
@@ -171,6 +176,28 @@ impl Bucket {
         self.wire_cpu_us = self.wire_cpu_us.saturating_add(other.wire_cpu_us);
         self.row_wall_us = self.row_wall_us.saturating_add(other.row_wall_us);
         self.row_cpu_us = self.row_cpu_us.saturating_add(other.row_cpu_us);
+    }
+}
+
+/// Stretches of the client's own work, summed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Between {
+    /// Their wall time.
+    pub wall_us: u64,
+    /// The CPU time their thread got.
+    pub cpu_us: u64,
+}
+
+impl Between {
+    /// Adds one stretch.
+    pub fn add(&mut self, wall_us: u64, cpu_us: u64) {
+        self.wall_us = self.wall_us.saturating_add(wall_us);
+        self.cpu_us = self.cpu_us.saturating_add(cpu_us.min(wall_us));
+    }
+
+    /// Their wall time off the CPU.
+    pub fn off_cpu_us(&self) -> u64 {
+        self.wall_us.saturating_sub(self.cpu_us)
     }
 }
 
