@@ -29,4 +29,5 @@ mod serve_process;
 mod shapes;
 mod spanprof_client;
 mod support;
+mod tail;
 mod variants;
