@@ -335,19 +335,25 @@ fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
             );
             form_row(
                 ui,
-                "First-byte delay",
-                None,
-                egui::DragValue::new(&mut knobs.first_byte_delay_ms)
-                    .range(0..=60_000)
-                    .suffix(" ms"),
-            );
-            form_row(
-                ui,
-                "Message delay",
-                None,
-                egui::DragValue::new(&mut knobs.message_delay_ms)
-                    .range(0..=60_000)
-                    .suffix(" ms"),
+                "Delays",
+                Some("Before the first message of a response, and before every message"),
+                |ui: &mut egui::Ui| {
+                    ui.horizontal(|ui| {
+                        ui.add(
+                            egui::DragValue::new(&mut knobs.first_byte_delay_ms)
+                                .range(0..=60_000)
+                                .prefix("first ")
+                                .suffix(" ms"),
+                        );
+                        ui.add(
+                            egui::DragValue::new(&mut knobs.message_delay_ms)
+                                .range(0..=60_000)
+                                .prefix("each ")
+                                .suffix(" ms"),
+                        );
+                    })
+                    .response
+                },
             );
             form_row(
                 ui,
@@ -360,25 +366,28 @@ fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
             );
             form_row(
                 ui,
-                "Stall every",
-                Some("Every N-th query pauses before one of its messages (0: never)"),
-                egui::DragValue::new(&mut knobs.stall_every)
-                    .range(0..=1_000_000)
-                    .suffix(" queries"),
-            );
-            form_row(
-                ui,
                 "Stall",
-                Some("How long a stalled query pauses"),
-                egui::DragValue::new(&mut knobs.stall_ms)
-                    .range(0..=60_000)
-                    .suffix(" ms"),
-            );
-            form_row(
-                ui,
-                "Stall at message",
-                Some("The message a stalled query pauses before, from 1"),
-                egui::DragValue::new(&mut knobs.stall_at_message).range(1..=1_000_000),
+                Some("Every N-th query (0: never) pauses D ms before its K-th message"),
+                |ui: &mut egui::Ui| {
+                    ui.horizontal(|ui| {
+                        ui.add(
+                            egui::DragValue::new(&mut knobs.stall_every)
+                                .range(0..=1_000_000)
+                                .prefix("every "),
+                        );
+                        ui.add(
+                            egui::DragValue::new(&mut knobs.stall_ms)
+                                .range(0..=60_000)
+                                .suffix(" ms"),
+                        );
+                        ui.add(
+                            egui::DragValue::new(&mut knobs.stall_at_message)
+                                .range(1..=1_000_000)
+                                .prefix("at msg "),
+                        );
+                    })
+                    .response
+                },
             );
         });
 }

@@ -80,7 +80,14 @@ impl Progress<'_> {
         }
     }
 
-    /// A wait for the server begins now.
+    /// A wait ends now: the client's own work begins.
+    fn wait_ends(&mut self) -> Instant {
+        let now = Stopwatch::start();
+        self.since = Some(now);
+        now.at()
+    }
+
+    /// A wait (for the server, or a back-off) begins now.
     fn wait_begins(&mut self) -> Instant {
         let now = Stopwatch::start();
         self.worked_until(&now);
@@ -149,7 +156,7 @@ pub async fn run_iteration(
         )
         .await
         .map_err(|_| late(first_due))?;
-        let answered = Instant::now();
+        let answered = run.wait_ends();
         run.timing.network += answered - wait;
         let error = match call {
             Ok(response) => {
@@ -162,7 +169,7 @@ pub async fn run_iteration(
                     let next = tokio::time::timeout_at(due.into(), stream.message())
                         .await
                         .map_err(|_| late(due))?;
-                    let arrived = Instant::now();
+                    let arrived = run.wait_ends();
                     run.timing.network += arrived - wait;
                     due = deadline;
                     let bytes = match next {
@@ -180,7 +187,7 @@ pub async fn run_iteration(
             Err(status) => Some(status),
         };
         let Some(status) = error else { break };
-        let broke = Instant::now();
+        let broke = run.wait_begins();
         let status = may_resume(status, run.timing.resumes, &policy)?;
         if request.resume_token.is_empty() && run.decoder.counters().messages > 0 {
             return Err(IterationError::CannotResume(format!(
@@ -204,7 +211,27 @@ pub async fn run_iteration(
         run.recorder
             .resumed(broke, said, dropped, resent - waiting, resent);
     }
-    feed(&mut run)?;
+    let end = finish(&mut run)?;
+    let Progress {
+        mut timing,
+        mut decoder,
+        recorder,
+        ..
+    } = run;
+    timing.total = end - start;
+    timing.lanes = vec![recorder.end(end)];
+    timing.counters = *decoder.counters();
+    timing.rows = timing.counters.rows;
+    timing.stats = decoder.take_stats();
+    timing.columns = decoder.columns();
+    check_row_count(&timing)?;
+    Ok(timing)
+}
+
+/// Feeds what is held and runs the decoder's end-of-stream check, timed; returns when the
+/// iteration ended.
+fn finish(run: &mut Progress<'_>) -> Result<Instant, IterationError> {
+    feed(run)?;
     let watch = Stopwatch::start();
     run.worked_until(&watch);
     run.decoder.finish()?;
@@ -215,21 +242,7 @@ pub async fn run_iteration(
     run.since = Some(finish.end);
     let ended = Stopwatch::start();
     run.worked_until(&ended);
-    let Progress {
-        mut timing,
-        mut decoder,
-        recorder,
-        ..
-    } = run;
-    let end = ended.at();
-    timing.total = end - start;
-    timing.lanes = vec![recorder.end(end)];
-    timing.counters = *decoder.counters();
-    timing.rows = timing.counters.rows;
-    timing.stats = decoder.take_stats();
-    timing.columns = decoder.columns();
-    check_row_count(&timing)?;
-    Ok(timing)
+    Ok(ended.at())
 }
 
 /// Wire-decodes a message that arrived at `arrived` (waited for since `wait`) and holds it; when
