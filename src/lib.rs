@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod app;
+pub mod children;
 pub mod cli;
 pub mod client;
 pub mod demo;
@@ -12,6 +13,7 @@ pub mod emulator;
 pub mod engine;
 pub mod export;
 pub mod fnv;
+pub mod history;
 pub mod plan;
 pub mod proto;
 pub mod report;

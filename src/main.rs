@@ -11,7 +11,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = spanprof::cli::Cli::parse();
-    match spanprof::cli::run(cli) {
+    let ran = spanprof::cli::run(cli);
+    // A SIGTERM that stopped a client program ends a run early: the signal's status, not the run's.
+    spanprof::children::let_a_signal_end_the_process();
+    match ran {
         Ok(code) => code,
         Err(e) => {
             // One line: the error and its causes, joined.

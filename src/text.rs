@@ -18,3 +18,12 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     }
     std::borrow::Cow::Owned(out)
 }
+
+/// [`printable`] text cut to its first `max_chars` characters, saying how long the whole was: for
+/// errors that echo what they were given, which may be megabytes.
+pub fn excerpt(text: &str, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        None => printable(text).into_owned(),
+        Some((end, _)) => format!("{}... ({} bytes)", printable(&text[..end]), text.len()),
+    }
+}

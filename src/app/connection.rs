@@ -9,13 +9,14 @@ use serde::{Deserialize, Serialize};
 use super::command::Command;
 use super::emulator::EmulatorSettings;
 use super::theme::form_row;
+use super::timeouts::TimeoutSettings;
 use crate::client::auth::Credentials;
 use crate::client::cloud::{CloudTarget, DEFAULT_ENDPOINT};
 use crate::engine::{
     DatabasePath, Engine, EngineEvent, Notifier, ProfileSpec, QueryMode, Target, Variant,
 };
 use crate::report::Status;
-use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig};
+use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig, Shape};
 
 /// Which kind of instance runs the queries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -88,6 +89,8 @@ pub struct ConnectionSettings {
     pub emulator: EmulatorSettings,
     /// Cloud Spanner.
     pub cloud: CloudSettings,
+    /// The client's timeouts, whichever the target.
+    pub timeouts: TimeoutSettings,
 }
 
 impl ConnectionSettings {
@@ -181,8 +184,16 @@ impl ConnectionPanel {
                 return;
             }
         };
+        let timeouts = match settings.timeouts.timeouts() {
+            Ok(t) => t,
+            Err(message) => {
+                self.outcome = Some(TestOutcome::Failed(message));
+                return;
+            }
+        };
         let spec = ProfileSpec {
             database,
+            timeouts,
             variants: vec![Variant {
                 mode: QueryMode::Normal,
                 ..Variant::new("connection test", "SELECT 1")
@@ -275,6 +286,13 @@ impl ConnectionPanel {
                 {
                     command = Some(Command::TestConnection);
                 }
+                if settings.kind == TargetKind::Local {
+                    shape_menu(ui, &mut settings.local.knobs.shape);
+                }
+                // A menu, not a section: the side panel keeps its height (Run stays in view).
+                ui.menu_button("Timeouts", |ui| settings.timeouts.ui(ui))
+                    .response
+                    .on_hover_text("How long the client waits: connect, a call, a first response, an iteration");
                 match &self.outcome {
                     Some(TestOutcome::Testing) => {
                         ui.spinner();
@@ -390,6 +408,23 @@ fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
                 },
             );
         });
+}
+
+/// The local instance's stream shape, a menu beside Test connection (no row of its own: the side
+/// panel keeps its height).
+fn shape_menu(ui: &mut egui::Ui, shape: &mut Shape) {
+    ui.menu_button(format!("Shape: {}", shape.as_str()), |ui| {
+        for s in Shape::ALL {
+            if ui.radio_value(shape, s, s.as_str()).clicked() {
+                ui.close();
+            }
+        }
+    })
+    .response
+    .on_hover_text(
+        "What the messages look like: as production sends them, as the emulator does, \
+         or every legal edge case (serve --shape)",
+    );
 }
 
 fn cloud_ui(ui: &mut egui::Ui, cloud: &mut CloudSettings) -> Option<Command> {

@@ -99,7 +99,12 @@ pub struct EmulatorProcess {
 impl EmulatorProcess {
     /// Starts the emulator (unless something already listens on `host:port`) and seeds it, on a
     /// named thread; `notify` is called when it is done.
-    pub fn start(&mut self, settings: &EmulatorSettings, notify: impl Fn() + Send + 'static) {
+    pub fn start(
+        &mut self,
+        settings: &EmulatorSettings,
+        timeouts: Timeouts,
+        notify: impl Fn() + Send + 'static,
+    ) {
         if self.pending.is_some() {
             return;
         }
@@ -108,7 +113,7 @@ impl EmulatorProcess {
         let spawned = std::thread::Builder::new()
             .name("spanprof-emulator".into())
             .spawn(move || {
-                let _ = tx.send(start_and_seed(&settings));
+                let _ = tx.send(start_and_seed(&settings, timeouts));
                 notify();
             });
         match spawned {
@@ -147,7 +152,7 @@ impl EmulatorProcess {
 }
 
 /// Starts the emulator if nothing listens on the address yet, then seeds it.
-fn start_and_seed(settings: &EmulatorSettings) -> Started {
+fn start_and_seed(settings: &EmulatorSettings, timeouts: Timeouts) -> Started {
     let configured = settings.host_port.trim();
     let started = if TcpStream::connect(configured).is_err() {
         Some(Emulator::start(configured).map_err(|e| error_chain(&e))?)
@@ -165,7 +170,7 @@ fn start_and_seed(settings: &EmulatorSettings) -> Started {
         instance: settings.instance.clone(),
         database: settings.database.clone(),
         seed23_rows: settings.seed_rows,
-        timeouts: Timeouts::DEFAULT,
+        timeouts,
     };
     let summary = seed_blocking(&target)
         .map_err(|e| format!("seeding {host_port} failed: {}", error_chain(&e)))?;

@@ -259,10 +259,13 @@ impl PartialEq for ReportError {
 
 /// The runs of the JSON report at `path`, or why they cannot be had.
 pub fn read_report(path: &Path) -> Result<Vec<RunReport>, ReportError> {
-    let bytes = std::fs::read(path).map_err(|source| ReportError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
+    let bytes =
+        crate::export::read_bounded(path, crate::export::MAX_REPORT_BYTES).map_err(|source| {
+            ReportError::Read {
+                path: path.to_owned(),
+                source,
+            }
+        })?;
     crate::export::read_json(&bytes).map_err(|source| ReportError::Parse {
         path: path.to_owned(),
         source,

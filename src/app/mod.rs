@@ -36,6 +36,7 @@ mod settings;
 mod startup;
 mod status_file;
 mod theme;
+mod timeouts;
 mod verdicts;
 
 use std::path::Path;
@@ -94,6 +95,8 @@ pub struct SpanprofApp {
     frame_stats: Option<FrameStats>,
     frame_started: Option<Instant>,
     status: StatusFile,
+    /// Saves finished runs on its own thread; `None` when the history is off.
+    history: Option<crate::history::HistoryWorker>,
     ctx: egui::Context,
 }
 
@@ -105,7 +108,8 @@ impl SpanprofApp {
             .storage
             .filter(|_| options.persist)
             .and_then(|s| eframe::get_value(s, eframe::APP_KEY));
-        SpanprofApp {
+        let start_emulator = options.start_emulator.is_some();
+        let mut app = SpanprofApp {
             settings: options.settings(saved),
             persist: options.persist,
             connection: ConnectionPanel::default(),
@@ -125,8 +129,16 @@ impl SpanprofApp {
             frame_stats: options.frame_stats.map(FrameStats::new),
             frame_started: None,
             status: StatusFile::new(options.status_file),
+            history: match options.history {
+                crate::history::Location::Off => None,
+                location => crate::history::HistoryWorker::start(location).ok(),
+            },
             ctx: cc.egui_ctx.clone(),
+        };
+        if start_emulator {
+            app.handle(Command::StartEmulator);
         }
+        app
     }
 
     /// The settings (what persists).
@@ -278,13 +290,16 @@ impl SpanprofApp {
                 self.connection
                     .start_test(&self.settings.connection, notify);
             }
-            Command::StartEmulator => {
-                let ctx = self.ctx.clone();
-                self.emulator
-                    .start(&self.settings.connection.emulator, move || {
-                        ctx.request_repaint()
-                    });
-            }
+            Command::StartEmulator => match self.settings.connection.timeouts.timeouts() {
+                Ok(timeouts) => {
+                    let ctx = self.ctx.clone();
+                    self.emulator
+                        .start(&self.settings.connection.emulator, timeouts, move || {
+                            ctx.request_repaint()
+                        });
+                }
+                Err(message) => self.error(message),
+            },
             Command::ChooseCredentials => self.open_dialog(DialogPurpose::Credentials),
             Command::OpenReport => self.open_dialog(DialogPurpose::OpenReport),
             Command::Export(format) => {

@@ -41,7 +41,8 @@ impl SpanprofApp {
     fn start_query(&self, notify: Notifier) -> Result<ActiveRun, String> {
         let (target, database) = self.settings.connection.target()?;
         let label = self.runs.next_label(self.settings.query.run_label());
-        let spec = self.settings.query.spec(label, database)?;
+        let mut spec = self.settings.query.spec(label, database)?;
+        spec.timeouts = self.settings.connection.timeouts.timeouts()?;
         ActiveRun::start(target, spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
     }
 
@@ -58,15 +59,15 @@ impl SpanprofApp {
                 );
             }
         };
-        let label = if self.settings.query.run_label().is_empty() {
-            String::new()
-        } else {
-            self.runs.next_label(self.settings.query.run_label())
+        let mut spec = self.settings.query.client_spec(String::new(), server)?;
+        // The program's run is named as the user named it, else by the program; a name already
+        // taken gets a number, as a query's run does.
+        let wanted = match self.settings.query.run_label() {
+            "" => spec.command.short_name(),
+            label => label.to_owned(),
         };
-        let mut spec = self.settings.query.client_spec(label, server)?;
-        if spec.label.is_empty() {
-            spec.label = spec.command.short_name();
-        }
+        spec.label = self.runs.next_label(&wanted);
+        spec.timeouts = self.settings.connection.timeouts.timeouts()?;
         ActiveRun::start_subject(spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
     }
 
@@ -78,6 +79,9 @@ impl SpanprofApp {
             .active
             .as_mut()
             .and_then(|run| run.drain(|e| errors.push(e)));
+        if let Some(history) = &self.history {
+            errors.extend(history.notices());
+        }
         if let Some(last) = errors.last() {
             self.notice = Some(last.clone());
         }
@@ -119,6 +123,10 @@ impl SpanprofApp {
         if iterations().next().is_none() {
             self.notice = Some(format!("{first} was cancelled before it connected"));
             return;
+        }
+        if let Some(history) = &self.history {
+            let database = self.settings.connection.target().map(|(_, d)| d.name());
+            history.save(reports.clone(), database.unwrap_or_default());
         }
         let several = reports.len() > 1;
         let mut ids = Vec::new();

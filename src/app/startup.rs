@@ -1,6 +1,7 @@
 //! How the app starts ([`AppOptions`]: persistence, the file dialogs, scripts' status and
 //! frame-time files) and the start-up overrides of the saved settings (`spanprof --rows`,
-//! `--sql`, `--iterations`, `--start-mode`, `--start-tab`, or their `SPANPROF_*` variables).
+//! `--sql`, `--iterations`, `--start-mode`, `--start-tab`, `--start-emulator`, or their `SPANPROF_*`
+//! variables).
 
 use std::path::PathBuf;
 
@@ -29,6 +30,11 @@ pub struct AppOptions {
     pub mode: Option<QueryMode>,
     /// The tab to show first, overriding the saved settings.
     pub tab: Option<Tab>,
+    /// Start the emulator on this `host:port` and seed it at once, as "Start emulator and seed"
+    /// does (`--start-emulator`, for scripts and the tests that end the window).
+    pub start_emulator: Option<String>,
+    /// Where finished runs are saved (off by default, and in tests).
+    pub history: crate::history::Location,
 }
 
 impl AppOptions {
@@ -55,6 +61,9 @@ impl AppOptions {
         }
         if let Some(mode) = self.mode {
             settings.query.mode = mode;
+        }
+        if let Some(host_port) = &self.start_emulator {
+            settings.connection.emulator.host_port = host_port.clone();
         }
         if let Some(tab) = self.tab {
             settings.tab = tab;

@@ -5,6 +5,7 @@ mod compare;
 mod decode;
 mod driver;
 mod explain;
+mod history;
 mod operators;
 mod options;
 mod profile;
@@ -24,6 +25,7 @@ pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, DecoderChoice, run_decode};
 pub use driver::{DriverArgs, run_driver};
 pub use explain::{ExplainArgs, run_explain};
+pub use history::{HistoryAction, HistoryArgs, HistoryCommandArgs, run_history};
 pub use operators::{PlanArgs, plan_diff_text, plan_summary, run_plan};
 pub use options::RequestOptionArgs;
 pub use profile::{
@@ -70,6 +72,14 @@ pub struct Cli {
     /// The app only: the tab to show first (iterations, compare, plan or details).
     #[arg(long, value_name = "TAB", env = "SPANPROF_TAB", hide = true, value_parser = crate::app::Tab::parse)]
     pub start_tab: Option<crate::app::Tab>,
+    /// The app only: start the emulator on HOST:PORT (port 0: any) and seed it at once.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        env = "SPANPROF_START_EMULATOR",
+        hide = true
+    )]
+    pub start_emulator: Option<String>,
 }
 
 /// The subcommands.
@@ -102,6 +112,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Create the demo tables in a Cloud Spanner emulator and load their rows.
     Seed(SeedArgs),
+    /// The run history: every finished run of `profile` and `client`, newest first; `show` or
+    /// `export` one.
+    History(HistoryCommandArgs),
 }
 
 /// Runs the parsed command line.
@@ -155,6 +168,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run_seed(&args, std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::History(args)) => {
+            run_history(&args, std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }
         None => {
             crate::app::launch(crate::app::AppOptions {
                 persist: true,
@@ -166,6 +183,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 file_dialogs: crate::app::DialogBackend::System,
                 mode: cli.start_mode.map(crate::engine::QueryMode::from),
                 tab: cli.start_tab,
+                start_emulator: cli.start_emulator,
+                history: crate::history::Location::choose(
+                    std::env::var("SPANPROF_HISTORY").ok().as_deref(),
+                    false,
+                )
+                .unwrap_or_default(),
             })?;
             Ok(ExitCode::SUCCESS)
         }

@@ -39,7 +39,7 @@ struct Shown {
 
 /// Prints the plans of `args.file`.
 pub fn run_plan(args: &PlanArgs, mut out: impl Write) -> anyhow::Result<()> {
-    let bytes = std::fs::read(&args.file)
+    let bytes = crate::export::read_bounded(&args.file, crate::export::MAX_REPORT_BYTES)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let (shown, changes) =
         load(&bytes).with_context(|| format!("cannot read a plan from {}", args.file.display()))?;

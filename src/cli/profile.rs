@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 
 use super::decode::DecoderChoice;
+use super::history::history_baseline;
 use super::options::RequestOptionArgs;
 use super::summary;
 use super::target::TargetArgs;
@@ -84,7 +85,9 @@ pub struct ProfileArgs {
     /// The variant the others are compared with (default: the first).
     #[arg(long, value_name = "LABEL")]
     pub reference: Option<String>,
-    /// A JSON report to gate this run against (with --fail-if-slower).
+    /// A JSON report to gate this run against (with --fail-if-slower), or the run history's
+    /// `history:last`, `history:best` (the earlier runs of the same query on the same target) or
+    /// `history:ID`.
     #[arg(long, value_name = "BASE.json", requires = "fail_if_slower")]
     pub baseline: Option<PathBuf>,
     /// Exit with code 4 when this run is slower than --baseline by more than this (e.g. 10%) and
@@ -108,6 +111,9 @@ pub struct ProfileArgs {
     /// process per variant, a thread per stream, each iteration's waits and decodes.
     #[arg(long)]
     pub trace: Option<PathBuf>,
+    /// Where the run is saved.
+    #[command(flatten)]
+    pub history: super::history::HistoryArgs,
 }
 
 /// Arguments of `spanprof record`.
@@ -328,9 +334,10 @@ pub fn findings(report: &RunReport) -> String {
 /// the exports.
 pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<ProfileOutcome> {
     let (spec, reference) = profile_spec(args)?;
-    let baseline = match &args.baseline {
-        Some(path) => Some(load_reports(path)?),
-        None => None,
+    let from_history = args.baseline.as_deref().and_then(history_baseline);
+    let mut baseline = match &args.baseline {
+        Some(path) if from_history.is_none() => Some(load_reports(path)?),
+        _ => None,
     };
     let several = spec.variants.len() > 1;
     let labels: Vec<String> = spec.variants.iter().map(|v| v.label.clone()).collect();
@@ -391,6 +398,10 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
     }
     bar.finish_and_clear();
     let reports = reports.context("the engine stopped without a report")?;
+    let database = args.target.database().name();
+    let (history, found) =
+        super::history::save_after(&args.history, from_history.as_ref(), &reports, database);
+    baseline = found?.or(baseline);
     out.write_all(&Markdown.export(&reports)?)?;
     for report in &reports {
         let found = summary::findings(report);
@@ -432,6 +443,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
         }
         _ => false,
     };
+    super::history::finish(history);
     Ok(if !all_ok {
         ProfileOutcome::IterationsFailed
     } else if regressed {
@@ -443,7 +455,8 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
 
 /// The runs of a JSON report file.
 pub fn load_reports(path: &std::path::Path) -> anyhow::Result<Vec<RunReport>> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = crate::export::read_bounded(path, crate::export::MAX_REPORT_BYTES)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     let runs = read_json(&bytes)
         .with_context(|| format!("{} is not a spanprof report", path.display()))?;
     anyhow::ensure!(!runs.is_empty(), "{} holds no run", path.display());

@@ -63,6 +63,9 @@ pub struct SubjectArgs {
     /// Write the Markdown summary here.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+    /// Where the runs are saved.
+    #[command(flatten)]
+    pub history: super::history::HistoryArgs,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -128,6 +131,9 @@ pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bo
         }
     }
     let reports: Vec<RunReport> = reports.context("the engine stopped without a report")?;
+    let history = args.history.worker();
+    let database = crate::engine::DatabasePath::default().name();
+    super::history::save(history.as_ref(), &reports, database);
     writeln!(out)?;
     out.write_all(&Markdown.export(&reports)?)?;
     match crate::analysis::subject_comparison(&reports) {
@@ -146,6 +152,7 @@ pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bo
             write_atomically(path, &exporter.export(&reports)?)?;
         }
     }
+    super::history::finish(history);
     Ok(reports
         .iter()
         .flat_map(|r| &r.iterations)

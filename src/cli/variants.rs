@@ -36,8 +36,11 @@ pub fn variants(line: &FromCommandLine<'_>) -> anyhow::Result<(Vec<Variant>, Opt
             line.sql.is_empty() && line.labels.is_empty() && line.sweep.is_none(),
             "--workload describes the queries: leave out --sql, --label and --sweep"
         );
-        let text = std::fs::read_to_string(path)
+        // A workload of the most variants a profile runs is far below 4 MiB.
+        let bytes = crate::export::read_bounded(path, 4 << 20)
             .with_context(|| format!("cannot read the workload file {}", path.display()))?;
+        let text = String::from_utf8(bytes)
+            .with_context(|| format!("the workload file {} is not UTF-8 text", path.display()))?;
         let workload = Workload::parse(&text, line.params, line.mode, line.options)
             .with_context(|| format!("workload file {}", path.display()))?;
         return Ok((workload.variants.clone(), Some(workload)));

@@ -264,6 +264,46 @@ pub async fn load_rows(
     Ok(written)
 }
 
+/// Inserts `rows` (each a value per column of `columns`) into `table` of `database_name` in one
+/// single-use read-write commit (the run history's team store writes a run this way).
+pub async fn insert_rows(
+    channel: Channel,
+    database_name: &str,
+    table: &str,
+    columns: &[String],
+    rows: &[Vec<Value>],
+) -> Result<u64, AdminError> {
+    let mut session = Session::create(channel, database_name).await?;
+    let mut values: Vec<prost_types::ListValue> = rows
+        .iter()
+        .map(|row| prost_types::ListValue {
+            values: row.iter().map(encode_value).collect(),
+        })
+        .collect();
+    let written = session.commit(table, columns, &mut values).await;
+    let deleted = session.delete().await;
+    let written = written?;
+    deleted?;
+    Ok(written)
+}
+
+/// Runs `sql` with `params` (a strong read) and returns its rows, each cell as text: strings as
+/// they are (INT64 and TIMESTAMP travel as strings), numbers and booleans written out, NULL as
+/// `None`. What the run history's team store reads its table with.
+pub async fn text_rows(
+    channel: Channel,
+    database_name: &str,
+    sql: &str,
+    params: &[super::params::Param],
+) -> Result<Vec<Vec<Option<String>>>, AdminError> {
+    let mut session = Session::create(channel, database_name).await?;
+    let rows = session.text_rows(sql, params).await;
+    let deleted = session.delete().await;
+    let rows = rows?;
+    deleted?;
+    Ok(rows)
+}
+
 /// The commits of [`load_rows`], through `session`.
 async fn write_batches(
     session: &mut Session,
@@ -399,6 +439,35 @@ impl Session {
             .collect()
     }
 
+    /// Runs a query and returns each cell as text (see [`text_rows`]).
+    async fn text_rows(
+        &mut self,
+        sql: &str,
+        params: &[super::params::Param],
+    ) -> Result<Vec<Vec<Option<String>>>, AdminError> {
+        let mut execute = pb::ExecuteSqlRequest {
+            session: self.name.clone(),
+            sql: sql.to_owned(),
+            ..Default::default()
+        };
+        super::params::apply(params, &mut execute).map_err(|e| AdminError::Unexpected {
+            call: "ExecuteSql",
+            resource: self.database.clone(),
+            detail: e.to_string(),
+        })?;
+        let result = self
+            .client
+            .execute_sql(request(execute, &self.database)?)
+            .await
+            .map_err(|s| rpc_error("ExecuteSql", &self.database, &s))?
+            .into_inner();
+        Ok(result
+            .rows
+            .into_iter()
+            .map(|row| row.values.into_iter().map(cell_text).collect())
+            .collect())
+    }
+
     async fn delete(mut self) -> Result<(), AdminError> {
         let delete = pb::DeleteSessionRequest {
             name: self.name.clone(),
@@ -510,6 +579,18 @@ fn rpc_error(call: &'static str, resource: &str, status: &tonic::Status) -> Admi
         resource,
         code: status.code(),
         message: status.message().to_owned(),
+    }
+}
+
+/// A cell of a result row as text; `None` for NULL.
+fn cell_text(value: prost_types::Value) -> Option<String> {
+    use prost_types::value::Kind;
+    match value.kind? {
+        Kind::NullValue(_) => None,
+        Kind::StringValue(s) => Some(s),
+        Kind::NumberValue(n) => Some(n.to_string()),
+        Kind::BoolValue(b) => Some(b.to_string()),
+        Kind::StructValue(_) | Kind::ListValue(_) => None,
     }
 }
 

@@ -16,6 +16,8 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::children;
+
 /// The environment variable naming `emulator_main`, when it is not where its package puts it.
 pub const BINARY_VAR: &str = "SPANPROF_EMULATOR_MAIN";
 /// The Debian package that installs `emulator_main`.
@@ -35,6 +37,8 @@ const CONNECT_ATTEMPT: Duration = Duration::from_millis(200);
 const RETRY_INTERVAL: Duration = Duration::from_millis(50);
 /// How long a process whose stderr closed gets to exit by itself before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How long the emulator gets to stop after SIGTERM before it is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(1);
 
 /// Why the emulator could not be found or started.
 #[derive(Debug, thiserror::Error)]
@@ -93,6 +97,7 @@ pub enum EmulatorError {
 #[derive(Debug)]
 pub struct Emulator {
     child: Child,
+    registration: Option<children::Registration>,
     address: String,
     drain: Option<JoinHandle<Vec<String>>>,
 }
@@ -112,25 +117,39 @@ impl Emulator {
         timeout: Duration,
     ) -> Result<Emulator, EmulatorError> {
         let deadline = Instant::now() + timeout;
-        let mut child = Command::new(binary)
+        let mut command = Command::new(binary);
+        command
             .args(["--host_port", host_port])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| EmulatorError::Spawn {
+            .stderr(Stdio::piped());
+        // Registered, so a signal to spanprof stops it; it dies with spanprof's process however
+        // that ends (`children`). `emulator_main` is one process: nothing of its own to follow.
+        let stop = children::Stop {
+            group: false,
+            grace: STOP_GRACE,
+        };
+        let (mut child, registration) =
+            children::spawn(command, stop).map_err(|source| EmulatorError::Spawn {
                 binary: binary.to_owned(),
                 source,
             })?;
         let (found, address) = mpsc::channel();
         let drain = match child.stderr.take().map(|stderr| spawn_drain(stderr, found)) {
             Some(Ok(handle)) => handle,
-            Some(Err(e)) => return Err(kill_unwatched(child, EmulatorError::Thread(e))),
-            None => return Err(kill_unwatched(child, missing_pipe(binary))),
+            Some(Err(e)) => {
+                return Err(kill_unwatched(
+                    child,
+                    registration,
+                    EmulatorError::Thread(e),
+                ));
+            }
+            None => return Err(kill_unwatched(child, registration, missing_pipe(binary))),
         };
         // From here on, dropping `emulator` kills the process and ends the thread.
         let mut emulator = Emulator {
             child,
+            registration: Some(registration),
             address: String::new(),
             drain: Some(drain),
         };
@@ -187,7 +206,10 @@ impl Emulator {
         while Instant::now() < until && matches!(self.child.try_wait(), Ok(None)) {
             std::thread::sleep(RETRY_INTERVAL);
         }
+        self.stop_cleanly();
         let _ = self.child.kill();
+        // Out of the registry before it is reaped: its pid is about to be free.
+        self.registration = None;
         let status = self.child.wait().ok();
         // The process is gone, so its stderr has closed and the thread ends.
         let tail = self
@@ -196,6 +218,20 @@ impl Emulator {
             .and_then(|drain| drain.join().ok())
             .unwrap_or_default();
         (status, tail)
+    }
+}
+
+impl Emulator {
+    /// SIGTERM, then at most [`STOP_GRACE`] for the process to exit by itself.
+    fn stop_cleanly(&mut self) {
+        if !matches!(self.child.try_wait(), Ok(None)) {
+            return;
+        }
+        children::terminate(&self.child);
+        let until = Instant::now() + STOP_GRACE;
+        while Instant::now() < until && matches!(self.child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -211,7 +247,10 @@ pub fn installed_binary() -> Result<PathBuf, EmulatorError> {
     if let Some(path) = std::env::var_os(BINARY_VAR) {
         return Ok(PathBuf::from(path));
     }
-    let listed = Command::new("dpkg")
+    let mut dpkg = Command::new("dpkg");
+    // Waited for on this thread, so it cannot outlive it.
+    children::die_with_spanprof(&mut dpkg);
+    let listed = dpkg
         .args(["-L", PACKAGE])
         .stdin(Stdio::null())
         .stderr(Stdio::null())
@@ -282,8 +321,13 @@ fn accepts_connections(address: &str) -> bool {
 }
 
 /// Kills and reaps a child nobody reads the stderr of yet, and passes `error` on.
-fn kill_unwatched(mut child: Child, error: EmulatorError) -> EmulatorError {
+fn kill_unwatched(
+    mut child: Child,
+    registration: children::Registration,
+    error: EmulatorError,
+) -> EmulatorError {
     let _ = child.kill();
+    drop(registration);
     let _ = child.wait();
     error
 }

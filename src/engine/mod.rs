@@ -115,6 +115,9 @@ impl Default for ProfileSpec {
     }
 }
 
+/// The most variants one profile runs (a sweep's values and a workload's queries together).
+pub const MAX_VARIANTS: usize = 1000;
+
 /// A profile that cannot run as asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
@@ -124,6 +127,11 @@ pub enum SpecError {
     /// Two variants share a label, so their runs could not be told apart.
     #[error("two variants are labelled \"{0}\": labels name runs and must differ")]
     DuplicateLabel(String),
+    /// More variants than a profile runs.
+    #[error(
+        "{0} variants: a profile runs at most {MAX_VARIANTS} (each runs every iteration, interleaved)"
+    )]
+    TooManyVariants(usize),
     /// A label that is empty, too long or holds control characters.
     #[error("the label \"{0}\" is not a label: 1 to 200 bytes of printable text")]
     BadLabel(String),
@@ -144,14 +152,16 @@ impl ProfileSpec {
         if self.variants.is_empty() {
             return Err(SpecError::NoVariants);
         }
-        for (i, v) in self.variants.iter().enumerate() {
+        if self.variants.len() > MAX_VARIANTS {
+            return Err(SpecError::TooManyVariants(self.variants.len()));
+        }
+        let mut labels = std::collections::HashSet::with_capacity(self.variants.len());
+        for v in &self.variants {
             let label = &v.label;
             if label.is_empty() || label.len() > 200 || label.chars().any(char::is_control) {
-                return Err(SpecError::BadLabel(
-                    crate::report::printable(label).into_owned(),
-                ));
+                return Err(SpecError::BadLabel(crate::text::excerpt(label, 80)));
             }
-            if self.variants[..i].iter().any(|w| &w.label == label) {
+            if !labels.insert(label.as_str()) {
                 return Err(SpecError::DuplicateLabel(label.clone()));
             }
             v.options.check().map_err(|error| SpecError::Options {
@@ -670,4 +680,46 @@ pub fn fill(record: &mut IterationRecord, t: &IterationTiming) {
         lanes: t.lanes.clone(),
         total_us: u64::try_from(t.total.as_micros()).unwrap_or(u64::MAX),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(labels: impl IntoIterator<Item = String>) -> ProfileSpec {
+        ProfileSpec {
+            variants: labels
+                .into_iter()
+                .map(|l| Variant::new(&l, "SELECT 1"))
+                .collect(),
+            ..ProfileSpec::default()
+        }
+    }
+
+    #[test]
+    fn variants_are_capped_and_duplicates_found_among_many() {
+        let many = spec((0..100_000).map(|i| format!("n={i}")));
+        assert_eq!(many.check(), Err(SpecError::TooManyVariants(100_000)));
+        let mut labels: Vec<String> = (0..MAX_VARIANTS - 1).map(|i| format!("n={i}")).collect();
+        labels.push("n=7".into());
+        assert_eq!(
+            spec(labels).check(),
+            Err(SpecError::DuplicateLabel("n=7".into()))
+        );
+        assert_eq!(
+            spec((0..MAX_VARIANTS).map(|i| format!("n={i}"))).check(),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_huge_label_is_not_echoed_whole() {
+        let huge = "x".repeat(10 << 20);
+        let Err(error) = spec([huge]).check() else {
+            panic!("a 10 MB label is refused");
+        };
+        let text = error.to_string();
+        assert!(text.len() < 300, "{} bytes", text.len());
+        assert!(text.contains("10485760 bytes"), "{text}");
+    }
 }

@@ -1,4 +1,4 @@
-//! The one place exports touch the file system.
+//! The one place exports touch the file system, and where report and workload files are read back (within a bound).
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
@@ -113,6 +113,29 @@ impl Drop for TempFile {
     }
 }
 
+/// The largest JSON report read back: reports spanprof writes stay far below it (timelines are
+/// bounded per run), and parsing one costs a small multiple of its size.
+pub const MAX_REPORT_BYTES: u64 = 64 << 20;
+
+/// The bytes of `path`, refused past `max` before more than `max` bytes are read (so a huge file or
+/// a device such as /dev/zero costs at most `max`), with an error that says so.
+pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} MiB, the most spanprof reads from such a file",
+                max >> 20
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +145,19 @@ mod tests {
     use tempfile::TempDir;
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    #[test]
+    fn bounded_reads_stop_at_their_bound() -> io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("r.json");
+        fs::write(&path, vec![b'x'; 3 << 20])?;
+        assert_eq!(read_bounded(&path, 3 << 20)?.len(), 3 << 20);
+        let err = read_bounded(&path, 2 << 20).expect_err("past the bound");
+        assert!(err.to_string().contains("larger than 2 MiB"), "{err}");
+        let err = read_bounded(Path::new("/dev/zero"), 1 << 20).expect_err("endless");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        Ok(())
+    }
 
     /// The names of the files in `dir`, sorted.
     fn listing(dir: &Path) -> io::Result<Vec<String>> {

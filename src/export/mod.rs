@@ -22,7 +22,7 @@ use thiserror::Error;
 use crate::report::RunReport;
 
 pub use self::csv::{COLUMNS, Csv};
-pub use self::file::write_atomically;
+pub use self::file::{MAX_REPORT_BYTES, read_bounded, write_atomically};
 pub use self::json::{FORMAT_VERSION, Json, read_json};
 pub use self::markdown::Markdown;
 pub use self::trace::Trace;

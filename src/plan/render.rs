@@ -80,11 +80,24 @@ pub fn tree_text(tree: &OperatorTree) -> String {
             count(f.scanned_rows),
             f.executions
                 .map_or_else(|| "-".to_owned(), |e| e.to_string()),
-            "  ".repeat(op.depth),
+            indent(op.depth),
             printable(&op.title())
         );
     }
     out
+}
+
+/// Levels of a tree drawn as indentation; deeper operators say their depth instead, so a plan of a
+/// long chain prints in lines of bounded width (100,000 nested operators once took gigabytes).
+const MAX_INDENT: usize = 32;
+
+/// The indentation of an operator at `depth`.
+fn indent(depth: usize) -> String {
+    if depth <= MAX_INDENT {
+        "  ".repeat(depth)
+    } else {
+        format!("{}(depth {depth}) ", "  ".repeat(MAX_INDENT))
+    }
 }
 
 /// One operator as [`tree_json`] writes it.
@@ -245,8 +258,23 @@ pub fn diff_text(d: &PlanDiff, a_label: &str, b_label: &str) -> String {
             signed(e.self_delta_ms(), true),
             signed(e.rows_delta(), false),
             signed(e.scanned_delta(), false),
-            "  ".repeat(e.depth),
+            indent(e.depth),
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_operators_are_indented_within_a_bound() {
+        assert_eq!(indent(0), "");
+        assert_eq!(indent(2), "    ");
+        assert_eq!(indent(MAX_INDENT).len(), 2 * MAX_INDENT);
+        let deep = indent(99_999);
+        assert!(deep.len() < 2 * MAX_INDENT + 20, "{}", deep.len());
+        assert!(deep.ends_with("(depth 99999) "), "{deep}");
+    }
 }

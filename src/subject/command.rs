@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::children;
 use crate::client::Readable;
 
 /// Bytes of standard output kept for the row check, at most (about 230,000 Seed23 rows as JSON).
@@ -212,7 +213,9 @@ pub fn stderr_note(tail: &str) -> String {
 }
 
 /// Runs `command` with `env` added to its environment (standard input empty), and waits for it
-/// at most `limit`; past it, it is killed with its whole process group.
+/// at most `limit`; past it, it is killed with its whole process group. However the run ends
+/// (the program's exit, the limit, this future dropped), what is left of its group and the
+/// orphans it left (`setsid` ones too) are killed before this returns (`children::Group`).
 pub async fn run(
     command: &CommandLine,
     env: &[(&str, String)],
@@ -225,16 +228,13 @@ pub async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| RunError::Start {
+    // Should this future be dropped before the run ends (a cancelled run), dropping `group`
+    // kills the whole group and its orphans, not only the child `kill_on_drop` would.
+    let (mut child, group) = children::spawn_group(cmd).map_err(|e| RunError::Start {
         program: command.program.clone(),
         reason: e.to_string(),
     })?;
-    // Should this future be dropped before the child is reaped (a cancelled run), the guard kills
-    // the whole group, not only the child `kill_on_drop` would.
-    let mut group = GroupGuard(child.id());
     let stdout = child
         .stdout
         .take()
@@ -245,21 +245,21 @@ pub async fn run(
         .map(|err| tokio::spawn(read_bounded(err, STDERR_TAIL_BYTES, true)));
     let waited = tokio::time::timeout_at((started + limit).into(), child.wait()).await;
     let exited = Instant::now();
-    if matches!(waited, Ok(Ok(_))) {
-        // Reaped: its id may be reused from now on, so it must not be signalled again.
-        group.0 = None;
-    }
+    let reaped = matches!(waited, Ok(Ok(_)));
     let status = match waited {
         Ok(Ok(status)) => Ok(status),
         Ok(Err(e)) => Err(RunError::Wait(e.to_string())),
-        Err(_) => {
-            kill_group(&mut child).await;
-            Err(RunError::Timeout {
-                after: limit,
-                stderr_tail: String::new(),
-            })
-        }
+        Err(_) => Err(RunError::Timeout {
+            after: limit,
+            stderr_tail: String::new(),
+        }),
     };
+    // Whatever ended it, nothing it started outlives the run; this also closes the pipes that
+    // a grandchild held open, so the readers end.
+    let _ = tokio::task::spawn_blocking(move || group.end()).await;
+    if !reaped {
+        let _ = child.kill().await;
+    }
     let (out, truncated) = drained(stdout).await;
     let (err, _) = drained(stderr).await;
     let stderr_tail = String::from_utf8_lossy(&err).into_owned();
@@ -278,39 +278,6 @@ pub async fn run(
         stdout_truncated: truncated,
         stderr_tail,
     })
-}
-
-/// Kills a child's process group when dropped while it holds the child's id.
-struct GroupGuard(Option<u32>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.0.take() {
-            let _ = std::process::Command::new("kill")
-                .args(["-s", "KILL", "--", &format!("-{pid}")])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-        }
-    }
-}
-
-/// Kills the child's process group (it leads one), then the child itself.
-async fn kill_group(child: &mut tokio::process::Child) {
-    #[cfg(unix)]
-    if let Some(pid) = child.id() {
-        // The `kill` utility rather than a signal call: this crate has no unsafe code.
-        let _ = tokio::process::Command::new("kill")
-            .args(["-s", "KILL", "--", &format!("-{pid}")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .await;
-    }
-    let _ = child.kill().await;
 }
 
 /// What a reader task read, waiting at most [`DRAIN_GRACE`] for it to finish.

@@ -554,3 +554,94 @@ fn library_decode_matches_the_golden_rows_and_counts() {
         "every message carries a resume token"
     );
 }
+
+/// Issue 23, item 11: `plan`, `compare` and a baseline read at most a bounded number of bytes, so an
+/// endless file (a device) or a huge one gets a one-line error instead of taking all memory.
+#[test]
+fn report_readers_refuse_endless_and_huge_files_in_one_line() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let huge = dir.path().join("huge.json");
+    let file = std::fs::File::create(&huge).expect("creates");
+    file.set_len(65 << 20).expect("a sparse 65 MiB file");
+    for args in [
+        vec!["plan".to_owned(), "/dev/zero".to_owned()],
+        vec!["plan".to_owned(), huge.display().to_string()],
+        vec![
+            "compare".to_owned(),
+            huge.display().to_string(),
+            huge.display().to_string(),
+        ],
+    ] {
+        let out = spanprof(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains("larger than 64 MiB"), "{args:?}: {stderr}");
+        assert!(stderr.lines().count() <= 3, "{args:?}: {stderr}");
+    }
+}
+
+/// Issue 23, item 11: a plan of 100,000 nested operators (a 29 MB report) printed 5 GB of
+/// indentation; now deep operators say their depth, and every line stays short.
+#[test]
+fn a_plan_of_a_hundred_thousand_nested_operators_prints_in_short_lines() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let report = dir.path().join("p.json");
+    let out = spanprof([
+        "profile",
+        "--no-history",
+        "--rows",
+        "1000",
+        "--sql",
+        "SELECT COUNT(*) FROM Seed23 WHERE Id < 100",
+        "--query-mode",
+        "profile",
+        "--iterations",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        report.to_str().expect("UTF-8 path"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut json: Json =
+        serde_json::from_slice(&std::fs::read(&report).expect("written")).expect("a JSON report");
+    const N: usize = 100_000;
+    let run = &mut json["runs"][0]["plans"];
+    run["plans"][0]["nodes"] = (0..N)
+        .map(|i| {
+            let links: Vec<Json> = if i + 1 < N {
+                vec![serde_json::json!([i + 1, "", ""])]
+            } else {
+                vec![]
+            };
+            serde_json::json!({"index": i, "kind": "RELATIONAL", "display_name": "Filter",
+                "child_links": links, "short_representation": null, "metadata": {},
+                "execution_stats": null})
+        })
+        .collect();
+    run["iterations"][0]["operators"] = (0..N)
+        .map(|i| {
+            serde_json::json!({"node": i, "total_ms": (N - i) as f64, "self_ms": 1.0,
+                "cpu_ms": null, "rows": 1.0, "scanned_rows": null, "executions": 1})
+        })
+        .collect();
+    let chain = dir.path().join("chain.json");
+    std::fs::write(&chain, serde_json::to_vec(&json).expect("serializes")).expect("written");
+    let out = spanprof(["plan", chain.to_str().expect("UTF-8 path")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(depth 99999) Filter"),
+        "the deepest is drawn"
+    );
+    assert!(text.len() < 30 << 20, "{} bytes printed", text.len());
+    assert!(text.lines().all(|l| l.len() < 300), "every line short");
+}

@@ -1,6 +1,7 @@
 //! spanprof's integration tests, in one binary so they share helpers and link once.
 
 mod app;
+mod app_window_knobs;
 mod cli;
 mod client;
 mod cloud;
@@ -10,6 +11,7 @@ mod errors;
 mod fast;
 mod fuzz;
 mod golden;
+mod history;
 mod hostile_client;
 mod hostile_resources;
 mod hostile_sql;
@@ -21,6 +23,7 @@ mod memory;
 mod official;
 mod official_load;
 mod official_rust;
+mod outlive;
 mod plan;
 mod plan_local;
 mod props;

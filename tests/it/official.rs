@@ -92,3 +92,19 @@ async fn the_official_python_client_resumes_through_faults_in_16_kib_messages() 
     })
     .await;
 }
+
+/// With no faulted stream held for its resume, every resume runs the query again and skips what
+/// the client already has: the skipped messages must be cut exactly as before, although the new
+/// run's read timestamp (which the official client asks for) may take another number of bytes.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the official Python client: run ./scripts/test"]
+async fn the_official_python_client_resumes_through_faults_when_every_resume_runs_the_query_again()
+{
+    official_client_matches_our_decoder(KnobSettings {
+        max_message_bytes: 16 * 1024,
+        fail_every: 3,
+        max_parked_streams: 0,
+        ..KnobSettings::default()
+    })
+    .await;
+}

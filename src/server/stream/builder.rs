@@ -54,7 +54,10 @@ const TRAILER_BYTES: usize = super::token::TOKEN_BYTES + 8;
 /// last one can carry the stats and `last = true` ([`MessageBuilder::finish`]).
 #[derive(Debug)]
 pub struct MessageBuilder {
+    /// Room for values and their framing in the message being filled.
     max_bytes: usize,
+    /// That room in every message after the first.
+    later_max_bytes: usize,
     /// The message being filled, encoded: the metadata (first message only) and the values so far.
     current: Vec<u8>,
     /// Values in `current`.
@@ -76,9 +79,14 @@ impl MessageBuilder {
     /// A builder whose first message carries `metadata`.
     pub fn new(metadata: pb::ResultSetMetadata, token: TokenStamp) -> Self {
         let mut current = Vec::with_capacity(initial_capacity(token.max_bytes as usize));
+        let slack = widest_metadata_len(&metadata).saturating_sub(
+            prost::encoding::message::encoded_len(field::METADATA, &metadata),
+        );
         prost::encoding::message::encode(field::METADATA, &metadata, &mut current);
+        let later_max_bytes = (token.max_bytes as usize).saturating_sub(TRAILER_BYTES);
         MessageBuilder {
-            max_bytes: (token.max_bytes as usize).saturating_sub(TRAILER_BYTES),
+            max_bytes: later_max_bytes.saturating_sub(slack),
+            later_max_bytes,
             current,
             current_values: 0,
             chunked: false,
@@ -331,10 +339,36 @@ impl MessageBuilder {
             prost::encoding::bool::encode(field::LAST, &true, &mut msg);
         }
         self.next_seq += 1;
+        self.max_bytes = self.later_max_bytes;
         self.current_values = 0;
         self.last_tail = None;
         self.ready.push_back(Bytes::from(msg));
     }
+}
+
+/// The encoded size `metadata` would have with its read timestamp at its widest. A resumed stream
+/// whose query runs again skips the messages its client has, so they must be cut exactly as before,
+/// but the new run reads at a new timestamp, whose varints may take other numbers of bytes: the first
+/// message is charged for the widest timestamp, so its cut (and every later one) does not depend on it.
+fn widest_metadata_len(metadata: &pb::ResultSetMetadata) -> usize {
+    let len = |m: &pb::ResultSetMetadata| prost::encoding::message::encoded_len(field::METADATA, m);
+    let Some(transaction) = &metadata.transaction else {
+        return len(metadata);
+    };
+    if transaction.read_timestamp.is_none() {
+        return len(metadata);
+    }
+    let widest = pb::ResultSetMetadata {
+        transaction: Some(pb::Transaction {
+            read_timestamp: Some(prost_types::Timestamp {
+                seconds: i64::MIN,
+                nanos: i32::MIN,
+            }),
+            ..transaction.clone()
+        }),
+        ..metadata.clone()
+    };
+    len(&widest)
 }
 
 /// Room a new message starts with: its whole size up to 1 MiB (a larger limit grows as it fills, so a
@@ -517,6 +551,60 @@ mod tests {
         }
         decoder.finish().expect("ends cleanly");
         rows
+    }
+
+    /// A stream's messages as values and chunk flags, with `metadata` on the first.
+    fn cut_with(metadata: pb::ResultSetMetadata, text: &str) -> Vec<(Vec<WireValue>, bool)> {
+        let mut builder = MessageBuilder::new(metadata, stamp(512));
+        let mut out = Vec::new();
+        for i in 0..40 {
+            builder.push(encode_value(&Value::Int64(i)));
+            builder.push(encode_value(&Value::String(text.into())));
+            out.extend(std::iter::from_fn(|| builder.pop()));
+        }
+        out.extend(builder.finish(None));
+        out.iter()
+            .map(|m| {
+                let msg = pb::PartialResultSet::decode(&m[..]).expect("a message");
+                assert!(m.len() <= 512);
+                (msg.values, msg.chunked_value)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_cut_does_not_depend_on_the_read_timestamp() {
+        // A query run again for a resume reads at a new timestamp: the messages it skips must be
+        // the ones its client already has, whatever the varints of the new timestamp take.
+        let columns = [
+            Field {
+                name: "Id".into(),
+                ty: Type::Int64,
+            },
+            Field {
+                name: "Text".into(),
+                ty: Type::String,
+            },
+        ];
+        let at = |seconds: i64, nanos: i32| pb::ResultSetMetadata {
+            row_type: Some(struct_type(&columns)),
+            transaction: Some(pb::Transaction {
+                read_timestamp: Some(prost_types::Timestamp { seconds, nanos }),
+                ..Default::default()
+            }),
+            undeclared_parameters: None,
+        };
+        let text = "x".repeat(150);
+        let first = cut_with(at(1_800_000_000, 999_999_999), &text);
+        assert!(first.len() > 10 && first.iter().any(|(_, chunked)| *chunked));
+        for (seconds, nanos) in [(1_800_000_000, 0), (1, 5), (1_800_000_001, 268_435_456)] {
+            let cut = cut_with(at(seconds, nanos), &text);
+            let differs = (0..first.len().max(cut.len())).find(|&k| first.get(k) != cut.get(k));
+            assert_eq!(
+                differs, None,
+                "read at {seconds}.{nanos}: first differing message"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,274 @@
+//! The run history on the command line: `--history` / `--no-history` on the commands that save
+//! (`profile`, `client`), saving on `history::HistoryWorker` after a run, `--baseline history:...`
+//! read back for the gate, and `spanprof history` (list, `show`, `export`).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use super::target::parse_limit;
+use crate::export::{Exporter, Json, Markdown, write_atomically};
+use crate::history::{self, Baseline, Filter, HistoryWorker, Location, RunSummary};
+use crate::report::{RunReport, printable};
+
+/// Where a command saves its runs.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HistoryArgs {
+    /// The run history: a SQLite file, or spanner://projects/P/instances/I/databases/D (through
+    /// $SPANNER_EMULATOR_HOST). Default: $XDG_DATA_HOME/spanprof/history.sqlite.
+    #[arg(long = "history", value_name = "PATH", env = "SPANPROF_HISTORY")]
+    pub history: Option<String>,
+    /// Save nothing in the run history.
+    #[arg(long)]
+    pub no_history: bool,
+}
+
+impl HistoryArgs {
+    /// The store these arguments choose.
+    pub fn location(&self) -> anyhow::Result<Location> {
+        Ok(Location::choose(self.history.as_deref(), self.no_history)?)
+    }
+
+    /// Starts saving: a worker for the chosen store, or (when none can be chosen) one that saves
+    /// nothing, the reason said on stderr once.
+    pub fn worker(&self) -> Option<HistoryWorker> {
+        let location = match self.location() {
+            Ok(Location::Off) => return None,
+            Ok(location) => location,
+            Err(e) => {
+                eprintln!("history was not saved: {e}");
+                return None;
+            }
+        };
+        match HistoryWorker::start(location) {
+            Ok(worker) => Some(worker),
+            Err(e) => {
+                eprintln!("history was not saved: cannot start its thread: {e}");
+                None
+            }
+        }
+    }
+}
+
+/// Waits for `worker`'s saves and prints what it has to say on stderr (one line each).
+pub fn finish(worker: Option<HistoryWorker>) {
+    if let Some(worker) = worker {
+        for notice in worker.finish() {
+            eprintln!("{}", printable(&notice));
+        }
+    }
+}
+
+/// The baseline `--baseline` names, when it names the history (`history:last`, `history:best`,
+/// `history:ID`).
+pub fn history_baseline(path: &std::path::Path) -> Option<Baseline> {
+    path.to_str().and_then(Baseline::parse)
+}
+
+/// For each of `reports`, the earlier run `which` picks (labelled as the new run, so the gate
+/// pairs them); an error when the history holds none.
+pub fn baselines(
+    args: &HistoryArgs,
+    which: &Baseline,
+    reports: &[RunReport],
+    database: &str,
+) -> anyhow::Result<Vec<RunReport>> {
+    let location = args.location()?;
+    anyhow::ensure!(
+        location != Location::Off,
+        "--baseline history:... reads the run history: drop --no-history"
+    );
+    let mut store = history::open(&location)?.context("no history store")?;
+    let mut found = Vec::with_capacity(reports.len());
+    for report in reports {
+        let fingerprint = history::fingerprint(&report.config, database);
+        let mut base = history::baseline(&mut *store, which, &fingerprint, &report.config.target)?
+            .with_context(|| {
+                format!(
+                    "the history {} holds no earlier run of \"{}\" (fingerprint {fingerprint}) on {}",
+                    location.describe(),
+                    printable(&report.config.label),
+                    report.config.target
+                )
+            })?;
+        base.config.label = report.config.label.clone();
+        found.push(base);
+    }
+    for notice in store.take_notices() {
+        eprintln!("{}", printable(&notice));
+    }
+    Ok(found)
+}
+
+/// After a profile: the baselines `which` names read from the history first (they are earlier
+/// runs), then `reports` handed to a worker that saves them; the worker, and the baselines (or
+/// why there are none: the run is saved all the same).
+pub fn save_after(
+    args: &HistoryArgs,
+    which: Option<&Baseline>,
+    reports: &[RunReport],
+    database: String,
+) -> (
+    Option<HistoryWorker>,
+    anyhow::Result<Option<Vec<RunReport>>>,
+) {
+    let found = which
+        .map(|which| baselines(args, which, reports, &database))
+        .transpose();
+    let worker = args.worker();
+    save(worker.as_ref(), reports, database);
+    (worker, found)
+}
+
+/// Arguments of `spanprof history`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HistoryCommandArgs {
+    /// `show` or `export` one run; without one, list runs.
+    #[command(subcommand)]
+    pub action: Option<HistoryAction>,
+    /// The run history (as for `profile`).
+    #[arg(
+        long = "history",
+        value_name = "PATH",
+        env = "SPANPROF_HISTORY",
+        global = true
+    )]
+    pub history: Option<String>,
+    /// Print the list as JSON: {"runs": [{"id", "started_at", "label", "target", "fingerprint",
+    /// "iterations", "median_total_ms", "p90_total_ms", "sql"}]}.
+    #[arg(long)]
+    pub json: bool,
+    /// Only runs whose SQL contains TEXT (any case).
+    #[arg(long, value_name = "TEXT", conflicts_with = "fingerprint")]
+    pub sql: Option<String>,
+    /// Only runs with this fingerprint.
+    #[arg(long, value_name = "F")]
+    pub fingerprint: Option<String>,
+    /// Only runs started within DUR of now (`90m`, `2h`, `7d`).
+    #[arg(long, value_name = "DUR", value_parser = parse_since)]
+    pub since: Option<Duration>,
+    /// At most N runs, newest first.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub limit: usize,
+}
+
+/// What `spanprof history` does to one run.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum HistoryAction {
+    /// Print one run as a report (Markdown, or with --json the JSON report).
+    Show {
+        /// The run's id (from the list).
+        id: String,
+        /// The JSON report instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write one run as a JSON report (for `spanprof compare`).
+    Export {
+        /// The run's id.
+        id: String,
+        /// The file to write.
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: PathBuf,
+    },
+}
+
+/// Runs `spanprof history`.
+pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Result<()> {
+    let location = Location::choose(args.history.as_deref(), false)?;
+    let mut store = history::open(&location)?.context("no history store")?;
+    for notice in store.take_notices() {
+        eprintln!("{}", printable(&notice));
+    }
+    let one = |store: &mut dyn history::HistoryStore, id: &str| -> anyhow::Result<RunReport> {
+        store.get(id)?.with_context(|| {
+            format!(
+                "the history {} holds no run {}",
+                location.describe(),
+                printable(id)
+            )
+        })
+    };
+    match &args.action {
+        Some(HistoryAction::Show { id, json }) => {
+            let run = [one(&mut *store, id)?];
+            if *json {
+                out.write_all(&Json.export(&run)?)?;
+            } else {
+                out.write_all(&Markdown.export(&run)?)?;
+                out.write_all(super::summary::findings(&run[0]).as_bytes())?;
+            }
+        }
+        Some(HistoryAction::Export { id, out: path }) => {
+            let run = [one(&mut *store, id)?];
+            write_atomically(path, &Json.export(&run)?)?;
+            writeln!(out, "wrote run {} to {}", printable(id), path.display())?;
+        }
+        None => {
+            let filter = Filter {
+                sql_contains: args.sql.clone(),
+                fingerprint: args.fingerprint.clone(),
+                target: None,
+                since_ms: args
+                    .since
+                    .map(|d| history::record::now_ms() - d.as_millis() as i64),
+                limit: Some(args.limit),
+            };
+            let runs = store.list(&filter)?;
+            if args.json {
+                serde_json::to_writer_pretty(&mut out, &serde_json::json!({ "runs": runs }))?;
+                writeln!(out)?;
+            } else {
+                write_table(&mut out, &runs)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A duration as `--since` takes it: `--timeout`'s units, and days (`7d`).
+fn parse_since(text: &str) -> Result<Duration, String> {
+    match text.trim().strip_suffix('d').map(str::parse::<u64>) {
+        Some(Ok(days)) => Ok(Duration::from_secs(days.saturating_mul(86_400))),
+        Some(Err(_)) => Err(format!("{text:?} is not a number of days such as 7d")),
+        None => parse_limit(text),
+    }
+}
+
+/// The list as a table, a run a line.
+fn write_table(out: &mut impl Write, runs: &[RunSummary]) -> std::io::Result<()> {
+    if runs.is_empty() {
+        return writeln!(out, "no runs");
+    }
+    writeln!(
+        out,
+        "{:>6}  {:<24}  {:<20}  {:<16}  {:<16}  {:>5}  {:>10}  {:>10}",
+        "id", "started", "label", "target", "fingerprint", "iters", "median ms", "p90 ms"
+    )?;
+    let ms = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |x| format!("{x:.2}"));
+    for r in runs {
+        let cut = |s: &str, n: usize| printable(s).chars().take(n).collect::<String>();
+        writeln!(
+            out,
+            "{:>6}  {:<24}  {:<20}  {:<16}  {:<16}  {:>5}  {:>10}  {:>10}",
+            cut(&r.id, 16),
+            cut(&r.started_at, 24),
+            cut(&r.label, 20),
+            cut(&r.target, 16),
+            r.fingerprint,
+            r.iterations,
+            ms(r.median_total_ms),
+            ms(r.p90_total_ms)
+        )?;
+    }
+    Ok(())
+}
+
+/// Hands `reports` (of the database named `database`) to `worker`, when there is one.
+pub fn save(worker: Option<&HistoryWorker>, reports: &[RunReport], database: String) {
+    if let Some(worker) = worker {
+        worker.save(reports.to_vec(), database);
+    }
+}

@@ -1,0 +1,132 @@
+//! The history of runs: every finished run stored whole (its report) with a fingerprint of what
+//! it measured, in a local SQLite file or a team's Spanner database, behind one small trait.
+//! Saving runs on a worker thread ([`HistoryWorker`]) after the timed iterations, and never
+//! fails a run: what could not be saved is said once.
+
+pub mod fingerprint;
+pub mod location;
+pub mod record;
+pub mod spanner;
+pub mod sqlite;
+pub mod worker;
+
+pub use fingerprint::{fingerprint, normalize_sql};
+pub use location::{Location, default_path};
+pub use record::{Baseline, Filter, RunSummary, StoredRun};
+pub use sqlite::{Retention, SqliteStore};
+pub use worker::HistoryWorker;
+
+use crate::report::RunReport;
+
+/// What went wrong with the history store.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// The SQLite file could not be opened, read or written (a read-only directory, a full disk).
+    #[error("history store {path}: {source}")]
+    Sqlite {
+        /// The file.
+        path: String,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// The directory of the store could not be made.
+    #[error("history store {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The file's schema is newer than this spanprof knows.
+    #[error("history store {path} has schema version {found}; this spanprof reads up to {known}")]
+    NewerSchema {
+        /// The file.
+        path: String,
+        /// Its `user_version`.
+        found: i64,
+        /// The newest this build knows.
+        known: i64,
+    },
+    /// A stored report that does not read back as a run.
+    #[error("history run {id}: the stored report does not read back: {reason}")]
+    BadRecord {
+        /// The run's id.
+        id: String,
+        /// Why.
+        reason: String,
+    },
+    /// The Spanner store failed.
+    #[error("history in Spanner {database}: {reason}")]
+    Spanner {
+        /// The database's resource name.
+        database: String,
+        /// What failed.
+        reason: String,
+    },
+    /// A `--history` value that names no store.
+    #[error("--history {text:?}: {why}")]
+    BadLocation {
+        /// The text.
+        text: String,
+        /// Why.
+        why: String,
+    },
+}
+
+/// Where runs are kept: saved, listed newest first, read back whole.
+pub trait HistoryStore: Send {
+    /// Saves `runs` in one transaction; returns their ids in order.
+    fn save(&mut self, runs: &[StoredRun]) -> Result<Vec<String>, HistoryError>;
+    /// The runs `filter` asks for, newest first.
+    fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>, HistoryError>;
+    /// The run with this id, whole; `None` if there is none.
+    fn get(&mut self, id: &str) -> Result<Option<RunReport>, HistoryError>;
+    /// Notices the store has to give once (a corrupted file moved aside), taken.
+    fn take_notices(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Opens the store `location` names (a Spanner store through `SPANNER_EMULATOR_HOST`); `None`
+/// for [`Location::Off`].
+pub fn open(location: &Location) -> Result<Option<Box<dyn HistoryStore>>, HistoryError> {
+    Ok(match location {
+        Location::Off => None,
+        Location::File(path) => Some(Box::new(SqliteStore::open(path, Retention::default())?)),
+        Location::Spanner(database) => Some(Box::new(spanner::SpannerStore::open(database)?)),
+    })
+}
+
+/// The earlier run `which` picks among those of `fingerprint` on `target` (for `history:ID`,
+/// that run whatever it measured).
+pub fn baseline(
+    store: &mut dyn HistoryStore,
+    which: &Baseline,
+    fingerprint: &str,
+    target: &str,
+) -> Result<Option<RunReport>, HistoryError> {
+    let id = match which {
+        Baseline::Id(id) => Some(id.clone()),
+        Baseline::Last | Baseline::Best => {
+            let filter = Filter {
+                fingerprint: Some(fingerprint.to_owned()),
+                target: Some(target.to_owned()),
+                ..Filter::default()
+            };
+            let runs = store.list(&filter)?;
+            let runs = runs.into_iter().filter(|r| r.median_total_ms.is_some());
+            match which {
+                Baseline::Last => runs.into_iter().next(),
+                _ => runs.min_by(|a, b| {
+                    let (a, b) = (a.median_total_ms, b.median_total_ms);
+                    a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal)
+                }),
+            }
+            .map(|r| r.id)
+        }
+    };
+    match id {
+        Some(id) => store.get(&id),
+        None => Ok(None),
+    }
+}

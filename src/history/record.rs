@@ -1,0 +1,139 @@
+//! A run as the history keeps it: the report whole (as JSON) beside the few figures a listing
+//! shows, so that listing never reads a report.
+
+use serde::Serialize;
+
+use crate::report::{Phase, RunReport};
+use crate::wire::Timestamp;
+
+use super::fingerprint::fingerprint;
+
+/// A run ready to be saved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRun {
+    /// The run's listing line (its `id` empty until saved).
+    pub summary: RunSummary,
+    /// When it started, milliseconds since the Unix epoch (0 when its `started_at` is unreadable).
+    pub started_ms: i64,
+    /// The report, serialized whole.
+    pub report_json: String,
+}
+
+/// A run's line in a listing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// The store's id of the run.
+    pub id: String,
+    /// When it started, RFC 3339 UTC.
+    pub started_at: String,
+    /// Its label.
+    pub label: String,
+    /// Where it ran (`local`, `endpoint HOST:PORT`, `cloud ...`).
+    pub target: String,
+    /// What it measured ([`fingerprint`]).
+    pub fingerprint: String,
+    /// Its timed iterations that ended ok.
+    pub iterations: u32,
+    /// The median of their totals, ms.
+    pub median_total_ms: Option<f64>,
+    /// Their 90th percentile, ms.
+    pub p90_total_ms: Option<f64>,
+    /// The SQL it ran.
+    pub sql: String,
+}
+
+impl StoredRun {
+    /// `report` as stored, its fingerprint taken with `database` (the database's name).
+    pub fn new(report: &RunReport, database: &str) -> Result<Self, serde_json::Error> {
+        let total = crate::stats::summarize(&report.phase_samples(Phase::Total));
+        Ok(StoredRun {
+            summary: RunSummary {
+                id: String::new(),
+                started_at: report.started_at.clone(),
+                label: report.config.label.clone(),
+                target: report.config.target.clone(),
+                fingerprint: fingerprint(&report.config, database),
+                iterations: report.timed().count() as u32,
+                median_total_ms: total.as_ref().map(|s| s.median),
+                p90_total_ms: total.as_ref().map(|s| s.p90),
+                sql: report.config.sql.clone(),
+            },
+            started_ms: unix_ms(&report.started_at).unwrap_or(0),
+            report_json: serde_json::to_string(report)?,
+        })
+    }
+}
+
+/// Milliseconds since the Unix epoch of an RFC 3339 time.
+pub fn unix_ms(rfc3339: &str) -> Option<i64> {
+    let t = Timestamp::parse(rfc3339).ok()?;
+    Some(t.seconds() * 1000 + i64::from(t.nanos() / 1_000_000))
+}
+
+/// Now, milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Which runs a listing shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    /// Runs whose SQL contains this text (case-insensitive).
+    pub sql_contains: Option<String>,
+    /// Runs with this fingerprint.
+    pub fingerprint: Option<String>,
+    /// Runs on this target.
+    pub target: Option<String>,
+    /// Runs started at or after this time (ms since the epoch).
+    pub since_ms: Option<i64>,
+    /// At most this many, newest first.
+    pub limit: Option<usize>,
+}
+
+/// The earlier run a gate compares with: `history:last`, `history:best` or `history:ID`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Baseline {
+    /// The latest earlier run of the same fingerprint and target.
+    Last,
+    /// The one of them with the lowest median total.
+    Best,
+    /// The run with this id.
+    Id(String),
+}
+
+impl Baseline {
+    /// `history:last`, `history:best` or `history:ID`; `None` for anything else (a file).
+    pub fn parse(text: &str) -> Option<Baseline> {
+        let rest = text.strip_prefix("history:")?;
+        Some(match rest {
+            "last" => Baseline::Last,
+            "best" => Baseline::Best,
+            id => Baseline::Id(id.to_owned()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baselines_are_read_from_their_history_spelling() {
+        assert_eq!(Baseline::parse("history:last"), Some(Baseline::Last));
+        assert_eq!(Baseline::parse("history:best"), Some(Baseline::Best));
+        assert_eq!(
+            Baseline::parse("history:42"),
+            Some(Baseline::Id("42".into()))
+        );
+        assert_eq!(Baseline::parse("base.json"), None);
+    }
+
+    #[test]
+    fn times_read_as_milliseconds_since_the_epoch() {
+        assert_eq!(unix_ms("1970-01-01T00:00:01.250Z"), Some(1250));
+        assert_eq!(unix_ms("yesterday"), None);
+    }
+}

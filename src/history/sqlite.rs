@@ -1,0 +1,327 @@
+//! The local store: one SQLite file in WAL mode (readers never wait for a writer, a killed
+//! process leaves the last committed state), writers waiting on each other through a busy
+//! timeout, the schema versioned by `PRAGMA user_version` and migrated forward in a transaction.
+//! A file SQLite cannot read as a database is moved aside (kept, named in a notice) and a fresh
+//! store started in its place; any other failure is an error for the caller to say.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
+
+use super::location::parent_of;
+use super::record::{Filter, RunSummary, StoredRun, now_ms};
+use super::{HistoryError, HistoryStore};
+use crate::report::RunReport;
+
+/// The schema, one step per version: version N is reached by running `MIGRATIONS[N - 1]`.
+const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        started_at TEXT NOT NULL,
+        started_ms INTEGER NOT NULL,
+        saved_ms INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        target TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        sql TEXT NOT NULL,
+        iterations INTEGER NOT NULL,
+        median_total_ms REAL,
+        p90_total_ms REAL,
+        report TEXT NOT NULL
+    );
+    CREATE INDEX runs_by_time ON runs (started_ms);
+    CREATE INDEX runs_by_fingerprint ON runs (fingerprint, started_ms);"];
+
+/// How long a writer waits for another before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// What the store keeps: the newest `max_runs`, none older than `max_age_days`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// The most runs kept (the oldest go first).
+    pub max_runs: u64,
+    /// Runs saved longer ago than this are dropped.
+    pub max_age_days: u64,
+}
+
+impl Default for Retention {
+    /// 20,000 runs, 180 days.
+    fn default() -> Self {
+        Retention {
+            max_runs: 20_000,
+            max_age_days: 180,
+        }
+    }
+}
+
+/// A history in a SQLite file.
+pub struct SqliteStore {
+    path: PathBuf,
+    connection: Connection,
+    retention: Retention,
+    notices: Vec<String>,
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the store at `path`, migrating its schema; an unreadable file is moved
+    /// aside and a fresh one started (said by [`HistoryStore::take_notices`]).
+    pub fn open(path: &Path, retention: Retention) -> Result<SqliteStore, HistoryError> {
+        if let Some(dir) = parent_of(path) {
+            std::fs::create_dir_all(dir).map_err(|source| HistoryError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
+        }
+        let mut notices = Vec::new();
+        let connection = match connect(path) {
+            Ok(c) => c,
+            Err(e) if is_corrupt(&e) => {
+                let aside = move_aside(path)?;
+                notices.push(format!(
+                    "the history store {} could not be read ({e}); it is kept as {} and a fresh store was started",
+                    path.display(),
+                    aside.display()
+                ));
+                connect(path).map_err(|source| sqlite_error(path, source))?
+            }
+            Err(e) => return Err(sqlite_error(path, e)),
+        };
+        let found: i64 = connection
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(|e| sqlite_error(path, e))?;
+        if found > MIGRATIONS.len() as i64 {
+            return Err(HistoryError::NewerSchema {
+                path: path.display().to_string(),
+                found,
+                known: MIGRATIONS.len() as i64,
+            });
+        }
+        Ok(SqliteStore {
+            path: path.to_owned(),
+            connection,
+            retention,
+            notices,
+        })
+    }
+
+    fn error(&self, source: rusqlite::Error) -> HistoryError {
+        sqlite_error(&self.path, source)
+    }
+
+    fn insert(&mut self, runs: &[StoredRun]) -> Result<Vec<String>, rusqlite::Error> {
+        let tx = self
+            .connection
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut ids = Vec::with_capacity(runs.len());
+        {
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO runs (started_at, started_ms, saved_ms, label, target, fingerprint,
+                 sql, iterations, median_total_ms, p90_total_ms, report)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?;
+            let saved = now_ms();
+            for run in runs {
+                let s = &run.summary;
+                insert.execute(params![
+                    s.started_at,
+                    run.started_ms,
+                    saved,
+                    s.label,
+                    s.target,
+                    s.fingerprint,
+                    s.sql,
+                    s.iterations,
+                    s.median_total_ms,
+                    s.p90_total_ms,
+                    run.report_json,
+                ])?;
+                ids.push(tx.last_insert_rowid().to_string());
+            }
+            let cutoff = saved - (self.retention.max_age_days as i64).saturating_mul(86_400_000);
+            tx.execute("DELETE FROM runs WHERE saved_ms < ?1", [cutoff])?;
+            tx.execute(
+                "DELETE FROM runs WHERE id <= (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1)",
+                [self.retention.max_runs as i64],
+            )?;
+        }
+        tx.commit()?;
+        Ok(ids)
+    }
+}
+
+impl HistoryStore for SqliteStore {
+    fn save(&mut self, runs: &[StoredRun]) -> Result<Vec<String>, HistoryError> {
+        match self.insert(runs) {
+            Ok(ids) => Ok(ids),
+            Err(e) if is_corrupt(&e) => {
+                // Broken since it was opened: keep it aside, start afresh, save there.
+                let aside = move_aside(&self.path)?;
+                let mut fresh = SqliteStore::open(&self.path, self.retention)?;
+                self.notices.push(format!(
+                    "the history store {} could not be written ({e}); it is kept as {} and a fresh store was started",
+                    self.path.display(),
+                    aside.display()
+                ));
+                let ids = fresh.insert(runs).map_err(|e| self.error(e))?;
+                self.connection = fresh.connection;
+                Ok(ids)
+            }
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
+    fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>, HistoryError> {
+        let limit = filter.limit.map_or(-1, |n| n.min(i64::MAX as usize) as i64);
+        let sql_like = filter.sql_contains.as_ref().map(|s| {
+            format!(
+                "%{}%",
+                s.replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_")
+            )
+        });
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT id, started_at, label, target, fingerprint, iterations, median_total_ms,
+                        p90_total_ms, sql
+                 FROM runs
+                 WHERE (?1 IS NULL OR fingerprint = ?1)
+                   AND (?2 IS NULL OR target = ?2)
+                   AND (?3 IS NULL OR started_ms >= ?3)
+                   AND (?4 IS NULL OR sql LIKE ?4 ESCAPE '\\')
+                 ORDER BY started_ms DESC, id DESC
+                 LIMIT ?5",
+            )
+            .map_err(|e| sqlite_error(&self.path, e))?;
+        let rows = statement
+            .query_map(
+                params![
+                    filter.fingerprint,
+                    filter.target,
+                    filter.since_ms,
+                    sql_like,
+                    limit
+                ],
+                |row| {
+                    Ok(RunSummary {
+                        id: row.get::<_, i64>(0)?.to_string(),
+                        started_at: row.get(1)?,
+                        label: row.get(2)?,
+                        target: row.get(3)?,
+                        fingerprint: row.get(4)?,
+                        iterations: row.get(5)?,
+                        median_total_ms: row.get(6)?,
+                        p90_total_ms: row.get(7)?,
+                        sql: row.get(8)?,
+                    })
+                },
+            )
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
+        rows.map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    fn get(&mut self, id: &str) -> Result<Option<RunReport>, HistoryError> {
+        let Ok(number) = id.parse::<i64>() else {
+            return Ok(None);
+        };
+        let json: Option<String> = self
+            .connection
+            .query_row("SELECT report FROM runs WHERE id = ?1", [number], |row| {
+                row.get(0)
+            })
+            .optional()
+            .map_err(|e| self.error(e))?;
+        json.map(|json| {
+            serde_json::from_str(&json).map_err(|e| HistoryError::BadRecord {
+                id: id.to_owned(),
+                reason: e.to_string(),
+            })
+        })
+        .transpose()
+    }
+
+    fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+}
+
+/// Opens `path`, sets WAL and the busy timeout, and brings the schema to the newest version.
+fn connect(path: &Path) -> Result<Connection, rusqlite::Error> {
+    let mut c = Connection::open(path)?;
+    c.busy_timeout(BUSY_TIMEOUT)?;
+    // Reading the schema first is what finds a file that is not a database.
+    c.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })?;
+    c.pragma_update(None, "journal_mode", "WAL")?;
+    c.pragma_update(None, "synchronous", "NORMAL")?;
+    migrate(&mut c)?;
+    Ok(c)
+}
+
+/// Runs the migrations the file lacks, in one transaction that holds the write lock (two
+/// processes opening a new file at once migrate it once).
+fn migrate(c: &mut Connection) -> Result<(), rusqlite::Error> {
+    let version: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version >= MIGRATIONS.len() as i64 {
+        return Ok(());
+    }
+    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    for (i, step) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+        tx.execute_batch(step)?;
+        tx.pragma_update(None, "user_version", i as i64 + 1)?;
+    }
+    tx.commit()
+}
+
+/// The schema version of the store at `path` (`user_version`).
+pub fn schema_version(path: &Path) -> Result<i64, HistoryError> {
+    let c = Connection::open(path).map_err(|e| sqlite_error(path, e))?;
+    c.pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|e| sqlite_error(path, e))
+}
+
+fn is_corrupt(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+    )
+}
+
+/// Renames `path` (and its WAL and shared-memory files) to `path.corrupt-<ms>`; returns the
+/// new name of the file itself.
+fn move_aside(path: &Path) -> Result<PathBuf, HistoryError> {
+    let suffix = format!("corrupt-{}", now_ms());
+    let renamed = |p: &Path| {
+        let mut name = p.as_os_str().to_owned();
+        name.push(".");
+        name.push(&suffix);
+        PathBuf::from(name)
+    };
+    let aside = renamed(path);
+    std::fs::rename(path, &aside).map_err(|source| HistoryError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    for extra in ["-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(extra);
+        let p = PathBuf::from(name);
+        if p.exists() {
+            let _ = std::fs::rename(&p, renamed(&p));
+        }
+    }
+    Ok(aside)
+}
+
+fn sqlite_error(path: &Path, source: rusqlite::Error) -> HistoryError {
+    HistoryError::Sqlite {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests;

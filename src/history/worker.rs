@@ -1,0 +1,131 @@
+//! `HistoryWorker`: saves finished runs on a thread of its own (`spanprof-history`), so neither
+//! the timed iterations nor a window's frames wait for the disk. The store is opened on that
+//! thread at the first save. A save that fails is said once (the first failure), never raised:
+//! history must not cost a run.
+
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use super::location::Location;
+use super::record::StoredRun;
+use super::{HistoryStore, open};
+use crate::report::RunReport;
+
+/// What the worker did with one batch of runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SaveOutcome {
+    /// Saved under these ids.
+    Saved(Vec<String>),
+    /// Not saved (the first failure only is reported; later ones are silent).
+    Failed(String),
+}
+
+enum Job {
+    Save(Vec<RunReport>, String),
+}
+
+/// The saving thread and the channel to it.
+pub struct HistoryWorker {
+    jobs: Option<mpsc::Sender<Job>>,
+    notices: mpsc::Receiver<String>,
+    outcomes: mpsc::Receiver<SaveOutcome>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl HistoryWorker {
+    /// Starts the worker for `location` (one that saves nothing for [`Location::Off`]).
+    pub fn start(location: Location) -> std::io::Result<HistoryWorker> {
+        let (jobs, rx) = mpsc::channel::<Job>();
+        let (notice_tx, notices) = mpsc::channel();
+        let (outcome_tx, outcomes) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("spanprof-history".into())
+            .spawn(move || {
+                let mut store: Option<Box<dyn HistoryStore>> = None;
+                let mut failed_once = false;
+                for Job::Save(runs, database) in rx {
+                    let outcome = save(&location, &mut store, &runs, &database);
+                    if let Some(s) = store.as_mut() {
+                        for notice in s.take_notices() {
+                            let _ = notice_tx.send(notice);
+                        }
+                    }
+                    let outcome = match outcome {
+                        Ok(ids) => SaveOutcome::Saved(ids),
+                        Err(message) => {
+                            if !failed_once {
+                                let _ = notice_tx.send(format!("history was not saved: {message}"));
+                            }
+                            failed_once = true;
+                            SaveOutcome::Failed(message)
+                        }
+                    };
+                    let _ = outcome_tx.send(outcome);
+                }
+            })?;
+        Ok(HistoryWorker {
+            jobs: Some(jobs),
+            notices,
+            outcomes,
+            thread: Some(thread),
+        })
+    }
+
+    /// Hands `runs` (of a database named `database`) to the worker; returns at once.
+    pub fn save(&self, runs: Vec<RunReport>, database: String) {
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(Job::Save(runs, database));
+        }
+    }
+
+    /// The notices said since the last call (a store moved aside, the first failure).
+    pub fn notices(&self) -> Vec<String> {
+        self.notices.try_iter().collect()
+    }
+
+    /// The outcomes of the saves finished since the last call.
+    pub fn outcomes(&self) -> Vec<SaveOutcome> {
+        self.outcomes.try_iter().collect()
+    }
+
+    /// Waits for every save handed over so far; returns the notices not yet taken.
+    pub fn finish(mut self) -> Vec<String> {
+        self.jobs = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        self.notices()
+    }
+}
+
+impl Drop for HistoryWorker {
+    /// Dropping waits for the saves handed over (a command that fails after its run still
+    /// keeps the run).
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// One save, the store opened first if it is not yet.
+fn save(
+    location: &Location,
+    store: &mut Option<Box<dyn HistoryStore>>,
+    runs: &[RunReport],
+    database: &str,
+) -> Result<Vec<String>, String> {
+    if store.is_none() {
+        *store = open(location).map_err(|e| e.to_string())?;
+    }
+    let Some(store) = store.as_mut() else {
+        return Ok(Vec::new());
+    };
+    let stored: Vec<StoredRun> = runs
+        .iter()
+        .map(|r| StoredRun::new(r, database))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    store.save(&stored).map_err(|e| e.to_string())
+}
