@@ -13,6 +13,10 @@ use crate::stats::{self, Summary};
 
 pub use crate::text::printable;
 
+mod timeline;
+
+pub use timeline::{Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, Span, Timeline};
+
 /// The `decoder` of a run that only received the answer's bytes: the wire floor of a client
 /// profile (`spanprof client`).
 pub const FLOOR_DECODER: &str = "bytes only";
@@ -115,6 +119,21 @@ pub struct IterationRecord {
     /// value of every row), `count` (a `rows N` line), or absent (not checked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<String>,
+    /// CPU time the client's thread got during its wire decode (beside `wire_decode_ms`, its wall
+    /// time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire_decode_cpu_ms: Option<f64>,
+    /// CPU time the client's thread got during its row decode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_decode_cpu_ms: Option<f64>,
+    /// Wall time of the client's own work (wire and row decode) that its thread spent off the
+    /// CPU: the scheduler's share, not the decoder's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descheduled_ms: Option<f64>,
+    /// What happened when: every message, decode span and resume ([`Timeline`]). `None` in older
+    /// reports and for iterations that did not finish.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Timeline>,
 }
 
 impl IterationRecord {
@@ -155,6 +174,10 @@ impl IterationRecord {
             blocked_ms: None,
             tail_ms: None,
             check: None,
+            wire_decode_cpu_ms: None,
+            row_decode_cpu_ms: None,
+            descheduled_ms: None,
+            timeline: None,
         }
     }
 

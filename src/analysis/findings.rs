@@ -33,6 +33,34 @@ pub struct Outlier {
     pub iteration: u32,
     /// Its total time in milliseconds.
     pub total_ms: f64,
+    /// Whether most of its extra time over the median total was its client's thread off the CPU
+    /// (its `descheduled_ms` above the run's median by at least half the extra time).
+    pub mostly_descheduled: bool,
+}
+
+/// A run whose client was off the CPU for a notable share of its own work: the machine was busy,
+/// and decode was not slow.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Busy {
+    /// The median iteration's share of decode wall time spent off the CPU (0 to 1).
+    pub share: f64,
+    /// The median decode CPU time per iteration, milliseconds.
+    pub decode_cpu_ms: f64,
+}
+
+/// The share of decode wall time off the CPU from which a run is called busy.
+pub const BUSY_SHARE: f64 = 0.2;
+
+impl std::fmt::Display for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the machine was busy: the client's thread was off the CPU for {:.0}% of its decode \
+             time; decode itself took {:.3} ms of CPU per iteration",
+            self.share * 100.0,
+            self.decode_cpu_ms
+        )
+    }
 }
 
 /// The query statistics a run asked for (WITH_STATS or PROFILE) and did not get: no successful
@@ -86,6 +114,8 @@ pub struct Findings {
     /// The statistics the mode asked for and did not get ([`Findings::of`] only: the
     /// iterations alone do not say the mode).
     pub missing_statistics: Option<MissingStatistics>,
+    /// Whether the client was off the CPU for a notable share ([`BUSY_SHARE`]) of its decode.
+    pub busy: Option<Busy>,
 }
 
 impl Findings {
@@ -110,7 +140,33 @@ pub fn findings(records: &[IterationRecord]) -> Findings {
         first: first_iteration(records),
         outliers: outliers(records),
         missing_statistics: None,
+        busy: busy(records),
     }
+}
+
+fn median_of(
+    records: &[&IterationRecord],
+    f: impl Fn(&IterationRecord) -> Option<f64>,
+) -> Option<f64> {
+    stats::summarize(&records.iter().filter_map(|r| f(r)).collect::<Vec<_>>()).map(|s| s.median)
+}
+
+fn decode_wall(r: &IterationRecord) -> Option<f64> {
+    Some(r.wire_decode_ms? + r.row_decode_ms?)
+}
+
+fn busy(records: &[IterationRecord]) -> Option<Busy> {
+    let timed: Vec<&IterationRecord> = records.iter().filter(|r| r.is_timed()).collect();
+    let off = median_of(&timed, |r| r.descheduled_ms)?;
+    let wall = median_of(&timed, decode_wall)?;
+    let cpu = median_of(&timed, |r| {
+        Some(r.wire_decode_cpu_ms? + r.row_decode_cpu_ms?)
+    })?;
+    let share = off / wall;
+    (wall > 0.0 && share.is_finite() && share >= BUSY_SHARE).then_some(Busy {
+        share: share.min(1.0),
+        decode_cpu_ms: cpu,
+    })
 }
 
 fn first_iteration(records: &[IterationRecord]) -> Option<FirstIteration> {
@@ -129,12 +185,19 @@ fn first_iteration(records: &[IterationRecord]) -> Option<FirstIteration> {
 fn outliers(records: &[IterationRecord]) -> Vec<Outlier> {
     let timed: Vec<&IterationRecord> = records.iter().filter(|r| r.is_timed()).collect();
     let totals: Vec<f64> = timed.iter().map(|r| r.total_ms).collect();
+    let median_total = median_of(&timed, |r| Some(r.total_ms));
+    let median_off = median_of(&timed, |r| r.descheduled_ms);
     stats::outliers(&totals, OUTLIER_THRESHOLD)
         .into_iter()
         .filter_map(|k| timed.get(k))
-        .map(|r| Outlier {
-            iteration: r.iteration,
-            total_ms: r.total_ms,
+        .map(|r| {
+            let extra = median_total.map(|m| r.total_ms - m);
+            let more_off = r.descheduled_ms.zip(median_off).map(|(d, m)| d - m);
+            Outlier {
+                iteration: r.iteration,
+                total_ms: r.total_ms,
+                mostly_descheduled: matches!((extra, more_off), (Some(e), Some(d)) if e > 0.0 && d >= 0.5 * e),
+            }
         })
         .collect()
 }
@@ -182,7 +245,8 @@ mod tests {
             found.outliers,
             vec![Outlier {
                 iteration: 9,
-                total_ms: 40.0
+                total_ms: 40.0,
+                mostly_descheduled: false,
             }]
         );
         assert_eq!(found.slow_start().map(|f| f.iteration), Some(0));
@@ -296,5 +360,44 @@ mod tests {
                 mode: "with-stats".into()
             })
         );
+    }
+
+    fn decoded(iteration: u32, total_ms: f64, wall: f64, cpu: f64) -> IterationRecord {
+        IterationRecord {
+            wire_decode_ms: Some(wall / 2.0),
+            row_decode_ms: Some(wall / 2.0),
+            wire_decode_cpu_ms: Some(cpu / 2.0),
+            row_decode_cpu_ms: Some(cpu / 2.0),
+            descheduled_ms: Some(wall - cpu),
+            ..record(iteration, false, total_ms)
+        }
+    }
+
+    #[test]
+    fn a_client_off_the_cpu_is_called_busy_and_its_outlier_descheduled() {
+        let mut records: Vec<IterationRecord> = (0..9)
+            .map(|i| decoded(i, 10.0 + f64::from(i) * 0.01, 4.0, 2.0))
+            .collect();
+        records.push(decoded(9, 30.0, 24.0, 2.0));
+        let found = findings(&records);
+        let busy = found.busy.expect("half of decode off the CPU");
+        assert!((busy.share - 0.5).abs() < 1e-9, "{busy:?}");
+        assert!(busy.to_string().contains("off the CPU for 50%"), "{busy}");
+        assert_eq!(found.outliers.len(), 1);
+        assert!(found.outliers[0].mostly_descheduled);
+
+        let idle: Vec<IterationRecord> = (0..9).map(|i| decoded(i, 10.0, 4.0, 3.9)).collect();
+        assert_eq!(findings(&idle).busy, None);
+    }
+
+    #[test]
+    fn an_outlier_that_waited_on_the_network_is_not_descheduled() {
+        let mut records: Vec<IterationRecord> = (0..9)
+            .map(|i| decoded(i, 10.0 + f64::from(i) * 0.01, 4.0, 3.9))
+            .collect();
+        records.push(decoded(9, 30.0, 4.0, 3.9));
+        let found = findings(&records);
+        assert_eq!(found.outliers.len(), 1);
+        assert!(!found.outliers[0].mostly_descheduled);
     }
 }

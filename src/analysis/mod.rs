@@ -3,6 +3,8 @@
 //!
 //! - [`findings`](mod@findings): a run's slow (or harmless) first iteration, its outlying
 //!   iterations, and statistics asked for and not returned, as typed data.
+//! - [`causes`](mod@causes): why an iteration was slower than the median one, its extra time
+//!   split into causes (first byte, a stream gap at a message, decode, descheduling, resumes).
 //! - [`comparison`](mod@comparison): two runs side by side, the per-phase medians and the
 //!   bootstrap comparison of their totals with its verdict in words, under one set of
 //!   [`BootstrapSettings`].
@@ -17,6 +19,7 @@
 //! Pure functions of plain data built on [`stats`](crate::stats) and [`report`](crate::report):
 //! no I/O, no clocks, no UI, no command line.
 
+pub mod causes;
 pub mod comparison;
 pub mod distribution;
 pub mod findings;
@@ -24,13 +27,16 @@ pub mod gate;
 pub mod subject;
 pub mod sweep;
 
+pub use causes::{
+    Cause, CauseKind, ExplainError, Explanation, IterationCauses, RunCauses, explain,
+};
 pub use comparison::{
     BootstrapSettings, PARTS, PhaseMedians, RunComparison, TotalComparison, compare_phase,
     compare_runs, signed_ms,
 };
 pub use distribution::{Distribution, totals_distribution};
 pub use findings::{
-    Findings, FirstIteration, MissingStatistics, Outlier, findings, missing_statistics,
+    Busy, Findings, FirstIteration, MissingStatistics, Outlier, findings, missing_statistics,
 };
 pub use gate::{Gate, GateError, GateOutcome, gate, parse_slowdown};
 pub use subject::{SubjectComparison, subject_comparison};

@@ -354,19 +354,25 @@ fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
             );
             form_row(
                 ui,
-                "First-byte delay",
-                None,
-                egui::DragValue::new(&mut knobs.first_byte_delay_ms)
-                    .range(0..=60_000)
-                    .suffix(" ms"),
-            );
-            form_row(
-                ui,
-                "Message delay",
-                None,
-                egui::DragValue::new(&mut knobs.message_delay_ms)
-                    .range(0..=60_000)
-                    .suffix(" ms"),
+                "Delays",
+                Some("Before the first message of a response, and before every message"),
+                |ui: &mut egui::Ui| {
+                    ui.horizontal(|ui| {
+                        ui.add(
+                            egui::DragValue::new(&mut knobs.first_byte_delay_ms)
+                                .range(0..=60_000)
+                                .prefix("first ")
+                                .suffix(" ms"),
+                        );
+                        ui.add(
+                            egui::DragValue::new(&mut knobs.message_delay_ms)
+                                .range(0..=60_000)
+                                .prefix("each ")
+                                .suffix(" ms"),
+                        );
+                    })
+                    .response
+                },
             );
             form_row(
                 ui,
@@ -376,6 +382,31 @@ fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
                     .range(0..=u64::MAX)
                     .speed(10_000)
                     .suffix(" B/s"),
+            );
+            form_row(
+                ui,
+                "Stall",
+                Some("Every N-th query (0: never) pauses D ms before its K-th message"),
+                |ui: &mut egui::Ui| {
+                    ui.horizontal(|ui| {
+                        ui.add(
+                            egui::DragValue::new(&mut knobs.stall_every)
+                                .range(0..=1_000_000)
+                                .prefix("every "),
+                        );
+                        ui.add(
+                            egui::DragValue::new(&mut knobs.stall_ms)
+                                .range(0..=60_000)
+                                .suffix(" ms"),
+                        );
+                        ui.add(
+                            egui::DragValue::new(&mut knobs.stall_at_message)
+                                .range(1..=1_000_000)
+                                .prefix("at msg "),
+                        );
+                    })
+                    .response
+                },
             );
         });
 }

@@ -38,6 +38,7 @@ impl DialogPurpose {
             DialogPurpose::Save(ExportFormat::Csv) => "Export the CSV of iterations",
             DialogPurpose::Save(ExportFormat::Json) => "Export the JSON report",
             DialogPurpose::Save(ExportFormat::Markdown) => "Export the Markdown summary",
+            DialogPurpose::Save(ExportFormat::Trace) => "Export a Chrome trace",
             DialogPurpose::OpenReport => "Open a JSON report",
             DialogPurpose::Credentials => "Choose a service-account key file",
         }

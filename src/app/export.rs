@@ -1,5 +1,5 @@
 //! Export of the selected runs (CSV of their iterations in the engine's format, the JSON report,
-//! the Markdown summary) through the library's exporters, and the names a save proposes. The
+//! the Markdown summary, a Chrome trace of their timelines) through the library's exporters, and the names a save proposes. The
 //! writing of exports (serialise, write, fsync, rename) and the reading of reports run on
 //! threads of their own, so the window keeps drawing whatever the disk does (the dialogs that
 //! choose the paths are `dialogs.rs`).
@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use crate::export::{Csv, ExportError, Exporter, Json, Markdown, write_atomically};
+use crate::export::{Csv, ExportError, Exporter, Json, Markdown, Trace, write_atomically};
 use crate::report::RunReport;
 
 /// The formats the app exports to.
@@ -19,14 +19,18 @@ pub enum ExportFormat {
     Json,
     /// A summary table per run.
     Markdown,
+    /// Chrome trace event JSON of the iterations' timelines (Perfetto UI, chrome://tracing,
+    /// speedscope).
+    Trace,
 }
 
 impl ExportFormat {
     /// Every format, in menu order.
-    pub const ALL: [ExportFormat; 3] = [
+    pub const ALL: [ExportFormat; 4] = [
         ExportFormat::Csv,
         ExportFormat::Json,
         ExportFormat::Markdown,
+        ExportFormat::Trace,
     ];
 
     fn exporter(self) -> Box<dyn Exporter> {
@@ -34,6 +38,7 @@ impl ExportFormat {
             ExportFormat::Csv => Box::new(Csv),
             ExportFormat::Json => Box::new(Json),
             ExportFormat::Markdown => Box::new(Markdown),
+            ExportFormat::Trace => Box::new(Trace),
         }
     }
 
@@ -43,6 +48,7 @@ impl ExportFormat {
             ExportFormat::Csv => "CSV of iterations…",
             ExportFormat::Json => "JSON report…",
             ExportFormat::Markdown => "Markdown summary…",
+            ExportFormat::Trace => "Trace (Perfetto, chrome://tracing)…",
         }
     }
 
@@ -67,7 +73,12 @@ impl ExportFormat {
                 name.push_str(part);
             }
         }
-        format!("{name}.{}", self.exporter().extension())
+        // A trace is JSON too: its own suffix keeps it from taking the report's name.
+        let extension = match self {
+            ExportFormat::Trace => "trace.json",
+            other => other.exporter().extension(),
+        };
+        format!("{name}.{extension}")
     }
 }
 
@@ -306,6 +317,10 @@ mod tests {
             "spanprof-x-y-31m.md"
         );
         assert_eq!(ExportFormat::Csv.file_name(&[]), "spanprof.csv");
+        assert_eq!(
+            ExportFormat::Trace.file_name(&one),
+            "spanprof-wide-scan-2026-03-01.trace.json"
+        );
     }
 
     #[test]

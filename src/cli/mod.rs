@@ -4,6 +4,7 @@
 mod compare;
 mod decode;
 mod driver;
+mod explain;
 mod history;
 mod operators;
 mod options;
@@ -23,6 +24,7 @@ use clap::{Parser, Subcommand};
 pub use compare::{CompareArgs, run_compare};
 pub use decode::{DecodeArgs, DecoderChoice, run_decode};
 pub use driver::{DriverArgs, run_driver};
+pub use explain::{ExplainArgs, run_explain};
 pub use history::{HistoryAction, HistoryArgs, HistoryCommandArgs, run_history};
 pub use operators::{PlanArgs, plan_diff_text, plan_summary, run_plan};
 pub use options::RequestOptionArgs;
@@ -88,6 +90,9 @@ pub enum Command {
     /// Compare two runs' JSON reports: medians per phase, whether the difference is real and where
     /// it is; with --fail-if-slower, a CI gate (exit code 4 on a regression).
     Compare(CompareArgs),
+    /// Explain each iteration of a JSON report against the median one: its extra time split into
+    /// causes (first byte, a stream gap at a message, decode, descheduling, resumes, other).
+    Explain(ExplainArgs),
     /// Show the query plans a JSON report or a recorded stream holds: the operator tree with self
     /// and total time, rows, scanned rows and executions, hottest operators first.
     Plan(PlanArgs),
@@ -128,6 +133,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::SUCCESS
             })
+        }
+        Some(Command::Explain(args)) => {
+            run_explain(&args, std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
         }
         Some(Command::Plan(args)) => {
             run_plan(&args, std::io::stdout().lock())?;

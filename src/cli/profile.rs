@@ -16,7 +16,7 @@ use super::target::TargetArgs;
 use super::variants::{FromCommandLine, SweepSpec, parse_sweep, variants};
 use crate::analysis::parse_slowdown;
 use crate::engine::{Engine, EngineEvent, Order, Param, ProfileSpec, QueryMode, Variant};
-use crate::export::{Csv, Exporter, Json, Markdown, read_json, write_atomically};
+use crate::export::{Csv, Exporter, Json, Markdown, Trace, read_json, write_atomically};
 use crate::report::{Phase, RunReport, Status, printable};
 
 /// The query and how to run it.
@@ -107,6 +107,10 @@ pub struct ProfileArgs {
     /// Write the Markdown summary here.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+    /// Write a Chrome trace event JSON here (Perfetto UI, chrome://tracing, speedscope): a
+    /// process per variant, a thread per stream, each iteration's waits and decodes.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
     /// Where the run is saved.
     #[command(flatten)]
     pub history: super::history::HistoryArgs,
@@ -419,6 +423,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
         (&args.csv, &Csv as &dyn Exporter),
         (&args.json, &Json),
         (&args.markdown, &Markdown),
+        (&args.trace, &Trace),
     ] {
         if let Some(path) = path {
             write_atomically(path, &exporter.export(&reports)?)?;

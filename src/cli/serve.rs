@@ -39,6 +39,15 @@ pub struct ServeArgs {
     /// Cap on the sending rate, in bytes per second (0: none).
     #[arg(long = "bandwidth", default_value_t = 0)]
     pub bandwidth_bytes_per_s: u64,
+    /// Every N-th streaming query stalls before one of its messages (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub stall_every: u64,
+    /// How long a stalled query waits, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub stall_ms: u64,
+    /// The message a stalled query waits before, from 1.
+    #[arg(long, default_value_t = 1, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub stall_at_message: u64,
     /// Queries running at once (each on a thread); more are refused with RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = DEFAULTS.max_concurrent_queries, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
     pub max_concurrent_queries: u64,
@@ -117,6 +126,9 @@ impl ServeArgs {
             first_byte_delay_ms: self.first_byte_delay_ms,
             message_delay_ms: self.message_delay_ms,
             bandwidth_bytes_per_s: self.bandwidth_bytes_per_s,
+            stall_every: self.stall_every,
+            stall_ms: self.stall_ms,
+            stall_at_message: self.stall_at_message,
             max_concurrent_queries: self.max_concurrent_queries,
             max_unary_result_bytes: self.max_unary_result_bytes,
             max_stream_buffer_bytes: self.max_stream_buffer_bytes,
@@ -205,7 +217,7 @@ type Knob = (
 );
 
 /// The knobs `serve` reads on stdin, with the same ranges as its flags.
-const KNOBS: [Knob; 15] = [
+const KNOBS: [Knob; 18] = [
     ("max-message-bytes", MESSAGE_BYTES, |k| {
         &mut k.max_message_bytes
     }),
@@ -217,6 +229,11 @@ const KNOBS: [Knob; 15] = [
         &mut k.message_delay_ms
     }),
     ("bandwidth", 0..=u64::MAX, |k| &mut k.bandwidth_bytes_per_s),
+    ("stall-every", 0..=u64::MAX, |k| &mut k.stall_every),
+    ("stall-ms", 0..=u64::MAX, |k| &mut k.stall_ms),
+    ("stall-at-message", 1..=u64::MAX, |k| {
+        &mut k.stall_at_message
+    }),
     ("max-concurrent-queries", 1..=u64::MAX, |k| {
         &mut k.max_concurrent_queries
     }),
@@ -294,5 +311,10 @@ mod tests {
             Ok(5000)
         );
         assert_eq!(apply_knob(&knobs, "show").map(|s| s.fail_every), Ok(3));
+        assert_eq!(
+            apply_knob(&knobs, "stall-at-message 4").map(|s| s.stall_at_message),
+            Ok(4)
+        );
+        assert!(apply_knob(&knobs, "stall-at-message 0").is_err(), "from 1");
     }
 }

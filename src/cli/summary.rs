@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use crate::analysis::{
-    self, BootstrapSettings, Findings, Gate, RunComparison, compare_runs, gate as run_gate,
+    self, BootstrapSettings, Findings, Gate, IterationCauses, RunComparison, compare_runs,
+    gate as run_gate,
 };
 use crate::report::{Phase, RunReport, printable};
 
@@ -31,10 +32,20 @@ pub fn findings(report: &RunReport) -> String {
             first.total_ms, first.ratio, first.rest_median_ms
         );
     }
+    if let Some(busy) = &found.busy {
+        let _ = writeln!(text, "{busy}");
+    }
     let flagged: Vec<String> = found
         .outliers
         .iter()
-        .map(|o| format!("#{} ({:.2} ms)", o.iteration, o.total_ms))
+        .map(|o| {
+            let off = if o.mostly_descheduled {
+                ", mostly descheduled"
+            } else {
+                ""
+            };
+            format!("#{} ({:.2} ms{off})", o.iteration, o.total_ms)
+        })
         .collect();
     if !flagged.is_empty() {
         let _ = writeln!(
@@ -42,6 +53,16 @@ pub fn findings(report: &RunReport) -> String {
             "outlying iterations (MAD rule): {}",
             flagged.join(", ")
         );
+    }
+    // Why each outlier was slow, from the timelines (older reports have none).
+    if let Ok(explained) = analysis::explain(report) {
+        for it in explained
+            .iterations
+            .iter()
+            .filter(|it| found.outliers.iter().any(|o| o.iteration == it.iteration))
+        {
+            text.push_str(&iteration_text(it));
+        }
     }
     text
 }
@@ -207,4 +228,24 @@ pub fn gate(
         writeln!(out, "\ngate: {}", printable(&outcome.reason))?;
     }
     Ok(regressed)
+}
+
+/// One iteration and its causes, indented.
+pub fn iteration_text(it: &IterationCauses) -> String {
+    let mut text = format!(
+        "#{:<4} {:>10.3} ms  {:>+10.3} ms\n",
+        it.iteration, it.total_ms, it.extra_ms
+    );
+    for c in &it.causes {
+        let at = c
+            .at_message
+            .map_or(String::new(), |n| format!(" at message {n}"));
+        text.push_str(&format!(
+            "    {:<12} {:>+10.3} ms{at}  {}\n",
+            c.kind.as_str(),
+            c.ms,
+            printable(&c.detail)
+        ));
+    }
+    text
 }

@@ -4,7 +4,9 @@
 //! - **network**: awaiting the transport for the next message (includes the server's own time);
 //! - **wire decode**: bytes to a PartialResultSet (prost), or to its framing (the fast decoder);
 //! - **row decode**: merging chunks and building typed rows (and dropping the previous message's);
-//! - **other**: the rest of the total (call setup, resumes' backoff, bookkeeping), derived.
+//! - **other**: the rest of the total (call setup, resumes' backoff, bookkeeping), derived; the
+//!   client's own work between its waits and decode spans (the rows' callback, bookkeeping) is
+//!   timed on both clocks as the lane's `between`, its time off the CPU counted as descheduled.
 
 use std::time::Instant;
 
@@ -13,6 +15,7 @@ use tonic::transport::Channel;
 use super::execute_streaming_sql_raw;
 use super::resume::{ResumePolicy, back_off, late_error, may_resume};
 use super::server_timing::parse_server_timing;
+use super::timeline::{DEFAULT_KEPT_MESSAGES, Fed, Recorder, Stopwatch, Timed};
 use super::timeouts::Timeouts;
 use super::timing::{IterationError, IterationTiming};
 use crate::proto::google::spanner::v1 as pb;
@@ -22,6 +25,8 @@ use crate::wire::{AnyDecoder, DecoderKind, Parsed, RowsView};
 struct Held {
     msg: Parsed,
     bytes: prost::bytes::Bytes,
+    /// Its number in the timeline.
+    number: u32,
 }
 
 /// How an iteration decodes and what it hands on.
@@ -34,16 +39,78 @@ pub struct Decoding<'a> {
     /// When set, each message the decoder consumes (after any resume) is appended in the
     /// stream-file format.
     pub recording: Option<&'a mut Vec<u8>>,
+    /// Messages the timeline keeps one by one; later ones are summed in buckets.
+    pub kept_messages: usize,
 }
 
 impl<'a> Decoding<'a> {
-    /// Decoding with `decoder`, each message's rows to `on_rows`, nothing recorded.
+    /// Decoding with `decoder`, each message's rows to `on_rows`, nothing recorded, the timeline
+    /// keeping [`DEFAULT_KEPT_MESSAGES`].
     pub fn new(decoder: DecoderKind, on_rows: &'a mut dyn FnMut(RowsView<'_>, usize)) -> Self {
         Decoding {
             decoder,
             on_rows,
             recording: None,
+            kept_messages: DEFAULT_KEPT_MESSAGES,
         }
+    }
+}
+
+/// An iteration in progress: what it measured so far and where its messages go.
+struct Progress<'a> {
+    timing: IterationTiming,
+    decoder: AnyDecoder,
+    held: Vec<Held>,
+    recorder: Recorder,
+    on_rows: &'a mut dyn FnMut(RowsView<'_>, usize),
+    recording: Option<&'a mut Vec<u8>>,
+    /// Where the client's current stretch of its own work began (the end of its last span), when
+    /// it is timing one; no await lies between it and the next span or wait.
+    since: Option<Stopwatch>,
+}
+
+impl Progress<'_> {
+    /// The client's own work since the last span ended, up to `now` (a span's or a wait's
+    /// start): into the timeline, its time off the CPU into `descheduled`.
+    fn worked_until(&mut self, now: &Stopwatch) {
+        if let Some(from) = self.since.take() {
+            let (wall, cpu) = now.since(&from);
+            self.recorder.between(wall, cpu);
+            self.timing.descheduled += wall.saturating_sub(cpu.unwrap_or(wall));
+        }
+    }
+
+    /// A wait ends now: the client's own work begins.
+    fn wait_ends(&mut self) -> Instant {
+        let now = Stopwatch::start();
+        self.since = Some(now);
+        now.at()
+    }
+
+    /// A wait (for the server, or a back-off) begins now.
+    fn wait_begins(&mut self) -> Instant {
+        let now = Stopwatch::start();
+        self.worked_until(&now);
+        now.at()
+    }
+
+    /// The response headers came at `at`: their `server-timing`, and the time in the timeline.
+    fn took_headers(&mut self, at: Instant, metadata: &tonic::metadata::MetadataMap) {
+        self.recorder.headers(at);
+        if let Some(header) = metadata.get("server-timing").and_then(|v| v.to_str().ok()) {
+            self.timing.server_timing = parse_server_timing(header);
+        }
+    }
+
+    /// Adds a decode span's CPU time and its time off the CPU.
+    fn count_cpu(&mut self, span: &Timed, wire: bool) {
+        let cpu = span.cpu_or_wall();
+        if wire {
+            self.timing.wire_decode_cpu += cpu;
+        } else {
+            self.timing.row_decode_cpu += cpu;
+        }
+        self.timing.descheduled += span.wall.saturating_sub(cpu);
     }
 }
 
@@ -58,21 +125,27 @@ pub async fn run_iteration(
     timeouts: Timeouts,
     decoding: Decoding<'_>,
 ) -> Result<IterationTiming, IterationError> {
-    let Decoding {
-        decoder: kind,
-        on_rows,
-        mut recording,
-    } = decoding;
-    let mut timing = IterationTiming::default();
-    let mut decoder = AnyDecoder::new(kind);
+    let began = Stopwatch::start();
+    let start = began.at();
+    let mut run = Progress {
+        timing: IterationTiming {
+            began: Some(start),
+            ..IterationTiming::default()
+        },
+        decoder: AnyDecoder::new(decoding.decoder),
+        held: Vec::new(),
+        recorder: Recorder::new(start, decoding.kept_messages),
+        on_rows: decoding.on_rows,
+        recording: decoding.recording,
+        since: Some(began),
+    };
     let mut request = request.clone();
-    let mut held: Vec<Held> = Vec::new();
     let mut backoff = policy.initial_backoff;
-    let start = Instant::now();
     let deadline = start + timeouts.iteration;
     let late = |due: Instant| late_error(due, deadline, &timeouts);
     loop {
-        let wait = Instant::now();
+        let wait = run.wait_begins();
+        run.recorder.request_sent(wait);
         let first_due = (wait + timeouts.first_response).min(deadline);
         let mut call_request = tonic::Request::new(request.clone());
         *call_request.metadata_mut() = headers.clone();
@@ -83,48 +156,28 @@ pub async fn run_iteration(
         )
         .await
         .map_err(|_| late(first_due))?;
-        timing.network += wait.elapsed();
+        let answered = run.wait_ends();
+        run.timing.network += answered - wait;
         let error = match call {
             Ok(response) => {
-                if let Some(header) = response
-                    .metadata()
-                    .get("server-timing")
-                    .and_then(|v| v.to_str().ok())
-                {
-                    timing.server_timing = parse_server_timing(header);
-                }
+                run.took_headers(answered, response.metadata());
                 let mut stream = response.into_inner();
                 backoff = policy.initial_backoff;
                 let mut due = first_due;
                 loop {
-                    let wait = Instant::now();
+                    let wait = run.wait_begins();
                     let next = tokio::time::timeout_at(due.into(), stream.message())
                         .await
                         .map_err(|_| late(due))?;
-                    timing.network += wait.elapsed();
+                    let arrived = run.wait_ends();
+                    run.timing.network += arrived - wait;
                     due = deadline;
                     let bytes = match next {
                         Ok(Some(bytes)) => bytes,
                         Ok(None) => break None,
                         Err(status) => break Some(status),
                     };
-                    timing.ttfb.get_or_insert_with(|| start.elapsed());
-                    let decoding = Instant::now();
-                    let msg = decoder.parse(bytes.clone())?;
-                    timing.wire_decode += decoding.elapsed();
-                    let token = msg.resume_token().to_vec();
-                    held.push(Held { msg, bytes });
-                    let held_bytes: usize = held.iter().map(|h| h.bytes.len()).sum();
-                    let over_bound =
-                        held.len() > policy.max_held_messages || held_bytes > policy.max_held_bytes;
-                    if !token.is_empty() || over_bound {
-                        feed(
-                            &mut timing,
-                            &mut decoder,
-                            &mut held,
-                            on_rows,
-                            recording.as_deref_mut(),
-                        )?;
+                    if let Some(token) = take_message(&mut run, (wait, arrived), bytes, &policy)? {
                         // Past the bound without a token the stream cannot be resumed safely: the
                         // token is cleared, so a later break is an error, not a silent loss or repeat.
                         request.resume_token = token;
@@ -134,29 +187,95 @@ pub async fn run_iteration(
             Err(status) => Some(status),
         };
         let Some(status) = error else { break };
-        let status = may_resume(status, timing.resumes, &policy)?;
-        if request.resume_token.is_empty() && decoder.counters().messages > 0 {
+        let broke = run.wait_begins();
+        let status = may_resume(status, run.timing.resumes, &policy)?;
+        if request.resume_token.is_empty() && run.decoder.counters().messages > 0 {
             return Err(IterationError::CannotResume(format!(
                 "the stream broke ({}) after rows that no resume token covers",
                 status.message()
             )));
         }
         // What arrived after the last token comes again after the resume.
-        held.clear();
-        timing.resumes += 1;
+        let dropped = run.held.len() as u32;
+        let dropped_bytes: usize = run.held.iter().map(|h| h.bytes.len()).sum();
+        run.held.clear();
+        run.timing.resumes += 1;
+        let waiting = Instant::now();
         back_off(&mut backoff, deadline, &policy, &timeouts).await?;
+        let resent = Instant::now();
+        let said: String = format!("{:?}: {}", status.code(), status.message())
+            .chars()
+            .take(200)
+            .collect();
+        let dropped = (dropped, dropped_bytes as u64);
+        run.recorder
+            .resumed(broke, said, dropped, resent - waiting, resent);
     }
-    feed(&mut timing, &mut decoder, &mut held, on_rows, recording)?;
-    let finishing = Instant::now();
-    decoder.finish()?;
-    timing.row_decode += finishing.elapsed();
-    timing.total = start.elapsed();
+    let end = finish(&mut run)?;
+    let Progress {
+        mut timing,
+        mut decoder,
+        recorder,
+        ..
+    } = run;
+    timing.total = end - start;
+    timing.lanes = vec![recorder.end(end)];
     timing.counters = *decoder.counters();
     timing.rows = timing.counters.rows;
     timing.stats = decoder.take_stats();
     timing.columns = decoder.columns();
     check_row_count(&timing)?;
     Ok(timing)
+}
+
+/// Feeds what is held and runs the decoder's end-of-stream check, timed; returns when the
+/// iteration ended.
+fn finish(run: &mut Progress<'_>) -> Result<Instant, IterationError> {
+    feed(run)?;
+    let watch = Stopwatch::start();
+    run.worked_until(&watch);
+    run.decoder.finish()?;
+    let finish = watch.stop();
+    run.timing.row_decode += finish.wall;
+    run.count_cpu(&finish, false);
+    run.recorder.finished(&finish);
+    run.since = Some(finish.end);
+    let ended = Stopwatch::start();
+    run.worked_until(&ended);
+    Ok(ended.at())
+}
+
+/// Wire-decodes a message that arrived at `arrived` (waited for since `wait`) and holds it; when
+/// it carries a resume token, or too much is held, feeds what is held. Returns the token to
+/// resume from, when the held messages were fed.
+fn take_message(
+    run: &mut Progress<'_>,
+    (wait, arrived): (Instant, Instant),
+    bytes: prost::bytes::Bytes,
+    policy: &ResumePolicy,
+) -> Result<Option<Vec<u8>>, IterationError> {
+    let began = run.timing.began.unwrap_or(wait);
+    run.timing.ttfb.get_or_insert(arrived - began);
+    let watch = Stopwatch::start();
+    run.worked_until(&watch);
+    let msg = run.decoder.parse(bytes.clone())?;
+    let wire = watch.stop();
+    run.since = Some(wire.end);
+    run.timing.wire_decode += wire.wall;
+    run.count_cpu(&wire, true);
+    let token = msg.resume_token().to_vec();
+    let number = run
+        .recorder
+        .arrived((wait, arrived), bytes.len(), !token.is_empty(), &wire);
+    run.held.push(Held { msg, bytes, number });
+    let held_bytes: usize = run.held.iter().map(|h| h.bytes.len()).sum();
+    let over_bound =
+        run.held.len() > policy.max_held_messages || held_bytes > policy.max_held_bytes;
+    if token.is_empty() && !over_bound {
+        return Ok(None);
+    }
+    feed(run)?;
+    Ok(Some(token))
 }
 
 /// A profiler must notice lost rows: when the server reports how many rows it returned, the decoder
@@ -176,22 +295,31 @@ pub fn check_row_count(timing: &IterationTiming) -> Result<(), IterationError> {
 }
 
 /// Turns the held messages (now covered by a token, or at the end of the stream) into rows.
-fn feed(
-    timing: &mut IterationTiming,
-    decoder: &mut AnyDecoder,
-    held: &mut Vec<Held>,
-    on_rows: &mut dyn FnMut(RowsView<'_>, usize),
-    mut recording: Option<&mut Vec<u8>>,
-) -> Result<(), IterationError> {
-    for Held { msg, bytes } in held.drain(..) {
-        if let Some(file) = recording.as_deref_mut() {
+fn feed(run: &mut Progress<'_>) -> Result<(), IterationError> {
+    let mut held = std::mem::take(&mut run.held);
+    for Held { msg, bytes, number } in held.drain(..) {
+        if let Some(file) = run.recording.as_deref_mut() {
             crate::wire::stream_file::push_frame(file, &bytes);
         }
-        let decoding = Instant::now();
-        let rows = decoder.feed(msg, bytes.len())?;
-        timing.row_decode += decoding.elapsed();
-        on_rows(rows, bytes.len());
+        let before = *run.decoder.counters();
+        let watch = Stopwatch::start();
+        run.worked_until(&watch);
+        let rows = run.decoder.feed(msg, bytes.len())?;
+        let row = watch.stop();
+        run.since = Some(row.end);
+        (run.on_rows)(rows, bytes.len());
+        let after = run.decoder.counters();
+        let fed = Fed {
+            rows: after.rows.saturating_sub(before.rows),
+            values: after.values.saturating_sub(before.values),
+            chunked: after.chunked_values > before.chunked_values,
+        };
+        run.timing.row_decode += row.wall;
+        run.count_cpu(&row, false);
+        run.recorder.fed(number, &row, fed);
     }
+    // The emptied vector goes back, keeping its capacity.
+    run.held = held;
     Ok(())
 }
 

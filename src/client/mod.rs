@@ -18,6 +18,7 @@ pub mod resume;
 pub mod server_timing;
 pub mod session;
 pub mod target;
+pub mod timeline;
 pub mod timeouts;
 pub mod timing;
 pub mod transaction;

@@ -22,6 +22,7 @@ use super::transaction::read_only;
 use super::{ClientError, answered};
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
+use crate::report::Lane;
 use crate::wire::{QueryStats, ResultStats, RowsView, StreamCounters};
 use futures_util::StreamExt as _;
 
@@ -73,8 +74,12 @@ pub async fn run(
         })
         .collect();
     let Decoding {
-        decoder, on_rows, ..
+        decoder,
+        on_rows,
+        kept_messages,
+        ..
     } = decoding;
+    let kept_each = kept_messages / requests.len().max(1);
     let shared = RefCell::new(on_rows);
     let mut sinks: Vec<_> = requests
         .iter()
@@ -96,7 +101,10 @@ pub async fn run(
                 call.headers,
                 policy,
                 timeouts,
-                Decoding::new(decoder, sink),
+                Decoding {
+                    kept_messages: kept_each,
+                    ..Decoding::new(decoder, sink)
+                },
             )
         });
     let results: Vec<_> = futures_util::stream::iter(streams)
@@ -112,7 +120,9 @@ pub async fn run(
             error: Box::new(error),
         })?);
     }
-    Ok(combine(started.elapsed(), partition_call, timings))
+    let mut out = combine(started.elapsed(), partition_call, timings);
+    out.began = Some(started);
+    Ok(out)
 }
 
 /// PartitionQuery in a new read-only transaction at `staleness`: the transaction's id and the
@@ -190,9 +200,24 @@ fn combine(
         ..IterationTiming::default()
     };
     let mut counters = StreamCounters::default();
-    for t in &timings {
+    let origin = timings.iter().filter_map(|t| t.began).min();
+    for (number, t) in (1u32..).zip(&timings) {
         out.wire_decode += t.wire_decode;
         out.row_decode += t.row_decode;
+        out.wire_decode_cpu += t.wire_decode_cpu;
+        out.row_decode_cpu += t.row_decode_cpu;
+        out.descheduled += t.descheduled;
+        // Each lane's offsets count from its own start; its origin places it in the iteration,
+        // which began with the PartitionQuery call.
+        let lane_origin = match (origin, t.began) {
+            (Some(first), Some(began)) => partition_call + began.saturating_duration_since(first),
+            _ => partition_call,
+        };
+        out.lanes.extend(t.lanes.iter().map(|lane| Lane {
+            name: format!("partition {number}"),
+            origin_us: u64::try_from(lane_origin.as_micros()).unwrap_or(u64::MAX),
+            ..lane.clone()
+        }));
         out.rows += t.rows;
         out.resumes += t.resumes;
         let c = t.counters;

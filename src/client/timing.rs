@@ -2,13 +2,14 @@
 //! plain data that the iteration, the wire floor, partitioned reads and the engine share.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tonic::Status;
 
 use super::error::ClientError;
 use super::server_timing::ServerTiming;
 use super::timeouts::Readable;
+use crate::report::Lane;
 use crate::wire::{DecodeError, Field, ResultStats, StreamCounters};
 
 /// What one iteration measured.
@@ -38,6 +39,16 @@ pub struct IterationTiming {
     pub columns: Option<Arc<[Field]>>,
     /// A partitioned read's partitions, each with its own figures; empty for a plain read.
     pub partitions: Vec<PartitionTiming>,
+    /// When it began (its timeline's origin).
+    pub began: Option<Instant>,
+    /// The CPU time its thread got while wire-decoding (its wall time where the clock is missing).
+    pub wire_decode_cpu: Duration,
+    /// The CPU time its thread got while row-decoding.
+    pub row_decode_cpu: Duration,
+    /// The decode spans' wall time off the CPU, summed span by span.
+    pub descheduled: Duration,
+    /// Its timeline: one lane per stream (per partition of a partitioned read).
+    pub lanes: Vec<Lane>,
 }
 
 impl IterationTiming {

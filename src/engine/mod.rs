@@ -25,7 +25,9 @@ pub use crate::client::{
     DatabasePath, Param, ParamError, Partitioned, Priority, QueryMode, RequestOptions, Staleness,
     Target, Timeouts,
 };
-use crate::report::{IterationRecord, RunConfig, RunReport, Status, SweepPoint};
+use crate::report::{
+    IterationRecord, RUN_MESSAGE_LIMIT, RunConfig, RunReport, Status, SweepPoint, Timeline,
+};
 use crate::wire::{DecoderKind, RowsView, Timestamp};
 pub use details::{IterationDetails, PREVIEW_ROWS};
 pub use schedule::{Order, Step, schedule};
@@ -430,6 +432,7 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
             step,
             seq,
             steps: total,
+            kept_messages: RUN_MESSAGE_LIMIT.saturating_sub(kept_messages(&reports[step.variant])),
         };
         let (record, details) = if cancel.is_set() {
             (cancelled_record(variant, at), None)
@@ -481,6 +484,18 @@ struct Position {
     step: Step,
     seq: u32,
     steps: u32,
+    /// What is left of the run's [`RUN_MESSAGE_LIMIT`] for the iteration's timeline.
+    kept_messages: usize,
+}
+
+/// Messages the timelines of `report` keep one by one.
+fn kept_messages(report: &RunReport) -> usize {
+    let lanes = report
+        .iterations
+        .iter()
+        .filter_map(|r| r.timeline.as_ref())
+        .flat_map(|t| &t.lanes);
+    lanes.map(|lane| lane.messages.len()).sum()
 }
 
 fn cancelled_record(variant: &Variant, at: Position) -> IterationRecord {
@@ -557,7 +572,10 @@ async fn one_iteration(
         r = session.execute(
             query,
             ResumePolicy::default(),
-            Decoding::new(spec.decoder, &mut on_rows),
+            Decoding {
+                kept_messages: at.kept_messages,
+                ..Decoding::new(spec.decoder, &mut on_rows)
+            },
         ) => Some(r),
         _ = cancel.notify.notified() => None,
     };
@@ -623,9 +641,8 @@ pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, RecordErr
                 &query,
                 ResumePolicy::default(),
                 Decoding {
-                    decoder: spec.decoder,
-                    on_rows: &mut |_, _| {},
                     recording: Some(&mut file),
+                    ..Decoding::new(spec.decoder, &mut |_, _| {})
                 },
             )
             .await;
@@ -656,6 +673,13 @@ pub fn fill(record: &mut IterationRecord, t: &IterationTiming) {
     record.chunked_values = t.counters.chunked_values;
     record.wire_bytes = t.counters.wire_bytes;
     record.resumes = t.resumes;
+    record.wire_decode_cpu_ms = Some(ms(t.wire_decode_cpu));
+    record.row_decode_cpu_ms = Some(ms(t.row_decode_cpu));
+    record.descheduled_ms = Some(ms(t.descheduled));
+    record.timeline = (!t.lanes.is_empty()).then(|| Timeline {
+        lanes: t.lanes.clone(),
+        total_us: u64::try_from(t.total.as_micros()).unwrap_or(u64::MAX),
+    });
 }
 
 #[cfg(test)]

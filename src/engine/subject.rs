@@ -92,10 +92,18 @@ impl SubjectSpec {
             ("first-byte-delay-ms", k.first_byte_delay_ms),
             ("message-delay-ms", k.message_delay_ms),
             ("bandwidth", k.bandwidth_bytes_per_s),
+            ("stall-every", k.stall_every),
+            ("stall-ms", k.stall_ms),
         ] {
             if value != 0 {
                 out.push((name.to_owned(), value.to_string()));
             }
+        }
+        if k.stall_every != 0 {
+            out.push((
+                "stall-at-message".to_owned(),
+                k.stall_at_message.to_string(),
+            ));
         }
         out
     }

@@ -9,6 +9,7 @@ mod csv;
 mod file;
 mod json;
 mod markdown;
+mod trace;
 
 #[cfg(test)]
 mod fixture;
@@ -24,6 +25,7 @@ pub use self::csv::{COLUMNS, Csv};
 pub use self::file::{MAX_REPORT_BYTES, read_bounded, write_atomically};
 pub use self::json::{FORMAT_VERSION, Json, read_json};
 pub use self::markdown::Markdown;
+pub use self::trace::Trace;
 
 /// A format run reports can be exported to.
 pub trait Exporter {

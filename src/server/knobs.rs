@@ -27,6 +27,13 @@ pub struct KnobSettings {
     pub message_delay_ms: u64,
     /// Cap the sending rate at this many bytes per second (0: no cap).
     pub bandwidth_bytes_per_s: u64,
+    /// Every N-th streaming query (counted from the server's start, resumes not counted) stalls
+    /// before one of its messages (0: none), so an explanation of the tail can be checked.
+    pub stall_every: u64,
+    /// How long a stalled query waits, in milliseconds.
+    pub stall_ms: u64,
+    /// The message it waits before, from 1.
+    pub stall_at_message: u64,
     /// Queries running at once, each on its own thread (a faulted stream held for its resume counts);
     /// past it a query is refused with RESOURCE_EXHAUSTED. Default 32.
     pub max_concurrent_queries: u64,
@@ -75,6 +82,9 @@ impl KnobSettings {
         first_byte_delay_ms: 0,
         message_delay_ms: 0,
         bandwidth_bytes_per_s: 0,
+        stall_every: 0,
+        stall_ms: 0,
+        stall_at_message: 1,
         max_concurrent_queries: 32,
         max_unary_result_bytes: 10 << 20,
         max_stream_buffer_bytes: 1 << 20,
@@ -148,6 +158,20 @@ impl KnobSettings {
         wait
     }
 
+    /// The stall before message `seq` (0-based) of the `query`-th streaming query (from 1):
+    /// `stall_ms` when `query` is a multiple of `stall_every` and `seq` is message
+    /// `stall_at_message`, otherwise none.
+    pub fn stall(&self, query: u64, seq: u64) -> Duration {
+        let due = self.stall_every > 0
+            && query.is_multiple_of(self.stall_every)
+            && seq.saturating_add(1) == self.stall_at_message.max(1);
+        if due {
+            Duration::from_millis(self.stall_ms)
+        } else {
+            Duration::ZERO
+        }
+    }
+
     /// Whether to fail right after message `seq` (0-based) of a stream that resumed after message
     /// `resumed_after` (`None` for a fresh stream). Never after the final message.
     pub fn fails_after(&self, seq: u64, resumed_after: Option<u64>, is_final: bool) -> bool {
@@ -176,6 +200,26 @@ mod tests {
             "never after the final message"
         );
         assert!(!KnobSettings::default().fails_after(2, None, false));
+    }
+
+    #[test]
+    fn every_nth_query_stalls_before_its_kth_message_only() {
+        let s = KnobSettings {
+            stall_every: 3,
+            stall_ms: 80,
+            stall_at_message: 4,
+            ..KnobSettings::default()
+        };
+        let stalled: Vec<(u64, u64)> = (1..=9)
+            .flat_map(|q| (0..10).map(move |seq| (q, seq)))
+            .filter(|&(q, seq)| !s.stall(q, seq).is_zero())
+            .collect();
+        assert_eq!(stalled, [(3, 3), (6, 3), (9, 3)]);
+        assert_eq!(s.stall(6, 3), Duration::from_millis(80));
+        assert!(
+            KnobSettings::default().stall(3, 0).is_zero(),
+            "off by default"
+        );
     }
 
     #[test]

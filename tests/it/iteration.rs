@@ -135,11 +135,28 @@ async fn resumes_through_faults(decoder: DecoderKind) {
             decoder,
             on_rows: &mut |rows, _| view_ids(rows, &mut seen),
             recording: Some(&mut recording),
+            kept_messages: 100_000,
         },
     )
     .await
     .expect("the iteration survives the faults");
     assert!(timing.resumes > 10, "{} resumes", timing.resumes);
+    // The timeline holds every resume, each request re-sent after its back-off.
+    let lane = &timing.lanes[0];
+    assert_eq!(lane.resumes.len(), timing.resumes as usize);
+    assert_eq!(lane.requests_us.len(), lane.resumes.len() + 1);
+    assert!(
+        lane.resumes
+            .iter()
+            .all(|r| r.resent_us >= r.at_us && r.status.starts_with("Unavailable")),
+        "{:?}",
+        lane.resumes.first()
+    );
+    let fed: u64 = lane.messages.iter().map(|m| m.rows).sum();
+    assert_eq!(
+        fed, 3000,
+        "every row counted once, at the message that completed it"
+    );
     assert_eq!(seen, (1..=3000).collect::<Vec<_>>());
     assert_eq!(timing.rows, 3000);
     // What the decoder consumed, after the resumes, replays offline to the same rows.

@@ -33,4 +33,5 @@ mod serve_process;
 mod shapes;
 mod spanprof_client;
 mod support;
+mod tail;
 mod variants;

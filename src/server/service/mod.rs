@@ -40,6 +40,8 @@ pub struct LocalSpanner {
     slots: Arc<Slots>,
     shutdown: Arc<AtomicBool>,
     counter: AtomicU64,
+    /// Streaming queries started so far (resumes of a held stream not counted).
+    queries: AtomicU64,
     tap: Arc<Tap>,
     restarts: Arc<Restarts>,
 }
@@ -105,6 +107,7 @@ impl LocalSpanner {
             slots: Arc::default(),
             shutdown: Arc::default(),
             counter: AtomicU64::new(1),
+            queries: AtomicU64::new(0),
             tap: Arc::default(),
             restarts: Arc::default(),
         }
@@ -124,6 +127,13 @@ impl LocalSpanner {
     /// The tap, when it is watching.
     fn watching(&self) -> Option<Arc<Tap>> {
         self.tap.is_on().then(|| Arc::clone(&self.tap))
+    }
+
+    /// The number of the streaming query starting now, from 1.
+    fn next_query_number(&self) -> u64 {
+        self.queries
+            .fetch_add(1, Ordering::Relaxed)
+            .saturating_add(1)
     }
 
     fn unique(&self) -> u64 {

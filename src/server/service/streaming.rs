@@ -120,7 +120,7 @@ async fn held_or_started(
     };
     let started = spanner.start_query(spec, knobs, deadline).await?;
     Ok(LiveStream::new(
-        prepared.stamp.stream,
+        (prepared.stamp.stream, spanner.next_query_number()),
         (started.events, budget),
         started.gone,
         begun,

@@ -65,6 +65,8 @@ pub struct LiveStream {
     held_bytes: usize,
     /// The bytes between the query thread and the transport.
     budget: Arc<SendBudget>,
+    /// Which streaming query of the server's this is (from 1), for the stall knob.
+    query_number: u64,
 }
 
 /// Whether a stream of `shape` holds its whole answer until it is complete: the statistics go
@@ -97,9 +99,10 @@ pub enum Ended {
 
 impl LiveStream {
     /// A stream of the query whose thread reports on `events` and counts its messages against
-    /// `budget`; `gone` stops it when the stream is dropped.
+    /// `budget`; `gone` stops it when the stream is dropped. `query_number` counts the server's
+    /// streaming queries (from 1).
     pub fn new(
-        id: u64,
+        (id, query_number): (u64, u64),
         (events, budget): (Events, Arc<SendBudget>),
         gone: GoneOnDrop,
         started: Instant,
@@ -119,6 +122,7 @@ impl LiveStream {
             shape,
             held_bytes: 0,
             budget,
+            query_number,
         }
     }
 
@@ -173,6 +177,7 @@ impl LiveStream {
                 if std::mem::take(&mut first) {
                     wait += settings.first_byte_delay();
                 }
+                wait += settings.stall(self.query_number, seq);
                 if !wait.is_zero()
                     && guarded(tokio::time::sleep(wait), out, deadline)
                         .await

@@ -1,0 +1,78 @@
+//! `spanprof explain REPORT.json [--iteration N] [--json]`: why each iteration took the time it
+//! did, set against the run's median iteration, as `analysis::causes` found it.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::profile::load_reports;
+use super::summary::iteration_text;
+use crate::analysis::{self, Explanation};
+use crate::report::{RunReport, printable};
+
+/// Arguments of `spanprof explain`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ExplainArgs {
+    /// A JSON report (from `spanprof profile --json`) whose iterations kept their timelines.
+    pub report: PathBuf,
+    /// Only this iteration (numbered as in the CSV).
+    #[arg(long, value_name = "N")]
+    pub iteration: Option<u32>,
+    /// Print JSON: `{"median_iteration", "iterations": [{"iteration", "total_ms", "extra_ms",
+    /// "causes": [{"kind", "ms", "at_message", "detail"}]}], "run": {"causes"}}`, an array of
+    /// those when the report holds several runs.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Explains every run of the report (or one iteration of each) and prints it.
+pub fn run_explain(args: &ExplainArgs, mut out: impl Write) -> anyhow::Result<()> {
+    let runs = load_reports(&args.report)?;
+    let explained = runs
+        .iter()
+        .map(|run| explain_run(run, args.iteration))
+        .collect::<Result<Vec<_>, _>>()?;
+    if args.json {
+        let text = match explained.as_slice() {
+            [one] => serde_json::to_string_pretty(one)?,
+            many => serde_json::to_string_pretty(many)?,
+        };
+        writeln!(out, "{text}")?;
+        return Ok(());
+    }
+    for (run, explanation) in runs.iter().zip(&explained) {
+        out.write_all(text(run, explanation).as_bytes())?;
+    }
+    Ok(())
+}
+
+fn explain_run(run: &RunReport, iteration: Option<u32>) -> anyhow::Result<Explanation> {
+    let all = analysis::explain(run)?;
+    Ok(match iteration {
+        Some(n) => analysis::causes::only(all, &run.config.label, n)?,
+        None => all,
+    })
+}
+
+/// The explanation as text: a line per iteration, its causes indented under it.
+pub fn text(run: &RunReport, explanation: &Explanation) -> String {
+    let mut text = format!(
+        "run {}: each iteration against the median one (#{})\n",
+        printable(&run.config.label),
+        explanation.median_iteration
+    );
+    for it in &explanation.iterations {
+        text.push_str(&iteration_text(it));
+    }
+    if !explanation.run.causes.is_empty() {
+        text.push_str("the slower iterations together:\n");
+        for c in &explanation.run.causes {
+            text.push_str(&format!(
+                "    {:<12} {:>+10.3} ms  {}\n",
+                c.kind.as_str(),
+                c.ms,
+                printable(&c.detail)
+            ));
+        }
+    }
+    text
+}

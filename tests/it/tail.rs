@@ -1,0 +1,227 @@
+//! Issue 20's first must-show: a server that stalls every third query before its fourth message,
+//! a profile of it with every export, `explain` naming the stall for exactly those iterations, and
+//! the trace strictly nested with one top-level slice per iteration as long as the CSV's total;
+//! and item 6, nothing big hiding in "other" on the built-in instance.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::sync::Arc;
+
+use serde_json::Value;
+use spanprof::engine::{DatabasePath, Engine, EngineEvent, ProfileSpec, Target, Variant};
+use spanprof::report::Status;
+use spanprof::server::{KnobSettings, ServerConfig};
+
+use crate::serve_process::ServeProcess;
+
+fn spanprof(args: &[&str]) -> std::process::Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_spanprof"))
+        .args(args)
+        .env_remove("SPANNER_EMULATOR_HOST")
+        .output()
+        .expect("spanprof runs");
+    assert!(
+        out.status.success(),
+        "spanprof {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The X events of each thread, checked strictly nested; the top-level ones of thread 1.
+fn top_level_checked(events: &[Value]) -> Vec<(u64, u64)> {
+    let mut threads: BTreeMap<(u64, u64), Vec<(u64, u64)>> = BTreeMap::new();
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        let key = (
+            e["pid"].as_u64().unwrap_or(0),
+            e["tid"].as_u64().unwrap_or(0),
+        );
+        let ts = e["ts"].as_u64().expect("integer microseconds");
+        let dur = e["dur"].as_u64().expect("integer microseconds");
+        threads.entry(key).or_default().push((ts, ts + dur));
+    }
+    let mut top = Vec::new();
+    for ((_, tid), mut slices) in threads {
+        slices.sort_by_key(|&(s, e)| (s, std::cmp::Reverse(e)));
+        let mut stack: Vec<(u64, u64)> = Vec::new();
+        for (s, e) in slices {
+            while stack.last().is_some_and(|&(_, end)| end <= s) {
+                stack.pop();
+            }
+            match stack.last() {
+                Some(&(ps, pe)) => assert!(ps <= s && e <= pe, "{s}..{e} overlaps {ps}..{pe}"),
+                None if tid == 1 => top.push((s, e)),
+                None => {}
+            }
+            stack.push((s, e));
+        }
+    }
+    top
+}
+
+#[test]
+fn a_stall_before_message_4_is_explained_there_and_the_trace_nests() {
+    let server = ServeProcess::start(&[
+        "--rows",
+        "30000",
+        "--max-message-bytes",
+        "65536",
+        "--stall-every",
+        "3",
+        "--stall-ms",
+        "80",
+        "--stall-at-message",
+        "4",
+    ]);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let (report, csv, trace) = (path("r.json"), path("c.csv"), path("t.json"));
+    let out = spanprof(&[
+        "profile",
+        "--endpoint",
+        &server.host,
+        "--sql",
+        "SELECT * FROM Seed23 LIMIT 20000",
+        "--iterations",
+        "9",
+        "--warmup",
+        "0",
+        "--json",
+        &report,
+        "--csv",
+        &csv,
+        "--trace",
+        &trace,
+    ]);
+    let printed = String::from_utf8_lossy(&out.stdout);
+
+    let explained: Value =
+        serde_json::from_slice(&spanprof(&["explain", &report, "--json"]).stdout)
+            .expect("explain --json is JSON");
+    let iterations = explained["iterations"].as_array().expect("iterations");
+    assert_eq!(iterations.len(), 9, "{explained}");
+    let gap_at = |it: &Value, lo: f64, hi: f64| {
+        it["causes"].as_array().into_iter().flatten().any(|c| {
+            let ms = c["ms"].as_f64().unwrap_or(0.0);
+            c["kind"] == "stream_gap" && c["at_message"] == 4 && (lo..=hi).contains(&ms)
+        })
+    };
+    let stalled: Vec<&Value> = iterations
+        .iter()
+        .filter(|it| gap_at(it, 60.0, 110.0))
+        .collect();
+    assert_eq!(stalled.len(), 3, "{explained}");
+    for it in &stalled {
+        let extra = it["extra_ms"].as_f64().expect("extra_ms");
+        let named: f64 = it["causes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["kind"] != "other")
+            .filter_map(|c| c["ms"].as_f64())
+            .filter(|ms| *ms > 0.0)
+            .sum();
+        assert!(named >= 0.9 * extra, "{it}");
+    }
+    for it in iterations.iter().filter(|it| !gap_at(it, 60.0, 110.0)) {
+        let big_gap = it["causes"].as_array().into_iter().flatten().any(|c| {
+            // Such a gap: before message 4. (Elsewhere a loaded machine's debug server, the
+            // cold first query above all, may pause tens of milliseconds on its own.)
+            c["kind"] == "stream_gap"
+                && c["at_message"] == 4
+                && c["ms"].as_f64().unwrap_or(0.0) >= 40.0
+        });
+        assert!(
+            !big_gap,
+            "only the stalled iterations wait that long at message 4: {it}"
+        );
+    }
+    // `profile` printed the outliers' causes under its findings (whether the stalled ones are
+    // outliers by the MAD rule depends on the spread of the rest, wide on a loaded machine).
+    if printed.contains("outlying iterations") {
+        assert!(printed.contains("stream_gap"), "{printed}");
+    }
+
+    let totals: Vec<f64> = {
+        let mut reader = csv::Reader::from_path(&csv).expect("the CSV");
+        let column = reader
+            .headers()
+            .expect("a header")
+            .iter()
+            .position(|h| h == "total_ms")
+            .expect("total_ms");
+        reader
+            .records()
+            .map(|r| r.expect("a row")[column].parse::<f64>().expect("a number"))
+            .collect()
+    };
+    let document: Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).expect("the trace")).expect("JSON");
+    let events = document["traceEvents"].as_array().expect("traceEvents");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "M" && e["name"] == "process_name")
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "M" && e["name"] == "thread_name")
+    );
+    let top = top_level_checked(events);
+    assert_eq!(top.len(), totals.len());
+    for ((s, e), total) in top.iter().zip(&totals) {
+        let ms = (e - s) as f64 / 1000.0;
+        assert!((ms - total).abs() <= 1.0, "slice {ms} ms, CSV {total} ms");
+    }
+}
+
+/// Issue 20's item 6: on the built-in instance every timed iteration's "other" is at most
+/// max(1 ms, 3% of its total), or the part beyond that is named in its timeline (the client's own
+/// work between its spans, each lane's `between`, timed on both clocks).
+#[test]
+fn nothing_big_hides_in_other_on_the_built_in_instance() {
+    let target = Target::Local(ServerConfig {
+        port: 0,
+        seed23_rows: 10_000,
+        knobs: KnobSettings::default(),
+        connections: Default::default(),
+    });
+    let spec = ProfileSpec {
+        database: DatabasePath::default(),
+        variants: vec![Variant::new("tail", "SELECT * FROM Seed23 LIMIT 10000")],
+        iterations: 20,
+        warmup: 1,
+        ..ProfileSpec::default()
+    };
+    let engine = Engine::start(target, spec, Arc::new(|| {})).expect("starts");
+    let report = std::iter::from_fn(|| engine.next())
+        .find_map(|e| match e {
+            EngineEvent::Finished(runs) => runs.first().cloned(),
+            _ => None,
+        })
+        .expect("a Finished event");
+    assert_eq!(report.timed().count(), 20);
+    for it in report.timed() {
+        assert_eq!(it.status, Status::Ok, "{:?}", it.error);
+        let other = it.other_ms.expect("other_ms");
+        let timeline = it.timeline.as_ref().expect("a timeline");
+        let named: f64 = timeline
+            .lanes
+            .iter()
+            .map(|l| l.between.wall_us as f64 / 1000.0)
+            .sum();
+        assert!(
+            named <= other + 0.05,
+            "#{}: between {named} ms is part of other {other} ms",
+            it.iteration
+        );
+        let bound = f64::max(1.0, 0.03 * it.total_ms);
+        assert!(
+            other - named <= bound,
+            "#{}: {other} ms of other, {named} ms of it named, total {} ms",
+            it.iteration,
+            it.total_ms
+        );
+    }
+}
