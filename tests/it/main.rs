@@ -13,6 +13,7 @@ mod fuzz;
 mod golden;
 mod history;
 mod hostile_client;
+mod hostile_queries;
 mod hostile_resources;
 mod hostile_sql;
 mod hostile_streams;

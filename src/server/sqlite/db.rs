@@ -1,6 +1,6 @@
-//! The local instance's database: an in-memory SQLite database shared by every query's connection,
-//! holding Singers, Albums and Blobs, with Seed23 generated on demand, and the Spanner type of every
-//! column.
+//! The local instance's database: an in-memory SQLite database (the memdb VFS) that every query's
+//! connection opens by name, holding Singers, Albums and Blobs, with Seed23 generated on demand, and
+//! the Spanner type of every column.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,10 +65,11 @@ impl Database {
     pub fn open(seed23_rows: u64) -> Result<Self, SetupError> {
         static INSTANCE: AtomicU64 = AtomicU64::new(0);
         let n = INSTANCE.fetch_add(1, Ordering::Relaxed);
-        let uri = format!(
-            "file:spanprof-local-{}-{n}?mode=memory&cache=shared",
-            std::process::id()
-        );
+        // SQLite's memdb VFS, not a shared cache: a name starting with '/' is one in-memory database
+        // for every connection of the process, each with a page cache and locks of its own, so readers
+        // run side by side. A shared cache serializes every step of every connection on one mutex:
+        // one long query held up all the others (issue 23, item 4).
+        let uri = format!("file:/spanprof-local-{}-{n}?vfs=memdb", std::process::id());
         let keeper = Connection::open_with_flags(&uri, flags())?;
         let mut catalog = HashMap::new();
         for table in demo::tables() {
@@ -110,6 +111,9 @@ impl Database {
         partition: Option<&KeyRange>,
     ) -> rusqlite::Result<(Connection, Arc<Sandbox>)> {
         let mut conn = Connection::open_with_flags(&self.uri, flags())?;
+        // Pages are read in place from the in-memory database rather than copied into this
+        // connection's page cache.
+        conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
         if let Some(range) = partition {
             conn.execute_batch(&range.view_sql())?;
         }
@@ -150,6 +154,9 @@ impl Database {
         self.seed23_rows
     }
 }
+
+/// Past every demo table's size (the Blobs table, the largest, holds about 21 MB).
+const MMAP_BYTES: i64 = 1 << 30;
 
 fn flags() -> OpenFlags {
     OpenFlags::SQLITE_OPEN_READ_WRITE
