@@ -7,7 +7,7 @@
 //! keeps: at most [`QUERY_LIMIT`] queries and [`TREND_LIMIT`] runs, the trend's lines made once
 //! when the trend arrives, the list drawn a screenful of rows at a time.
 
-use egui_plot::{Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, VLine};
+use egui_plot::{Corner, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, VLine};
 
 use super::history_reader::{Answer, Ask, HistoryReader, QUERY_LIMIT, TREND_LIMIT};
 use super::theme;
@@ -159,7 +159,7 @@ impl HistoryView {
         }
         egui::Panel::left("history-queries")
             .resizable(true)
-            .default_size(340.0)
+            .default_size(290.0)
             .show(ui, |ui| self.query_list(ui));
         egui::CentralPanel::default().show(ui, |ui| self.trend(ui));
     }
@@ -196,9 +196,10 @@ impl HistoryView {
             .show_rows(ui, 38.0, self.queries.len(), |ui, rows| {
                 for q in &self.queries[rows] {
                     let first_line = q.sql.lines().next().unwrap_or("").trim();
+                    let runs = if q.runs == 1 { "run" } else { "runs" };
                     let text = format!(
-                        "{}\n{} runs · last {}",
-                        shorten(first_line, 48),
+                        "{}\n{} {runs} · last {}",
+                        shorten(first_line, 40),
                         q.runs,
                         day(&q.last_started_at)
                     );
@@ -212,15 +213,21 @@ impl HistoryView {
                     }
                 }
             });
-        if let Some(fingerprint) = chose
-            && self.chosen.as_ref() != Some(&fingerprint)
-        {
-            self.chosen = Some(fingerprint.clone());
-            self.points.clear();
-            self.lines = TrendLines::default();
-            self.picked.clear();
-            self.ask(Ask::Trend(fingerprint));
+        if let Some(fingerprint) = chose {
+            self.choose(fingerprint);
         }
+    }
+
+    /// Shows the trend of the query `fingerprint` (as a click on it in the list does).
+    pub fn choose(&mut self, fingerprint: String) {
+        if self.chosen.as_ref() == Some(&fingerprint) {
+            return;
+        }
+        self.chosen = Some(fingerprint.clone());
+        self.points.clear();
+        self.lines = TrendLines::default();
+        self.picked.clear();
+        self.ask(Ask::Trend(fingerprint));
     }
 
     /// The chosen query's trend and its runs.
@@ -279,7 +286,7 @@ impl HistoryView {
             .collect();
         Plot::new("history-trend")
             .height(ui.available_height() * 0.5)
-            .legend(Legend::default())
+            .legend(Legend::default().position(Corner::LeftTop))
             .include_y(0.0)
             .y_axis_label(format!("{} ms", self.phase.label()))
             .x_axis_label("run")
