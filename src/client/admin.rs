@@ -287,6 +287,35 @@ pub async fn insert_rows(
     Ok(written)
 }
 
+/// Updates columns of rows that exist (each row a value per column of `columns`, the key
+/// first) in one single-use read-write commit; a row that does not exist fails the commit.
+pub async fn update_rows(
+    channel: Channel,
+    database_name: &str,
+    table: &str,
+    columns: &[String],
+    rows: &[Vec<Value>],
+) -> Result<(), AdminError> {
+    let mut session = Session::create(channel, database_name).await?;
+    let write = pb::mutation::Write {
+        table: table.to_owned(),
+        columns: columns.to_vec(),
+        values: rows
+            .iter()
+            .map(|row| prost_types::ListValue {
+                values: row.iter().map(encode_value).collect(),
+            })
+            .collect(),
+    };
+    let update = pb::Mutation {
+        operation: Some(pb::mutation::Operation::Update(write)),
+    };
+    let updated = session.commit_mutations(table, vec![update]).await;
+    let ended = session.delete().await;
+    updated?;
+    ended
+}
+
 /// Deletes the rows of `table` whose one-column primary keys are `keys` (strings), in one
 /// single-use read-write commit; keys without a row are no error.
 pub async fn delete_rows(

@@ -70,16 +70,22 @@ impl SpannerStore {
     /// Connects through `SPANNER_EMULATOR_HOST` and makes sure the instance, database and table
     /// exist.
     pub fn open(database: &SpannerDatabase) -> Result<SpannerStore, HistoryError> {
+        let host = std::env::var("SPANNER_EMULATOR_HOST")
+            .ok()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| HistoryError::Spanner {
+                database: database.name(),
+                reason: "set SPANNER_EMULATOR_HOST to its endpoint (host:port); the store speaks plaintext gRPC".into(),
+            })?;
+        SpannerStore::open_at(&host, database)
+    }
+
+    /// Like [`SpannerStore::open`], through the endpoint `host` (host:port).
+    pub fn open_at(host: &str, database: &SpannerDatabase) -> Result<SpannerStore, HistoryError> {
         let fail = |reason: String| HistoryError::Spanner {
             database: database.name(),
             reason,
         };
-        let host = std::env::var("SPANNER_EMULATOR_HOST")
-            .ok()
-            .filter(|h| !h.is_empty())
-            .ok_or_else(|| {
-                fail("set SPANNER_EMULATOR_HOST to its endpoint (host:port); the store speaks plaintext gRPC".into())
-            })?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("spanprof-history-spanner")
@@ -320,7 +326,17 @@ impl HistoryStore for SpannerStore {
             return Ok(false);
         }
         let row = vec![Value::String(id.into()), Value::String(label.into())];
-        self.write(TABLE, &["Id", "Label"], &[row])?;
+        let columns = ["Id".to_owned(), "Label".to_owned()];
+        let name = self.database.name();
+        self.runtime
+            .block_on(admin::update_rows(
+                self.channel.clone(),
+                &name,
+                TABLE,
+                &columns,
+                &[row],
+            ))
+            .map_err(|e| self.fail(e))?;
         Ok(true)
     }
 
