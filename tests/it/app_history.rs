@@ -135,3 +135,45 @@ fn two_runs_of_earlier_launches_are_found_in_history_and_opened_in_compare() {
         );
     }
 }
+
+/// The app on a fresh history file in `dir`, the History tab shown.
+fn app_on(dir: &std::path::Path) -> Harness<'static, SpanprofApp> {
+    let path = dir.join("history.sqlite");
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(move |cc| {
+            let options = AppOptions {
+                history: Location::File(path.clone()),
+                tab: Some(Tab::History),
+                ..AppOptions::in_memory(1_000)
+            };
+            SpanprofApp::new(cc, options)
+        })
+}
+
+#[test]
+fn a_run_of_this_launch_and_an_imported_report_appear_in_history() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut h = app_on(dir.path());
+    h.run_steps(2);
+    assert!(h.state_mut().history_view().queries().is_empty());
+    crate::app::set_query(&mut h, "SELECT * FROM Seed23 LIMIT 10", 1, "this launch");
+    crate::app::run_to_end(&mut h);
+    h.state_mut().set_tab(Tab::History);
+    until(&mut h, "the run just saved", |app| {
+        app.history_view().queries().len() == 1
+    });
+    let older = report("from last year", "SELECT 2", "2025-03-01T10:00:00Z", &[3.0]);
+    let file = dir.path().join("old.json");
+    spanprof::app::export_to(&file, spanprof::app::ExportFormat::Json, &[older])
+        .expect("writes a report");
+    h.state_mut().history_view().import(file);
+    until(&mut h, "the imported run", |app| {
+        app.history_view().queries().len() == 2
+    });
+    assert!(
+        h.state().notice().unwrap_or("").contains("imported 1 runs"),
+        "{:?}",
+        h.state().notice()
+    );
+}
