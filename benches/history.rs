@@ -3,13 +3,19 @@
 //! --json --limit N` as a process, against the one-second budget; and one run read back whole,
 //! against its listing line.
 //!
+//! Then the window's History tab on that store (through egui_kittest, no GPU): the time of each
+//! frame's work (the app's logic and drawing) with a query of 2,000 runs chosen, against a
+//! 60 Hz frame's 16.7 ms, to show the view's work per frame does not grow with the store.
+//!
 //! `cargo bench --bench history` (optionally `-- RUNS`). Under `cargo test` (no `--bench`
 //! argument) it only checks that it works, on 500 runs.
 
 use std::process::Command;
 use std::time::Instant;
 
-use spanprof::history::{Filter, HistoryStore, Retention, SqliteStore, StoredRun};
+use egui_kittest::Harness;
+use spanprof::app::{AppOptions, SpanprofApp, Tab};
+use spanprof::history::{Filter, HistoryStore, Location, Retention, SqliteStore, StoredRun};
 use spanprof::report::{IterationRecord, RunConfig, RunReport};
 
 /// A small run of `SELECT * FROM Seed23 WHERE Id < {i % 50}` (50 fingerprints).
@@ -124,6 +130,77 @@ fn main() -> anyhow::Result<()> {
         "one run read back whole:             {:8.3} ms ({:.0}x a listing line's share)",
         get * 1e3,
         get / (lib / runs as f64)
+    );
+    frames(&path, if measuring { 600 } else { 20 })
+}
+
+/// Waits (drawing frames) until `done`, at most 30 s; how many frames that took.
+fn until(
+    h: &mut Harness<'static, SpanprofApp>,
+    done: impl Fn(&mut SpanprofApp) -> bool,
+) -> anyhow::Result<u32> {
+    let start = Instant::now();
+    let mut frames = 0;
+    while !done(h.state_mut()) {
+        anyhow::ensure!(
+            start.elapsed().as_secs() < 30,
+            "the History tab did not load"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        h.step();
+        frames += 1;
+    }
+    Ok(frames)
+}
+
+/// The History tab's frame times on the store at `path`: `count` frames with a query chosen.
+#[allow(clippy::print_stdout)]
+fn frames(path: &std::path::Path, count: usize) -> anyhow::Result<()> {
+    let location = Location::File(path.to_owned());
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(move |cc| {
+            let options = AppOptions {
+                history: location.clone(),
+                tab: Some(Tab::History),
+                ..AppOptions::in_memory(1_000)
+            };
+            SpanprofApp::new(cc, options)
+        });
+    let waited = Instant::now();
+    until(&mut h, |app| !app.history_view().queries().is_empty())?;
+    let listed = waited.elapsed();
+    // The query with the most runs (2,000 of 100,000).
+    let view = h.state_mut().history_view();
+    let most = view
+        .queries()
+        .iter()
+        .max_by_key(|q| q.runs)
+        .map(|q| q.fingerprint.clone());
+    view.choose(most.unwrap_or_default());
+    let waited = Instant::now();
+    until(&mut h, |app| !app.history_view().points().is_empty())?;
+    let trend = waited.elapsed();
+    let points = h.state_mut().history_view().points().len();
+    let mut times: Vec<f64> = (0..count)
+        .map(|_| {
+            let t = Instant::now();
+            h.step();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    println!(
+        "History tab: queries read in {:.0} ms, a trend of {points} runs in {:.0} ms (off the UI thread)",
+        listed.as_secs_f64() * 1e3,
+        trend.as_secs_f64() * 1e3
+    );
+    println!(
+        "History tab frame work over {count} frames: median {:.2} ms, p99 {:.2} ms, max {:.2} ms (budget 16.7 ms)",
+        at(0.5),
+        at(0.99),
+        at(1.0)
     );
     Ok(())
 }

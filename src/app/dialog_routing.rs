@@ -40,7 +40,9 @@ impl SpanprofApp {
     pub(super) fn open_dialog(&mut self, purpose: DialogPurpose) {
         let file_name = match purpose {
             DialogPurpose::Save(format) => Some(format.file_name(&self.export_reports())),
-            DialogPurpose::OpenReport | DialogPurpose::Credentials => None,
+            DialogPurpose::OpenReport
+            | DialogPurpose::Credentials
+            | DialogPurpose::ImportHistory => None,
         };
         let request = DialogRequest {
             purpose,
@@ -78,6 +80,7 @@ impl SpanprofApp {
                     DialogPurpose::Save(_) => "export cancelled: nothing was written".into(),
                     DialogPurpose::OpenReport => "no report opened".into(),
                     DialogPurpose::Credentials => "the credentials are unchanged".into(),
+                    DialogPurpose::ImportHistory => "nothing imported".into(),
                 });
             }
             DialogAnswer::NoSystemDialog(purpose) => self.error(format!(
@@ -92,6 +95,7 @@ impl SpanprofApp {
         match purpose {
             DialogPurpose::Save(format) => self.save_export(format, path),
             DialogPurpose::OpenReport => self.load_report(path),
+            DialogPurpose::ImportHistory => self.history_view.import(path),
             DialogPurpose::Credentials => {
                 self.notice = Some(format!("credentials: {}", path.display()));
                 self.settings.connection.cloud.credentials_file = Some(path);

@@ -29,6 +29,8 @@ pub enum DialogPurpose {
     OpenReport,
     /// Choose a service-account key file.
     Credentials,
+    /// Choose a JSON report to import into the run history.
+    ImportHistory,
 }
 
 impl DialogPurpose {
@@ -41,6 +43,7 @@ impl DialogPurpose {
             DialogPurpose::Save(ExportFormat::Trace) => "Export a Chrome trace",
             DialogPurpose::OpenReport => "Open a JSON report",
             DialogPurpose::Credentials => "Choose a service-account key file",
+            DialogPurpose::ImportHistory => "Import a JSON report into the history",
         }
     }
 }
@@ -226,7 +229,7 @@ fn system_dialog(request: &DialogRequest) -> Option<PathBuf> {
                 .unwrap_or_else(|| format.file_name(&[]));
             dialog.set_file_name(name).save_file()
         }
-        DialogPurpose::OpenReport => dialog
+        DialogPurpose::OpenReport | DialogPurpose::ImportHistory => dialog
             .add_filter("spanprof JSON report", &["json"])
             .pick_file(),
         DialogPurpose::Credentials => dialog

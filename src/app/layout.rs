@@ -39,6 +39,7 @@ impl SpanprofApp {
                 (Tab::Compare, "Compare"),
                 (Tab::Plan, "Plan"),
                 (Tab::Details, "Details"),
+                (Tab::History, "History"),
             ] {
                 ui.selectable_value(&mut self.settings.tab, tab, name);
             }
@@ -154,6 +155,7 @@ impl SpanprofApp {
                 self.iterations.tab(ui, active, &mut self.runs);
             }
             Tab::Compare => self.compare.ui(ui, self.runs.entries_mut()),
+            Tab::History => self.history_view.ui(ui),
             Tab::Details => {
                 let shown = self.runs.shown();
                 let details = shown.and_then(|r| r.details.as_deref());

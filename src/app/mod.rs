@@ -9,7 +9,7 @@
 //! This file holds the app's state ([`SpanprofApp`]) and its frame; the rooms around it are
 //! `settings.rs` and `startup.rs` (what persists, and the start-up overrides), `run_list.rs` and
 //! `run_control.rs` (the runs, and a run's start and end), `dialog_routing.rs` (where a dialog's
-//! answer goes), `status_file.rs` (the scripts' protocol) and `layout.rs` (the panels).
+//! answer goes), `history_routing.rs` (what the History tab asks of the app), `status_file.rs` (the scripts' protocol) and `layout.rs` (the panels).
 
 mod command;
 mod compare;
@@ -21,6 +21,9 @@ mod emulator;
 mod export;
 mod file_dialog;
 mod frames;
+mod history_reader;
+mod history_routing;
+mod history_view;
 mod iterations;
 mod labels;
 mod layout;
@@ -50,6 +53,7 @@ pub use dialogs::{DialogBackend, NO_DIALOG_WITHIN};
 pub use emulator::EmulatorSettings;
 pub use export::{ExportFormat, ReportError, export_bytes, export_to, summary_text};
 pub use frames::{FrameSample, FrameStats};
+pub use history_view::HistoryView;
 pub use iterations::{IterationsView, SEGMENTS};
 pub use operator_view::{PlanColumn, PlanView};
 pub use options::{OptionSettings, Replicas};
@@ -97,6 +101,8 @@ pub struct SpanprofApp {
     status: StatusFile,
     /// Saves finished runs on its own thread; `None` when the history is off.
     history: Option<crate::history::HistoryWorker>,
+    /// The History tab, reading the store on a thread of its own.
+    history_view: HistoryView,
     ctx: egui::Context,
 }
 
@@ -129,6 +135,14 @@ impl SpanprofApp {
             frame_stats: options.frame_stats.map(FrameStats::new),
             frame_started: None,
             status: StatusFile::new(options.status_file),
+            history_view: HistoryView::new(match &options.history {
+                crate::history::Location::Off => None,
+                location => history_reader::HistoryReader::start(
+                    location.clone(),
+                    connection::repaint_notifier(&cc.egui_ctx),
+                )
+                .ok(),
+            }),
             history: match options.history {
                 crate::history::Location::Off => None,
                 location => crate::history::HistoryWorker::start(location).ok(),
@@ -184,6 +198,11 @@ impl SpanprofApp {
     /// The plan view (the rows its table showed, its selection).
     pub fn plan_view(&mut self) -> &mut PlanView {
         &mut self.operators
+    }
+
+    /// The History view.
+    pub fn history_view(&mut self) -> &mut HistoryView {
+        &mut self.history_view
     }
 
     /// The compare view.
@@ -274,6 +293,7 @@ impl SpanprofApp {
             self.file_done(done);
         }
         self.drain_run();
+        self.drain_history_view();
     }
 
     /// Does what a panel asked for.

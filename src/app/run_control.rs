@@ -10,6 +10,7 @@ use super::run_list::RunSource;
 use super::settings::Tab;
 use super::status_file::RunState;
 use crate::engine::{IterationDetails, Notifier, Target};
+use crate::history::worker::SaveOutcome;
 use crate::report::{RunReport, Status};
 
 impl SpanprofApp {
@@ -81,6 +82,11 @@ impl SpanprofApp {
             .and_then(|run| run.drain(|e| errors.push(e)));
         if let Some(history) = &self.history {
             errors.extend(history.notices());
+            let saved = history.outcomes();
+            if saved.iter().any(|o| matches!(o, SaveOutcome::Saved(_))) {
+                // A run of this launch is in the history now: the History view shows it.
+                self.history_view.refresh();
+            }
         }
         if let Some(last) = errors.last() {
             self.notice = Some(last.clone());

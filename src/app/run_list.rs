@@ -1,4 +1,5 @@
-//! The runs the app knows about: those run since it started and those opened from JSON reports,
+//! The runs the app knows about: those run since it started, those opened from JSON reports and
+//! from the run history,
 //! oldest first; which one the Iterations, Plan and Details tabs show; the labels new runs get
 //! (made unique among them) and the ids that tell them apart.
 
@@ -14,6 +15,8 @@ pub enum RunSource {
     Live,
     /// Read from an exported JSON report.
     Opened(PathBuf),
+    /// Read from the run history: the stored run's id.
+    History(String),
 }
 
 /// A run the app knows about.
@@ -43,6 +46,7 @@ impl RunEntry {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default()
             ),
+            RunSource::History(id) => format!("{} (history #{id})", self.report.config.label),
         }
     }
 }

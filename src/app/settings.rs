@@ -20,18 +20,22 @@ pub enum Tab {
     Details,
     /// The query plan's operators: icicle chart and tree table.
     Plan,
+    /// The run history: a query's runs over time.
+    History,
 }
 
 impl Tab {
-    /// The tab named `name` (`iterations`, `compare`, `plan` or `details`, any case).
+    /// The tab named `name` (`iterations`, `compare`, `plan`, `details` or `history`, any
+    /// case).
     pub fn parse(name: &str) -> Result<Tab, String> {
         match name.to_ascii_lowercase().as_str() {
             "iterations" => Ok(Tab::Iterations),
             "compare" => Ok(Tab::Compare),
             "plan" => Ok(Tab::Plan),
             "details" => Ok(Tab::Details),
+            "history" => Ok(Tab::History),
             _ => Err(format!(
-                "no tab \"{name}\": iterations, compare, plan or details"
+                "no tab \"{name}\": iterations, compare, plan, details or history"
             )),
         }
     }

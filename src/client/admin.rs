@@ -287,6 +287,65 @@ pub async fn insert_rows(
     Ok(written)
 }
 
+/// Updates columns of rows that exist (each row a value per column of `columns`, the key
+/// first) in one single-use read-write commit; a row that does not exist fails the commit.
+pub async fn update_rows(
+    channel: Channel,
+    database_name: &str,
+    table: &str,
+    columns: &[String],
+    rows: &[Vec<Value>],
+) -> Result<(), AdminError> {
+    let mut session = Session::create(channel, database_name).await?;
+    let write = pb::mutation::Write {
+        table: table.to_owned(),
+        columns: columns.to_vec(),
+        values: rows
+            .iter()
+            .map(|row| prost_types::ListValue {
+                values: row.iter().map(encode_value).collect(),
+            })
+            .collect(),
+    };
+    let update = pb::Mutation {
+        operation: Some(pb::mutation::Operation::Update(write)),
+    };
+    let updated = session.commit_mutations(table, vec![update]).await;
+    let ended = session.delete().await;
+    updated?;
+    ended
+}
+
+/// Deletes the rows of `table` whose one-column primary keys are `keys` (strings), in one
+/// single-use read-write commit; keys without a row are no error.
+pub async fn delete_rows(
+    channel: Channel,
+    database_name: &str,
+    table: &str,
+    keys: &[String],
+) -> Result<(), AdminError> {
+    let mut session = Session::create(channel, database_name).await?;
+    let key_set = pb::KeySet {
+        keys: keys
+            .iter()
+            .map(|k| prost_types::ListValue {
+                values: vec![encode_value(&Value::String(k.clone()))],
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let delete = pb::Mutation {
+        operation: Some(pb::mutation::Operation::Delete(pb::mutation::Delete {
+            table: table.to_owned(),
+            key_set: Some(key_set),
+        })),
+    };
+    let deleted = session.commit_mutations(table, vec![delete]).await;
+    let ended = session.delete().await;
+    deleted?;
+    ended
+}
+
 /// Runs `sql` with `params` (a strong read) and returns its rows, each cell as text: strings as
 /// they are (INT64 and TIMESTAMP travel as strings), numbers and booleans written out, NULL as
 /// `None`. What the run history's team store reads its table with.
@@ -388,6 +447,19 @@ impl Session {
             columns: columns.to_vec(),
             values: std::mem::take(rows),
         };
+        let mutation = pb::Mutation {
+            operation: Some(pb::mutation::Operation::InsertOrUpdate(write)),
+        };
+        self.commit_mutations(table, vec![mutation]).await?;
+        Ok(count)
+    }
+
+    /// Commits `mutations` (of `table`, for the error's words) in a single-use transaction.
+    async fn commit_mutations(
+        &mut self,
+        table: &str,
+        mutations: Vec<pb::Mutation>,
+    ) -> Result<(), AdminError> {
         let commit = pb::CommitRequest {
             session: self.name.clone(),
             transaction: Some(pb::commit_request::Transaction::SingleUseTransaction(
@@ -398,16 +470,14 @@ impl Session {
                     ..Default::default()
                 },
             )),
-            mutations: vec![pb::Mutation {
-                operation: Some(pb::mutation::Operation::InsertOrUpdate(write)),
-            }],
+            mutations,
             ..Default::default()
         };
         self.client
             .commit(request(commit, &self.database)?)
             .await
             .map_err(|s| rpc_error("Commit", &format!("{}/{table}", self.database), &s))?;
-        Ok(count)
+        Ok(())
     }
 
     /// Runs a query whose rows are single strings and returns them.

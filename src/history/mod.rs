@@ -8,12 +8,14 @@ pub mod location;
 pub mod record;
 pub mod spanner;
 pub mod sqlite;
+pub mod trend;
 pub mod worker;
 
 pub use fingerprint::{fingerprint, normalize_sql};
 pub use location::{Location, default_path};
 pub use record::{Baseline, Filter, RunSummary, StoredRun};
 pub use sqlite::{Retention, SqliteStore};
+pub use trend::{PhaseFigures, QuerySummary, TrendPoint};
 pub use worker::HistoryWorker;
 
 use crate::report::RunReport;
@@ -81,6 +83,17 @@ pub trait HistoryStore: Send {
     fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>, HistoryError>;
     /// The run with this id, whole; `None` if there is none.
     fn get(&mut self, id: &str) -> Result<Option<RunReport>, HistoryError>;
+    /// The queries with a run whose SQL or label contains `search` (case-insensitive; all when
+    /// it is empty), the latest run first, at most `limit`.
+    fn queries(&mut self, search: &str, limit: usize) -> Result<Vec<QuerySummary>, HistoryError>;
+    /// The latest `limit` runs of `fingerprint` as trend points, oldest first.
+    fn trend(&mut self, fingerprint: &str, limit: usize) -> Result<Vec<TrendPoint>, HistoryError>;
+    /// Relabels run `id`; whether there was such a run.
+    fn set_label(&mut self, id: &str, label: &str) -> Result<bool, HistoryError>;
+    /// Pins run `id` (retention keeps it) or unpins it; whether there was such a run.
+    fn set_pinned(&mut self, id: &str, pinned: bool) -> Result<bool, HistoryError>;
+    /// Deletes run `id`; whether there was such a run.
+    fn delete(&mut self, id: &str) -> Result<bool, HistoryError>;
     /// Notices the store has to give once (a corrupted file moved aside), taken.
     fn take_notices(&mut self) -> Vec<String> {
         Vec::new()

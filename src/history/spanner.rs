@@ -3,7 +3,8 @@
 //! spanprof's own client (`client::admin`). It reaches the database through
 //! `SPANNER_EMULATOR_HOST` (the emulator, or any plaintext endpoint). Ids are random, so writers
 //! on many machines never collide nor write one hot key range. Old runs are dropped by the
-//! table's row deletion policy (180 days after they were saved).
+//! table's row deletion policy (180 days after they were saved; pins, kept in a table of their
+//! own, do not hold a run past it).
 
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use tonic::transport::Channel;
 
 use super::location::SpannerDatabase;
 use super::record::{Filter, RunSummary, StoredRun, now_ms};
+use super::trend::{QuerySummary, TrendPoint};
 use super::{HistoryError, HistoryStore};
 use crate::client::Param;
 use crate::client::admin;
@@ -19,6 +21,10 @@ use crate::wire::{Timestamp, Value};
 
 /// The table's name.
 pub const TABLE: &str = "SpanprofRuns";
+
+/// The table of pinned runs' ids (a table of its own, so a team table made before pins needs
+/// no change: the missing table is created).
+pub const PINS: &str = "SpanprofPins";
 
 /// How long a call may wait for its answer.
 const CALL_LIMIT: Duration = Duration::from_secs(30);
@@ -48,6 +54,11 @@ fn ddl() -> String {
     )
 }
 
+/// The pins' table, as created when missing.
+fn pins_ddl() -> String {
+    format!("CREATE TABLE {PINS} (Id STRING(32) NOT NULL) PRIMARY KEY (Id)")
+}
+
 /// A history in a Spanner table.
 pub struct SpannerStore {
     database: SpannerDatabase,
@@ -59,16 +70,22 @@ impl SpannerStore {
     /// Connects through `SPANNER_EMULATOR_HOST` and makes sure the instance, database and table
     /// exist.
     pub fn open(database: &SpannerDatabase) -> Result<SpannerStore, HistoryError> {
+        let host = std::env::var("SPANNER_EMULATOR_HOST")
+            .ok()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| HistoryError::Spanner {
+                database: database.name(),
+                reason: "set SPANNER_EMULATOR_HOST to its endpoint (host:port); the store speaks plaintext gRPC".into(),
+            })?;
+        SpannerStore::open_at(&host, database)
+    }
+
+    /// Like [`SpannerStore::open`], through the endpoint `host` (host:port).
+    pub fn open_at(host: &str, database: &SpannerDatabase) -> Result<SpannerStore, HistoryError> {
         let fail = |reason: String| HistoryError::Spanner {
             database: database.name(),
             reason,
         };
-        let host = std::env::var("SPANNER_EMULATOR_HOST")
-            .ok()
-            .filter(|h| !h.is_empty())
-            .ok_or_else(|| {
-                fail("set SPANNER_EMULATOR_HOST to its endpoint (host:port); the store speaks plaintext gRPC".into())
-            })?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("spanprof-history-spanner")
@@ -88,7 +105,7 @@ impl SpannerStore {
                 &d.project,
                 &d.instance,
                 &d.database,
-                &[ddl()],
+                &[ddl(), pins_ddl()],
             )
             .await
             .map_err(|e| fail(e.to_string()))?;
@@ -231,14 +248,9 @@ impl HistoryStore for SpannerStore {
     }
 
     fn get(&mut self, id: &str) -> Result<Option<RunReport>, HistoryError> {
-        let id_param = Param {
-            name: "id".into(),
-            type_name: "STRING".into(),
-            value: id.into(),
-        };
         let rows = self.rows(
             &format!("SELECT Report FROM {TABLE} WHERE Id = @id"),
-            &[id_param],
+            &[string_param("id", id)],
         )?;
         let Some(json) = rows
             .into_iter()
@@ -254,9 +266,155 @@ impl HistoryStore for SpannerStore {
                 reason: e.to_string(),
             })
     }
+
+    fn queries(&mut self, search: &str, limit: usize) -> Result<Vec<QuerySummary>, HistoryError> {
+        let search = search.trim();
+        let (condition, params) = if search.is_empty() {
+            ("TRUE", Vec::new())
+        } else {
+            (
+                "Fingerprint IN (SELECT Fingerprint FROM SpanprofRuns
+                  WHERE STRPOS(LOWER(Sql), LOWER(@text)) > 0
+                     OR STRPOS(LOWER(Label), LOWER(@text)) > 0)",
+                vec![string_param("text", search)],
+            )
+        };
+        let sql = format!(
+            "SELECT Fingerprint, ANY_VALUE(Sql), COUNT(*), MAX(StartedAt), MAX(StartedMs) AS Last
+             FROM {TABLE} WHERE {condition}
+             GROUP BY Fingerprint ORDER BY Last DESC LIMIT {limit}"
+        );
+        self.rows(&sql, &params)?
+            .into_iter()
+            .map(|row| {
+                let mut cells = row.into_iter().map(Option::unwrap_or_default);
+                let mut next = || cells.next().unwrap_or_default();
+                let (fingerprint, sql) = (next(), next());
+                let runs = next().parse().map_err(|_| self.fail_row())?;
+                Ok(QuerySummary {
+                    fingerprint,
+                    sql,
+                    runs,
+                    last_started_at: next(),
+                })
+            })
+            .collect()
+    }
+
+    fn trend(&mut self, fingerprint: &str, limit: usize) -> Result<Vec<TrendPoint>, HistoryError> {
+        let listed: Vec<String> = LISTED.split(", ").map(|c| format!("r.{c}")).collect();
+        let sql = format!(
+            "SELECT {}, p.Id IS NOT NULL, r.Report
+             FROM {TABLE} r LEFT JOIN {PINS} p ON p.Id = r.Id
+             WHERE r.Fingerprint = @fp
+             ORDER BY r.StartedMs DESC, r.Id DESC LIMIT {limit}",
+            listed.join(", ")
+        );
+        let mut points = Vec::new();
+        for mut row in self.rows(&sql, &[string_param("fp", fingerprint)])? {
+            let json = row.pop().flatten().unwrap_or_default();
+            let pinned = row.pop().flatten().is_some_and(|b| b == "true");
+            let summary = summary(row).ok_or_else(|| self.fail_row())?;
+            points.push(TrendPoint::from_stored(summary, pinned, &json));
+        }
+        points.reverse();
+        Ok(points)
+    }
+
+    fn set_label(&mut self, id: &str, label: &str) -> Result<bool, HistoryError> {
+        if !self.exists(id)? {
+            return Ok(false);
+        }
+        let row = vec![Value::String(id.into()), Value::String(label.into())];
+        let columns = ["Id".to_owned(), "Label".to_owned()];
+        let name = self.database.name();
+        self.runtime
+            .block_on(admin::update_rows(
+                self.channel.clone(),
+                &name,
+                TABLE,
+                &columns,
+                &[row],
+            ))
+            .map_err(|e| self.fail(e))?;
+        Ok(true)
+    }
+
+    fn set_pinned(&mut self, id: &str, pinned: bool) -> Result<bool, HistoryError> {
+        if !self.exists(id)? {
+            return Ok(false);
+        }
+        if pinned {
+            self.write(PINS, &["Id"], &[vec![Value::String(id.into())]])?;
+        } else {
+            self.remove(PINS, id)?;
+        }
+        Ok(true)
+    }
+
+    fn delete(&mut self, id: &str) -> Result<bool, HistoryError> {
+        if !self.exists(id)? {
+            return Ok(false);
+        }
+        self.remove(TABLE, id)?;
+        self.remove(PINS, id)?;
+        Ok(true)
+    }
+}
+
+/// A STRING query parameter.
+fn string_param(name: &str, value: &str) -> Param {
+    Param {
+        name: name.into(),
+        type_name: "STRING".into(),
+        value: value.into(),
+    }
 }
 
 impl SpannerStore {
+    /// Whether run `id` is stored.
+    fn exists(&self, id: &str) -> Result<bool, HistoryError> {
+        let rows = self.rows(
+            &format!("SELECT Id FROM {TABLE} WHERE Id = @id"),
+            &[string_param("id", id)],
+        )?;
+        Ok(!rows.is_empty())
+    }
+
+    /// Writes `rows` of `columns` into `table` (insert or update).
+    fn write(
+        &self,
+        table: &str,
+        columns: &[&str],
+        rows: &[Vec<Value>],
+    ) -> Result<(), HistoryError> {
+        let columns: Vec<String> = columns.iter().map(|c| (*c).to_owned()).collect();
+        let name = self.database.name();
+        self.runtime
+            .block_on(admin::insert_rows(
+                self.channel.clone(),
+                &name,
+                table,
+                &columns,
+                rows,
+            ))
+            .map(|_| ())
+            .map_err(|e| self.fail(e))
+    }
+
+    /// Deletes the row of `table` keyed `id`.
+    fn remove(&self, table: &str, id: &str) -> Result<(), HistoryError> {
+        let name = self.database.name();
+        self.runtime
+            .block_on(admin::delete_rows(
+                self.channel.clone(),
+                &name,
+                table,
+                &[id.to_owned()],
+            ))
+            .map_err(|e| self.fail(e))
+    }
+
     fn fail_row(&self) -> HistoryError {
         HistoryError::Spanner {
             database: self.database.name(),

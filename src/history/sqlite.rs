@@ -11,11 +11,13 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 use super::location::parent_of;
 use super::record::{Filter, RunSummary, StoredRun, now_ms};
+use super::trend::{QuerySummary, TrendPoint, like_pattern};
 use super::{HistoryError, HistoryStore};
 use crate::report::RunReport;
 
 /// The schema, one step per version: version N is reached by running `MIGRATIONS[N - 1]`.
-const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE runs (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         started_at TEXT NOT NULL,
         started_ms INTEGER NOT NULL,
@@ -30,12 +32,16 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE runs (
         report TEXT NOT NULL
     );
     CREATE INDEX runs_by_time ON runs (started_ms);
-    CREATE INDEX runs_by_fingerprint ON runs (fingerprint, started_ms);"];
+    CREATE INDEX runs_by_fingerprint ON runs (fingerprint, started_ms);",
+    // 2: runs can be pinned (retention leaves them).
+    "ALTER TABLE runs ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;",
+];
 
 /// How long a writer waits for another before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// What the store keeps: the newest `max_runs`, none older than `max_age_days`.
+/// What the store keeps: the newest `max_runs`, none older than `max_age_days`, and every
+/// pinned run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention {
     /// The most runs kept (the oldest go first).
@@ -138,9 +144,13 @@ impl SqliteStore {
                 ids.push(tx.last_insert_rowid().to_string());
             }
             let cutoff = saved - (self.retention.max_age_days as i64).saturating_mul(86_400_000);
-            tx.execute("DELETE FROM runs WHERE saved_ms < ?1", [cutoff])?;
             tx.execute(
-                "DELETE FROM runs WHERE id <= (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1)",
+                "DELETE FROM runs WHERE saved_ms < ?1 AND pinned = 0",
+                [cutoff],
+            )?;
+            tx.execute(
+                "DELETE FROM runs WHERE pinned = 0
+                 AND id <= (SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1)",
                 [self.retention.max_runs as i64],
             )?;
         }
@@ -172,14 +182,7 @@ impl HistoryStore for SqliteStore {
 
     fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>, HistoryError> {
         let limit = filter.limit.map_or(-1, |n| n.min(i64::MAX as usize) as i64);
-        let sql_like = filter.sql_contains.as_ref().map(|s| {
-            format!(
-                "%{}%",
-                s.replace('\\', "\\\\")
-                    .replace('%', "\\%")
-                    .replace('_', "\\_")
-            )
-        });
+        let sql_like = filter.sql_contains.as_deref().map(like_pattern);
         let mut statement = self
             .connection
             .prepare_cached(
@@ -241,8 +244,109 @@ impl HistoryStore for SqliteStore {
         .transpose()
     }
 
+    fn queries(&mut self, search: &str, limit: usize) -> Result<Vec<QuerySummary>, HistoryError> {
+        let pattern = (!search.trim().is_empty()).then(|| like_pattern(search.trim()));
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT fingerprint, sql, COUNT(*), MAX(started_at), MAX(started_ms) AS last
+                 FROM runs
+                 WHERE ?1 IS NULL OR fingerprint IN (SELECT fingerprint FROM runs
+                     WHERE sql LIKE ?1 ESCAPE '\\' OR label LIKE ?1 ESCAPE '\\')
+                 GROUP BY fingerprint
+                 ORDER BY last DESC
+                 LIMIT ?2",
+            )
+            .map_err(|e| sqlite_error(&self.path, e))?;
+        let rows = statement
+            .query_map(params![pattern, limit], |row| {
+                Ok(QuerySummary {
+                    fingerprint: row.get(0)?,
+                    sql: row.get(1)?,
+                    runs: row.get::<_, i64>(2)?.max(0) as u64,
+                    last_started_at: row.get(3)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
+        rows.map_err(|e| sqlite_error(&self.path, e))
+    }
+
+    fn trend(&mut self, fingerprint: &str, limit: usize) -> Result<Vec<TrendPoint>, HistoryError> {
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT id, started_at, label, target, fingerprint, iterations, median_total_ms,
+                        p90_total_ms, sql, pinned, report
+                 FROM runs WHERE fingerprint = ?1
+                 ORDER BY started_ms DESC, id DESC LIMIT ?2",
+            )
+            .map_err(|e| sqlite_error(&self.path, e))?;
+        let rows = statement
+            .query_map(params![fingerprint, limit], |row| {
+                let summary = RunSummary {
+                    id: row.get::<_, i64>(0)?.to_string(),
+                    started_at: row.get(1)?,
+                    label: row.get(2)?,
+                    target: row.get(3)?,
+                    fingerprint: row.get(4)?,
+                    iterations: row.get(5)?,
+                    median_total_ms: row.get(6)?,
+                    p90_total_ms: row.get(7)?,
+                    sql: row.get(8)?,
+                };
+                Ok((summary, row.get::<_, bool>(9)?, row.get::<_, String>(10)?))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| sqlite_error(&self.path, e))?;
+        Ok(rows
+            .into_iter()
+            .rev()
+            .map(|(summary, pinned, json)| TrendPoint::from_stored(summary, pinned, &json))
+            .collect())
+    }
+
+    fn set_label(&mut self, id: &str, label: &str) -> Result<bool, HistoryError> {
+        self.change("UPDATE runs SET label = ?2 WHERE id = ?1", id, label)
+    }
+
+    fn set_pinned(&mut self, id: &str, pinned: bool) -> Result<bool, HistoryError> {
+        self.change("UPDATE runs SET pinned = ?2 WHERE id = ?1", id, pinned)
+    }
+
+    fn delete(&mut self, id: &str) -> Result<bool, HistoryError> {
+        let Ok(number) = id.parse::<i64>() else {
+            return Ok(false);
+        };
+        let deleted = self
+            .connection
+            .execute("DELETE FROM runs WHERE id = ?1", [number])
+            .map_err(|e| self.error(e))?;
+        Ok(deleted > 0)
+    }
+
     fn take_notices(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notices)
+    }
+}
+
+impl SqliteStore {
+    /// Runs `sql` (a change of one run: `?1` its id, `?2` `value`); whether a row changed.
+    fn change(
+        &mut self,
+        sql: &str,
+        id: &str,
+        value: impl rusqlite::ToSql,
+    ) -> Result<bool, HistoryError> {
+        let Ok(number) = id.parse::<i64>() else {
+            return Ok(false);
+        };
+        let changed = self
+            .connection
+            .execute(sql, params![number, value])
+            .map_err(|e| self.error(e))?;
+        Ok(changed > 0)
     }
 }
 

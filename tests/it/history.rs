@@ -385,3 +385,69 @@ fn the_team_store_in_the_emulator_keeps_two_writers_runs_and_a_baseline() {
     let back = read_json(&shown.stdout).expect("a report");
     assert_eq!(back[0].config.sql, BY_ID);
 }
+
+/// The History view's reads and changes on the team store, in the real emulator.
+#[test]
+fn the_team_store_lists_queries_and_trends_and_labels_pins_and_deletes_runs() {
+    use spanprof::history::{HistoryStore, Location, StoredRun, spanner::SpannerStore};
+    use spanprof::report::{IterationRecord, RunConfig, RunReport};
+    let emulator = start_emulator();
+    let Ok(Location::Spanner(database)) =
+        Location::parse("spanner://projects/team/instances/runs/databases/view")
+    else {
+        panic!("a Spanner location");
+    };
+    let mut store =
+        SpannerStore::open_at(emulator.address(), &database).expect("opens in the emulator");
+    let run = |label: &str, sql: &str, day: u32, total: f64| {
+        let started_at = format!("2026-03-{day:02}T10:00:00Z");
+        let report = RunReport {
+            config: RunConfig {
+                label: label.into(),
+                target: "local".into(),
+                sql: sql.into(),
+                ..RunConfig::default()
+            },
+            iterations: vec![IterationRecord {
+                total_ms: total,
+                ..IterationRecord::new(label, 0, false, started_at.as_str())
+            }],
+            started_at,
+            plans: Default::default(),
+        };
+        StoredRun::new(&report, "db").expect("serialises")
+    };
+    let ids = store
+        .save(&[
+            run("before", "SELECT 1", 1, 10.0),
+            run("after", "SELECT 1", 2, 4.0),
+            run("other", "SELECT 2", 3, 1.0),
+        ])
+        .expect("saves");
+    let queries = store.queries("", 10).expect("lists");
+    assert_eq!(queries.len(), 2);
+    assert_eq!((queries[0].sql.as_str(), queries[1].runs), ("SELECT 2", 2));
+    let found = store.queries("befo", 10).expect("lists");
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].runs, 2, "found by a label, counted whole");
+    let trend = store.trend(&found[0].fingerprint, 10).expect("reads");
+    let labels: Vec<&str> = trend.iter().map(|p| p.summary.label.as_str()).collect();
+    assert_eq!(labels, ["before", "after"]);
+    assert_eq!(trend[1].phases[0].median, 4.0);
+    assert!(
+        store
+            .set_label(&ids[0], "before the index")
+            .expect("relabels")
+    );
+    assert!(store.set_pinned(&ids[0], true).expect("pins"));
+    assert!(!store.set_pinned("no-such-run", true).expect("no such run"));
+    let trend = store.trend(&found[0].fingerprint, 10).expect("reads");
+    assert_eq!(trend[0].summary.label, "before the index");
+    assert!(trend[0].pinned && !trend[1].pinned);
+    assert!(store.set_pinned(&ids[0], false).expect("unpins"));
+    assert!(store.delete(&ids[1]).expect("deletes"));
+    assert!(!store.delete(&ids[1]).expect("gone already"));
+    let trend = store.trend(&found[0].fingerprint, 10).expect("reads");
+    assert_eq!(trend.len(), 1);
+    assert!(!trend[0].pinned);
+}

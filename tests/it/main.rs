@@ -1,6 +1,7 @@
 //! spanprof's integration tests, in one binary so they share helpers and link once.
 
 mod app;
+mod app_history;
 mod app_window_knobs;
 mod cli;
 mod client;

@@ -179,3 +179,97 @@ fn a_newer_schema_is_refused_by_name() {
         refused.err()
     );
 }
+
+#[test]
+fn queries_are_found_by_sql_or_label_and_a_trend_is_one_querys_runs_oldest_first() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut store =
+        SqliteStore::open(&dir.path().join("h.sqlite"), Retention::default()).expect("opens");
+    let runs = [
+        report("wide", "SELECT 1", "2026-01-01T00:00:00Z", &[1.0, 3.0]),
+        report("narrow", "SELECT 2", "2026-01-02T00:00:00Z", &[5.0]),
+        report("again", "select   1", "2026-01-03T00:00:00Z", &[2.0]),
+    ];
+    let ids = store
+        .save(&runs.iter().map(stored).collect::<Vec<_>>())
+        .expect("saves");
+    let all = store.queries("", 10).expect("lists");
+    assert_eq!(all.len(), 2);
+    assert_eq!((all[0].runs, all[1].runs), (2, 1), "latest query first");
+    assert_eq!(all[0].last_started_at, "2026-01-03T00:00:00Z");
+    let by_label = store.queries("WIDE", 10).expect("lists");
+    assert_eq!(by_label.len(), 1);
+    assert_eq!(by_label[0].runs, 2, "the query counts all its runs");
+    assert_eq!(store.queries("2", 10).expect("lists")[0].sql, "SELECT 2");
+    assert_eq!(store.queries("1", 1).expect("lists").len(), 1);
+    assert!(store.queries("nothing%", 10).expect("lists").is_empty());
+    let trend = store.trend(&all[0].fingerprint, 10).expect("reads");
+    let labels: Vec<&str> = trend.iter().map(|p| p.summary.label.as_str()).collect();
+    assert_eq!(labels, ["wide", "again"]);
+    assert_eq!(trend[0].phases[0].median, 2.0);
+    let latest = store.trend(&all[0].fingerprint, 1).expect("reads");
+    assert_eq!(latest[0].summary.id, ids[2]);
+}
+
+#[test]
+fn runs_are_relabelled_pinned_past_retention_and_deleted() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let keep = Retention {
+        max_runs: 2,
+        max_age_days: 10_000,
+    };
+    let mut store = SqliteStore::open(&dir.path().join("h.sqlite"), keep).expect("opens");
+    let first = report("first", "SELECT 1", "2026-01-01T00:00:00Z", &[1.0]);
+    let id = store.save(&[stored(&first)]).expect("saves").remove(0);
+    assert!(store.set_label(&id, "before the index").expect("relabels"));
+    assert!(store.set_pinned(&id, true).expect("pins"));
+    assert!(!store.set_pinned("424242", true).expect("no such run"));
+    assert!(!store.set_label("x", "y").expect("no such run"));
+    for i in 0..3 {
+        let r = report(&format!("r{i}"), "SELECT 1", "2026-01-02T00:00:00Z", &[1.0]);
+        store.save(&[stored(&r)]).expect("saves");
+    }
+    let fingerprint = store.list(&Filter::default()).expect("lists")[0]
+        .fingerprint
+        .clone();
+    let trend = store.trend(&fingerprint, 10).expect("reads");
+    let kept: Vec<(&str, bool)> = trend
+        .iter()
+        .map(|p| (p.summary.label.as_str(), p.pinned))
+        .collect();
+    assert_eq!(
+        kept,
+        [("before the index", true), ("r1", false), ("r2", false)]
+    );
+    assert!(store.delete(&id).expect("deletes"));
+    assert!(!store.delete(&id).expect("gone already"));
+    assert_eq!(store.get(&id).expect("reads"), None);
+}
+
+#[test]
+fn a_store_of_the_first_schema_is_migrated_and_keeps_its_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("h.sqlite");
+    {
+        let mut c = Connection::open(&path).expect("opens");
+        let tx = c.transaction().expect("begins");
+        tx.execute_batch(MIGRATIONS[0]).expect("version 1");
+        tx.execute(
+            "INSERT INTO runs (started_at, started_ms, saved_ms, label, target, fingerprint,
+             sql, iterations, report) VALUES ('t', 0, ?1, 'old', 'local', 'f', 'SELECT 1', 0, '{}')",
+            [now_ms()],
+        )
+        .expect("an old run");
+        tx.pragma_update(None, "user_version", 1).expect("sets");
+        tx.commit().expect("commits");
+    }
+    let mut store = SqliteStore::open(&path, Retention::default()).expect("migrates");
+    assert_eq!(schema_version(&path).expect("reads"), 2);
+    let old = store.list(&Filter::default()).expect("lists");
+    assert_eq!(old[0].label, "old");
+    assert!(store.set_pinned(&old[0].id, true).expect("pins"));
+    let trend = store
+        .trend("f", 10)
+        .expect("an unreadable report is still a point");
+    assert!(trend[0].pinned && trend[0].failed);
+}

@@ -1,0 +1,39 @@
+//! What the History view's events do in the app: stored runs to compare join the run list (once
+//! each) and the Compare tab shows them picked; an import opens the file dialog, whose answer
+//! goes back to the view; notices go to the status bar.
+
+use super::SpanprofApp;
+use super::dialogs::DialogPurpose;
+use super::history_view::HistoryEvent;
+use super::run_list::RunSource;
+use super::settings::Tab;
+
+impl SpanprofApp {
+    /// Takes in what the History view's reader answered since the last frame.
+    pub(super) fn drain_history_view(&mut self) {
+        for event in self.history_view.drain() {
+            match event {
+                HistoryEvent::Compare(runs) => self.compare_stored(runs),
+                HistoryEvent::Import => self.open_dialog(DialogPurpose::ImportHistory),
+                HistoryEvent::Notice(words) => self.notice = Some(words),
+            }
+        }
+    }
+
+    /// Adds the stored runs (those not in the list yet) and compares them.
+    fn compare_stored(&mut self, runs: Vec<(String, crate::report::RunReport)>) {
+        let mut ids = Vec::new();
+        for (stored, report) in runs {
+            let source = RunSource::History(stored);
+            let known = self.runs.entries().iter().find(|r| r.source == source);
+            let id = match known {
+                Some(entry) => entry.id,
+                None => self.runs.add(report, None, source),
+            };
+            ids.push(id);
+        }
+        self.compare.pick_only(&ids);
+        self.runs.show(ids.first().copied());
+        self.settings.tab = Tab::Compare;
+    }
+}

@@ -1,0 +1,179 @@
+//! Issue 24's window item, through egui_kittest: runs saved by earlier launches (through the
+//! store, as a launch saves them) are found in the History tab by their query, two of them
+//! picked and opened in Compare.
+
+use std::time::{Duration, Instant};
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use spanprof::app::{AppOptions, SpanprofApp, Tab};
+use spanprof::history::{HistoryStore, Location, Retention, SqliteStore, StoredRun};
+use spanprof::report::{IterationRecord, RunConfig, RunReport};
+
+fn report(label: &str, sql: &str, started_at: &str, totals: &[f64]) -> RunReport {
+    RunReport {
+        config: RunConfig {
+            label: label.into(),
+            target: "local".into(),
+            sql: sql.into(),
+            query_mode: "with-stats".into(),
+            iterations: totals.len() as u32,
+            ..RunConfig::default()
+        },
+        started_at: started_at.into(),
+        iterations: totals
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| IterationRecord {
+                total_ms: t,
+                ..IterationRecord::new(label, i as u32, false, started_at)
+            })
+            .collect(),
+        plans: Default::default(),
+    }
+}
+
+/// Runs until `done` holds (the store is read on a thread), at most ten seconds.
+fn until(
+    h: &mut Harness<'static, SpanprofApp>,
+    what: &str,
+    done: impl Fn(&mut SpanprofApp) -> bool,
+) {
+    let start = Instant::now();
+    while !done(h.state_mut()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "waited for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        h.run_steps(1);
+    }
+    h.run_steps(2);
+}
+
+#[test]
+fn two_runs_of_earlier_launches_are_found_in_history_and_opened_in_compare() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.sqlite");
+    let sql = "SELECT * FROM Seed23 WHERE Id < 100";
+    let earlier = [
+        report(
+            "before the index",
+            sql,
+            "2026-03-01T10:00:00Z",
+            &[12.0, 14.0, 13.0],
+        ),
+        report("a quiet day", sql, "2026-03-02T10:00:00Z", &[11.0, 12.0]),
+        report(
+            "after the index",
+            sql,
+            "2026-03-05T10:00:00Z",
+            &[4.0, 5.0, 4.5],
+        ),
+        report("another query", "SELECT 2", "2026-03-06T10:00:00Z", &[1.0]),
+    ];
+    {
+        let mut store = SqliteStore::open(&path, Retention::default()).expect("opens");
+        for r in &earlier {
+            // One launch each.
+            store
+                .save(&[StoredRun::new(r, "db").expect("serialises")])
+                .expect("saves");
+        }
+    }
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(move |cc| {
+            let options = AppOptions {
+                history: Location::File(path.clone()),
+                tab: Some(Tab::History),
+                ..AppOptions::in_memory(1_000)
+            };
+            SpanprofApp::new(cc, options)
+        });
+    until(&mut h, "the queries", |app| {
+        app.history_view().queries().len() == 2
+    });
+    h.get_by_label_contains("WHERE Id < 100").click();
+    until(&mut h, "the trend", |app| {
+        app.history_view().points().len() == 3
+    });
+    h.get_by_label("before the index").click();
+    h.run_steps(1);
+    h.get_by_label("after the index").click();
+    h.run_steps(1);
+    assert_eq!(h.state_mut().history_view().picked().len(), 2);
+    h.get_by_label("Open in Compare").click();
+    until(&mut h, "the Compare tab", |app| {
+        app.settings().tab == Tab::Compare
+    });
+    let titles: Vec<String> = h.state().runs().iter().map(|r| r.title()).collect();
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    assert!(
+        titles[0].starts_with("before the index (history #"),
+        "{titles:?}"
+    );
+    assert!(
+        titles[1].starts_with("after the index (history #"),
+        "{titles:?}"
+    );
+    let ids: Vec<u64> = h.state().runs().iter().map(|r| r.id).collect();
+    let picked: Vec<u64> = h
+        .state_mut()
+        .compare_view()
+        .picked()
+        .iter()
+        .copied()
+        .collect();
+    assert_eq!(picked, ids, "both are picked in Compare");
+    // The verdict of the later against the earlier is computed off the UI thread.
+    until(&mut h, "the verdict", |app| app.verdicts().len() == 1);
+    for label in ["before the index", "after the index"] {
+        assert!(
+            h.query_all_by_label(label).next().is_some(),
+            "{label} is in the Compare tab's list"
+        );
+    }
+}
+
+/// The app on a fresh history file in `dir`, the History tab shown.
+fn app_on(dir: &std::path::Path) -> Harness<'static, SpanprofApp> {
+    let path = dir.join("history.sqlite");
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(move |cc| {
+            let options = AppOptions {
+                history: Location::File(path.clone()),
+                tab: Some(Tab::History),
+                ..AppOptions::in_memory(1_000)
+            };
+            SpanprofApp::new(cc, options)
+        })
+}
+
+#[test]
+fn a_run_of_this_launch_and_an_imported_report_appear_in_history() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut h = app_on(dir.path());
+    h.run_steps(2);
+    assert!(h.state_mut().history_view().queries().is_empty());
+    crate::app::set_query(&mut h, "SELECT * FROM Seed23 LIMIT 10", 1, "this launch");
+    crate::app::run_to_end(&mut h);
+    h.state_mut().set_tab(Tab::History);
+    until(&mut h, "the run just saved", |app| {
+        app.history_view().queries().len() == 1
+    });
+    let older = report("from last year", "SELECT 2", "2025-03-01T10:00:00Z", &[3.0]);
+    let file = dir.path().join("old.json");
+    spanprof::app::export_to(&file, spanprof::app::ExportFormat::Json, &[older])
+        .expect("writes a report");
+    h.state_mut().history_view().import(file);
+    until(&mut h, "the imported run", |app| {
+        app.history_view().queries().len() == 2
+    });
+    assert!(
+        h.state().notice().unwrap_or("").contains("imported 1 runs"),
+        "{:?}",
+        h.state().notice()
+    );
+}
