@@ -93,7 +93,7 @@ impl SpannerStore {
             .build()
             .map_err(|e| fail(e.to_string()))?;
         let channel = runtime.block_on(async {
-            let channel = crate::client::connect_plaintext_answering_within(&host, CALL_LIMIT)
+            let channel = crate::client::connect_plaintext_answering_within(host, CALL_LIMIT)
                 .await
                 .map_err(|e| fail(format!("cannot connect to {host}: {e}")))?;
             let d = database;
