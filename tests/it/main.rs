@@ -1,5 +1,6 @@
 //! spanprof's integration tests, in one binary so they share helpers and link once.
 
+mod allocations;
 mod app;
 mod app_window_knobs;
 mod cli;
@@ -14,6 +15,7 @@ mod golden;
 mod history;
 mod hostile_client;
 mod hostile_resources;
+mod hostile_server;
 mod hostile_sql;
 mod hostile_streams;
 mod hostile_tokens;
@@ -29,9 +31,14 @@ mod plan;
 mod plan_local;
 mod props;
 mod recorder;
+mod row_check;
 mod serve_process;
 mod shapes;
 mod spanprof_client;
 mod support;
 mod tail;
 mod variants;
+
+/// Counts what each thread holds, for the tests that bound memory (`allocations.rs`).
+#[global_allocator]
+static ALLOCATOR: allocations::Counting = allocations::Counting;
