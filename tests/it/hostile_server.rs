@@ -204,48 +204,52 @@ fn iterate(
     host: String,
     iteration: Duration,
     per_message: Duration,
-) -> tokio::task::JoinHandle<Result<u64, IterationError>> {
-    tokio::spawn(async move {
-        let channel = connect_plaintext(&host).await.expect("connects");
-        let request = pb::ExecuteSqlRequest {
-            session: "projects/p/instances/i/databases/d/sessions/s1".into(),
-            sql: "SELECT hostility".into(),
-            ..Default::default()
-        };
-        let timeouts = Timeouts {
-            iteration,
-            ..Timeouts::DEFAULT
-        };
-        let mut on_rows = |_: spanprof::wire::RowsView<'_>, _: usize| {
-            if !per_message.is_zero() {
-                std::thread::sleep(per_message);
-            }
-        };
-        let timing = run_iteration(
-            channel,
-            &request,
-            &Default::default(),
-            ResumePolicy::default(),
-            timeouts,
-            Decoding::new(DecoderKind::Fast, &mut on_rows),
-        )
-        .await?;
-        Ok(timing.rows)
-    })
+) -> std::sync::mpsc::Receiver<Result<u64, IterationError>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let _ = tx.send(runtime.block_on(async move {
+            let channel = connect_plaintext(&host).await.expect("connects");
+            let request = pb::ExecuteSqlRequest {
+                session: "projects/p/instances/i/databases/d/sessions/s1".into(),
+                sql: "SELECT hostility".into(),
+                ..Default::default()
+            };
+            let timeouts = Timeouts {
+                iteration,
+                ..Timeouts::DEFAULT
+            };
+            let mut on_rows = |_: spanprof::wire::RowsView<'_>, _: usize| {
+                if !per_message.is_zero() {
+                    std::thread::sleep(per_message);
+                }
+            };
+            let timing = run_iteration(
+                channel,
+                &request,
+                &Default::default(),
+                ResumePolicy::default(),
+                timeouts,
+                Decoding::new(DecoderKind::Fast, &mut on_rows),
+            )
+            .await?;
+            Ok(timing.rows)
+        }));
+    });
+    rx
 }
 
 /// Waits at most `within` for `iteration` to end; its error.
 async fn error_within(
-    iteration: tokio::task::JoinHandle<Result<u64, IterationError>>,
+    iteration: std::sync::mpsc::Receiver<Result<u64, IterationError>>,
     within: Duration,
 ) -> IterationError {
-    let abort = iteration.abort_handle();
-    let Ok(ended) = tokio::time::timeout(within, iteration).await else {
-        abort.abort();
-        panic!("the iteration did not end within {within:?}");
-    };
+    let ended = tokio::task::block_in_place(|| iteration.recv_timeout(within));
     ended
-        .expect("the iteration's task does not panic")
+        .unwrap_or_else(|_| panic!("the iteration did not end within {within:?}"))
         .expect_err("the hostile server's answer is refused")
 }
 

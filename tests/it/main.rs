@@ -1,6 +1,5 @@
 //! spanprof's integration tests, in one binary so they share helpers and link once.
 
-mod allocations;
 mod app;
 mod app_window_knobs;
 mod cli;
@@ -38,7 +37,3 @@ mod spanprof_client;
 mod support;
 mod tail;
 mod variants;
-
-/// Counts what each thread holds, for the tests that bound memory (`allocations.rs`).
-#[global_allocator]
-static ALLOCATOR: allocations::Counting = allocations::Counting;
