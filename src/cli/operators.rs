@@ -90,8 +90,13 @@ pub fn run_plan(args: &PlanArgs, mut out: impl Write) -> anyhow::Result<()> {
 
 /// The plans in a file and the plan-change findings.
 fn load(bytes: &[u8]) -> anyhow::Result<(Vec<Shown>, Vec<String>)> {
-    let json: Option<serde_json::Value> = serde_json::from_slice(bytes).ok();
-    match json {
+    let json = serde_json::from_slice::<serde_json::Value>(bytes);
+    if let Err(e) = &json
+        && looks_like_json(bytes)
+    {
+        anyhow::bail!("not valid JSON: {e}");
+    }
+    match json.ok() {
         Some(document) if document.get("spanprof_report").is_some() => {
             let runs = read_json(bytes)?;
             let mut shown = Vec::new();
@@ -110,6 +115,11 @@ fn load(bytes: &[u8]) -> anyhow::Result<(Vec<Shown>, Vec<String>)> {
                         .iter()
                         .map(|c| format!("{}: {}", run.config.label, c.text())),
                 );
+            }
+            if shown.is_empty()
+                && let Some(reason) = runs.iter().find_map(unreadable_plan)
+            {
+                anyhow::bail!("{reason}");
             }
             Ok((shown, changes))
         }
@@ -145,6 +155,33 @@ fn load(bytes: &[u8]) -> anyhow::Result<(Vec<Shown>, Vec<String>)> {
             ))
         }
     }
+}
+
+/// Whether `bytes` begin (after white space) as a JSON document does: a stream file cannot, its
+/// first frame's length would be past a gigabyte.
+fn looks_like_json(bytes: &[u8]) -> bool {
+    matches!(
+        bytes.iter().find(|b| !b.is_ascii_whitespace()),
+        Some(b'{' | b'[')
+    )
+}
+
+/// Why `run` kept plans but none can be shown: the first that cannot be read, and why.
+fn unreadable_plan(run: &RunReport) -> Option<String> {
+    let label = &run.config.label;
+    run.plans.iterations.iter().find_map(|it| {
+        if let Some(error) = &it.error {
+            return Some(format!(
+                "run {label}, iteration {}: its plan cannot be read: {error}",
+                it.iteration
+            ));
+        }
+        let print = it.fingerprint.as_deref()?;
+        match run.plans.plan(print)? {
+            Err(error) => Some(format!("run {label}: plan {print} cannot be read: {error}")),
+            Ok(_) => None,
+        }
+    })
 }
 
 fn heading(run: &RunReport, a: &PlanAggregate) -> String {

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
 use super::execute_streaming_sql_raw;
-use super::resume::{ResumePolicy, back_off, late_error, may_resume};
+use super::resume::{
+    MAX_RESUME_TOKEN_BYTES, ResumePolicy, back_off, late_error, may_resume, token_too_large,
+};
 use super::timeouts::Timeouts;
 use super::timing::{IterationError, IterationTiming};
 use crate::proto::google::spanner::v1 as pb;
@@ -53,7 +55,13 @@ pub async fn read_bytes(
                     due = deadline;
                     match next {
                         Ok(Some(bytes)) => {
-                            timing.ttfb.get_or_insert_with(|| start.elapsed());
+                            // A stream that always has a message ready never lets the timeout
+                            // above fire: the deadline is checked between messages too.
+                            let arrived = Instant::now();
+                            if arrived >= deadline {
+                                return Err(late(deadline));
+                            }
+                            timing.ttfb.get_or_insert_with(|| arrived - start);
                             timing.counters.messages += 1;
                             timing.counters.wire_bytes += bytes.len() as u64;
                             let token = peek_resume_token(&bytes).map_err(|reason| {
@@ -63,6 +71,10 @@ pub async fn read_bytes(
                                 ))
                             })?;
                             if let Some(token) = token {
+                                if token.len() > MAX_RESUME_TOKEN_BYTES {
+                                    let message = timing.counters.messages;
+                                    return Err(token_too_large(token.len(), message));
+                                }
                                 request.resume_token = token.to_vec();
                             }
                         }

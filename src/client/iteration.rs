@@ -13,7 +13,9 @@ use std::time::Instant;
 use tonic::transport::Channel;
 
 use super::execute_streaming_sql_raw;
-use super::resume::{ResumePolicy, back_off, late_error, may_resume};
+use super::resume::{
+    MAX_RESUME_TOKEN_BYTES, ResumePolicy, back_off, late_error, may_resume, token_too_large,
+};
 use super::server_timing::parse_server_timing;
 use super::timeline::{DEFAULT_KEPT_MESSAGES, Fed, Recorder, Stopwatch, Timed};
 use super::timeouts::Timeouts;
@@ -144,6 +146,7 @@ pub async fn run_iteration(
     let deadline = start + timeouts.iteration;
     let late = |due: Instant| late_error(due, deadline, &timeouts);
     loop {
+        let messages_before = run.decoder.counters().messages + run.held.len() as u64;
         let wait = run.wait_begins();
         run.recorder.request_sent(wait);
         let first_due = (wait + timeouts.first_response).min(deadline);
@@ -162,7 +165,6 @@ pub async fn run_iteration(
             Ok(response) => {
                 run.took_headers(answered, response.metadata());
                 let mut stream = response.into_inner();
-                backoff = policy.initial_backoff;
                 let mut due = first_due;
                 loop {
                     let wait = run.wait_begins();
@@ -171,6 +173,11 @@ pub async fn run_iteration(
                         .map_err(|_| late(due))?;
                     let arrived = run.wait_ends();
                     run.timing.network += arrived - wait;
+                    // A stream that always has a message ready never lets the timeout above fire:
+                    // the deadline is checked between messages too.
+                    if arrived >= deadline {
+                        return Err(late(deadline));
+                    }
                     due = deadline;
                     let bytes = match next {
                         Ok(Some(bytes)) => bytes,
@@ -188,6 +195,10 @@ pub async fn run_iteration(
         };
         let Some(status) = error else { break };
         let broke = run.wait_begins();
+        if run.decoder.counters().messages + run.held.len() as u64 > messages_before {
+            // The attempt made progress: this retry is the first in a row.
+            backoff = policy.initial_backoff;
+        }
         let status = may_resume(status, run.timing.resumes, &policy)?;
         if request.resume_token.is_empty() && run.decoder.counters().messages > 0 {
             return Err(IterationError::CannotResume(format!(
@@ -263,6 +274,10 @@ fn take_message(
     run.since = Some(wire.end);
     run.timing.wire_decode += wire.wall;
     run.count_cpu(&wire, true);
+    if msg.resume_token().len() > MAX_RESUME_TOKEN_BYTES {
+        let message = run.decoder.counters().messages + run.held.len() as u64 + 1;
+        return Err(token_too_large(msg.resume_token().len(), message));
+    }
     let token = msg.resume_token().to_vec();
     let number = run
         .recorder

@@ -50,6 +50,11 @@ pub const STREAM_WINDOW: u32 = 8 << 20;
 /// See [`STREAM_WINDOW`].
 pub const CONNECTION_WINDOW: u32 = 16 << 20;
 
+/// The largest response message a query's stream may carry. Spanner's PartialResultSets are a
+/// few MiB at most (values are chunked across messages); a larger length prefix is refused before
+/// its bytes are read, as [`IterationError::TooLarge`].
+pub const MAX_MESSAGE_BYTES: usize = 128 << 20;
+
 /// Connects to a plaintext endpoint (`host:port`), as the emulator and the local instance serve.
 pub async fn connect_plaintext(host_port: &str) -> Result<Channel, tonic::transport::Error> {
     Endpoint::from_shared(format!("http://{host_port}"))?
@@ -82,7 +87,7 @@ pub async fn execute_streaming_sql_raw(
     channel: Channel,
     request: tonic::Request<pb::ExecuteSqlRequest>,
 ) -> Result<tonic::Response<Streaming<Bytes>>, tonic::Status> {
-    let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(usize::MAX);
+    let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(MAX_MESSAGE_BYTES);
     grpc.ready()
         .await
         .map_err(|e| tonic::Status::unavailable(format!("the channel is not ready: {e}")))?;

@@ -1,6 +1,6 @@
 //! How a broken stream is resumed, shared by the timed iteration and the wire floor: the policy
 //! (as the official clients resume), which errors are resumable, the back-off between attempts and
-//! the error of a wait that ran out.
+//! the error of a wait that ran out, and the bound on a resume token.
 
 use std::time::{Duration, Instant};
 
@@ -18,10 +18,26 @@ pub struct ResumePolicy {
     pub max_held_messages: usize,
     /// Bytes of such messages held back at most.
     pub max_held_bytes: usize,
-    /// Wait before the first retry; doubles on each retry in a row, up to `max_backoff`.
+    /// Wait before the first retry; doubles on each retry in a row (an attempt that brought no
+    /// message does not start the row again), up to `max_backoff`. Each wait is drawn between
+    /// half and all of it (jitter), so that clients broken together do not retry together.
     pub initial_backoff: Duration,
     /// The longest wait between retries.
     pub max_backoff: Duration,
+}
+
+/// The longest resume token the client keeps and sends back. Spanner's are tens of bytes; a token
+/// past this is refused with [`IterationError::TooLarge`] rather than echoed on the resume.
+pub const MAX_RESUME_TOKEN_BYTES: usize = 64 << 10;
+
+/// The error for a resume token of `bytes` bytes, past [`MAX_RESUME_TOKEN_BYTES`], in message
+/// `message` (1-based).
+pub fn token_too_large(bytes: usize, message: u64) -> IterationError {
+    IterationError::TooLarge(format!(
+        "message {message} carries a resume token of {bytes} bytes, more than the {} KiB a \
+         token may be (Spanner's are tens of bytes); it is not sent back",
+        MAX_RESUME_TOKEN_BYTES >> 10
+    ))
 }
 
 impl Default for ResumePolicy {
@@ -56,6 +72,9 @@ pub fn may_resume(
     resumes: u32,
     policy: &ResumePolicy,
 ) -> Result<Status, IterationError> {
+    if let Some(error) = too_large(&status) {
+        return Err(error);
+    }
     if !is_resumable(&status) {
         return Err(IterationError::Status(status));
     }
@@ -68,20 +87,47 @@ pub fn may_resume(
     Ok(status)
 }
 
-/// Waits `backoff` before the next attempt (an error if that would pass `deadline`), then doubles
-/// it, up to the policy's maximum.
+/// The error for a message past the client's size limit ([`super::MAX_MESSAGE_BYTES`]), which
+/// tonic reports as OUT_OF_RANGE before it reads the message.
+fn too_large(status: &Status) -> Option<IterationError> {
+    (status.code() == Code::OutOfRange
+        && status
+            .message()
+            .contains("decoded message length too large"))
+    .then(|| {
+        IterationError::TooLarge(format!(
+            "the server sent a message larger than the {} MiB one message may be \
+             (production's are far smaller): {}",
+            super::MAX_MESSAGE_BYTES >> 20,
+            status.message()
+        ))
+    })
+}
+
+/// Waits about `backoff` before the next attempt (an error if that would pass `deadline`), then
+/// doubles it, up to the policy's maximum. The wait is drawn between half and all of `backoff`.
 pub async fn back_off(
     backoff: &mut Duration,
     deadline: Instant,
     policy: &ResumePolicy,
     timeouts: &Timeouts,
 ) -> Result<(), IterationError> {
-    if Instant::now() + *backoff >= deadline {
+    let wait = jittered(*backoff);
+    if Instant::now() + wait >= deadline {
         return Err(late_error(deadline, deadline, timeouts));
     }
-    tokio::time::sleep(*backoff).await;
+    tokio::time::sleep(wait).await;
     *backoff = (*backoff * 2).min(policy.max_backoff);
     Ok(())
+}
+
+/// A wait between half of `backoff` and all of it, drawn anew each time.
+fn jittered(backoff: Duration) -> Duration {
+    use std::hash::BuildHasher as _;
+    // Each RandomState is keyed afresh; hashing the time mixes in the moment of the draw.
+    let bits = std::hash::RandomState::new().hash_one(Instant::now());
+    let fraction = 0.5 + (bits >> 11) as f64 / (1u64 << 53) as f64 / 2.0;
+    backoff.mul_f64(fraction)
 }
 
 /// Whether a stream error is one the official clients resume from.
@@ -112,5 +158,31 @@ mod tests {
         )));
         assert!(!is_resumable(&Status::internal("boom")));
         assert!(!is_resumable(&Status::invalid_argument("bad SQL")));
+    }
+
+    #[test]
+    fn waits_are_drawn_between_half_and_all_of_the_back_off() {
+        let backoff = Duration::from_millis(400);
+        let waits: Vec<Duration> = (0..200).map(|_| jittered(backoff)).collect();
+        assert!(
+            waits.iter().all(|w| *w >= backoff / 2 && *w <= backoff),
+            "{waits:?}"
+        );
+        let distinct: std::collections::BTreeSet<Duration> = waits.iter().copied().collect();
+        assert!(distinct.len() > 100, "the waits are jittered: {distinct:?}");
+    }
+
+    #[test]
+    fn a_message_past_the_size_limit_is_refused_as_too_large() {
+        let status = Status::out_of_range(
+            "Error, decoded message length too large: found 200000000 bytes, the limit is: 1 bytes",
+        );
+        let error = may_resume(status, 0, &ResumePolicy::default()).expect_err("refused");
+        assert!(
+            error
+                .to_string()
+                .contains("larger than the 128 MiB one message may be"),
+            "{error}"
+        );
     }
 }

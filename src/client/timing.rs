@@ -86,6 +86,9 @@ pub enum IterationError {
         /// The limit.
         after: Duration,
     },
+    /// The server sent more than the client accepts (a message or a resume token past its limit).
+    #[error("refused: {0}")]
+    TooLarge(String),
     /// What was asked cannot be done this way.
     #[error("{0}")]
     Unsupported(&'static str),

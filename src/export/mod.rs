@@ -39,12 +39,14 @@ pub trait Exporter {
 /// Why an export could not be made, read back or written.
 #[derive(Debug, Error)]
 pub enum ExportError {
-    /// The CSV writer failed.
+    /// The CSV writer failed. (Its text is in the message, so it is no `source`: an error chain
+    /// would print it twice.)
     #[error("cannot write CSV: {0}")]
-    Csv(#[from] ::csv::Error),
-    /// The JSON could not be written, or what was read back is not a spanprof report.
+    Csv(::csv::Error),
+    /// The JSON could not be written, or what was read back is not a spanprof report. (As for
+    /// `Csv`, the error's text is in the message, not a `source`.)
     #[error("not a spanprof JSON report: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(serde_json::Error),
     /// A JSON report in a format version this build does not read.
     #[error(
         "spanprof JSON report version {found} is not supported (this build reads {FORMAT_VERSION})"
@@ -61,6 +63,18 @@ pub enum ExportError {
         /// What the operating system said.
         error: io::Error,
     },
+}
+
+impl From<::csv::Error> for ExportError {
+    fn from(e: ::csv::Error) -> Self {
+        ExportError::Csv(e)
+    }
+}
+
+impl From<serde_json::Error> for ExportError {
+    fn from(e: serde_json::Error) -> Self {
+        ExportError::Json(e)
+    }
 }
 
 /// The operating system's message without the ` (os error N)` that `io::Error` appends, so a

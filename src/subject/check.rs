@@ -249,18 +249,93 @@ impl fmt::Display for Mismatch {
     }
 }
 
-/// What a client printed, line by line.
-enum Printed {
-    Rows(Vec<Json>),
-    Count(u64),
-}
-
 /// A line `rows N`.
 fn count_line(line: &str) -> Option<u64> {
     line.trim().strip_prefix("rows ")?.trim().parse().ok()
 }
 
-fn read_output(stdout: &[u8]) -> Result<Printed, Difference> {
+/// How much longer than the longest row sent (as canonical JSON) a printed row may be: spellings
+/// differ (`1.0` for `1`, `\u00e9` for `é`), but a line past this holds no row that was sent.
+const LINE_SLACK_FACTOR: usize = 8;
+/// See [`LINE_SLACK_FACTOR`]: bytes a line may have beyond that multiple.
+const LINE_SLACK_BYTES: usize = 4096;
+
+/// The server's rows in the form the printed ones are compared in, made when the first printed
+/// row is read (a count-only output needs none of it).
+struct Sent<'e> {
+    expected: &'e Expected,
+    types: Vec<&'e Type>,
+    /// Each row normalised.
+    rows: Vec<Json>,
+    /// The first row with each digest.
+    first_seen: HashMap<u64, u64>,
+    /// The longest line a printed row may be.
+    max_line: usize,
+}
+
+impl<'e> Sent<'e> {
+    fn new(expected: &'e Expected) -> Self {
+        let types: Vec<&Type> = expected.columns.iter().map(|c| &c.ty).collect();
+        let mut first_seen = HashMap::new();
+        let mut longest = 0;
+        let rows: Vec<Json> = (0u64..)
+            .zip(&expected.rows)
+            .map(|(i, r)| {
+                let row = normalize_row(&types, &r.to_canonical_json());
+                let text = row.to_string();
+                longest = longest.max(text.len());
+                first_seen.entry(digest_text(&text)).or_insert(i);
+                row
+            })
+            .collect();
+        Sent {
+            expected,
+            types,
+            rows,
+            first_seen,
+            max_line: longest
+                .saturating_mul(LINE_SLACK_FACTOR)
+                .saturating_add(LINE_SLACK_BYTES),
+        }
+    }
+
+    /// How printed row `i` (0-based) differs from the server's, if it does; only the first extra
+    /// row (`i` = rows sent) is looked at past the end.
+    fn differs(&self, i: u64, got: &Json) -> Option<Difference> {
+        let sent = self.rows.len() as u64;
+        if i > sent {
+            return None;
+        }
+        let got = normalize_row(&self.types, got);
+        let repeat = self.first_seen.get(&digest(&got)).copied();
+        if i == sent {
+            return Some(match repeat {
+                Some(j) => Difference::Repeated { row: i, repeats: j },
+                None => Difference::Extra { from: sent },
+            });
+        }
+        let row = &self.rows[i as usize];
+        if *row == got {
+            return None;
+        }
+        Some(match repeat {
+            Some(j) if j < i => Difference::Repeated { row: i, repeats: j },
+            Some(j) => Difference::MissingBetween { from: i, to: j },
+            None => first_value_difference(self.expected, i, row, &got),
+        })
+    }
+}
+
+/// What a client printed, read line by line: each row is compared as it is read and dropped, so
+/// the check holds the server's rows and one printed row, never the whole output.
+enum Printed {
+    /// Rows were printed: how many, and the first difference.
+    Rows(u64, Option<Difference>),
+    /// Only a `rows N` line.
+    Count(u64),
+}
+
+fn read_output(expected: &Expected, stdout: &[u8]) -> Result<Printed, Difference> {
     let text = std::str::from_utf8(stdout).map_err(|e| Difference::Unreadable {
         line: stdout[..e.valid_up_to()]
             .iter()
@@ -269,7 +344,8 @@ fn read_output(stdout: &[u8]) -> Result<Printed, Difference> {
             + 1,
         reason: "not UTF-8".into(),
     })?;
-    let mut rows = Vec::new();
+    let mut sent: Option<Sent<'_>> = None;
+    let (mut printed, mut first_difference) = (0u64, None);
     let mut count = None;
     for (i, line) in (1u64..).zip(text.lines()) {
         if line.trim().is_empty() {
@@ -283,15 +359,27 @@ fn read_output(stdout: &[u8]) -> Result<Printed, Difference> {
         if count.is_some() {
             return Err(unreadable("a row after the `rows N` line".into()));
         }
+        let sent = sent.get_or_insert_with(|| Sent::new(expected));
+        if line.len() > sent.max_line {
+            return Err(unreadable(format!(
+                "{} bytes, longer than any row that was sent could be printed",
+                thousands(line.len() as u64)
+            )));
+        }
         match serde_json::from_str::<Json>(line) {
-            Ok(row @ Json::Array(_)) => rows.push(row),
+            Ok(row @ Json::Array(_)) => {
+                if first_difference.is_none() {
+                    first_difference = sent.differs(printed, &row);
+                }
+                printed += 1;
+            }
             Ok(_) => return Err(unreadable("not a JSON array".into())),
             Err(e) => return Err(unreadable(format!("not JSON ({e})"))),
         }
     }
     Ok(match count {
-        Some(n) if rows.is_empty() => Printed::Count(n),
-        _ => Printed::Rows(rows),
+        Some(n) if printed == 0 => Printed::Count(n),
+        _ => Printed::Rows(printed, first_difference),
     })
 }
 
@@ -313,16 +401,13 @@ pub fn check(expected: &Expected, stdout: &[u8], truncated: bool) -> Result<Chec
             },
         ));
     }
-    let printed = read_output(stdout).map_err(|d| mismatch(0, true, d))?;
-    let rows = match printed {
-        Printed::Count(n) if n == sent => return Ok(Checked::Count { rows: n }),
-        Printed::Count(n) => return Err(mismatch(n, false, missing_or_extra(expected, n))),
-        Printed::Rows(rows) => rows,
-    };
-    let n = rows.len() as u64;
-    compare_rows(expected, &rows)
-        .map(|()| Checked::Values { rows: n })
-        .map_err(|d| mismatch(n, true, d))
+    match read_output(expected, stdout).map_err(|d| mismatch(0, true, d))? {
+        Printed::Count(n) if n == sent => Ok(Checked::Count { rows: n }),
+        Printed::Count(n) => Err(mismatch(n, false, missing_or_extra(expected, n))),
+        Printed::Rows(n, Some(difference)) => Err(mismatch(n, true, difference)),
+        Printed::Rows(n, None) if n < sent => Err(mismatch(n, true, missing_or_extra(expected, n))),
+        Printed::Rows(n, None) => Ok(Checked::Values { rows: n }),
+    }
 }
 
 /// When only the counts differ.
@@ -339,53 +424,16 @@ fn missing_or_extra(expected: &Expected, printed: u64) -> Difference {
     }
 }
 
-fn compare_rows(expected: &Expected, printed: &[Json]) -> Result<(), Difference> {
-    let types: Vec<&Type> = expected.columns.iter().map(|c| &c.ty).collect();
-    let normal_sent: Vec<Json> = expected
-        .rows
-        .iter()
-        .map(|r| normalize_row(&types, &r.to_canonical_json()))
-        .collect();
-    let mut first_seen: HashMap<u64, u64> = HashMap::new();
-    for (i, sent) in (0u64..).zip(&normal_sent) {
-        first_seen.entry(digest(sent)).or_insert(i);
-    }
-    for (i, (sent, got)) in (0u64..).zip(normal_sent.iter().zip(printed)) {
-        let got = normalize_row(&types, got);
-        if *sent == got {
-            continue;
-        }
-        if let Some(&j) = first_seen.get(&digest(&got)) {
-            return Err(if j < i {
-                Difference::Repeated { row: i, repeats: j }
-            } else {
-                Difference::MissingBetween { from: i, to: j }
-            });
-        }
-        return Err(first_value_difference(expected, i, sent, &got));
-    }
-    let (sent, got) = (normal_sent.len() as u64, printed.len() as u64);
-    if got < sent {
-        return Err(missing_or_extra(expected, got));
-    }
-    if got > sent {
-        let extra = normalize_row(&types, &printed[normal_sent.len()]);
-        return Err(match first_seen.get(&digest(&extra)) {
-            Some(&j) => Difference::Repeated {
-                row: sent,
-                repeats: j,
-            },
-            None => Difference::Extra { from: sent },
-        });
-    }
-    Ok(())
-}
-
 /// A row's digest, to find which earlier row a printed one repeats.
 fn digest(row: &Json) -> u64 {
+    digest_text(&row.to_string())
+}
+
+/// [`digest`] of a row already written as JSON text.
+fn digest_text(text: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    row.to_string().hash(&mut hasher);
+    text.hash(&mut hasher);
     hasher.finish()
 }
 

@@ -172,12 +172,19 @@ pub struct DecodedStream {
 /// Why a stream file could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StreamFileError {
-    /// The framing is broken.
+    /// The framing is broken. (Its text is in the message, so it is no `source`: an error chain
+    /// would print it twice.)
     #[error("bad stream file: {0}")]
-    Frame(#[from] FrameError),
+    Frame(FrameError),
     /// A message could not be decoded.
-    #[error("{0}")]
+    #[error(transparent)]
     Decode(#[from] DecodeError),
+}
+
+impl From<FrameError> for StreamFileError {
+    fn from(e: FrameError) -> Self {
+        StreamFileError::Frame(e)
+    }
 }
 
 /// Decodes every message of already-split frames, checking the stream ends cleanly.
