@@ -272,7 +272,9 @@ impl QuerySettings {
                 );
             }
             let sweep = crate::engine::parse_sweep(self.sweep.trim()).map_err(|e| e.to_string())?;
-            variants = sweep.expand(&variants[0], !self.run_label().is_empty());
+            variants = sweep
+                .expand(&variants[0], !self.run_label().is_empty())
+                .map_err(|e| e.to_string())?;
         }
         let spec = ProfileSpec {
             database,

@@ -81,7 +81,7 @@ pub fn variants(line: &FromCommandLine<'_>) -> anyhow::Result<(Vec<Variant>, Opt
         base.len() == 1,
         "--sweep sweeps one query: give one --sql (or a workload file with a sweep per variant)"
     );
-    Ok((sweep.expand(&base[0], own_labels), None))
+    Ok((sweep.expand(&base[0], own_labels)?, None))
 }
 
 #[cfg(test)]

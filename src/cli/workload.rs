@@ -194,7 +194,11 @@ impl Workload {
                 Some(sweep) => {
                     let sweep = parse_sweep(sweep)
                         .map_err(|e| anyhow::anyhow!("variant {} ({name}): {e}", i + 1))?;
-                    variants.extend(sweep.expand(&variant, fields.label.is_some()));
+                    variants.extend(
+                        sweep
+                            .expand(&variant, fields.label.is_some())
+                            .map_err(|e| anyhow::anyhow!("variant {} ({name}): {e}", i + 1))?,
+                    );
                 }
                 None => variants.push(variant),
             }

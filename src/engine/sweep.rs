@@ -44,6 +44,15 @@ pub enum SweepError {
     /// A value the parameter's type does not take.
     #[error(transparent)]
     Value(#[from] ParamError),
+    /// The query already has a parameter of the swept name: one of the two would be ignored.
+    #[error(
+        "the sweep and a parameter are both named @{name}: sweep it, or set it, not both (remove the \
+         parameter or rename one of them)"
+    )]
+    ClashesWithParam {
+        /// The parameter's name, without `@`.
+        name: String,
+    },
 }
 
 /// Reads `NAME:TYPE=v1,v2,...` (at least two values, each one the type takes).
@@ -74,18 +83,20 @@ pub fn parse_sweep(text: &str) -> Result<SweepSpec, SweepError> {
 
 impl SweepSpec {
     /// One variant per value of `base`, labelled `n=100` (or `LABEL n=100` when the base had a
-    /// label of its own), with the parameter set (replacing one of the same name).
-    pub fn expand(&self, base: &Variant, own_label: bool) -> Vec<Variant> {
-        self.values
+    /// label of its own), with the parameter set; refused when `base` already sets a parameter of
+    /// that name (which of the two the user meant cannot be told).
+    pub fn expand(&self, base: &Variant, own_label: bool) -> Result<Vec<Variant>, SweepError> {
+        if base.params.iter().any(|p| p.name == self.name) {
+            return Err(SweepError::ClashesWithParam {
+                name: self.name.clone(),
+            });
+        }
+        Ok(self
+            .values
             .iter()
             .map(|value| {
                 let point = format!("{}={value}", self.name);
-                let mut params: Vec<Param> = base
-                    .params
-                    .iter()
-                    .filter(|p| p.name != self.name)
-                    .cloned()
-                    .collect();
+                let mut params = base.params.clone();
                 params.push(Param {
                     name: self.name.clone(),
                     type_name: self.type_name.clone(),
@@ -106,7 +117,7 @@ impl SweepSpec {
                     ..base.clone()
                 }
             })
-            .collect()
+            .collect())
     }
 }
 
@@ -134,16 +145,32 @@ mod tests {
     }
 
     #[test]
+    fn a_sweep_of_a_parameter_the_query_already_sets_is_refused() {
+        let sweep = parse_sweep("n:INT64=10,20").expect("valid");
+        let base = Variant {
+            params: vec![Param::parse("n:INT64=1").expect("valid")],
+            ..Variant::new("scan", "SELECT * FROM Seed23 LIMIT @n")
+        };
+        let err = sweep
+            .expand(&base, true)
+            .expect_err("n is both swept and set");
+        assert_eq!(
+            err,
+            SweepError::ClashesWithParam {
+                name: "n".to_owned()
+            }
+        );
+        assert!(err.to_string().contains("@n"), "{err}");
+    }
+
+    #[test]
     fn each_value_makes_a_variant_with_the_parameter_set_and_its_point() {
         let sweep = parse_sweep("n:INT64=10,20").expect("valid");
         let base = Variant {
-            params: vec![
-                Param::parse("n:INT64=1").expect("valid"),
-                Param::parse("x=a").expect("valid"),
-            ],
+            params: vec![Param::parse("x=a").expect("valid")],
             ..Variant::new("scan", "SELECT * FROM Seed23 LIMIT @n")
         };
-        let points = sweep.expand(&base, true);
+        let points = sweep.expand(&base, true).expect("no clash");
         assert_eq!(points[1].label, "scan n=20");
         let n: Vec<&str> = points[1]
             .params
@@ -151,7 +178,7 @@ mod tests {
             .filter(|p| p.name == "n")
             .map(|p| p.value.as_str())
             .collect();
-        assert_eq!(n, ["20"], "the swept value replaces the base's");
+        assert_eq!(n, ["20"], "the swept value is set");
         assert_eq!(points[1].params.len(), 2);
         assert_eq!(
             points[0].sweep.as_ref().map(|p| p.value.as_str()),
