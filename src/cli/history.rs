@@ -217,12 +217,20 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
                 limit: Some(args.limit),
             };
             let runs = store.list(&filter)?;
+            // Buffered: stdout writes each line through on its own, a system call per line of
+            // 100,000 runs' JSON. Serialized as they are, without a tree of values in between.
+            let mut out = std::io::BufWriter::new(out);
             if args.json {
-                serde_json::to_writer_pretty(&mut out, &serde_json::json!({ "runs": runs }))?;
+                #[derive(serde::Serialize)]
+                struct Listing<'a> {
+                    runs: &'a [RunSummary],
+                }
+                serde_json::to_writer_pretty(&mut out, &Listing { runs: &runs })?;
                 writeln!(out)?;
             } else {
                 write_table(&mut out, &runs)?;
             }
+            out.flush()?;
         }
     }
     Ok(())
