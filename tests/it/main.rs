@@ -29,6 +29,7 @@ mod official_load;
 mod official_rust;
 mod outlive;
 mod plan;
+mod plan_files;
 mod plan_local;
 mod props;
 mod recorder;
