@@ -274,12 +274,7 @@ pub async fn insert_rows(
     rows: &[Vec<Value>],
 ) -> Result<u64, AdminError> {
     let mut session = Session::create(channel, database_name).await?;
-    let mut values: Vec<prost_types::ListValue> = rows
-        .iter()
-        .map(|row| prost_types::ListValue {
-            values: row.iter().map(encode_value).collect(),
-        })
-        .collect();
+    let mut values = list_values(rows);
     let written = session.commit(table, columns, &mut values).await;
     let deleted = session.delete().await;
     let written = written?;
@@ -296,24 +291,13 @@ pub async fn update_rows(
     columns: &[String],
     rows: &[Vec<Value>],
 ) -> Result<(), AdminError> {
-    let mut session = Session::create(channel, database_name).await?;
     let write = pb::mutation::Write {
         table: table.to_owned(),
         columns: columns.to_vec(),
-        values: rows
-            .iter()
-            .map(|row| prost_types::ListValue {
-                values: row.iter().map(encode_value).collect(),
-            })
-            .collect(),
+        values: list_values(rows),
     };
-    let update = pb::Mutation {
-        operation: Some(pb::mutation::Operation::Update(write)),
-    };
-    let updated = session.commit_mutations(table, vec![update]).await;
-    let ended = session.delete().await;
-    updated?;
-    ended
+    let update = pb::mutation::Operation::Update(write);
+    commit_once(channel, database_name, table, update).await
 }
 
 /// Deletes the rows of `table` whose one-column primary keys are `keys` (strings), in one
@@ -324,7 +308,6 @@ pub async fn delete_rows(
     table: &str,
     keys: &[String],
 ) -> Result<(), AdminError> {
-    let mut session = Session::create(channel, database_name).await?;
     let key_set = pb::KeySet {
         keys: keys
             .iter()
@@ -334,16 +317,38 @@ pub async fn delete_rows(
             .collect(),
         ..Default::default()
     };
-    let delete = pb::Mutation {
-        operation: Some(pb::mutation::Operation::Delete(pb::mutation::Delete {
-            table: table.to_owned(),
-            key_set: Some(key_set),
-        })),
+    let delete = pb::mutation::Operation::Delete(pb::mutation::Delete {
+        table: table.to_owned(),
+        key_set: Some(key_set),
+    });
+    commit_once(channel, database_name, table, delete).await
+}
+
+/// Commits one mutation of `table` in a session of its own, deleted afterwards even when the
+/// commit failed (the commit's error wins).
+async fn commit_once(
+    channel: Channel,
+    database_name: &str,
+    table: &str,
+    operation: pb::mutation::Operation,
+) -> Result<(), AdminError> {
+    let mut session = Session::create(channel, database_name).await?;
+    let mutation = pb::Mutation {
+        operation: Some(operation),
     };
-    let deleted = session.commit_mutations(table, vec![delete]).await;
+    let committed = session.commit_mutations(table, vec![mutation]).await;
     let ended = session.delete().await;
-    deleted?;
+    committed?;
     ended
+}
+
+/// Rows as the `ListValue`s a mutation carries.
+fn list_values(rows: &[Vec<Value>]) -> Vec<prost_types::ListValue> {
+    rows.iter()
+        .map(|row| prost_types::ListValue {
+            values: row.iter().map(encode_value).collect(),
+        })
+        .collect()
 }
 
 /// Runs `sql` with `params` (a strong read) and returns its rows, each cell as text: strings as

@@ -206,19 +206,7 @@ impl HistoryStore for SqliteStore {
                     sql_like,
                     limit
                 ],
-                |row| {
-                    Ok(RunSummary {
-                        id: row.get::<_, i64>(0)?.to_string(),
-                        started_at: row.get(1)?,
-                        label: row.get(2)?,
-                        target: row.get(3)?,
-                        fingerprint: row.get(4)?,
-                        iterations: row.get(5)?,
-                        median_total_ms: row.get(6)?,
-                        p90_total_ms: row.get(7)?,
-                        sql: row.get(8)?,
-                    })
-                },
+                summary_of,
             )
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
         rows.map_err(|e| sqlite_error(&self.path, e))
@@ -285,18 +273,11 @@ impl HistoryStore for SqliteStore {
             .map_err(|e| sqlite_error(&self.path, e))?;
         let rows = statement
             .query_map(params![fingerprint, limit], |row| {
-                let summary = RunSummary {
-                    id: row.get::<_, i64>(0)?.to_string(),
-                    started_at: row.get(1)?,
-                    label: row.get(2)?,
-                    target: row.get(3)?,
-                    fingerprint: row.get(4)?,
-                    iterations: row.get(5)?,
-                    median_total_ms: row.get(6)?,
-                    p90_total_ms: row.get(7)?,
-                    sql: row.get(8)?,
-                };
-                Ok((summary, row.get::<_, bool>(9)?, row.get::<_, String>(10)?))
+                Ok((
+                    summary_of(row)?,
+                    row.get::<_, bool>(9)?,
+                    row.get::<_, String>(10)?,
+                ))
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| sqlite_error(&self.path, e))?;
@@ -378,6 +359,22 @@ fn migrate(c: &mut Connection) -> Result<(), rusqlite::Error> {
         tx.pragma_update(None, "user_version", i as i64 + 1)?;
     }
     tx.commit()
+}
+
+/// A listing line from a row whose first nine columns are `id, started_at, label, target,
+/// fingerprint, iterations, median_total_ms, p90_total_ms, sql`, in that order.
+fn summary_of(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
+    Ok(RunSummary {
+        id: row.get::<_, i64>(0)?.to_string(),
+        started_at: row.get(1)?,
+        label: row.get(2)?,
+        target: row.get(3)?,
+        fingerprint: row.get(4)?,
+        iterations: row.get(5)?,
+        median_total_ms: row.get(6)?,
+        p90_total_ms: row.get(7)?,
+        sql: row.get(8)?,
+    })
 }
 
 /// The schema version of the store at `path` (`user_version`).
