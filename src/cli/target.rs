@@ -30,6 +30,10 @@ pub struct TargetArgs {
     /// The Cloud Spanner API endpoint for --cloud (https://, or http:// for a local test server).
     #[arg(long, requires = "cloud", default_value = crate::client::cloud::DEFAULT_ENDPOINT)]
     pub cloud_endpoint: String,
+    /// A PEM file of CA certificates to trust for --cloud besides the system's and Mozilla's roots
+    /// (an endpoint with a private or self-signed certificate).
+    #[arg(long, value_name = "FILE.pem", requires = "cloud")]
+    pub ca_cert: Option<PathBuf>,
     /// Project id.
     #[arg(long, default_value = "test-project")]
     pub project: String,
@@ -98,6 +102,7 @@ impl TargetArgs {
                     Some(path) => Credentials::ServiceAccountFile(path.clone()),
                     None => Credentials::ApplicationDefault,
                 },
+                ca_certificate: self.ca_cert.clone(),
             });
         }
         let endpoint = if self.local {

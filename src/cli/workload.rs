@@ -26,7 +26,7 @@ use serde::Deserialize;
 
 use super::options::RequestOptionArgs;
 use crate::engine::parse_sweep;
-use crate::engine::{Order, Param, QueryMode, RequestOptions, Variant};
+use crate::engine::{Order, Param, QueryMode, RequestOptions, SessionKind, Variant};
 use crate::wire::DecoderKind;
 
 /// A workload file, read and checked.
@@ -80,6 +80,8 @@ struct Fields {
     data_boost: Option<bool>,
     max_partitions: Option<u32>,
     sweep: Option<String>,
+    cold: Option<bool>,
+    session: Option<String>,
 }
 
 impl Fields {
@@ -110,6 +112,8 @@ impl Fields {
             data_boost: self.data_boost.or(d.data_boost),
             max_partitions: self.max_partitions.or(d.max_partitions),
             sweep: self.sweep.or(d.sweep),
+            cold: self.cold.or(d.cold),
+            session: self.session.or(d.session),
         }
     }
 
@@ -248,15 +252,20 @@ fn variant(
         params.push(param);
     }
     Ok(Variant {
-        label: label.to_owned(),
-        sql,
         params,
         mode: match &fields.query_mode {
             Some(m) => parse_mode(m)?,
             None => line_mode,
         },
         options: fields.options(line_options)?,
-        sweep: None,
+        cold: fields.cold.unwrap_or(false),
+        session: match &fields.session {
+            Some(text) => Some(SessionKind::parse(text).ok_or_else(|| {
+                anyhow::anyhow!("session {text:?} is not a session kind: regular or multiplexed")
+            })?),
+            None => None,
+        },
+        ..Variant::new(label, sql)
     })
 }
 

@@ -30,6 +30,9 @@ pub struct CloudTarget {
     pub endpoint: String,
     /// Where tokens come from.
     pub credentials: Credentials,
+    /// A PEM file of CA certificates trusted besides the system's and Mozilla's roots (an
+    /// endpoint with a private or self-signed certificate: a proxy, a test stand-in).
+    pub ca_certificate: Option<std::path::PathBuf>,
 }
 
 /// Why a Cloud target could not be used.
@@ -40,6 +43,14 @@ pub enum CloudError {
     BadEndpoint {
         /// The endpoint as given.
         endpoint: String,
+    },
+    /// The extra CA certificate file cannot be read.
+    #[error("cannot read the CA certificate file {}: {why}", path.display())]
+    BadCa {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the OS said.
+        why: String,
     },
     /// The channel could not be set up or connected.
     #[error("cannot connect to {endpoint}: {source}")]
@@ -64,6 +75,7 @@ impl CloudTarget {
             database: database.into(),
             endpoint: DEFAULT_ENDPOINT.to_owned(),
             credentials: Credentials::ApplicationDefault,
+            ca_certificate: None,
         }
     }
 
@@ -92,9 +104,15 @@ impl CloudTarget {
             .tcp_nodelay(true);
         match builder.uri().scheme_str() {
             Some("https") => {
-                builder = builder
-                    .tls_config(ClientTlsConfig::new().with_enabled_roots())
-                    .map_err(connect_error)?;
+                let mut tls = ClientTlsConfig::new().with_enabled_roots();
+                if let Some(path) = &self.ca_certificate {
+                    let pem = std::fs::read(path).map_err(|e| CloudError::BadCa {
+                        path: path.clone(),
+                        why: e.to_string(),
+                    })?;
+                    tls = tls.ca_certificate(tonic::transport::Certificate::from_pem(pem));
+                }
+                builder = builder.tls_config(tls).map_err(connect_error)?;
             }
             Some("http") => {}
             _ => {

@@ -55,6 +55,7 @@ fn run(label: &str, lanes: impl Fn() -> Vec<Lane>, totals: &[f64]) -> RunReport 
         r.timeline = Some(Timeline {
             lanes: lanes(),
             total_us: us(r.total_ms),
+            setup: Vec::new(),
         });
     }
     report
