@@ -20,6 +20,8 @@
 //! sql = "SELECT Id, Name FROM Seed23 LIMIT @lim"
 //! priority = "low"
 //! staleness = "exact:10s"
+//! cold = true                # every iteration a cold start (--cold)
+//! session = "regular"        # regular | multiplexed (--session)
 //! ```
 
 use serde::Deserialize;
@@ -330,6 +332,38 @@ mod tests {
         .expect("valid");
         let labels: Vec<&str> = w.variants.iter().map(|v| v.label.as_str()).collect();
         assert_eq!(labels, ["n=10", "n=20", "n=30"]);
+    }
+
+    #[test]
+    fn a_variant_may_be_cold_and_name_its_kind_of_session() {
+        let w = parse(
+            r#"
+            [defaults]
+            session = "regular"
+            [[variant]]
+            label = "cold"
+            sql = "SELECT 1"
+            cold = true
+            [[variant]]
+            label = "warm"
+            sql = "SELECT 1"
+            session = "multiplexed"
+            "#,
+        )
+        .expect("valid");
+        let how: Vec<_> = w.variants.iter().map(|v| (v.cold, v.session)).collect();
+        assert_eq!(
+            how,
+            [
+                (true, Some(SessionKind::Regular)),
+                (false, Some(SessionKind::Multiplexed))
+            ]
+        );
+        let error = format!(
+            "{:#}",
+            parse("[[variant]]\nsql = \"SELECT 1\"\nsession = \"pooled\"").expect_err("a kind")
+        );
+        assert!(error.contains("regular or multiplexed"), "{error}");
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub enum ConnectError {
         why: String,
     },
     /// A step did not finish within the connect timeout.
-    #[error("cold start to {endpoint}: {} did not finish within {}", step.describe(), Readable(*after))]
+    #[error("{endpoint}: {} did not finish within {}", step.describe(), Readable(*after))]
     TimedOut {
         /// The endpoint.
         endpoint: String,
@@ -96,7 +96,7 @@ pub enum ConnectError {
         after: Duration,
     },
     /// A step failed.
-    #[error("cold start to {endpoint}: {} failed: {reason}", step.describe())]
+    #[error("{endpoint}: {} failed: {reason}", step.describe())]
     Failed {
         /// The endpoint.
         endpoint: String,
@@ -369,7 +369,13 @@ impl tower_service::Service<Uri> for StepConnector {
                 .map_err(|e| fail(Step::Tcp, e))?;
             mark(|m, t| m.tcp = Some(t));
             let io: Box<dyn Io> = match &dialer.tls {
-                None => Box::new(tcp),
+                None => {
+                    // No handshake: the TLS step ends where the TCP one did (0 in plaintext).
+                    let mut m = marks.lock().unwrap_or_else(PoisonError::into_inner);
+                    m.tls = m.tcp;
+                    drop(m);
+                    Box::new(tcp)
+                }
                 Some((config, name)) => {
                     let tls = tokio_rustls::TlsConnector::from(Arc::clone(config))
                         .connect(name.clone(), tcp)
@@ -378,7 +384,9 @@ impl tower_service::Service<Uri> for StepConnector {
                     Box::new(tls)
                 }
             };
-            mark(|m, t| m.tls = Some(t));
+            mark(|m, t| {
+                m.tls.get_or_insert(t);
+            });
             Ok(TokioIo::new(io))
         })
     }

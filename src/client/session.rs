@@ -274,6 +274,17 @@ impl Session {
             ),
             Target::Cloud(target) => {
                 let tokens = target.token_source()?;
+                // The first token now, within the call limit: a stalled token endpoint is named.
+                match tokio::time::timeout(timeouts.call, tokens.authorization()).await {
+                    Err(_) => {
+                        return Err(ClientError::Connect(super::ConnectError::TimedOut {
+                            endpoint: tokens.endpoint().to_owned(),
+                            step: super::Step::Token,
+                            after: timeouts.call,
+                        }));
+                    }
+                    Ok(fetched) => fetched?,
+                };
                 let channel = tokio::time::timeout(timeouts.connect, target.connect())
                     .await
                     .map_err(|_| ClientError::NoAnswer {

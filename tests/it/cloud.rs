@@ -45,14 +45,14 @@ fn random_token() -> String {
 }
 
 /// A token endpoint answering every POST with `status` (and a token when 200), counting requests.
-struct TokenEndpoint {
-    uri: String,
-    token: String,
+pub(crate) struct TokenEndpoint {
+    pub(crate) uri: String,
+    pub(crate) token: String,
     requests: Arc<AtomicUsize>,
 }
 
 impl TokenEndpoint {
-    async fn start(status: u16) -> TokenEndpoint {
+    pub(crate) async fn start(status: u16) -> TokenEndpoint {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a loopback port is free");
@@ -73,7 +73,7 @@ impl TokenEndpoint {
         }
     }
 
-    fn requests(&self) -> usize {
+    pub(crate) fn requests(&self) -> usize {
         self.requests.load(Ordering::SeqCst)
     }
 }
@@ -149,7 +149,7 @@ async fn read_http_request(stream: &mut TcpStream) -> Option<(String, String)> {
 }
 
 /// Writes a service-account key file for `token_uri` and returns its path.
-fn write_key_file(dir: &Path, token_uri: &str) -> PathBuf {
+pub(crate) fn write_key_file(dir: &Path, token_uri: &str) -> PathBuf {
     let key = serde_json::json!({
         "type": "service_account",
         "project_id": PROJECT,
