@@ -114,7 +114,6 @@ impl Sessions {
 }
 
 /// Runs one iteration of `variant`: warm on its kind's session, or a cold start first.
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn iteration(
     sessions: &Sessions,
     query: &PreparedQuery,

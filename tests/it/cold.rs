@@ -23,6 +23,15 @@ use crate::recorder::{Behaviour, Seen, start_recorder_with};
 /// certificate for 127.0.0.1 made now, ALPN `h2`, every connection's bytes copied through. Returns
 /// its `https://` URI, the certificate's PEM and a count of the connections it accepted.
 async fn tls_in_front_of(backend: String) -> (String, String, Arc<AtomicUsize>) {
+    tls_in_front_of_stalling_after(backend, usize::MAX).await
+}
+
+/// [`tls_in_front_of`], but the connections after the first `shaken` are held without a TLS
+/// handshake.
+async fn tls_in_front_of_stalling_after(
+    backend: String,
+    shaken: usize,
+) -> (String, String, Arc<AtomicUsize>) {
     let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()])
         .expect("a self-signed certificate");
     let pem = certified.cert.pem();
@@ -41,8 +50,12 @@ async fn tls_in_front_of(backend: String) -> (String, String, Arc<AtomicUsize>) 
     let accepted = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&accepted);
     tokio::spawn(async move {
+        let mut held = Vec::new();
         while let Ok((socket, _)) = listener.accept().await {
-            counter.fetch_add(1, Ordering::SeqCst);
+            if counter.fetch_add(1, Ordering::SeqCst) >= shaken {
+                held.push(socket);
+                continue;
+            }
             let (acceptor, backend) = (acceptor.clone(), backend.clone());
             tokio::spawn(async move {
                 let Ok(mut tls) = acceptor.accept(socket).await else {
@@ -313,6 +326,49 @@ async fn a_token_endpoint_that_stalls_during_a_cold_start_is_named() {
         tokens.requests(),
         1,
         "only the warm session's token was answered"
+    );
+}
+
+/// Bad input: the TLS endpoint takes the warm connection, then holds later ones without a
+/// handshake. The cold iteration's connection is waited for at most the connect limit, and its
+/// error names the TLS step.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tls_handshake_that_stalls_during_a_cold_start_is_named() {
+    let tokens = TokenEndpoint::start(200).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key = write_key_file(dir.path(), &tokens.uri);
+    let backend = start_recorder_with(Seen::default(), answering()).await;
+    let (endpoint, pem, _) =
+        tls_in_front_of_stalling_after(backend.trim_start_matches("http://").to_owned(), 1).await;
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, pem).expect("the certificate is written");
+    let spec = ProfileSpec {
+        variants: vec![Variant {
+            cold: true,
+            ..Variant::new("cold", "SELECT 1")
+        }],
+        iterations: 1,
+        warmup: 0,
+        timeouts: Timeouts {
+            connect: Duration::from_millis(700),
+            ..Timeouts::DEFAULT
+        },
+        ..ProfileSpec::default()
+    };
+    let started = Instant::now();
+    let events = run(cloud(endpoint.clone(), key, Some(ca)), spec).await;
+    let it = &reports(&events)[0].iterations[0];
+    assert_eq!(it.status, Status::Error, "{it:?}");
+    let error = it.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains(&format!(
+            "{endpoint}: the TLS handshake (tls) did not finish within 700 ms"
+        )),
+        "{error}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the limit held"
     );
 }
 
