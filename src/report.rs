@@ -462,6 +462,14 @@ impl Phase {
         Phase::Tail,
     ];
 
+    /// Whether it is one of a cold start's steps (dns, tcp, tls, http2, token, session).
+    pub fn is_cold_start(self) -> bool {
+        matches!(
+            self,
+            Phase::Dns | Phase::Tcp | Phase::Tls | Phase::Http2 | Phase::Token | Phase::Session
+        )
+    }
+
     /// The phase's name for people: `total`, `time to first byte`, `network`, `server`,
     /// `wire decode`, `row decode`, `other`, and a client's `start-up`, `request to first byte`,
     /// `first to last byte`, `blocked on the client`, `last byte to exit`.

@@ -106,7 +106,8 @@ impl Sessions {
     /// Deletes the sessions (multiplexed ones are left to expire), waiting at most
     /// [`SESSION_DELETE_WAIT`] for each.
     pub(super) async fn close(self) {
-        for session in self.warm {
+        // The first holds the local instance, if the run started one: it goes last.
+        for session in self.warm.into_iter().rev() {
             // Best effort: the server drops idle sessions anyway.
             let _ = session.close(SESSION_DELETE_WAIT).await;
         }

@@ -58,12 +58,15 @@ async fn tls_in_front_of_stalling_after(
             }
             let (acceptor, backend) = (acceptor.clone(), backend.clone());
             tokio::spawn(async move {
+                // Without it each new connection's first small writes wait for a delayed ACK.
+                let _ = socket.set_nodelay(true);
                 let Ok(mut tls) = acceptor.accept(socket).await else {
                     return;
                 };
                 let Ok(mut plain) = TcpStream::connect(&backend).await else {
                     return;
                 };
+                let _ = plain.set_nodelay(true);
                 let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
             });
         }
@@ -168,6 +171,8 @@ async fn cold_iterations_over_tls_take_the_first_query_apart() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The summary, for a reader of the test's output (`-- --nocapture`).
+    eprintln!("{stdout}");
     let mut reader = csv::Reader::from_path(&csv).expect("the CSV");
     let headers = reader.headers().expect("a header").clone();
     let column = |name: &str| {
@@ -327,6 +332,52 @@ async fn a_token_endpoint_that_stalls_during_a_cold_start_is_named() {
         1,
         "only the warm session's token was answered"
     );
+}
+
+/// The local instance serves multiplexed sessions: both kinds of one run granted as asked (the
+/// second kind on the same instance), and a cold iteration reads from it too.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_local_instance_grants_both_kinds_in_one_run() {
+    let target = Target::Local(spanprof::server::ServerConfig {
+        port: 0,
+        seed23_rows: 1000,
+        knobs: spanprof::server::KnobSettings::default(),
+        connections: Default::default(),
+    });
+    let variant = |label: &str, kind, cold| Variant {
+        session: Some(kind),
+        cold,
+        ..Variant::new(label, "SELECT * FROM Seed23 LIMIT 100")
+    };
+    let spec = ProfileSpec {
+        variants: vec![
+            variant("multiplexed", SessionKind::Multiplexed, false),
+            variant("regular", SessionKind::Regular, false),
+            variant("cold regular", SessionKind::Regular, true),
+        ],
+        iterations: 2,
+        warmup: 0,
+        ..ProfileSpec::default()
+    };
+    let events = run(target, spec).await;
+    let runs = reports(&events);
+    let kinds: Vec<(&str, &str)> = runs
+        .iter()
+        .map(|r| (r.config.session.as_str(), r.config.session_granted.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("multiplexed", ""), ("regular", ""), ("regular", "")],
+        "granted as asked"
+    );
+    for (report, kind) in runs.iter().zip(["multiplexed", "regular", "regular"]) {
+        for it in &report.iterations {
+            assert_eq!(it.status, Status::Ok, "{it:?}");
+            assert_eq!(it.rows, 100);
+            assert_eq!(it.session_kind.as_deref(), Some(kind));
+        }
+    }
+    assert!(runs[2].iterations.iter().all(|it| it.session_ms.is_some()));
 }
 
 /// Bad input: the TLS endpoint takes the warm connection, then holds later ones without a
