@@ -139,8 +139,14 @@ pub(super) async fn iteration(
     };
     let (session, phases) = match opening {
         Some(Ok(opened)) => opened,
-        Some(Err(e)) => return (failed(variant, at, started, e.to_string()), None),
-        None => return (failed(variant, at, started, "cancelled".into()), None),
+        Some(Err(e)) => {
+            let error = (Status::Error, e.to_string());
+            return (failed(variant, at, started, error), None);
+        }
+        None => {
+            let cancelled = (Status::Cancelled, "cancelled".to_owned());
+            return (failed(variant, at, started, cancelled), None);
+        }
     };
     let query = query.in_session(session.name());
     let query_from = started.elapsed();
@@ -154,15 +160,16 @@ pub(super) async fn iteration(
     (record, timing)
 }
 
-/// A cold iteration that did not reach its query: the error names the step.
-fn failed(variant: &Variant, at: Position, started: Instant, error: String) -> IterationRecord {
-    let cancelled = error == "cancelled";
+/// A cold iteration that did not reach its query (an error names the step), or was cancelled
+/// before it did.
+fn failed(
+    variant: &Variant,
+    at: Position,
+    started: Instant,
+    (status, error): (Status, String),
+) -> IterationRecord {
     IterationRecord {
-        status: if cancelled {
-            Status::Cancelled
-        } else {
-            Status::Error
-        },
+        status,
         error: Some(error),
         total_ms: ms(started.elapsed()),
         ..blank_record(variant, at)
