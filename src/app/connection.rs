@@ -143,7 +143,7 @@ impl ConnectionSettings {
                         Some(path) => Credentials::ServiceAccountFile(path.clone()),
                         None => Credentials::ApplicationDefault,
                     },
-                    ca_certificate: None,
+                    ca_file: None,
                 };
                 let database = DatabasePath {
                     project: target.project.clone(),

@@ -65,11 +65,7 @@ impl ColdStart {
                 (host.to_owned(), None, None)
             }
             Target::Endpoint(host_port) => (host_port.clone(), None, None),
-            Target::Cloud(c) => (
-                c.endpoint.clone(),
-                Some(c.clone()),
-                c.ca_certificate.clone(),
-            ),
+            Target::Cloud(c) => (c.endpoint.clone(), Some(c.clone()), c.ca_file.clone()),
         };
         Ok(ColdStart {
             dialer: Dialer::new(&endpoint, ca.as_deref())?,

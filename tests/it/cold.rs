@@ -124,7 +124,7 @@ fn cloud(endpoint: String, key: std::path::PathBuf, ca: Option<std::path::PathBu
     Target::Cloud(CloudTarget {
         endpoint,
         credentials: Credentials::ServiceAccountFile(key),
-        ca_certificate: ca,
+        ca_file: ca,
         ..CloudTarget::new("test-project", "test-instance", "test-db")
     })
 }
@@ -154,7 +154,7 @@ async fn cold_iterations_over_tls_take_the_first_query_apart() {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_spanprof"));
     command
         .args(["profile", "--cloud", "--cloud-endpoint", &endpoint])
-        .arg("--ca-cert")
+        .arg("--cloud-ca")
         .arg(&ca)
         .arg("--credentials")
         .arg(&key)
