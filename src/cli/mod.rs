@@ -5,6 +5,7 @@ mod compare;
 mod decode;
 mod driver;
 mod explain;
+mod headers;
 mod history;
 mod operators;
 mod options;

@@ -9,6 +9,7 @@ pub mod cloud;
 pub mod codec;
 pub mod error;
 pub mod floor;
+pub mod headers;
 pub mod iteration;
 pub mod names;
 pub mod options;
@@ -24,6 +25,7 @@ pub mod timing;
 pub mod transaction;
 
 pub use error::ClientError;
+pub use headers::{HeaderOptions, RequestId};
 pub use iteration::Decoding;
 pub use names::{database_name, instance_name};
 pub use options::{

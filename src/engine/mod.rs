@@ -22,8 +22,8 @@ use crate::client::{
     ResumePolicy, Session,
 };
 pub use crate::client::{
-    DatabasePath, Param, ParamError, Partitioned, Priority, QueryMode, RequestOptions, Staleness,
-    Target, Timeouts,
+    DatabasePath, HeaderOptions, Param, ParamError, Partitioned, Priority, QueryMode,
+    RequestOptions, Staleness, Target, Timeouts,
 };
 use crate::report::{
     IterationRecord, RUN_MESSAGE_LIMIT, RunConfig, RunReport, Status, SweepPoint, Timeline,
@@ -97,6 +97,8 @@ pub struct ProfileSpec {
     pub timeouts: Timeouts,
     /// The order of the variants' timed iterations.
     pub order: Order,
+    /// The official clients' optional headers: the AFE timing opt-in, end-to-end tracing.
+    pub headers: HeaderOptions,
 }
 
 impl Default for ProfileSpec {
@@ -111,6 +113,7 @@ impl Default for ProfileSpec {
             decoder: DecoderKind::default(),
             timeouts: Timeouts::DEFAULT,
             order: Order::default(),
+            headers: HeaderOptions::default(),
         }
     }
 }
@@ -369,7 +372,7 @@ async fn open(
     target: &Target,
     spec: &ProfileSpec,
 ) -> Result<(Session, Vec<PreparedQuery>), ClientError> {
-    let session = Session::open(target, &spec.database, spec.timeouts).await?;
+    let session = Session::open_with(target, &spec.database, spec.timeouts, spec.headers).await?;
     let prepared: Result<Vec<_>, _> = spec
         .variants
         .iter()
@@ -534,6 +537,10 @@ fn iteration_details(
         stats: timing.stats,
         server_timing: timing.server_timing,
         partitions: timing.partitions,
+        request_id: timing.request_id.map(|id| id.to_string()),
+        trace_id: timing.trace_id,
+        operation: timing.operation,
+        attempts: timing.attempts,
     }
 }
 
@@ -676,6 +683,11 @@ pub fn fill(record: &mut IterationRecord, t: &IterationTiming) {
     record.wire_decode_cpu_ms = Some(ms(t.wire_decode_cpu));
     record.row_decode_cpu_ms = Some(ms(t.row_decode_cpu));
     record.descheduled_ms = Some(ms(t.descheduled));
+    record.request_id = t.request_id.map(|id| id.to_string());
+    record.trace_id.clone_from(&t.trace_id);
+    record.operation_ms = t.operation.map(ms);
+    record.attempts = u32::try_from(t.attempts.len()).ok().filter(|&n| n > 0);
+    record.attempt_ms = t.attempts.iter().copied().map(ms).collect();
     record.timeline = (!t.lanes.is_empty()).then(|| Timeline {
         lanes: t.lanes.clone(),
         total_us: u64::try_from(t.total.as_micros()).unwrap_or(u64::MAX),
