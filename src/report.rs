@@ -135,7 +135,7 @@ pub struct IterationRecord {
     /// The `x-goog-spanner-request-id` of the iteration's query call, its first attempt
     /// (`1.<process>.<client>.<channel>.<request>.<attempt>`; a resume is the same id with the
     /// attempt counted up; a partitioned read's is its PartitionQuery's): what support finds the
-    /// call by. `None` in older reports.
+    /// call by; failed iterations keep it too. `None` in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
     /// The W3C trace id the iteration's queries carried with end-to-end tracing on: Cloud Trace

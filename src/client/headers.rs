@@ -261,6 +261,7 @@ pub struct IterationHeaders<'a> {
     base: MetadataMap,
     ids: &'a RequestIds,
     trace: Option<TraceContext>,
+    first: OnceLock<RequestId>,
 }
 
 impl<'a> IterationHeaders<'a> {
@@ -276,12 +277,24 @@ impl<'a> IterationHeaders<'a> {
                 base.insert(TRACEPARENT_HEADER, value);
             }
         }
-        IterationHeaders { base, ids, trace }
+        IterationHeaders {
+            base,
+            ids,
+            trace,
+            first: OnceLock::new(),
+        }
     }
 
     /// The headers of the iteration's next call (a new request number).
     pub fn next_call(&self) -> CallMetadata {
-        CallMetadata::new(self.base.clone(), self.ids.next())
+        let id = self.ids.next();
+        let _ = self.first.set(id);
+        CallMetadata::new(self.base.clone(), id)
+    }
+
+    /// The id of the iteration's first call (its first attempt), once it was made.
+    pub fn first_request(&self) -> Option<RequestId> {
+        self.first.get().copied()
     }
 
     /// The iteration's trace id, when it is traced.
@@ -339,6 +352,13 @@ mod tests {
         assert_eq!((parts[0], parts[3]), ("00", "01"));
         assert_eq!((parts[1].len(), parts[2].len()), (32, 16));
         assert_eq!(traced.trace_id().as_deref(), Some(parts[1]));
+        let first = traced.first_request().expect("a call was made");
+        traced.next_call();
+        assert_eq!(
+            traced.first_request(),
+            Some(first),
+            "the first call's id stays"
+        );
         let again = IterationHeaders::new(MetadataMap::new(), &ids, true);
         assert_ne!(again.trace_id(), traced.trace_id());
         let plain = IterationHeaders::new(MetadataMap::new(), &ids, false);

@@ -35,7 +35,7 @@ pub use options::{
 pub use params::{Param, ParamError};
 pub use resume::ResumePolicy;
 pub use server_timing::ServerTiming;
-pub use session::{CallHeaders, PreparedQuery, Query, Session};
+pub use session::{CallHeaders, CallIds, PreparedQuery, Query, Session};
 pub use target::{DatabasePath, EndpointError, QueryMode, Target, check_host_port};
 pub use timeouts::{DurationError, Readable, Timeouts, parse_duration};
 pub use timing::{IterationError, IterationTiming, PartitionTiming};

@@ -11,7 +11,7 @@ use tonic::transport::Channel;
 use super::auth::TokenSource;
 use super::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFIX_HEADER, url_encode};
 use super::error::ClientError;
-use super::headers::{self, CallMetadata, HeaderOptions, IterationHeaders, RequestIds};
+use super::headers::{self, CallMetadata, HeaderOptions, IterationHeaders, RequestId, RequestIds};
 use super::iteration::{Decoding, run_iteration};
 use super::options::{
     DirectedReads, Partitioned, Priority, ReplicaSelection, ReplicaType, RequestOptions, Staleness,
@@ -113,6 +113,16 @@ fn header_value(name: &str) -> Result<MetadataValue<Ascii>, ClientError> {
     MetadataValue::try_from(name).map_err(|_| ClientError::BadName {
         name: name.to_owned(),
     })
+}
+
+/// The ids the calls of one iteration carried: its first call's first attempt's request id, and
+/// its trace id when end-to-end tracing is on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallIds {
+    /// The first call's request id (attempt 1).
+    pub request_id: Option<RequestId>,
+    /// The W3C trace id.
+    pub trace_id: Option<String>,
 }
 
 /// A query as a user states it: SQL, parameters, the query mode and how it is asked.
@@ -392,12 +402,41 @@ impl Session {
         policy: ResumePolicy,
         decoding: Decoding<'_>,
     ) -> Result<IterationTiming, IterationError> {
-        let headers = self.headers.iteration().await?;
+        self.execute_identified(query, policy, decoding).await.1
+    }
+
+    /// [`Session::execute`], returning too the ids its calls carried, whether it failed or not
+    /// (a failed call is the one support is asked about).
+    pub async fn execute_identified(
+        &self,
+        query: &PreparedQuery,
+        policy: ResumePolicy,
+        decoding: Decoding<'_>,
+    ) -> (CallIds, Result<IterationTiming, IterationError>) {
+        let headers = match self.headers.iteration().await {
+            Ok(headers) => headers,
+            Err(error) => return (CallIds::default(), Err(error.into())),
+        };
+        let timing = self.run_query(&headers, query, policy, decoding).await;
+        let ids = CallIds {
+            request_id: headers.first_request(),
+            trace_id: headers.trace_id(),
+        };
+        (ids, timing)
+    }
+
+    async fn run_query(
+        &self,
+        headers: &IterationHeaders<'_>,
+        query: &PreparedQuery,
+        policy: ResumePolicy,
+        decoding: Decoding<'_>,
+    ) -> Result<IterationTiming, IterationError> {
         let mut timing = if let Some(partitioned) = query.partitioned {
             let call = PartitionCall {
                 channel: self.channel.clone(),
                 endpoint: &self.endpoint,
-                headers: &headers,
+                headers,
                 timeouts: self.timeouts,
             };
             let how = (partitioned, query.staleness);

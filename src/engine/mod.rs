@@ -576,7 +576,7 @@ async fn one_iteration(
         }
     };
     let outcome = tokio::select! {
-        r = session.execute(
+        r = session.execute_identified(
             query,
             ResumePolicy::default(),
             Decoding {
@@ -587,12 +587,14 @@ async fn one_iteration(
         _ = cancel.notify.notified() => None,
     };
     match outcome {
-        Some(Ok(timing)) => {
+        Some((_, Ok(timing))) => {
             fill(&mut record, &timing);
             return (record, Some(timing));
         }
-        Some(Err(e)) => {
+        Some((ids, Err(e))) => {
             record.status = Status::Error;
+            record.request_id = ids.request_id.map(|id| id.to_string());
+            record.trace_id = ids.trace_id;
             if let IterationError::RowCountMismatch { server, decoded } = &e {
                 record.rows = *decoded;
                 record.server_rows = Some(*server);

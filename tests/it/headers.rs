@@ -278,7 +278,11 @@ async fn no_afe_timing_leaves_the_opt_in_out_and_afe_ms_empty() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_malformed_server_timing_and_request_id_echo_do_not_break_the_run() {
-    let standin = StandIn::start(true, Answers { malformed: true }).await;
+    let answers = Answers {
+        malformed: true,
+        ..Answers::default()
+    };
+    let standin = StandIn::start(true, answers).await;
     let run = profile(&standin, &[]).await;
     assert!(run.output.status.success(), "{}", run.stderr());
     assert_eq!(run.rows.len(), 2);
@@ -287,6 +291,41 @@ async fn a_malformed_server_timing_and_request_id_echo_do_not_break_the_run() {
         assert_eq!(row["rows"], MESSAGES.to_string());
         assert_eq!((row["gfe_ms"].as_str(), row["afe_ms"].as_str()), ("", ""));
         assert_eq!(request_id(&row["request_id"]).attempt, 1);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_iteration_keeps_its_request_id_and_trace_id() {
+    let answers = Answers {
+        refuse_queries: true,
+        ..Answers::default()
+    };
+    let standin = StandIn::start(true, answers).await;
+    let run = profile(&standin, &["--end-to-end-tracing"]).await;
+    assert_eq!(run.output.status.code(), Some(3), "{}", run.stderr());
+    let queries: Vec<MetadataMap> = standin
+        .calls()
+        .into_iter()
+        .filter(|(m, _)| *m == "ExecuteStreamingSql")
+        .map(|(_, h)| h)
+        .collect();
+    assert_eq!(
+        (queries.len(), run.rows.len()),
+        (2, 2),
+        "not resumed: refused"
+    );
+    for (row, headers) in run.rows.iter().zip(&queries) {
+        assert_eq!(row["status"], "error", "{row:?}");
+        assert!(row["error"].contains("refuses"), "{row:?}");
+        assert_eq!(
+            Some(row["request_id"].as_str()),
+            header(headers, REQUEST_ID_HEADER)
+        );
+        let parent = header(headers, TRACEPARENT_HEADER).unwrap_or_default();
+        assert!(
+            !row["trace_id"].is_empty() && parent.contains(&row["trace_id"]),
+            "{row:?} {parent}"
+        );
     }
 }
 

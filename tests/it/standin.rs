@@ -33,6 +33,8 @@ pub struct Answers {
     /// Send a `server-timing` that cannot be read and a request id echo that is not one, instead
     /// of well-formed ones.
     pub malformed: bool,
+    /// Refuse every query (INVALID_ARGUMENT), as a query the server cannot run.
+    pub refuse_queries: bool,
 }
 
 /// A running stand-in: its endpoint and, over TLS, its certificate in PEM.
@@ -239,6 +241,9 @@ impl Spanner for Service {
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<Messages>, Status> {
         self.record("ExecuteStreamingSql", &request);
+        if self.answers.refuse_queries {
+            return Err(Status::invalid_argument("the stand-in refuses this query"));
+        }
         let after = resumed_after(&request.get_ref().resume_token)?;
         let mut answer: Vec<Result<pb::PartialResultSet, Status>> = if after == 0 {
             let mut first: Vec<_> = (1..=FAULT_AFTER).map(|n| Ok(message(n))).collect();
