@@ -13,9 +13,15 @@ use spanprof::client::headers::{
     AFE_SERVER_TIMING_HEADER, API_CLIENT_HEADER, END_TO_END_TRACING_HEADER, REQUEST_ID_HEADER,
     TRACEPARENT_HEADER,
 };
+use spanprof::client::{
+    DatabasePath, Decoding, Partitioned, Query, QueryMode, RequestOptions, ResumePolicy, Session,
+    Target, Timeouts,
+};
+use spanprof::wire::DecoderKind;
 use tonic::metadata::MetadataMap;
 
 use crate::cloud::{DATABASE, INSTANCE, PROJECT, TokenEndpoint, write_key_file};
+use crate::recorder::{Behaviour, Seen, start_recorder_with};
 use crate::standin::{AFE_MS, Answers, GFE_MS, MESSAGES, StandIn};
 
 fn header<'a>(metadata: &'a MetadataMap, name: &str) -> Option<&'a str> {
@@ -356,5 +362,133 @@ async fn a_tls_endpoint_is_trusted_only_with_its_certificate() {
         run.stderr().contains("--cloud-ca") && run.stderr().contains("no PEM certificate"),
         "{}",
         run.stderr()
+    );
+}
+
+/// A partitioned read's calls each have a request number of their own: PartitionQuery first (the
+/// iteration's `request_id`), then every partition's stream; its attempts are PartitionQuery's and
+/// the partitions'.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_partitioned_read_numbers_its_partition_query_and_each_partition() {
+    let seen = Seen::default();
+    let answers = Behaviour {
+        answer_rows: true,
+        ..Behaviour::default()
+    };
+    let url = start_recorder_with(seen.clone(), answers).await;
+    let target = Target::Endpoint(url.trim_start_matches("http://").to_owned());
+    let session = Session::open(&target, &DatabasePath::default(), Timeouts::DEFAULT)
+        .await
+        .expect("a session");
+    let options = RequestOptions {
+        partitioned: Some(Partitioned {
+            data_boost: false,
+            max_partitions: None,
+        }),
+        ..RequestOptions::default()
+    };
+    let query = Query {
+        sql: "SELECT n FROM Numbers".into(),
+        mode: QueryMode::Normal,
+        options,
+        ..Query::default()
+    };
+    let prepared = session.prepare(&query).expect("prepares");
+    let timing = session
+        .execute(
+            &prepared,
+            ResumePolicy::default(),
+            Decoding::new(DecoderKind::Fast, &mut |_, _| {}),
+        )
+        .await
+        .expect("the two partitions are read");
+    let calls = seen.lock().expect("not poisoned").clone();
+    let ids = request_ids(&calls);
+    let mut numbers: Vec<(&str, u32, u32)> = ids
+        .iter()
+        .map(|(method, id)| (*method, id.request, id.attempt))
+        .collect();
+    numbers[2..].sort();
+    assert_eq!(
+        numbers,
+        [
+            ("CreateSession", 1, 1),
+            ("PartitionQuery", 2, 1),
+            ("ExecuteStreamingSql", 3, 1),
+            ("ExecuteStreamingSql", 4, 1),
+        ]
+    );
+    assert_eq!(
+        timing.request_id.map(|id| id.to_string()).as_deref(),
+        header(&calls[1].1, REQUEST_ID_HEADER),
+        "the iteration is known by its PartitionQuery"
+    );
+    assert_eq!(timing.attempts.len(), 3, "{:?}", timing.attempts);
+    let operation = timing.operation.expect("an operation time");
+    assert!(
+        operation <= timing.total,
+        "{operation:?} {:?}",
+        timing.total
+    );
+}
+
+/// The window's Headers menu: end-to-end tracing on and the AFE opt-in off, persisted; each
+/// iteration of the run gets its own trace id and a request id, and Details shows the last one's
+/// with a Copy button for each.
+#[test]
+fn the_window_s_headers_menu_traces_a_run_and_details_shows_its_ids() {
+    use egui_kittest::kittest::Queryable as _;
+    let mut h = crate::app::app();
+    crate::app::set_query(&mut h, "SELECT Id FROM Seed23 LIMIT 10", 2, "traced");
+    h.get_by_label("Headers").click();
+    h.run_steps(2);
+    h.get_by_label("End-to-end tracing").click();
+    h.run_steps(2);
+    // A click in the menu closes it: open it again for the other box.
+    if h.query_by_label("AFE server timing").is_none() {
+        h.get_by_label("Headers").click();
+        h.run_steps(2);
+    }
+    h.get_by_label("AFE server timing").click();
+    h.run_steps(2);
+    let headers = h.state().settings().connection.headers;
+    assert!(
+        headers.end_to_end_tracing && !headers.afe_timing,
+        "{headers:?}"
+    );
+    if h.query_by_label("AFE server timing").is_some() {
+        h.get_by_label("Headers").click();
+        h.run_steps(2);
+    }
+    crate::app::run_to_end(&mut h);
+    let run = h.state().runs()[0].report.clone();
+    let traces: Vec<&str> = run
+        .iterations
+        .iter()
+        .map(|r| r.trace_id.as_deref().expect("a trace id"))
+        .collect();
+    assert_eq!(traces.len(), 2);
+    assert_ne!(traces[0], traces[1], "a trace per iteration");
+    assert!(traces.iter().all(|t| t.len() == 32));
+    let last = run.iterations[1].request_id.clone().expect("a request id");
+    request_id(&last);
+    h.state_mut().set_tab(spanprof::app::Tab::Details);
+    h.run_steps(2);
+    h.get_by_label("Stats & timing").click();
+    h.run_steps(2);
+    assert!(h.query_by_label(&last).is_some(), "the request id is shown");
+    assert!(
+        h.query_by_label(traces[1]).is_some(),
+        "the trace id is shown"
+    );
+    assert_eq!(h.query_all_by_label("Copy").count(), 2);
+    let saved = serde_json::to_string(h.state().settings()).expect("the settings serialise");
+    let back: spanprof::app::Settings = serde_json::from_str(&saved).expect("they read back");
+    assert_eq!(back.connection.headers, headers);
+    let older: spanprof::app::Settings =
+        serde_json::from_str(r#"{"connection":{"kind":"Local"}}"#).expect("an old save reads");
+    assert_eq!(
+        older.connection.headers,
+        spanprof::client::HeaderOptions::default()
     );
 }
