@@ -16,7 +16,7 @@ pub use crate::text::printable;
 mod latency;
 mod timeline;
 
-pub use latency::LatencyPoint;
+pub use latency::{LatencyPoint, latency_summaries};
 pub use timeline::{Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, Span, Timeline};
 
 /// The `decoder` of a run that only received the answer's bytes: the wire floor of a client

@@ -57,17 +57,22 @@ impl LatencyPoint {
     }
 }
 
+/// A summary of each latency point over `records`, in [`LatencyPoint::ALL`] order, leaving out
+/// points without a measurement.
+pub fn latency_summaries(records: &[&IterationRecord]) -> Vec<(LatencyPoint, Summary)> {
+    LatencyPoint::ALL
+        .into_iter()
+        .filter_map(|point| {
+            let samples: Vec<f64> = records.iter().flat_map(|r| point.samples(r)).collect();
+            Some((point, stats::summarize(&samples)?))
+        })
+        .collect()
+}
+
 impl RunReport {
-    /// A summary of each latency point over the timed iterations, in [`LatencyPoint::ALL`]
-    /// order, leaving out points without a measurement.
+    /// [`latency_summaries`] over the timed iterations.
     pub fn latency_points(&self) -> Vec<(LatencyPoint, Summary)> {
-        LatencyPoint::ALL
-            .into_iter()
-            .filter_map(|point| {
-                let samples: Vec<f64> = self.timed().flat_map(|r| point.samples(r)).collect();
-                Some((point, stats::summarize(&samples)?))
-            })
-            .collect()
+        latency_summaries(&self.timed().collect::<Vec<_>>())
     }
 
     /// Google's attempt count over the timed iterations that counted their attempts: (attempts,

@@ -470,6 +470,10 @@ fn the_window_s_headers_menu_traces_a_run_and_details_shows_its_ids() {
     assert_eq!(traces.len(), 2);
     assert_ne!(traces[0], traces[1], "a trace per iteration");
     assert!(traces.iter().all(|t| t.len() == 32));
+    assert!(
+        h.query_by_label("operation_latencies").is_some(),
+        "the summary has Google's latency points"
+    );
     let last = run.iterations[1].request_id.clone().expect("a request id");
     request_id(&last);
     h.state_mut().set_tab(spanprof::app::Tab::Details);
