@@ -350,7 +350,8 @@ impl IterationsView {
         let points = latency_points(records, &self.selection);
         summary_table(
             ui,
-            (&summaries(records, &self.selection), &points),
+            &summaries(records, &self.selection),
+            &points,
             &self.selection,
         );
     }
@@ -567,7 +568,8 @@ fn tooltip(r: &IterationRecord) -> String {
 /// phases, Google's latency points (operation, attempt, gfe, afe, query) when any was measured.
 pub fn summary_table(
     ui: &mut egui::Ui,
-    (rows, points): (&[(Phase, Summary)], &[(LatencyPoint, Summary)]),
+    rows: &[(Phase, Summary)],
+    points: &[(LatencyPoint, Summary)],
     selection: &BTreeSet<u32>,
 ) {
     let over = if selection.is_empty() {

@@ -49,8 +49,9 @@ impl Default for HeaderOptions {
     }
 }
 
-/// `x-goog-api-client`: spanprof and its version, the Rust version it was built for and the gRPC
-/// library's, in the official clients' `name/version` tokens.
+/// `x-goog-api-client`: spanprof and its version, the Rust version the crate is built for (its
+/// `rust-version`) and the gRPC library's, in the official clients' `name/version` tokens, e.g.
+/// `gl-rust/1.95 spanprof/0.1.0 grpc/0.14.9`.
 pub fn api_client() -> String {
     format!(
         "gl-rust/{} spanprof/{} grpc/{GRPC_VERSION}",
