@@ -13,8 +13,10 @@ use crate::stats::{self, Summary};
 
 pub use crate::text::printable;
 
+mod latency;
 mod timeline;
 
+pub use latency::{LatencyPoint, latency_summaries};
 pub use timeline::{
     Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, SetupStep, Span, Timeline,
 };
@@ -132,6 +134,27 @@ pub struct IterationRecord {
     /// CPU: the scheduler's share, not the decoder's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub descheduled_ms: Option<f64>,
+    /// The `x-goog-spanner-request-id` of the iteration's query call, its first attempt
+    /// (`1.<process>.<client>.<channel>.<request>.<attempt>`; a resume is the same id with the
+    /// attempt counted up; a partitioned read's is its PartitionQuery's): what support finds the
+    /// call by; failed iterations keep it too. `None` in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The W3C trace id the iteration's queries carried with end-to-end tracing on: Cloud Trace
+    /// shows the server's own spans under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// Google's operation latency: from the first request sent to the last byte of the last
+    /// response, resumes included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_ms: Option<f64>,
+    /// Google's attempt count: the RPC attempts of the iteration (1 plus its resumes; for a
+    /// partitioned read, PartitionQuery and every partition's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    /// Each attempt's time (Google's attempt latencies), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempt_ms: Vec<f64>,
     /// What happened when: every message, decode span and resume ([`Timeline`]). `None` in older
     /// reports and for iterations that did not finish.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -202,6 +225,11 @@ impl IterationRecord {
             wire_decode_cpu_ms: None,
             row_decode_cpu_ms: None,
             descheduled_ms: None,
+            request_id: None,
+            trace_id: None,
+            operation_ms: None,
+            attempts: None,
+            attempt_ms: Vec::new(),
             timeline: None,
             dns_ms: None,
             tcp_ms: None,

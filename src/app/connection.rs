@@ -10,6 +10,7 @@ use super::command::Command;
 use super::emulator::EmulatorSettings;
 use super::theme::form_row;
 use super::timeouts::TimeoutSettings;
+use crate::client::HeaderOptions;
 use crate::client::auth::Credentials;
 use crate::client::cloud::{CloudTarget, DEFAULT_ENDPOINT};
 use crate::engine::{
@@ -91,6 +92,8 @@ pub struct ConnectionSettings {
     pub cloud: CloudSettings,
     /// The client's timeouts, whichever the target.
     pub timeouts: TimeoutSettings,
+    /// The official clients' optional headers (AFE timing, end-to-end tracing).
+    pub headers: HeaderOptions,
 }
 
 impl ConnectionSettings {
@@ -196,6 +199,7 @@ impl ConnectionPanel {
         let spec = ProfileSpec {
             database,
             timeouts,
+            headers: settings.headers,
             variants: vec![Variant {
                 mode: QueryMode::Normal,
                 ..Variant::new("connection test", "SELECT 1")
@@ -295,6 +299,9 @@ impl ConnectionPanel {
                 ui.menu_button("Timeouts", |ui| settings.timeouts.ui(ui))
                     .response
                     .on_hover_text("How long the client waits: connect, a call, a first response, an iteration");
+                ui.menu_button("Headers", |ui| headers_ui(ui, &mut settings.headers))
+                    .response
+                    .on_hover_text("What every call says besides the query: AFE timing, end-to-end tracing");
                 match &self.outcome {
                     Some(TestOutcome::Testing) => {
                         ui.spinner();
@@ -320,6 +327,20 @@ impl ConnectionPanel {
         });
         command
     }
+}
+
+/// The optional headers, as the official clients let users turn them on and off.
+fn headers_ui(ui: &mut egui::Ui, headers: &mut HeaderOptions) {
+    ui.checkbox(&mut headers.afe_timing, "AFE server timing")
+        .on_hover_text(
+            "x-goog-spanner-enable-afe-server-timing: true on every call, so Cloud Spanner's API \
+             front end reports its time (afe)",
+        );
+    ui.checkbox(&mut headers.end_to_end_tracing, "End-to-end tracing")
+        .on_hover_text(
+            "x-goog-spanner-end-to-end-tracing and a traceparent on every query, a new trace id per \
+             iteration: Cloud Trace shows the server's own spans under it",
+        );
 }
 
 fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {

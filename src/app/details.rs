@@ -159,7 +159,53 @@ fn rows_ui(ui: &mut egui::Ui, d: &IterationDetails) {
         });
 }
 
+/// The call's ids (each with a button that copies it) and Google's operation and attempt times.
+fn call_ui(ui: &mut egui::Ui, d: &IterationDetails) {
+    ui.strong("The call");
+    let ids = [
+        ("request id (x-goog-spanner-request-id)", &d.request_id),
+        ("trace id (end-to-end tracing)", &d.trace_id),
+    ];
+    egui::Grid::new("call-ids").striped(true).show(ui, |ui| {
+        for (name, id) in ids {
+            ui.label(name);
+            match id {
+                Some(id) => {
+                    ui.monospace(id);
+                    if ui
+                        .small_button("Copy")
+                        .on_hover_text("Copy it, to find the call in Google's logs")
+                        .clicked()
+                    {
+                        ui.ctx().copy_text(id.clone());
+                    }
+                }
+                None => {
+                    ui.weak("none");
+                }
+            }
+            ui.end_row();
+        }
+        ui.label("operation (the whole call, resumes included)");
+        ui.monospace(d.operation.map_or_else(
+            || "not measured".to_owned(),
+            |v| format!("{:.3} ms", duration_ms(v)),
+        ));
+        ui.end_row();
+        let attempts: Vec<String> = d
+            .attempts
+            .iter()
+            .map(|&a| format!("{:.3}", duration_ms(a)))
+            .collect();
+        ui.label(format!("attempts ({})", attempts.len()));
+        ui.monospace(format!("{} ms", attempts.join(", ")));
+        ui.end_row();
+    });
+    ui.add_space(8.0);
+}
+
 fn stats_ui(ui: &mut egui::Ui, d: &IterationDetails, query_mode: &str) {
+    call_ui(ui, d);
     ui.strong("Server timing (server-timing header)");
     let timing = [
         ("gfet4t7 (Google front end)", d.server_timing.gfe),

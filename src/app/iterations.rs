@@ -14,7 +14,7 @@ use super::run::ActiveRun;
 use super::run_list::{RunEntry, RunList};
 use super::theme;
 use crate::analysis;
-use crate::report::{IterationRecord, Phase, Status};
+use crate::report::{IterationRecord, LatencyPoint, Phase, Status, latency_summaries};
 use crate::stats::{self, Summary};
 
 /// A bar's width, in iterations.
@@ -140,13 +140,29 @@ fn run_picker(ui: &mut egui::Ui, runs: &mut RunList) {
     runs.show(shown);
 }
 
+/// The iterations of `records` that count: timed, and in `selection` if it is not empty.
+fn chosen<'a>(
+    records: &'a [IterationRecord],
+    selection: &BTreeSet<u32>,
+) -> Vec<&'a IterationRecord> {
+    records
+        .iter()
+        .filter(|r| r.is_timed() && (selection.is_empty() || selection.contains(&r.iteration)))
+        .collect()
+}
+
+/// Google's latency points over the same iterations as [`summaries`].
+pub fn latency_points(
+    records: &[IterationRecord],
+    selection: &BTreeSet<u32>,
+) -> Vec<(LatencyPoint, Summary)> {
+    latency_summaries(&chosen(records, selection))
+}
+
 /// The summary of each phase over `records` that count (timed, and in `selection` if it is not
 /// empty).
 pub fn summaries(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Vec<(Phase, Summary)> {
-    let chosen: Vec<&IterationRecord> = records
-        .iter()
-        .filter(|r| r.is_timed() && (selection.is_empty() || selection.contains(&r.iteration)))
-        .collect();
+    let chosen = chosen(records, selection);
     Phase::ALL
         .into_iter()
         .filter_map(|phase| {
@@ -331,7 +347,13 @@ impl IterationsView {
             );
         }
         ui.add_space(4.0);
-        summary_table(ui, &summaries(records, &self.selection), &self.selection);
+        let points = latency_points(records, &self.selection);
+        summary_table(
+            ui,
+            &summaries(records, &self.selection),
+            &points,
+            &self.selection,
+        );
     }
 
     fn chart(
@@ -542,8 +564,14 @@ fn tooltip(r: &IterationRecord) -> String {
     text
 }
 
-/// The per-phase summary table: median, mean, σ, min, max, p90, p99 in milliseconds.
-pub fn summary_table(ui: &mut egui::Ui, rows: &[(Phase, Summary)], selection: &BTreeSet<u32>) {
+/// The per-phase summary table: median, mean, σ, min, max, p90, p99 in milliseconds; below the
+/// phases, Google's latency points (operation, attempt, gfe, afe, query) when any was measured.
+pub fn summary_table(
+    ui: &mut egui::Ui,
+    rows: &[(Phase, Summary)],
+    points: &[(LatencyPoint, Summary)],
+    selection: &BTreeSet<u32>,
+) {
     let over = if selection.is_empty() {
         "every timed iteration".to_owned()
     } else {
@@ -568,8 +596,14 @@ pub fn summary_table(ui: &mut egui::Ui, rows: &[(Phase, Summary)], selection: &B
                 ui.label(egui::RichText::new(heading).strong());
             }
             ui.end_row();
-            for (phase, s) in rows {
-                ui.label(phase.label());
+            let phases = rows.iter().map(|(phase, s)| (phase.label(), s));
+            let google = points.iter().map(|(point, s)| (point.name(), s));
+            for (i, (name, s)) in phases.chain(google).enumerate() {
+                if i == rows.len() {
+                    ui.label(egui::RichText::new("Google's latency points").strong());
+                    ui.end_row();
+                }
+                ui.label(name);
                 ui.monospace(s.count.to_string());
                 for value in [s.median, s.mean, s.std_dev, s.min, s.max, s.p90, s.p99] {
                     ui.monospace(format!("{value:.3}"));

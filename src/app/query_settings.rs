@@ -284,6 +284,7 @@ impl QuerySettings {
             decoder: self.decoder,
             timeouts: Timeouts::DEFAULT,
             order: self.order,
+            headers: Default::default(),
         };
         spec.check().map_err(|e| e.to_string())?;
         Ok(spec)

@@ -44,6 +44,7 @@ impl SpanprofApp {
         let label = self.runs.next_label(self.settings.query.run_label());
         let mut spec = self.settings.query.spec(label, database)?;
         spec.timeouts = self.settings.connection.timeouts.timeouts()?;
+        spec.headers = self.settings.connection.headers;
         ActiveRun::start(target, spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
     }
 

@@ -6,6 +6,7 @@ mod connection;
 mod decode;
 mod driver;
 mod explain;
+mod headers;
 mod history;
 mod operators;
 mod options;

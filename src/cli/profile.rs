@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 
 use super::decode::DecoderChoice;
+use super::headers::HeaderArgs;
 use super::history::history_baseline;
 use super::options::RequestOptionArgs;
 use super::summary;
@@ -59,6 +60,9 @@ pub struct ProfileArgs {
     /// How the query is asked.
     #[command(flatten)]
     pub options: RequestOptionArgs,
+    /// What every call says besides the query.
+    #[command(flatten)]
+    pub headers: HeaderArgs,
     /// The run's label (in exports and comparisons); one per --sql when there are several (else
     /// they are 1, 2, ...).
     #[arg(long = "label", value_name = "LABEL")]
@@ -131,6 +135,9 @@ pub struct RecordArgs {
     /// How the query is asked.
     #[command(flatten)]
     pub options: RequestOptionArgs,
+    /// What every call says besides the query.
+    #[command(flatten)]
+    pub headers: HeaderArgs,
     /// The stream file to write.
     #[arg(long)]
     pub out: PathBuf,
@@ -272,6 +279,7 @@ fn profile_spec(args: &ProfileArgs) -> anyhow::Result<(ProfileSpec, String)> {
         order: order
             .or(from_file.and_then(|w| w.order))
             .unwrap_or_default(),
+        headers: args.headers.options(),
         variants,
     };
     let reference = args
@@ -316,6 +324,7 @@ pub fn run_record(args: &RecordArgs, mut out: impl Write) -> anyhow::Result<()> 
         decoder: args.query.decoder.into(),
         timeouts: args.target.timeouts.timeouts(),
         order: Order::default(),
+        headers: args.headers.options(),
     };
     let recording = crate::engine::record(args.target.target(), &spec)?;
     write_atomically(&args.out, &recording.file)?;
@@ -417,7 +426,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
     for report in &reports {
         let found = summary::findings(report);
         let plan = super::operators::plan_summary(report, 5);
-        for text in [found, plan] {
+        for text in [found, plan, super::headers::traces(report)] {
             if !text.is_empty() {
                 if several {
                     write!(out, "\n{}:", printable(&report.config.label))?;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::cloud::CloudTarget;
 use super::connect::{ConnectError, ConnectSteps, Dialer, Step};
 use super::error::ClientError;
+use super::headers::HeaderOptions;
 use super::session::{CallHeaders, Opened, Session};
 use super::session_kind::SessionKind;
 use super::target::{DatabasePath, Target};
@@ -50,12 +51,19 @@ impl ColdPhases {
 pub struct ColdStart {
     dialer: Dialer,
     cloud: Option<CloudTarget>,
+    /// The optional headers every call of a cold session carries, as a warm one's do.
+    options: HeaderOptions,
 }
 
 impl ColdStart {
     /// Cold starts against `target`; a local instance is reached at `local` (the `host:port` of the
     /// instance the run started: a cold start is a new connection, not a new instance).
-    pub fn new(target: &Target, local: Option<&str>) -> Result<ColdStart, ClientError> {
+    /// Its sessions' calls carry the optional headers `options` asks for.
+    pub fn new(
+        target: &Target,
+        local: Option<&str>,
+        options: HeaderOptions,
+    ) -> Result<ColdStart, ClientError> {
         let (endpoint, cloud, ca) = match target {
             Target::Local(_) => {
                 let host = local.ok_or(ClientError::Connect(ConnectError::BadEndpoint {
@@ -70,6 +78,7 @@ impl ColdStart {
         Ok(ColdStart {
             dialer: Dialer::new(&endpoint, ca.as_deref())?,
             cloud,
+            options,
         })
     }
 
@@ -122,7 +131,7 @@ impl ColdStart {
             plaintext: !self.dialer.is_tls(),
             local: None,
         };
-        let session = Session::create(opened, database, timeouts, kind).await?;
+        let session = Session::create(opened, database, timeouts, kind, self.options).await?;
         let phases = ColdPhases {
             connect,
             token,

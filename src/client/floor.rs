@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
 use super::execute_streaming_sql_raw;
+use super::headers::CallMetadata;
 use super::resume::{
     MAX_RESUME_TOKEN_BYTES, ResumePolicy, back_off, late_error, may_resume, token_too_large,
 };
@@ -17,15 +18,19 @@ use crate::proto::google::spanner::v1 as pb;
 use crate::wire::peek_resume_token;
 
 /// Runs `request` once, receiving its messages' bytes only; the timing's rows stay 0 (nothing is
-/// decoded), its messages and bytes are counted, and the network is all of its time.
+/// decoded), its messages and bytes are counted, and the network is all of its time. Each attempt
+/// carries `call`'s headers with its attempt number.
 pub async fn read_bytes(
     channel: Channel,
     request: &pb::ExecuteSqlRequest,
-    headers: &tonic::metadata::MetadataMap,
+    call: CallMetadata,
     policy: ResumePolicy,
     timeouts: Timeouts,
 ) -> Result<IterationTiming, IterationError> {
-    let mut timing = IterationTiming::default();
+    let mut timing = IterationTiming {
+        request_id: Some(call.id()),
+        ..IterationTiming::default()
+    };
     let mut request = request.clone();
     let start = Instant::now();
     let deadline = start + timeouts.iteration;
@@ -33,13 +38,13 @@ pub async fn read_bytes(
     loop {
         let now = Instant::now();
         let first_due = (now + timeouts.first_response).min(deadline);
-        let mut call = tonic::Request::new(request.clone());
-        *call.metadata_mut() = headers.clone();
-        call.set_timeout(deadline.saturating_duration_since(now));
+        let mut attempt = tonic::Request::new(request.clone());
+        *attempt.metadata_mut() = call.attempt(timing.resumes + 1);
+        attempt.set_timeout(deadline.saturating_duration_since(now));
         let late = |due: Instant| late_error(due, deadline, &timeouts);
         let response = tokio::time::timeout_at(
             first_due.into(),
-            execute_streaming_sql_raw(channel.clone(), call),
+            execute_streaming_sql_raw(channel.clone(), attempt),
         )
         .await
         .map_err(|_| late(first_due))?;
@@ -85,6 +90,9 @@ pub async fn read_bytes(
             }
             Err(status) => Some(status),
         };
+        let ended = Instant::now();
+        timing.attempts.push(ended - now);
+        timing.operation = Some(ended - start);
         let Some(status) = broke else { break };
         may_resume(status, timing.resumes, &policy)?;
         timing.resumes += 1;

@@ -10,9 +10,12 @@
 
 use std::time::Instant;
 
+use prost::bytes::Bytes;
+use tonic::codec::Streaming;
 use tonic::transport::Channel;
 
 use super::execute_streaming_sql_raw;
+use super::headers::CallMetadata;
 use super::resume::{
     MAX_RESUME_TOKEN_BYTES, ResumePolicy, back_off, late_error, may_resume, token_too_large,
 };
@@ -26,7 +29,7 @@ use crate::wire::{AnyDecoder, DecoderKind, Parsed, RowsView};
 /// A message decoded from the wire and waiting for a resume token to cover it.
 struct Held {
     msg: Parsed,
-    bytes: prost::bytes::Bytes,
+    bytes: Bytes,
     /// Its number in the timeline.
     number: u32,
 }
@@ -116,13 +119,14 @@ impl Progress<'_> {
     }
 }
 
-/// Runs `request` once and times it; every call carries `headers`. Each attempt's first message
-/// is due within `timeouts.first_response`, the whole iteration within `timeouts.iteration` (sent
-/// to the server as the call's `grpc-timeout` too).
+/// Runs `request` once and times it; every attempt carries `call`'s headers with its attempt
+/// number (a resume is the same request's next attempt). Each attempt's first message is due
+/// within `timeouts.first_response`, the whole iteration within `timeouts.iteration` (sent to the
+/// server as the call's `grpc-timeout` too).
 pub async fn run_iteration(
     channel: Channel,
     request: &pb::ExecuteSqlRequest,
-    headers: &tonic::metadata::MetadataMap,
+    call: CallMetadata,
     policy: ResumePolicy,
     timeouts: Timeouts,
     decoding: Decoding<'_>,
@@ -132,6 +136,7 @@ pub async fn run_iteration(
     let mut run = Progress {
         timing: IterationTiming {
             began: Some(start),
+            request_id: Some(call.id()),
             ..IterationTiming::default()
         },
         decoder: AnyDecoder::new(decoding.decoder),
@@ -151,9 +156,9 @@ pub async fn run_iteration(
         run.recorder.request_sent(wait);
         let first_due = (wait + timeouts.first_response).min(deadline);
         let mut call_request = tonic::Request::new(request.clone());
-        *call_request.metadata_mut() = headers.clone();
+        *call_request.metadata_mut() = call.attempt(run.timing.resumes + 1);
         call_request.set_timeout(deadline.saturating_duration_since(wait));
-        let call = tokio::time::timeout_at(
+        let answer = tokio::time::timeout_at(
             first_due.into(),
             execute_streaming_sql_raw(channel.clone(), call_request),
         )
@@ -161,38 +166,17 @@ pub async fn run_iteration(
         .map_err(|_| late(first_due))?;
         let answered = run.wait_ends();
         run.timing.network += answered - wait;
-        let error = match call {
+        let (error, ended) = match answer {
             Ok(response) => {
                 run.took_headers(answered, response.metadata());
-                let mut stream = response.into_inner();
-                let mut due = first_due;
-                loop {
-                    let wait = run.wait_begins();
-                    let next = tokio::time::timeout_at(due.into(), stream.message())
-                        .await
-                        .map_err(|_| late(due))?;
-                    let arrived = run.wait_ends();
-                    run.timing.network += arrived - wait;
-                    // A stream that always has a message ready never lets the timeout above fire:
-                    // the deadline is checked between messages too.
-                    if arrived >= deadline {
-                        return Err(late(deadline));
-                    }
-                    due = deadline;
-                    let bytes = match next {
-                        Ok(Some(bytes)) => bytes,
-                        Ok(None) => break None,
-                        Err(status) => break Some(status),
-                    };
-                    if let Some(token) = take_message(&mut run, (wait, arrived), bytes, &policy)? {
-                        // Past the bound without a token the stream cannot be resumed safely: the
-                        // token is cleared, so a later break is an error, not a silent loss or repeat.
-                        request.resume_token = token;
-                    }
-                }
+                let stream = response.into_inner();
+                let dues = (first_due, deadline);
+                read_stream(&mut run, stream, dues, &timeouts, &mut request, &policy).await?
             }
-            Err(status) => Some(status),
+            Err(status) => (Some(status), answered),
         };
+        run.timing.attempts.push(ended - wait);
+        run.timing.operation = Some(ended - start);
         let Some(status) = error else { break };
         let broke = run.wait_begins();
         if run.decoder.counters().messages + run.held.len() as u64 > messages_before {
@@ -237,6 +221,45 @@ pub async fn run_iteration(
     timing.columns = decoder.columns();
     check_row_count(&timing)?;
     Ok(timing)
+}
+
+/// Reads one attempt's stream to its end or its break, each message taken as it arrives (the
+/// first due by `first_due`, every one by `deadline`); a resume token moves into `request`.
+/// Returns the status it broke with, if it did, and when its end or break arrived.
+async fn read_stream(
+    run: &mut Progress<'_>,
+    mut stream: Streaming<Bytes>,
+    (first_due, deadline): (Instant, Instant),
+    timeouts: &Timeouts,
+    request: &mut pb::ExecuteSqlRequest,
+    policy: &ResumePolicy,
+) -> Result<(Option<tonic::Status>, Instant), IterationError> {
+    let late = |due: Instant| late_error(due, deadline, timeouts);
+    let mut due = first_due;
+    loop {
+        let wait = run.wait_begins();
+        let next = tokio::time::timeout_at(due.into(), stream.message())
+            .await
+            .map_err(|_| late(due))?;
+        let arrived = run.wait_ends();
+        run.timing.network += arrived - wait;
+        // A stream that always has a message ready never lets the timeout above fire: the
+        // deadline is checked between messages too.
+        if arrived >= deadline {
+            return Err(late(deadline));
+        }
+        due = deadline;
+        let bytes = match next {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok((None, arrived)),
+            Err(status) => return Ok((Some(status), arrived)),
+        };
+        if let Some(token) = take_message(run, (wait, arrived), bytes, policy)? {
+            // Past the bound without a token the stream cannot be resumed safely: the token is
+            // cleared, so a later break is an error, not a silent loss or repeat.
+            request.resume_token = token;
+        }
+    }
 }
 
 /// Feeds what is held and runs the decoder's end-of-stream check, timed; returns when the

@@ -11,6 +11,7 @@ pub mod cold;
 pub mod connect;
 pub mod error;
 pub mod floor;
+pub mod headers;
 pub mod iteration;
 pub mod names;
 pub mod options;
@@ -29,6 +30,7 @@ pub mod transaction;
 pub use cold::{ColdPhases, ColdStart};
 pub use connect::{ConnectError, ConnectSteps, Dialer, Step};
 pub use error::ClientError;
+pub use headers::{HeaderOptions, RequestId};
 pub use iteration::Decoding;
 pub use names::{database_name, instance_name};
 pub use options::{
@@ -38,7 +40,7 @@ pub use options::{
 pub use params::{Param, ParamError};
 pub use resume::ResumePolicy;
 pub use server_timing::ServerTiming;
-pub use session::{CallHeaders, PreparedQuery, Query, Session};
+pub use session::{CallHeaders, CallIds, PreparedQuery, Query, Session};
 pub use session_kind::SessionKind;
 pub use target::{DatabasePath, EndpointError, QueryMode, Target, check_host_port};
 pub use timeouts::{DurationError, Readable, Timeouts, parse_duration};

@@ -10,9 +10,9 @@
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
-use tonic::metadata::MetadataMap;
 use tonic::transport::Channel;
 
+use super::headers::{IterationHeaders, RequestId};
 use super::iteration::{Decoding, run_iteration};
 use super::options::{Partitioned, Staleness};
 use super::resume::ResumePolicy;
@@ -38,8 +38,8 @@ pub struct PartitionCall<'a> {
     pub channel: Channel,
     /// The endpoint, for errors.
     pub endpoint: &'a str,
-    /// The headers of every call.
-    pub headers: &'a MetadataMap,
+    /// The headers of every call (a request id each).
+    pub headers: &'a IterationHeaders<'a>,
     /// The limits.
     pub timeouts: Timeouts,
 }
@@ -60,7 +60,8 @@ pub async fn run(
     }
     let started = Instant::now();
     let staleness = staleness.unwrap_or(Staleness::Strong);
-    let (transaction, tokens) = partition(&call, template, partitioned, staleness).await?;
+    let (transaction, tokens, partition_id) =
+        partition(&call, template, partitioned, staleness).await?;
     let partition_call = started.elapsed();
     let requests: Vec<pb::ExecuteSqlRequest> = tokens
         .into_iter()
@@ -98,7 +99,7 @@ pub async fn run(
             run_iteration(
                 call.channel.clone(),
                 request,
-                call.headers,
+                call.headers.next_call(),
                 policy,
                 timeouts,
                 Decoding {
@@ -122,17 +123,18 @@ pub async fn run(
     }
     let mut out = combine(started.elapsed(), partition_call, timings);
     out.began = Some(started);
+    out.request_id = Some(partition_id);
     Ok(out)
 }
 
-/// PartitionQuery in a new read-only transaction at `staleness`: the transaction's id and the
-/// partitions' tokens.
+/// PartitionQuery in a new read-only transaction at `staleness`: the transaction's id, the
+/// partitions' tokens and the call's request id.
 async fn partition(
     call: &PartitionCall<'_>,
     template: &pb::ExecuteSqlRequest,
     partitioned: Partitioned,
     staleness: Staleness,
-) -> Result<(Vec<u8>, Vec<Vec<u8>>), IterationError> {
+) -> Result<(Vec<u8>, Vec<Vec<u8>>, RequestId), IterationError> {
     let request = pb::PartitionQueryRequest {
         session: template.session.clone(),
         transaction: Some(pb::TransactionSelector {
@@ -149,7 +151,8 @@ async fn partition(
         }),
     };
     let mut message = tonic::Request::new(request);
-    *message.metadata_mut() = call.headers.clone();
+    let headers = call.headers.next_call();
+    *message.metadata_mut() = headers.attempt(1);
     let mut client = SpannerClient::new(call.channel.clone());
     let response = answered(
         call.endpoint,
@@ -186,6 +189,7 @@ async fn partition(
             .into_iter()
             .map(|p| p.partition_token)
             .collect(),
+        headers.id(),
     ))
 }
 
@@ -201,6 +205,7 @@ fn combine(
     };
     let mut counters = StreamCounters::default();
     let origin = timings.iter().filter_map(|t| t.began).min();
+    out.attempts.push(partition_call);
     for (number, t) in (1u32..).zip(&timings) {
         out.wire_decode += t.wire_decode;
         out.row_decode += t.row_decode;
@@ -218,6 +223,14 @@ fn combine(
             origin_us: u64::try_from(lane_origin.as_micros()).unwrap_or(u64::MAX),
             ..lane.clone()
         }));
+        out.attempts.extend(&t.attempts);
+        if let Some(operation) = t.operation {
+            let ended = lane_origin + operation;
+            out.operation = Some(
+                out.operation
+                    .map_or(ended, |seen: Duration| seen.max(ended)),
+            );
+        }
         out.rows += t.rows;
         out.resumes += t.resumes;
         let c = t.counters;

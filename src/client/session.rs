@@ -11,6 +11,7 @@ use tonic::transport::Channel;
 use super::auth::TokenSource;
 use super::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFIX_HEADER, url_encode};
 use super::error::ClientError;
+use super::headers::{self, CallMetadata, HeaderOptions, IterationHeaders, RequestId, RequestIds};
 use super::iteration::{Decoding, run_iteration};
 use super::options::{
     DirectedReads, Partitioned, Priority, ReplicaSelection, ReplicaType, RequestOptions, Staleness,
@@ -29,11 +30,14 @@ use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
 use crate::server::LocalInstance;
 
 /// The headers of every call of one session: the resource prefix (and for Cloud Spanner the
-/// routing header), plus a current bearer token when the target needs one.
+/// routing header), the official clients' own ([`headers`]: the AFE opt-in, the API client, a
+/// request id per call), plus a current bearer token when the target needs one.
 #[derive(Debug)]
 pub struct CallHeaders {
     fixed: MetadataMap,
     tokens: Option<TokenSource>,
+    options: HeaderOptions,
+    ids: RequestIds,
 }
 
 impl CallHeaders {
@@ -41,10 +45,7 @@ impl CallHeaders {
     pub fn plain(database: &DatabasePath) -> Result<Self, ClientError> {
         let mut fixed = MetadataMap::new();
         fixed.insert(RESOURCE_PREFIX_HEADER, header_value(&database.name())?);
-        Ok(CallHeaders {
-            fixed,
-            tokens: None,
-        })
+        Ok(CallHeaders::new(fixed, None))
     }
 
     /// The resource prefix and `x-goog-request-params` of `target`'s database, and a token from
@@ -58,13 +59,29 @@ impl CallHeaders {
             REQUEST_PARAMS_HEADER,
             MetadataValue::try_from(routing).map_err(|_| ClientError::BadName { name })?,
         );
-        Ok(CallHeaders {
-            fixed,
-            tokens: Some(tokens),
-        })
+        Ok(CallHeaders::new(fixed, Some(tokens)))
     }
 
-    /// The headers for the next call, with a current token (renewed before it expires).
+    fn new(mut fixed: MetadataMap, tokens: Option<TokenSource>) -> Self {
+        let options = HeaderOptions::default();
+        headers::add_fixed(&mut fixed, options);
+        CallHeaders {
+            fixed,
+            tokens,
+            options,
+            ids: RequestIds::new(),
+        }
+    }
+
+    /// These headers with the optional ones as `options` says.
+    pub fn with_options(mut self, options: HeaderOptions) -> Self {
+        headers::add_fixed(&mut self.fixed, options);
+        self.options = options;
+        self
+    }
+
+    /// The headers every call carries, with a current token (renewed before it expires); a call's
+    /// request id is added by [`CallHeaders::request`] or [`IterationHeaders::next_call`].
     pub async fn current(&self) -> Result<MetadataMap, ClientError> {
         let mut headers = self.fixed.clone();
         if let Some(tokens) = &self.tokens {
@@ -73,11 +90,23 @@ impl CallHeaders {
         Ok(headers)
     }
 
-    /// `message` as a request carrying the current headers.
+    /// `message` as a request carrying the current headers and the next request id.
     pub async fn request<T>(&self, message: T) -> Result<tonic::Request<T>, ClientError> {
         let mut request = tonic::Request::new(message);
-        *request.metadata_mut() = self.current().await?;
+        *request.metadata_mut() =
+            CallMetadata::new(self.current().await?, self.ids.next()).attempt(1);
         Ok(request)
+    }
+
+    /// The headers of one iteration's calls: the current ones, a trace of its own when end-to-end
+    /// tracing is on, and a request id per call.
+    pub async fn iteration(&self) -> Result<IterationHeaders<'_>, ClientError> {
+        let base = self.current().await?;
+        Ok(IterationHeaders::new(
+            base,
+            &self.ids,
+            self.options.end_to_end_tracing,
+        ))
     }
 }
 
@@ -85,6 +114,16 @@ fn header_value(name: &str) -> Result<MetadataValue<Ascii>, ClientError> {
     MetadataValue::try_from(name).map_err(|_| ClientError::BadName {
         name: name.to_owned(),
     })
+}
+
+/// The ids the calls of one iteration carried: its first call's first attempt's request id, and
+/// its trace id when end-to-end tracing is on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallIds {
+    /// The first call's request id (attempt 1).
+    pub request_id: Option<RequestId>,
+    /// The W3C trace id.
+    pub trace_id: Option<String>,
 }
 
 /// A query as a user states it: SQL, parameters, the query mode and how it is asked.
@@ -242,15 +281,24 @@ impl Session {
         database: &DatabasePath,
         timeouts: Timeouts,
     ) -> Result<Session, ClientError> {
-        Self::open_as(target, database, timeouts, SessionKind::Regular).await
+        Self::open_as(
+            target,
+            database,
+            timeouts,
+            SessionKind::Regular,
+            HeaderOptions::default(),
+        )
+        .await
     }
 
-    /// [`Session::open`], asking for a session of `kind` (see [`Session::granted`]).
+    /// [`Session::open`], asking for a session of `kind` (see [`Session::granted`]), every call
+    /// carrying the optional headers `options` asks for.
     pub async fn open_as(
         target: &Target,
         database: &DatabasePath,
         timeouts: Timeouts,
         kind: SessionKind,
+        options: HeaderOptions,
     ) -> Result<Session, ClientError> {
         let mut local = None;
         let (channel, headers, endpoint, description) = match target {
@@ -307,15 +355,17 @@ impl Session {
             plaintext: !matches!(target, Target::Cloud(_)),
             local,
         };
-        Self::create(opened, database, timeouts, kind).await
+        Self::create(opened, database, timeouts, kind, options).await
     }
 
-    /// Creates a session of `kind` in `database` on a channel already open.
+    /// Creates a session of `kind` in `database` on a channel already open, every call carrying
+    /// the optional headers `options` asks for.
     pub(super) async fn create(
         opened: Opened,
         database: &DatabasePath,
         timeouts: Timeouts,
         kind: SessionKind,
+        options: HeaderOptions,
     ) -> Result<Session, ClientError> {
         let Opened {
             channel,
@@ -325,6 +375,7 @@ impl Session {
             plaintext,
             local,
         } = opened;
+        let headers = headers.with_options(options);
         let request = headers
             .request(pb::CreateSessionRequest {
                 database: database.name(),
@@ -435,26 +486,58 @@ impl Session {
         policy: ResumePolicy,
         decoding: Decoding<'_>,
     ) -> Result<IterationTiming, IterationError> {
-        let headers = self.headers.current().await?;
-        if let Some(partitioned) = query.partitioned {
+        self.execute_identified(query, policy, decoding).await.1
+    }
+
+    /// [`Session::execute`], returning too the ids its calls carried, whether it failed or not
+    /// (a failed call is the one support is asked about).
+    pub async fn execute_identified(
+        &self,
+        query: &PreparedQuery,
+        policy: ResumePolicy,
+        decoding: Decoding<'_>,
+    ) -> (CallIds, Result<IterationTiming, IterationError>) {
+        let headers = match self.headers.iteration().await {
+            Ok(headers) => headers,
+            Err(error) => return (CallIds::default(), Err(error.into())),
+        };
+        let timing = self.run_query(&headers, query, policy, decoding).await;
+        let ids = CallIds {
+            request_id: headers.first_request(),
+            trace_id: headers.trace_id(),
+        };
+        (ids, timing)
+    }
+
+    async fn run_query(
+        &self,
+        headers: &IterationHeaders<'_>,
+        query: &PreparedQuery,
+        policy: ResumePolicy,
+        decoding: Decoding<'_>,
+    ) -> Result<IterationTiming, IterationError> {
+        let mut timing = if let Some(partitioned) = query.partitioned {
             let call = PartitionCall {
                 channel: self.channel.clone(),
                 endpoint: &self.endpoint,
-                headers: &headers,
+                headers,
                 timeouts: self.timeouts,
             };
             let how = (partitioned, query.staleness);
-            return partitioned::run(call, &query.request, how, policy, decoding).await;
-        }
-        run_iteration(
-            self.channel.clone(),
-            &query.request,
-            &headers,
-            policy,
-            self.timeouts,
-            decoding,
-        )
-        .await
+            partitioned::run(call, &query.request, how, policy, decoding).await?
+        } else {
+            run_iteration(
+                self.channel.clone(),
+                &query.request,
+                headers.next_call(),
+                policy,
+                self.timeouts,
+                decoding,
+            )
+            .await?
+        };
+        timing.trace_id = headers.trace_id();
+        Ok(timing)
     }
 
     /// Runs `query` once receiving only its bytes (the wire floor, [`super::floor`]), resuming by
@@ -464,15 +547,17 @@ impl Session {
         query: &PreparedQuery,
         policy: ResumePolicy,
     ) -> Result<IterationTiming, IterationError> {
-        let headers = self.headers.current().await?;
-        super::floor::read_bytes(
+        let headers = self.headers.iteration().await?;
+        let mut timing = super::floor::read_bytes(
             self.channel.clone(),
             &query.request,
-            &headers,
+            headers.next_call(),
             policy,
             self.timeouts,
         )
-        .await
+        .await?;
+        timing.trace_id = headers.trace_id();
+        Ok(timing)
     }
 
     /// Deletes the session, waiting at most `within` for the server's answer. Returns whether the

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use tonic::Status;
 
 use super::error::ClientError;
+use super::headers::RequestId;
 use super::server_timing::ServerTiming;
 use super::timeouts::Readable;
 use crate::report::Lane;
@@ -49,6 +50,18 @@ pub struct IterationTiming {
     pub descheduled: Duration,
     /// Its timeline: one lane per stream (per partition of a partitioned read).
     pub lanes: Vec<Lane>,
+    /// The id of its query call's first attempt (a partitioned read's PartitionQuery); a resume
+    /// of the same request has the same id with the attempt counted up.
+    pub request_id: Option<RequestId>,
+    /// The W3C trace id its queries carried, with end-to-end tracing on.
+    pub trace_id: Option<String>,
+    /// Google's operation latency: from its first request sent to the last byte of the last
+    /// response (resumes included, the decoding of the last message not).
+    pub operation: Option<Duration>,
+    /// Each RPC attempt's time (Google's attempt latencies): from the attempt's request to the
+    /// end or break of its stream. A partitioned read's PartitionQuery first, then each
+    /// partition's attempts in partition order.
+    pub attempts: Vec<Duration>,
 }
 
 impl IterationTiming {

@@ -62,10 +62,14 @@ impl Sessions {
                             &spec.database,
                             spec.timeouts,
                             kind,
+                            spec.headers,
                         )
                         .await?
                     }
-                    None => Session::open_as(target, &spec.database, spec.timeouts, kind).await?,
+                    None => {
+                        Session::open_as(target, &spec.database, spec.timeouts, kind, spec.headers)
+                            .await?
+                    }
                 };
                 self.warm.push(session);
             }
@@ -73,7 +77,7 @@ impl Sessions {
         }
         if spec.variants.iter().any(|v| v.cold) {
             let local = self.first().local_host_port();
-            self.cold = Some(ColdStart::new(target, local.as_deref())?);
+            self.cold = Some(ColdStart::new(target, local.as_deref(), spec.headers)?);
         }
         Ok(queries)
     }

@@ -5,6 +5,8 @@
 //! Only the last iteration keeps rows, and at most [`PREVIEW_ROWS`] of them: a million-row answer
 //! is never held. Copying those rows happens outside the decode phases (it lands in "other").
 
+use std::time::Duration;
+
 use crate::client::PartitionTiming;
 use crate::client::server_timing::ServerTiming;
 use crate::wire::{Field, ResultStats, Row, RowsView, Value};
@@ -34,6 +36,14 @@ pub struct IterationDetails {
     pub server_timing: ServerTiming,
     /// A partitioned read's partitions, each with its own figures; empty for a plain read.
     pub partitions: Vec<PartitionTiming>,
+    /// The `x-goog-spanner-request-id` of its query call's first attempt, for support.
+    pub request_id: Option<String>,
+    /// The W3C trace id its queries carried, with end-to-end tracing on (for Cloud Trace).
+    pub trace_id: Option<String>,
+    /// Google's operation latency: the whole call, resumes included.
+    pub operation: Option<Duration>,
+    /// Each RPC attempt's time.
+    pub attempts: Vec<Duration>,
 }
 
 /// Keeps the first `limit` rows that stream past.

@@ -23,8 +23,8 @@ use crate::client::{
     ResumePolicy, Session,
 };
 pub use crate::client::{
-    DatabasePath, Param, ParamError, Partitioned, Priority, QueryMode, RequestOptions, SessionKind,
-    Staleness, Target, Timeouts,
+    DatabasePath, HeaderOptions, Param, ParamError, Partitioned, Priority, QueryMode,
+    RequestOptions, SessionKind, Staleness, Target, Timeouts,
 };
 use crate::report::{
     IterationRecord, RUN_MESSAGE_LIMIT, RunConfig, RunReport, Status, SweepPoint, Timeline,
@@ -117,6 +117,8 @@ pub struct ProfileSpec {
     pub timeouts: Timeouts,
     /// The order of the variants' timed iterations.
     pub order: Order,
+    /// The official clients' optional headers: the AFE timing opt-in, end-to-end tracing.
+    pub headers: HeaderOptions,
 }
 
 impl Default for ProfileSpec {
@@ -131,6 +133,7 @@ impl Default for ProfileSpec {
             decoder: DecoderKind::default(),
             timeouts: Timeouts::DEFAULT,
             order: Order::default(),
+            headers: HeaderOptions::default(),
         }
     }
 }
@@ -534,6 +537,10 @@ fn iteration_details(
         stats: timing.stats,
         server_timing: timing.server_timing,
         partitions: timing.partitions,
+        request_id: timing.request_id.map(|id| id.to_string()),
+        trace_id: timing.trace_id,
+        operation: timing.operation,
+        attempts: timing.attempts,
     }
 }
 
@@ -569,7 +576,7 @@ async fn one_iteration(
         }
     };
     let outcome = tokio::select! {
-        r = session.execute(
+        r = session.execute_identified(
             query,
             ResumePolicy::default(),
             Decoding {
@@ -580,12 +587,14 @@ async fn one_iteration(
         _ = cancel.notify.notified() => None,
     };
     match outcome {
-        Some(Ok(timing)) => {
+        Some((_, Ok(timing))) => {
             fill(&mut record, &timing);
             return (record, Some(timing));
         }
-        Some(Err(e)) => {
+        Some((ids, Err(e))) => {
             record.status = Status::Error;
+            record.request_id = ids.request_id.map(|id| id.to_string());
+            record.trace_id = ids.trace_id;
             if let IterationError::RowCountMismatch { server, decoded } = &e {
                 record.rows = *decoded;
                 record.server_rows = Some(*server);
@@ -677,6 +686,11 @@ pub fn fill(record: &mut IterationRecord, t: &IterationTiming) {
     record.wire_decode_cpu_ms = Some(ms(t.wire_decode_cpu));
     record.row_decode_cpu_ms = Some(ms(t.row_decode_cpu));
     record.descheduled_ms = Some(ms(t.descheduled));
+    record.request_id = t.request_id.map(|id| id.to_string());
+    record.trace_id.clone_from(&t.trace_id);
+    record.operation_ms = t.operation.map(ms);
+    record.attempts = u32::try_from(t.attempts.len()).ok().filter(|&n| n > 0);
+    record.attempt_ms = t.attempts.iter().copied().map(ms).collect();
     record.timeline = (!t.lanes.is_empty()).then(|| Timeline {
         lanes: t.lanes.clone(),
         total_us: u64::try_from(t.total.as_micros()).unwrap_or(u64::MAX),

@@ -69,6 +69,11 @@ pub fn reports() -> Vec<RunReport> {
         messages: 2,
         chunked_values: 1,
         wire_bytes: 4096,
+        request_id: Some("1.0123456789abcdef.1.1.2.1".into()),
+        trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
+        operation_ms: Some(9.5),
+        attempts: Some(1),
+        attempt_ms: vec![9.5],
         ..bare(fast, 2, Status::Ok, "2026-03-01T10:00:00.100Z", 10.0)
     };
     let third = IterationRecord {

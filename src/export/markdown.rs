@@ -9,7 +9,8 @@ use super::{ExportError, Exporter};
 
 /// For each run, a line with its label, target, iteration counts and failures, then a table of
 /// the median, mean, standard deviation (σ), extremes and percentiles of each measured phase, in
-/// milliseconds with two decimals.
+/// milliseconds with two decimals, and one of Google's latency points (with the attempt count)
+/// when any was measured.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Markdown;
 
@@ -46,6 +47,30 @@ fn section(report: &RunReport) -> String {
     for (phase, s) in summary {
         // Writing to a String cannot fail.
         let _ = writeln!(out, "| {} | {} |", phase.label(), cells(&s).join(" | "));
+    }
+    out.push_str(&latency_points(report));
+    out
+}
+
+/// The table of Google's latency points and the attempt count; empty when none was measured.
+fn latency_points(report: &RunReport) -> String {
+    let points = report.latency_points();
+    if points.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("\nGoogle's latency points (the official clients' metric names):\n\n");
+    out.push_str("| point | median | mean | σ | min | max | p90 | p99 |\n");
+    out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (point, s) in points {
+        // Writing to a String cannot fail.
+        let _ = writeln!(out, "| {} | {} |", point.name(), cells(&s).join(" | "));
+    }
+    if let Some((attempts, operations)) = report.attempt_count() {
+        let _ = writeln!(
+            out,
+            "\nattempt_count: {attempts} in {operations} operations"
+        );
     }
     out
 }
@@ -141,6 +166,18 @@ mod tests {
 | wire decode | 1.75 | 1.75 | 0.35 | 1.50 | 2.00 | 1.95 | 2.00 |
 | row decode | 1.25 | 1.25 | 0.35 | 1.00 | 1.50 | 1.45 | 1.50 |
 | other | 1.88 | 1.88 | 0.88 | 1.25 | 2.50 | 2.38 | 2.49 |
+
+Google's latency points (the official clients' metric names):
+
+| point | median | mean | σ | min | max | p90 | p99 |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| operation_latencies | 9.50 | 9.50 | 0.00 | 9.50 | 9.50 | 9.50 | 9.50 |
+| attempt_latencies | 9.50 | 9.50 | 0.00 | 9.50 | 9.50 | 9.50 | 9.50 |
+| gfe_latencies | 5.50 | 5.50 | 0.00 | 5.50 | 5.50 | 5.50 | 5.50 |
+| afe_latencies | 0.50 | 0.50 | 0.00 | 0.50 | 0.50 | 0.50 | 0.50 |
+| query latency (server) | 5.50 | 5.50 | 0.71 | 5.00 | 6.00 | 5.90 | 5.99 |
+
+attempt_count: 1 in 1 operations
 
 **slow** on emulator 127.0.0.1:9010: iterations 2, warm-up 0, failed 1
 

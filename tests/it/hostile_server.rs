@@ -230,7 +230,7 @@ fn iterate(
             let timing = run_iteration(
                 channel,
                 &request,
-                &Default::default(),
+                Default::default(),
                 ResumePolicy::default(),
                 timeouts,
                 Decoding::new(DecoderKind::Fast, &mut on_rows),

@@ -77,7 +77,7 @@ async fn times_its_phases(decoder: DecoderKind) {
     let timing = run_iteration(
         channel,
         &req,
-        &Default::default(),
+        Default::default(),
         ResumePolicy::default(),
         Timeouts::DEFAULT,
         Decoding::new(decoder, &mut |rows, _| view_ids(rows, &mut seen)),
@@ -128,7 +128,7 @@ async fn resumes_through_faults(decoder: DecoderKind) {
     let timing = run_iteration(
         channel,
         &req,
-        &Default::default(),
+        Default::default(),
         ResumePolicy::default(),
         Timeouts::DEFAULT,
         Decoding {
@@ -187,7 +187,7 @@ async fn giving_up_on_resumes_is_a_clear_error() {
     let err = run_iteration(
         channel,
         &req,
-        &Default::default(),
+        Default::default(),
         policy,
         Timeouts::DEFAULT,
         Decoding::new(DecoderKind::Fast, &mut |_, _| {}),
@@ -209,7 +209,7 @@ async fn bad_sql_ends_the_iteration_with_the_server_message() {
     let err = run_iteration(
         channel,
         &req,
-        &Default::default(),
+        Default::default(),
         ResumePolicy::default(),
         Timeouts::DEFAULT,
         Decoding::new(DecoderKind::Fast, &mut |_, _| {}),
