@@ -13,6 +13,7 @@ use super::labels::one_line;
 use super::run::ActiveRun;
 use super::run_list::{RunEntry, RunList};
 use super::theme;
+use super::timeline_view::TimelineView;
 use crate::analysis;
 use crate::report::{IterationRecord, Phase, Status};
 use crate::stats::{self, Summary};
@@ -167,6 +168,10 @@ pub struct IterationsView {
     plot_rect: Option<egui::Rect>,
     /// Where the run's plan changed: (first iteration of the new plan, the finding in words).
     plan_changes: Vec<(u32, String)>,
+    /// The chart's transform last frame (where each bar was drawn).
+    transform: Option<egui_plot::PlotTransform>,
+    /// The timeline of the iteration whose bar or flag was clicked.
+    timeline: TimelineView,
 }
 
 impl IterationsView {
@@ -188,6 +193,17 @@ impl IterationsView {
     /// Where the plot was drawn last frame (its data area and axes), in points.
     pub fn plot_rect(&self) -> Option<egui::Rect> {
         self.plot_rect
+    }
+
+    /// Where the point (`iteration`, `ms`) of the chart was drawn last frame, in points.
+    pub fn bar_position(&self, iteration: u32, ms: f64) -> Option<egui::Pos2> {
+        let point = egui_plot::PlotPoint::new(f64::from(iteration), ms);
+        Some(self.transform.as_ref()?.position_from_point(&point))
+    }
+
+    /// The timeline view (which iteration is open, what it drew).
+    pub fn timeline(&mut self) -> &mut TimelineView {
+        &mut self.timeline
     }
 
     /// How many bars (iterations) the chart drew last frame.
@@ -250,7 +266,12 @@ impl IterationsView {
                     .iter()
                     .map(|c| (c.iteration, c.text())),
             );
-            self.ui(ui, run.id, &run.report.iterations, &config.query_mode);
+            self.ui(
+                ui,
+                (run.id, &config.label),
+                &run.report.iterations,
+                &config.query_mode,
+            );
         }
     }
 
@@ -269,15 +290,15 @@ impl IterationsView {
             .cloned()
             .collect();
         self.set_plan_changes([]);
-        self.ui(ui, id, &records, run.mode().as_str());
+        self.ui(ui, (id, &label), &records, run.mode().as_str());
     }
 
-    /// Draws the view of `records`, the iterations of run `run` (a run in flight has its own id)
-    /// in `query_mode` (a report's spelling).
+    /// Draws the view of `records`, the iterations of run `run` (its id, a run in flight has its
+    /// own, and its label) in `query_mode` (a report's spelling).
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
-        run: u64,
+        (run, label): (u64, &str),
         records: &[IterationRecord],
         query_mode: &str,
     ) {
@@ -308,14 +329,24 @@ impl IterationsView {
         });
         let layout = Layout::of(records);
         theme::legend(ui, layout.names().into_iter().zip(theme::SEGMENT_COLORS));
-        let plot_height = (ui.available_height() * 0.55).max(180.0);
-        self.chart(ui, records, &flags, plot_height);
+        let open = self.timeline.run() == Some(run);
+        let share = if open { 0.26 } else { 0.55 };
+        let plot_height = (ui.available_height() * share).max(if open { 140.0 } else { 180.0 });
+        self.chart(ui, run, records, &flags, plot_height);
         ui.add_space(6.0);
         if let Some(missing) = analysis::missing_statistics(query_mode, records) {
             ui.colored_label(theme::WARN, format!("! {missing}"));
         }
         for flag in &flags {
-            ui.colored_label(theme::WARN, format!("! {}", flag.text));
+            let text = egui::RichText::new(format!("! {}", flag.text)).color(theme::WARN);
+            if ui
+                .add(egui::Button::new(text).frame(false))
+                .on_hover_text("Open its timeline")
+                .clicked()
+            {
+                self.select([flag.iteration]);
+                self.timeline.open(run, flag.iteration);
+            }
         }
         for (_, change) in &self.plan_changes {
             ui.colored_label(theme::WARN, format!("! {change}"));
@@ -331,12 +362,15 @@ impl IterationsView {
             );
         }
         ui.add_space(4.0);
-        summary_table(ui, &summaries(records, &self.selection), &self.selection);
+        if !self.timeline.ui(ui, run, label, records) {
+            summary_table(ui, &summaries(records, &self.selection), &self.selection);
+        }
     }
 
     fn chart(
         &mut self,
         ui: &mut egui::Ui,
+        run: u64,
         records: &[IterationRecord],
         flags: &[Flag],
         height: f32,
@@ -436,6 +470,7 @@ impl IterationsView {
                 }
             });
         self.plot_rect = Some(response.response.rect);
+        self.transform = Some(response.transform.clone());
         let hovered = hovered_bar(&response, records);
         self.hovered = hovered.map(|r| r.iteration);
         if let Some(r) = hovered {
@@ -443,16 +478,19 @@ impl IterationsView {
                 ui.label(tooltip(r));
             });
         }
-        self.select_with_pointer(ui, &response, records);
+        if let Some(clicked) = self.select_with_pointer(ui, &response, records) {
+            self.timeline.open(run, clicked);
+        }
     }
 
     /// Click selects one bar (Shift or Ctrl adds to the selection); a drag selects the range.
+    /// Returns the bar clicked alone (its timeline opens).
     fn select_with_pointer(
         &mut self,
         ui: &egui::Ui,
         plot: &egui_plot::PlotResponse<()>,
         records: &[IterationRecord],
-    ) {
+    ) -> Option<u32> {
         let response = &plot.response;
         let x_at = |pos: egui::Pos2| plot.transform.value_from_position(pos).x;
         let additive = ui.input(|i| i.modifiers.shift || i.modifiers.command);
@@ -487,10 +525,14 @@ impl IterationsView {
                         self.selection.insert(i);
                     }
                 }
-                Some(i) => self.select([i]),
+                Some(i) => {
+                    self.select([i]);
+                    return Some(i);
+                }
                 None => self.selection.clear(),
             }
         }
+        None
     }
 }
 
