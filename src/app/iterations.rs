@@ -558,13 +558,17 @@ fn tooltip(r: &IterationRecord) -> String {
         r.total_ms
     );
     let layout = Layout::of(std::slice::from_ref(r));
-    for (name, value) in layout.names().iter().zip(layout.segments(r)) {
+    let parts = layout.segments(r);
+    // The server's time the bar cannot hold (it overlapped the client's own work).
+    let beyond = r.server_ms.unwrap_or(0.0) - parts[0];
+    for (name, value) in layout.names().iter().zip(parts) {
         text.push_str(&format!("\n{name} {value:.3} ms"));
+        if layout == Layout::Query && *name == "network" && beyond > 0.0005 {
+            text.push_str(" (the client's waits less the server's time)");
+        }
     }
-    if let Some(server) = r.server_ms {
-        text.push_str(&format!(
-            "\nthe server reports {server:.3} ms elapsed (its work overlaps the stream)"
-        ));
+    if let Some(server) = r.server_ms.filter(|_| layout == Layout::Query) {
+        text.push_str(&server_line(r, server, beyond));
     }
     if let Some(ttfb) = r.ttfb_ms {
         text.push_str(&format!("\nfirst byte {ttfb:.3} ms"));
@@ -582,6 +586,32 @@ fn tooltip(r: &IterationRecord) -> String {
         text.push_str(&format!("\n{e}"));
     }
     text
+}
+
+/// What the server reports against what the bar draws of it: the stacked bar holds only the part
+/// within the client's waits; the rest overlapped the client's own work, which the timeline shows.
+fn server_line(r: &IterationRecord, server: f64, beyond: f64) -> String {
+    if beyond <= 0.0005 {
+        return format!(
+            "\nthe server reports {server:.3} ms elapsed, all within the client's waits"
+        );
+    }
+    match super::timeline_rows::server_overlap(r) {
+        Some(o) => format!(
+            "\nthe server reports {server:.3} ms elapsed: the bar holds the {:.3} ms within the client's waits;\n{:.3} ms ran beside the client's decode and {:.3} ms beside its other work (click for the timeline)",
+            parts_ms(o.in_waits_us),
+            parts_ms(o.over_decode_us),
+            parts_ms(o.rest_us)
+        ),
+        None => format!(
+            "\nthe server reports {server:.3} ms elapsed: the bar holds the {:.3} ms within the client's waits; {beyond:.3} ms overlapped the client's own work",
+            server - beyond
+        ),
+    }
+}
+
+fn parts_ms(us: u64) -> f64 {
+    us as f64 / 1000.0
 }
 
 /// The per-phase summary table: median, mean, σ, min, max, p90, p99 in milliseconds.
@@ -676,6 +706,60 @@ mod tests {
             "{}",
             tooltip(&odd)
         );
+    }
+
+    #[test]
+    fn a_server_time_beyond_the_clients_waits_is_said_as_overlap_not_a_zero_network() {
+        use crate::report::{Lane, Message, Span, Timeline};
+        // The client waited 10 ms (all server time), then decoded for 20 ms while the server,
+        // which reports 25.43 ms, went on working.
+        let mut r = IterationRecord {
+            total_ms: 30.0,
+            network_ms: Some(10.0),
+            server_ms: Some(25.43),
+            wire_decode_ms: Some(20.0),
+            row_decode_ms: Some(0.0),
+            other_ms: Some(0.0),
+            ..IterationRecord::new("r", 1, false, "t")
+        };
+        let plain = tooltip(&r);
+        assert!(!plain.contains("its work overlaps the stream"), "{plain}");
+        assert!(
+            plain.contains("network 0.000 ms (the client's waits less the server's time)"),
+            "{plain}"
+        );
+        assert!(
+            plain.contains("15.430 ms overlapped the client's own work"),
+            "{plain}"
+        );
+        r.timeline = Some(Timeline {
+            lanes: vec![Lane {
+                requests_us: vec![0],
+                messages: vec![Message {
+                    number: 1,
+                    arrived_us: 10_000,
+                    wire: Span {
+                        start_us: 10_000,
+                        wall_us: 20_000,
+                        cpu_us: None,
+                    },
+                    ..Message::default()
+                }],
+                end_us: 30_000,
+                ..Lane::default()
+            }],
+            total_us: 30_000,
+        });
+        let timed = tooltip(&r);
+        assert!(
+            timed.contains("the bar holds the 10.000 ms within the client's waits;\n15.430 ms ran beside the client's decode"),
+            "{timed}"
+        );
+        let inside = IterationRecord {
+            server_ms: Some(4.0),
+            ..r
+        };
+        assert!(tooltip(&inside).contains("all within the client's waits"));
     }
 
     #[test]
