@@ -198,7 +198,8 @@ pub fn paint_ticks(
     px: impl Fn(u64) -> f32,
 ) -> usize {
     let (top, bottom) = band;
-    let stroke = Stroke::new(1.0, Color32::from_gray(230));
+    let stroke = Stroke::new(1.0, Color32::from_gray(200).gamma_multiply(0.7));
+    let tick_bottom = top + (bottom - top) * 0.4;
     let mut last = f32::NEG_INFINITY;
     let mut drawn = 0;
     for &t in row.visible_ticks(range_us.0, range_us.1) {
@@ -208,7 +209,7 @@ pub fn paint_ticks(
         }
         last = x;
         drawn += 1;
-        painter.line_segment([Pos2::new(x, top - 3.0), Pos2::new(x, bottom)], stroke);
+        painter.line_segment([Pos2::new(x, top - 3.0), Pos2::new(x, tick_bottom)], stroke);
     }
     for &(t, mark) in &row.marks {
         if t < range_us.0 || t > range_us.1 {
@@ -233,8 +234,12 @@ pub fn paint_ticks(
     drawn
 }
 
+/// Labels painted per frame, at most.
+const MAX_LABELS: usize = 12;
+
 /// Paints the words on the bars that need them: the stalls (`stall_text` for message N) and the
-/// resumes, beside their bar when it is too narrow. Text for a handful of items per frame.
+/// resumes, on their bar when it is wide enough, else beside it; the longest first, and none over
+/// another (a handful of texts per frame, whatever the zoom).
 pub fn paint_labels(
     painter: &egui::Painter,
     rows: &[Row],
@@ -243,10 +248,16 @@ pub fn paint_labels(
     stall_text: impl Fn(&Row, &Item) -> String,
 ) {
     let font = FontId::proportional(12.0);
-    for d in drawn
+    let mut loud: Vec<&Drawn> = drawn
         .iter()
         .filter(|d| matches!(d.kind, Kind::Stall | Kind::Resume))
-    {
+        .collect();
+    loud.sort_by(|a, b| (b.x1 - b.x0).total_cmp(&(a.x1 - a.x0)));
+    let mut placed: Vec<Rect> = Vec::new();
+    for d in loud {
+        if placed.len() >= MAX_LABELS {
+            break;
+        }
         let (Some(row), Some(&(top, bottom))) = (rows.get(d.row), bands.get(d.row)) else {
             continue;
         };
@@ -260,24 +271,32 @@ pub fn paint_labels(
             Kind::Stall => stall_text(row, item),
             _ => "resume".to_owned(),
         };
-        let colour = if d.kind == Kind::Stall {
+        // On the bar in a colour that reads on it, else beside it on a dark ground.
+        let inside = if d.kind == Kind::Stall {
             Color32::BLACK
         } else {
             Color32::WHITE
         };
-        let galley = painter.layout_no_wrap(text, font.clone(), colour);
-        let y = (top + bottom) / 2.0;
-        if galley.size().x + 8.0 <= d.x1 - d.x0 {
-            let pos = Pos2::new(
-                (d.x0 + d.x1) / 2.0 - galley.size().x / 2.0,
-                y - galley.size().y / 2.0,
-            );
-            painter.galley(pos, galley, colour);
+        let probe = painter.layout_no_wrap(text.clone(), font.clone(), inside);
+        let size = probe.size();
+        let y = (top + bottom) / 2.0 - size.y / 2.0;
+        let on_bar = size.x + 8.0 <= d.x1 - d.x0;
+        let pos = if on_bar {
+            Pos2::new((d.x0 + d.x1) / 2.0 - size.x / 2.0, y)
         } else {
-            let pos = Pos2::new(d.x1 + 4.0, y - galley.size().y / 2.0);
-            let back = Rect::from_min_size(pos, galley.size()).expand(2.0);
-            painter.rect_filled(back, 2.0, Color32::from_black_alpha(200));
-            painter.galley(pos, galley, theme::WARN);
+            Pos2::new(d.x1 + 4.0, y)
+        };
+        let rect = Rect::from_min_size(pos, size).expand(2.0);
+        if placed.iter().any(|p| p.intersects(rect)) {
+            continue;
+        }
+        placed.push(rect);
+        if on_bar {
+            painter.galley(pos, probe, inside);
+        } else {
+            let galley = painter.layout_no_wrap(text, font.clone(), color(d.kind));
+            painter.rect_filled(rect, 2.0, Color32::from_black_alpha(220));
+            painter.galley(pos, galley, color(d.kind));
         }
     }
 }

@@ -350,16 +350,18 @@ impl TimelineView {
             ));
             return;
         }
-        let side = 300.0f32.min(ui.available_width() * 0.4);
+        let side = 290.0f32.min(ui.available_width() * 0.4);
         let height = (built.rows.len() as f32 * 30.0 + 70.0).min(ui.available_height().max(160.0));
         ui.horizontal_top(|ui| {
             let plot_width = (ui.available_width() - side - 12.0).max(200.0);
-            ui.allocate_ui(egui::vec2(plot_width, height), |ui| {
+            let down = egui::Layout::top_down(egui::Align::LEFT);
+            ui.allocate_ui_with_layout(egui::vec2(plot_width, height), down, |ui| {
                 self.plot(ui, built, records, height);
             });
             ui.separator();
-            ui.allocate_ui(egui::vec2(side, height), |ui| {
-                ui.set_width(side);
+            let column = ui.available_height().max(height);
+            ui.allocate_ui_with_layout(egui::vec2(side, column), down, |ui| {
+                ui.set_width(side - 10.0);
                 egui::ScrollArea::vertical()
                     .id_salt("timeline-causes")
                     .show(ui, |ui| causes_text(ui, built, iteration));
@@ -403,7 +405,13 @@ impl TimelineView {
             .include_y(0.6)
             .include_y(bottom - 0.6)
             .show_grid([true, false])
-            .x_axis_label("ms from the iteration's start")
+            // Tick labels closer than egui_plot's default (60 points): a 100 ms step is often
+            // narrower than that here.
+            .custom_x_axes(vec![
+                egui_plot::AxisHints::new_x()
+                    .label("ms from the iteration's start")
+                    .label_spacing(32.0..=48.0),
+            ])
             .y_axis_min_width(96.0)
             .y_grid_spacer(move |_| {
                 marks
@@ -645,7 +653,7 @@ fn causes_text(ui: &mut egui::Ui, built: &Built, iteration: u32) {
         );
         ui.label(
             egui::RichText::new(crate::report::printable(&c.detail))
-                .small()
+                .size(12.0)
                 .color(theme::MUTED),
         );
     }

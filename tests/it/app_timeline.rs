@@ -141,32 +141,158 @@ fn a_stalled_iteration_s_timeline_shows_the_stall_and_its_cause() {
     }
     assert!(tip, "the stall's tooltip");
 
-    // Closed again: the summary is back. The other stalled iteration opens from its flag.
+    // Closed again: the summary is back.
     h.get_by_label("Close timeline").click();
     h.run_steps(2);
     assert_eq!(h.state_mut().iterations_view().timeline().opened(), None);
     assert!(h.query_by_label("Summary").is_some());
-    let other = stalled[1];
-    let totals: Vec<f64> = h.state().runs()[0]
-        .report
-        .iterations
-        .iter()
-        .map(|r| r.total_ms)
+}
+
+/// A report of nine iterations of 20 messages, 1 ms apart; iteration 4 waited 50 ms more before
+/// its seventh message. Nothing in it depends on the machine, so the outlier rule flags #4 alone.
+fn stalled_report() -> spanprof::report::RunReport {
+    use spanprof::report::{IterationRecord, Lane, Message, RunConfig, RunReport, Span, Timeline};
+    let iterations = (1..=9)
+        .map(|i| {
+            let mut at = 100u64;
+            let mut lane = Lane {
+                name: "stream".into(),
+                requests_us: vec![0],
+                headers_us: Some(60),
+                ..Lane::default()
+            };
+            for number in 1..=20u32 {
+                let wait =
+                    1_000 + if i == 4 && number == 7 { 50_000 } else { 0 } + u64::from(i) * 3;
+                let arrived = at + wait;
+                lane.messages.push(Message {
+                    number,
+                    waited_from_us: at,
+                    arrived_us: arrived,
+                    bytes: 16_384,
+                    values: 400,
+                    rows: 40,
+                    resume_token: true,
+                    wire: Span {
+                        start_us: arrived,
+                        wall_us: 100,
+                        cpu_us: Some(90),
+                    },
+                    row: Some(Span {
+                        start_us: arrived + 100,
+                        wall_us: 200,
+                        cpu_us: Some(150),
+                    }),
+                    ..Message::default()
+                });
+                at = arrived + 300;
+            }
+            lane.end_us = at;
+            let total_us = at + 50;
+            IterationRecord {
+                total_ms: total_us as f64 / 1000.0,
+                server_ms: Some(12.0),
+                timeline: Some(Timeline {
+                    lanes: vec![lane],
+                    total_us,
+                }),
+                ..IterationRecord::new("synthetic", i, false, "2026-03-01T10:00:00Z")
+            }
+        })
         .collect();
-    h.query_by_label_contains(&format!("#{other} is an outlier"))
-        .unwrap_or_else(|| panic!("#{other} flagged among {totals:?}"))
-        .click();
+    RunReport {
+        config: RunConfig {
+            label: "synthetic".into(),
+            target: "local".into(),
+            sql: "SELECT * FROM Seed23".into(),
+            query_mode: "NORMAL".into(),
+            iterations: 9,
+            decoder: "fast".into(),
+            ..Default::default()
+        },
+        started_at: "2026-03-01T10:00:00Z".into(),
+        iterations,
+        plans: Default::default(),
+    }
+}
+
+#[test]
+fn an_outlier_s_flag_opens_its_timeline_with_the_median_beneath()
+-> Result<(), Box<dyn std::error::Error>> {
+    use spanprof::export::Exporter as _;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("stalled.json");
+    std::fs::write(&path, spanprof::export::Json.export(&[stalled_report()])?)?;
+    let mut h = app();
+    assert_eq!(h.state_mut().open_report(&path), Ok(1));
+    h.state_mut().set_tab(spanprof::app::Tab::Iterations);
     h.run_steps(3);
+    h.get_by_label_contains("#4 is an outlier").click();
+    h.run_steps(3);
+    assert_eq!(h.state_mut().iterations_view().timeline().opened(), Some(4));
     assert_eq!(
-        h.state_mut().iterations_view().timeline().opened(),
-        Some(other)
+        h.state_mut()
+            .iterations_view()
+            .selection()
+            .iter()
+            .copied()
+            .collect::<Vec<_>>(),
+        [4],
+        "its bar selected"
+    );
+    let stalls = h
+        .state_mut()
+        .iterations_view()
+        .timeline()
+        .stalls_shown()
+        .to_vec();
+    assert!(
+        matches!(stalls.as_slice(), [s] if s.iteration == 4 && s.message == 7 && (s.wait_ms - 51.012).abs() < 1e-6),
+        "{stalls:?}"
+    );
+    let labels = h.state_mut().iterations_view().timeline().row_labels();
+    assert_eq!(
+        labels,
+        [
+            "#4 server",
+            "#4 waits",
+            "#4 decode",
+            "#6 median server",
+            "#6 median waits",
+            "#6 median decode"
+        ]
+    );
+    assert!(
+        h.query_by_label_contains("a stall before message 7")
+            .is_some()
+    );
+    assert!(h.query_by_label_contains("Why #4 took ").is_some());
+    assert!(
+        h.query_by_label_contains("The named causes cover ")
+            .is_some(),
+        "how much of the extra time the causes explain"
+    );
+    assert!(
+        h.query_by_label_contains("The server reports 12.000 ms: ")
+            .is_some(),
+        "the server's time against the client's"
+    );
+    // The median iteration says so instead of causes.
+    h.get_by_label("Close timeline").click();
+    h.run_steps(2);
+    let run = h.state().runs()[0].id;
+    h.state_mut().iterations_view().timeline().open(run, 6);
+    h.run_steps(2);
+    assert!(
+        h.query_by_label_contains("#6 is the median iteration")
+            .is_some()
     );
     assert!(
         h.state_mut()
             .iterations_view()
             .timeline()
             .stalls_shown()
-            .iter()
-            .any(|s| s.iteration == other && s.message == 4)
+            .is_empty()
     );
+    Ok(())
 }
