@@ -397,13 +397,10 @@ impl IterationsView {
                     if r.warmup {
                         fill = fill.gamma_multiply(0.4);
                     }
-                    let stroke = if self.selection.contains(&r.iteration) {
-                        egui::Stroke::new(2.0, theme::SELECTED)
-                    } else if flagged.contains(&r.iteration) {
-                        egui::Stroke::new(1.5, theme::WARN)
-                    } else {
-                        egui::Stroke::new(0.5, fill)
-                    };
+                    let stroke = bar_stroke(
+                        self.selection.contains(&r.iteration),
+                        flagged.contains(&r.iteration),
+                    );
                     Bar::new(r.iteration as f64, height)
                         .width(BAR_WIDTH)
                         .fill(fill)
@@ -533,6 +530,18 @@ impl IterationsView {
             }
         }
         None
+    }
+}
+
+/// A bar's outline: white when selected, the warning colour when flagged, else none (a thin
+/// outline in the bar's own colour drew a dark rim round every bar, which read as selected).
+fn bar_stroke(selected: bool, flagged: bool) -> egui::Stroke {
+    if selected {
+        egui::Stroke::new(2.0, theme::SELECTED)
+    } else if flagged {
+        egui::Stroke::new(1.5, theme::WARN)
+    } else {
+        egui::Stroke::NONE
     }
 }
 

@@ -296,3 +296,86 @@ fn an_outlier_s_flag_opens_its_timeline_with_the_median_beneath()
     );
     Ok(())
 }
+
+/// The bars' rectangles in the chart (narrow ones inside the plot) with an outline, by where
+/// their middle is.
+fn outlined_bars(h: &mut Harness<'static, SpanprofApp>) -> (usize, Vec<(f32, egui::Color32)>) {
+    fn rects(shape: &egui::Shape, out: &mut Vec<egui::epaint::RectShape>) {
+        match shape {
+            egui::Shape::Rect(r) => out.push(r.clone()),
+            egui::Shape::Vec(all) => all.iter().for_each(|s| rects(s, out)),
+            _ => {}
+        }
+    }
+    let plot = h
+        .state_mut()
+        .iterations_view()
+        .plot_rect()
+        .expect("the chart was drawn");
+    let mut all = Vec::new();
+    for clipped in &h.output().shapes {
+        rects(&clipped.shape, &mut all);
+    }
+    let bars: Vec<_> = all
+        .into_iter()
+        .filter(|r| plot.contains_rect(r.rect) && r.rect.width() < plot.width() / 4.0)
+        .filter(|r| r.fill != egui::Color32::TRANSPARENT)
+        .collect();
+    let outlined = bars
+        .iter()
+        .filter(|r| r.stroke.width > 0.0)
+        .map(|r| (r.rect.center().x, r.stroke.color))
+        .collect();
+    (bars.len(), outlined)
+}
+
+/// Issue 20 item 4: the selection outline marks only selected bars (and the flagged one its
+/// warning); every other bar is drawn without one (before, each carried a thin rim).
+#[test]
+fn the_selection_outline_marks_only_the_selected_bars() -> Result<(), Box<dyn std::error::Error>> {
+    use spanprof::export::Exporter as _;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("stalled.json");
+    std::fs::write(&path, spanprof::export::Json.export(&[stalled_report()])?)?;
+    let mut h = app();
+    assert_eq!(h.state_mut().open_report(&path), Ok(1));
+    h.state_mut().set_tab(spanprof::app::Tab::Iterations);
+    h.run_steps(3);
+    let x_of = |h: &mut Harness<'static, SpanprofApp>, i: u32| {
+        h.state_mut()
+            .iterations_view()
+            .bar_position(i, 1.0)
+            .expect("the chart was drawn")
+            .x
+    };
+    let (bars, outlined) = outlined_bars(&mut h);
+    assert_eq!(bars, 9 * 5, "five segments per bar");
+    let flagged = x_of(&mut h, 4);
+    assert_eq!(outlined.len(), 5, "only the flagged bar: {outlined:?}");
+    assert!(outlined.iter().all(|(x, _)| (x - flagged).abs() < 1.0));
+    // A click selects #2: its bar is outlined in white, and no other.
+    let pos = h
+        .state_mut()
+        .iterations_view()
+        .bar_position(2, 10.0)
+        .expect("the chart was drawn");
+    click_at(&mut h, pos);
+    h.run_steps(1);
+    let selected = x_of(&mut h, 2);
+    let flagged = x_of(&mut h, 4);
+    let (_, outlined) = outlined_bars(&mut h);
+    let white: Vec<f32> = outlined
+        .iter()
+        .filter(|(_, c)| *c == egui::Color32::WHITE)
+        .map(|(x, _)| *x)
+        .collect();
+    assert_eq!(white.len(), 5, "{outlined:?}");
+    assert!(white.iter().all(|x| (x - selected).abs() < 1.0));
+    assert!(
+        outlined
+            .iter()
+            .all(|(x, _)| (x - selected).abs() < 1.0 || (x - flagged).abs() < 1.0),
+        "{outlined:?}"
+    );
+    Ok(())
+}
