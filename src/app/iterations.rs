@@ -172,6 +172,9 @@ pub struct IterationsView {
     transform: Option<egui_plot::PlotTransform>,
     /// The timeline of the iteration whose bar or flag was clicked.
     timeline: TimelineView,
+    /// The run in flight's records of the variant streaming now, copied when one is added (not
+    /// each frame: each holds its timeline): (run, variant, records seen, the copies).
+    running: Option<(u64, String, usize, Vec<IterationRecord>)>,
 }
 
 impl IterationsView {
@@ -283,14 +286,22 @@ impl IterationsView {
             .and_then(|v| run.labels().get(v))
             .map_or_else(|| run.label().to_owned(), Clone::clone);
         ui.heading(format!("{label} (running)"));
-        let records: Vec<_> = run
-            .records()
-            .iter()
-            .filter(|r| r.run == label)
-            .cloned()
-            .collect();
+        let seen = run.records().len();
+        let cached = match self.running.take() {
+            Some(c) if c.0 == id && c.1 == label && c.2 == seen => c,
+            _ => {
+                let records = run
+                    .records()
+                    .iter()
+                    .filter(|r| r.run == label)
+                    .cloned()
+                    .collect();
+                (id, label.clone(), seen, records)
+            }
+        };
         self.set_plan_changes([]);
-        self.ui(ui, (id, &label), &records, run.mode().as_str());
+        self.ui(ui, (id, &label), &cached.3, run.mode().as_str());
+        self.running = Some(cached);
     }
 
     /// Draws the view of `records`, the iterations of run `run` (its id, a run in flight has its
