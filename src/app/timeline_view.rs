@@ -312,6 +312,13 @@ impl TimelineView {
             if ui.small_button("Close timeline").clicked() {
                 closed = true;
             }
+            ui.label(
+                egui::RichText::new(
+                    "drag or scroll to pan · Ctrl+scroll to zoom · double-click to fit",
+                )
+                .small()
+                .color(theme::MUTED),
+            );
         });
         if closed {
             self.close();
