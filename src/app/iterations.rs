@@ -341,7 +341,7 @@ impl IterationsView {
         let layout = Layout::of(records);
         theme::legend(ui, layout.names().into_iter().zip(theme::SEGMENT_COLORS));
         let open = self.timeline.run() == Some(run);
-        let share = if open { 0.26 } else { 0.55 };
+        let share = if open { 0.3 } else { 0.55 };
         let plot_height = (ui.available_height() * share).max(if open { 140.0 } else { 180.0 });
         self.chart(ui, run, records, &flags, plot_height);
         ui.add_space(6.0);
