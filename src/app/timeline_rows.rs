@@ -450,6 +450,31 @@ mod tests {
     }
 
     #[test]
+    fn a_partitioned_read_has_two_rows_per_partition_from_its_own_origin() {
+        let mut r = record(None);
+        let mut second = lane();
+        second.name = "partition 2".into();
+        second.origin_us = 5_000;
+        let timeline = r.timeline.as_mut().unwrap();
+        timeline.lanes[0].name = "partition 1".into();
+        timeline.lanes.push(second);
+        let rows = iteration_rows("#3", &r, r.timeline.as_ref().unwrap(), &[]);
+        let labels: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "#3 partition 1 waits",
+                "#3 partition 1 decode",
+                "#3 partition 2 waits",
+                "#3 partition 2 decode"
+            ]
+        );
+        assert_eq!(rows[2].lane, 1);
+        assert_eq!(rows[2].items[0].start_us, 5_020, "from the lane's origin");
+        assert_eq!(rows[2].marks[0], (5_010, Mark::Request));
+    }
+
+    #[test]
     fn visible_finds_only_what_reaches_into_the_range() {
         let r = record(None);
         let rows = iteration_rows("#3", &r, r.timeline.as_ref().unwrap(), &[]);

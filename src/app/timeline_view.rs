@@ -22,8 +22,10 @@ use crate::report::IterationRecord;
 /// Rows of one iteration and the median one, with the explanation, built once.
 #[derive(Debug)]
 struct Built {
-    /// The records' count it was built from (a run in flight adds records).
+    /// The records' count and variant it was built from (a run in flight adds records, and its
+    /// variants stream in turn under one id).
     records: usize,
+    label: String,
     rows: Vec<Row>,
     /// Each row's place on the plot's y axis.
     ys: Vec<f64>,
@@ -104,6 +106,7 @@ impl Built {
         let index = records.iter().position(|r| r.iteration == iteration);
         let mut built = Built {
             records: records.len(),
+            label: label.to_owned(),
             rows: Vec::new(),
             ys: Vec::new(),
             shown: Vec::new(),
@@ -270,7 +273,7 @@ impl TimelineView {
         if self
             .built
             .as_ref()
-            .is_none_or(|b| b.records != records.len())
+            .is_none_or(|b| b.records != records.len() || b.label != label)
         {
             self.built = Some(Built::new(label, records, iteration));
         }
