@@ -9,7 +9,7 @@
 use egui::{Align2, Color32, FontId, Pos2, Rect, Stroke, StrokeKind};
 
 use super::theme;
-use super::timeline_rows::{Item, Kind, Mark, Row, RowKind, Source};
+use super::timeline_rows::{BLOCK, Block, Item, Kind, Mark, Row, RowKind, Source};
 use crate::report::{Lane, Timeline};
 
 /// An item narrower than this (pixels) is merged with its small neighbours.
@@ -36,34 +36,18 @@ pub struct Drawn {
     pub cpu_share: f32,
 }
 
-/// Kinds in a fixed order, for summing lengths by kind.
-const KINDS: [Kind; 8] = [
-    Kind::Wait,
-    Kind::Stall,
-    Kind::Wire,
-    Kind::Row,
-    Kind::Finish,
-    Kind::Bucket,
-    Kind::Resume,
-    Kind::Server,
-];
-
-fn kind_index(kind: Kind) -> usize {
-    KINDS.iter().position(|&k| k == kind).unwrap_or(0)
-}
-
 /// A merged bar being built.
 struct Cluster {
     drawn: Drawn,
-    lengths: [u64; KINDS.len()],
+    lengths: [u64; Kind::ALL.len()],
     wall: u64,
     cpu: u64,
 }
 
 impl Cluster {
     fn new(row: usize, index: usize, item: &Item, x0: f32, x1: f32) -> Cluster {
-        let mut lengths = [0; KINDS.len()];
-        lengths[kind_index(item.kind)] = item.len_us();
+        let mut lengths = [0; Kind::ALL.len()];
+        lengths[item.kind.index()] = item.len_us();
         Cluster {
             drawn: Drawn {
                 row,
@@ -80,10 +64,42 @@ impl Cluster {
         }
     }
 
+    fn of_block(row: usize, first: usize, last: usize, b: &Block, x0: f32, x1: f32) -> Cluster {
+        Cluster {
+            drawn: Drawn {
+                row,
+                x0,
+                x1,
+                first,
+                last,
+                kind: Kind::Wait,
+                cpu_share: 1.0,
+            },
+            lengths: b.lengths,
+            wall: b.wall_us,
+            cpu: b.cpu_us,
+        }
+    }
+
+    fn add_block(&mut self, last: usize, b: &Block, x1: f32) {
+        self.drawn.x1 = self.drawn.x1.max(x1);
+        self.drawn.last = last;
+        for (sum, len) in self.lengths.iter_mut().zip(b.lengths) {
+            *sum = sum.saturating_add(len);
+        }
+        self.wall = self.wall.saturating_add(b.wall_us);
+        self.cpu = self.cpu.saturating_add(b.cpu_us);
+    }
+
+    /// Whether something starting at `x0` joins it.
+    fn takes(&self, x0: f32) -> bool {
+        x0 <= self.drawn.x1 + 1.0 && self.drawn.x1 - self.drawn.x0 < CLUSTER_PX
+    }
+
     fn add(&mut self, index: usize, item: &Item, x1: f32) {
         self.drawn.x1 = self.drawn.x1.max(x1);
         self.drawn.last = index;
-        let k = kind_index(item.kind);
+        let k = item.kind.index();
         self.lengths[k] = self.lengths[k].saturating_add(item.len_us());
         self.wall = self.wall.saturating_add(item.len_us());
         self.cpu = self
@@ -95,10 +111,10 @@ impl Cluster {
         // A stall or a resume in a merged bar is never hidden by its neighbours.
         let loud = [Kind::Stall, Kind::Resume]
             .into_iter()
-            .find(|&k| self.lengths[kind_index(k)] > 0);
-        let most = (0..KINDS.len())
+            .find(|&k| self.lengths[k.index()] > 0);
+        let most = (0..Kind::ALL.len())
             .max_by_key(|&k| self.lengths[k])
-            .map_or(self.drawn.kind, |k| KINDS[k]);
+            .map_or(self.drawn.kind, |k| Kind::ALL[k]);
         self.drawn.kind = loud.unwrap_or(most);
         self.drawn.cpu_share = if self.wall == 0 {
             1.0
@@ -122,25 +138,48 @@ pub fn layout_row(
 ) {
     let mut open: Option<Cluster> = None;
     let range = row.visible(from_us, to_us);
-    let first = range.start;
-    for (i, item) in row.items[range].iter().enumerate() {
+    let mut i = range.start;
+    while i < range.end {
+        // A whole block of narrow items inside the range, narrower than a merged bar: taken at
+        // once, so a zoomed-out frame walks blocks, not items.
+        let block_end = (i + BLOCK).min(row.items.len());
+        if i % BLOCK == 0
+            && block_end <= range.end
+            && let Some(b) = row.blocks.get(i / BLOCK)
+            && b.start_us >= from_us
+            && b.end_us <= to_us
+        {
+            let (x0, x1) = (px(b.start_us), px(b.end_us));
+            let widest = px(b.start_us.saturating_add(b.max_len_us)) - x0;
+            if widest < MERGE_PX && x1 - x0 <= CLUSTER_PX {
+                match &mut open {
+                    Some(c) if c.takes(x0) => c.add_block(block_end - 1, b, x1),
+                    _ => {
+                        out.extend(open.take().map(Cluster::finish));
+                        open = Some(Cluster::of_block(index, i, block_end - 1, b, x0, x1));
+                    }
+                }
+                i = block_end;
+                continue;
+            }
+        }
+        let item = &row.items[i];
+        let at = i;
+        i += 1;
         if item.end_us < from_us || item.start_us > to_us {
             continue;
         }
-        let i = first + i;
         let (x0, x1) = (px(item.start_us), px(item.end_us));
         if x1 - x0 >= MERGE_PX {
             out.extend(open.take().map(Cluster::finish));
-            out.push(Cluster::new(index, i, item, x0, x1).finish());
+            out.push(Cluster::new(index, at, item, x0, x1).finish());
             continue;
         }
         match &mut open {
-            Some(c) if x0 <= c.drawn.x1 + 1.0 && c.drawn.x1 - c.drawn.x0 < CLUSTER_PX => {
-                c.add(i, item, x1);
-            }
+            Some(c) if c.takes(x0) => c.add(at, item, x1),
             _ => {
                 out.extend(open.take().map(Cluster::finish));
-                open = Some(Cluster::new(index, i, item, x0, x1));
+                open = Some(Cluster::new(index, at, item, x0, x1));
             }
         }
     }
@@ -195,19 +234,21 @@ pub fn paint_ticks(
     row: &Row,
     band: Band,
     range_us: (u64, u64),
+    us_per_point: f64,
     px: impl Fn(u64) -> f32,
 ) -> usize {
     let (top, bottom) = band;
     let stroke = Stroke::new(1.0, Color32::from_gray(200).gamma_multiply(0.7));
     let tick_bottom = top + (bottom - top) * 0.4;
-    let mut last = f32::NEG_INFINITY;
     let mut drawn = 0;
-    for &t in row.visible_ticks(range_us.0, range_us.1) {
+    let ticks = row.visible_ticks(range_us.0, range_us.1);
+    // One tick per 1.5 points at most: the next drawn is the first past that, found by search.
+    let step_us = (1.5 * us_per_point).max(1.0) as u64;
+    let mut k = 0;
+    while let Some(&t) = ticks.get(k) {
+        let next = t.saturating_add(step_us);
+        k += ticks[k..].partition_point(|&u| u < next).max(1);
         let x = px(t).round();
-        if x - last < 1.5 {
-            continue;
-        }
-        last = x;
         drawn += 1;
         painter.line_segment([Pos2::new(x, top - 3.0), Pos2::new(x, tick_bottom)], stroke);
     }

@@ -34,6 +34,64 @@ pub enum Kind {
     Server,
 }
 
+impl Kind {
+    /// Every kind, in a fixed order (for sums by kind).
+    pub const ALL: [Kind; 8] = [
+        Kind::Wait,
+        Kind::Stall,
+        Kind::Wire,
+        Kind::Row,
+        Kind::Finish,
+        Kind::Bucket,
+        Kind::Resume,
+        Kind::Server,
+    ];
+
+    /// Its place in [`Kind::ALL`].
+    pub fn index(self) -> usize {
+        Kind::ALL.iter().position(|&k| k == self).unwrap_or(0)
+    }
+}
+
+/// Items summed per block, so a zoomed-out frame takes a block of narrow items at once instead of
+/// walking each.
+pub const BLOCK: usize = 64;
+
+/// [`BLOCK`] consecutive items of a row, summed.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Block {
+    /// The first item's start.
+    pub start_us: u64,
+    /// The latest end among them.
+    pub end_us: u64,
+    /// The longest of them.
+    pub max_len_us: u64,
+    /// Their lengths by kind, in [`Kind::ALL`] order.
+    pub lengths: [u64; 8],
+    /// Their lengths summed.
+    pub wall_us: u64,
+    /// Their CPU time summed (an item without one counts its length).
+    pub cpu_us: u64,
+}
+
+impl Block {
+    fn of(items: &[Item]) -> Block {
+        let mut b = Block {
+            start_us: items.first().map_or(0, |i| i.start_us),
+            ..Block::default()
+        };
+        for i in items {
+            let len = i.len_us();
+            b.end_us = b.end_us.max(i.end_us);
+            b.max_len_us = b.max_len_us.max(len);
+            b.lengths[i.kind.index()] = b.lengths[i.kind.index()].saturating_add(len);
+            b.wall_us = b.wall_us.saturating_add(len);
+            b.cpu_us = b.cpu_us.saturating_add(i.cpu_us.unwrap_or(len).min(len));
+        }
+        b
+    }
+}
+
 /// Which message, bucket or resume of its lane an item shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -97,6 +155,8 @@ pub struct Row {
     pub items: Vec<Item>,
     /// `max_end[i]`: the latest end of `items[..=i]`.
     max_end: Vec<u64>,
+    /// `blocks[k]` sums `items[k * BLOCK..]`, at most [`BLOCK`] of them.
+    pub blocks: Vec<Block>,
     /// When each message arrived (a tick each), sorted.
     pub ticks: Vec<u64>,
     /// When a request was sent (the first and after each resume), and when the headers came.
@@ -123,16 +183,24 @@ impl Row {
                 latest
             })
             .collect();
-        Row {
+        let mut row = Row {
             label,
             iteration,
             lane,
             kind,
             items,
             max_end,
+            blocks: Vec::new(),
             ticks: Vec::new(),
             marks: Vec::new(),
-        }
+        };
+        row.refresh_blocks();
+        row
+    }
+
+    /// Sums the items into blocks again (after their kinds changed).
+    pub fn refresh_blocks(&mut self) {
+        self.blocks = self.items.chunks(BLOCK).map(Block::of).collect();
     }
 
     /// The items that may reach into `[from_us, to_us]`: every one outside the range returned

@@ -157,6 +157,7 @@ impl Built {
                             item.kind = Kind::Stall;
                         }
                     }
+                    row.refresh_blocks();
                 }
             }
             if k == 0 {
@@ -178,7 +179,7 @@ impl Built {
         (top.min(bottom), top.max(bottom))
     }
 
-    /// The rows of the `k`th iteration shown.
+    /// The rows of `iteration`, top to bottom.
     fn rows_of(&self, iteration: u32) -> impl Iterator<Item = usize> + '_ {
         (0..self.rows.len()).filter(move |&r| self.rows[r].iteration == iteration)
     }
@@ -458,6 +459,7 @@ impl TimelineView {
         let from_us = (bounds.min()[0] * 1e3).max(0.0) as u64;
         let to_us = (bounds.max()[0] * 1e3).max(0.0) as u64;
         let px = |t: u64| transform.position_from_point_x(t as f64 / 1e3);
+        let us_per_point = to_us.saturating_sub(from_us) as f64 / f64::from(frame.width().max(1.0));
         let bands: Vec<Band> = (0..built.rows.len())
             .map(|r| built.band(transform, r))
             .collect();
@@ -489,7 +491,8 @@ impl TimelineView {
         self.ticks = 0;
         for (r, row) in built.rows.iter().enumerate() {
             if row.kind == RowKind::Waits {
-                self.ticks += paint::paint_ticks(&painter, row, bands[r], (from_us, to_us), px);
+                self.ticks +=
+                    paint::paint_ticks(&painter, row, bands[r], (from_us, to_us), us_per_point, px);
             }
         }
         let stall_text = |row: &Row, item: &Item| {
