@@ -618,13 +618,14 @@ fn server_line(r: &IterationRecord, server: f64, beyond: f64) -> String {
     }
     match super::timeline_rows::server_overlap(r) {
         Some(o) => format!(
-            "\nthe server reports {server:.3} ms elapsed: the bar holds the {:.3} ms within the client's waits;\n{:.3} ms ran beside the client's decode and {:.3} ms beside its other work (click for the timeline)",
+            "\nthe server reports {server:.3} ms elapsed: the bar holds {:.3} ms (as much as the client waited);\non the timeline {:.3} ms of it fell in the client's waits, {:.3} ms beside its decode\nand {:.3} ms beside its other work (click for the timeline)",
+            server - beyond,
             parts_ms(o.in_waits_us),
             parts_ms(o.over_decode_us),
             parts_ms(o.rest_us)
         ),
         None => format!(
-            "\nthe server reports {server:.3} ms elapsed: the bar holds the {:.3} ms within the client's waits; {beyond:.3} ms overlapped the client's own work",
+            "\nthe server reports {server:.3} ms elapsed: the bar holds {:.3} ms (as much as the client waited); {beyond:.3} ms overlapped the client's own work",
             server - beyond
         ),
     }

@@ -97,7 +97,7 @@ fn a_server_time_beyond_the_clients_waits_is_said_as_overlap_not_a_zero_network(
     });
     let timed = tooltip(&r);
     assert!(
-        timed.contains("the bar holds the 10.000 ms within the client's waits;\n15.430 ms ran beside the client's decode"),
+        timed.contains("the bar holds 10.000 ms (as much as the client waited);\non the timeline 10.000 ms of it fell in the client's waits, 15.430 ms beside its decode"),
         "{timed}"
     );
     let inside = IterationRecord {
