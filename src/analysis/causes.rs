@@ -257,15 +257,24 @@ fn median(mut values: Vec<u64>) -> u64 {
 
 /// Explains every timed iteration of `report` that kept a timeline against its median one.
 pub fn explain(report: &RunReport) -> Result<Explanation, ExplainError> {
-    let timed: Vec<(&IterationRecord, &Timeline)> = report
-        .timed()
+    explain_records(&report.config.label, &report.iterations)
+}
+
+/// [`explain`] over the records of run `label` (a run in flight has no report yet).
+pub fn explain_records(
+    label: &str,
+    records: &[IterationRecord],
+) -> Result<Explanation, ExplainError> {
+    let timed: Vec<(&IterationRecord, &Timeline)> = records
+        .iter()
+        .filter(|r| r.is_timed())
         .filter(|r| r.total_ms.is_finite())
         .filter_map(|r| Some((r, r.timeline.as_ref()?)))
         .collect();
     let mut by_total: Vec<usize> = (0..timed.len()).collect();
     by_total.sort_by(|&a, &b| timed[a].0.total_ms.total_cmp(&timed[b].0.total_ms));
     let Some(&middle) = by_total.get(timed.len().saturating_sub(1) / 2) else {
-        return Err(ExplainError::NoTimelines(report.config.label.clone()));
+        return Err(ExplainError::NoTimelines(label.to_owned()));
     };
     let (median_record, median_timeline) = timed[middle];
     let base = Parts::of(median_timeline);

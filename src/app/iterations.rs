@@ -13,6 +13,7 @@ use super::labels::one_line;
 use super::run::ActiveRun;
 use super::run_list::{RunEntry, RunList};
 use super::theme;
+use super::timeline_view::TimelineView;
 use crate::analysis;
 use crate::report::{IterationRecord, LatencyPoint, Phase, Status, latency_summaries};
 use crate::stats::{self, Summary};
@@ -183,6 +184,13 @@ pub struct IterationsView {
     plot_rect: Option<egui::Rect>,
     /// Where the run's plan changed: (first iteration of the new plan, the finding in words).
     plan_changes: Vec<(u32, String)>,
+    /// The chart's transform last frame (where each bar was drawn).
+    transform: Option<egui_plot::PlotTransform>,
+    /// The timeline of the iteration whose bar or flag was clicked.
+    timeline: TimelineView,
+    /// The run in flight's records of the variant streaming now, copied when one is added (not
+    /// each frame: each holds its timeline): (run, variant, records seen, the copies).
+    running: Option<(u64, String, usize, Vec<IterationRecord>)>,
 }
 
 impl IterationsView {
@@ -204,6 +212,17 @@ impl IterationsView {
     /// Where the plot was drawn last frame (its data area and axes), in points.
     pub fn plot_rect(&self) -> Option<egui::Rect> {
         self.plot_rect
+    }
+
+    /// Where the point (`iteration`, `ms`) of the chart was drawn last frame, in points.
+    pub fn bar_position(&self, iteration: u32, ms: f64) -> Option<egui::Pos2> {
+        let point = egui_plot::PlotPoint::new(f64::from(iteration), ms);
+        Some(self.transform.as_ref()?.position_from_point(&point))
+    }
+
+    /// The timeline view (which iteration is open, what it drew).
+    pub fn timeline(&mut self) -> &mut TimelineView {
+        &mut self.timeline
     }
 
     /// How many bars (iterations) the chart drew last frame.
@@ -266,7 +285,12 @@ impl IterationsView {
                     .iter()
                     .map(|c| (c.iteration, c.text())),
             );
-            self.ui(ui, run.id, &run.report.iterations, &config.query_mode);
+            self.ui(
+                ui,
+                (run.id, &config.label),
+                &run.report.iterations,
+                &config.query_mode,
+            );
         }
     }
 
@@ -278,22 +302,30 @@ impl IterationsView {
             .and_then(|v| run.labels().get(v))
             .map_or_else(|| run.label().to_owned(), Clone::clone);
         ui.heading(format!("{label} (running)"));
-        let records: Vec<_> = run
-            .records()
-            .iter()
-            .filter(|r| r.run == label)
-            .cloned()
-            .collect();
+        let seen = run.records().len();
+        let cached = match self.running.take() {
+            Some(c) if c.0 == id && c.1 == label && c.2 == seen => c,
+            _ => {
+                let records = run
+                    .records()
+                    .iter()
+                    .filter(|r| r.run == label)
+                    .cloned()
+                    .collect();
+                (id, label.clone(), seen, records)
+            }
+        };
         self.set_plan_changes([]);
-        self.ui(ui, id, &records, run.mode().as_str());
+        self.ui(ui, (id, &label), &cached.3, run.mode().as_str());
+        self.running = Some(cached);
     }
 
-    /// Draws the view of `records`, the iterations of run `run` (a run in flight has its own id)
-    /// in `query_mode` (a report's spelling).
+    /// Draws the view of `records`, the iterations of run `run` (its id, a run in flight has its
+    /// own, and its label) in `query_mode` (a report's spelling).
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
-        run: u64,
+        (run, label): (u64, &str),
         records: &[IterationRecord],
         query_mode: &str,
     ) {
@@ -324,14 +356,24 @@ impl IterationsView {
         });
         let layout = Layout::of(records);
         theme::legend(ui, layout.names().into_iter().zip(theme::SEGMENT_COLORS));
-        let plot_height = (ui.available_height() * 0.55).max(180.0);
-        self.chart(ui, records, &flags, plot_height);
+        let open = self.timeline.run() == Some(run);
+        let share = if open { 0.3 } else { 0.55 };
+        let plot_height = (ui.available_height() * share).max(if open { 140.0 } else { 180.0 });
+        self.chart(ui, run, records, &flags, plot_height);
         ui.add_space(6.0);
         if let Some(missing) = analysis::missing_statistics(query_mode, records) {
             ui.colored_label(theme::WARN, format!("! {missing}"));
         }
         for flag in &flags {
-            ui.colored_label(theme::WARN, format!("! {}", flag.text));
+            let text = egui::RichText::new(format!("! {}", flag.text)).color(theme::WARN);
+            if ui
+                .add(egui::Button::new(text).frame(false))
+                .on_hover_text("Open its timeline")
+                .clicked()
+            {
+                self.select([flag.iteration]);
+                self.timeline.open(run, flag.iteration);
+            }
         }
         for (_, change) in &self.plan_changes {
             ui.colored_label(theme::WARN, format!("! {change}"));
@@ -347,18 +389,21 @@ impl IterationsView {
             );
         }
         ui.add_space(4.0);
-        let points = latency_points(records, &self.selection);
-        summary_table(
-            ui,
-            &summaries(records, &self.selection),
-            &points,
-            &self.selection,
-        );
+        if !self.timeline.ui(ui, run, label, records) {
+            let points = latency_points(records, &self.selection);
+            summary_table(
+                ui,
+                &summaries(records, &self.selection),
+                &points,
+                &self.selection,
+            );
+        }
     }
 
     fn chart(
         &mut self,
         ui: &mut egui::Ui,
+        run: u64,
         records: &[IterationRecord],
         flags: &[Flag],
         height: f32,
@@ -385,13 +430,10 @@ impl IterationsView {
                     if r.warmup {
                         fill = fill.gamma_multiply(0.4);
                     }
-                    let stroke = if self.selection.contains(&r.iteration) {
-                        egui::Stroke::new(2.0, theme::SELECTED)
-                    } else if flagged.contains(&r.iteration) {
-                        egui::Stroke::new(1.5, theme::WARN)
-                    } else {
-                        egui::Stroke::new(0.5, fill)
-                    };
+                    let stroke = bar_stroke(
+                        self.selection.contains(&r.iteration),
+                        flagged.contains(&r.iteration),
+                    );
                     Bar::new(r.iteration as f64, height)
                         .width(BAR_WIDTH)
                         .fill(fill)
@@ -458,6 +500,7 @@ impl IterationsView {
                 }
             });
         self.plot_rect = Some(response.response.rect);
+        self.transform = Some(response.transform.clone());
         let hovered = hovered_bar(&response, records);
         self.hovered = hovered.map(|r| r.iteration);
         if let Some(r) = hovered {
@@ -465,16 +508,19 @@ impl IterationsView {
                 ui.label(tooltip(r));
             });
         }
-        self.select_with_pointer(ui, &response, records);
+        if let Some(clicked) = self.select_with_pointer(ui, &response, records) {
+            self.timeline.open(run, clicked);
+        }
     }
 
     /// Click selects one bar (Shift or Ctrl adds to the selection); a drag selects the range.
+    /// Returns the bar clicked alone (its timeline opens).
     fn select_with_pointer(
         &mut self,
         ui: &egui::Ui,
         plot: &egui_plot::PlotResponse<()>,
         records: &[IterationRecord],
-    ) {
+    ) -> Option<u32> {
         let response = &plot.response;
         let x_at = |pos: egui::Pos2| plot.transform.value_from_position(pos).x;
         let additive = ui.input(|i| i.modifiers.shift || i.modifiers.command);
@@ -509,10 +555,26 @@ impl IterationsView {
                         self.selection.insert(i);
                     }
                 }
-                Some(i) => self.select([i]),
+                Some(i) => {
+                    self.select([i]);
+                    return Some(i);
+                }
                 None => self.selection.clear(),
             }
         }
+        None
+    }
+}
+
+/// A bar's outline: white when selected, the warning colour when flagged, else none (a thin
+/// outline in the bar's own colour drew a dark rim round every bar, which read as selected).
+fn bar_stroke(selected: bool, flagged: bool) -> egui::Stroke {
+    if selected {
+        egui::Stroke::new(2.0, theme::SELECTED)
+    } else if flagged {
+        egui::Stroke::new(1.5, theme::WARN)
+    } else {
+        egui::Stroke::NONE
     }
 }
 
@@ -538,13 +600,17 @@ fn tooltip(r: &IterationRecord) -> String {
         r.total_ms
     );
     let layout = Layout::of(std::slice::from_ref(r));
-    for (name, value) in layout.names().iter().zip(layout.segments(r)) {
+    let parts = layout.segments(r);
+    // The server's time the bar cannot hold (it overlapped the client's own work).
+    let beyond = r.server_ms.unwrap_or(0.0) - parts[0];
+    for (name, value) in layout.names().iter().zip(parts) {
         text.push_str(&format!("\n{name} {value:.3} ms"));
+        if layout == Layout::Query && *name == "network" && beyond > 0.0005 {
+            text.push_str(" (the client's waits less the server's time)");
+        }
     }
-    if let Some(server) = r.server_ms {
-        text.push_str(&format!(
-            "\nthe server reports {server:.3} ms elapsed (its work overlaps the stream)"
-        ));
+    if let Some(server) = r.server_ms.filter(|_| layout == Layout::Query) {
+        text.push_str(&server_line(r, server, beyond));
     }
     if let Some(ttfb) = r.ttfb_ms {
         text.push_str(&format!("\nfirst byte {ttfb:.3} ms"));
@@ -562,6 +628,33 @@ fn tooltip(r: &IterationRecord) -> String {
         text.push_str(&format!("\n{e}"));
     }
     text
+}
+
+/// What the server reports against what the bar draws of it: the stacked bar holds only the part
+/// within the client's waits; the rest overlapped the client's own work, which the timeline shows.
+fn server_line(r: &IterationRecord, server: f64, beyond: f64) -> String {
+    if beyond <= 0.0005 {
+        return format!(
+            "\nthe server reports {server:.3} ms elapsed, all within the client's waits"
+        );
+    }
+    match super::timeline_rows::server_overlap(r) {
+        Some(o) => format!(
+            "\nthe server reports {server:.3} ms elapsed: the bar holds {:.3} ms (as much as the client waited);\non the timeline {:.3} ms of it fell in the client's waits, {:.3} ms beside its decode\nand {:.3} ms beside its other work (click for the timeline)",
+            server - beyond,
+            parts_ms(o.in_waits_us),
+            parts_ms(o.over_decode_us),
+            parts_ms(o.rest_us)
+        ),
+        None => format!(
+            "\nthe server reports {server:.3} ms elapsed: the bar holds {:.3} ms (as much as the client waited); {beyond:.3} ms overlapped the client's own work",
+            server - beyond
+        ),
+    }
+}
+
+fn parts_ms(us: u64) -> f64 {
+    us as f64 / 1000.0
 }
 
 /// The per-phase summary table: median, mean, σ, min, max, p90, p99 in milliseconds; below the
@@ -614,90 +707,5 @@ pub fn summary_table(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record(i: u32, total: f64) -> IterationRecord {
-        IterationRecord {
-            total_ms: total,
-            network_ms: Some(total * 0.6),
-            server_ms: Some(total * 0.2),
-            wire_decode_ms: Some(total * 0.1),
-            row_decode_ms: Some(total * 0.2),
-            other_ms: Some(total * 0.1),
-            ..IterationRecord::new("r", i, i == 0, "t")
-        }
-    }
-
-    #[test]
-    fn segments_take_the_server_out_of_the_network_and_add_up() {
-        let r = record(1, 10.0);
-        let s = segments(&r);
-        assert!((s[0] - 2.0).abs() < 1e-9);
-        assert!((s[1] - 4.0).abs() < 1e-9);
-        assert!((s.iter().sum::<f64>() - 10.0).abs() < 1e-9);
-        let mut odd = record(2, 10.0);
-        odd.server_ms = Some(50.0);
-        assert!((segments(&odd)[1]).abs() < 1e-9, "server capped by network");
-    }
-
-    #[test]
-    fn a_client_programs_bar_splits_its_transfer_into_streaming_and_blocked() {
-        let r = IterationRecord {
-            startup_ms: Some(100.0),
-            first_byte_ms: Some(5.0),
-            transfer_ms: Some(80.0),
-            blocked_ms: Some(60.0),
-            tail_ms: Some(15.0),
-            ..IterationRecord::new("client", 1, false, "t")
-        };
-        assert_eq!(client_segments(&r), [100.0, 5.0, 20.0, 60.0, 15.0]);
-        assert_eq!(Layout::of(std::slice::from_ref(&r)), Layout::Client);
-        assert_eq!(Layout::of(&[record(1, 10.0)]), Layout::Query);
-        let odd = IterationRecord {
-            blocked_ms: Some(500.0),
-            ..r
-        };
-        assert_eq!(
-            client_segments(&odd)[2..4],
-            [0.0, 80.0],
-            "blocked capped by the transfer"
-        );
-        assert!(
-            tooltip(&odd).contains("blocked 80.000 ms"),
-            "{}",
-            tooltip(&odd)
-        );
-    }
-
-    #[test]
-    fn flags_name_the_cold_start_and_outliers() {
-        let mut records: Vec<IterationRecord> = (0..12)
-            .map(|i| record(i, 10.0 + f64::from(i % 3) * 0.1))
-            .collect();
-        records[0].total_ms = 80.0;
-        records[7].total_ms = 60.0;
-        let flags = flags(&records);
-        assert!(
-            flags
-                .iter()
-                .any(|f| f.iteration == 0 && f.text.contains("cold start"))
-        );
-        assert!(
-            flags
-                .iter()
-                .any(|f| f.iteration == 7 && f.text.contains("outlier"))
-        );
-    }
-
-    #[test]
-    fn summaries_follow_the_selection() {
-        let records: Vec<IterationRecord> = (0..4).map(|i| record(i, f64::from(i))).collect();
-        let all = summaries(&records, &BTreeSet::new());
-        assert_eq!(all[0].0, Phase::Total);
-        assert_eq!(all[0].1.count, 3, "warm-up left out");
-        let some = summaries(&records, &BTreeSet::from([3]));
-        assert_eq!(some[0].1.count, 1);
-        assert_eq!(some[0].1.median, 3.0);
-    }
-}
+#[path = "iterations/tests.rs"]
+mod tests;

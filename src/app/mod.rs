@@ -39,6 +39,9 @@ mod settings;
 mod startup;
 mod status_file;
 mod theme;
+mod timeline_paint;
+mod timeline_rows;
+mod timeline_view;
 mod timeouts;
 mod verdicts;
 
@@ -63,6 +66,7 @@ pub use run::Progress;
 pub use run_list::{RunEntry, RunSource};
 pub use settings::{Settings, Tab};
 pub use startup::AppOptions;
+pub use timeline_view::{StallShown, TimelineView};
 
 use crate::report::RunReport;
 use dialogs::{DialogPurpose, Dialogs};

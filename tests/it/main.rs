@@ -2,6 +2,7 @@
 
 mod app;
 mod app_history;
+mod app_timeline;
 mod app_window_knobs;
 mod cli;
 mod client;
