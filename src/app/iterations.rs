@@ -500,7 +500,7 @@ impl IterationsView {
                 }
             });
         self.plot_rect = Some(response.response.rect);
-        self.transform = Some(response.transform.clone());
+        self.transform = Some(response.transform);
         let hovered = hovered_bar(&response, records);
         self.hovered = hovered.map(|r| r.iteration);
         if let Some(r) = hovered {

@@ -143,7 +143,7 @@ pub fn layout_row(
         // A whole block of narrow items inside the range, narrower than a merged bar: taken at
         // once, so a zoomed-out frame walks blocks, not items.
         let block_end = (i + BLOCK).min(row.items.len());
-        if i % BLOCK == 0
+        if i.is_multiple_of(BLOCK)
             && block_end <= range.end
             && let Some(b) = row.blocks.get(i / BLOCK)
             && b.start_us >= from_us
@@ -577,7 +577,7 @@ mod tests {
         let built = super::super::timeline_rows::iteration_rows(
             "#1",
             &record,
-            record.timeline.as_ref().unwrap(),
+            record.timeline.as_ref().expect("a timeline"),
             &[],
         );
         (record, built)
@@ -615,7 +615,12 @@ mod tests {
         layout_row(&rows[0], 0, 0, 500, |t| t as f32 / 500.0 * 20.0, &mut drawn);
         assert!(drawn.iter().any(|d| d.kind == Kind::Stall), "{drawn:?}");
         let hover = hit(&drawn, 0, drawn[0].x0).expect("a rectangle under the pointer");
-        let text = drawn_text(&rows[0], record.timeline.as_ref().unwrap(), hover, None);
+        let text = drawn_text(
+            &rows[0],
+            record.timeline.as_ref().expect("a timeline"),
+            hover,
+            None,
+        );
         assert!(text.contains("items, messages 1–"), "{text}");
         assert!(hit(&drawn, 1, drawn[0].x0).is_none(), "another row");
     }
@@ -623,7 +628,7 @@ mod tests {
     #[test]
     fn one_message_s_tooltip_has_its_exact_figures() {
         let (record, rows) = rows(3, 1_000);
-        let timeline = record.timeline.as_ref().unwrap();
+        let timeline = record.timeline.as_ref().expect("a timeline");
         let wait = item_text(&rows[0], timeline, &rows[0].items[1], None);
         assert!(wait.starts_with("message 2: waited 0.500 ms"), "{wait}");
         let wire = item_text(&rows[1], timeline, &rows[1].items[1], None);

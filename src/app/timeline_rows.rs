@@ -492,7 +492,7 @@ mod tests {
     #[test]
     fn an_iteration_has_a_server_row_and_a_waits_and_decode_row_per_lane() {
         let r = record(Some(2.0));
-        let rows = iteration_rows("#3", &r, r.timeline.as_ref().unwrap(), &[3]);
+        let rows = iteration_rows("#3", &r, r.timeline.as_ref().expect("a timeline"), &[3]);
         let labels: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(labels, ["#3 server", "#3 waits", "#3 decode"]);
         assert_eq!(rows[0].items[0].start_us, 10, "from the request's sending");
@@ -514,7 +514,12 @@ mod tests {
         assert_eq!(rows[2].items.len(), 6);
         assert_eq!(rows[2].items[0].cpu_us, Some(50), "wire CPU kept");
         assert_eq!(rows[2].items[1].cpu_us, Some(200), "no CPU clock: all CPU");
-        let none = iteration_rows("#3", &record(None), r.timeline.as_ref().unwrap(), &[]);
+        let none = iteration_rows(
+            "#3",
+            &record(None),
+            r.timeline.as_ref().expect("a timeline"),
+            &[],
+        );
         assert_eq!(none.len(), 2, "no server time, no server row");
     }
 
@@ -524,10 +529,10 @@ mod tests {
         let mut second = lane();
         second.name = "partition 2".into();
         second.origin_us = 5_000;
-        let timeline = r.timeline.as_mut().unwrap();
+        let timeline = r.timeline.as_mut().expect("a timeline");
         timeline.lanes[0].name = "partition 1".into();
         timeline.lanes.push(second);
-        let rows = iteration_rows("#3", &r, r.timeline.as_ref().unwrap(), &[]);
+        let rows = iteration_rows("#3", &r, r.timeline.as_ref().expect("a timeline"), &[]);
         let labels: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(
             labels,
@@ -546,7 +551,7 @@ mod tests {
     #[test]
     fn visible_finds_only_what_reaches_into_the_range() {
         let r = record(None);
-        let rows = iteration_rows("#3", &r, r.timeline.as_ref().unwrap(), &[]);
+        let rows = iteration_rows("#3", &r, r.timeline.as_ref().expect("a timeline"), &[]);
         let waits = &rows[0];
         let shown: Vec<u64> = waits.items[waits.visible(850, 1_000)]
             .iter()
