@@ -13,6 +13,7 @@ mod fast;
 mod fuzz;
 mod golden;
 mod history;
+mod hostile_bounds;
 mod hostile_client;
 mod hostile_queries;
 mod hostile_resources;

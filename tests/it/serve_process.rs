@@ -39,13 +39,23 @@ impl ServeProcess {
 
     /// Its resident memory, in bytes.
     pub fn rss(&self) -> u64 {
+        self.status_bytes("VmRSS:")
+    }
+
+    /// The most resident memory it has had since it started (VmHWM), in bytes.
+    pub fn peak_rss(&self) -> u64 {
+        self.status_bytes("VmHWM:")
+    }
+
+    /// The `/proc/PID/status` line `key` (kB), in bytes.
+    fn status_bytes(&self, key: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .expect("/proc status");
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(key))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .expect("a VmRSS line")
+            .unwrap_or_else(|| panic!("a {key} line"))
             * 1024
     }
 

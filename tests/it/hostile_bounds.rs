@@ -1,0 +1,64 @@
+//! Issue 23's server bounds on what one call may make the local instance hold: a unary answer (item
+//! 3), the values an aggregate or function builds (item 12), and a request that never finishes
+//! (item 2). Each measured on a `spanprof serve` of its own, by its peak resident memory (VmHWM).
+
+use tonic::Code;
+
+use crate::client::TestClient;
+use crate::serve_process::ServeProcess;
+
+const MB: u64 = 1 << 20;
+
+/// `columns` NULLs a row, `rows` rows: `2 * columns * rows` bytes of values.
+fn nulls(columns: usize, rows: u64) -> String {
+    let list = vec!["NULL"; columns].join(", ");
+    format!(
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {rows}) \
+         SELECT {list} FROM c"
+    )
+}
+
+/// Item 3: a unary answer was held as a tree of `prost_types::Value`s and then encoded, about 28 times
+/// its size: eight concurrent calls (six answers of 9.4 MB of NULLs, 4.7 million values each, and two
+/// past the 10 MiB cap) raised the server's peak by 1,064 MB on main (c719ebe); built as bytes (about
+/// 19 MB on the wire each, which tonic copies once), by 264 MB. Past the cap the query is stopped
+/// with production's error as soon as its values pass it.
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_unary_answers_cost_a_small_multiple_of_their_size() {
+    let server = ServeProcess::start(&["--rows", "100"]);
+    let client = TestClient::connect(&server.host).await;
+    let answer = nulls(100, 47_000);
+    let too_large = nulls(100, 1_000_000);
+    let before = server.peak_rss();
+    let calls: Vec<_> = (0..8)
+        .map(|i| {
+            let mut caller = client.client.clone();
+            let sql = if i % 4 == 3 { &too_large } else { &answer };
+            let request = client.request(sql);
+            tokio::spawn(async move { caller.execute_sql(request).await })
+        })
+        .collect();
+    for (i, call) in calls.into_iter().enumerate() {
+        let result = call.await.expect("the call's task");
+        if i % 4 == 3 {
+            let err = result.expect_err("200 MB of values");
+            assert_eq!(err.code(), Code::FailedPrecondition, "{err:?}");
+            assert!(
+                err.message().contains("Result set too large"),
+                "{}",
+                err.message()
+            );
+        } else {
+            let rows = result.expect("a 9 MB answer").into_inner().rows;
+            assert_eq!(rows.len(), 47_000);
+            assert!(rows.iter().all(|r| r.values.len() == 100));
+        }
+    }
+    let grew = server.peak_rss().saturating_sub(before);
+    eprintln!("8 unary calls raised the peak by {} MB", grew / MB);
+    assert!(
+        grew < 500 * MB,
+        "8 unary calls (6 of 9 MB, 2 past the cap) raised the server's peak by {} MB",
+        grew / MB
+    );
+}
