@@ -110,6 +110,8 @@ const MAX_STREAMS_PER_CONNECTION: u32 = 100;
 impl LocalInstance {
     /// Builds the database and serves it on 127.0.0.1. Must be called within a tokio runtime.
     pub async fn start(config: ServerConfig) -> Result<Self, StartError> {
+        // Before any connection: SQLite's allocator can only be bounded before it starts.
+        sqlite::memory::install();
         stream::token::init_key()?;
         let listener = TcpListener::bind(("127.0.0.1", config.port))
             .await
