@@ -6,6 +6,7 @@
 
 pub mod control;
 pub mod encoded;
+pub mod intake;
 pub mod knobs;
 pub mod listener;
 pub mod query;
@@ -137,6 +138,8 @@ impl LocalInstance {
             .http2_keepalive_interval(Some(KEEPALIVE))
             .http2_keepalive_timeout(Some(KEEPALIVE))
             .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
+            // Request bodies still arriving: bytes server-wide and time each (`intake.rs`).
+            .layer(intake::BoundRequests::new(Arc::clone(&knobs)))
             .add_service(
                 SpannerServer::new(spanner)
                     .max_decoding_message_size(MAX_REQUEST_BYTES)
