@@ -181,7 +181,9 @@ async fn requests_that_never_finish_are_bounded_in_bytes_and_time() {
         "3000",
     ]);
     let before = server.peak_rss();
-    let wait = Duration::from_secs(15);
+    // Generous for a loaded machine (the whole suite on two cores answered the last after 13.7 s;
+    // alone, within 5 s); main never answers them.
+    let wait = Duration::from_secs(25);
     let stalled: Vec<_> = (0..CONNECTIONS)
         .map(|_| tokio::spawn(stall(server.host.clone(), 12 << 20, wait)))
         .collect();
@@ -209,7 +211,7 @@ async fn requests_that_never_finish_are_bounded_in_bytes_and_time() {
     }
     let grew = server.peak_rss().saturating_sub(before);
     eprintln!("the peak rose by {} MB", grew / MB);
-    let (mut refused, mut late) = (0, 0);
+    let (mut refused, mut late, mut slowest) = (0, 0, Duration::ZERO);
     for answer in answers {
         let (status, after) = answer.expect("every unfinished request is answered");
         match status.as_str() {
@@ -222,9 +224,10 @@ async fn requests_that_never_finish_are_bounded_in_bytes_and_time() {
             }
             other => panic!("grpc-status {other}"),
         }
-        assert!(after < Duration::from_secs(10), "answered after {after:?}");
+        assert!(after < Duration::from_secs(20), "answered after {after:?}");
+        slowest = slowest.max(after);
     }
-    eprintln!("{refused} refused, {late} at the time limit");
+    eprintln!("{refused} refused, {late} at the time limit; the last answered after {slowest:?}");
     assert!(refused > 0 && late > 0 && refused + late == CONNECTIONS);
     assert!(
         grew < 350 * MB,
