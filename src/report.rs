@@ -15,7 +15,9 @@ pub use crate::text::printable;
 
 mod timeline;
 
-pub use timeline::{Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, Span, Timeline};
+pub use timeline::{
+    Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, SetupStep, Span, Timeline,
+};
 
 /// The `decoder` of a run that only received the answer's bytes: the wire floor of a client
 /// profile (`spanprof client`).
@@ -134,6 +136,29 @@ pub struct IterationRecord {
     /// reports and for iterations that did not finish.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Timeline>,
+    /// A cold iteration's steps before its query (`profile --cold`), each `None` in a warm one:
+    /// resolving the host name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_ms: Option<f64>,
+    /// The TCP connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_ms: Option<f64>,
+    /// The TLS handshake (0 in plaintext).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_ms: Option<f64>,
+    /// The HTTP/2 handshake, to the channel's first ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2_ms: Option<f64>,
+    /// A new token source and its first token (0 without authentication).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_ms: Option<f64>,
+    /// CreateSession.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_ms: Option<f64>,
+    /// The kind of session the iteration ran on, as the server granted it: `regular` or
+    /// `multiplexed` (see the run's `session` for the kind asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_kind: Option<String>,
 }
 
 impl IterationRecord {
@@ -178,6 +203,13 @@ impl IterationRecord {
             row_decode_cpu_ms: None,
             descheduled_ms: None,
             timeline: None,
+            dns_ms: None,
+            tcp_ms: None,
+            tls_ms: None,
+            http2_ms: None,
+            token_ms: None,
+            session_ms: None,
+            session_kind: None,
         }
     }
 
@@ -196,6 +228,12 @@ impl IterationRecord {
             Phase::Transfer => self.transfer_ms,
             Phase::Blocked => self.blocked_ms,
             Phase::Tail => self.tail_ms,
+            Phase::Dns => self.dns_ms,
+            Phase::Tcp => self.tcp_ms,
+            Phase::Tls => self.tls_ms,
+            Phase::Http2 => self.http2_ms,
+            Phase::Token => self.token_ms,
+            Phase::Session => self.session_ms,
         }
     }
 
@@ -253,6 +291,17 @@ pub struct RunConfig {
     /// said.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stream: Vec<(String, String)>,
+    /// Whether every iteration was a cold start (`--cold`): a new connection, token source and
+    /// session before the query.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cold: bool,
+    /// The kind of session asked for (`regular`, `multiplexed`); empty in older reports.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub session: String,
+    /// The kind the server granted when it differs from the one asked for (the emulator grants a
+    /// regular session to a multiplexed request); empty when it granted what was asked.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub session_granted: String,
 }
 
 /// One value of a swept query parameter: a sweep of `@n` over 100, 1000, 10000 makes three runs,
@@ -367,12 +416,30 @@ pub enum Phase {
     Blocked,
     /// The last message sent to the client's end.
     Tail,
+    /// A cold start's name resolution.
+    Dns,
+    /// A cold start's TCP connection.
+    Tcp,
+    /// A cold start's TLS handshake.
+    Tls,
+    /// A cold start's HTTP/2 handshake.
+    Http2,
+    /// A cold start's token.
+    Token,
+    /// A cold start's CreateSession.
+    Session,
 }
 
 impl Phase {
     /// Every phase, in the order reports show them.
-    pub const ALL: [Phase; 12] = [
+    pub const ALL: [Phase; 18] = [
         Phase::Total,
+        Phase::Dns,
+        Phase::Tcp,
+        Phase::Tls,
+        Phase::Http2,
+        Phase::Token,
+        Phase::Session,
         Phase::Ttfb,
         Phase::Network,
         Phase::Server,
@@ -395,6 +462,14 @@ impl Phase {
         Phase::Tail,
     ];
 
+    /// Whether it is one of a cold start's steps (dns, tcp, tls, http2, token, session).
+    pub fn is_cold_start(self) -> bool {
+        matches!(
+            self,
+            Phase::Dns | Phase::Tcp | Phase::Tls | Phase::Http2 | Phase::Token | Phase::Session
+        )
+    }
+
     /// The phase's name for people: `total`, `time to first byte`, `network`, `server`,
     /// `wire decode`, `row decode`, `other`, and a client's `start-up`, `request to first byte`,
     /// `first to last byte`, `blocked on the client`, `last byte to exit`.
@@ -412,6 +487,12 @@ impl Phase {
             Phase::Transfer => "first to last byte",
             Phase::Blocked => "blocked on the client",
             Phase::Tail => "last byte to exit",
+            Phase::Dns => "dns",
+            Phase::Tcp => "tcp",
+            Phase::Tls => "tls",
+            Phase::Http2 => "http/2",
+            Phase::Token => "token",
+            Phase::Session => "session",
         }
     }
 }
@@ -528,6 +609,12 @@ mod tests {
             labels,
             [
                 "total",
+                "dns",
+                "tcp",
+                "tls",
+                "http/2",
+                "token",
+                "session",
                 "time to first byte",
                 "network",
                 "server",

@@ -149,7 +149,17 @@ struct Parts {
     messages: u64,
     /// CPU time of the client's own work between its spans.
     between_cpu: u64,
+    /// A cold start's steps: connecting (dns, tcp, http2), tls, token, session.
+    setup: [u64; 4],
 }
+
+/// The cause kinds of a cold start's steps, and the steps each covers.
+const SETUP: [(CauseKind, &[&str]); 4] = [
+    (CauseKind::Connect, &["dns", "tcp", "http2"]),
+    (CauseKind::Tls, &["tls"]),
+    (CauseKind::Token, &["token"]),
+    (CauseKind::Session, &["session"]),
+];
 
 impl Parts {
     fn of(timeline: &Timeline) -> Parts {
@@ -176,10 +186,17 @@ impl Parts {
                 .saturating_add(lane.messages.len() as u64)
                 .saturating_add(lane.buckets.iter().map(bucket_len).sum::<u64>());
         }
+        for (slot, (_, steps)) in parts.setup.iter_mut().zip(SETUP) {
+            *slot = steps.iter().fold(0u64, |sum, step| {
+                sum.saturating_add(timeline.setup_us(step))
+            });
+        }
         if let Some(lane) = critical {
+            // The query's first byte, from its own start (after a cold start's steps).
             parts.first_byte = lane
                 .origin_us
-                .saturating_add(lane.first_arrival_us().unwrap_or(lane.end_us));
+                .saturating_add(lane.first_arrival_us().unwrap_or(lane.end_us))
+                .saturating_sub(timeline.setup_end_us());
             let (waits, resume) = waits_and_resumes(lane);
             parts.waits = waits;
             parts.resume = resume;
@@ -376,6 +393,19 @@ fn causes(it: &Parts, base: &Parts, typical_wait: u64, extra_ms: f64) -> Vec<Cau
             ms(i128::from(it.resume))
         ),
     ));
+    for (i, (kind, steps)) in SETUP.iter().enumerate() {
+        out.push(cause(
+            *kind,
+            diff(it.setup[i], base.setup[i]),
+            None,
+            format!(
+                "{} took {:.3} ms before the query (the median iteration's {:.3} ms)",
+                steps.join(" + "),
+                ms(i128::from(it.setup[i])),
+                ms(i128::from(base.setup[i]))
+            ),
+        ));
+    }
     let named_ms: f64 = out.iter().map(|c| c.ms).sum();
     out.push(Cause {
         kind: CauseKind::Other,

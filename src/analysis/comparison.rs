@@ -63,7 +63,8 @@ pub struct RunComparison {
     pub a_label: String,
     /// Run B's label.
     pub b_label: String,
-    /// The phases measured in both runs' timed iterations, in [`Phase::ALL`] order.
+    /// The phases measured in both runs' timed iterations, in [`Phase::ALL`] order; a cold
+    /// start's steps measured in one run set against a warm run's 0.
     pub phases: Vec<PhaseMedians>,
     /// The comparison of the totals; `None` when either run has no timed iteration with a
     /// positive median (see [`stats::compare`]).
@@ -78,8 +79,15 @@ impl PhaseMedians {
 }
 
 /// The phases a difference in total time is made of: each iteration's total splits into these
-/// (the server's own time overlaps network, but says where the network time went).
-pub const PARTS: [Phase; 5] = [
+/// (the server's own time overlaps network, but says where the network time went), a cold
+/// iteration's into its steps too.
+pub const PARTS: [Phase; 11] = [
+    Phase::Dns,
+    Phase::Tcp,
+    Phase::Tls,
+    Phase::Http2,
+    Phase::Token,
+    Phase::Session,
     Phase::Server,
     Phase::Network,
     Phase::WireDecode,
@@ -184,7 +192,13 @@ pub fn compare_runs(a: &RunReport, b: &RunReport, settings: BootstrapSettings) -
 
 fn phase_medians(a: &RunReport, b: &RunReport, phase: Phase) -> Option<PhaseMedians> {
     let median = |run: &RunReport| stats::summarize(&run.phase_samples(phase)).map(|s| s.median);
-    let (a_ms, b_ms) = (median(a)?, median(b)?);
+    let (a_ms, b_ms) = (median(a), median(b));
+    if a_ms.is_none() && b_ms.is_none() {
+        return None;
+    }
+    // A warm run spends nothing on a cold start's steps: set against a cold run, they are 0.
+    let warm = |run: &RunReport| (phase.is_cold_start() && !run.config.cold).then_some(0.0);
+    let (a_ms, b_ms) = (a_ms.or_else(|| warm(a))?, b_ms.or_else(|| warm(b))?);
     Some(PhaseMedians {
         phase,
         a_ms,
@@ -197,6 +211,31 @@ fn phase_medians(a: &RunReport, b: &RunReport, phase: Phase) -> Option<PhaseMedi
 mod tests {
     use super::*;
     use crate::report::{IterationRecord, Status};
+
+    #[test]
+    fn a_warm_run_set_against_a_cold_one_spends_nothing_on_the_cold_start() {
+        let warm = run("warm", &[2.0, 2.0, 2.0], None);
+        let mut cold = run("cold", &[8.0, 8.0, 8.0], None);
+        cold.config.cold = true;
+        for it in &mut cold.iterations {
+            it.token_ms = Some(5.0);
+        }
+        let compared = compare_runs(&warm, &cold, BootstrapSettings::DEFAULT);
+        let token = compared
+            .phases
+            .iter()
+            .find(|p| p.phase == Phase::Token)
+            .expect("the token compared");
+        assert_eq!((token.a_ms, token.b_ms), (0.0, 5.0));
+        assert!(
+            !compared.phases.iter().any(|p| p.phase == Phase::Tls),
+            "measured in neither"
+        );
+        let verdict = compared.verdict_with_deltas().expect("compared");
+        assert!(verdict.contains("token +5.0 ms"), "{verdict}");
+        let both_warm = compare_runs(&warm, &warm, BootstrapSettings::DEFAULT);
+        assert!(!both_warm.phases.iter().any(|p| p.phase == Phase::Token));
+    }
 
     /// A run labelled `label` with one timed iteration per total, and a server time for each
     /// when `server` is given.

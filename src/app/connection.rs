@@ -143,6 +143,7 @@ impl ConnectionSettings {
                         Some(path) => Credentials::ServiceAccountFile(path.clone()),
                         None => Credentials::ApplicationDefault,
                     },
+                    ca_file: None,
                 };
                 let database = DatabasePath {
                     project: target.project.clone(),

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::theme::form_row;
-use crate::client::{DirectedReads, Partitioned, Priority, RequestOptions};
+use crate::client::{DirectedReads, Partitioned, Priority, RequestOptions, SessionKind};
 
 /// Which replicas a variant's reads may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -44,6 +44,29 @@ pub struct OptionSettings {
     pub data_boost: bool,
     /// The most partitions to ask for; no limit when 0.
     pub max_partitions: u32,
+    /// Every iteration a cold start (`--cold`): a new connection, token source and session.
+    pub cold: bool,
+    /// The kind of session to ask for (`--session`); the default kind when `None`.
+    pub session: Option<SessionChoice>,
+}
+
+/// The kinds of session the panel offers (the client's [`SessionKind`], saved with the settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SessionChoice {
+    /// A regular session.
+    Regular,
+    /// A multiplexed session.
+    Multiplexed,
+}
+
+impl SessionChoice {
+    /// The client's kind.
+    pub fn kind(self) -> SessionKind {
+        match self {
+            SessionChoice::Regular => SessionKind::Regular,
+            SessionChoice::Multiplexed => SessionKind::Multiplexed,
+        }
+    }
 }
 
 impl OptionSettings {
@@ -86,6 +109,8 @@ impl OptionSettings {
             !self.statistics_package.trim().is_empty(),
             self.replicas != Replicas::Any,
             self.partitioned,
+            self.cold,
+            self.session.is_some(),
         ]
         .iter()
         .filter(|set| **set)
@@ -191,6 +216,30 @@ fn fields(ui: &mut egui::Ui, options: &mut OptionSettings) {
                 .on_hover_text("The most partitions to ask for (0: the server's choice)");
         });
     });
+    ui.end_row();
+    connection_fields(ui, options);
+}
+
+/// The cold-start toggle and the kind of session.
+fn connection_fields(ui: &mut egui::Ui, options: &mut OptionSettings) {
+    ui.label("Cold start");
+    ui.checkbox(&mut options.cold, "").on_hover_text(
+        "Every iteration on a new connection, token and session: dns, tcp, tls, http2, token and \
+         session timed before the query",
+    );
+    ui.end_row();
+    let session = ui.label("Session");
+    egui::ComboBox::from_id_salt("session-kind")
+        .selected_text(options.session.map_or("default", |c| c.kind().as_str()))
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut options.session, None, "default");
+            for choice in [SessionChoice::Regular, SessionChoice::Multiplexed] {
+                ui.selectable_value(&mut options.session, Some(choice), choice.kind().as_str());
+            }
+        })
+        .response
+        .on_hover_text("default: multiplexed, regular for a partitioned read")
+        .labelled_by(session.id);
     ui.end_row();
 }
 

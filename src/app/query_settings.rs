@@ -305,6 +305,8 @@ impl QuerySettings {
             params: parse_params(&v.params).map_err(about)?,
             mode: self.mode,
             options: v.options.to_options().map_err(|e| format!("{name}: {e}"))?,
+            cold: v.options.cold,
+            session: v.options.session.map(super::options::SessionChoice::kind),
             ..Variant::new(name, v.sql.trim())
         })
     }
@@ -393,6 +395,28 @@ mod tests {
         assert!(settings.variants.len() == 1 && settings.editing == 0);
         settings.remove_variant();
         assert_eq!(settings.variants.len(), 1, "the first is never removed");
+    }
+
+    #[test]
+    fn the_cold_toggle_and_the_session_kind_reach_the_variant() {
+        let mut settings = QuerySettings::default();
+        settings.first_mut().options.cold = true;
+        settings.first_mut().options.session = Some(super::super::options::SessionChoice::Regular);
+        let spec = settings
+            .spec("a".into(), DatabasePath::default())
+            .expect("valid");
+        assert!(spec.variants[0].cold);
+        assert_eq!(
+            spec.variants[0].session,
+            Some(crate::client::SessionKind::Regular)
+        );
+        let plain = QuerySettings::default()
+            .spec("a".into(), DatabasePath::default())
+            .expect("valid");
+        assert_eq!(
+            (plain.variants[0].cold, plain.variants[0].session),
+            (false, None)
+        );
     }
 
     #[test]

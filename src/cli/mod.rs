@@ -2,6 +2,7 @@
 //! maps the result to an exit code.
 
 mod compare;
+mod connection;
 mod decode;
 mod driver;
 mod explain;

@@ -70,6 +70,9 @@ pub struct ProfileArgs {
     /// Sweep a query parameter: one variant per value of @NAME, e.g. n:INT64=100,1000,10000.
     #[arg(long, value_name = "NAME:TYPE=V1,V2,...", value_parser = parse_sweep)]
     pub sweep: Option<SweepSpec>,
+    /// How the variants connect: warm or cold, and the kind of session.
+    #[command(flatten)]
+    pub connection: super::connection::ConnectionArgs,
     /// The order of the variants' timed iterations (each variant's warm-ups come first).
     #[arg(long, value_enum)]
     pub order: Option<OrderArg>,
@@ -95,7 +98,7 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "PERCENT", value_parser = parse_slowdown, requires = "baseline")]
     pub fail_if_slower: Option<f64>,
     /// The phase the gate compares: total (default), ttfb, network, server, wire-decode,
-    /// row-decode or other.
+    /// row-decode, other, or a cold start's dns, tcp, tls, http2, token or session.
     #[arg(long, value_name = "PHASE", value_parser = parse_phase, requires = "fail_if_slower")]
     pub phase: Option<Phase>,
     /// Write every iteration as CSV here.
@@ -198,9 +201,16 @@ pub fn parse_phase(text: &str) -> Result<Phase, String> {
         "wire-decode" => Phase::WireDecode,
         "row-decode" => Phase::RowDecode,
         "other" => Phase::Other,
+        "dns" => Phase::Dns,
+        "tcp" => Phase::Tcp,
+        "tls" => Phase::Tls,
+        "http2" => Phase::Http2,
+        "token" => Phase::Token,
+        "session" => Phase::Session,
         _ => {
             return Err(format!(
-                "{text:?} is not a phase: total, ttfb, network, server, wire-decode, row-decode or other"
+                "{text:?} is not a phase: total, ttfb, network, server, wire-decode, row-decode, \
+                 other, or a cold start's dns, tcp, tls, http2, token, session"
             ));
         }
     })
@@ -221,7 +231,8 @@ fn profile_spec(args: &ProfileArgs) -> anyhow::Result<(ProfileSpec, String)> {
         sweep: args.sweep.as_ref(),
         workload: args.workload.as_deref(),
     };
-    let (mut variants, workload) = variants(&line)?;
+    let (variants, workload) = variants(&line)?;
+    let mut variants = args.connection.apply(variants)?;
     if args.query.query_mode.is_none() {
         // Partitions run in normal mode: the mode nobody asked for is that one.
         for v in variants

@@ -93,6 +93,10 @@ pub struct ServeArgs {
     /// every 20 s, so a live client always answers within the default).
     #[arg(long, default_value_t = ConnectionLimits::DEFAULT.idle_timeout_ms, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
     pub idle_timeout_ms: u64,
+    /// Streams whose query may wait on a client that reads none of it (server-wide); past it, the
+    /// connection of the one that has waited longest (at least 1 s) is closed.
+    #[arg(long, default_value_t = ConnectionLimits::DEFAULT.max_unread_streams, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub max_unread_streams: u64,
     /// How answers are cut into messages: `production` (stats last, a resume token on every
     /// message), `emulator` (stats first, no tokens, `""`/`[]` continuations) or `edge` (every
     /// legal shape). Faults apply on top.
@@ -124,6 +128,7 @@ impl ServeArgs {
         ConnectionLimits {
             max_connections: self.max_connections,
             idle_timeout_ms: self.idle_timeout_ms,
+            max_unread_streams: self.max_unread_streams,
         }
     }
 

@@ -30,6 +30,10 @@ pub struct TargetArgs {
     /// The Cloud Spanner API endpoint for --cloud (https://, or http:// for a local test server).
     #[arg(long, requires = "cloud", default_value = crate::client::cloud::DEFAULT_ENDPOINT)]
     pub cloud_endpoint: String,
+    /// A PEM file of certificates to trust for an https --cloud-endpoint, besides the system's
+    /// and Mozilla's roots (a local TLS stand-in's self-signed certificate, a proxy's CA).
+    #[arg(long, value_name = "PEM", requires = "cloud")]
+    pub cloud_ca: Option<PathBuf>,
     /// Project id.
     #[arg(long, default_value = "test-project")]
     pub project: String,
@@ -98,6 +102,7 @@ impl TargetArgs {
                     Some(path) => Credentials::ServiceAccountFile(path.clone()),
                     None => Credentials::ApplicationDefault,
                 },
+                ca_file: self.cloud_ca.clone(),
             });
         }
         let endpoint = if self.local {

@@ -20,13 +20,15 @@
 //! sql = "SELECT Id, Name FROM Seed23 LIMIT @lim"
 //! priority = "low"
 //! staleness = "exact:10s"
+//! cold = true                # every iteration a cold start (--cold)
+//! session = "regular"        # regular | multiplexed (--session)
 //! ```
 
 use serde::Deserialize;
 
 use super::options::RequestOptionArgs;
 use crate::engine::parse_sweep;
-use crate::engine::{Order, Param, QueryMode, RequestOptions, Variant};
+use crate::engine::{Order, Param, QueryMode, RequestOptions, SessionKind, Variant};
 use crate::wire::DecoderKind;
 
 /// A workload file, read and checked.
@@ -80,6 +82,8 @@ struct Fields {
     data_boost: Option<bool>,
     max_partitions: Option<u32>,
     sweep: Option<String>,
+    cold: Option<bool>,
+    session: Option<String>,
 }
 
 impl Fields {
@@ -110,6 +114,8 @@ impl Fields {
             data_boost: self.data_boost.or(d.data_boost),
             max_partitions: self.max_partitions.or(d.max_partitions),
             sweep: self.sweep.or(d.sweep),
+            cold: self.cold.or(d.cold),
+            session: self.session.or(d.session),
         }
     }
 
@@ -248,15 +254,20 @@ fn variant(
         params.push(param);
     }
     Ok(Variant {
-        label: label.to_owned(),
-        sql,
         params,
         mode: match &fields.query_mode {
             Some(m) => parse_mode(m)?,
             None => line_mode,
         },
         options: fields.options(line_options)?,
-        sweep: None,
+        cold: fields.cold.unwrap_or(false),
+        session: match &fields.session {
+            Some(text) => Some(SessionKind::parse(text).ok_or_else(|| {
+                anyhow::anyhow!("session {text:?} is not a session kind: regular or multiplexed")
+            })?),
+            None => None,
+        },
+        ..Variant::new(label, sql)
     })
 }
 
@@ -321,6 +332,38 @@ mod tests {
         .expect("valid");
         let labels: Vec<&str> = w.variants.iter().map(|v| v.label.as_str()).collect();
         assert_eq!(labels, ["n=10", "n=20", "n=30"]);
+    }
+
+    #[test]
+    fn a_variant_may_be_cold_and_name_its_kind_of_session() {
+        let w = parse(
+            r#"
+            [defaults]
+            session = "regular"
+            [[variant]]
+            label = "cold"
+            sql = "SELECT 1"
+            cold = true
+            [[variant]]
+            label = "warm"
+            sql = "SELECT 1"
+            session = "multiplexed"
+            "#,
+        )
+        .expect("valid");
+        let how: Vec<_> = w.variants.iter().map(|v| (v.cold, v.session)).collect();
+        assert_eq!(
+            how,
+            [
+                (true, Some(SessionKind::Regular)),
+                (false, Some(SessionKind::Multiplexed))
+            ]
+        );
+        let error = format!(
+            "{:#}",
+            parse("[[variant]]\nsql = \"SELECT 1\"\nsession = \"pooled\"").expect_err("a kind")
+        );
+        assert!(error.contains("regular or multiplexed"), "{error}");
     }
 
     #[test]

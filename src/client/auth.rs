@@ -247,7 +247,9 @@ impl TokenSource {
         }
     }
 
-    fn endpoint(&self) -> &str {
+    /// Where tokens come from: the key file's `token_uri`, or a description of the
+    /// application-default credentials.
+    pub fn endpoint(&self) -> &str {
         match &self.key {
             Some(key) => &key.token_uri,
             None => "of the application-default credentials",

@@ -3,8 +3,9 @@
 //! carries ([`CallHeaders::cloud`](super::CallHeaders::cloud) attaches them).
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
-use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
 use super::auth::{AuthError, Credentials, TokenSource};
 use super::{CONNECTION_WINDOW, STREAM_WINDOW};
@@ -30,7 +31,14 @@ pub struct CloudTarget {
     pub endpoint: String,
     /// Where tokens come from.
     pub credentials: Credentials,
+    /// A PEM file of certificates to trust besides the system's and Mozilla's roots for an
+    /// `https` endpoint (`--cloud-ca`): a local TLS stand-in's self-signed certificate, or a
+    /// proxy's CA.
+    pub ca_file: Option<PathBuf>,
 }
+
+/// The largest certificate file read for [`CloudTarget::ca_file`].
+pub const MAX_CA_FILE_BYTES: u64 = 1 << 20;
 
 /// Why a Cloud target could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +48,14 @@ pub enum CloudError {
     BadEndpoint {
         /// The endpoint as given.
         endpoint: String,
+    },
+    /// The extra certificate file could not be read.
+    #[error("cannot read the certificates {path} (--cloud-ca): {reason}")]
+    CaFile {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
     },
     /// The channel could not be set up or connected.
     #[error("cannot connect to {endpoint}: {source}")]
@@ -64,6 +80,7 @@ impl CloudTarget {
             database: database.into(),
             endpoint: DEFAULT_ENDPOINT.to_owned(),
             credentials: Credentials::ApplicationDefault,
+            ca_file: None,
         }
     }
 
@@ -77,8 +94,8 @@ impl CloudTarget {
         TokenSource::new(self.credentials.clone())
     }
 
-    /// Connects to the endpoint: TLS with the system's and Mozilla's roots for `https`,
-    /// plaintext for `http`.
+    /// Connects to the endpoint: TLS with the system's and Mozilla's roots (and the certificates
+    /// of [`CloudTarget::ca_file`]) for `https`, plaintext for `http`.
     pub async fn connect(&self) -> Result<Channel, CloudError> {
         let endpoint = &self.endpoint;
         let connect_error = |source| CloudError::Connect {
@@ -92,9 +109,11 @@ impl CloudTarget {
             .tcp_nodelay(true);
         match builder.uri().scheme_str() {
             Some("https") => {
-                builder = builder
-                    .tls_config(ClientTlsConfig::new().with_enabled_roots())
-                    .map_err(connect_error)?;
+                let mut tls = ClientTlsConfig::new().with_enabled_roots();
+                if let Some(path) = &self.ca_file {
+                    tls = tls.ca_certificate(read_certificates(path)?);
+                }
+                builder = builder.tls_config(tls).map_err(connect_error)?;
             }
             Some("http") => {}
             _ => {
@@ -105,6 +124,35 @@ impl CloudTarget {
         }
         builder.connect().await.map_err(connect_error)
     }
+}
+
+/// The PEM certificates in `path`, read whole (at most [`MAX_CA_FILE_BYTES`]).
+fn read_certificates(path: &std::path::Path) -> Result<Certificate, CloudError> {
+    let error = |reason: String| CloudError::CaFile {
+        path: path.to_owned(),
+        reason,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| {
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(file, MAX_CA_FILE_BYTES + 1),
+                &mut bytes,
+            )
+        })
+        .map_err(|e| error(e.to_string()))?;
+    if bytes.len() as u64 > MAX_CA_FILE_BYTES {
+        return Err(error(format!(
+            "larger than {} MiB",
+            MAX_CA_FILE_BYTES >> 20
+        )));
+    }
+    if !bytes.windows(11).any(|w| w == b"-----BEGIN ") {
+        return Err(error(
+            "it holds no PEM certificate (-----BEGIN CERTIFICATE-----)".into(),
+        ));
+    }
+    Ok(Certificate::from_pem(bytes))
 }
 
 /// Percent-encodes everything but RFC 3986's unreserved characters (as Go's `url.QueryEscape`

@@ -100,6 +100,9 @@ pub enum ClientError {
         /// What was wrong with the answer.
         detail: String,
     },
+    /// A step of a cold start failed or ran out of time (the error names the step).
+    #[error(transparent)]
+    Connect(#[from] super::connect::ConnectError),
     /// A runtime for the calls could not be started.
     #[error("cannot start a runtime: {0}")]
     Runtime(Arc<std::io::Error>),

@@ -18,6 +18,7 @@ use super::options::{
 use super::params::{self, Param};
 use super::partitioned::{self, PartitionCall};
 use super::resume::ResumePolicy;
+use super::session_kind::SessionKind;
 use super::target::{DatabasePath, QueryMode, Target};
 use super::timeouts::Timeouts;
 use super::timing::{IterationError, IterationTiming};
@@ -116,6 +117,13 @@ impl PreparedQuery {
     pub fn request(&self) -> &pb::ExecuteSqlRequest {
         &self.request
     }
+
+    /// The same query in the session `name` (a cold iteration's own session).
+    pub fn in_session(&self, name: &str) -> PreparedQuery {
+        let mut query = self.clone();
+        query.request.session = name.to_owned();
+        query
+    }
 }
 
 /// Puts `options` on `request` exactly as the API defines them: priority and tag in
@@ -210,17 +218,39 @@ pub struct Session {
     description: String,
     timeouts: Timeouts,
     created_in: Duration,
+    /// The kind asked for, and the kind the server granted.
+    kind: (SessionKind, SessionKind),
     /// The local instance this session runs on, stopped when the session is dropped.
     _local: Option<LocalInstance>,
 }
 
+/// What [`Session::create`] needs besides the database: the channel, the headers, where it goes.
+pub(super) struct Opened {
+    pub(super) channel: Channel,
+    pub(super) headers: CallHeaders,
+    pub(super) endpoint: String,
+    pub(super) description: String,
+    pub(super) plaintext: bool,
+    pub(super) local: Option<LocalInstance>,
+}
+
 impl Session {
-    /// Connects to `target` and creates a session in `database` (for Cloud Spanner, the target's
-    /// own database names the headers), each step within its limit in `timeouts`.
+    /// Connects to `target` and creates a regular session in `database` (for Cloud Spanner, the
+    /// target's own database names the headers), each step within its limit in `timeouts`.
     pub async fn open(
         target: &Target,
         database: &DatabasePath,
         timeouts: Timeouts,
+    ) -> Result<Session, ClientError> {
+        Self::open_as(target, database, timeouts, SessionKind::Regular).await
+    }
+
+    /// [`Session::open`], asking for a session of `kind` (see [`Session::granted`]).
+    pub async fn open_as(
+        target: &Target,
+        database: &DatabasePath,
+        timeouts: Timeouts,
+        kind: SessionKind,
     ) -> Result<Session, ClientError> {
         let mut local = None;
         let (channel, headers, endpoint, description) = match target {
@@ -244,6 +274,17 @@ impl Session {
             ),
             Target::Cloud(target) => {
                 let tokens = target.token_source()?;
+                // The first token now, within the call limit: a stalled token endpoint is named.
+                match tokio::time::timeout(timeouts.call, tokens.authorization()).await {
+                    Err(_) => {
+                        return Err(ClientError::Connect(super::ConnectError::TimedOut {
+                            endpoint: tokens.endpoint().to_owned(),
+                            step: super::Step::Token,
+                            after: timeouts.call,
+                        }));
+                    }
+                    Ok(fetched) => fetched?,
+                };
                 let channel = tokio::time::timeout(timeouts.connect, target.connect())
                     .await
                     .map_err(|_| ClientError::NoAnswer {
@@ -258,15 +299,41 @@ impl Session {
                 )
             }
         };
+        let opened = Opened {
+            channel,
+            headers,
+            endpoint,
+            description,
+            plaintext: !matches!(target, Target::Cloud(_)),
+            local,
+        };
+        Self::create(opened, database, timeouts, kind).await
+    }
+
+    /// Creates a session of `kind` in `database` on a channel already open.
+    pub(super) async fn create(
+        opened: Opened,
+        database: &DatabasePath,
+        timeouts: Timeouts,
+        kind: SessionKind,
+    ) -> Result<Session, ClientError> {
+        let Opened {
+            channel,
+            headers,
+            endpoint,
+            description,
+            plaintext,
+            local,
+        } = opened;
         let request = headers
             .request(pb::CreateSessionRequest {
                 database: database.name(),
-                session: None,
+                session: kind.template(),
             })
             .await?;
         let started = Instant::now();
         let mut client = SpannerClient::new(channel.clone());
-        let name = answered(
+        let answer = answered(
             &endpoint,
             "CreateSession",
             timeouts.call,
@@ -274,10 +341,9 @@ impl Session {
         )
         .await?
         .map_err(|status| (status, database.name()));
-        let name = match name {
-            Ok(response) => response.into_inner().name,
+        let session = match answer {
+            Ok(response) => response.into_inner(),
             Err((status, database)) => {
-                let plaintext = !matches!(target, Target::Cloud(_));
                 return Err(
                     ClientError::diagnose(&endpoint, status, plaintext, |status| {
                         ClientError::CreateSession { database, status }
@@ -288,7 +354,8 @@ impl Session {
         };
         Ok(Session {
             channel,
-            name,
+            kind: (kind, SessionKind::granted(&session)),
+            name: session.name,
             headers,
             endpoint,
             description,
@@ -296,6 +363,22 @@ impl Session {
             created_in: started.elapsed(),
             _local: local,
         })
+    }
+
+    /// The kind of session asked for.
+    pub fn asked(&self) -> SessionKind {
+        self.kind.0
+    }
+
+    /// The kind the server granted (read back from its answer, not assumed): the emulator grants a
+    /// regular session to a multiplexed request.
+    pub fn granted(&self) -> SessionKind {
+        self.kind.1
+    }
+
+    /// The host and port of the local instance this session runs on, if it runs on one.
+    pub fn local_host_port(&self) -> Option<String> {
+        self._local.as_ref().map(LocalInstance::host_port)
     }
 
     /// What the session runs on, in words (`local instance 127.0.0.1:PORT`, `endpoint …`).
@@ -394,7 +477,12 @@ impl Session {
 
     /// Deletes the session, waiting at most `within` for the server's answer. Returns whether the
     /// server answered in time (an unanswered deletion is left to the server's expiry).
+    /// A multiplexed session cannot be deleted (Spanner refuses, and expires it on its own): it is
+    /// left, and `Ok(true)` returned.
     pub async fn close(self, within: Duration) -> Result<bool, ClientError> {
+        if self.granted() == SessionKind::Multiplexed {
+            return Ok(true);
+        }
         let request = self
             .headers
             .request(pb::DeleteSessionRequest {

@@ -5,6 +5,7 @@
 //! when one is waiting) and can cancel at any moment. Talking to the instance is the client layer's
 //! job ([`Session`]); the engine keeps the run loop, the events and cancellation.
 
+pub mod cold;
 pub mod details;
 pub mod schedule;
 pub mod subject;
@@ -22,8 +23,8 @@ use crate::client::{
     ResumePolicy, Session,
 };
 pub use crate::client::{
-    DatabasePath, Param, ParamError, Partitioned, Priority, QueryMode, RequestOptions, Staleness,
-    Target, Timeouts,
+    DatabasePath, Param, ParamError, Partitioned, Priority, QueryMode, RequestOptions, SessionKind,
+    Staleness, Target, Timeouts,
 };
 use crate::report::{
     IterationRecord, RUN_MESSAGE_LIMIT, RunConfig, RunReport, Status, SweepPoint, Timeline,
@@ -53,6 +54,11 @@ pub struct Variant {
     pub options: RequestOptions,
     /// When the variant is one point of a sweep: the swept parameter and its value here.
     pub sweep: Option<SweepPoint>,
+    /// Every iteration a cold start: a new connection, token source and session first, each step
+    /// timed ([`cold`]).
+    pub cold: bool,
+    /// The kind of session to ask for; `None`: [`Variant::session_kind`]'s default.
+    pub session: Option<SessionKind>,
 }
 
 impl Variant {
@@ -65,7 +71,21 @@ impl Variant {
             mode: QueryMode::default(),
             options: RequestOptions::default(),
             sweep: None,
+            cold: false,
+            session: None,
         }
+    }
+
+    /// The kind of session its queries run on: the one asked for, else multiplexed (the official
+    /// clients' default for read-only work), or regular for a partitioned read (Spanner has not
+    /// always taken partitioned operations on a multiplexed session).
+    pub fn session_kind(&self) -> SessionKind {
+        self.session
+            .unwrap_or(if self.options.partitioned.is_some() {
+                SessionKind::Regular
+            } else {
+                SessionKind::Multiplexed
+            })
     }
 
     /// The query as the client layer takes it.
@@ -199,6 +219,7 @@ impl ProfileSpec {
             decoder: self.decoder.as_str().into(),
             options: variant.options.describe(),
             sweep: variant.sweep.clone(),
+            cold: variant.cold,
             order: if self.variants.len() > 1 {
                 self.order.describe()
             } else {
@@ -364,27 +385,6 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Opens a session and prepares every variant's query, or says why not.
-async fn open(
-    target: &Target,
-    spec: &ProfileSpec,
-) -> Result<(Session, Vec<PreparedQuery>), ClientError> {
-    let session = Session::open(target, &spec.database, spec.timeouts).await?;
-    let prepared: Result<Vec<_>, _> = spec
-        .variants
-        .iter()
-        .map(|v| session.prepare(&v.query()))
-        .collect();
-    match prepared {
-        Ok(queries) => Ok((session, queries)),
-        Err(e) => {
-            // Best effort: the session is of no use, and the server would expire it anyway.
-            let _ = session.close(SESSION_DELETE_WAIT).await;
-            Err(e)
-        }
-    }
-}
-
 async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
     let started_at = now_rfc3339();
     let mut reports: Vec<RunReport> = spec
@@ -401,17 +401,18 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
         return sink.send(EngineEvent::Failed(e.into()));
     }
     let opening = tokio::select! {
-        o = open(&target, &spec) => Some(o),
+        o = cold::Sessions::open(&target, &spec) => Some(o),
         _ = cancel.notify.notified() => None,
     };
-    let (session, queries) = match opening {
+    let (sessions, queries) = match opening {
         Some(Ok(opened)) => opened,
         Some(Err(e)) => return sink.send(EngineEvent::Failed(e.into())),
         None => return sink.send(EngineEvent::Finished(reports)),
     };
+    sessions.note_kinds(&spec.variants, &mut reports);
     sink.send(EngineEvent::Connected {
-        target: session.description().to_owned(),
-        session_ms: ms(session.created_in()),
+        target: sessions.first().description().to_owned(),
+        session_ms: ms(sessions.first().created_in()),
     });
     let steps = schedule(
         spec.variants.len(),
@@ -439,8 +440,8 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
         } else {
             let mut preview = details::Preview::new(if last { PREVIEW_ROWS } else { 0 });
             let query = &queries[step.variant];
-            let (record, timing) = one_iteration(
-                &session,
+            let (record, timing) = cold::iteration(
+                &sessions,
                 query,
                 (&spec, variant),
                 at,
@@ -473,8 +474,7 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
             break;
         }
     }
-    // Best effort: the server drops idle sessions anyway.
-    let _ = session.close(SESSION_DELETE_WAIT).await;
+    sessions.close().await;
     sink.send(EngineEvent::Finished(reports));
 }
 
@@ -630,13 +630,14 @@ pub enum RecordError {
 pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, RecordError> {
     spec.check()?;
     runtime("spanprof-record")?.block_on(async {
-        let (session, queries) = open(&target, spec).await?;
+        let (sessions, queries) = cold::Sessions::open(&target, spec).await?;
         let query = queries
             .into_iter()
             .next()
             .ok_or(RecordError::Spec(SpecError::NoVariants))?;
         let mut file = Vec::new();
-        let outcome = session
+        let outcome = sessions
+            .first()
             .execute(
                 &query,
                 ResumePolicy::default(),
@@ -646,7 +647,7 @@ pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, RecordErr
                 },
             )
             .await;
-        let _ = session.close(SESSION_DELETE_WAIT).await;
+        sessions.close().await;
         Ok(Recording {
             file,
             timing: outcome?,
@@ -679,6 +680,7 @@ pub fn fill(record: &mut IterationRecord, t: &IterationTiming) {
     record.timeline = (!t.lanes.is_empty()).then(|| Timeline {
         lanes: t.lanes.clone(),
         total_us: u64::try_from(t.total.as_micros()).unwrap_or(u64::MAX),
+        setup: Vec::new(),
     });
 }
 

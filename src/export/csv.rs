@@ -6,7 +6,7 @@ use super::{ExportError, Exporter};
 
 /// The CSV header. The first twenty columns are fixed; columns added later go at the end, so
 /// scripts that read columns by position keep working.
-pub const COLUMNS: [&str; 32] = [
+pub const COLUMNS: [&str; 39] = [
     "run",
     "iteration",
     "warmup",
@@ -39,6 +39,13 @@ pub const COLUMNS: [&str; 32] = [
     "wire_decode_cpu_ms",
     "row_decode_cpu_ms",
     "descheduled_ms",
+    "dns_ms",
+    "tcp_ms",
+    "tls_ms",
+    "http2_ms",
+    "token_ms",
+    "session_ms",
+    "session_kind",
 ];
 
 /// CSV with a header of [`COLUMNS`]: times in milliseconds with three decimals, empty where a
@@ -124,6 +131,13 @@ fn row(record: &IterationRecord) -> [String; COLUMNS.len()] {
         optional_ms(record.wire_decode_cpu_ms),
         optional_ms(record.row_decode_cpu_ms),
         optional_ms(record.descheduled_ms),
+        optional_ms(record.dns_ms),
+        optional_ms(record.tcp_ms),
+        optional_ms(record.tls_ms),
+        optional_ms(record.http2_ms),
+        optional_ms(record.token_ms),
+        optional_ms(record.session_ms),
+        record.session_kind.clone().unwrap_or_default(),
     ]
 }
 
@@ -145,14 +159,14 @@ mod tests {
     use crate::export::fixture::{ERROR_MESSAGE, reports};
 
     const GOLDEN: &str = "\
-run,iteration,warmup,status,started_at,total_ms,ttfb_ms,network_ms,server_ms,gfe_ms,wire_decode_ms,row_decode_ms,other_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,server_cpu_ms,afe_ms,seq,startup_ms,first_byte_ms,transfer_ms,blocked_ms,tail_ms,check,wire_decode_cpu_ms,row_decode_cpu_ms,descheduled_ms
-\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,30.000,,25.000,26.000,5.000,3.000,2.000,100,100,2,0,4096,0,,20.000,,,,,,,,,,,
-\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,6.500,1.250,5.000,5.500,1.500,1.000,1.250,100,100,2,1,4096,0,,4.000,0.500,,,,,,,,,,
-\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,7.000,,6.000,,2.000,1.500,2.500,100,,2,1,4096,1,,,,,,,,,,,,,
+run,iteration,warmup,status,started_at,total_ms,ttfb_ms,network_ms,server_ms,gfe_ms,wire_decode_ms,row_decode_ms,other_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,server_cpu_ms,afe_ms,seq,startup_ms,first_byte_ms,transfer_ms,blocked_ms,tail_ms,check,wire_decode_cpu_ms,row_decode_cpu_ms,descheduled_ms,dns_ms,tcp_ms,tls_ms,http2_ms,token_ms,session_ms,session_kind
+\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,30.000,,25.000,26.000,5.000,3.000,2.000,100,100,2,0,4096,0,,20.000,,,,,,,,,,,,,,,,,,
+\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,6.500,1.250,5.000,5.500,1.500,1.000,1.250,100,100,2,1,4096,0,,4.000,0.500,,,,,,,,,,,,,,,,,
+\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,7.000,,6.000,,2.000,1.500,2.500,100,,2,1,4096,1,,,,,,,,,,,,,,,,,,,,
 \"fast, cached\",4,false,error,2026-03-01T10:00:00.300Z,3.250,,,,,,,,0,,0,0,0,0,\"bad value, \"\"x\"\"
-at row 7\",,,,,,,,,,,,
-slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,1,,1,0,12,0,,,,,,,,,,,,,
-slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by user,,,,,,,,,,,,
+at row 7\",,,,,,,,,,,,,,,,,,,
+slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,1,,1,0,12,0,,,,,,,,,,,,,,,,,,,,
+slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by user,,,,,,,,,,,,,,,,,,,
 ";
 
     #[test]

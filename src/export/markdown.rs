@@ -31,9 +31,10 @@ fn section(report: &RunReport) -> String {
     let failed = not_warmup().filter(|r| r.status != Status::Ok).count();
     let warmups = report.iterations.len() - iterations;
     let mut out = format!(
-        "**{}** on {}: iterations {iterations}, warm-up {warmups}, failed {failed}\n\n",
+        "**{}** on {}: iterations {iterations}, warm-up {warmups}, failed {failed}{}\n\n",
         escape(&report.config.label),
         escape(&report.config.target),
+        connection_note(report),
     );
     let summary = report.summary();
     if summary.is_empty() {
@@ -47,6 +48,27 @@ fn section(report: &RunReport) -> String {
         let _ = writeln!(out, "| {} | {} |", phase.label(), cells(&s).join(" | "));
     }
     out
+}
+
+/// How the run connected, when said: `; cold starts`, `; session multiplexed` and, when the server
+/// granted another kind, which.
+fn connection_note(report: &RunReport) -> String {
+    let config = &report.config;
+    let mut note = String::new();
+    if config.cold {
+        note.push_str("; cold starts (a new connection, token and session each iteration)");
+    }
+    if !config.session.is_empty() {
+        let _ = write!(note, "; session {}", escape(&config.session));
+        if !config.session_granted.is_empty() {
+            let _ = write!(
+                note,
+                " asked for, the server granted a {} one",
+                escape(&config.session_granted)
+            );
+        }
+    }
+    note
 }
 
 fn cells(s: &Summary) -> [String; 7] {

@@ -110,6 +110,14 @@ fn iteration(pid: u64, at: u64, total: u64, record: &IterationRecord) -> Vec<Val
         "error": record.error,
     });
     let mut events = vec![event(pid, 1, &slice(name, at, total, args), "iteration")];
+    // A cold start's steps (dns, tcp, tls, http2, token, session) before the query's lanes.
+    let setup = record.timeline.as_ref().map_or(&[][..], |t| &t.setup[..]);
+    let steps = setup
+        .iter()
+        .filter(|s| s.wall_us > 0)
+        .map(|s| slice(s.step.clone(), s.start_us, s.wall_us, json!({})))
+        .collect();
+    events.extend(place(pid, 1, at, nest(steps, 0, total)));
     let lanes = record.timeline.as_ref().map_or(&[][..], |t| &t.lanes[..]);
     if let [one] = lanes {
         events.extend(place(pid, 1, at, nest(lane_slices(one), 0, total)));

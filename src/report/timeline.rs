@@ -27,6 +27,40 @@ pub struct Timeline {
     pub lanes: Vec<Lane>,
     /// The whole iteration's length (the record's total), microseconds.
     pub total_us: u64,
+    /// A cold iteration's steps before its query (dns, tcp, tls, http2, token, session), in the
+    /// order they ran from the iteration's start; its lanes begin after them. Empty when warm.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<SetupStep>,
+}
+
+/// One step of a cold start.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SetupStep {
+    /// `dns`, `tcp`, `tls`, `http2`, `token` or `session`.
+    pub step: String,
+    /// When it began.
+    pub start_us: u64,
+    /// How long it took.
+    pub wall_us: u64,
+}
+
+impl Timeline {
+    /// Where the setup steps ended (0 without any): the query's start.
+    pub fn setup_end_us(&self) -> u64 {
+        self.setup
+            .iter()
+            .map(|s| s.start_us.saturating_add(s.wall_us))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The microseconds of the setup steps named `step`.
+    pub fn setup_us(&self, step: &str) -> u64 {
+        self.setup
+            .iter()
+            .filter(|s| s.step == step)
+            .fold(0u64, |sum, s| sum.saturating_add(s.wall_us))
+    }
 }
 
 /// A span of the client's own work.

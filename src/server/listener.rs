@@ -2,12 +2,14 @@
 //! it is closed as soon as it is accepted), each closed once it has sent nothing for its idle time
 //! (the server's HTTP/2 keepalive pings make a live peer answer well within it), and an accept
 //! loop that backs off when accepting fails (EMFILE: out of file descriptors) instead of spinning.
+//! Each connection has a [`Link`] its calls can reach it by, to close it from the server's side.
 
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -28,6 +30,9 @@ pub struct ConnectionLimits {
     /// A connection that sends nothing for this long is closed, in milliseconds. Default 60 s
     /// (the server pings every 20 s, so a live client always answers within it).
     pub idle_timeout_ms: u64,
+    /// Streams whose query may wait on a client that reads none of it, server-wide. Past it, the
+    /// connection of the stream that has waited longest (at least a second) is closed. Default 64.
+    pub max_unread_streams: u64,
 }
 
 impl Default for ConnectionLimits {
@@ -41,6 +46,7 @@ impl ConnectionLimits {
     pub const DEFAULT: ConnectionLimits = ConnectionLimits {
         max_connections: 1000,
         idle_timeout_ms: 60_000,
+        max_unread_streams: 64,
     };
 }
 
@@ -94,6 +100,7 @@ impl Stream for Incoming {
                     let idle = Duration::from_millis(self.limits.idle_timeout_ms);
                     return Poll::Ready(Some(Ok(Connection {
                         stream,
+                        link: Arc::default(),
                         open: Arc::clone(&self.open),
                         idle,
                         quiet: Box::pin(tokio::time::sleep(idle)),
@@ -104,9 +111,11 @@ impl Stream for Incoming {
     }
 }
 
-/// One accepted connection: counted while open, closed when it stays silent for its idle time.
+/// One accepted connection: counted while open, closed when it stays silent for its idle time or
+/// its [`Link`] is closed.
 pub struct Connection {
     stream: TcpStream,
+    link: Arc<Link>,
     open: Arc<AtomicUsize>,
     idle: Duration,
     quiet: Pin<Box<Sleep>>,
@@ -118,11 +127,59 @@ impl Drop for Connection {
     }
 }
 
+/// What a call knows of its connection (tonic puts it in the request's extensions).
+#[derive(Debug, Clone)]
+pub struct Peer {
+    /// Its addresses.
+    pub tcp: TcpConnectInfo,
+    /// The way to close it.
+    pub link: Arc<Link>,
+}
+
+/// A hand on one connection that its calls can keep: [`Link::close`] ends it, with every stream
+/// on it, and so frees what the transport holds for them.
+#[derive(Debug, Default)]
+pub struct Link {
+    closed: AtomicBool,
+    /// The task reading the connection, to wake when it is closed.
+    reader: Mutex<Option<Waker>>,
+}
+
+impl Link {
+    /// Closes the connection: its next read fails, and the server drops it.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        let reader = self
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(waker) = reader {
+            waker.wake();
+        }
+    }
+
+    /// Whether [`Link::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    fn wake_on_close(&self, waker: &Waker) {
+        let mut reader = self.reader.lock().unwrap_or_else(PoisonError::into_inner);
+        if !reader.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            *reader = Some(waker.clone());
+        }
+    }
+}
+
 impl Connected for Connection {
-    type ConnectInfo = TcpConnectInfo;
+    type ConnectInfo = Peer;
 
     fn connect_info(&self) -> Self::ConnectInfo {
-        self.stream.connect_info()
+        Peer {
+            tcp: self.stream.connect_info(),
+            link: Arc::clone(&self.link),
+        }
     }
 }
 
@@ -133,6 +190,9 @@ impl AsyncRead for Connection {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let me = &mut *self;
+        if me.link.is_closed() {
+            return Poll::Ready(Err(closed()));
+        }
         match Pin::new(&mut me.stream).poll_read(cx, buf) {
             Poll::Ready(done) => {
                 me.quiet.as_mut().reset(Instant::now() + me.idle);
@@ -143,10 +203,24 @@ impl AsyncRead for Connection {
                     io::ErrorKind::TimedOut,
                     "the connection sent nothing for its idle time",
                 ))),
-                Poll::Pending => Poll::Pending,
+                Poll::Pending => {
+                    me.link.wake_on_close(cx.waker());
+                    // Closed between the first look and the waker's registration.
+                    if me.link.is_closed() {
+                        return Poll::Ready(Err(closed()));
+                    }
+                    Poll::Pending
+                }
             },
         }
     }
+}
+
+fn closed() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::ConnectionAborted,
+        "the server closed the connection: a stream on it went unread while too many did",
+    )
 }
 
 impl AsyncWrite for Connection {

@@ -128,7 +128,11 @@ impl LocalInstance {
         let db =
             Arc::new(tokio::task::spawn_blocking(move || sqlite::db::Database::open(rows)).await??);
         let knobs = Arc::new(Knobs::new(config.knobs));
-        let spanner = service::LocalSpanner::new(db, Arc::clone(&knobs));
+        let unread = Arc::new(stream::unread::Unread::new(
+            config.connections.max_unread_streams,
+            stream::unread::GRACE,
+        ));
+        let spanner = service::LocalSpanner::new(db, Arc::clone(&knobs), unread);
         let handle = spanner.handle();
         let (shutdown, stop) = oneshot::channel::<()>();
         let server = tonic::transport::Server::builder()

@@ -20,9 +20,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tonic::metadata::MetadataMap;
 
-const PROJECT: &str = "test-project";
-const INSTANCE: &str = "test-instance";
-const DATABASE: &str = "test-db";
+pub const PROJECT: &str = "test-project";
+pub const INSTANCE: &str = "test-instance";
+pub const DATABASE: &str = "test-db";
 
 /// A PEM PKCS#8 RSA key, made once per test run (2048 bits takes a moment).
 fn private_key_pem() -> &'static str {
@@ -45,14 +45,14 @@ fn random_token() -> String {
 }
 
 /// A token endpoint answering every POST with `status` (and a token when 200), counting requests.
-struct TokenEndpoint {
-    uri: String,
-    token: String,
+pub struct TokenEndpoint {
+    pub uri: String,
+    pub token: String,
     requests: Arc<AtomicUsize>,
 }
 
 impl TokenEndpoint {
-    async fn start(status: u16) -> TokenEndpoint {
+    pub async fn start(status: u16) -> TokenEndpoint {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("a loopback port is free");
@@ -73,7 +73,7 @@ impl TokenEndpoint {
         }
     }
 
-    fn requests(&self) -> usize {
+    pub fn requests(&self) -> usize {
         self.requests.load(Ordering::SeqCst)
     }
 }
@@ -149,7 +149,7 @@ async fn read_http_request(stream: &mut TcpStream) -> Option<(String, String)> {
 }
 
 /// Writes a service-account key file for `token_uri` and returns its path.
-fn write_key_file(dir: &Path, token_uri: &str) -> PathBuf {
+pub fn write_key_file(dir: &Path, token_uri: &str) -> PathBuf {
     let key = serde_json::json!({
         "type": "service_account",
         "project_id": PROJECT,

@@ -194,7 +194,14 @@ fn the_library_seed_says_what_it_created_reused_and_wrote() {
     assert_eq!(written[0], ("Seed23", 250));
     assert_eq!(written.last(), Some(&("Blobs", 14)));
     assert_eq!(first.rows(), 250 + demo);
-    assert!(first.elapsed >= first.tables.iter().map(|t| t.elapsed).sum());
+    assert!(
+        first.elapsed
+            >= first
+                .tables
+                .iter()
+                .map(|t| t.elapsed)
+                .sum::<std::time::Duration>()
+    );
 
     let second = seed_library(emulator.address(), "test-project", 250);
     let reused = Ensured::Reused {

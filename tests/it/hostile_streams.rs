@@ -118,6 +118,151 @@ async fn unread_streams_pause_their_queries_hold_little_and_leave_room_for_other
     );
 }
 
+/// Lets this process (and the server it starts after) open `n` files, within its hard limit: CI's
+/// default soft limit is 1,024, under what 900 connections and the test's own files need.
+fn allow_files(n: u64) {
+    let hard = std::process::Command::new("sh")
+        .args(["-c", "ulimit -Hn"])
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .unwrap_or(n);
+    let status = std::process::Command::new("prlimit")
+        .arg(format!("--pid={}", std::process::id()))
+        .arg(format!("--nofile={}:{hard}", n.min(hard)))
+        .status()
+        .expect("prlimit (util-linux) runs");
+    assert!(status.success(), "prlimit raises the file limit");
+}
+
+/// Item 1 at full size: 900 connections, each holding one never-read stream of a 25 MB answer
+/// (Seed23 at 20,000 rows, 1 MiB messages). A paused stream costs about 6-7 MiB, so without the cap
+/// (`--max-unread-streams 1000000`, as main was) the server peaked at 5.31 GiB with 900 query threads
+/// paused. Now at most `--max-unread-streams` (64) streams wait on their clients past a second; the
+/// connection of the one that has waited longest is closed. Measured: peak 0.64 GiB, 64 query
+/// threads left; asserted under 2 GiB.
+#[tokio::test(flavor = "multi_thread")]
+async fn nine_hundred_never_read_streams_leave_the_server_alive_and_small() {
+    const CONNECTIONS: usize = 900;
+    const PEAK: u64 = 2 << 30;
+    allow_files(4096);
+    let mut server = ServeProcess::start(&["--rows", "20000"]);
+    let started = std::time::Instant::now();
+    let mut held = Vec::new();
+    for n in 0..CONNECTIONS {
+        let mut client = silent_connection(&server.host).await;
+        let request = pb::ExecuteSqlRequest {
+            session: session(&mut client).await,
+            sql: "SELECT * FROM Seed23".into(),
+            ..Default::default()
+        };
+        let stream = open_when_a_slot_frees(&mut client, request, n).await;
+        held.push((client, stream));
+    }
+    let opened = started.elapsed();
+    // Past the grace, the cap holds: the query threads left are the capped ones, a few more.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let threads = server.query_threads();
+    let peak = server.peak_rss();
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    eprintln!(
+        "{CONNECTIONS} never-read streams opened in {opened:.1?}: peak RSS {:.2} GiB, now {:.2} GiB, {threads} query threads",
+        gib(peak),
+        gib(server.rss())
+    );
+    assert!(server.is_running(), "serve is alive");
+    assert!(
+        peak < PEAK,
+        "the server peaked at {:.2} GiB for {CONNECTIONS} never-read streams",
+        gib(peak)
+    );
+    assert!(
+        threads <= 64 + 8,
+        "{threads} queries still wait on clients that never read"
+    );
+    let mut other = TestClient::connect(&server.host).await;
+    let answer = tokio::time::timeout(Duration::from_secs(20), other.query("SELECT 1"))
+        .await
+        .expect("answers within 20 s")
+        .expect("room for another client");
+    assert_eq!(answer.rows.len(), 1);
+    drop(held);
+}
+
+/// The cap closes only connections whose streams go unread: a client that reads slowly, a message
+/// every 40 ms, keeps its stream to the last row while streams that are never read come and go
+/// around it, past a cap of 2.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_reader_keeps_its_stream_while_never_read_ones_are_closed() {
+    let server = ServeProcess::start(&["--rows", "20000", "--max-unread-streams", "2"]);
+    let mut slow = silent_connection(&server.host).await;
+    let request = pb::ExecuteSqlRequest {
+        session: session(&mut slow).await,
+        sql: "SELECT * FROM Seed23".into(),
+        ..Default::default()
+    };
+    let mut stream = open_when_a_slot_frees(&mut slow, request.clone(), 0).await;
+    let host = server.host.clone();
+    let never_read = tokio::spawn(async move {
+        let mut held = Vec::new();
+        for n in 1..=12 {
+            let mut client = silent_connection(&host).await;
+            let request = pb::ExecuteSqlRequest {
+                session: session(&mut client).await,
+                ..request.clone()
+            };
+            held.push((
+                open_when_a_slot_frees(&mut client, request, n).await,
+                client,
+            ));
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+        held
+    });
+    let mut decoder = StreamDecoder::new();
+    let mut rows = Vec::new();
+    while let Some(message) = stream
+        .message()
+        .await
+        .expect("the slow reader's stream goes on")
+    {
+        decoder
+            .feed_bytes(&message.encode_to_vec(), &mut rows)
+            .expect("decodes");
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+    decoder.finish().expect("ends cleanly");
+    assert_eq!(rows.len(), 20_000, "every row, once");
+    let mut held = never_read.await.expect("opens them");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut closed = 0;
+    for (stream, _) in &mut held {
+        // A closed connection ends its stream with an error once the buffered bytes are read.
+        let ended = tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                match stream.message().await {
+                    Ok(Some(_)) => {}
+                    Ok(None) => return false,
+                    Err(_) => return true,
+                }
+            }
+        })
+        .await;
+        closed += usize::from(ended == Ok(true));
+    }
+    // At most 2 may still wait; the slow reader's own moments of waiting count against the cap
+    // too, so one or both of the last two may have gone as well.
+    assert!(
+        closed >= 10,
+        "{closed} of 12 never-read streams were closed (at most 2 may wait)"
+    );
+}
+
 /// A stream that pauses for its client goes on when the client reads: every row arrives.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_paused_stream_finishes_when_its_client_reads_again() {

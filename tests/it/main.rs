@@ -6,6 +6,7 @@ mod app_window_knobs;
 mod cli;
 mod client;
 mod cloud;
+mod cold;
 mod emulator;
 mod engine;
 mod errors;

@@ -50,3 +50,66 @@ fn one_huge_printed_line_is_refused_before_it_is_parsed() {
         "{text}"
     );
 }
+
+/// The most resident memory `child` reaches before it exits (its VmHWM, read until it is gone), and
+/// its output.
+fn peak_of(child: std::process::Child) -> (u64, std::process::Output) {
+    let status = format!("/proc/{}/status", child.id());
+    let waiter = std::thread::spawn(move || child.wait_with_output());
+    let mut peak = 0;
+    while !waiter.is_finished() {
+        let kib = std::fs::read_to_string(&status).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        });
+        peak = peak.max(kib.unwrap_or(0) * 1024);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let output = waiter.join().expect("joins").expect("waits");
+    (peak, output)
+}
+
+/// Item 10 in a real process, at the size: a program that reads its query and then prints
+/// 20,000,000 lines of `[]` (60 MB, under the 256 MiB output cap) took `spanprof client` to 2.7 GB
+/// before 07836c8, which kept every printed row as a JSON value. Now the rows are compared as they
+/// are read: the output itself and a bounded rest. Measured (debug build): peak 195-221 MiB;
+/// asserted under 400 MiB.
+#[test]
+fn twenty_million_printed_lines_are_checked_within_a_bound_of_memory() {
+    const PEAK: u64 = 400 << 20;
+    let bin = env!("CARGO_BIN_EXE_spanprof");
+    let child = std::process::Command::new(bin)
+        .args([
+            "client",
+            "--rows",
+            "10",
+            "--iterations",
+            "1",
+            "--warmup",
+            "0",
+            "--sql",
+            "SELECT 1",
+            "--",
+            "sh",
+            "-c",
+            &format!("'{bin}' driver; yes '[]' | head -n 20000000"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spanprof runs");
+    let (peak, output) = peak_of(child);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!("spanprof client peaked at {} MiB", peak >> 20);
+    assert_eq!(output.status.code(), Some(3), "a wrong row: {stderr}");
+    assert!(
+        stderr.contains("20,000,001 of 1 rows: rows from row 2 on were never sent"),
+        "{stderr}"
+    );
+    assert!(
+        peak > 0 && peak < PEAK,
+        "spanprof client peaked at {} MiB checking 60 MB of output",
+        peak >> 20
+    );
+}

@@ -42,9 +42,14 @@ impl ServeProcess {
         self.status_bytes("VmRSS:")
     }
 
-    /// The most resident memory it has had since it started (VmHWM), in bytes.
+    /// The most resident memory it has had, in bytes.
     pub fn peak_rss(&self) -> u64 {
         self.status_bytes("VmHWM:")
+    }
+
+    /// Whether it is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// The `/proc/PID/status` line `key` (kB), in bytes.

@@ -42,6 +42,7 @@ fn record(iteration: u32, (lane, total_us): (Lane, u64)) -> IterationRecord {
         timeline: Some(Timeline {
             lanes: vec![lane],
             total_us,
+            setup: Vec::new(),
         }),
         ..IterationRecord::new("r", iteration, false, "2026-01-02T03:04:05Z")
     }

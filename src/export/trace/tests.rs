@@ -55,6 +55,7 @@ fn run(label: &str, lanes: impl Fn() -> Vec<Lane>, totals: &[f64]) -> RunReport 
         r.timeline = Some(Timeline {
             lanes: lanes(),
             total_us: us(r.total_ms),
+            setup: Vec::new(),
         });
     }
     report
@@ -157,4 +158,34 @@ fn a_hostile_timeline_still_nests_strictly() {
     let events = export(&[report]);
     let top = nested(&events);
     assert_eq!(top.len(), 2, "{top:?}");
+}
+
+#[test]
+fn a_cold_start_s_steps_come_before_the_query_inside_the_iteration() {
+    let mut report = run("cold", || vec![lane("stream", 3000)], &[9.0]);
+    if let Some(t) = report.iterations[0].timeline.as_mut() {
+        t.setup = ["dns", "tcp", "tls", "http2", "token", "session"]
+            .iter()
+            .zip(0u64..)
+            .map(|(step, i)| crate::report::SetupStep {
+                step: (*step).to_owned(),
+                start_us: i * 500,
+                wall_us: if *step == "dns" { 0 } else { 500 },
+            })
+            .collect();
+    }
+    let events = export(&[report]);
+    let top = nested(&events);
+    assert_eq!(top.len(), 1, "the steps are inside the iteration");
+    let names: Vec<&str> = events
+        .iter()
+        .filter(|e| e["cat"] == "stream")
+        .filter_map(|e| e["name"].as_str())
+        .take(5)
+        .collect();
+    assert_eq!(
+        names,
+        ["tcp", "tls", "http2", "token", "session"],
+        "dns took 0"
+    );
 }

@@ -30,6 +30,7 @@ use super::stream::live::{self, LiveStream};
 use super::stream::parked::Parked;
 use super::stream::restarts::Restarts;
 use super::stream::tap::Tap;
+use super::stream::unread::Unread;
 use crate::proto::google::spanner::v1 as pb;
 
 /// The service state: the database, the knobs, open sessions, running queries and held streams.
@@ -45,6 +46,7 @@ pub struct LocalSpanner {
     queries: AtomicU64,
     tap: Arc<Tap>,
     restarts: Arc<Restarts>,
+    unread: Arc<Unread>,
 }
 
 /// What the local instance holds now: plain figures, for tests and tools.
@@ -56,6 +58,10 @@ pub struct Load {
     pub parked_streams: usize,
     /// Open sessions (expired ones until the next sweep).
     pub sessions: usize,
+    /// Streams whose query waits on a client that does not read.
+    pub unread_streams: usize,
+    /// Connections closed so far for a stream that went unread past `max_unread_streams`.
+    pub unread_closed: u64,
 }
 
 /// The parts of the service the instance keeps a hand on: its load, and its shutdown flag.
@@ -66,6 +72,7 @@ pub struct Handle {
     sessions: Arc<Sessions>,
     shutdown: Arc<AtomicBool>,
     tap: Arc<Tap>,
+    unread: Arc<Unread>,
 }
 
 impl std::fmt::Debug for Handle {
@@ -83,6 +90,8 @@ impl Handle {
             queries: self.slots.running(),
             parked_streams: self.parked.len(),
             sessions: self.sessions.len(),
+            unread_streams: self.unread.waiting(),
+            unread_closed: self.unread.closed(),
         }
     }
 
@@ -98,8 +107,9 @@ impl Handle {
 }
 
 impl LocalSpanner {
-    /// A service over `db`, streaming and bounded as `knobs` say.
-    pub fn new(db: Arc<Database>, knobs: Arc<Knobs>) -> Self {
+    /// A service over `db`, streaming and bounded as `knobs` say, its streams that wait on clients
+    /// counted in `unread`.
+    pub fn new(db: Arc<Database>, knobs: Arc<Knobs>, unread: Arc<Unread>) -> Self {
         LocalSpanner {
             db,
             knobs,
@@ -111,6 +121,7 @@ impl LocalSpanner {
             queries: AtomicU64::new(0),
             tap: Arc::default(),
             restarts: Arc::default(),
+            unread,
         }
     }
 
@@ -122,6 +133,7 @@ impl LocalSpanner {
             sessions: Arc::clone(&self.sessions),
             shutdown: Arc::clone(&self.shutdown),
             tap: Arc::clone(&self.tap),
+            unread: Arc::clone(&self.unread),
         }
     }
 

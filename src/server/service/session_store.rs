@@ -94,11 +94,19 @@ impl Sessions {
         self.with(name, knobs, |entry| entry.session.clone())
     }
 
-    /// Deletes the session and its transactions.
+    /// Deletes the session and its transactions. A multiplexed session may not be deleted
+    /// (production's INVALID_ARGUMENT and words): it expires as an idle one does.
     pub fn delete(&self, name: &str) -> Result<(), Status> {
-        match self.lock().by_name.remove(name) {
-            Some(_) => Ok(()),
+        let mut inner = self.lock();
+        match inner.by_name.get(name) {
             None => Err(not_found(name)),
+            Some(entry) if entry.session.multiplexed => Err(Status::invalid_argument(
+                "Multiplexed sessions may not be deleted",
+            )),
+            Some(_) => {
+                inner.by_name.remove(name);
+                Ok(())
+            }
         }
     }
 
@@ -257,6 +265,31 @@ mod tests {
             max_sessions: max,
             ..KnobSettings::default()
         }
+    }
+
+    #[test]
+    fn a_multiplexed_session_is_granted_and_not_deleted() {
+        let sessions = Sessions::default();
+        let template = pb::Session {
+            multiplexed: true,
+            ..pb::Session::default()
+        };
+        let knobs = knobs(60_000, 10);
+        let multiplexed = sessions
+            .create(DB, Some(&template), 1, &knobs)
+            .expect("created");
+        assert!(multiplexed.multiplexed, "granted as asked");
+        let refused = sessions
+            .delete(&multiplexed.name)
+            .expect_err("not deletable");
+        assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+        assert!(
+            sessions.touch(&multiplexed.name, &knobs).is_ok(),
+            "still there"
+        );
+        let regular = sessions.create(DB, None, 2, &knobs).expect("created");
+        assert!(!regular.multiplexed);
+        assert!(sessions.delete(&regular.name).is_ok());
     }
 
     #[test]

@@ -28,6 +28,12 @@ pub(super) async fn batch_create(
     }
     let knobs = spanner.knobs.get();
     let template = r.session_template.as_ref();
+    if template.is_some_and(|t| t.multiplexed) {
+        // As production: a multiplexed session comes from CreateSession only.
+        return Err(Status::invalid_argument(
+            "Multiplexed sessions may only be created with CreateSession",
+        ));
+    }
     let session = (0..r.session_count.min(100))
         .map(|_| {
             spanner

@@ -13,6 +13,7 @@ use super::queries::Prepared;
 use super::{LocalSpanner, deadline_of};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::{KnobSettings, Knobs};
+use crate::server::listener::{Link, Peer};
 use crate::server::query::QuerySpec;
 use crate::server::stream::budget::SendBudget;
 use crate::server::stream::live::{self, Ended, LiveStream, Resumption};
@@ -20,6 +21,7 @@ use crate::server::stream::parked::Parked;
 use crate::server::stream::restarts::Restarts;
 use crate::server::stream::sink::Output;
 use crate::server::stream::tap::Tap;
+use crate::server::stream::unread::WaitsOn;
 
 /// Streams a query's answer: a resumed stream continues from its token, a new one runs the query.
 pub(super) async fn execute_streaming_sql(
@@ -36,7 +38,11 @@ pub(super) async fn execute_streaming_sql(
     let prepared = spanner.prepare(request.get_ref(), &knobs)?;
     let restart_key = restart_key(&request.get_ref().session, &prepared);
     let resumption = resumption(&spanner.restarts, &prepared, restart_key);
-    let live = held_or_started(spanner, &prepared, &knobs, deadline, begun).await?;
+    let link = request
+        .extensions()
+        .get::<Peer>()
+        .map(|peer| Arc::clone(&peer.link));
+    let live = held_or_started(spanner, &prepared, (&knobs, link), deadline, begun).await?;
     if let Some(tap) = &tap {
         tap.stream(live.id, prepared.resume.map(|point| point.stamp.stream));
     }
@@ -90,7 +96,7 @@ fn resumption(restarts: &Restarts, prepared: &Prepared, restart_key: u64) -> Res
 async fn held_or_started(
     spanner: &LocalSpanner,
     prepared: &Prepared,
-    knobs: &KnobSettings,
+    (knobs, link): (&KnobSettings, Option<Arc<Link>>),
     deadline: Option<Instant>,
     begun: Instant,
 ) -> Result<LiveStream, Status> {
@@ -109,7 +115,10 @@ async fn held_or_started(
     } else {
         usize::try_from(knobs.max_stream_buffer_bytes).unwrap_or(usize::MAX)
     };
-    let budget = Arc::new(SendBudget::new(limit));
+    let budget = Arc::new(SendBudget::new(limit).counted(WaitsOn {
+        unread: Arc::clone(&spanner.unread),
+        link,
+    }));
     let spec = QuerySpec {
         output: Output::Messages {
             transaction: prepared.transaction.clone(),

@@ -3,13 +3,15 @@
 //! against a limit. The thread waits at the limit, so a client that does not read pauses its query
 //! instead of making the server buffer the answer; while it waits the query gives its place among
 //! the running queries back, and takes one again before it goes on. The transport's own buffer
-//! (hyper's, at most 400 KiB and one message per stream) comes on top.
+//! (hyper's, at most 400 KiB and one message per stream) comes on top. A query waiting here is
+//! counted among the server's unread streams (`unread.rs`), which bounds how many may wait.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use std::sync::Arc;
 
+use super::unread::WaitsOn;
 use crate::server::control::{Interrupt, Slot, Stop, Vacated};
 
 /// How often a waiting query looks at its interrupt.
@@ -21,6 +23,8 @@ pub struct SendBudget {
     limit: usize,
     state: Mutex<State>,
     room: Condvar,
+    /// Where its waits are counted, if anywhere.
+    waits: Option<WaitsOn>,
 }
 
 #[derive(Debug, Default)]
@@ -47,7 +51,25 @@ impl SendBudget {
             limit: limit.max(1),
             state: Mutex::default(),
             room: Condvar::new(),
+            waits: None,
         }
+    }
+
+    /// The same budget, its waits counted in `waits`.
+    pub fn counted(self, waits: WaitsOn) -> Self {
+        SendBudget {
+            waits: Some(waits),
+            ..self
+        }
+    }
+
+    fn begin_wait(&self, interrupt: &Arc<Interrupt>) -> Option<super::unread::Wait<'_>> {
+        let waits = self.waits.as_ref()?;
+        Some(
+            waits
+                .unread
+                .begin(waits.link.clone(), Arc::clone(interrupt)),
+        )
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -88,6 +110,9 @@ impl SendBudget {
         }
         let interrupt = state.interrupt.clone().unwrap_or_else(Interrupt::unbounded);
         vacate(&mut state);
+        drop(state);
+        let wait = self.begin_wait(&interrupt);
+        let mut state = self.lock();
         while !self.fits(&state, bytes) {
             state = self
                 .room
@@ -97,9 +122,14 @@ impl SendBudget {
             if let Some(stop) = interrupt.check() {
                 return Err(stop);
             }
+            if let Some(wait) = &wait {
+                drop(state);
+                wait.look();
+                state = self.lock();
+            }
         }
         state.held += bytes;
-        drop(state);
+        drop((state, wait));
         self.retake(&interrupt)
     }
 
@@ -111,7 +141,11 @@ impl SendBudget {
             vacate(&mut state);
             state.interrupt.clone().unwrap_or_else(Interrupt::unbounded)
         };
+        // Counted but not looked at again: it blocks on its channel, and a stream closed for it
+        // unblocks it (the channel's receiver goes with the connection).
+        let counted = self.begin_wait(&interrupt);
         let done = wait();
+        drop(counted);
         self.retake(&interrupt).map(|()| done)
     }
 

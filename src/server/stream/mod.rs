@@ -13,5 +13,6 @@ pub mod restarts;
 pub(crate) mod sink;
 pub mod tap;
 pub mod token;
+pub mod unread;
 
 pub use builder::{MessageBuilder, ResumePoint, TokenStamp, encode_stream, encode_stream_shaped};

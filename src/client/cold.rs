@@ -1,0 +1,133 @@
+//! The first query taken apart (`profile --cold`): each cold iteration opens a new connection
+//! ([`Dialer`], every step timed), makes a new token source and fetches its first token (Cloud
+//! Spanner only), and creates a new session, before its query runs. Nothing is shared with the
+//! run's other iterations but the TLS configuration (its trust roots are read once per run).
+
+use std::time::{Duration, Instant};
+
+use super::cloud::CloudTarget;
+use super::connect::{ConnectError, ConnectSteps, Dialer, Step};
+use super::error::ClientError;
+use super::session::{CallHeaders, Opened, Session};
+use super::session_kind::SessionKind;
+use super::target::{DatabasePath, Target};
+use super::timeouts::Timeouts;
+
+/// How long each step of a cold start took, before the query's own time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ColdPhases {
+    /// DNS, TCP, TLS and HTTP/2.
+    pub connect: ConnectSteps,
+    /// A new token source made and its first token fetched (zero without authentication).
+    pub token: Duration,
+    /// CreateSession.
+    pub session: Duration,
+}
+
+impl ColdPhases {
+    /// Every step together.
+    pub fn total(&self) -> Duration {
+        let c = &self.connect;
+        c.dns + c.tcp + c.tls + c.http2 + self.token + self.session
+    }
+
+    /// Each step with its name, in the order they ran.
+    pub fn steps(&self) -> [(Step, Duration); 6] {
+        let c = &self.connect;
+        [
+            (Step::Dns, c.dns),
+            (Step::Tcp, c.tcp),
+            (Step::Tls, c.tls),
+            (Step::Http2, c.http2),
+            (Step::Token, self.token),
+            (Step::Session, self.session),
+        ]
+    }
+}
+
+/// Where cold iterations connect, made once per run.
+#[derive(Debug, Clone)]
+pub struct ColdStart {
+    dialer: Dialer,
+    cloud: Option<CloudTarget>,
+}
+
+impl ColdStart {
+    /// Cold starts against `target`; a local instance is reached at `local` (the `host:port` of the
+    /// instance the run started: a cold start is a new connection, not a new instance).
+    pub fn new(target: &Target, local: Option<&str>) -> Result<ColdStart, ClientError> {
+        let (endpoint, cloud, ca) = match target {
+            Target::Local(_) => {
+                let host = local.ok_or(ClientError::Connect(ConnectError::BadEndpoint {
+                    endpoint: "local".into(),
+                    why: "the local instance is not running",
+                }))?;
+                (host.to_owned(), None, None)
+            }
+            Target::Endpoint(host_port) => (host_port.clone(), None, None),
+            Target::Cloud(c) => (c.endpoint.clone(), Some(c.clone()), c.ca_file.clone()),
+        };
+        Ok(ColdStart {
+            dialer: Dialer::new(&endpoint, ca.as_deref())?,
+            cloud,
+        })
+    }
+
+    /// A new connection, token source and session of `kind` in `database`, each step timed and held
+    /// to its limit (`timeouts.connect` for the connection, `timeouts.call` for the token and for
+    /// CreateSession); an error names the step.
+    pub async fn open(
+        &self,
+        database: &DatabasePath,
+        timeouts: Timeouts,
+        kind: SessionKind,
+    ) -> Result<(Session, ColdPhases), ClientError> {
+        let endpoint = self.dialer.endpoint().to_owned();
+        let (channel, connect) = self.dialer.connect(timeouts.connect).await?;
+        let started = Instant::now();
+        let (headers, description) = match &self.cloud {
+            Some(target) => {
+                let tokens = target.token_source()?;
+                match tokio::time::timeout(timeouts.call, tokens.authorization()).await {
+                    Err(_) => {
+                        return Err(ClientError::Connect(ConnectError::TimedOut {
+                            endpoint: tokens.endpoint().to_owned(),
+                            step: Step::Token,
+                            after: timeouts.call,
+                        }));
+                    }
+                    Ok(fetched) => fetched?,
+                };
+                (
+                    CallHeaders::cloud(target, tokens)?,
+                    format!("Cloud Spanner {endpoint}"),
+                )
+            }
+            None => (
+                CallHeaders::plain(database)?,
+                format!("endpoint {endpoint}"),
+            ),
+        };
+        let token = if self.cloud.is_some() {
+            started.elapsed()
+        } else {
+            Duration::ZERO
+        };
+        let creating = Instant::now();
+        let opened = Opened {
+            channel,
+            headers,
+            endpoint,
+            description,
+            plaintext: !self.dialer.is_tls(),
+            local: None,
+        };
+        let session = Session::create(opened, database, timeouts, kind).await?;
+        let phases = ColdPhases {
+            connect,
+            token,
+            session: creating.elapsed(),
+        };
+        Ok((session, phases))
+    }
+}

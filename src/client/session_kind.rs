@@ -1,0 +1,77 @@
+//! The kinds of Spanner session: regular (one operation at a time, what a pool holds) and
+//! multiplexed (any number of concurrent operations, the official clients' default for read-only
+//! work). A profile asks for one; the server's answer says which it granted (the emulator grants a
+//! regular session to a multiplexed request), and the report keeps both.
+
+use crate::proto::google::spanner::v1 as pb;
+
+/// A session's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SessionKind {
+    /// A regular session.
+    Regular,
+    /// A multiplexed session: read-only profiles ask for one unless told otherwise.
+    #[default]
+    Multiplexed,
+}
+
+impl SessionKind {
+    /// The command line's spelling: `regular` or `multiplexed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionKind::Regular => "regular",
+            SessionKind::Multiplexed => "multiplexed",
+        }
+    }
+
+    /// `regular` or `multiplexed`; anything else is `None`.
+    pub fn parse(text: &str) -> Option<SessionKind> {
+        match text {
+            "regular" => Some(SessionKind::Regular),
+            "multiplexed" => Some(SessionKind::Multiplexed),
+            _ => None,
+        }
+    }
+
+    /// The kind of session the server granted.
+    pub fn granted(session: &pb::Session) -> SessionKind {
+        if session.multiplexed {
+            SessionKind::Multiplexed
+        } else {
+            SessionKind::Regular
+        }
+    }
+
+    /// The session template of a CreateSession asking for this kind (none for a regular one, as
+    /// every client sends it).
+    pub fn template(self) -> Option<pb::Session> {
+        match self {
+            SessionKind::Regular => None,
+            SessionKind::Multiplexed => Some(pb::Session {
+                multiplexed: true,
+                ..pb::Session::default()
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_spelled_once_and_read_back_from_the_answer() {
+        for kind in [SessionKind::Regular, SessionKind::Multiplexed] {
+            assert_eq!(SessionKind::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!(SessionKind::parse("pooled"), None);
+        let asked = SessionKind::Multiplexed.template().expect("a template");
+        assert!(asked.multiplexed);
+        assert_eq!(SessionKind::granted(&asked), SessionKind::Multiplexed);
+        assert_eq!(
+            SessionKind::granted(&pb::Session::default()),
+            SessionKind::Regular
+        );
+        assert_eq!(SessionKind::Regular.template(), None);
+    }
+}
