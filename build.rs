@@ -23,8 +23,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The built-in local instance's Spanner service, generated a second time with every message taken
-/// from the code above except `PartialResultSet`, which the local server sends already encoded
-/// (`crate::server::encoded::EncodedPartialResultSet`): its messages are built as bytes, never as trees.
+/// from the code above except `PartialResultSet` and `ResultSet`, which the local server sends already
+/// encoded (`crate::server::encoded::EncodedPartialResultSet`, `EncodedResultSet`): its answers are
+/// built as bytes, never as trees.
 fn local_server_stubs(includes: &[PathBuf]) -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(std::env::var("OUT_DIR")?).join("local_server");
     std::fs::create_dir_all(&out)?;
@@ -39,6 +40,10 @@ fn local_server_stubs(includes: &[PathBuf]) -> Result<(), Box<dyn std::error::Er
         .extern_path(
             ".google.spanner.v1.PartialResultSet",
             "crate::server::encoded::EncodedPartialResultSet",
+        )
+        .extern_path(
+            ".google.spanner.v1.ResultSet",
+            "crate::server::encoded::EncodedResultSet",
         )
         .compile_with_config(
             config,

@@ -10,6 +10,8 @@ use clap::Parser as _;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // Before SQLite starts (the history store, the local instance): bound what a query builds.
+    spanprof::server::sqlite::memory::install();
     let cli = spanprof::cli::Cli::parse();
     let ran = spanprof::cli::run(cli);
     // A SIGTERM that stopped a client program ends a run early: the signal's status, not the run's.

@@ -79,6 +79,13 @@ pub struct ServeArgs {
     /// Longest database or session name, in bytes.
     #[arg(long, default_value_t = DEFAULTS.max_name_bytes, value_parser = value_parser!(u64).range(NAME_BYTES))]
     pub max_name_bytes: u64,
+    /// Bytes of request bodies still arriving, server-wide; the request that would pass it is
+    /// refused with RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = DEFAULTS.max_pending_request_bytes, value_parser = value_parser!(u64).range(PENDING_REQUEST_BYTES))]
+    pub max_pending_request_bytes: u64,
+    /// How long a request may take to arrive whole, in milliseconds; past it, DEADLINE_EXCEEDED.
+    #[arg(long, default_value_t = DEFAULTS.request_timeout_ms, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
+    pub request_timeout_ms: u64,
     /// Connections open at once; one more is closed as soon as it is accepted.
     #[arg(long, default_value_t = ConnectionLimits::DEFAULT.max_connections, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
     pub max_connections: u64,
@@ -112,6 +119,8 @@ const AT_LEAST_ONE: RangeFrom<u64> = 1..;
 const VALUE_BYTES: RangeInclusive<u64> = 1024..=1_000_000_000;
 const SQL_BYTES: RangeInclusive<u64> = 64..=1_000_000_000;
 const NAME_BYTES: RangeInclusive<u64> = 64..=1 << 20;
+/// Room for at least one request of the largest size the server decodes (16 MiB).
+const PENDING_REQUEST_BYTES: RangeFrom<u64> = (16 << 20)..;
 
 impl ServeArgs {
     /// The connection limits these arguments ask for.
@@ -144,6 +153,8 @@ impl ServeArgs {
             max_sessions: self.max_sessions,
             session_idle_timeout_ms: self.session_idle_timeout_ms,
             max_name_bytes: self.max_name_bytes,
+            max_pending_request_bytes: self.max_pending_request_bytes,
+            request_timeout_ms: self.request_timeout_ms,
             shape: self.shape,
         }
     }
@@ -222,7 +233,7 @@ type Knob = (
 );
 
 /// The knobs `serve` reads on stdin, with the same ranges as its flags.
-const KNOBS: [Knob; 18] = [
+const KNOBS: [Knob; 20] = [
     ("max-message-bytes", MESSAGE_BYTES, |k| {
         &mut k.max_message_bytes
     }),
@@ -259,6 +270,12 @@ const KNOBS: [Knob; 18] = [
         &mut k.session_idle_timeout_ms
     }),
     ("max-name-bytes", NAME_BYTES, |k| &mut k.max_name_bytes),
+    ("max-pending-request-bytes", 16 << 20..=u64::MAX, |k| {
+        &mut k.max_pending_request_bytes
+    }),
+    ("request-timeout-ms", 1..=u64::MAX, |k| {
+        &mut k.request_timeout_ms
+    }),
 ];
 
 /// Applies one `knob value` line (or `show`), returning the settings now in force.

@@ -2,8 +2,11 @@
 //! and PartialResultSets that travel already encoded, so no tree of values is built, encoded and
 //! dropped for each row.
 
+use prost::Message as _;
 use prost::bytes::{Buf, BufMut, Bytes};
 use prost::encoding::{DecodeContext, WireType, encode_varint, encoded_len_varint, skip_field};
+
+use crate::proto::google::spanner::v1 as pb;
 
 /// A serialized `google.spanner.v1.PartialResultSet`, sent as is.
 ///
@@ -37,7 +40,139 @@ impl prost::Message for EncodedPartialResultSet {
     }
 }
 
-/// The generated server side of the Spanner service, answering with [`EncodedPartialResultSet`].
+/// A serialized `google.spanner.v1.ResultSet` (a unary answer), sent as is: the pieces of one
+/// message, in order, so that a large answer is never copied into one buffer before tonic's own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EncodedResultSet(pub Vec<Bytes>);
+
+impl prost::Message for EncodedResultSet {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        for piece in &self.0 {
+            buf.put_slice(piece);
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), prost::DecodeError> {
+        // The server only sends these; decoding one keeps nothing.
+        skip_field(wire_type, tag, buf, ctx)
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.0.iter().map(Bytes::len).sum()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// Bytes of each piece of a unary answer being built.
+const PIECE_BYTES: usize = 1 << 20;
+
+/// A unary answer built as bytes, as its rows arrive: the metadata, each row once its last value is
+/// in, then the statistics. It holds the answer's encoded size and at most a piece (1 MiB) and a row
+/// more, whatever its values: a NULL costs its four bytes on the wire, not a tree node.
+#[derive(Debug)]
+pub struct ResultSetWriter {
+    pieces: Vec<Bytes>,
+    current: Vec<u8>,
+    row: Vec<u8>,
+    width: usize,
+    in_row: usize,
+    rows: usize,
+}
+
+impl ResultSetWriter {
+    /// An answer with this metadata, whose rows have `width` values (at least one).
+    pub fn new(metadata: &pb::ResultSetMetadata, width: usize) -> Self {
+        let mut head = Vec::with_capacity(metadata.encoded_len() + 8);
+        prost::encoding::message::encode(result_set::METADATA, metadata, &mut head);
+        ResultSetWriter {
+            pieces: vec![Bytes::from(head)],
+            current: Vec::new(),
+            row: Vec::new(),
+            width: width.max(1),
+            in_row: 0,
+            rows: 0,
+        }
+    }
+
+    /// Appends one value (the body of a `google.protobuf.Value`) to the current row, and the row to
+    /// the answer once it is whole.
+    pub fn push_value(&mut self, body: &[u8]) {
+        self.row.push(crate::wire::fields::list_value::VALUES_KEY);
+        encode_varint(body.len() as u64, &mut self.row);
+        self.row.extend_from_slice(body);
+        self.in_row += 1;
+        if self.in_row == self.width {
+            let mut head = Vec::with_capacity(11);
+            head.push(result_set::ROWS_KEY);
+            encode_varint(self.row.len() as u64, &mut head);
+            self.put(&head);
+            let row = std::mem::take(&mut self.row);
+            self.put(&row);
+            self.row = row;
+            self.row.clear();
+            self.in_row = 0;
+            self.rows += 1;
+        }
+    }
+
+    /// Whole rows so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The answer, with `stats` last; values of an unfinished row are left out.
+    pub fn finish(mut self, stats: Option<&pb::ResultSetStats>) -> EncodedResultSet {
+        if let Some(stats) = stats {
+            let mut tail = Vec::with_capacity(stats.encoded_len() + 8);
+            prost::encoding::message::encode(result_set::STATS, stats, &mut tail);
+            self.put(&tail);
+        }
+        if !self.current.is_empty() {
+            self.pieces.push(Bytes::from(self.current));
+        }
+        EncodedResultSet(self.pieces)
+    }
+
+    /// Copies `bytes` into the pieces, filling each before starting the next.
+    fn put(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.current.len() == self.current.capacity() {
+                let full = std::mem::replace(&mut self.current, Vec::with_capacity(PIECE_BYTES));
+                if !full.is_empty() {
+                    self.pieces.push(Bytes::from(full));
+                }
+            }
+            let room = self.current.capacity() - self.current.len();
+            let (now, later) = bytes.split_at(room.min(bytes.len()));
+            self.current.extend_from_slice(now);
+            bytes = later;
+        }
+    }
+}
+
+/// `google.spanner.v1.ResultSet`'s fields.
+mod result_set {
+    use crate::wire::fields::{key, wire_type::LEN};
+
+    /// `metadata` (1).
+    pub const METADATA: u32 = 1;
+    /// `rows` (2, repeated ListValue), with its wire type.
+    pub const ROWS_KEY: u8 = key(2, LEN);
+    /// `stats` (3).
+    pub const STATS: u32 = 3;
+}
+
+/// The generated server side of the Spanner service, answering with [`EncodedPartialResultSet`] and
+/// [`EncodedResultSet`].
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 pub mod stubs {
     include!(concat!(env!("OUT_DIR"), "/local_server/local_server.rs"));
@@ -278,6 +413,49 @@ mod tests {
             vec![&[tag::BOOL, 1][..], &[tag::STRING, 2, b'4', b'2'][..]]
         );
         assert!(is_splittable(bodies[1]) && !is_splittable(bodies[0]));
+    }
+
+    #[test]
+    fn a_result_set_built_as_bytes_is_what_prost_encodes() {
+        use crate::proto::google::spanner::v1 as pb;
+        let metadata = pb::ResultSetMetadata {
+            row_type: Some(pb::StructType::default()),
+            ..Default::default()
+        };
+        let stats = pb::ResultSetStats {
+            row_count: Some(pb::result_set_stats::RowCount::RowCountExact(7)),
+            ..Default::default()
+        };
+        let long = "x".repeat(3 << 20);
+        let values = |i: usize| {
+            [
+                Kind::NullValue(0),
+                Kind::StringValue(if i == 2 { long.clone() } else { i.to_string() }),
+            ]
+        };
+        let mut writer = ResultSetWriter::new(&metadata, 2);
+        let mut want = pb::ResultSet {
+            metadata: Some(metadata),
+            stats: Some(stats.clone()),
+            ..Default::default()
+        };
+        for i in 0..2000 {
+            let row: Vec<prost_types::Value> = values(i)
+                .into_iter()
+                .map(|kind| prost_types::Value { kind: Some(kind) })
+                .collect();
+            for v in &row {
+                writer.push_value(&v.encode_to_vec());
+            }
+            want.rows.push(prost_types::ListValue { values: row });
+        }
+        // Half a row more is left out.
+        writer.push_value(&tree(Kind::BoolValue(true)));
+        assert_eq!(writer.rows(), 2000);
+        let got = writer.finish(Some(&stats));
+        assert!(got.0.len() > 3, "in pieces");
+        assert_eq!(got.encode_to_vec(), want.encode_to_vec());
+        assert_eq!(got.encoded_len(), want.encoded_len());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The local instance's knobs, changeable while it runs: how it streams (message size, faults, delays,
 //! bandwidth) and the bounds it keeps against careless or hostile clients (concurrent queries, result
-//! and value sizes, held faulted streams, sessions, name lengths), each with a production-like default.
+//! and value sizes, held faulted streams, sessions, name lengths, unfinished requests), each with a
+//! production-like default.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -63,6 +64,13 @@ pub struct KnobSettings {
     /// Longest database or session name, and longest session label key or value, in bytes.
     /// Default 256 (production's names are at most about 200 bytes, its labels 63).
     pub max_name_bytes: u64,
+    /// Bytes of request bodies still arriving, server-wide; the request that would pass it is
+    /// refused with RESOURCE_EXHAUSTED and its bytes dropped. Default 256 MiB (16 requests of the
+    /// largest size at once).
+    pub max_pending_request_bytes: u64,
+    /// How long a request body may take to arrive whole, in milliseconds; past it the request
+    /// fails with DEADLINE_EXCEEDED. Default 10 s.
+    pub request_timeout_ms: u64,
     /// How answers are cut into messages: as production does (the default), as the emulator
     /// does, or every legal way ([`Shape`]).
     pub shape: Shape,
@@ -95,6 +103,8 @@ impl KnobSettings {
         max_sessions: 10_000,
         session_idle_timeout_ms: 3_600_000,
         max_name_bytes: 256,
+        max_pending_request_bytes: 256 << 20,
+        request_timeout_ms: 10_000,
         shape: Shape::Production,
     };
 }

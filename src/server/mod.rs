@@ -6,6 +6,7 @@
 
 pub mod control;
 pub mod encoded;
+pub mod intake;
 pub mod knobs;
 pub mod listener;
 pub mod query;
@@ -110,6 +111,8 @@ const MAX_STREAMS_PER_CONNECTION: u32 = 100;
 impl LocalInstance {
     /// Builds the database and serves it on 127.0.0.1. Must be called within a tokio runtime.
     pub async fn start(config: ServerConfig) -> Result<Self, StartError> {
+        // Before any connection: SQLite's allocator can only be bounded before it starts.
+        sqlite::memory::install();
         stream::token::init_key()?;
         let listener = TcpListener::bind(("127.0.0.1", config.port))
             .await
@@ -139,6 +142,8 @@ impl LocalInstance {
             .http2_keepalive_interval(Some(KEEPALIVE))
             .http2_keepalive_timeout(Some(KEEPALIVE))
             .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
+            // Request bodies still arriving: bytes server-wide and time each (`intake.rs`).
+            .layer(intake::BoundRequests::new(Arc::clone(&knobs)))
             .add_service(
                 SpannerServer::new(spanner)
                     .max_decoding_message_size(MAX_REQUEST_BYTES)

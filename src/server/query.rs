@@ -15,6 +15,7 @@ use super::control::{Interrupt, PROGRESS_OPS, Slot, Stop};
 use super::result_stats::{Measured, ProgramTraits, QueryTotals, ScanTarget};
 use super::sqlite::columns::{self, Column, Param, Pending};
 use super::sqlite::db::{Database, KeyRange};
+use super::sqlite::memory;
 use super::sqlite::sandbox::{Sandbox, SqlLimits};
 use super::sqlite::scan::{self, Origin, ScanRows};
 use super::sqlite::scanstatus;
@@ -65,6 +66,8 @@ pub fn spawn(
     std::thread::Builder::new()
         .name(format!("spanprof-query-{n}"))
         .spawn(move || {
+            // What SQLite builds on this thread is held to the value cap while it grows.
+            memory::bound_this_thread(Some(spec.limits.max_value_bytes));
             // A stream's budget keeps the place, to give it back while the client does not read.
             let budget = spec.output.budget().cloned();
             let _slot = match &budget {

@@ -52,6 +52,7 @@ impl ServeProcess {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// The `/proc/PID/status` line `key` (kB), in bytes.
     fn status_bytes(&self, key: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .expect("/proc status");

@@ -22,6 +22,7 @@ pub use admin::LocalAdmin;
 use session_store::Sessions;
 
 use super::control::{Slots, grpc_timeout};
+use super::encoded::EncodedResultSet;
 use super::encoded::stubs::google::spanner::v1::spanner_server::Spanner;
 use super::knobs::Knobs;
 use super::sqlite::db::Database;
@@ -196,7 +197,7 @@ impl Spanner for LocalSpanner {
     async fn execute_sql(
         &self,
         request: Request<pb::ExecuteSqlRequest>,
-    ) -> Result<Response<pb::ResultSet>, Status> {
+    ) -> Result<Response<EncodedResultSet>, Status> {
         queries::execute_sql(self, request).await
     }
 

@@ -1,6 +1,6 @@
 //! ExecuteSql, and what every query request goes through: its checks, cheapest and most hostile
 //! first (SQL size, session, resume token, then parameters), its start on a query thread against
-//! the concurrency cap, and a unary answer collected within its size limit.
+//! the concurrency cap, and a unary answer built as bytes within its size limit.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,6 +12,7 @@ use super::request::{params, request_fingerprint};
 use super::{LocalSpanner, deadline_of};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::control::{GoneOnDrop, Interrupt};
+use crate::server::encoded::{EncodedResultSet, ResultSetWriter};
 use crate::server::knobs::KnobSettings;
 use crate::server::query::{self, QuerySpec};
 use crate::server::result_stats::{Optimizer, Report};
@@ -23,7 +24,7 @@ use crate::wire::Field;
 pub(super) async fn execute_sql(
     spanner: &LocalSpanner,
     request: Request<pb::ExecuteSqlRequest>,
-) -> Result<Response<pb::ResultSet>, Status> {
+) -> Result<Response<EncodedResultSet>, Status> {
     let begun = Instant::now();
     if let Some(tap) = spanner.watching() {
         tap.request(begun, false);
@@ -160,22 +161,21 @@ impl LocalSpanner {
         }
     }
 
-    /// Collects a unary answer, refusing it past the unary size limit.
+    /// Collects a unary answer as bytes, as its rows arrive, refusing it (and stopping its query)
+    /// as soon as its values pass the unary size limit.
     async fn collect(
         &self,
         started: Started,
         prepared: &Prepared,
         max_bytes: u64,
         begun: Instant,
-    ) -> Result<pb::ResultSet, Status> {
+    ) -> Result<EncodedResultSet, Status> {
         let Started {
             columns,
             mut events,
             gone: _gone,
         } = started;
-        let width = columns.len().max(1);
-        let mut rows = Vec::new();
-        let mut current = Vec::with_capacity(width);
+        let mut answer = ResultSetWriter::new(&prepared.metadata(&columns), columns.len());
         let mut bytes = 0u64;
         loop {
             match events.recv().await {
@@ -185,27 +185,12 @@ impl LocalSpanner {
                         if bytes > max_bytes {
                             return Err(too_large(max_bytes));
                         }
-                        let v =
-                            <prost_types::Value as prost::Message>::decode(body).map_err(|e| {
-                                Status::internal(format!(
-                                    "the query produced a malformed value: {e}"
-                                ))
-                            })?;
-                        current.push(v);
-                        if current.len() == width {
-                            rows.push(prost_types::ListValue {
-                                values: std::mem::replace(&mut current, Vec::with_capacity(width)),
-                            });
-                        }
+                        answer.push_value(body);
                     }
                 }
                 Some(Ok(QueryEvent::Done(totals))) => {
-                    return Ok(pb::ResultSet {
-                        metadata: Some(prepared.metadata(&columns)),
-                        rows,
-                        stats: prepared.report.stats(&totals, begun, bytes),
-                        precommit_token: None,
-                    });
+                    let stats = prepared.report.stats(&totals, begun, bytes);
+                    return Ok(answer.finish(stats.as_ref()));
                 }
                 // Values were asked for: nothing else comes.
                 Some(Ok(

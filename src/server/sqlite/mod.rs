@@ -1,11 +1,12 @@
 //! The SQLite room of the local instance: the in-memory database and each query's confined
 //! connection, the Seed23 virtual table and its row cache, plain scans read from the bytecode,
-//! SQLite's per-loop counters, values between SQLite and the wire, result columns and their
+//! SQLite's per-loop counters, the bound on each block SQLite takes on a query thread, values between SQLite and the wire, result columns and their
 //! types, statements prepared and explained, and PartitionQuery's planner. It names nothing else
 //! of the server but the encoded value bodies (`encoded.rs`), a leaf.
 
 pub mod columns;
 pub mod db;
+pub mod memory;
 pub mod opcodes;
 pub mod partition;
 pub mod row_cache;

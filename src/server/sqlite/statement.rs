@@ -79,6 +79,14 @@ pub fn explain(conn: &Connection, sql: &str) -> Result<Vec<PlanStep>, Status> {
 /// An SQLite error as Spanner would report it: INVALID_ARGUMENT with the engine's message, and the
 /// table named when it is unknown.
 pub fn sql_error(e: rusqlite::Error) -> Status {
+    if let Some(refusal) = super::memory::take_refusal() {
+        return Status::invalid_argument(format!(
+            "string or blob too big: a value the query was building needed {} bytes while it \
+             grew, more than twice the largest value the local instance allows ({} bytes, \
+             max_value_bytes)",
+            refusal.block_bytes, refusal.max_value_bytes
+        ));
+    }
     let message = match &e {
         rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
         other => other.to_string(),

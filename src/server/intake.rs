@@ -1,0 +1,307 @@
+//! Request bodies bounded while they arrive: the bytes of every unfinished request body, server-wide,
+//! against one cap, and each body's time to finish.
+//!
+//! A client that sends most of a large request and goes silent made the server hold those bytes for
+//! as long as its connection stayed open (225 connections holding 15 MiB each reached 3 GB). A tower
+//! layer in front of every service wraps each request body: the bytes it has passed on count against
+//! `max_pending_request_bytes` until the body ends or is dropped; a body past its first 64 KiB that
+//! would pass the cap is failed with RESOURCE_EXHAUSTED (tonic answers with that status and the
+//! stream and its bytes are dropped), and a body not finished within `request_timeout_ms` is failed
+//! with DEADLINE_EXCEEDED.
+//! Every Spanner request is one message, so a body that takes long is a client that stopped.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http_body::{Frame, SizeHint};
+use tonic::Status;
+use tonic::body::Body;
+use tonic::codegen::http::Request;
+use tonic::codegen::{Bytes, Service};
+
+use super::knobs::Knobs;
+
+/// A body's first bytes always pass, counted but never refused, so that small requests (a session,
+/// `SELECT 1`) are answered while large unfinished ones hold the cap; how far small bodies can take
+/// the total past it is bounded by the streams open (connections x 100) and the time limit.
+pub const SMALL_BODY_BYTES: u64 = 64 << 10;
+
+/// The layer that bounds every request body of the server it is added to.
+#[derive(Debug, Clone)]
+pub struct BoundRequests {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    knobs: Arc<Knobs>,
+    /// Bytes passed on by request bodies that have not ended.
+    pending: AtomicU64,
+}
+
+impl BoundRequests {
+    /// Bounds request bodies by these knobs (`max_pending_request_bytes`, `request_timeout_ms`),
+    /// read when each request starts.
+    pub fn new(knobs: Arc<Knobs>) -> Self {
+        BoundRequests {
+            shared: Arc::new(Shared {
+                knobs,
+                pending: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Bytes of unfinished request bodies held now.
+    pub fn pending_bytes(&self) -> u64 {
+        self.shared.pending.load(Ordering::Relaxed)
+    }
+}
+
+impl<S> tower_layer::Layer<S> for BoundRequests {
+    type Service = Bounded<S>;
+
+    fn layer(&self, inner: S) -> Bounded<S> {
+        Bounded {
+            inner,
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+/// A service whose request bodies are bounded.
+#[derive(Debug, Clone)]
+pub struct Bounded<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+impl<S> Service<Request<Body>> for Bounded<S>
+where
+    S: Service<Request<Body>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let shared = Arc::clone(&self.shared);
+        let request = request.map(|body| Body::new(BoundedBody::new(body, shared)));
+        self.inner.call(request)
+    }
+}
+
+/// A request body whose passed-on bytes count against the server-wide cap until it ends.
+struct BoundedBody {
+    inner: Body,
+    shared: Arc<Shared>,
+    /// Its bytes counted in `shared.pending`.
+    counted: u64,
+    cap: u64,
+    timeout: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    ended: bool,
+}
+
+impl BoundedBody {
+    /// `inner`, bounded by the knobs as they are now; its time starts now.
+    fn new(inner: Body, shared: Arc<Shared>) -> Self {
+        let knobs = shared.knobs.get();
+        let timeout = Duration::from_millis(knobs.request_timeout_ms);
+        BoundedBody {
+            inner,
+            shared,
+            counted: 0,
+            cap: knobs.max_pending_request_bytes,
+            timeout,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+            ended: false,
+        }
+    }
+
+    /// Gives its bytes back and passes on nothing more.
+    fn end(&mut self) {
+        self.shared
+            .pending
+            .fetch_sub(self.counted, Ordering::Relaxed);
+        self.counted = 0;
+        self.ended = true;
+    }
+
+    /// Counts `bytes` more; false (having ended) when that passes the cap and this body is past
+    /// its first [`SMALL_BODY_BYTES`].
+    fn count(&mut self, bytes: u64) -> bool {
+        self.counted += bytes;
+        let pending = self.shared.pending.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if pending > self.cap && self.counted > SMALL_BODY_BYTES {
+            self.end();
+            return false;
+        }
+        true
+    }
+
+    fn too_many_bytes(&self) -> Status {
+        Status::resource_exhausted(format!(
+            "the local instance holds {} bytes of unfinished requests, its limit \
+             (max_pending_request_bytes): send the request again when others have finished",
+            self.cap
+        ))
+    }
+
+    fn too_slow(&self) -> Status {
+        Status::deadline_exceeded(format!(
+            "the request did not arrive whole within {} ms (request_timeout_ms)",
+            self.timeout.as_millis()
+        ))
+    }
+}
+
+impl http_body::Body for BoundedBody {
+    type Data = Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+        let this = self.get_mut();
+        if this.ended {
+            return Poll::Ready(None);
+        }
+        // First: a body that keeps trickling in must not outlive its time either.
+        if this.deadline.as_mut().poll(cx).is_ready() {
+            this.end();
+            return Poll::Ready(Some(Err(this.too_slow())));
+        }
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                let bytes = frame.data_ref().map_or(0, |d| d.len() as u64);
+                if this.count(bytes) {
+                    Poll::Ready(Some(Ok(frame)))
+                } else {
+                    Poll::Ready(Some(Err(this.too_many_bytes())))
+                }
+            }
+            Poll::Ready(other) => {
+                this.end();
+                Poll::Ready(other)
+            }
+            // The deadline polled above wakes this task when it passes.
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended || self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        if self.ended {
+            SizeHint::with_exact(0)
+        } else {
+            self.inner.size_hint()
+        }
+    }
+}
+
+impl Drop for BoundedBody {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::knobs::KnobSettings;
+    use http_body::Body as _;
+
+    /// A body that yields `chunks` and then waits forever (a client gone silent).
+    fn silent_after(chunks: Vec<&'static [u8]>) -> Body {
+        let frames = chunks
+            .into_iter()
+            .map(|c| Ok::<_, Status>(Frame::data(Bytes::from_static(c))));
+        let stream =
+            tokio_stream::StreamExt::chain(tokio_stream::iter(frames), tokio_stream::pending());
+        Body::new(http_body_util_free::StreamBody(Box::pin(stream)))
+    }
+
+    /// A minimal stream-of-frames body (http-body-util is not a dependency).
+    mod http_body_util_free {
+        use super::*;
+        use tokio_stream::Stream;
+
+        type Frames = Pin<Box<dyn Stream<Item = Result<Frame<Bytes>, Status>> + Send>>;
+
+        pub struct StreamBody(pub Frames);
+
+        impl http_body::Body for StreamBody {
+            type Data = Bytes;
+            type Error = Status;
+
+            fn poll_frame(
+                mut self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+            ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+                self.0.as_mut().poll_next(cx)
+            }
+        }
+    }
+
+    fn bounded(layer: &BoundRequests, body: Body) -> BoundedBody {
+        BoundedBody::new(body, Arc::clone(&layer.shared))
+    }
+
+    async fn next(body: &mut BoundedBody) -> Option<Result<Frame<Bytes>, Status>> {
+        std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await
+    }
+
+    #[tokio::test]
+    async fn unfinished_bodies_share_one_cap_and_a_time_limit() {
+        const K64: usize = SMALL_BODY_BYTES as usize;
+        static BIG: [u8; 2 * K64] = [7; 2 * K64];
+        let layer = BoundRequests::new(Arc::new(Knobs::new(KnobSettings {
+            max_pending_request_bytes: 3 * SMALL_BODY_BYTES,
+            request_timeout_ms: 200,
+            ..KnobSettings::default()
+        })));
+        let mut first = bounded(&layer, silent_after(vec![&BIG[..]]));
+        assert!(matches!(next(&mut first).await, Some(Ok(_))));
+        assert_eq!(layer.pending_bytes(), 2 * SMALL_BODY_BYTES);
+        // A second unfinished body fills the cap with its first frame.
+        let mut second = bounded(&layer, silent_after(vec![&BIG[..K64], &BIG[..K64]]));
+        assert!(matches!(next(&mut second).await, Some(Ok(_))));
+        // A small body still passes with the cap full, and gives its bytes back when it ends.
+        let mut small = bounded(&layer, Body::new(String::from("SELECT 1")));
+        assert!(matches!(next(&mut small).await, Some(Ok(_))));
+        assert_eq!(layer.pending_bytes(), 3 * SMALL_BODY_BYTES + 8);
+        assert!(next(&mut small).await.is_none());
+        assert_eq!(layer.pending_bytes(), 3 * SMALL_BODY_BYTES);
+        // The second body's next frame passes the cap: refused, its bytes dropped.
+        let refused = next(&mut second)
+            .await
+            .expect("an error")
+            .expect_err("refused");
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        assert!(refused.message().contains("max_pending_request_bytes"));
+        assert!(next(&mut second).await.is_none(), "nothing more");
+        assert_eq!(layer.pending_bytes(), 2 * SMALL_BODY_BYTES);
+        // The silent first body fails at its time limit and gives its bytes back.
+        let late = next(&mut first).await.expect("an error").expect_err("late");
+        assert_eq!(late.code(), tonic::Code::DeadlineExceeded);
+        assert!(late.message().contains("request_timeout_ms"), "{late:?}");
+        assert_eq!(layer.pending_bytes(), 0);
+        // One dropped unfinished gives its bytes back too.
+        let mut dropped = bounded(&layer, silent_after(vec![b"1234"]));
+        assert!(matches!(next(&mut dropped).await, Some(Ok(_))));
+        assert_eq!(layer.pending_bytes(), 4);
+        drop(dropped);
+        assert_eq!(layer.pending_bytes(), 0);
+    }
+}
