@@ -338,21 +338,35 @@ async fn query_modes_return_stats_and_plans_as_production_does() {
 async fn sessions_and_read_only_transactions() {
     let instance = start(10, KnobSettings::default()).await;
     let mut client = TestClient::connect(&instance.host_port()).await;
-    let batch = client
+    let batch = |multiplexed| pb::BatchCreateSessionsRequest {
+        database: crate::client::DATABASE.into(),
+        session_template: Some(pb::Session {
+            multiplexed,
+            ..Default::default()
+        }),
+        session_count: 3,
+    };
+    let regular = client
         .client
-        .batch_create_sessions(pb::BatchCreateSessionsRequest {
-            database: crate::client::DATABASE.into(),
-            session_template: Some(pb::Session {
-                multiplexed: true,
-                ..Default::default()
-            }),
-            session_count: 3,
-        })
+        .batch_create_sessions(batch(false))
         .await
         .expect("batch create")
         .into_inner();
-    assert_eq!(batch.session.len(), 3);
-    assert!(batch.session.iter().all(|s| s.multiplexed));
+    assert_eq!(regular.session.len(), 3);
+    assert!(regular.session.iter().all(|s| !s.multiplexed));
+    // As production: a multiplexed session comes from CreateSession only.
+    let refused = client
+        .client
+        .batch_create_sessions(batch(true))
+        .await
+        .expect_err("a multiplexed template is refused");
+    assert_eq!(refused.code(), Code::InvalidArgument);
+    assert!(
+        refused
+            .message()
+            .contains("Multiplexed sessions may only be created with CreateSession"),
+        "{refused:?}"
+    );
 
     let mut gone = client.request("SELECT 1");
     gone.session = format!("{}/sessions/unknown", crate::client::DATABASE);
