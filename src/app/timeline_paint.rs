@@ -196,6 +196,7 @@ pub fn color(kind: Kind) -> Color32 {
         Kind::Bucket => theme::MUTED.gamma_multiply(0.6),
         Kind::Resume => theme::ERROR,
         Kind::Server => theme::SEGMENT_COLORS[0],
+        Kind::Setup => theme::RUN_COLORS[3],
     }
 }
 
@@ -434,6 +435,15 @@ pub fn item_text(row: &Row, timeline: &Timeline, item: &Item, server_ms: Option<
             )
         }),
         (Source::Finish, _) => format!("end-of-stream check\n{}", span_text(item)),
+        (Source::Setup(i), _) => timeline.setup.get(i).map_or_else(String::new, |step| {
+            format!(
+                "cold start: {} {:.3} ms\nfrom {:.3} to {:.3} ms, before the query's request",
+                crate::report::printable(&step.step),
+                ms(item.len_us()),
+                ms(item.start_us),
+                ms(item.end_us)
+            )
+        }),
         _ => String::new(),
     }
 }
@@ -528,6 +538,7 @@ pub fn drawn_text(row: &Row, timeline: &Timeline, d: &Drawn, server_ms: Option<f
         ms(to)
     );
     match row.kind {
+        RowKind::Setup => text.push_str(&format!("\nsteps {:.3} ms", ms(wall))),
         RowKind::Decode => text.push_str(&format!(
             "\ndecode {:.3} ms wall · {:.3} ms CPU · {:.3} ms off the CPU",
             ms(wall),

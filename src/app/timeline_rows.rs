@@ -1,5 +1,6 @@
 //! The timeline view's rows as plain data, built once when an iteration's timeline is opened:
-//! per iteration a row of the server's reported time, then per lane (stream or partition) a row
+//! per iteration a row of a cold start's steps (dns, tcp, tls, http2, token, session) when it had
+//! them, a row of the server's reported time, then per lane (stream or partition) a row
 //! of waits (each message's wait, its arrival tick, the summed buckets, the resumes) and a row of
 //! decode spans (wire, row and the end-of-stream check, each with its CPU time). Every item is in
 //! microseconds from the iteration's start, sorted by start, with the running maximum of the ends
@@ -32,11 +33,13 @@ pub enum Kind {
     Resume,
     /// The server's reported elapsed time, placed from when the request was sent.
     Server,
+    /// A cold start's step (a new connection, token, session) before the query.
+    Setup,
 }
 
 impl Kind {
     /// Every kind, in a fixed order (for sums by kind).
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Wait,
         Kind::Stall,
         Kind::Wire,
@@ -45,6 +48,7 @@ impl Kind {
         Kind::Bucket,
         Kind::Resume,
         Kind::Server,
+        Kind::Setup,
     ];
 
     /// Its place in [`Kind::ALL`].
@@ -67,7 +71,7 @@ pub struct Block {
     /// The longest of them.
     pub max_len_us: u64,
     /// Their lengths by kind, in [`Kind::ALL`] order.
-    pub lengths: [u64; 8],
+    pub lengths: [u64; Kind::ALL.len()],
     /// Their lengths summed.
     pub wall_us: u64,
     /// Their CPU time summed (an item without one counts its length).
@@ -105,6 +109,8 @@ pub enum Source {
     Finish,
     /// The record's server time.
     Server,
+    /// `timeline.setup[i]`.
+    Setup(usize),
 }
 
 /// One bar of a row.
@@ -132,6 +138,8 @@ impl Item {
 /// What a row shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowKind {
+    /// A cold start's steps.
+    Setup,
     /// The server's reported time.
     Server,
     /// A lane's waits, arrivals and resumes.
@@ -332,7 +340,23 @@ pub fn iteration_rows(
     timeline: &Timeline,
     stalls: &[u32],
 ) -> Vec<Row> {
-    let mut rows = Vec::with_capacity(1 + 2 * timeline.lanes.len());
+    let mut rows = Vec::with_capacity(2 + 2 * timeline.lanes.len());
+    if !timeline.setup.is_empty() {
+        let steps = timeline.setup.iter().enumerate().map(|(i, step)| Item {
+            start_us: step.start_us,
+            end_us: step.start_us.saturating_add(step.wall_us),
+            cpu_us: None,
+            kind: Kind::Setup,
+            source: Source::Setup(i),
+        });
+        rows.push(Row::new(
+            format!("{prefix} cold start"),
+            record.iteration,
+            0,
+            RowKind::Setup,
+            steps.collect(),
+        ));
+    }
     if let Some(server_us) = record.server_ms.and_then(ms_to_us) {
         let start_us = first_request_us(timeline);
         let item = Item {
@@ -487,6 +511,57 @@ mod tests {
             }),
             ..IterationRecord::new("r", 3, false, "t")
         }
+    }
+
+    #[test]
+    fn a_cold_iteration_has_a_row_of_its_steps_before_the_server_row() {
+        let mut r = record(Some(2.0));
+        let timeline = r.timeline.as_mut().expect("a timeline");
+        timeline.setup = ["dns", "tcp", "tls", "http2", "token", "session"]
+            .iter()
+            .enumerate()
+            .map(|(i, step)| crate::report::SetupStep {
+                step: (*step).into(),
+                start_us: i as u64 * 100,
+                wall_us: 90,
+            })
+            .collect();
+        let timeline = r.timeline.as_ref().expect("a timeline");
+        let rows = iteration_rows("#3", &r, timeline, &[]);
+        let labels: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["#3 cold start", "#3 server", "#3 waits", "#3 decode"]
+        );
+        assert_eq!(rows[0].kind, RowKind::Setup);
+        let spans: Vec<(u64, u64)> = rows[0]
+            .items
+            .iter()
+            .map(|i| (i.start_us, i.end_us))
+            .collect();
+        assert_eq!(spans[0], (0, 90));
+        assert_eq!(spans[5], (500, 590));
+        let text =
+            super::super::timeline_paint::item_text(&rows[0], timeline, &rows[0].items[2], None);
+        assert!(text.contains("cold start: tls 0.090 ms"), "{text}");
+        assert!(
+            iteration_rows("#3", &record(None), timeline, &[])
+                .iter()
+                .any(|row| row.kind == RowKind::Setup),
+            "the steps come from the timeline"
+        );
+        let warm = record(None);
+        assert!(
+            !iteration_rows(
+                "#3",
+                &warm,
+                warm.timeline.as_ref().expect("a timeline"),
+                &[]
+            )
+            .iter()
+            .any(|row| row.kind == RowKind::Setup),
+            "a warm iteration has none"
+        );
     }
 
     #[test]

@@ -328,22 +328,23 @@ impl TimelineView {
             self.close();
             return true;
         }
-        theme::legend(
-            ui,
-            [
-                ("wait", paint::color(Kind::Wait)),
-                ("stall", paint::color(Kind::Stall)),
-                ("wire decode", paint::color(Kind::Wire)),
-                ("row decode", paint::color(Kind::Row)),
-                (
-                    "off the CPU (faded)",
-                    paint::color(Kind::Row).gamma_multiply(paint::OFF_CPU_FADE),
-                ),
-                ("resume", paint::color(Kind::Resume)),
-                ("summed messages", paint::color(Kind::Bucket)),
-                ("server (reported)", paint::color(Kind::Server)),
-            ],
-        );
+        let mut keys = vec![
+            ("wait", paint::color(Kind::Wait)),
+            ("stall", paint::color(Kind::Stall)),
+            ("wire decode", paint::color(Kind::Wire)),
+            ("row decode", paint::color(Kind::Row)),
+            (
+                "off the CPU (faded)",
+                paint::color(Kind::Row).gamma_multiply(paint::OFF_CPU_FADE),
+            ),
+            ("resume", paint::color(Kind::Resume)),
+            ("summed messages", paint::color(Kind::Bucket)),
+            ("server (reported)", paint::color(Kind::Server)),
+        ];
+        if built.rows.iter().any(|r| r.kind == RowKind::Setup) {
+            keys.push(("cold start", paint::color(Kind::Setup)));
+        }
+        theme::legend(ui, keys);
         false
     }
 

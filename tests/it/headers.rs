@@ -180,6 +180,11 @@ async fn over_tls_every_call_carries_a_request_id_and_the_afe_opt_in() {
         [(1, 1), (2, 1), (2, 2), (3, 1), (3, 2), (4, 1)],
         "a resume keeps its request number and counts its attempt up"
     );
+    assert_eq!(
+        *standin.multiplexed_asked.lock().expect("not poisoned"),
+        [true],
+        "a read-only profile asks for a multiplexed session"
+    );
     assert_eq!(run.rows.len(), 2, "{}", run.stderr());
     for (row, call) in run.rows.iter().zip([1, 3]) {
         assert_eq!(row["status"], "ok", "{row:?}");
@@ -342,6 +347,7 @@ async fn a_tls_endpoint_is_trusted_only_with_its_certificate() {
         certificate: None,
         endpoint: standin.endpoint.clone(),
         calls: Default::default(),
+        multiplexed_asked: Default::default(),
     };
     let run = profile(&untrusted, &[]).await;
     assert!(

@@ -45,6 +45,8 @@ pub struct StandIn {
     pub certificate: Option<String>,
     /// Every call seen.
     pub calls: Calls,
+    /// Whether each CreateSession asked for a multiplexed session.
+    pub multiplexed_asked: Arc<Mutex<Vec<bool>>>,
 }
 
 impl StandIn {
@@ -55,8 +57,10 @@ impl StandIn {
             .expect("a loopback port is free");
         let port = listener.local_addr().expect("a bound address").port();
         let calls = Calls::default();
+        let multiplexed_asked = Arc::<Mutex<Vec<bool>>>::default();
         let service = SpannerServer::new(Service {
             calls: calls.clone(),
+            multiplexed_asked: Arc::clone(&multiplexed_asked),
             answers,
         });
         let mut builder = tonic::transport::Server::builder();
@@ -81,6 +85,7 @@ impl StandIn {
             endpoint: format!("{scheme}://127.0.0.1:{port}"),
             certificate,
             calls,
+            multiplexed_asked,
         }
     }
 
@@ -92,6 +97,7 @@ impl StandIn {
 
 struct Service {
     calls: Calls,
+    multiplexed_asked: Arc<Mutex<Vec<bool>>>,
     answers: Answers,
 }
 
@@ -199,6 +205,11 @@ impl Spanner for Service {
         request: Request<pb::CreateSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
         self.record("CreateSession", &request);
+        let template = request.get_ref().session.as_ref();
+        self.multiplexed_asked
+            .lock()
+            .expect("not poisoned")
+            .push(template.is_some_and(|s| s.multiplexed));
         Ok(Response::new(pb::Session {
             name: format!("{}/sessions/standin", request.get_ref().database),
             ..Default::default()
