@@ -187,7 +187,7 @@ fn start_signal_thread() {
             };
             ENDING_BY.store(signo, Ordering::SeqCst);
             stop_all();
-            std::process::exit(128 + signo);
+            sys::exit_now(128 + signo);
         });
     if started.is_ok() {
         let _ = caught.recv();
@@ -204,7 +204,7 @@ pub fn let_a_signal_end_the_process() {
     if ENDING_BY.load(Ordering::SeqCst) == 0 {
         return;
     }
-    // The signal thread calls `exit` once the children are stopped, which ends this sleep.
+    // The signal thread ends the process once the children are stopped, which ends this sleep.
     std::thread::sleep(SWEEP_WITHIN * 3);
 }
 

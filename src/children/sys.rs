@@ -81,6 +81,19 @@ pub fn signal(pid: u32, group: bool, signal: Signal) -> bool {
     unsafe { libc::kill(target, signal) == 0 }
 }
 
+/// Ends the process at once with `code`, as a fatal signal's own default action would: stdout and
+/// stderr flushed, then no atexit handlers and no static destructors. `std::process::exit` runs
+/// them, and a GL driver's torn down under the window's render thread still drawing made the
+/// window die of SIGSEGV on SIGTERM now and then.
+#[cfg(unix)]
+pub fn exit_now(code: i32) -> ! {
+    use std::io::Write as _;
+    let _ = io::stdout().flush();
+    let _ = io::stderr().flush();
+    // SAFETY: _exit takes a plain integer and ends the process; it touches none of our memory.
+    unsafe { libc::_exit(code) }
+}
+
 /// Not on this system.
 #[cfg(not(unix))]
 pub fn signal(_pid: u32, _group: bool, _signal: Signal) -> bool {
