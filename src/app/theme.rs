@@ -29,6 +29,8 @@ pub const WARN: Color32 = Color32::from_rgb(0xf0, 0xc0, 0x40);
 pub const SELECTED: Color32 = Color32::from_rgb(0xff, 0xff, 0xff);
 /// Secondary text.
 pub const MUTED: Color32 = Color32::from_rgb(0x9a, 0xa0, 0xaa);
+/// A cold start's steps in a timeline: apart from every phase's colour, and from a resume's red.
+pub const SETUP: Color32 = Color32::from_rgb(0x3c, 0xc8, 0xd2);
 
 /// The colour of the `k`th run in the compare view.
 pub fn run_color(k: usize) -> Color32 {

@@ -196,7 +196,7 @@ pub fn color(kind: Kind) -> Color32 {
         Kind::Bucket => theme::MUTED.gamma_multiply(0.6),
         Kind::Resume => theme::ERROR,
         Kind::Server => theme::SEGMENT_COLORS[0],
-        Kind::Setup => theme::RUN_COLORS[3],
+        Kind::Setup => theme::SETUP,
     }
 }
 

@@ -9,7 +9,7 @@ use super::cloud::CloudTarget;
 use super::connect::{ConnectError, ConnectSteps, Dialer, Step};
 use super::error::ClientError;
 use super::headers::HeaderOptions;
-use super::session::{CallHeaders, Opened, Session};
+use super::session::{CallHeaders, Opened, Session, first_token};
 use super::session_kind::SessionKind;
 use super::target::{DatabasePath, Target};
 use super::timeouts::Timeouts;
@@ -96,17 +96,7 @@ impl ColdStart {
         let started = Instant::now();
         let (headers, description) = match &self.cloud {
             Some(target) => {
-                let tokens = target.token_source()?;
-                match tokio::time::timeout(timeouts.call, tokens.authorization()).await {
-                    Err(_) => {
-                        return Err(ClientError::Connect(ConnectError::TimedOut {
-                            endpoint: tokens.endpoint().to_owned(),
-                            step: Step::Token,
-                            after: timeouts.call,
-                        }));
-                    }
-                    Ok(fetched) => fetched?,
-                };
+                let tokens = first_token(target, timeouts.call).await?;
                 (
                     CallHeaders::cloud(target, tokens)?,
                     format!("Cloud Spanner {endpoint}"),

@@ -273,6 +273,23 @@ pub(super) struct Opened {
     pub(super) local: Option<LocalInstance>,
 }
 
+/// A new token source for `target` with its first token already fetched, within `limit`: a
+/// stalled token endpoint is named as the step that failed.
+pub(super) async fn first_token(
+    target: &CloudTarget,
+    limit: Duration,
+) -> Result<TokenSource, ClientError> {
+    let tokens = target.token_source()?;
+    match tokio::time::timeout(limit, tokens.authorization()).await {
+        Err(_) => Err(ClientError::Connect(super::ConnectError::TimedOut {
+            endpoint: tokens.endpoint().to_owned(),
+            step: super::Step::Token,
+            after: limit,
+        })),
+        Ok(fetched) => fetched.map(|_| tokens).map_err(ClientError::from),
+    }
+}
+
 impl Session {
     /// Connects to `target` and creates a regular session in `database` (for Cloud Spanner, the
     /// target's own database names the headers), each step within its limit in `timeouts`.
@@ -321,18 +338,7 @@ impl Session {
                 format!("endpoint {host_port}"),
             ),
             Target::Cloud(target) => {
-                let tokens = target.token_source()?;
-                // The first token now, within the call limit: a stalled token endpoint is named.
-                match tokio::time::timeout(timeouts.call, tokens.authorization()).await {
-                    Err(_) => {
-                        return Err(ClientError::Connect(super::ConnectError::TimedOut {
-                            endpoint: tokens.endpoint().to_owned(),
-                            step: super::Step::Token,
-                            after: timeouts.call,
-                        }));
-                    }
-                    Ok(fetched) => fetched?,
-                };
+                let tokens = first_token(target, timeouts.call).await?;
                 let channel = tokio::time::timeout(timeouts.connect, target.connect())
                     .await
                     .map_err(|_| ClientError::NoAnswer {

@@ -89,27 +89,36 @@ impl Unread {
                 interrupt,
             },
         );
+        let over = self.over_cap(&mut state);
         drop(state);
-        self.enforce();
+        self.close(over);
         Wait { unread: self, key }
     }
 
     /// Closes the connections of the streams that have waited longest, while more than the cap
     /// wait and the longest has waited its grace.
     fn enforce(&self) {
+        let over = self.over_cap(&mut self.lock());
+        self.close(over);
+    }
+
+    /// Takes out the waiters past the cap that have waited their grace, the longest first.
+    fn over_cap(&self, state: &mut Waiters) -> Vec<Waiter> {
         let mut over = Vec::new();
-        {
-            let mut state = self.lock();
-            while state.by_age.len() > self.max {
-                let Some(entry) = state.by_age.first_entry() else {
-                    break;
-                };
-                if entry.get().since.elapsed() < self.grace {
-                    break;
-                }
-                over.push(entry.remove());
+        while state.by_age.len() > self.max {
+            let Some(entry) = state.by_age.first_entry() else {
+                break;
+            };
+            if entry.get().since.elapsed() < self.grace {
+                break;
             }
+            over.push(entry.remove());
         }
+        over
+    }
+
+    /// Closes what `over_cap` took out (outside the lock: closing wakes a connection's task).
+    fn close(&self, over: Vec<Waiter>) {
         for waiter in over {
             self.closed.fetch_add(1, Ordering::Relaxed);
             match waiter.link {
