@@ -1,7 +1,7 @@
 //! The record of a profile: what was run, and where the time of each iteration went.
 //!
 //! Plain data at the boundary between the engine (which fills it in), the statistics and the
-//! exporters (which only read it). Times are milliseconds as `f64`; a phase that could not be
+//! exporters (which only read it). Times are milliseconds as `f64`; a figure that could not be
 //! measured for an iteration is `None`, never a made-up zero.
 
 use serde::{Deserialize, Serialize};
@@ -9,16 +9,20 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 use crate::plan::{PlanAggregate, PlanHistory};
-use crate::stats::{self, Summary};
 
 pub use crate::text::printable;
 
-mod latency;
+mod accounting;
+mod figures;
 mod timeline;
 
-pub use latency::{LatencyPoint, latency_summaries};
+pub use crate::part::{Measure, Part, Split};
+pub use accounting::{Accounting, Parts};
+
+pub use figures::{Figure, figure_summaries};
 pub use timeline::{
-    Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, SetupStep, Span, Timeline,
+    Between, Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, SetupStep, Span,
+    Timeline,
 };
 
 /// The `decoder` of a run that only received the answer's bytes: the wire floor of a client
@@ -65,8 +69,9 @@ pub struct IterationRecord {
     pub total_ms: f64,
     /// Time to first byte: from sending the request to the first response bytes.
     pub ttfb_ms: Option<f64>,
-    /// Time spent awaiting the transport for the next message: the network and the server's own
-    /// work while the client waited.
+    /// Time spent awaiting the transport, all of it: the server's work while the client waited
+    /// and the network. Its parts are `server` and `network` ([`IterationRecord::accounting`]);
+    /// the CSV's `network_ms` column is this whole wait, kept for one release.
     pub network_ms: Option<f64>,
     /// Elapsed time the server reports for the query.
     pub server_ms: Option<f64>,
@@ -81,7 +86,10 @@ pub struct IterationRecord {
     pub wire_decode_ms: Option<f64>,
     /// Client time spent merging chunked values and turning wire values into typed rows.
     pub row_decode_ms: Option<f64>,
-    /// The part of `total_ms` no other phase accounts for.
+    /// The part of `total_ms` outside the waits and decode spans' wall time (the client's own
+    /// work, its time off the CPU, a cold start's steps, what nothing timed): the parts
+    /// `client_work`, `descheduled` and `untimed` and the steps say it apart. Kept for one
+    /// release, for scripts that read it.
     pub other_ms: Option<f64>,
     /// Rows the client decoded.
     pub rows: u64,
@@ -182,10 +190,28 @@ pub struct IterationRecord {
     /// `multiplexed` (see the run's `session` for the kind asked for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_kind: Option<String>,
+    /// Wall time of the client's own work between its waits and decode spans (the rows'
+    /// callback, bookkeeping). `None` in older reports (their timelines' lanes carry it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_work_ms: Option<f64>,
+    /// The CPU time its thread got during that work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_work_cpu_ms: Option<f64>,
+    /// Time spent waiting before re-sending broken streams (resumes' back-off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_ms: Option<f64>,
+    /// A partitioned read's PartitionQuery call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_query_ms: Option<f64>,
+    /// Of the server's elapsed time, how long it reported waiting, a message ready, for the
+    /// client to read (the local instance's `client_wait_time`; production reports no such
+    /// figure): its elapsed time less this is its own work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_client_wait_ms: Option<f64>,
 }
 
 impl IterationRecord {
-    /// A record with nothing measured yet: status ok, every phase unknown, every count zero.
+    /// A record with nothing measured yet: status ok, every figure unknown, every count zero.
     pub fn new(
         run: impl Into<String>,
         iteration: u32,
@@ -238,30 +264,20 @@ impl IterationRecord {
             token_ms: None,
             session_ms: None,
             session_kind: None,
+            client_work_ms: None,
+            client_work_cpu_ms: None,
+            backoff_ms: None,
+            partition_query_ms: None,
+            server_client_wait_ms: None,
         }
     }
 
-    /// This iteration's time in `phase`, in milliseconds; `None` when it was not measured.
-    pub fn phase_ms(&self, phase: Phase) -> Option<f64> {
-        match phase {
-            Phase::Total => Some(self.total_ms),
-            Phase::Ttfb => self.ttfb_ms,
-            Phase::Network => self.network_ms,
-            Phase::Server => self.server_ms,
-            Phase::WireDecode => self.wire_decode_ms,
-            Phase::RowDecode => self.row_decode_ms,
-            Phase::Other => self.other_ms,
-            Phase::Startup => self.startup_ms,
-            Phase::FirstByte => self.first_byte_ms,
-            Phase::Transfer => self.transfer_ms,
-            Phase::Blocked => self.blocked_ms,
-            Phase::Tail => self.tail_ms,
-            Phase::Dns => self.dns_ms,
-            Phase::Tcp => self.tcp_ms,
-            Phase::Tls => self.tls_ms,
-            Phase::Http2 => self.http2_ms,
-            Phase::Token => self.token_ms,
-            Phase::Session => self.session_ms,
+    /// This iteration's time in `measure`, in milliseconds: its total, or one of its parts (0
+    /// when it did not have it), from its [accounting](IterationRecord::accounting).
+    pub fn measure_ms(&self, measure: Measure) -> f64 {
+        match measure {
+            Measure::Total => self.total_ms,
+            Measure::Part(part) => self.accounting().parts.ms(part),
         }
     }
 
@@ -398,130 +414,11 @@ impl RunReport {
         self.iterations.iter().filter(|record| record.is_timed())
     }
 
-    /// The measured times of `phase` over the timed iterations, in run order; iterations where
-    /// the phase was not measured are skipped.
-    pub fn phase_samples(&self, phase: Phase) -> Vec<f64> {
+    /// The times of `measure` over the timed iterations, in run order.
+    pub fn samples(&self, measure: Measure) -> Vec<f64> {
         self.timed()
-            .filter_map(|record| record.phase_ms(phase))
+            .map(|record| record.measure_ms(measure))
             .collect()
-    }
-
-    /// A summary of each phase, in [`Phase::ALL`] order, leaving out phases without any
-    /// (finite) measurement.
-    pub fn summary(&self) -> Vec<(Phase, Summary)> {
-        Phase::ALL
-            .into_iter()
-            .filter_map(|phase| Some((phase, stats::summarize(&self.phase_samples(phase))?)))
-            .collect()
-    }
-}
-
-/// A part of an iteration's time that is summarised on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// The whole iteration.
-    Total,
-    /// Time to first byte.
-    Ttfb,
-    /// Time on the network.
-    Network,
-    /// Time the server reports.
-    Server,
-    /// Decoding the wire messages.
-    WireDecode,
-    /// Turning wire values into rows.
-    RowDecode,
-    /// What no other phase accounts for.
-    Other,
-    /// A client's start to its first query request (at the server).
-    Startup,
-    /// The first query request to the first message sent (at the server).
-    FirstByte,
-    /// The first message sent to the last (at the server).
-    Transfer,
-    /// Of the transfer, the server waiting on a client that was not reading.
-    Blocked,
-    /// The last message sent to the client's end.
-    Tail,
-    /// A cold start's name resolution.
-    Dns,
-    /// A cold start's TCP connection.
-    Tcp,
-    /// A cold start's TLS handshake.
-    Tls,
-    /// A cold start's HTTP/2 handshake.
-    Http2,
-    /// A cold start's token.
-    Token,
-    /// A cold start's CreateSession.
-    Session,
-}
-
-impl Phase {
-    /// Every phase, in the order reports show them.
-    pub const ALL: [Phase; 18] = [
-        Phase::Total,
-        Phase::Dns,
-        Phase::Tcp,
-        Phase::Tls,
-        Phase::Http2,
-        Phase::Token,
-        Phase::Session,
-        Phase::Ttfb,
-        Phase::Network,
-        Phase::Server,
-        Phase::WireDecode,
-        Phase::RowDecode,
-        Phase::Other,
-        Phase::Startup,
-        Phase::FirstByte,
-        Phase::Transfer,
-        Phase::Blocked,
-        Phase::Tail,
-    ];
-
-    /// The phases of a client's time measured at the server (`spanprof client`), in order.
-    pub const SUBJECT: [Phase; 5] = [
-        Phase::Startup,
-        Phase::FirstByte,
-        Phase::Transfer,
-        Phase::Blocked,
-        Phase::Tail,
-    ];
-
-    /// Whether it is one of a cold start's steps (dns, tcp, tls, http2, token, session).
-    pub fn is_cold_start(self) -> bool {
-        matches!(
-            self,
-            Phase::Dns | Phase::Tcp | Phase::Tls | Phase::Http2 | Phase::Token | Phase::Session
-        )
-    }
-
-    /// The phase's name for people: `total`, `time to first byte`, `network`, `server`,
-    /// `wire decode`, `row decode`, `other`, and a client's `start-up`, `request to first byte`,
-    /// `first to last byte`, `blocked on the client`, `last byte to exit`.
-    pub fn label(self) -> &'static str {
-        match self {
-            Phase::Total => "total",
-            Phase::Ttfb => "time to first byte",
-            Phase::Network => "network",
-            Phase::Server => "server",
-            Phase::WireDecode => "wire decode",
-            Phase::RowDecode => "row decode",
-            Phase::Other => "other",
-            Phase::Startup => "start-up",
-            Phase::FirstByte => "request to first byte",
-            Phase::Transfer => "first to last byte",
-            Phase::Blocked => "blocked on the client",
-            Phase::Tail => "last byte to exit",
-            Phase::Dns => "dns",
-            Phase::Tcp => "tcp",
-            Phase::Tls => "tls",
-            Phase::Http2 => "http/2",
-            Phase::Token => "token",
-            Phase::Session => "session",
-        }
     }
 }
 
@@ -604,57 +501,20 @@ mod tests {
         ]);
         let timed: Vec<u32> = report.timed().map(|r| r.iteration).collect();
         assert_eq!(timed, vec![2, 5]);
-        assert_eq!(report.phase_samples(Phase::Total), vec![10.0, 20.0]);
+        assert_eq!(report.samples(Measure::Total), vec![10.0, 20.0]);
     }
 
     #[test]
-    fn phase_samples_skip_unmeasured_and_summary_skips_empty_phases() {
+    fn samples_of_a_part_count_it_as_zero_where_an_iteration_did_not_have_it() {
         let mut first = record(1, false, Status::Ok, 10.0);
+        first.network_ms = Some(6.0);
         first.server_ms = Some(4.0);
         let second = record(2, false, Status::Ok, 12.0);
         let report = report(vec![first, second]);
-        assert_eq!(report.phase_samples(Phase::Server), vec![4.0]);
-        assert!(report.phase_samples(Phase::Ttfb).is_empty());
-
-        let summary = report.summary();
-        let phases: Vec<Phase> = summary.iter().map(|(phase, _)| *phase).collect();
-        assert_eq!(phases, vec![Phase::Total, Phase::Server]);
-        assert_eq!(summary[0].1.count, 2);
-        assert_eq!(summary[0].1.median, 11.0);
-        assert_eq!(summary[1].1.count, 1);
-    }
-
-    #[test]
-    fn summary_of_a_run_without_successes_is_empty() {
-        let report = report(vec![record(1, false, Status::Error, 3.0)]);
-        assert!(report.summary().is_empty());
-    }
-
-    #[test]
-    fn phase_labels_and_order() {
-        let labels: Vec<&str> = Phase::ALL.iter().map(|p| p.label()).collect();
+        assert_eq!(report.samples(Measure::Part(Part::Server)), vec![4.0, 0.0]);
         assert_eq!(
-            labels,
-            [
-                "total",
-                "dns",
-                "tcp",
-                "tls",
-                "http/2",
-                "token",
-                "session",
-                "time to first byte",
-                "network",
-                "server",
-                "wire decode",
-                "row decode",
-                "other",
-                "start-up",
-                "request to first byte",
-                "first to last byte",
-                "blocked on the client",
-                "last byte to exit"
-            ]
+            report.samples(Measure::Part(Part::Untimed)),
+            vec![4.0, 12.0]
         );
     }
 

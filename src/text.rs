@@ -1,5 +1,7 @@
-//! Text that reaches a terminal: labels and names from the command line, report files and the
-//! network, written so that they print as what they are.
+//! Text for people: labels and names from the command line, report files and the network,
+//! written so that they print as what they are; and figures in units a person reads at a glance
+//! (`45.6 ms`, `1.23 s`, `1.0 MiB`, `10,000`), the one way every view and the command line scale
+//! them. CSV and JSON keep fixed units in their key names instead.
 
 /// `text` with its control characters (escape sequences, bells, line breaks) written as `\u{..}`
 /// escapes, so a label from the command line or a report file prints as what it is and cannot
@@ -25,5 +27,129 @@ pub fn excerpt(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {
         None => printable(text).into_owned(),
         Some((end, _)) => format!("{}... ({} bytes)", printable(&text[..end]), text.len()),
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A duration given in milliseconds, scaled to the unit a person reads it in, with three
+/// significant digits: `850 ns`, `12.3 µs`, `0.45 ms`... (`456 µs`), `45.6 ms`, `1.23 s`,
+/// `2 min 03 s`; not-a-number as `–`.
+pub fn ms(ms: f64) -> String {
+    if !ms.is_finite() {
+        return "–".to_owned();
+    }
+    let sign = if ms < 0.0 { "\u{2212}" } else { "" };
+    let a = ms.abs();
+    let body = if a == 0.0 {
+        "0 ms".to_owned()
+    } else if a < 0.001 {
+        format!("{:.0} ns", a * 1e6)
+    } else if a < 1.0 {
+        significant(a * 1e3, "µs")
+    } else if a < 1_000.0 {
+        significant(a, "ms")
+    } else if a < 60_000.0 {
+        significant(a / 1e3, "s")
+    } else {
+        let seconds = (a / 1e3).round() as u64;
+        format!("{} min {:02} s", count(seconds / 60), seconds % 60)
+    };
+    format!("{sign}{body}")
+}
+
+/// `x` with three significant digits (at least none after the point) and `unit`: `1.23 ms`,
+/// `12.3 ms`, `123 ms`.
+fn significant(x: f64, unit: &str) -> String {
+    // Rounding may carry into the next decade (999.6 -> 1000): that is still three digits.
+    if x < 9.995 {
+        format!("{x:.2} {unit}")
+    } else if x < 99.95 {
+        format!("{x:.1} {unit}")
+    } else {
+        format!("{x:.0} {unit}")
+    }
+}
+
+/// A change in milliseconds with its sign (`+12.3 ms`, `−0.45 ms`, `±0 ms` under 5 µs).
+pub fn signed_ms(change: f64) -> String {
+    if change.is_finite() && change.abs() < 0.005 {
+        "±0 ms".to_owned()
+    } else if change > 0.0 {
+        format!("+{}", ms(change))
+    } else {
+        ms(change)
+    }
+}
+
+/// A size in bytes, in binary units: `512 B`, `64.0 KiB`, `1.00 MiB`, `3.21 GiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut x = n as f64;
+    let mut unit = "B";
+    for u in UNITS {
+        if x < 1024.0 {
+            break;
+        }
+        x /= 1024.0;
+        unit = u;
+    }
+    significant(x, unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_group_their_digits() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1000), "1,000");
+        assert_eq!(count(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn durations_are_scaled_to_three_significant_digits() {
+        assert_eq!(ms(0.0), "0 ms");
+        assert_eq!(ms(0.000_85), "850 ns");
+        assert_eq!(ms(0.0123), "12.3 µs");
+        assert_eq!(ms(0.456), "456 µs");
+        assert_eq!(ms(1.234), "1.23 ms");
+        assert_eq!(ms(45.55), "45.5 ms");
+        assert_eq!(ms(152.4), "152 ms");
+        assert_eq!(ms(23_961.632), "24.0 s");
+        assert_eq!(ms(123_456.0), "2 min 03 s");
+        assert_eq!(ms(-2.5), "\u{2212}2.50 ms");
+        assert_eq!(ms(f64::NAN), "–");
+    }
+
+    #[test]
+    fn changes_carry_their_sign() {
+        assert_eq!(signed_ms(12.34), "+12.3 ms");
+        assert_eq!(signed_ms(-0.5), "\u{2212}500 µs");
+        assert_eq!(signed_ms(0.001), "±0 ms");
+    }
+
+    #[test]
+    fn sizes_are_in_binary_units() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(65_536), "64.0 KiB");
+        assert_eq!(bytes(1_048_576), "1.00 MiB");
+        assert_eq!(bytes(5_700_000), "5.44 MiB");
     }
 }

@@ -7,7 +7,12 @@
 //! part of the median iteration (the timed iteration whose total is the median's, the lower one of
 //! an even count):
 //!
-//! - `first_byte`: the first message came later (the server's start, queueing, the network);
+//! - `server`: the server worked longer while the client waited: the change of the `server`
+//!   part of their accountings (the client's waits while the server was still working), set
+//!   against the server's reported elapsed and CPU time, and taken out of the waits before they
+//!   are split into a first byte and stream gaps (first out of the gaps it explains, and then
+//!   named at the message of the largest of them);
+//! - `first_byte`: the first message came later (queueing, the network);
 //! - `stream_gap`: a longer wait before one message than the median iteration's typical wait
 //!   (`at_message`, from 1), named when it exceeds the larger of 1 ms and five typical waits; the
 //!   rest of the waits' difference as one cause without a message;
@@ -27,12 +32,15 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::part::Part;
 use crate::report::{Bucket, IterationRecord, Lane, RunReport, Timeline};
 
 /// What made an iteration's time differ from the median iteration's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CauseKind {
+    /// The server worked longer while the client waited.
+    Server,
     /// The first message came later.
     FirstByte,
     /// A longer wait before one message.
@@ -59,6 +67,7 @@ impl CauseKind {
     /// The name in the JSON and in the text (`first_byte`, `stream_gap`...).
     pub fn as_str(self) -> &'static str {
         match self {
+            CauseKind::Server => "server",
             CauseKind::FirstByte => "first_byte",
             CauseKind::StreamGap => "stream_gap",
             CauseKind::Decode => "decode",
@@ -80,7 +89,8 @@ pub struct Cause {
     pub kind: CauseKind,
     /// Its milliseconds (negative where this iteration was faster in that part).
     pub ms: f64,
-    /// For a stream gap, the message that came late (from 1).
+    /// For a stream gap, the message that came late (from 1); for the server, the message
+    /// before which most of its extra work was waited for, when one stands out.
     pub at_message: Option<u32>,
     /// Where and what, in words.
     pub detail: String,
@@ -137,9 +147,32 @@ pub enum ExplainError {
 /// Named stream gaps per iteration, at most (the rest go into one unnamed gap).
 const NAMED_GAPS: usize = 3;
 
+/// What the server reported and how much of the client's waits it accounts for, microseconds.
+#[derive(Debug, Clone, Copy, Default)]
+struct Server {
+    /// The `server` part of the iteration's accounting.
+    part: u64,
+    /// Its reported elapsed time.
+    elapsed: Option<u64>,
+    /// Its reported CPU time.
+    cpu: Option<u64>,
+}
+
+impl Server {
+    fn of(record: &IterationRecord) -> Server {
+        let us = |ms: f64| (ms.is_finite() && ms > 0.0).then(|| (ms * 1000.0).round() as u64);
+        let part = record.accounting().parts.ms(Part::Server);
+        Server {
+            part: us(part).unwrap_or(0),
+            elapsed: record.server_ms.and_then(us),
+            cpu: record.server_cpu_ms.and_then(us),
+        }
+    }
+}
+
 /// What an iteration's timeline adds up to, in microseconds.
 #[derive(Debug, Clone, Default)]
-struct Parts {
+struct Spent {
     first_byte: u64,
     /// Waits for the messages after the first, outside resumes: (number, wait).
     waits: Vec<(Option<u32>, u64)>,
@@ -151,6 +184,8 @@ struct Parts {
     between_cpu: u64,
     /// A cold start's steps: connecting (dns, tcp, http2), tls, token, session.
     setup: [u64; 4],
+    /// What the server reported (from the record, not the timeline).
+    server: Server,
 }
 
 /// The cause kinds of a cold start's steps, and the steps each covers.
@@ -161,9 +196,12 @@ const SETUP: [(CauseKind, &[&str]); 4] = [
     (CauseKind::Session, &["session"]),
 ];
 
-impl Parts {
-    fn of(timeline: &Timeline) -> Parts {
-        let mut parts = Parts::default();
+impl Spent {
+    fn of(record: &IterationRecord, timeline: &Timeline) -> Spent {
+        let mut parts = Spent {
+            server: Server::of(record),
+            ..Spent::default()
+        };
         // The lane that ended last carries the iteration's waits.
         let critical = timeline
             .lanes
@@ -238,6 +276,11 @@ fn bucket_len(b: &Bucket) -> u64 {
     u64::from(b.last.saturating_sub(b.first)) + 1
 }
 
+/// Microseconds as a person reads them (`crate::text::ms`).
+fn human(us: u64) -> String {
+    crate::text::ms(us as f64 / 1000.0)
+}
+
 fn ms(us: i128) -> f64 {
     us as f64 / 1000.0
 }
@@ -277,13 +320,13 @@ pub fn explain_records(
         return Err(ExplainError::NoTimelines(label.to_owned()));
     };
     let (median_record, median_timeline) = timed[middle];
-    let base = Parts::of(median_timeline);
+    let base = Spent::of(median_record, median_timeline);
     let typical_wait = median(base.waits.iter().map(|(_, w)| *w).collect());
     let iterations: Vec<IterationCauses> = timed
         .iter()
         .map(|(record, timeline)| {
             let extra_ms = record.total_ms - median_record.total_ms;
-            let causes = causes(&Parts::of(timeline), &base, typical_wait, extra_ms);
+            let causes = causes(&Spent::of(record, timeline), &base, typical_wait, extra_ms);
             IterationCauses {
                 iteration: record.iteration,
                 total_ms: record.total_ms,
@@ -324,21 +367,17 @@ fn cause(kind: CauseKind, us: i128, at_message: Option<u32>, detail: String) -> 
     }
 }
 
-/// `it`'s parts against `base`'s, as causes of `extra_ms`, largest first; parts that differ by
-/// less than 10 µs are left out.
-fn causes(it: &Parts, base: &Parts, typical_wait: u64, extra_ms: f64) -> Vec<Cause> {
-    let mut out = Vec::new();
-    let first = diff(it.first_byte, base.first_byte);
-    out.push(cause(
-        CauseKind::FirstByte,
-        first,
-        None,
-        format!(
-            "first message after {:.3} ms (the median iteration's after {:.3} ms)",
-            ms(i128::from(it.first_byte)),
-            ms(i128::from(base.first_byte))
-        ),
-    ));
+/// A wait much longer than the median iteration's typical one.
+struct Gap {
+    number: u32,
+    wait: u64,
+    /// Its excess over the typical wait, less what another cause took of it.
+    excess: i128,
+}
+
+/// The longest waits of `it` that exceed the typical one by the larger of 1 ms and five typical
+/// waits, longest first, at most [`NAMED_GAPS`].
+fn named_gaps(it: &Spent, typical_wait: u64) -> Vec<Gap> {
     let threshold = typical_wait.saturating_mul(5).max(1_000);
     let mut gaps: Vec<(u32, u64)> = it
         .waits
@@ -348,38 +387,157 @@ fn causes(it: &Parts, base: &Parts, typical_wait: u64, extra_ms: f64) -> Vec<Cau
         .collect();
     gaps.sort_by_key(|&(n, w)| (std::cmp::Reverse(w), n));
     gaps.truncate(NAMED_GAPS);
-    let mut named = 0i128;
-    for &(number, wait) in &gaps {
-        let excess = diff(wait, typical_wait);
-        named += excess;
-        out.push(cause(
-            CauseKind::StreamGap,
-            excess,
-            Some(number),
-            format!(
-                "waited {:.3} ms before message {number} (typically {:.3} ms)",
-                ms(i128::from(wait)),
-                ms(i128::from(typical_wait))
-            ),
+    gaps.into_iter()
+        .map(|(number, wait)| Gap {
+            number,
+            wait,
+            excess: diff(wait, typical_wait),
+        })
+        .collect()
+}
+
+/// The server cause in words: what it reported against the median iteration, and where the
+/// client waited for it.
+fn server_detail(it: &Spent, base: &Spent, at: Option<(u32, u64)>, typical_wait: u64) -> String {
+    let figure = |us: Option<u64>| us.map_or("–".to_owned(), human);
+    let mut text = format!(
+        "the client waited {} on the server's work (the median iteration {}); the server reported {} elapsed and {} of CPU (the median iteration {} and {})",
+        human(it.server.part),
+        human(base.server.part),
+        figure(it.server.elapsed),
+        figure(it.server.cpu),
+        figure(base.server.elapsed),
+        figure(base.server.cpu),
+    );
+    if let Some((n, wait)) = at {
+        text.push_str(&format!(
+            "; most of it in the wait before message {n} (waited {}, typically {})",
+            human(wait),
+            human(typical_wait)
         ));
     }
-    let spread = diff(it.waits_total(), base.waits_total()) - named;
-    out.push(cause(
-        CauseKind::StreamGap,
-        spread,
-        None,
-        format!("the other waits, over {} messages", it.waits.len()),
-    ));
+    text
+}
+
+/// How the waits of an iteration changed against the median one's: the first byte, the named
+/// gaps and the rest, each in microseconds.
+struct WaitChange {
+    first: i128,
+    gaps: Vec<Gap>,
+    spread: i128,
+}
+
+impl WaitChange {
+    fn of(it: &Spent, base: &Spent, typical_wait: u64) -> WaitChange {
+        let gaps = named_gaps(it, typical_wait);
+        let spread = diff(it.waits_total(), base.waits_total())
+            - gaps.iter().map(|g| g.excess).sum::<i128>();
+        WaitChange {
+            first: diff(it.first_byte, base.first_byte),
+            gaps,
+            spread,
+        }
+    }
+
+    fn total(&self) -> i128 {
+        self.first + self.spread + self.gaps.iter().map(|g| g.excess).sum::<i128>()
+    }
+
+    /// Takes `share` out of the waits: a longer wait out of the named gaps first (the largest
+    /// first), then the first byte, then the rest. Returns the gap that holds most of it, when
+    /// one does (its message and wait): at least half of the share, and taken at least half.
+    fn take(&mut self, share: i128) -> Option<(u32, u64)> {
+        let mut left = share;
+        let mut at_message = None;
+        for gap in self.gaps.iter_mut().filter(|_| share > 0) {
+            let taken = left.min(gap.excess).max(0);
+            let holds_most = gap.excess * 2 >= share && taken * 2 >= gap.excess;
+            if holds_most && at_message.is_none() {
+                at_message = Some((gap.number, gap.wait));
+            }
+            gap.excess -= taken;
+            left -= taken;
+        }
+        for slot in [&mut self.first, &mut self.spread] {
+            let taken = if share > 0 {
+                left.min(*slot).max(0)
+            } else {
+                left.max(*slot).min(0)
+            };
+            *slot -= taken;
+            left -= taken;
+        }
+        self.spread -= left;
+        at_message
+    }
+
+    /// The first byte, each named gap and the rest as causes.
+    fn causes(&self, it: &Spent, base: &Spent, typical_wait: u64, out: &mut Vec<Cause>) {
+        out.push(cause(
+            CauseKind::FirstByte,
+            self.first,
+            None,
+            format!(
+                "first message after {} (the median iteration's after {})",
+                human(it.first_byte),
+                human(base.first_byte)
+            ),
+        ));
+        for gap in &self.gaps {
+            out.push(cause(
+                CauseKind::StreamGap,
+                gap.excess,
+                Some(gap.number),
+                format!(
+                    "waited {} before message {} (typically {})",
+                    human(gap.wait),
+                    gap.number,
+                    human(typical_wait)
+                ),
+            ));
+        }
+        out.push(cause(
+            CauseKind::StreamGap,
+            self.spread,
+            None,
+            format!("the other waits, over {} messages", it.waits.len()),
+        ));
+    }
+}
+
+/// `it`'s parts against `base`'s, as causes of `extra_ms`, largest first; parts that differ by
+/// less than 10 µs are left out.
+fn causes(it: &Spent, base: &Spent, typical_wait: u64, extra_ms: f64) -> Vec<Cause> {
+    let mut out = Vec::new();
+    let mut waits = WaitChange::of(it, base, typical_wait);
+    // The server's share of the waits' change comes out of them first.
+    let changed = waits.total();
+    let server = diff(it.server.part, base.server.part);
+    let share = if server.signum() == changed.signum() {
+        server.abs().min(changed.abs()) * server.signum()
+    } else {
+        0
+    };
+    if share != 0 {
+        let at = waits.take(share);
+        out.push(cause(
+            CauseKind::Server,
+            share,
+            at.map(|(number, _)| number),
+            server_detail(it, base, at, typical_wait),
+        ));
+    }
+    waits.causes(it, base, typical_wait, &mut out);
     let decode = diff(it.decode_cpu, base.decode_cpu);
     out.push(cause(
         CauseKind::Decode,
         decode,
         None,
         format!(
-            "{:.3} ms of decode CPU over {} messages (the median iteration's {:.3} ms over {})",
-            ms(i128::from(it.decode_cpu)),
+            "{} of decode CPU over {} messages (the median iteration's {} over {})",
+            human(it.decode_cpu),
             it.messages,
-            ms(i128::from(base.decode_cpu)),
+            human(base.decode_cpu),
             base.messages
         ),
     ));
@@ -388,9 +546,9 @@ fn causes(it: &Parts, base: &Parts, typical_wait: u64, extra_ms: f64) -> Vec<Cau
         diff(it.descheduled, base.descheduled),
         None,
         format!(
-            "the client's thread was off the CPU for {:.3} ms of its decode and its work between (the median iteration's {:.3} ms)",
-            ms(i128::from(it.descheduled)),
-            ms(i128::from(base.descheduled))
+            "the client's thread was off the CPU for {} of its decode and its work between (the median iteration's {})",
+            human(it.descheduled),
+            human(base.descheduled)
         ),
     ));
     out.push(cause(
@@ -398,8 +556,8 @@ fn causes(it: &Parts, base: &Parts, typical_wait: u64, extra_ms: f64) -> Vec<Cau
         diff(it.resume, base.resume),
         None,
         format!(
-            "{:.3} ms in back-offs and first messages after re-sent requests",
-            ms(i128::from(it.resume))
+            "{} in back-offs and first messages after re-sent requests",
+            human(it.resume)
         ),
     ));
     for (i, (kind, steps)) in SETUP.iter().enumerate() {
@@ -408,10 +566,10 @@ fn causes(it: &Parts, base: &Parts, typical_wait: u64, extra_ms: f64) -> Vec<Cau
             diff(it.setup[i], base.setup[i]),
             None,
             format!(
-                "{} took {:.3} ms before the query (the median iteration's {:.3} ms)",
+                "{} took {} before the query (the median iteration's {})",
                 steps.join(" + "),
-                ms(i128::from(it.setup[i])),
-                ms(i128::from(base.setup[i]))
+                human(it.setup[i]),
+                human(base.setup[i])
             ),
         ));
     }
@@ -421,9 +579,9 @@ fn causes(it: &Parts, base: &Parts, typical_wait: u64, extra_ms: f64) -> Vec<Cau
         ms: extra_ms - named_ms,
         at_message: None,
         detail: format!(
-            "the client's own work between its spans took {:.3} ms of CPU (the median iteration's {:.3} ms); the rest is untimed",
-            ms(i128::from(it.between_cpu)),
-            ms(i128::from(base.between_cpu))
+            "the client's own work between its spans took {} of CPU (the median iteration's {}); the rest is untimed",
+            human(it.between_cpu),
+            human(base.between_cpu)
         ),
     });
     out.retain(|c| c.ms.is_finite() && c.ms.abs() >= 0.01);

@@ -1,6 +1,7 @@
 //! The spread of a run's total times as five numbers: what a box plot draws.
 
-use crate::report::{Phase, RunReport};
+use crate::part::Measure;
+use crate::report::RunReport;
 use crate::stats::percentile;
 
 /// The minimum, quartiles and maximum of a run's timed totals, in milliseconds ([`percentile`]'s
@@ -25,7 +26,7 @@ pub struct Distribution {
 /// that are not finite are left out, as everywhere in [`stats`](crate::stats)).
 pub fn totals_distribution(report: &RunReport) -> Option<Distribution> {
     let mut sorted: Vec<f64> = report
-        .phase_samples(Phase::Total)
+        .samples(Measure::Total)
         .into_iter()
         .filter(|x| x.is_finite())
         .collect();

@@ -7,6 +7,7 @@
 //! MAD rule) over the totals of the timed iterations. And whether the statistics the query mode
 //! asked for came back at all ([`missing_statistics`]).
 
+use crate::part::Part;
 use crate::report::{IterationRecord, RunReport, Status};
 use crate::stats::{self, OUTLIER_THRESHOLD};
 
@@ -38,28 +39,41 @@ pub struct Outlier {
     pub mostly_descheduled: bool,
 }
 
-/// A run whose client was off the CPU for a notable share of its own work: the machine was busy,
-/// and decode was not slow.
+/// A run whose client was off the CPU for a notable share of its own timed work: the machine was
+/// busy, and the decode was not slow.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Busy {
-    /// The median iteration's share of decode wall time spent off the CPU (0 to 1).
+    /// The median iteration's share of the client's timed work (decode and its own work) spent
+    /// off the CPU (0 to 1).
     pub share: f64,
+    /// The median time off the CPU per iteration (the `descheduled` part), milliseconds.
+    pub descheduled_ms: f64,
     /// The median decode CPU time per iteration, milliseconds.
     pub decode_cpu_ms: f64,
+    /// Whether the server was the local instance, in the same process: it competed with the
+    /// client for the CPU ([`Findings::of`] only: the iterations alone do not say the target).
+    pub local_instance: bool,
 }
 
-/// The share of decode wall time off the CPU from which a run is called busy.
+/// The share of the client's timed work off the CPU from which a run is called busy.
 pub const BUSY_SHARE: f64 = 0.2;
 
 impl std::fmt::Display for Busy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "the machine was busy: the client's thread was off the CPU for {:.0}% of its decode \
-             time; decode itself took {:.3} ms of CPU per iteration",
+            "the machine was busy: the client's thread was off the CPU for {:.0}% of its timed \
+             work ({} descheduled per iteration); decode itself took {} of CPU per iteration",
             self.share * 100.0,
-            self.decode_cpu_ms
-        )
+            crate::text::ms(self.descheduled_ms),
+            crate::text::ms(self.decode_cpu_ms)
+        )?;
+        if self.local_instance {
+            f.write_str(
+                "; the local instance runs in this process and competed with the client for the CPU",
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -114,16 +128,23 @@ pub struct Findings {
     /// The statistics the mode asked for and did not get ([`Findings::of`] only: the
     /// iterations alone do not say the mode).
     pub missing_statistics: Option<MissingStatistics>,
-    /// Whether the client was off the CPU for a notable share ([`BUSY_SHARE`]) of its decode.
+    /// Whether the client was off the CPU for a notable share ([`BUSY_SHARE`]) of its timed work.
     pub busy: Option<Busy>,
+    /// The timed iterations whose `untimed` part was more than max(1 ms, 3%) of their total:
+    /// something the client did was not timed.
+    pub untimed: Vec<u32>,
 }
 
 impl Findings {
     /// The findings of a whole run.
     pub fn of(report: &RunReport) -> Self {
+        let mut found = findings(&report.iterations);
+        if let Some(busy) = &mut found.busy {
+            busy.local_instance = report.config.target == "local";
+        }
         Findings {
             missing_statistics: missing_statistics(&report.config.query_mode, &report.iterations),
-            ..findings(&report.iterations)
+            ..found
         }
     }
 
@@ -141,6 +162,11 @@ pub fn findings(records: &[IterationRecord]) -> Findings {
         outliers: outliers(records),
         missing_statistics: None,
         busy: busy(records),
+        untimed: records
+            .iter()
+            .filter(|r| r.is_timed() && r.accounting().untimed_is_notable(r.total_ms))
+            .map(|r| r.iteration)
+            .collect(),
     }
 }
 
@@ -151,21 +177,28 @@ fn median_of(
     stats::summarize(&records.iter().filter_map(|r| f(r)).collect::<Vec<_>>()).map(|s| s.median)
 }
 
-fn decode_wall(r: &IterationRecord) -> Option<f64> {
-    Some(r.wire_decode_ms? + r.row_decode_ms?)
-}
-
 fn busy(records: &[IterationRecord]) -> Option<Busy> {
     let timed: Vec<&IterationRecord> = records.iter().filter(|r| r.is_timed()).collect();
-    let off = median_of(&timed, |r| r.descheduled_ms)?;
-    let wall = median_of(&timed, decode_wall)?;
-    let cpu = median_of(&timed, |r| {
-        Some(r.wire_decode_cpu_ms? + r.row_decode_cpu_ms?)
+    let parts = |r: &IterationRecord| r.accounting().parts;
+    let off = median_of(&timed, |r| parts(r).get(Part::Descheduled))?;
+    let cpu = |r: &IterationRecord| {
+        let p = parts(r);
+        p.ms(Part::WireDecode) + p.ms(Part::RowDecode) + p.ms(Part::ClientWork)
+    };
+    let share = median_of(&timed, |r| {
+        let off = parts(r).get(Part::Descheduled)?;
+        let work = off + cpu(r);
+        (work > 0.0).then(|| off / work)
     })?;
-    let share = off / wall;
-    (wall > 0.0 && share.is_finite() && share >= BUSY_SHARE).then_some(Busy {
+    let decode_cpu = median_of(&timed, |r| {
+        let p = parts(r);
+        Some(p.ms(Part::WireDecode) + p.ms(Part::RowDecode))
+    })?;
+    (share.is_finite() && share >= BUSY_SHARE).then_some(Busy {
         share: share.min(1.0),
-        decode_cpu_ms: cpu,
+        descheduled_ms: off,
+        decode_cpu_ms: decode_cpu,
+        local_instance: false,
     })
 }
 

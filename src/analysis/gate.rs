@@ -3,22 +3,23 @@
 //! the difference is real, so a noisy machine alone does not fail a build, and a real slowdown
 //! within the allowance does not either.
 
-use super::comparison::{BootstrapSettings, TotalComparison, compare_phase};
-use crate::report::{Phase, RunReport};
+use super::comparison::{BootstrapSettings, TotalComparison, compare_measure};
+use crate::part::Measure;
+use crate::report::RunReport;
 
 /// What a gate allows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Gate {
     /// The slowdown allowed, as a fraction: 0.10 lets the new median be up to 10% slower.
     pub max_slowdown: f64,
-    /// The phase compared (the total by default).
-    pub phase: Phase,
+    /// What is compared: the total (the default), or one part.
+    pub measure: Measure,
 }
 
 /// What a gate decided, and why, in words.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GateOutcome {
-    /// The comparison of the phase.
+    /// The comparison of the measure.
     pub comparison: TotalComparison,
     /// Whether the new run regressed: slower by more than allowed, significantly.
     pub failed: bool,
@@ -29,13 +30,13 @@ pub struct GateOutcome {
 /// Why a gate could not decide.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GateError {
-    /// The phase was not measured in the timed iterations of both runs.
+    /// The measure is not positive in the timed iterations of both runs.
     #[error(
-        "cannot gate on {phase}: it was not measured in both {base}'s and {new}'s successful iterations"
+        "cannot gate on {measure}: it is not above 0 in both {base}'s and {new}'s successful iterations"
     )]
     NotComparable {
-        /// The phase's label.
-        phase: &'static str,
+        /// The measure's label.
+        measure: &'static str,
         /// The baseline's label.
         base: String,
         /// The new run's label.
@@ -50,12 +51,13 @@ pub fn gate(
     gate: Gate,
     settings: BootstrapSettings,
 ) -> Result<GateOutcome, GateError> {
-    let comparison =
-        compare_phase(base, new, gate.phase, settings).ok_or_else(|| GateError::NotComparable {
-            phase: gate.phase.label(),
+    let comparison = compare_measure(base, new, gate.measure, settings).ok_or_else(|| {
+        GateError::NotComparable {
+            measure: gate.measure.label(),
             base: base.config.label.clone(),
             new: new.config.label.clone(),
-        })?;
+        }
+    })?;
     let c = &comparison.comparison;
     let allowed = 1.0 + gate.max_slowdown;
     let percent = |x: f64| format!("{:.0}%", x * 100.0);
@@ -126,7 +128,7 @@ mod tests {
 
     const TEN_PERCENT: Gate = Gate {
         max_slowdown: 0.10,
-        phase: Phase::Total,
+        measure: Measure::Total,
     };
 
     #[test]
@@ -200,7 +202,7 @@ mod tests {
     #[test]
     fn a_phase_not_measured_cannot_be_gated() {
         let server = Gate {
-            phase: Phase::Server,
+            measure: Measure::Part(crate::part::Part::Server),
             ..TEN_PERCENT
         };
         let error = gate(

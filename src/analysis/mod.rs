@@ -5,16 +5,18 @@
 //!   iterations, and statistics asked for and not returned, as typed data.
 //! - [`causes`](mod@causes): why an iteration was slower than the median one, its extra time
 //!   split into causes (first byte, a stream gap at a message, decode, descheduling, resumes).
-//! - [`comparison`](mod@comparison): two runs side by side, the per-phase medians and the
-//!   bootstrap comparison of their totals with its verdict in words, under one set of
-//!   [`BootstrapSettings`].
+//! - [`comparison`](mod@comparison): two runs side by side, the bootstrap comparison of their
+//!   totals with its verdict in words under one set of [`BootstrapSettings`], and the change of
+//!   each part's mean (adding up to the total's).
 //! - [`distribution`](mod@distribution): the five-number summary of a run's totals (box plots).
 //! - [`gate`](mod@gate): whether a new run regressed against a baseline, for CI.
+//! - [`parts`](mod@parts): the parts of a run's time, summarised (means that add up to the mean
+//!   total), its headline, and two runs' parts compared (changes that add up).
 //! - [`subject`](mod@subject): a subject's profile (`spanprof client`): the program against
 //!   spanprof's decoder and the wire floor, and how much of what it adds the server spent
 //!   waiting on it.
-//! - [`sweep`](mod@sweep): the runs of a parameter sweep as a table per value and a cost model per
-//!   phase (fixed ms, ms per 1,000 rows, MB/s).
+//! - [`sweep`](mod@sweep): the runs of a parameter sweep as a table per value and a cost model of
+//!   the total and each part (fixed ms, ms per 1,000 rows, MB/s).
 //!
 //! Pure functions of plain data built on [`stats`](crate::stats) and [`report`](crate::report):
 //! no I/O, no clocks, no UI, no command line.
@@ -24,6 +26,7 @@ pub mod comparison;
 pub mod distribution;
 pub mod findings;
 pub mod gate;
+pub mod parts;
 pub mod subject;
 pub mod sweep;
 
@@ -31,13 +34,13 @@ pub use causes::{
     Cause, CauseKind, ExplainError, Explanation, IterationCauses, RunCauses, explain,
 };
 pub use comparison::{
-    BootstrapSettings, PARTS, PhaseMedians, RunComparison, TotalComparison, compare_phase,
-    compare_runs, signed_ms,
+    BootstrapSettings, RunComparison, TotalComparison, compare_measure, compare_runs,
 };
 pub use distribution::{Distribution, totals_distribution};
 pub use findings::{
     Busy, Findings, FirstIteration, MissingStatistics, Outlier, findings, missing_statistics,
 };
 pub use gate::{Gate, GateError, GateOutcome, gate, parse_slowdown};
+pub use parts::{Headline, PartChange, PartComparison, PartStats, PartSummary};
 pub use subject::{SubjectComparison, subject_comparison};
 pub use sweep::{Band, CostModel, Sweep, SweepRow, sweep};

@@ -1,17 +1,20 @@
 //! How a query's time grows with its answer: the runs of a parameter sweep (`LIMIT @n` over 100,
-//! 1,000, 10,000...) as one table per value, and per phase a cost model fitted to every timed
-//! iteration, `fixed ms + ms per 1,000 rows`, with the throughput the phase sustains (MB/s of wire
-//! bytes). Ordinary least squares over the iterations (not the medians), so the fit weighs every
-//! measurement once; its R² says how well a line describes the phase.
+//! 1,000, 10,000...) as one table per value, and for the total and each part a cost model fitted
+//! to every timed iteration, `fixed ms + ms per 1,000 rows`, with the throughput it sustains (MB/s
+//! of wire bytes). Ordinary least squares over the iterations (not the medians), so the fit weighs
+//! every measurement once; its R² says how well a line describes the part.
 
-use crate::report::{Phase, RunReport};
+use super::parts::measures_had;
+use crate::part::Measure;
+use crate::report::RunReport;
 use crate::stats::{percentile, summarize};
 
-/// One phase of one sweep value: its median with the band from the 10th to the 90th percentile.
+/// The total or a part of one sweep value: its median with the band from the 10th to the 90th
+/// percentile.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Band {
-    /// The phase.
-    pub phase: Phase,
+    /// The total, or the part.
+    pub measure: Measure,
     /// Median, milliseconds.
     pub median: f64,
     /// 10th percentile.
@@ -20,7 +23,7 @@ pub struct Band {
     pub p90: f64,
 }
 
-/// One value of the swept parameter: its run, how much it returned, and each phase's band.
+/// One value of the swept parameter: its run, how much it returned, and each measure's band.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepRow {
     /// The run's label.
@@ -33,22 +36,24 @@ pub struct SweepRow {
     pub rows: f64,
     /// Median wire bytes received.
     pub wire_bytes: f64,
-    /// The bands of the phases measured, in [`Phase::ALL`] order.
+    /// The bands of the total and of the parts the sweep's runs had, in [`Part::ALL`] order.
+    ///
+    /// [`Part::ALL`]: crate::part::Part::ALL
     pub bands: Vec<Band>,
 }
 
 impl SweepRow {
-    /// The band of `phase`, when it was measured.
-    pub fn band(&self, phase: Phase) -> Option<&Band> {
-        self.bands.iter().find(|b| b.phase == phase)
+    /// The band of `measure`, when the sweep's runs had it.
+    pub fn band(&self, measure: Measure) -> Option<&Band> {
+        self.bands.iter().find(|b| b.measure == measure)
     }
 }
 
-/// A phase's cost as a line in the answer's size.
+/// The cost of the total or a part as a line in the answer's size.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CostModel {
-    /// The phase.
-    pub phase: Phase,
+    /// The total, or the part.
+    pub measure: Measure,
     /// Milliseconds it costs whatever the answer (the intercept).
     pub fixed_ms: f64,
     /// Milliseconds it costs per 1,000 rows (the slope).
@@ -56,18 +61,18 @@ pub struct CostModel {
     /// Wire megabytes per second it sustains (from the slope against bytes); `None` when it does
     /// not grow with the bytes.
     pub mb_per_s: Option<f64>,
-    /// How much of the phase's variation the line explains, 0 to 1.
+    /// How much of its variation the line explains, 0 to 1.
     pub r_squared: f64,
 }
 
-/// A sweep: its parameter, a row per value, and a model per phase.
+/// A sweep: its parameter, a row per value, and a model of the total and of each part.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sweep {
     /// The swept parameter's name.
     pub param: String,
     /// One row per value, in ascending order when every value is a number (else as run).
     pub rows: Vec<SweepRow>,
-    /// A model per phase measured over at least two different answer sizes.
+    /// A model of the total and of each part, over at least two different answer sizes.
     pub models: Vec<CostModel>,
 }
 
@@ -87,13 +92,14 @@ pub fn sweep(runs: &[&RunReport]) -> Option<Sweep> {
     if points.len() < 2 {
         return None;
     }
-    let mut rows: Vec<SweepRow> = points.iter().map(|r| row(r)).collect();
+    let measures = measures_had(points.iter().flat_map(|r| &r.iterations));
+    let mut rows: Vec<SweepRow> = points.iter().map(|r| row(r, &measures)).collect();
     if rows.iter().all(|r| r.x.is_some()) {
         rows.sort_by(|a, b| a.x.unwrap_or(0.0).total_cmp(&b.x.unwrap_or(0.0)));
     }
-    let models = Phase::ALL
-        .into_iter()
-        .filter_map(|phase| model(&points, phase))
+    let models = measures
+        .iter()
+        .filter_map(|&measure| model(&points, measure))
         .collect();
     Some(Sweep {
         param,
@@ -102,7 +108,7 @@ pub fn sweep(runs: &[&RunReport]) -> Option<Sweep> {
     })
 }
 
-fn row(run: &RunReport) -> SweepRow {
+fn row(run: &RunReport, measures: &[Measure]) -> SweepRow {
     let point = run.config.sweep.as_ref();
     let median = |values: Vec<f64>| summarize(&values).map_or(0.0, |s| s.median);
     let sorted = |mut v: Vec<f64>| {
@@ -116,12 +122,12 @@ fn row(run: &RunReport) -> SweepRow {
         x: point.and_then(|p| p.number()),
         rows: median(run.timed().map(|i| i.rows as f64).collect()),
         wire_bytes: median(run.timed().map(|i| i.wire_bytes as f64).collect()),
-        bands: Phase::ALL
-            .into_iter()
-            .filter_map(|phase| {
-                let values = sorted(run.phase_samples(phase));
+        bands: measures
+            .iter()
+            .filter_map(|&measure| {
+                let values = sorted(run.samples(measure));
                 Some(Band {
-                    phase,
+                    measure,
                     median: percentile(&values, 50.0)?,
                     p10: percentile(&values, 10.0)?,
                     p90: percentile(&values, 90.0)?,
@@ -131,13 +137,14 @@ fn row(run: &RunReport) -> SweepRow {
     }
 }
 
-/// The least-squares line of `phase` against rows (and the slope against bytes) over every timed
-/// iteration of `runs` that measured it; `None` with fewer than two distinct row counts.
-fn model(runs: &[&RunReport], phase: Phase) -> Option<CostModel> {
+/// The least-squares line of `measure` against rows (and the slope against bytes) over every
+/// timed iteration of `runs`; `None` with fewer than two distinct row counts.
+fn model(runs: &[&RunReport], measure: Measure) -> Option<CostModel> {
     let mut by_rows = Vec::new();
     let mut by_bytes = Vec::new();
     for it in runs.iter().flat_map(|r| r.timed()) {
-        if let Some(ms) = it.phase_ms(phase).filter(|ms| ms.is_finite()) {
+        let ms = it.measure_ms(measure);
+        if ms.is_finite() {
             by_rows.push((it.rows as f64, ms));
             by_bytes.push((it.wire_bytes as f64, ms));
         }
@@ -148,7 +155,7 @@ fn model(runs: &[&RunReport], phase: Phase) -> Option<CostModel> {
         .filter(|s| *s > 0.0)
         .map(|ms_per_byte| 1e-3 / ms_per_byte);
     Some(CostModel {
-        phase,
+        measure,
         fixed_ms: intercept,
         ms_per_1000_rows: slope * 1000.0,
         mb_per_s,
@@ -184,6 +191,7 @@ pub fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::part::Part;
     use crate::report::SweepPoint;
 
     /// A sweep point `n` whose iterations return `n` rows of 100 bytes each and take
@@ -207,29 +215,32 @@ mod tests {
     }
 
     #[test]
-    fn a_sweep_gives_a_row_per_value_and_recovers_the_cost_of_each_phase() {
+    fn a_sweep_gives_a_row_per_value_and_recovers_the_cost_of_each_part() {
         let runs = [point(10_000), point(100), point(1_000), point(100_000)];
         let sweep = sweep(&runs.iter().collect::<Vec<_>>()).expect("four points");
         assert_eq!(sweep.param, "n");
         let values: Vec<&str> = sweep.rows.iter().map(|r| r.value.as_str()).collect();
         assert_eq!(values, ["100", "1000", "10000", "100000"], "ascending");
         assert_eq!(sweep.rows[2].rows, 10_000.0);
-        let total = sweep.rows[3].band(Phase::Total).expect("measured");
+        let total = sweep.rows[3].band(Measure::Total).expect("measured");
         assert!(total.p10 <= total.median && total.median <= total.p90);
-        let model = |phase| sweep.models.iter().find(|m| m.phase == phase).copied();
-        let t = model(Phase::Total).expect("a model of the total");
+        let model = |measure| sweep.models.iter().find(|m| m.measure == measure).copied();
+        let t = model(Measure::Total).expect("a model of the total");
         assert!((t.ms_per_1000_rows - 0.5).abs() < 0.02, "{t:?}");
         assert!((t.fixed_ms - 2.0).abs() < 0.5, "{t:?}");
         assert!(t.r_squared > 0.99, "{t:?}");
         // 0.5 ms per 1,000 rows of 100 bytes: 100 kB in 0.5 ms, 200 MB/s.
         let mb = t.mb_per_s.expect("grows with bytes");
         assert!((mb - 200.0).abs() < 10.0, "{mb}");
-        let r = model(Phase::RowDecode).expect("a model of row decode");
+        let r = model(Measure::Part(Part::RowDecode)).expect("a model of row decode");
         assert!(
             (r.ms_per_1000_rows - 0.3).abs() < 1e-6 && (r.fixed_ms - 1.0).abs() < 1e-6,
             "{r:?}"
         );
-        assert!(model(Phase::Server).is_none(), "not measured");
+        assert!(
+            model(Measure::Part(Part::Server)).is_none(),
+            "no iteration had it"
+        );
     }
 
     #[test]

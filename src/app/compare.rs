@@ -12,6 +12,7 @@ use super::run_list::RunEntry;
 use super::theme;
 use super::verdicts::{Verdict, Verdicts};
 use crate::analysis::totals_distribution;
+use crate::text::ms;
 
 /// The compare view's state: which runs are picked, and the verdicts asked for so far.
 #[derive(Debug, Default)]
@@ -122,7 +123,7 @@ impl CompareView {
                     Some(sweep) => phases::sweep_curve(ui, sweep, &mut self.sweep_axis, height),
                     None => Vec::new(),
                 };
-                phases::phase_medians(ui, &picked, height);
+                phases::part_means_chart(ui, &picked, height);
                 overlay_bars(ui, &picked, height);
                 box_plots(ui, &picked, height);
             });
@@ -154,7 +155,7 @@ impl CompareView {
                             ui.monospace(sql).on_hover_text(&run.report.config.sql);
                             ui.monospace(run.report.timed().count().to_string());
                             let median = totals_distribution(&run.report)
-                                .map_or_else(|| "—".to_owned(), |d| format!("{:.3} ms", d.median));
+                                .map_or_else(|| "—".to_owned(), |d| ms(d.median));
                             ui.monospace(median);
                             ui.end_row();
                         }
@@ -184,16 +185,16 @@ fn verdict_line(ui: &mut egui::Ui, k: usize, verdict: &Verdict, a_label: &str, b
 
 fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
     let width = 0.8 / picked.len() as f64;
+    let offset = |k: usize| (k as f64 - (picked.len() as f64 - 1.0) / 2.0) * width;
     let charts: Vec<BarChart> = picked
         .iter()
         .map(|&(k, run)| {
-            let offset = (k as f64 - (picked.len() as f64 - 1.0) / 2.0) * width;
+            // Each bar at its iteration's number, as the Iterations tab and the CSV number it.
             let bars = run
                 .report
                 .timed()
-                .enumerate()
-                .map(|(n, r)| {
-                    Bar::new(n as f64 + offset, r.total_ms)
+                .map(|r| {
+                    Bar::new(f64::from(r.iteration) + offset(k), r.total_ms)
                         .width(width * 0.95)
                         .name(format!("{} #{}", run.report.config.label, r.iteration))
                 })
@@ -208,8 +209,9 @@ fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
     let plot = Plot::new("compare-bars")
         .height(height)
         .include_y(0.0)
-        .y_axis_label("total ms")
-        .x_axis_label("timed iteration")
+        .y_axis_label("total")
+        .y_axis_formatter(|mark, _| ms(mark.value))
+        .x_axis_label("iteration")
         .allow_scroll(false)
         .show(ui, |plot| {
             for chart in charts {
@@ -217,17 +219,17 @@ fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
             }
         });
     let Some(x) = hovered_x(&plot) else { return };
-    let n = x.round();
     let hit = picked.iter().find_map(|&(k, run)| {
-        let offset = (k as f64 - (picked.len() as f64 - 1.0) / 2.0) * width;
-        let record = run.report.timed().nth(n.max(0.0) as usize)?;
-        ((x - (n + offset)).abs() <= width * 0.95 / 2.0).then_some((run, record))
+        let n = (x - offset(k)).round();
+        let record = run.report.timed().find(|r| f64::from(r.iteration) == n)?;
+        ((x - (n + offset(k))).abs() <= width * 0.95 / 2.0).then_some((run, record))
     });
     if let Some((run, r)) = hit {
         plot.response.on_hover_ui_at_pointer(|ui| {
             ui.label(format!(
-                "{} #{}\ntotal {:.3} ms",
-                run.report.config.label, r.iteration, r.total_ms
+                "{}\n{}",
+                run.report.config.label,
+                super::iterations::tooltip(r)
             ));
         });
     }
@@ -268,7 +270,8 @@ fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
         .include_y(0.0)
         .include_x(-0.5)
         .include_x(picked.len() as f64 - 0.5)
-        .y_axis_label("total ms")
+        .y_axis_label("total")
+        .y_axis_formatter(|mark, _| ms(mark.value))
         .x_axis_label("run")
         .x_grid_spacer(move |input| one_mark_per_run(input, runs))
         .x_axis_formatter(move |mark, _| run_label(&labels, mark.value))
@@ -288,8 +291,13 @@ fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
     if let Some((run, d)) = hit {
         plot.response.on_hover_ui_at_pointer(|ui| {
             ui.label(format!(
-                "{}: total ms\nmax {:.3}\nq3 {:.3}\nmedian {:.3}\nq1 {:.3}\nmin {:.3}",
-                run.report.config.label, d.max, d.q3, d.median, d.q1, d.min
+                "{}: total\nmax {}\nq3 {}\nmedian {}\nq1 {}\nmin {}",
+                run.report.config.label,
+                ms(d.max),
+                ms(d.q3),
+                ms(d.median),
+                ms(d.q1),
+                ms(d.min)
             ));
         });
     }

@@ -12,7 +12,8 @@ use egui_plot::{Corner, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, 
 use super::history_reader::{Answer, Ask, HistoryReader, QUERY_LIMIT, TREND_LIMIT};
 use super::theme;
 use crate::history::{QuerySummary, TrendPoint};
-use crate::report::{Phase, RunReport};
+use crate::part::{Measure, Part};
+use crate::report::RunReport;
 
 /// What the view hands the app.
 #[derive(Debug, Clone)]
@@ -47,7 +48,7 @@ pub struct HistoryView {
     chosen: Option<String>,
     points: Vec<TrendPoint>,
     lines: TrendLines,
-    phase: Phase,
+    phase: Measure,
     picked: Vec<String>,
     label: String,
     waiting: bool,
@@ -65,7 +66,7 @@ impl HistoryView {
             chosen: None,
             points: Vec::new(),
             lines: TrendLines::default(),
-            phase: Phase::Total,
+            phase: Measure::Total,
             picked: Vec::new(),
             label: String::new(),
             waiting: false,
@@ -245,10 +246,12 @@ impl HistoryView {
         }
         ui.horizontal(|ui| {
             let before = self.phase;
-            egui::ComboBox::from_label("phase")
+            egui::ComboBox::from_label("part")
                 .selected_text(self.phase.label())
                 .show_ui(ui, |ui| {
-                    for phase in Phase::ALL {
+                    let measures =
+                        std::iter::once(Measure::Total).chain(Part::ALL.map(Measure::Part));
+                    for phase in measures {
                         if self.points.iter().any(|p| p.phase(phase).is_some()) {
                             ui.selectable_value(&mut self.phase, phase, phase.label());
                         }
@@ -439,8 +442,8 @@ impl HistoryView {
     }
 }
 
-/// The lines of `points` for `phase`.
-fn lines(points: &[TrendPoint], phase: Phase) -> TrendLines {
+/// The lines of `points` for `phase` (the total, or a part).
+fn lines(points: &[TrendPoint], phase: Measure) -> TrendLines {
     let mut l = TrendLines::default();
     for (k, p) in points.iter().enumerate() {
         let x = k as f64;
@@ -510,7 +513,7 @@ mod tests {
             failed,
             plan: plan.map(str::to_owned),
             phases: vec![PhaseFigures {
-                phase: Phase::Total,
+                measure: Measure::Total,
                 median,
                 p90: median * 2.0,
             }],
@@ -525,12 +528,16 @@ mod tests {
             point("3", Some("b"), false, 3.0),
             point("4", None, false, 4.0),
         ];
-        let l = lines(&points, Phase::Total);
+        let l = lines(&points, Measure::Total);
         assert_eq!(l.plan_changes, [1.5]);
         assert_eq!(l.failed, [[1.0, 2.0]]);
         assert_eq!(l.p90[2], [2.0, 6.0]);
         assert_eq!(l.days[0], "03-01");
-        assert!(lines(&points, Phase::Server).median.is_empty());
+        assert!(
+            lines(&points, Measure::Part(Part::Server))
+                .median
+                .is_empty()
+        );
     }
 
     #[test]

@@ -1,7 +1,10 @@
-//! The iterations view: one stacked bar per iteration (server, network, wire decode, row decode,
-//! other), warm-ups marked, exact figures on hover (a tooltip egui keeps inside the window),
-//! click or drag to select iterations; the legend above the plot, never over its bars; a summary
-//! table per phase over the selection (or every timed iteration); the slow first iteration, the
+//! The iterations view: one stacked bar per iteration, its parts as `report::accounting` gives
+//! them (a query's server, network, decode, client work, descheduled, untimed, and a cold start's
+//! steps; a client program's parts as the server saw them), the overlap of the server's work with
+//! the client's drawn outlined over the decode (never stacked), warm-ups marked, exact figures on
+//! hover (a tooltip egui keeps inside the window), click or drag to select iterations; the headline
+//! and the legend above the plot, never over its bars; a table of the parts over the selection (or
+//! every timed iteration) and one of the figures beside them; the slow first iteration, the
 //! outliers and statistics the mode asked for and did not get flagged. The tab around it: the run
 //! in flight, or the run shown, picked from the list.
 
@@ -14,88 +17,43 @@ use super::run::ActiveRun;
 use super::run_list::{RunEntry, RunList};
 use super::theme;
 use super::timeline_view::TimelineView;
-use crate::analysis;
-use crate::report::{IterationRecord, LatencyPoint, Phase, Status, latency_summaries};
-use crate::stats::{self, Summary};
+use crate::analysis::{self, PartStats};
+use crate::part::Part;
+use crate::report::{Figure, IterationRecord, Status, figure_summaries};
+use crate::stats::Summary;
+use crate::text::{bytes, count, ms};
 
 /// A bar's width, in iterations.
 const BAR_WIDTH: f64 = 0.7;
 
-/// The stacked segments of a bar, bottom to top.
-pub const SEGMENTS: [&str; 5] = ["server", "network", "wire decode", "row decode", "other"];
-
-/// One bar's segments in milliseconds, in [`SEGMENTS`] order. The client's wait on the network
-/// includes the server's own time, so the server's share is taken out of it; it is capped by it,
-/// because a streaming server works while the client decodes, and only the wait is the client's
-/// time to attribute.
-pub fn segments(r: &IterationRecord) -> [f64; 5] {
-    let network = r.network_ms.unwrap_or(0.0).max(0.0);
-    let server = r.server_ms.unwrap_or(0.0).clamp(0.0, network);
-    let wire = r.wire_decode_ms.unwrap_or(0.0).max(0.0);
-    let row = r.row_decode_ms.unwrap_or(0.0).max(0.0);
-    let other = r
-        .other_ms
-        .unwrap_or(r.total_ms - network - wire - row)
-        .max(0.0);
-    [server, network - server, wire, row, other]
-}
-
-/// The stacked segments of a client program's bar (`spanprof client`), bottom to top: its time as
-/// the local instance saw it.
-pub const CLIENT_SEGMENTS: [&str; 5] = [
-    "starting",
-    "to first byte",
-    "streaming",
-    "blocked",
-    "to exit",
-];
-
-/// One client program's bar in [`CLIENT_SEGMENTS`] order: start-up, request to first byte, the
-/// transfer less the time the server was blocked on the client, that blocked time, and last byte
-/// to exit.
-pub fn client_segments(r: &IterationRecord) -> [f64; 5] {
-    let part = |x: Option<f64>| x.unwrap_or(0.0).max(0.0);
-    let transfer = part(r.transfer_ms);
-    let blocked = part(r.blocked_ms).min(transfer);
-    [
-        part(r.startup_ms),
-        part(r.first_byte_ms),
-        transfer - blocked,
-        blocked,
-        part(r.tail_ms),
-    ]
-}
-
-/// Which bars a run's records stack: a client program's (their phases measured at the server)
-/// or a query's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
-    Query,
-    Client,
-}
-
-impl Layout {
-    fn of(records: &[IterationRecord]) -> Layout {
-        if records.iter().any(|r| r.startup_ms.is_some()) {
-            Layout::Client
-        } else {
-            Layout::Query
+/// The parts the bars of `records` stack, bottom to top: every part some iteration had, in
+/// [`Part::ALL`] order (untimed last for a query, and for a failed iteration the whole bar).
+pub fn stacked_parts(records: &[IterationRecord]) -> Vec<Part> {
+    let mut had = 0u32;
+    for r in records {
+        for (part, _) in r.accounting().parts.iter() {
+            had |= 1 << part.index();
         }
     }
+    Part::ALL
+        .into_iter()
+        .filter(|p| had & (1 << p.index()) != 0)
+        .collect()
+}
 
-    fn names(self) -> [&'static str; 5] {
-        match self {
-            Layout::Query => SEGMENTS,
-            Layout::Client => CLIENT_SEGMENTS,
-        }
-    }
-
-    fn segments(self, r: &IterationRecord) -> [f64; 5] {
-        match self {
-            Layout::Query => segments(r),
-            Layout::Client => client_segments(r),
-        }
-    }
+/// Where an iteration's overlap is drawn: from the top of its waits (the parts before the decode)
+/// up by the overlap, as far as the bar goes; `None` without one.
+pub fn overlap_span(r: &IterationRecord) -> Option<(f64, f64)> {
+    let a = r.accounting();
+    let overlap = a.overlap_ms.filter(|o| *o > 0.0)?;
+    let waits: f64 = a
+        .parts
+        .iter()
+        .take_while(|(p, _)| !p.is_client_cpu() && *p != Part::Descheduled && *p != Part::Untimed)
+        .map(|(_, ms)| ms)
+        .sum();
+    let room = (a.parts.sum_ms() - waits).max(0.0);
+    Some((waits, overlap.min(room)))
 }
 
 /// Something a reader should notice about an iteration.
@@ -114,13 +72,15 @@ pub fn flags(records: &[IterationRecord]) -> Vec<Flag> {
     let slow = found.slow_start().map(|first| Flag {
         iteration: first.iteration,
         text: format!(
-            "#{} is a slow cold start: {:.2} ms, {:.1}× the median of the rest",
-            first.iteration, first.total_ms, first.ratio
+            "#{} is a slow cold start: {}, {:.1}× the median of the rest",
+            first.iteration,
+            ms(first.total_ms),
+            first.ratio
         ),
     });
     let outliers = found.outliers.iter().map(|o| Flag {
         iteration: o.iteration,
-        text: format!("#{} is an outlier: {:.2} ms", o.iteration, o.total_ms),
+        text: format!("#{} is an outlier: {}", o.iteration, ms(o.total_ms)),
     });
     slow.into_iter().chain(outliers).collect()
 }
@@ -152,25 +112,15 @@ fn chosen<'a>(
         .collect()
 }
 
-/// Google's latency points over the same iterations as [`summaries`].
-pub fn latency_points(
-    records: &[IterationRecord],
-    selection: &BTreeSet<u32>,
-) -> Vec<(LatencyPoint, Summary)> {
-    latency_summaries(&chosen(records, selection))
+/// The figures beside the parts over the same iterations as [`part_stats`].
+pub fn figures(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Vec<(Figure, Summary)> {
+    figure_summaries(&chosen(records, selection))
 }
 
-/// The summary of each phase over `records` that count (timed, and in `selection` if it is not
-/// empty).
-pub fn summaries(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Vec<(Phase, Summary)> {
-    let chosen = chosen(records, selection);
-    Phase::ALL
-        .into_iter()
-        .filter_map(|phase| {
-            let samples: Vec<f64> = chosen.iter().filter_map(|r| r.phase_ms(phase)).collect();
-            Some((phase, stats::summarize(&samples)?))
-        })
-        .collect()
+/// The parts of the `records` that count (timed, and in `selection` if it is not empty), as
+/// `analysis` summarises them.
+pub fn part_stats(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Option<PartStats> {
+    PartStats::of(chosen(records, selection))
 }
 
 /// The iterations view's state: the selection, and which run it belongs to.
@@ -354,12 +304,24 @@ impl IterationsView {
                 }
             }
         });
-        let layout = Layout::of(records);
-        theme::legend(ui, layout.names().into_iter().zip(theme::SEGMENT_COLORS));
+        let stacked = stacked_parts(records);
+        if let Some(stats) = PartStats::of(records) {
+            ui.label(egui::RichText::new(stats.headline().to_string()).strong())
+                .on_hover_text("Over every timed iteration; the table below follows the selection");
+        }
+        theme::legend(
+            ui,
+            stacked.iter().map(|p| (p.label(), theme::part(*p))).chain(
+                records
+                    .iter()
+                    .any(|r| overlap_span(r).is_some())
+                    .then_some(("overlap (server beside client, not added)", theme::OVERLAP)),
+            ),
+        );
         let open = self.timeline.run() == Some(run);
         let share = if open { 0.3 } else { 0.55 };
         let plot_height = (ui.available_height() * share).max(if open { 140.0 } else { 180.0 });
-        self.chart(ui, run, records, &flags, plot_height);
+        self.chart(ui, (run, &stacked), records, &flags, plot_height);
         ui.add_space(6.0);
         if let Some(missing) = analysis::missing_statistics(query_mode, records) {
             ui.colored_label(theme::WARN, format!("! {missing}"));
@@ -390,11 +352,10 @@ impl IterationsView {
         }
         ui.add_space(4.0);
         if !self.timeline.ui(ui, run, label, records) {
-            let points = latency_points(records, &self.selection);
             summary_table(
                 ui,
-                &summaries(records, &self.selection),
-                &points,
+                part_stats(records, &self.selection).as_ref(),
+                &figures(records, &self.selection),
                 &self.selection,
             );
         }
@@ -403,53 +364,14 @@ impl IterationsView {
     fn chart(
         &mut self,
         ui: &mut egui::Ui,
-        run: u64,
+        (run, stacked): (u64, &[Part]),
         records: &[IterationRecord],
         flags: &[Flag],
         height: f32,
     ) {
         let flagged: BTreeSet<u32> = flags.iter().map(|f| f.iteration).collect();
-        let layout = Layout::of(records);
-        let mut charts: Vec<BarChart> = Vec::with_capacity(SEGMENTS.len());
-        for (k, name) in layout.names().iter().enumerate() {
-            let bars: Vec<Bar> = records
-                .iter()
-                .map(|r| {
-                    let height = if r.status == Status::Ok {
-                        layout.segments(r)[k]
-                    } else if k == SEGMENTS.len() - 1 {
-                        r.total_ms
-                    } else {
-                        0.0
-                    };
-                    let mut fill = if r.status == Status::Ok {
-                        theme::SEGMENT_COLORS[k]
-                    } else {
-                        theme::ERROR
-                    };
-                    if r.warmup {
-                        fill = fill.gamma_multiply(0.4);
-                    }
-                    let stroke = bar_stroke(
-                        self.selection.contains(&r.iteration),
-                        flagged.contains(&r.iteration),
-                    );
-                    Bar::new(r.iteration as f64, height)
-                        .width(BAR_WIDTH)
-                        .fill(fill)
-                        .stroke(stroke)
-                        .name(format!("#{}", r.iteration))
-                })
-                .collect();
-            let refs: Vec<&BarChart> = charts.iter().collect();
-            // No text drawn beside the hovered bar (egui_plot draws it to the bar's right, past
-            // the window's edge for the last bars): the tooltip below says it all.
-            let chart = BarChart::new(*name, bars)
-                .color(theme::SEGMENT_COLORS[k])
-                .element_formatter(Box::new(|_, _| String::new()))
-                .stack_on(&refs);
-            charts.push(chart);
-        }
+        let mut charts = self.stacked_charts(stacked, records, &flagged);
+        charts.extend(overlap_chart(records));
         self.bars = records.len();
         let warm_labels: Vec<(u32, f64)> = records
             .iter()
@@ -468,7 +390,8 @@ impl IterationsView {
             .allow_double_click_reset(false)
             .include_y(0.0)
             .include_y(tallest * 1.12)
-            .y_axis_label("ms")
+            .y_axis_label("time")
+            .y_axis_formatter(|mark, _| ms(mark.value))
             .x_axis_label("iteration")
             .show(ui, |plot| {
                 for chart in charts {
@@ -511,6 +434,57 @@ impl IterationsView {
         if let Some(clicked) = self.select_with_pointer(ui, &response, records) {
             self.timeline.open(run, clicked);
         }
+    }
+
+    /// One bar chart per part, stacked: each iteration's part in its colour (a failed iteration
+    /// one bar of its whole time, in the error colour), warm-ups faded, selected and flagged bars
+    /// outlined.
+    fn stacked_charts(
+        &self,
+        stacked: &[Part],
+        records: &[IterationRecord],
+        flagged: &BTreeSet<u32>,
+    ) -> Vec<BarChart> {
+        let parts: Vec<crate::report::Parts> =
+            records.iter().map(|r| r.accounting().parts).collect();
+        let mut charts: Vec<BarChart> = Vec::with_capacity(stacked.len() + 1);
+        for (k, &part) in stacked.iter().enumerate() {
+            let last = k + 1 == stacked.len();
+            let bars: Vec<Bar> = records
+                .iter()
+                .zip(&parts)
+                .map(|(r, p)| {
+                    let ok = r.status == Status::Ok;
+                    let height = match (ok, last) {
+                        (true, _) => p.ms(part),
+                        (false, true) => r.total_ms,
+                        (false, false) => 0.0,
+                    };
+                    let mut fill = if ok { theme::part(part) } else { theme::ERROR };
+                    if r.warmup {
+                        fill = fill.gamma_multiply(0.4);
+                    }
+                    let stroke = bar_stroke(
+                        self.selection.contains(&r.iteration),
+                        flagged.contains(&r.iteration),
+                    );
+                    Bar::new(r.iteration as f64, height)
+                        .width(BAR_WIDTH)
+                        .fill(fill)
+                        .stroke(stroke)
+                        .name(format!("#{}", r.iteration))
+                })
+                .collect();
+            let refs: Vec<&BarChart> = charts.iter().collect();
+            // No text drawn beside the hovered bar (egui_plot draws it to the bar's right, past
+            // the window's edge for the last bars): the tooltip below says it all.
+            let chart = BarChart::new(part.label(), bars)
+                .color(theme::part(part))
+                .element_formatter(Box::new(|_, _| String::new()))
+                .stack_on(&refs);
+            charts.push(chart);
+        }
+        charts
     }
 
     /// Click selects one bar (Shift or Ctrl adds to the selection); a drag selects the range.
@@ -566,6 +540,29 @@ impl IterationsView {
     }
 }
 
+/// The overlaps of `records`, outlined over their decode: drawn, never stacked or added.
+fn overlap_chart(records: &[IterationRecord]) -> Option<BarChart> {
+    let overlaps: Vec<Bar> = records
+        .iter()
+        .filter(|r| r.status == Status::Ok)
+        .filter_map(|r| {
+            let (base, height) = overlap_span(r)?;
+            Some(
+                Bar::new(r.iteration as f64, height)
+                    .base_offset(base)
+                    .width(BAR_WIDTH * 0.55)
+                    .fill(theme::OVERLAP.gamma_multiply(0.25))
+                    .stroke(egui::Stroke::new(1.5, theme::OVERLAP)),
+            )
+        })
+        .collect();
+    (!overlaps.is_empty()).then(|| {
+        BarChart::new("overlap", overlaps)
+            .color(theme::OVERLAP)
+            .element_formatter(Box::new(|_, _| String::new()))
+    })
+}
+
 /// A bar's outline: white when selected, the warning colour when flagged, else none (a thin
 /// outline in the bar's own colour drew a dark rim round every bar, which read as selected).
 fn bar_stroke(selected: bool, flagged: bool) -> egui::Stroke {
@@ -590,36 +587,42 @@ fn hovered_bar<'r>(
         .find(|r| (x - f64::from(r.iteration)).abs() <= BAR_WIDTH / 2.0)
 }
 
-/// The hover text of an iteration's bar: every figure, exactly.
-fn tooltip(r: &IterationRecord) -> String {
+/// The hover text of an iteration's bar: its total, its parts, the overlap beside them and what
+/// the server reported, each written as every other view writes it.
+pub fn tooltip(r: &IterationRecord) -> String {
+    let a = r.accounting();
     let mut text = format!(
-        "#{}{} · {}\ntotal {:.3} ms",
+        "#{}{} · {}\ntotal {}",
         r.iteration,
         if r.warmup { " (warm-up)" } else { "" },
         r.status.as_str(),
-        r.total_ms
+        ms(r.total_ms)
     );
-    let layout = Layout::of(std::slice::from_ref(r));
-    let parts = layout.segments(r);
-    // The server's time the bar cannot hold (it overlapped the client's own work).
-    let beyond = r.server_ms.unwrap_or(0.0) - parts[0];
-    for (name, value) in layout.names().iter().zip(parts) {
-        text.push_str(&format!("\n{name} {value:.3} ms"));
-        if layout == Layout::Query && *name == "network" && beyond > 0.0005 {
-            text.push_str(" (the client's waits less the server's time)");
+    if r.status == Status::Ok {
+        for (part, value) in a.parts.iter() {
+            text.push_str(&format!("\n{} {}", part.label(), ms(value)));
         }
     }
-    if let Some(server) = r.server_ms.filter(|_| layout == Layout::Query) {
-        text.push_str(&server_line(r, server, beyond));
+    if let Some(overlap) = a.overlap_ms.filter(|o| *o > 0.0) {
+        text.push_str(&format!(
+            "\noverlap {} (the server working beside the client's decode: not added)",
+            ms(overlap)
+        ));
+    }
+    if let Some(elapsed) = r.server_ms {
+        text.push_str(&format!("\nthe server reports {} elapsed", ms(elapsed)));
+        if let Some(wait) = r.server_client_wait_ms {
+            text.push_str(&format!(", {} of it waiting on the client", ms(wait)));
+        }
     }
     if let Some(ttfb) = r.ttfb_ms {
-        text.push_str(&format!("\nfirst byte {ttfb:.3} ms"));
+        text.push_str(&format!("\nfirst byte after {}", ms(ttfb)));
     }
     text.push_str(&format!(
-        "\n{} rows · {} messages · {:.2} MB",
-        r.rows,
-        r.messages,
-        r.wire_bytes as f64 / 1e6
+        "\n{} rows · {} messages · {}",
+        count(r.rows),
+        count(r.messages),
+        bytes(r.wire_bytes)
     ));
     if r.resumes > 0 {
         text.push_str(&format!("\n{} resumes", r.resumes));
@@ -630,80 +633,91 @@ fn tooltip(r: &IterationRecord) -> String {
     text
 }
 
-/// What the server reports against what the bar draws of it: the stacked bar holds only the part
-/// within the client's waits; the rest overlapped the client's own work, which the timeline shows.
-fn server_line(r: &IterationRecord, server: f64, beyond: f64) -> String {
-    if beyond <= 0.0005 {
-        return format!(
-            "\nthe server reports {server:.3} ms elapsed, all within the client's waits"
-        );
-    }
-    match super::timeline_rows::server_overlap(r) {
-        Some(o) => format!(
-            "\nthe server reports {server:.3} ms elapsed: the bar holds {:.3} ms (as much as the client waited);\non the timeline {:.3} ms of it fell in the client's waits, {:.3} ms beside its decode\nand {:.3} ms beside its other work (click for the timeline)",
-            server - beyond,
-            parts_ms(o.in_waits_us),
-            parts_ms(o.over_decode_us),
-            parts_ms(o.rest_us)
-        ),
-        None => format!(
-            "\nthe server reports {server:.3} ms elapsed: the bar holds {:.3} ms (as much as the client waited); {beyond:.3} ms overlapped the client's own work",
-            server - beyond
-        ),
-    }
-}
-
-fn parts_ms(us: u64) -> f64 {
-    us as f64 / 1000.0
-}
-
-/// The per-phase summary table: median, mean, σ, min, max, p90, p99 in milliseconds; below the
-/// phases, Google's latency points (operation, attempt, gfe, afe, query) when any was measured.
+/// The summary tables: the total and each part (mean, median, σ, min, max, p90, p99 and the
+/// part's share of the mean total), the notes a reader needs to add them up, then the figures
+/// beside the parts (the overlap, what the server reported, Google's latency points) when any was
+/// measured. Figures are written as every view writes them.
 pub fn summary_table(
     ui: &mut egui::Ui,
-    rows: &[(Phase, Summary)],
-    points: &[(LatencyPoint, Summary)],
+    stats: Option<&PartStats>,
+    figures: &[(Figure, Summary)],
     selection: &BTreeSet<u32>,
 ) {
     let over = if selection.is_empty() {
         "every timed iteration".to_owned()
     } else {
-        format!("{} selected iterations", selection.len())
+        format!("{} selected iterations", count(selection.len() as u64))
     };
     ui.horizontal(|ui| {
         ui.label(egui::RichText::new("Summary").strong());
-        ui.label(egui::RichText::new(format!("(ms, over {over})")).small());
+        ui.label(egui::RichText::new(format!("(over {over})")).small());
     });
-    if rows.is_empty() {
+    let Some(stats) = stats else {
         ui.label("No timed iteration yet.");
         return;
-    }
-    egui::Grid::new("summary-table")
-        .striped(true)
-        .num_columns(9)
-        .spacing([14.0, 3.0])
+    };
+    egui::ScrollArea::horizontal()
+        .id_salt("summary-scroll")
         .show(ui, |ui| {
-            for heading in [
-                "phase", "n", "median", "mean", "σ", "min", "max", "p90", "p99",
-            ] {
-                ui.label(egui::RichText::new(heading).strong());
-            }
-            ui.end_row();
-            let phases = rows.iter().map(|(phase, s)| (phase.label(), s));
-            let google = points.iter().map(|(point, s)| (point.name(), s));
-            for (i, (name, s)) in phases.chain(google).enumerate() {
-                if i == rows.len() {
-                    ui.label(egui::RichText::new("Google's latency points").strong());
+            egui::Grid::new("summary-table")
+                .striped(true)
+                .num_columns(10)
+                .spacing([14.0, 3.0])
+                .show(ui, |ui| {
+                    for heading in [
+                        "part", "n", "mean", "median", "σ", "min", "max", "p90", "p99", "share",
+                    ] {
+                        ui.label(egui::RichText::new(heading).strong());
+                    }
                     ui.end_row();
-                }
-                ui.label(name);
-                ui.monospace(s.count.to_string());
-                for value in [s.median, s.mean, s.std_dev, s.min, s.max, s.p90, s.p99] {
-                    ui.monospace(format!("{value:.3}"));
-                }
-                ui.end_row();
-            }
+                    summary_row(ui, "total", &stats.total, Some(1.0), None);
+                    for p in &stats.parts {
+                        let swatch = Some(theme::part(p.part));
+                        summary_row(ui, p.part.label(), &p.summary, Some(p.share), swatch);
+                    }
+                    if !figures.is_empty() {
+                        ui.label(egui::RichText::new("Beside the parts").strong())
+                            .on_hover_text(
+                                "Overlapping the parts, or measured elsewhere: never added to them",
+                            );
+                        ui.end_row();
+                    }
+                    for (figure, s) in figures {
+                        summary_row(ui, figure.name(), s, None, None);
+                    }
+                });
         });
+    let mut note = format!(
+        "The parts' means add up to the mean total; their medians and percentiles do not. {}.",
+        stats.split.note()
+    );
+    if stats.client_work_untimed > 0 {
+        note.push_str(" An older report: the client's own work was not timed, and is in untimed.");
+    }
+    ui.label(egui::RichText::new(note).small().color(theme::MUTED));
+}
+
+/// One row of the summary: its name (with its colour's swatch), count, statistics and share.
+fn summary_row(
+    ui: &mut egui::Ui,
+    name: &str,
+    s: &Summary,
+    share: Option<f64>,
+    swatch: Option<egui::Color32>,
+) {
+    ui.horizontal(|ui| {
+        if let Some(colour) = swatch {
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(9.0, 9.0), egui::Sense::hover());
+            ui.painter().rect_filled(rect, 2.0, colour);
+        }
+        ui.label(name);
+    });
+    ui.monospace(count(s.count as u64));
+    for value in [s.mean, s.median, s.std_dev, s.min, s.max, s.p90, s.p99] {
+        ui.monospace(ms(value));
+    }
+    ui.monospace(share.map_or_else(String::new, |x| format!("{:.0}%", x * 100.0)));
+    ui.end_row();
 }
 
 #[cfg(test)]

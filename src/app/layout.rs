@@ -6,11 +6,11 @@ use super::SpanprofApp;
 use super::command::Command;
 use super::connection::{ConnectionSettings, TargetKind, repaint_notifier};
 use super::export::ExportFormat;
-use super::labels::thousands;
 use super::query::mode_label;
 use super::settings::Tab;
 use super::theme;
 use crate::engine::QueryMode;
+use crate::text::count;
 
 impl SpanprofApp {
     /// The menu bar; the command a click asked for.
@@ -181,7 +181,7 @@ fn target_summary(c: &ConnectionSettings) -> String {
     match c.kind {
         TargetKind::Local => format!(
             "local instance · Seed23 {} rows",
-            thousands(c.local.seed23_rows)
+            count(c.local.seed23_rows)
         ),
         TargetKind::Emulator => format!("emulator {}", c.emulator.host_port),
         TargetKind::Cloud => format!(

@@ -57,7 +57,7 @@ pub use emulator::EmulatorSettings;
 pub use export::{ExportFormat, ReportError, export_bytes, export_to, summary_text};
 pub use frames::{FrameSample, FrameStats};
 pub use history_view::HistoryView;
-pub use iterations::{IterationsView, SEGMENTS};
+pub use iterations::IterationsView;
 pub use operator_view::{PlanColumn, PlanView};
 pub use options::{OptionSettings, Replicas};
 pub use phases::{Curve, SweepAxis};

@@ -1,18 +1,19 @@
-//! Runs side by side, phase by phase, in the compare view: each picked run's median of every phase
-//! as one stacked bar named by the run on its axis (where the difference between two variants is),
-//! and, when the picked runs are the points of a sweep, the curve of each phase's median against
-//! the swept value, the rows or the megabytes, with its band from the 10th to the 90th percentile
-//! (how the time grows with the answer).
+//! Runs side by side, part by part, in the compare view: each picked run's mean of every part as
+//! one stacked bar named by the run on its axis (the means add up to the mean total, so the bars'
+//! differences are the parts' changes), and, when the picked runs are the points of a sweep, the
+//! curve of the total's and each part's median against the swept value, the rows or the
+//! megabytes, with its band from the 10th to the 90th percentile (how the time grows with the
+//! answer).
 
 use egui_plot::{Bar, BarChart, FilledArea, GridInput, GridMark, Line, Plot, PlotPoints};
 use serde::{Deserialize, Serialize};
 
-use super::iterations::{SEGMENTS, segments};
 use super::run_list::RunEntry;
 use super::theme;
-use crate::analysis::{self, Sweep};
-use crate::report::{Phase, RunReport};
-use crate::stats::median;
+use crate::analysis::{self, PartStats, Sweep};
+use crate::part::{Measure, Part};
+use crate::report::RunReport;
+use crate::text::ms;
 
 /// What the sweep curve's x axis is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -36,51 +37,66 @@ impl SweepAxis {
     }
 }
 
-/// The phases a sweep's curve draws.
-const CURVE_PHASES: [Phase; 5] = [
-    Phase::Total,
-    Phase::Server,
-    Phase::Network,
-    Phase::WireDecode,
-    Phase::RowDecode,
-];
-
-/// One phase's curve as drawn: its points (x, median).
+/// One curve as drawn: its points (x, median).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curve {
-    /// The phase.
-    pub phase: Phase,
+    /// The total, or the part.
+    pub measure: Measure,
     /// Its points, in x order.
     pub points: Vec<[f64; 2]>,
 }
 
-/// Each picked run's medians per phase as one stacked bar.
-pub fn phase_medians(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
-    ui.label(egui::RichText::new("Median per phase").strong())
-        .on_hover_text("Each run's median of every phase, stacked: where the runs differ");
-    theme::legend(ui, SEGMENTS.iter().copied().zip(theme::SEGMENT_COLORS));
-    let medians: Vec<[f64; 5]> = picked
+/// The means of each part of each picked run (0 where a run did not have the part), and the
+/// parts any of them had.
+pub fn part_means(picked: &[(usize, &RunEntry)]) -> (Vec<Part>, Vec<Vec<f64>>) {
+    let stats: Vec<Option<PartStats>> = picked
         .iter()
-        .map(|(_, run)| median_segments(&run.report))
+        .map(|(_, run)| PartStats::of_run(&run.report))
         .collect();
-    let mut charts: Vec<BarChart> = Vec::with_capacity(SEGMENTS.len());
-    for (k, name) in SEGMENTS.iter().enumerate() {
-        let bars = medians
+    let parts: Vec<Part> = Part::ALL
+        .into_iter()
+        .filter(|&p| stats.iter().flatten().any(|s| s.part(p).is_some()))
+        .collect();
+    let means = stats
+        .iter()
+        .map(|s| {
+            parts
+                .iter()
+                .map(|&p| {
+                    s.as_ref()
+                        .and_then(|s| s.part(p))
+                        .map_or(0.0, |p| p.summary.mean)
+                })
+                .collect()
+        })
+        .collect();
+    (parts, means)
+}
+
+/// Each picked run's mean per part as one stacked bar.
+pub fn part_means_chart(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
+    ui.label(egui::RichText::new("Mean per part").strong())
+        .on_hover_text(
+            "Each run's mean of every part, stacked: they add up to its mean total, so the bars \
+         differ where the runs do",
+        );
+    let (parts, means) = part_means(picked);
+    theme::legend(ui, parts.iter().map(|p| (p.label(), theme::part(*p))));
+    let mut charts: Vec<BarChart> = Vec::with_capacity(parts.len());
+    for (k, part) in parts.iter().enumerate() {
+        let bars = means
             .iter()
             .enumerate()
             .map(|(x, m)| Bar::new(x as f64, m[k]).width(0.6))
             .collect();
-        let chart = BarChart::new(format!("median {name}"), bars)
-            .color(theme::SEGMENT_COLORS[k])
+        let chart = BarChart::new(format!("mean {}", part.label()), bars)
+            .color(theme::part(*part))
             .element_formatter(Box::new(|_, _| String::new()));
         let below: Vec<&BarChart> = charts.iter().collect();
         let chart = chart.stack_on(&below);
         charts.push(chart);
     }
-    let labels: Vec<String> = picked
-        .iter()
-        .map(|(_, r)| r.report.config.label.clone())
-        .collect();
+    let labels: Vec<String> = picked.iter().map(|(_, r)| r.title()).collect();
     let runs = picked.len();
     let names = labels.clone();
     let plot = Plot::new("compare-phases")
@@ -88,7 +104,8 @@ pub fn phase_medians(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f
         .include_y(0.0)
         .include_x(-0.5)
         .include_x(runs as f64 - 0.5)
-        .y_axis_label("median ms")
+        .y_axis_label("mean")
+        .y_axis_formatter(|mark, _| ms(mark.value))
         .x_grid_spacer(move |input| one_mark_per_run(input, runs))
         .x_axis_formatter(move |mark, _| run_label(&names, mark.value))
         .show_x(false)
@@ -106,24 +123,20 @@ pub fn phase_medians(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f
     if (x - k).abs() > 0.3 || k < 0.0 {
         return;
     }
-    if let (Some(label), Some(m)) = (labels.get(k as usize), medians.get(k as usize)) {
+    if let (Some(label), Some(m)) = (labels.get(k as usize), means.get(k as usize)) {
         plot.response.on_hover_ui_at_pointer(|ui| {
-            let mut text = format!("{label}: medians");
-            for (name, ms) in SEGMENTS.iter().zip(m) {
-                text.push_str(&format!("\n{name} {ms:.3} ms"));
-            }
-            ui.label(text);
+            ui.label(means_text(label, &parts, m));
         });
     }
 }
 
-/// The median of each segment over a run's timed iterations.
-fn median_segments(report: &RunReport) -> [f64; 5] {
-    let rows: Vec<[f64; 5]> = report.timed().map(segments).collect();
-    std::array::from_fn(|k| {
-        let mut values: Vec<f64> = rows.iter().map(|r| r[k]).collect();
-        median(&mut values).unwrap_or(0.0)
-    })
+/// A run's means as the hover text of its bar: the total, then each part.
+pub fn means_text(label: &str, parts: &[Part], means: &[f64]) -> String {
+    let mut text = format!("{label}: means\ntotal {}", ms(means.iter().sum()));
+    for (part, value) in parts.iter().zip(means) {
+        text.push_str(&format!("\n{} {}", part.label(), ms(*value)));
+    }
+    text
 }
 
 /// The sweep among `reports`, if they hold one.
@@ -138,20 +151,22 @@ pub fn curves(sweep: &Sweep, axis: SweepAxis) -> Vec<(Curve, Vec<[f64; 2]>)> {
         SweepAxis::Rows => row.rows,
         SweepAxis::Megabytes => row.wire_bytes / 1e6,
     };
-    CURVE_PHASES
-        .into_iter()
-        .filter_map(|phase| {
+    sweep
+        .models
+        .iter()
+        .map(|m| m.measure)
+        .filter_map(|measure| {
             let bands: Option<Vec<_>> = sweep
                 .rows
                 .iter()
                 .enumerate()
-                .map(|(i, row)| row.band(phase).map(|b| (x(row, i), *b)))
+                .map(|(i, row)| row.band(measure).map(|b| (x(row, i), *b)))
                 .collect();
             let mut bands = bands?;
             bands.sort_by(|a, b| a.0.total_cmp(&b.0));
             let points = bands.iter().map(|(x, b)| [*x, b.median]).collect();
             let spread = bands.iter().map(|(_, b)| [b.p10, b.p90]).collect();
-            Some((Curve { phase, points }, spread))
+            Some((Curve { measure, points }, spread))
         })
         .collect()
 }
@@ -165,7 +180,7 @@ pub fn sweep_curve(
 ) -> Vec<Curve> {
     ui.horizontal(|ui| {
         ui.label(egui::RichText::new(format!("Sweep of @{}", sweep.param)).strong())
-            .on_hover_text("Each phase's median at each value, with its 10th to 90th percentile");
+            .on_hover_text("The total's and each part's median at each value, with its 10th to 90th percentile");
         let along = ui.label("x:");
         egui::ComboBox::from_id_salt("sweep-axis")
             .selected_text(axis.label())
@@ -179,14 +194,16 @@ pub fn sweep_curve(
             .labelled_by(along.id);
     });
     for m in &sweep.models {
-        if m.phase == Phase::Total {
+        if m.measure == Measure::Total {
             let mb = m
                 .mb_per_s
                 .map_or_else(String::new, |mb| format!(", {mb:.1} MB/s"));
             ui.label(
                 egui::RichText::new(format!(
-                    "total ≈ {:.2} ms + {:.3} ms per 1,000 rows{mb} (R² {:.2})",
-                    m.fixed_ms, m.ms_per_1000_rows, m.r_squared
+                    "total ≈ {} + {} per 1,000 rows{mb} (R² {:.2})",
+                    ms(m.fixed_ms),
+                    ms(m.ms_per_1000_rows),
+                    m.r_squared
                 ))
                 .small()
                 .color(theme::MUTED),
@@ -194,19 +211,15 @@ pub fn sweep_curve(
         }
     }
     let drawn = curves(sweep, *axis);
-    let colours = |phase: Phase| match phase {
-        Phase::Total => theme::SELECTED,
-        Phase::Server => theme::SEGMENT_COLORS[0],
-        Phase::Network => theme::SEGMENT_COLORS[1],
-        Phase::WireDecode => theme::SEGMENT_COLORS[2],
-        Phase::RowDecode => theme::SEGMENT_COLORS[3],
-        _ => theme::SEGMENT_COLORS[4],
+    let colours = |measure: Measure| match measure {
+        Measure::Total => theme::SELECTED,
+        Measure::Part(part) => theme::part(part),
     };
     theme::legend(
         ui,
         drawn
             .iter()
-            .map(|(c, _)| (c.phase.label(), colours(c.phase))),
+            .map(|(c, _)| (c.measure.label(), colours(c.measure))),
     );
     let x_label = match axis {
         SweepAxis::Value => format!("@{}", sweep.param),
@@ -217,18 +230,19 @@ pub fn sweep_curve(
     Plot::new("compare-sweep")
         .height(height)
         .include_y(0.0)
-        .y_axis_label("median ms")
+        .y_axis_label("median")
+        .y_axis_formatter(|mark, _| ms(mark.value))
         .x_axis_label(x_label)
         .allow_scroll(false)
         .show(ui, |plot| {
             for (curve, spread) in items {
-                let colour = colours(curve.phase);
+                let colour = colours(curve.measure);
                 let xs: Vec<f64> = curve.points.iter().map(|p| p[0]).collect();
                 let lows: Vec<f64> = spread.iter().map(|s| s[0]).collect();
                 let highs: Vec<f64> = spread.iter().map(|s| s[1]).collect();
                 plot.add(
                     FilledArea::new(
-                        format!("{} p10–p90", curve.phase.label()),
+                        format!("{} p10–p90", curve.measure.label()),
                         &xs,
                         &lows,
                         &highs,
@@ -236,9 +250,12 @@ pub fn sweep_curve(
                     .fill_color(colour.linear_multiply(0.18)),
                 );
                 plot.line(
-                    Line::new(curve.phase.label(), PlotPoints::from(curve.points.clone()))
-                        .color(colour)
-                        .width(2.0),
+                    Line::new(
+                        curve.measure.label(),
+                        PlotPoints::from(curve.points.clone()),
+                    )
+                    .color(colour)
+                    .width(2.0),
                 );
             }
         });
@@ -295,13 +312,18 @@ mod tests {
         let sweep = sweep_of(&refs).expect("a sweep");
         let by_value = curves(&sweep, SweepAxis::Value);
         let total = &by_value[0].0;
-        assert_eq!(total.phase, Phase::Total);
+        assert_eq!(total.measure, Measure::Total);
         let xs: Vec<f64> = total.points.iter().map(|p| p[0]).collect();
         assert_eq!(xs, [1000.0, 2000.0, 4000.0]);
         assert!(total.points.windows(2).all(|w| w[1][1] > w[0][1]), "grows");
         let by_mb = curves(&sweep, SweepAxis::Megabytes);
         assert_eq!(by_mb[0].0.points[2][0], 4.0);
-        assert_eq!(by_value.len(), 1, "only the total was measured");
+        let drawn: Vec<Measure> = by_value.iter().map(|(c, _)| c.measure).collect();
+        assert_eq!(
+            drawn,
+            [Measure::Total, Measure::Part(Part::Untimed)],
+            "nothing was timed but the total"
+        );
     }
 
     #[test]

@@ -4,12 +4,12 @@
 //! in flight. What it edits is [`QuerySettings`].
 
 use super::command::Command;
-use super::labels::thousands;
 use super::options::options_ui;
 use super::query_settings::QuerySettings;
 use super::run::ActiveRun;
 use super::theme::form_row;
 use crate::engine::{Order, QueryMode};
+use crate::text::count;
 use crate::wire::DecoderKind;
 
 /// The query panel (it keeps no state of its own beyond the settings).
@@ -262,9 +262,9 @@ fn progress_ui(ui: &mut egui::Ui, run: &ActiveRun) {
             .text(text)
             .animate(false),
     );
-    let mut line = format!("{} rows", thousands(progress.rows));
+    let mut line = format!("{} rows", count(progress.rows));
     if let Some(rows_per_s) = progress.rows_per_s {
-        line.push_str(&format!(" · {} rows/s", thousands(rows_per_s as u64)));
+        line.push_str(&format!(" · {} rows/s", count(rows_per_s as u64)));
     }
     if let Some(mb_per_s) = progress.mb_per_s {
         line.push_str(&format!(" · {mb_per_s:.1} MB/s"));

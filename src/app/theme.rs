@@ -1,23 +1,27 @@
-//! The app's colours and visuals: a dark theme with one colour per phase.
+//! The app's colours and visuals: a dark theme; each part's colour comes from `crate::part`, so
+//! the window, the exports and the report draw a part alike.
 
 use egui::Color32;
 
-/// Server, network, wire decode, row decode, other.
-pub const SEGMENT_COLORS: [Color32; 5] = [
-    Color32::from_rgb(0xb0, 0x7c, 0xf0),
-    Color32::from_rgb(0x4a, 0x9e, 0xe8),
-    Color32::from_rgb(0xf0, 0xa0, 0x3c),
-    Color32::from_rgb(0x4c, 0xc3, 0x8a),
-    Color32::from_rgb(0x8a, 0x90, 0x9a),
-];
-/// Runs overlaid in the compare view, in turn.
+use crate::part::Part;
+
+/// A part's colour.
+pub fn part(part: Part) -> Color32 {
+    let [r, g, b] = part.colour();
+    Color32::from_rgb(r, g, b)
+}
+
+/// The overlap of the server's work with the client's, outlined over the decode.
+pub const OVERLAP: Color32 = Color32::from_rgb(0xcf, 0xe8, 0xff);
+
+/// Runs overlaid in the compare view, in turn: colours of their own, none a part's.
 pub const RUN_COLORS: [Color32; 6] = [
-    Color32::from_rgb(0x4a, 0x9e, 0xe8),
-    Color32::from_rgb(0xf0, 0xa0, 0x3c),
-    Color32::from_rgb(0x4c, 0xc3, 0x8a),
-    Color32::from_rgb(0xe0, 0x5c, 0x7a),
-    Color32::from_rgb(0xb0, 0x7c, 0xf0),
-    Color32::from_rgb(0xd8, 0xd0, 0x5a),
+    Color32::from_rgb(0xf2, 0xf2, 0xf2),
+    Color32::from_rgb(0xff, 0x7e, 0xb6),
+    Color32::from_rgb(0xa6, 0xe2, 0x2e),
+    Color32::from_rgb(0xc3, 0xa6, 0xff),
+    Color32::from_rgb(0xff, 0x9e, 0x80),
+    Color32::from_rgb(0x7f, 0xe0, 0xd0),
 ];
 /// Success.
 pub const OK: Color32 = Color32::from_rgb(0x4c, 0xc3, 0x8a);

@@ -10,6 +10,7 @@ use egui::{Align2, Color32, FontId, Pos2, Rect, Stroke, StrokeKind};
 
 use super::theme;
 use super::timeline_rows::{BLOCK, Block, Item, Kind, Mark, Row, RowKind, Source};
+use crate::part::Part;
 use crate::report::{Lane, Timeline};
 
 /// An item narrower than this (pixels) is merged with its small neighbours.
@@ -189,13 +190,13 @@ pub fn layout_row(
 /// The colour of a kind.
 pub fn color(kind: Kind) -> Color32 {
     match kind {
-        Kind::Wait => theme::SEGMENT_COLORS[1].gamma_multiply(0.55),
+        Kind::Wait => theme::part(Part::Network).gamma_multiply(0.55),
         Kind::Stall => theme::WARN,
-        Kind::Wire => theme::SEGMENT_COLORS[2],
-        Kind::Row | Kind::Finish => theme::SEGMENT_COLORS[3],
+        Kind::Wire => theme::part(Part::WireDecode),
+        Kind::Row | Kind::Finish => theme::part(Part::RowDecode),
         Kind::Bucket => theme::MUTED.gamma_multiply(0.6),
         Kind::Resume => theme::ERROR,
-        Kind::Server => theme::SEGMENT_COLORS[0],
+        Kind::Server => theme::part(Part::Server),
         Kind::Setup => theme::SETUP,
     }
 }
@@ -260,7 +261,7 @@ pub fn paint_ticks(
         let x = px(t);
         let (color, size) = match mark {
             Mark::Request => (Color32::WHITE, 5.0),
-            Mark::Headers => (theme::SEGMENT_COLORS[0], 4.0),
+            Mark::Headers => (theme::part(Part::Server), 4.0),
         };
         let tip = Pos2::new(x, top);
         painter.add(egui::Shape::convex_polygon(
@@ -364,12 +365,12 @@ pub fn paint_end(painter: &egui::Painter, x: f32, top: f32, bottom: f32, total_m
 /// Paints the server's reported time as a translucent band behind the rows of its iteration, so
 /// the client's waits and decode inside it show where the two overlap.
 pub fn paint_server_band(painter: &egui::Painter, x0: f32, x1: f32, top: f32, bottom: f32) {
-    let fill = theme::SEGMENT_COLORS[0].gamma_multiply(0.10);
+    let fill = theme::part(Part::Server).gamma_multiply(0.10);
     painter.rect(
         Rect::from_x_y_ranges(x0..=x1.max(x0 + 1.0), top..=bottom),
         0.0,
         fill,
-        Stroke::new(1.0, theme::SEGMENT_COLORS[0].gamma_multiply(0.4)),
+        Stroke::new(1.0, theme::part(Part::Server).gamma_multiply(0.4)),
         StrokeKind::Inside,
     );
 }

@@ -6,9 +6,8 @@
 //! microseconds from the iteration's start, sorted by start, with the running maximum of the ends
 //! beside it so the view finds what is visible by binary search ([`Row::visible`]) instead of
 //! walking every message each frame.
-//!
-//! [`server_overlap`] splits the server's reported time into what the client spent waiting and
-//! what overlapped its own work (decode and the rest): the part the stacked bar cannot show.
+//! How the server's time splits against the client's is the record's accounting's to say, not
+//! the timeline's.
 
 use std::ops::Range;
 
@@ -385,67 +384,6 @@ pub fn ms_to_us(ms: f64) -> Option<u64> {
     (ms.is_finite() && (0.0..86_400_000.0).contains(&ms)).then(|| (ms * 1000.0).round() as u64)
 }
 
-/// How much of `[a, b)` lies inside `[from, to)`.
-fn inside(a: u64, b: u64, from: u64, to: u64) -> u64 {
-    b.min(to).saturating_sub(a.max(from))
-}
-
-/// The server's reported time set against the client's, from the timeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Overlap {
-    /// What the server reports, placed from the first request's sending.
-    pub server_us: u64,
-    /// Of it, the time the client spent waiting for messages.
-    pub in_waits_us: u64,
-    /// Of it, the time the client spent decoding (wire, row, end-of-stream check) meanwhile.
-    pub over_decode_us: u64,
-    /// The rest: the client's other work, or past the iteration's end.
-    pub rest_us: u64,
-}
-
-/// The server's reported time of `record` split into the client's waits and what overlapped the
-/// client's decode (a bucket's waits and decode counted by the share of its stretch inside the
-/// server's time), if the record has both a server time and a timeline.
-pub fn server_overlap(record: &IterationRecord) -> Option<Overlap> {
-    let timeline = record.timeline.as_ref()?;
-    let server_us = record.server_ms.and_then(ms_to_us)?;
-    let from = first_request_us(timeline);
-    let to = from.saturating_add(server_us);
-    let (mut waits, mut decode) = (0u64, 0u64);
-    for lane in &timeline.lanes {
-        for m in &lane.messages {
-            waits += inside(at(lane, m.waited_from_us), at(lane, m.arrived_us), from, to);
-            for span in std::iter::once(&m.wire).chain(m.row.as_ref()) {
-                let start = at(lane, span.start_us);
-                decode += inside(start, start.saturating_add(span.wall_us), from, to);
-            }
-        }
-        if let Some(f) = &lane.finish {
-            let start = at(lane, f.start_us);
-            decode += inside(start, start.saturating_add(f.wall_us), from, to);
-        }
-        for b in &lane.buckets {
-            let (a, z) = (at(lane, b.from_us), at(lane, b.to_us));
-            let length = z.saturating_sub(a);
-            if length == 0 {
-                continue;
-            }
-            let share = inside(a, z, from, to) as f64 / length as f64;
-            waits += (b.wait_us as f64 * share) as u64;
-            decode += (b.wire_wall_us.saturating_add(b.row_wall_us) as f64 * share) as u64;
-        }
-    }
-    // Lanes of a partitioned read run at once: never count more than the server's time.
-    let in_waits_us = waits.min(server_us);
-    let over_decode_us = decode.min(server_us - in_waits_us);
-    Some(Overlap {
-        server_us,
-        in_waits_us,
-        over_decode_us,
-        rest_us: server_us - in_waits_us - over_decode_us,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -638,24 +576,5 @@ mod tests {
         assert!(waits.visible(95_000, 99_000).is_empty());
         assert!(waits.visible(0, 5).is_empty());
         assert_eq!(waits.visible_ticks(600, 90_000), [900, 81_100]);
-    }
-
-    #[test]
-    fn the_server_time_splits_into_the_clients_waits_and_its_decode() {
-        // Server time from 10 to 1,010: waits 20..500 and 800..900; decode 500..800, 900..1000
-        // and the first 10 µs of 1000..1100.
-        let o = server_overlap(&record(Some(1.0))).expect("both known");
-        assert_eq!(o.server_us, 1_000);
-        assert_eq!(o.in_waits_us, 480 + 100);
-        assert_eq!(o.over_decode_us, 300 + 100 + 10);
-        assert_eq!(o.rest_us, 10);
-        // A server time past the iteration's end is never counted twice.
-        let long = server_overlap(&record(Some(500.0))).expect("both known");
-        assert!(long.in_waits_us + long.over_decode_us <= long.server_us);
-        assert!(long.rest_us > 400_000, "{long:?}");
-        assert_eq!(server_overlap(&record(Some(f64::NAN))), None);
-        let mut bare = record(Some(1.0));
-        bare.timeline = None;
-        assert_eq!(server_overlap(&bare), None);
     }
 }

@@ -15,7 +15,7 @@ use egui_plot::{GridMark, Plot, PlotTransform};
 
 use super::theme;
 use super::timeline_paint::{self as paint, Band, Drawn};
-use super::timeline_rows::{self as rows, Item, Kind, Overlap, Row, RowKind};
+use super::timeline_rows::{self as rows, Item, Kind, Row, RowKind};
 use crate::analysis::causes::{self, CauseKind, IterationCauses};
 use crate::report::IterationRecord;
 
@@ -35,7 +35,7 @@ struct Built {
     causes: Option<IterationCauses>,
     /// Why there are no causes.
     no_causes: Option<String>,
-    overlap: Option<Overlap>,
+    server: Option<ServerShare>,
     /// The opened iteration's longest wait: (message, from, to) in microseconds.
     longest: Option<(u32, u64, u64)>,
 }
@@ -67,6 +67,8 @@ pub struct TimelineView {
 /// The words for a cause, as a reader would say it.
 pub fn cause_words(kind: CauseKind, at_message: Option<u32>) -> String {
     match (kind, at_message) {
+        (CauseKind::Server, Some(n)) => format!("the server stalled before message {n}"),
+        (CauseKind::Server, None) => "the server worked longer".into(),
         (CauseKind::StreamGap, Some(n)) => format!("a stall before message {n}"),
         (CauseKind::StreamGap, None) => "longer waits between messages".into(),
         (CauseKind::FirstByte, _) => "the first message came later".into(),
@@ -113,14 +115,14 @@ impl Built {
             median,
             causes,
             no_causes,
-            overlap: index.and_then(|i| rows::server_overlap(&records[i])),
+            server: index.and_then(|i| ServerShare::of(&records[i])),
             longest: None,
         };
         let stalls: Vec<u32> = built
             .causes
             .iter()
             .flat_map(|c| &c.causes)
-            .filter(|c| c.kind == CauseKind::StreamGap && c.ms > 0.0)
+            .filter(|c| matches!(c.kind, CauseKind::StreamGap | CauseKind::Server) && c.ms > 0.0)
             .filter_map(|c| c.at_message)
             .collect();
         let median_index = median
@@ -567,11 +569,11 @@ impl TimelineView {
         let mut text = paint::drawn_text(r, timeline, d, record.server_ms);
         if r.kind == RowKind::Server
             && let Some(o) = built
-                .overlap
+                .server
                 .filter(|_| r.iteration == self.opened().unwrap_or(0))
         {
             text.push('\n');
-            text.push_str(&overlap_text(&o));
+            text.push_str(&o.to_string());
         }
         response.response.clone().on_hover_ui_at_pointer(|ui| {
             ui.label(text);
@@ -593,16 +595,55 @@ fn message_number(records: &[IterationRecord], built: &Built, row: &Row, item: &
         .map_or(0, |m| m.number)
 }
 
-/// The server's time against the client's, in words.
-pub fn overlap_text(o: &Overlap) -> String {
-    let ms = |us: u64| us as f64 / 1e3;
-    format!(
-        "the server reports {:.3} ms: {:.3} ms of it while the client waited for messages, {:.3} ms beside the client's decode, {:.3} ms beside its other work or after its end",
-        ms(o.server_us),
-        ms(o.in_waits_us),
-        ms(o.over_decode_us),
-        ms(o.rest_us)
-    )
+/// The server's reported time as the iteration's accounting splits it: its work while the client
+/// waited (the `server` part), its work beside the client's own (the overlap), and its wait on
+/// the client where it reported one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServerShare {
+    /// Its reported elapsed time, ms.
+    pub elapsed: f64,
+    /// The `server` part, ms.
+    pub in_waits: f64,
+    /// The overlap, ms.
+    pub overlap: f64,
+    /// Its reported wait on the client, ms.
+    pub waiting_on_client: Option<f64>,
+    /// Whether the split is an estimate.
+    pub estimated: bool,
+}
+
+impl ServerShare {
+    /// The share of `record`, when it has a server time.
+    pub fn of(record: &IterationRecord) -> Option<ServerShare> {
+        let a = record.accounting();
+        Some(ServerShare {
+            elapsed: record.server_ms?,
+            in_waits: a.parts.ms(crate::part::Part::Server),
+            overlap: a.overlap_ms?,
+            waiting_on_client: record.server_client_wait_ms,
+            estimated: a.split == crate::part::Split::Estimated,
+        })
+    }
+}
+
+impl std::fmt::Display for ServerShare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::text::ms;
+        write!(
+            f,
+            "the server reports {} elapsed: {} of its work while the client waited (server), {} beside the client's own work (overlap)",
+            ms(self.elapsed),
+            ms(self.in_waits),
+            ms(self.overlap)
+        )?;
+        if let Some(wait) = self.waiting_on_client {
+            write!(f, ", {} waiting on the client", ms(wait))?;
+        }
+        if self.estimated {
+            f.write_str(" (an estimate: the server did not say how long it waited on the client)")?;
+        }
+        Ok(())
+    }
 }
 
 /// The causes beside the plot: the difference from the median iteration, cause by cause.
@@ -615,13 +656,10 @@ fn causes_text(ui: &mut egui::Ui, built: &Built, iteration: u32) {
             to as f64 / 1e3
         ));
     }
-    if let Some(o) = &built.overlap {
+    if let Some(o) = &built.server {
         ui.label(
-            egui::RichText::new(format!(
-                "{} (the purple band).",
-                capitalised(&overlap_text(o))
-            ))
-            .color(theme::MUTED),
+            egui::RichText::new(format!("{} (the blue band).", capitalised(&o.to_string())))
+                .color(theme::MUTED),
         );
     }
     ui.add_space(4.0);

@@ -4,10 +4,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::profile::{load_reports, parse_phase};
+use super::profile::{load_reports, parse_measure};
 use super::summary;
-use crate::analysis::{BootstrapSettings, Gate, compare_runs, parse_slowdown};
-use crate::report::{Phase, RunReport, printable};
+use crate::analysis::{BootstrapSettings, Gate, RunComparison, compare_runs, parse_slowdown};
+use crate::part::Measure;
+use crate::report::{RunReport, printable};
 
 /// Arguments of `spanprof compare`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -21,10 +22,14 @@ pub struct CompareArgs {
     /// is significant; 0 otherwise.
     #[arg(long, value_name = "PERCENT", value_parser = parse_slowdown)]
     pub fail_if_slower: Option<f64>,
-    /// The phase the gate compares: total (default), ttfb, network, server, wire-decode,
-    /// row-decode or other.
-    #[arg(long, value_name = "PHASE", value_parser = parse_phase, requires = "fail_if_slower")]
-    pub phase: Option<Phase>,
+    /// What the gate compares: total (the default) or a part (server, network, wire-decode,
+    /// row-decode, client-work, descheduled, untimed, a cold start's dns... session).
+    #[arg(long, value_name = "PART", value_parser = parse_measure, requires = "fail_if_slower")]
+    pub phase: Option<Measure>,
+    /// Print the verdicts as JSON (`verdict`, `ratio`, `ci`, `significant`, `total_change_ms`,
+    /// `part_changes` {part: ms}, per pair) instead of tables.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The runs to compare: every run of `b` against `a`'s one run, or the runs of both paired by
@@ -36,10 +41,11 @@ fn pairs<'a>(a: &'a [RunReport], b: &'a [RunReport]) -> Vec<(&'a RunReport, &'a 
     }
 }
 
-/// Prints, for each pair of runs, the median of each phase in both with their ratio and then the
-/// verdict of [`compare_runs`] under [`BootstrapSettings::DEFAULT`] (a 95% bootstrap confidence
-/// interval) with the phases the difference is in, and the two plans matched operator by operator;
-/// with `--fail-if-slower`, the gate's decision.
+/// Prints, for each pair of runs, the mean of the total and of each part in both with the changes
+/// (which add up to the total's), then the verdict of [`compare_runs`] under
+/// [`BootstrapSettings::DEFAULT`] (a 95% bootstrap confidence interval on the ratio of the
+/// medians) with the parts the difference is in, and the two plans matched operator by operator;
+/// with `--json`, the verdicts as one JSON document; with `--fail-if-slower`, the gate's decision.
 /// Returns whether the gate failed.
 pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bool> {
     let (a, b) = (load_reports(&args.a)?, load_reports(&args.b)?);
@@ -60,25 +66,36 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
         args.b.display(),
         args.a.display()
     );
-    for (i, (base, other)) in pairs.iter().enumerate() {
-        let comparison = compare_runs(base, other, BootstrapSettings::DEFAULT);
-        if i > 0 {
-            writeln!(out)?;
+    let comparisons: Vec<RunComparison> = pairs
+        .iter()
+        .map(|(base, other)| compare_runs(base, other, BootstrapSettings::DEFAULT))
+        .collect();
+    if comparisons.iter().any(|c| c.verdict().is_none()) {
+        anyhow::bail!("cannot compare: a run's median total time is not positive");
+    }
+    if args.json {
+        let document = serde_json::json!({
+            "comparisons": comparisons.iter().map(comparison_json).collect::<Vec<_>>()
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
+    } else {
+        for (i, ((base, other), comparison)) in pairs.iter().zip(&comparisons).enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            out.write_all(summary::part_table(comparison).as_bytes())?;
+            if let Some(verdict) = comparison.verdict_with_deltas() {
+                writeln!(out, "\n{}", printable(&verdict))?;
+            }
+            out.write_all(super::operators::plan_diff_text(base, other).as_bytes())?;
         }
-        // The change of each phase is the verdict's last part: the table keeps to the medians.
-        out.write_all(summary::phase_table(&comparison, false).as_bytes())?;
-        match comparison.verdict_with_deltas() {
-            Some(verdict) => writeln!(out, "\n{}", printable(&verdict))?,
-            None => anyhow::bail!("cannot compare: a run's median total time is not positive"),
-        }
-        out.write_all(super::operators::plan_diff_text(base, other).as_bytes())?;
     }
     let Some(max_slowdown) = args.fail_if_slower else {
         return Ok(false);
     };
     let gate = Gate {
         max_slowdown,
-        phase: args.phase.unwrap_or(Phase::Total),
+        measure: args.phase.unwrap_or(Measure::Total),
     };
     let mut regressed = false;
     for (base, other) in pairs {
@@ -87,4 +104,29 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
         writeln!(out, "\ngate: {}", printable(&outcome.reason))?;
     }
     Ok(regressed)
+}
+
+/// One comparison as `compare --json` prints it: the verdict, the ratio of the medians with its
+/// interval, and the change of the mean total with the parts' changes, which add up to it.
+fn comparison_json(c: &RunComparison) -> serde_json::Value {
+    let total = c.total.as_ref().map(|t| &t.comparison);
+    let parts = c.parts.as_ref();
+    serde_json::json!({
+        "a": c.a_label,
+        "b": c.b_label,
+        "verdict": c.verdict(),
+        "ratio": total.map(|t| t.ratio),
+        "ci": total.map(|t| [t.ci_low, t.ci_high]),
+        "confidence": total.map(|t| t.confidence),
+        "significant": total.map(|t| t.significant),
+        "a_mean_ms": parts.map(|p| p.a_mean),
+        "b_mean_ms": parts.map(|p| p.b_mean),
+        "total_change_ms": parts.map(|p| p.total_change()),
+        "part_changes": parts.map(|p| {
+            p.parts
+                .iter()
+                .map(|c| (c.part.key().to_owned(), serde_json::json!(c.change())))
+                .collect::<serde_json::Map<String, serde_json::Value>>()
+        }),
+    })
 }

@@ -18,7 +18,8 @@ use super::variants::{FromCommandLine, SweepSpec, parse_sweep, variants};
 use crate::analysis::parse_slowdown;
 use crate::engine::{Engine, EngineEvent, Order, Param, ProfileSpec, QueryMode, Variant};
 use crate::export::{Csv, Exporter, Json, Markdown, Trace, read_json, write_atomically};
-use crate::report::{Phase, RunReport, Status, printable};
+use crate::part::Measure;
+use crate::report::{RunReport, Status, printable};
 
 /// The query and how to run it.
 #[derive(Debug, Clone, clap::Args)]
@@ -101,10 +102,10 @@ pub struct ProfileArgs {
     /// the difference is significant.
     #[arg(long, value_name = "PERCENT", value_parser = parse_slowdown, requires = "baseline")]
     pub fail_if_slower: Option<f64>,
-    /// The phase the gate compares: total (default), ttfb, network, server, wire-decode,
-    /// row-decode, other, or a cold start's dns, tcp, tls, http2, token or session.
-    #[arg(long, value_name = "PHASE", value_parser = parse_phase, requires = "fail_if_slower")]
-    pub phase: Option<Phase>,
+    /// What the gate compares: total (the default) or a part (server, network, wire-decode,
+    /// row-decode, client-work, descheduled, untimed, a cold start's dns... session).
+    #[arg(long, value_name = "PART", value_parser = parse_measure, requires = "fail_if_slower")]
+    pub phase: Option<Measure>,
     /// Write every iteration as CSV here.
     #[arg(long)]
     pub csv: Option<PathBuf>,
@@ -198,29 +199,9 @@ pub fn check_label(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A phase as `--phase` spells it.
-pub fn parse_phase(text: &str) -> Result<Phase, String> {
-    Ok(match text {
-        "total" => Phase::Total,
-        "ttfb" => Phase::Ttfb,
-        "network" => Phase::Network,
-        "server" => Phase::Server,
-        "wire-decode" => Phase::WireDecode,
-        "row-decode" => Phase::RowDecode,
-        "other" => Phase::Other,
-        "dns" => Phase::Dns,
-        "tcp" => Phase::Tcp,
-        "tls" => Phase::Tls,
-        "http2" => Phase::Http2,
-        "token" => Phase::Token,
-        "session" => Phase::Session,
-        _ => {
-            return Err(format!(
-                "{text:?} is not a phase: total, ttfb, network, server, wire-decode, row-decode, \
-                 other, or a cold start's dns, tcp, tls, http2, token, session"
-            ));
-        }
-    })
+/// A measure as `--phase` spells it: `total`, or a part's key (`wire-decode` or `wire_decode`).
+pub fn parse_measure(text: &str) -> Result<Measure, String> {
+    Measure::parse(text)
 }
 
 /// The profile the arguments describe, and the label the comparisons take as their reference.
@@ -457,7 +438,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
         (Some(base), Some(max_slowdown)) => {
             let gate = crate::analysis::Gate {
                 max_slowdown,
-                phase: args.phase.unwrap_or(Phase::Total),
+                measure: args.phase.unwrap_or(Measure::Total),
             };
             summary::gate(&mut out, base, &reports, gate)?
         }

@@ -16,9 +16,9 @@ use super::serve::ServeArgs;
 use super::target::parse_limit;
 use crate::engine::{DEFAULT_SUBJECT_SQL, Engine, EngineEvent, Order, SubjectSpec};
 use crate::export::{Csv, Exporter, Json, Markdown, write_atomically};
-use crate::report::{IterationRecord, Phase, RunReport, Status, printable};
+use crate::part::Part;
+use crate::report::{IterationRecord, RunReport, Status, printable};
 use crate::server::ServerConfig;
-use crate::subject::check::thousands;
 use crate::subject::command::CommandLine;
 
 /// Arguments of `spanprof client`.
@@ -163,8 +163,8 @@ pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bo
 /// The columns of [`iteration_line`].
 fn header() -> String {
     let mut line = format!("{:<28} {:>4}", "run", "it");
-    for phase in Phase::SUBJECT {
-        line.push_str(&format!(" {:>10}", short(phase)));
+    for part in Part::SUBJECT {
+        line.push_str(&format!(" {:>10}", part.label()));
     }
     line.push_str(&format!(
         " {:>10} {:>8} {:>7}  check",
@@ -173,19 +173,8 @@ fn header() -> String {
     line
 }
 
-/// A phase's column heading.
-fn short(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Startup => "start-up",
-        Phase::FirstByte => "req→1st",
-        Phase::Transfer => "1st→last",
-        Phase::Blocked => "blocked",
-        Phase::Tail => "last→end",
-        _ => phase.label(),
-    }
-}
-
-/// One iteration: its run, number, the server's phases in ms, total, rows, resumes and the check.
+/// One iteration: its run, number, its parts as the server saw them, total, rows, resumes and
+/// the check.
 fn iteration_line(r: &IterationRecord) -> String {
     let name: String = printable(&r.run).chars().take(28).collect();
     let mut line = format!(
@@ -193,9 +182,10 @@ fn iteration_line(r: &IterationRecord) -> String {
         r.iteration,
         if r.warmup { "w" } else { " " }
     );
-    for phase in Phase::SUBJECT {
-        match r.phase_ms(phase) {
-            Some(ms) => line.push_str(&format!(" {ms:>10.1}")),
+    let parts = r.accounting().parts;
+    for part in Part::SUBJECT {
+        match parts.get(part) {
+            Some(ms) => line.push_str(&format!(" {:>10}", crate::text::ms(ms))),
             None => line.push_str(&format!(" {:>10}", "-")),
         }
     }
@@ -205,9 +195,9 @@ fn iteration_line(r: &IterationRecord) -> String {
         (status, _) => status.as_str().to_owned(),
     };
     line.push_str(&format!(
-        " {:>10.1} {:>8} {:>7}  {check}",
-        r.total_ms,
-        thousands(r.rows),
+        " {:>10} {:>8} {:>7}  {check}",
+        crate::text::ms(r.total_ms),
+        crate::text::count(r.rows),
         r.resumes
     ));
     line

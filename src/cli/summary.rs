@@ -10,7 +10,9 @@ use crate::analysis::{
     self, BootstrapSettings, Findings, Gate, IterationCauses, RunComparison, compare_runs,
     gate as run_gate,
 };
-use crate::report::{Phase, RunReport, printable};
+use crate::part::Measure;
+use crate::report::{RunReport, printable};
+use crate::text::{ms, signed_ms};
 
 /// Query statistics that did not come, a slow first (cold) iteration and outlying ones, as
 /// [`Findings`] found them; empty when there is nothing to say.
@@ -28,12 +30,24 @@ pub fn findings(report: &RunReport) -> String {
         };
         let _ = writeln!(
             text,
-            "\nfirst iteration {:.2} ms, {:.2}× the median of the rest ({:.2} ms): {verdict}",
-            first.total_ms, first.ratio, first.rest_median_ms
+            "\nfirst iteration (#{}) {}, {:.2}× the median of the rest ({}): {verdict}",
+            first.iteration,
+            ms(first.total_ms),
+            first.ratio,
+            ms(first.rest_median_ms)
         );
     }
     if let Some(busy) = &found.busy {
         let _ = writeln!(text, "{busy}");
+    }
+    if !found.untimed.is_empty() {
+        let numbers: Vec<String> = found.untimed.iter().map(|n| format!("#{n}")).collect();
+        let _ = writeln!(
+            text,
+            "untimed was more than max(1 ms, 3%) of iterations {}: the client did something it \
+             did not time",
+            numbers.join(", ")
+        );
     }
     let flagged: Vec<String> = found
         .outliers
@@ -44,7 +58,7 @@ pub fn findings(report: &RunReport) -> String {
             } else {
                 ""
             };
-            format!("#{} ({:.2} ms{off})", o.iteration, o.total_ms)
+            format!("#{} ({}{off})", o.iteration, ms(o.total_ms))
         })
         .collect();
     if !flagged.is_empty() {
@@ -95,38 +109,41 @@ pub fn against_reference(reports: &[RunReport], reference: &str) -> String {
     text
 }
 
-/// The medians of each phase in both runs with their ratio (and, `with_change`, B's change), as a
-/// Markdown table.
-pub fn phase_table(comparison: &RunComparison, with_change: bool) -> String {
-    let mut text = String::new();
-    let (change, rule) = if with_change {
-        (" change |", " ---: |")
-    } else {
-        ("", "")
+/// The mean of the total and of each part in both runs with the change, as a Markdown table: the
+/// parts' changes add up to the total's.
+pub fn part_table(comparison: &RunComparison) -> String {
+    let Some(parts) = &comparison.parts else {
+        return String::new();
     };
+    let mut text = String::new();
     let _ = writeln!(
         text,
-        "| phase | {} median ms | {} median ms | ratio |{change}",
+        "| part | {} mean | {} mean | change |",
         printable(&comparison.a_label),
         printable(&comparison.b_label)
     );
-    let _ = writeln!(text, "| --- | ---: | ---: | ---: |{rule}");
-    for p in &comparison.phases {
-        let ratio = p
-            .ratio
-            .map_or_else(|| "–".to_owned(), |r| format!("{r:.2}×"));
-        let _ = write!(
+    let _ = writeln!(text, "| --- | ---: | ---: | ---: |");
+    let _ = writeln!(
+        text,
+        "| **total** | {} | {} | {} |",
+        ms(parts.a_mean),
+        ms(parts.b_mean),
+        signed_ms(parts.total_change())
+    );
+    for c in &parts.parts {
+        let _ = writeln!(
             text,
-            "| {} | {:.2} | {:.2} | {ratio} |",
-            p.phase.label(),
-            p.a_ms,
-            p.b_ms
+            "| {} | {} | {} | {} |",
+            c.part.label(),
+            ms(c.a_mean),
+            ms(c.b_mean),
+            signed_ms(c.change())
         );
-        if with_change {
-            let _ = write!(text, " {} |", analysis::signed_ms(p.delta_ms()));
-        }
-        text.push('\n');
     }
+    let _ = writeln!(
+        text,
+        "\nThe parts' changes add up to the change of the mean total."
+    );
     text
 }
 
@@ -134,41 +151,43 @@ pub fn phase_table(comparison: &RunComparison, with_change: bool) -> String {
 /// cost models; `None` when the runs are not a sweep.
 pub fn sweep(reports: &[RunReport]) -> Option<String> {
     let sweep = analysis::sweep(&reports.iter().collect::<Vec<_>>())?;
-    let phases: Vec<Phase> = Phase::ALL
-        .into_iter()
-        .filter(|p| sweep.rows.iter().all(|r| r.band(*p).is_some()))
+    let measures: Vec<Measure> = sweep
+        .models
+        .iter()
+        .map(|m| m.measure)
+        .filter(|m| sweep.rows.iter().all(|r| r.band(*m).is_some()))
         .collect();
     let mut text = String::new();
     let _ = writeln!(text, "\nsweep of @{}:\n", printable(&sweep.param));
-    let mut header = format!("| @{} | rows | MB |", printable(&sweep.param));
+    let mut header = format!("| @{} | rows | bytes |", printable(&sweep.param));
     let mut rule = "| ---: | ---: | ---: |".to_owned();
-    for p in &phases {
-        let _ = write!(header, " {} ms (p10–p90) |", p.label());
+    for m in &measures {
+        let _ = write!(header, " {} (p10–p90) |", m.label());
         rule.push_str(" ---: |");
     }
     let _ = writeln!(text, "{header}\n{rule}");
     for row in &sweep.rows {
         let _ = write!(
             text,
-            "| {} | {:.0} | {:.2} |",
+            "| {} | {} | {} |",
             printable(&row.value),
-            row.rows,
-            row.wire_bytes / 1e6
+            crate::text::count(row.rows as u64),
+            crate::text::bytes(row.wire_bytes as u64)
         );
-        for p in &phases {
-            if let Some(b) = row.band(*p) {
-                let _ = write!(text, " {:.2} ({:.2}–{:.2}) |", b.median, b.p10, b.p90);
+        for m in &measures {
+            if let Some(b) = row.band(*m) {
+                let _ = write!(text, " {} ({}–{}) |", ms(b.median), ms(b.p10), ms(b.p90));
             }
         }
         text.push('\n');
     }
     let _ = writeln!(
         text,
-        "\ncost model per phase (least squares over every timed iteration):\n"
+        "\ncost model of the total and each part (least squares over every timed iteration):\n"
     );
     let _ = writeln!(
         text,
-        "| phase | fixed ms | ms per 1,000 rows | MB/s | R² |\n| --- | ---: | ---: | ---: | ---: |"
+        "| part | fixed | per 1,000 rows | MB/s | R² |\n| --- | ---: | ---: | ---: | ---: |"
     );
     for m in &sweep.models {
         let mb = m
@@ -176,10 +195,10 @@ pub fn sweep(reports: &[RunReport]) -> Option<String> {
             .map_or_else(|| "–".to_owned(), |mb| format!("{mb:.1}"));
         let _ = writeln!(
             text,
-            "| {} | {:.3} | {:.4} | {mb} | {:.3} |",
-            m.phase.label(),
-            m.fixed_ms,
-            m.ms_per_1000_rows,
+            "| {} | {} | {} | {mb} | {:.3} |",
+            m.measure.label(),
+            ms(m.fixed_ms),
+            ms(m.ms_per_1000_rows),
             m.r_squared
         );
     }
@@ -233,17 +252,19 @@ pub fn gate(
 /// One iteration and its causes, indented.
 pub fn iteration_text(it: &IterationCauses) -> String {
     let mut text = format!(
-        "#{:<4} {:>10.3} ms  {:>+10.3} ms\n",
-        it.iteration, it.total_ms, it.extra_ms
+        "#{:<4} {:>10}  {:>10}\n",
+        it.iteration,
+        ms(it.total_ms),
+        signed_ms(it.extra_ms)
     );
     for c in &it.causes {
         let at = c
             .at_message
             .map_or(String::new(), |n| format!(" at message {n}"));
         text.push_str(&format!(
-            "    {:<12} {:>+10.3} ms{at}  {}\n",
+            "    {:<12} {:>10}{at}  {}\n",
             c.kind.as_str(),
-            c.ms,
+            signed_ms(c.ms),
             printable(&c.detail)
         ));
     }

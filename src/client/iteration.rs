@@ -4,9 +4,11 @@
 //! - **network**: awaiting the transport for the next message (includes the server's own time);
 //! - **wire decode**: bytes to a PartialResultSet (prost), or to its framing (the fast decoder);
 //! - **row decode**: merging chunks and building typed rows (and dropping the previous message's);
-//! - **other**: the rest of the total (call setup, resumes' backoff, bookkeeping), derived; the
-//!   client's own work between its waits and decode spans (the rows' callback, bookkeeping) is
-//!   timed on both clocks as the lane's `between`, its time off the CPU counted as descheduled.
+//! - **client work**: the client's own work between its waits and decode spans (the rows'
+//!   callback, bookkeeping), timed on both clocks (the lane's `between`);
+//! - **back-off**: waiting before a resume re-sends the request;
+//! - decode spans and client work off the CPU are summed as `descheduled`; what nothing times is
+//!   left to `report::accounting`'s `untimed`.
 
 use std::time::Instant;
 
@@ -81,7 +83,10 @@ impl Progress<'_> {
         if let Some(from) = self.since.take() {
             let (wall, cpu) = now.since(&from);
             self.recorder.between(wall, cpu);
-            self.timing.descheduled += wall.saturating_sub(cpu.unwrap_or(wall));
+            let cpu = cpu.unwrap_or(wall);
+            self.timing.client_work += wall;
+            self.timing.client_work_cpu += cpu;
+            self.timing.descheduled += wall.saturating_sub(cpu);
         }
     }
 
@@ -198,6 +203,7 @@ pub async fn run_iteration(
         let waiting = Instant::now();
         back_off(&mut backoff, deadline, &policy, &timeouts).await?;
         let resent = Instant::now();
+        run.timing.backoff += resent - waiting;
         let said: String = format!("{:?}: {}", status.code(), status.message())
             .chars()
             .take(200)

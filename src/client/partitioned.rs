@@ -3,9 +3,10 @@
 //! resumes and row-count check.
 //!
 //! The partitions are polled by one task, so their messages are decoded one at a time and the
-//! iteration's phases add up as for a single stream: wire and row decode are the sums over the
-//! partitions, "other" is the PartitionQuery call, and network is the rest of the wall time (when no
-//! partition had a message to decode, the client was waiting on the transport).
+//! iteration's parts add up as for a single stream: wire and row decode and the client's own work
+//! are the sums over the partitions, the PartitionQuery call is a part of its own, and the wait is
+//! the rest of the wall time (when no partition had a message to decode, the client was waiting on
+//! the transport; a partition's back-off ran beside the others' waits, so it is in the wait).
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
@@ -193,6 +194,19 @@ async fn partition(
     ))
 }
 
+/// The partitions' wait on the client as one figure beside their longest elapsed time: that
+/// elapsed time less the longest work of any partition (each one's elapsed less its wait), so
+/// that the read's work is its longest partition's; `None` unless every partition reported both.
+fn combined_client_wait(each: &[&QueryStats]) -> Option<Duration> {
+    let elapsed = each.iter().map(|s| s.elapsed).collect::<Option<Vec<_>>>()?;
+    let work = each
+        .iter()
+        .map(|s| Some(s.elapsed?.saturating_sub(s.client_wait?)))
+        .collect::<Option<Vec<_>>>()?;
+    let longest = elapsed.into_iter().max()?;
+    Some(longest.saturating_sub(work.into_iter().max()?))
+}
+
 /// The iteration's figures from its partitions'.
 fn combine(
     total: Duration,
@@ -212,6 +226,8 @@ fn combine(
         out.wire_decode_cpu += t.wire_decode_cpu;
         out.row_decode_cpu += t.row_decode_cpu;
         out.descheduled += t.descheduled;
+        out.client_work += t.client_work;
+        out.client_work_cpu += t.client_work_cpu;
         // Each lane's offsets count from its own start; its origin places it in the iteration,
         // which began with the PartitionQuery call.
         let lane_origin = match (origin, t.began) {
@@ -262,6 +278,7 @@ fn combine(
         let durations = || each.iter().map(|s| s.elapsed).collect::<Option<Vec<_>>>();
         QueryStats {
             elapsed: durations().and_then(|d| d.into_iter().max()),
+            client_wait: combined_client_wait(&each),
             cpu_time: each.iter().map(|s| s.cpu_time).sum(),
             rows_returned: all(&|s| s.rows_returned),
             rows_scanned: all(&|s| s.rows_scanned),
@@ -275,7 +292,9 @@ fn combine(
         query_stats,
         ..ResultStats::default()
     });
-    out.network = total.saturating_sub(out.wire_decode + out.row_decode + partition_call);
+    out.partition_query = Some(partition_call);
+    out.network =
+        total.saturating_sub(out.wire_decode + out.row_decode + out.client_work + partition_call);
     out.partitions = timings
         .iter()
         .map(|t| PartitionTiming {

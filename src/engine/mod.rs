@@ -686,6 +686,11 @@ pub fn fill(record: &mut IterationRecord, t: &IterationTiming) {
     record.wire_decode_cpu_ms = Some(ms(t.wire_decode_cpu));
     record.row_decode_cpu_ms = Some(ms(t.row_decode_cpu));
     record.descheduled_ms = Some(ms(t.descheduled));
+    record.client_work_ms = Some(ms(t.client_work));
+    record.client_work_cpu_ms = Some(ms(t.client_work_cpu));
+    record.backoff_ms = Some(ms(t.backoff));
+    record.partition_query_ms = t.partition_query.map(ms);
+    record.server_client_wait_ms = stats.and_then(|s| s.client_wait).map(ms);
     record.request_id = t.request_id.map(|id| id.to_string());
     record.trace_id.clone_from(&t.trace_id);
     record.operation_ms = t.operation.map(ms);

@@ -1,12 +1,15 @@
 //! CSV: one row per iteration of every run, warm-ups and failures included.
 
+use crate::part::Part;
 use crate::report::{IterationRecord, RunReport};
 
 use super::{ExportError, Exporter};
 
-/// The CSV header. The first twenty columns are fixed; columns added later go at the end, so
-/// scripts that read columns by position keep working.
-pub const COLUMNS: [&str; 44] = [
+/// The columns before the parts. The first twenty are fixed; columns added later go at the end,
+/// so scripts that read columns by position keep working. `network_ms` (the whole wait, now the
+/// parts `server` and `network`) and `other_ms` (now `client_work`, `descheduled`, `untimed` and a
+/// cold start's steps) stay for one release.
+const BEFORE_PARTS: [&str; 44] = [
     "run",
     "iteration",
     "warmup",
@@ -52,6 +55,45 @@ pub const COLUMNS: [&str; 44] = [
     "attempts",
     "attempt_ms",
 ];
+
+/// The columns after the parts: the overlap beside them, how the wait was split, and the raw
+/// figures the parts were derived from that no other column holds.
+const AFTER_PARTS: [&str; 7] = [
+    "overlap_ms",
+    "split",
+    "server_client_wait_ms",
+    "client_work_ms",
+    "client_work_cpu_ms",
+    "backoff_ms",
+    "partition_query_ms",
+];
+
+const WIDTH: usize = BEFORE_PARTS.len() + Part::ALL.len() + AFTER_PARTS.len();
+
+/// The CSV header: the columns before the parts, every part as `part_<key>_ms` in [`Part::ALL`]
+/// order (empty where an iteration did not have the part; the parts of a row add up to its
+/// `total_ms`), then the columns after them.
+pub const COLUMNS: [&str; WIDTH] = {
+    let mut out = [""; WIDTH];
+    let mut i = 0;
+    while i < BEFORE_PARTS.len() {
+        out[i] = BEFORE_PARTS[i];
+        i += 1;
+    }
+    let mut p = 0;
+    while p < Part::ALL.len() {
+        out[i] = Part::ALL[p].column();
+        i += 1;
+        p += 1;
+    }
+    let mut a = 0;
+    while a < AFTER_PARTS.len() {
+        out[i] = AFTER_PARTS[a];
+        i += 1;
+        a += 1;
+    }
+    out
+};
 
 /// CSV with a header of [`COLUMNS`]: times in milliseconds with three decimals, empty where a
 /// value is unknown; `warmup` is `true`/`false`, `status` is `ok`/`error`/`cancelled`. Rows come
@@ -102,7 +144,34 @@ fn in_the_order_they_ran(reports: &[RunReport]) -> Vec<&IterationRecord> {
 }
 
 /// The fields of `record` in [`COLUMNS`] order.
-fn row(record: &IterationRecord) -> [String; COLUMNS.len()] {
+fn row(record: &IterationRecord) -> Vec<String> {
+    let accounting = record.accounting();
+    let mut row = Vec::with_capacity(WIDTH);
+    row.extend(before_parts(record));
+    row.extend(
+        Part::ALL
+            .iter()
+            .map(|&part| optional_ms(accounting.parts.get(part))),
+    );
+    row.extend([
+        optional_ms(accounting.overlap_ms),
+        // A row without a wait (a failed iteration) has nothing split.
+        if record.network_ms.is_some() {
+            accounting.split.as_str().to_owned()
+        } else {
+            String::new()
+        },
+        optional_ms(record.server_client_wait_ms),
+        optional_ms(record.client_work_ms),
+        optional_ms(record.client_work_cpu_ms),
+        optional_ms(record.backoff_ms),
+        optional_ms(record.partition_query_ms),
+    ]);
+    row
+}
+
+/// The fields of `record` in [`BEFORE_PARTS`] order.
+fn before_parts(record: &IterationRecord) -> [String; BEFORE_PARTS.len()] {
     [
         record.run.clone(),
         record.iteration.to_string(),
@@ -175,14 +244,14 @@ mod tests {
     use crate::export::fixture::{ERROR_MESSAGE, reports};
 
     const GOLDEN: &str = "\
-run,iteration,warmup,status,started_at,total_ms,ttfb_ms,network_ms,server_ms,gfe_ms,wire_decode_ms,row_decode_ms,other_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,server_cpu_ms,afe_ms,seq,startup_ms,first_byte_ms,transfer_ms,blocked_ms,tail_ms,check,wire_decode_cpu_ms,row_decode_cpu_ms,descheduled_ms,dns_ms,tcp_ms,tls_ms,http2_ms,token_ms,session_ms,session_kind,request_id,trace_id,operation_ms,attempts,attempt_ms
-\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,30.000,,25.000,26.000,5.000,3.000,2.000,100,100,2,0,4096,0,,20.000,,,,,,,,,,,,,,,,,,,,,,,
-\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,6.500,1.250,5.000,5.500,1.500,1.000,1.250,100,100,2,1,4096,0,,4.000,0.500,,,,,,,,,,,,,,,,,,1.0123456789abcdef.1.1.2.1,4bf92f3577b34da6a3ce929d0e0e4736,9.500,1,9.500
-\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,7.000,,6.000,,2.000,1.500,2.500,100,,2,1,4096,1,,,,,,,,,,,,,,,,,,,,,,,,,
+run,iteration,warmup,status,started_at,total_ms,ttfb_ms,network_ms,server_ms,gfe_ms,wire_decode_ms,row_decode_ms,other_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,server_cpu_ms,afe_ms,seq,startup_ms,first_byte_ms,transfer_ms,blocked_ms,tail_ms,check,wire_decode_cpu_ms,row_decode_cpu_ms,descheduled_ms,dns_ms,tcp_ms,tls_ms,http2_ms,token_ms,session_ms,session_kind,request_id,trace_id,operation_ms,attempts,attempt_ms,part_dns_ms,part_tcp_ms,part_tls_ms,part_http2_ms,part_token_ms,part_session_ms,part_partition_query_ms,part_server_ms,part_network_ms,part_backoff_ms,part_wire_decode_ms,part_row_decode_ms,part_client_work_ms,part_descheduled_ms,part_untimed_ms,part_startup_ms,part_first_byte_ms,part_streaming_ms,part_blocked_ms,part_tail_ms,overlap_ms,split,server_client_wait_ms,client_work_ms,client_work_cpu_ms,backoff_ms,partition_query_ms
+\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,30.000,,25.000,26.000,5.000,3.000,2.000,100,100,2,0,4096,0,,20.000,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,5.000,3.000,,,32.000,,,,,,,,,,,,
+\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,6.500,1.250,5.000,5.500,1.500,1.000,1.250,100,100,2,1,4096,0,,4.000,0.500,,,,,,,,,,,,,,,,,,1.0123456789abcdef.1.1.2.1,4bf92f3577b34da6a3ce929d0e0e4736,9.500,1,9.500,,,,,,,,1.250,0.000,,1.500,1.000,,,6.250,,,,,,3.750,estimated,,,,,
+\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,7.000,,6.000,,2.000,1.500,2.500,100,,2,1,4096,1,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,2.000,1.500,,,8.500,,,,,,,,,,,,
 \"fast, cached\",4,false,error,2026-03-01T10:00:00.300Z,3.250,,,,,,,,0,,0,0,0,0,\"bad value, \"\"x\"\"
-at row 7\",,,,,,,,,,,,,,,,,,,,,,,,
-slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,1,,1,0,12,0,,,,,,,,,,,,,,,,,,,,,,,,,
-slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by user,,,,,,,,,,,,,,,,,,,,,,,,
+at row 7\",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,3.250,,,,,,,,,,,,
+slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,1,,1,0,12,0,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,100.000,,,,,,,,,,,,
+slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by user,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,0.125,,,,,,,,,,,,
 ";
 
     #[test]

@@ -1,8 +1,11 @@
-//! JSON: every run in full, with a summary of each phase, in a document that can be read back.
+//! JSON: every run in full, each iteration with its parts, and a summary of the total and of
+//! each part, in a document that can be read back.
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::report::{Phase, RunReport};
+use crate::analysis::PartStats;
+use crate::plan::PlanHistory;
+use crate::report::{IterationRecord, RunConfig, RunReport};
 use crate::stats::Summary;
 
 use super::{ExportError, Exporter};
@@ -12,9 +15,13 @@ use super::{ExportError, Exporter};
 pub const FORMAT_VERSION: u64 = 1;
 
 /// A pretty-printed JSON document:
-/// `{"spanprof_report": 1, "runs": [{"config", "started_at", "iterations", "summary"}]}`, where
-/// `summary` maps each measured phase's label to its count, mean, median, std_dev, min, max, p90
-/// and p99 in milliseconds. The summary is derived data: [`read_json`] ignores it.
+/// `{"spanprof_report": 1, "runs": [{"config", "started_at", "iterations", "summary"}]}`. Each
+/// iteration carries its measurements and, derived from them, `parts` ({part: ms}, the parts it
+/// had, adding up to its `total_ms`), `overlap_ms` (the server's work beside the client's, not a
+/// part) and `split` (how its wait was split: `measured`, `estimated` or `none`). `summary` maps
+/// `total` and each part's key to its count, mean, median, std_dev, min, max, p90 and p99 in
+/// milliseconds (a part an iteration did not have counts as 0, so the parts' means add up to the
+/// total's). Derived data is ignored by [`read_json`], which derives it again.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Json;
 
@@ -26,13 +33,7 @@ impl Exporter for Json {
     fn export(&self, reports: &[RunReport]) -> Result<Vec<u8>, ExportError> {
         let document = DocumentOut {
             spanprof_report: FORMAT_VERSION,
-            runs: reports
-                .iter()
-                .map(|report| RunOut {
-                    report,
-                    summary: Summaries(report.summary()),
-                })
-                .collect(),
+            runs: reports.iter().map(RunOut::of).collect(),
         };
         let mut bytes = serde_json::to_vec_pretty(&document)?;
         bytes.push(b'\n');
@@ -75,20 +76,79 @@ struct DocumentOut<'a> {
 
 #[derive(Serialize)]
 struct RunOut<'a> {
-    #[serde(flatten)]
-    report: &'a RunReport,
+    config: &'a RunConfig,
+    started_at: &'a str,
+    iterations: Vec<IterationOut<'a>>,
+    #[serde(skip_serializing_if = "PlanHistory::is_empty")]
+    plans: &'a PlanHistory,
     summary: Summaries,
 }
 
-/// The phase summaries of a run as a JSON object keyed by phase label, in phase order.
-struct Summaries(Vec<(Phase, Summary)>);
+impl<'a> RunOut<'a> {
+    fn of(report: &'a RunReport) -> Self {
+        RunOut {
+            config: &report.config,
+            started_at: &report.started_at,
+            iterations: report.iterations.iter().map(IterationOut::of).collect(),
+            plans: &report.plans,
+            summary: Summaries(PartStats::of_run(report)),
+        }
+    }
+}
+
+/// An iteration as recorded, and its accounting.
+#[derive(Serialize)]
+struct IterationOut<'a> {
+    #[serde(flatten)]
+    record: &'a IterationRecord,
+    parts: PartsOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    overlap_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    split: Option<&'static str>,
+}
+
+impl<'a> IterationOut<'a> {
+    fn of(record: &'a IterationRecord) -> Self {
+        let accounting = record.accounting();
+        IterationOut {
+            record,
+            parts: PartsOut(accounting.parts),
+            overlap_ms: accounting.overlap_ms,
+            split: record
+                .network_ms
+                .is_some()
+                .then(|| accounting.split.as_str()),
+        }
+    }
+}
+
+/// An iteration's parts as a JSON object keyed by part, in [`Part::ALL`](crate::part::Part::ALL)
+/// order.
+struct PartsOut(crate::report::Parts);
+
+impl Serialize for PartsOut {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(part, ms)| (part.key(), ms)))
+    }
+}
+
+/// The total's and each part's summary as a JSON object keyed `total` and by part key, in
+/// [`Part::ALL`](crate::part::Part::ALL) order after the total.
+struct Summaries(Option<PartStats>);
 
 impl Serialize for Summaries {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Some(stats) = &self.0 else {
+            return serializer.collect_map(std::iter::empty::<(&str, SummaryOut)>());
+        };
         serializer.collect_map(
-            self.0
-                .iter()
-                .map(|(phase, summary)| (phase.label(), SummaryOut::from(summary))),
+            std::iter::once(("total", SummaryOut::from(&stats.total))).chain(
+                stats
+                    .parts
+                    .iter()
+                    .map(|p| (p.part.key(), SummaryOut::from(&p.summary))),
+            ),
         )
     }
 }
@@ -262,7 +322,12 @@ mod tests {
           "chunked_values": 0,
           "wire_bytes": 4096,
           "resumes": 0,
-          "error": null
+          "error": null,
+          "parts": {
+            "wire_decode": 5.0,
+            "row_decode": 3.0,
+            "untimed": 32.0
+          }
         },
         {
           "run": "fast, cached",
@@ -293,7 +358,16 @@ mod tests {
           "attempts": 1,
           "attempt_ms": [
             9.5
-          ]
+          ],
+          "parts": {
+            "server": 1.25,
+            "network": 0.0,
+            "wire_decode": 1.5,
+            "row_decode": 1.0,
+            "untimed": 6.25
+          },
+          "overlap_ms": 3.75,
+          "split": "estimated"
         },
         {
           "run": "fast, cached",
@@ -317,7 +391,12 @@ mod tests {
           "chunked_values": 1,
           "wire_bytes": 4096,
           "resumes": 1,
-          "error": null
+          "error": null,
+          "parts": {
+            "wire_decode": 2.0,
+            "row_decode": 1.5,
+            "untimed": 8.5
+          }
         },
         {
           "run": "fast, cached",
@@ -341,7 +420,10 @@ mod tests {
           "chunked_values": 0,
           "wire_bytes": 0,
           "resumes": 0,
-          "error": "bad value, \"x\"\nat row 7"
+          "error": "bad value, \"x\"\nat row 7",
+          "parts": {
+            "untimed": 3.25
+          }
         }
       ],
       "summary": {
@@ -355,37 +437,27 @@ mod tests {
           "p90": 11.8,
           "p99": 11.98
         },
-        "time to first byte": {
-          "count": 2,
-          "mean": 6.75,
-          "median": 6.75,
-          "std_dev": 0.3535533905932738,
-          "min": 6.5,
-          "max": 7.0,
-          "p90": 6.95,
-          "p99": 6.995
-        },
-        "network": {
-          "count": 1,
-          "mean": 1.25,
-          "median": 1.25,
-          "std_dev": 0.0,
-          "min": 1.25,
-          "max": 1.25,
-          "p90": 1.25,
-          "p99": 1.25
-        },
         "server": {
           "count": 2,
-          "mean": 5.5,
-          "median": 5.5,
-          "std_dev": 0.7071067811865476,
-          "min": 5.0,
-          "max": 6.0,
-          "p90": 5.9,
-          "p99": 5.99
+          "mean": 0.625,
+          "median": 0.625,
+          "std_dev": 0.8838834764831844,
+          "min": 0.0,
+          "max": 1.25,
+          "p90": 1.125,
+          "p99": 1.2375
         },
-        "wire decode": {
+        "network": {
+          "count": 2,
+          "mean": 0.0,
+          "median": 0.0,
+          "std_dev": 0.0,
+          "min": 0.0,
+          "max": 0.0,
+          "p90": 0.0,
+          "p99": 0.0
+        },
+        "wire_decode": {
           "count": 2,
           "mean": 1.75,
           "median": 1.75,
@@ -395,7 +467,7 @@ mod tests {
           "p90": 1.95,
           "p99": 1.995
         },
-        "row decode": {
+        "row_decode": {
           "count": 2,
           "mean": 1.25,
           "median": 1.25,
@@ -405,15 +477,15 @@ mod tests {
           "p90": 1.45,
           "p99": 1.495
         },
-        "other": {
+        "untimed": {
           "count": 2,
-          "mean": 1.875,
-          "median": 1.875,
-          "std_dev": 0.8838834764831844,
-          "min": 1.25,
-          "max": 2.5,
-          "p90": 2.375,
-          "p99": 2.4875
+          "mean": 7.375,
+          "median": 7.375,
+          "std_dev": 1.590990257669732,
+          "min": 6.25,
+          "max": 8.5,
+          "p90": 8.275,
+          "p99": 8.4775
         }
       }
     },
@@ -457,7 +529,10 @@ mod tests {
           "chunked_values": 0,
           "wire_bytes": 12,
           "resumes": 0,
-          "error": null
+          "error": null,
+          "parts": {
+            "untimed": 100.0
+          }
         },
         {
           "run": "slow",
@@ -481,11 +556,24 @@ mod tests {
           "chunked_values": 0,
           "wire_bytes": 0,
           "resumes": 0,
-          "error": "cancelled by user"
+          "error": "cancelled by user",
+          "parts": {
+            "untimed": 0.125
+          }
         }
       ],
       "summary": {
         "total": {
+          "count": 1,
+          "mean": 100.0,
+          "median": 100.0,
+          "std_dev": 0.0,
+          "min": 100.0,
+          "max": 100.0,
+          "p90": 100.0,
+          "p99": 100.0
+        },
+        "untimed": {
           "count": 1,
           "mean": 100.0,
           "median": 100.0,

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use crate::report::{Phase, RunReport};
+use crate::part::Measure;
+use crate::report::RunReport;
 use crate::wire::Timestamp;
 
 use super::fingerprint::fingerprint;
@@ -45,7 +46,7 @@ pub struct RunSummary {
 impl StoredRun {
     /// `report` as stored, its fingerprint taken with `database` (the database's name).
     pub fn new(report: &RunReport, database: &str) -> Result<Self, serde_json::Error> {
-        let total = crate::stats::summarize(&report.phase_samples(Phase::Total));
+        let total = crate::stats::summarize(&report.samples(Measure::Total));
         Ok(StoredRun {
             summary: RunSummary {
                 id: String::new(),

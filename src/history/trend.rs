@@ -3,7 +3,9 @@
 //! and p90, the plan each ran with, whether it failed, whether it is pinned). A point is made
 //! from the stored report on the store's thread, so a store keeps no figures beyond a listing's.
 
-use crate::report::{Phase, RunReport, Status};
+use crate::analysis::PartStats;
+use crate::part::Measure;
+use crate::report::{RunReport, Status};
 
 use super::HistoryError;
 use super::record::RunSummary;
@@ -32,15 +34,15 @@ pub struct TrendPoint {
     pub failed: bool,
     /// The fingerprint of the plan most of its iterations ran with (none without plans).
     pub plan: Option<String>,
-    /// Median and p90 of each phase measured, ms, in [`Phase::ALL`] order.
+    /// Median and p90 of the total and of each part some iteration had, ms, the total first.
     pub phases: Vec<PhaseFigures>,
 }
 
-/// A phase's median and p90 in one run.
+/// The median and p90 of the total or of a part in one run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PhaseFigures {
-    /// The phase.
-    pub phase: Phase,
+    /// The total, or the part.
+    pub measure: Measure,
     /// Its median, ms.
     pub median: f64,
     /// Its 90th percentile, ms.
@@ -62,15 +64,23 @@ impl TrendPoint {
         let failed = report.timed().next().is_none()
             || report.iterations.iter().any(|i| i.status == Status::Error);
         let plan = main_plan(&report);
-        let phases = report
-            .summary()
-            .into_iter()
-            .map(|(phase, s)| PhaseFigures {
-                phase,
-                median: s.median,
-                p90: s.p90,
+        let phases = PartStats::of_run(&report)
+            .map(|stats| {
+                std::iter::once((Measure::Total, stats.total))
+                    .chain(
+                        stats
+                            .parts
+                            .iter()
+                            .map(|p| (Measure::Part(p.part), p.summary)),
+                    )
+                    .map(|(measure, s)| PhaseFigures {
+                        measure,
+                        median: s.median,
+                        p90: s.p90,
+                    })
+                    .collect()
             })
-            .collect();
+            .unwrap_or_default();
         Ok(TrendPoint {
             summary,
             pinned,
@@ -92,9 +102,9 @@ impl TrendPoint {
         })
     }
 
-    /// The figures of `phase`, if it was measured.
-    pub fn phase(&self, phase: Phase) -> Option<PhaseFigures> {
-        self.phases.iter().copied().find(|f| f.phase == phase)
+    /// The figures of `measure`, if the run had it.
+    pub fn phase(&self, measure: Measure) -> Option<PhaseFigures> {
+        self.phases.iter().copied().find(|f| f.measure == measure)
     }
 }
 
@@ -171,10 +181,10 @@ mod tests {
     fn a_point_has_each_phase_measured_and_says_whether_the_run_failed() {
         let ok = TrendPoint::new(summary(), false, &report(&[Status::Ok; 3])).expect("reads");
         assert!(!ok.failed);
-        let total = ok.phase(Phase::Total).expect("total measured");
+        let total = ok.phase(Measure::Total).expect("total measured");
         assert_eq!(total.median, 11.0);
         assert!(total.p90 >= total.median);
-        assert_eq!(ok.phase(Phase::Server), None);
+        assert_eq!(ok.phase(Measure::Part(crate::part::Part::Server)), None);
         let failed =
             TrendPoint::new(summary(), true, &report(&[Status::Ok, Status::Error])).expect("reads");
         assert!(failed.failed && failed.pinned);

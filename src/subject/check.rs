@@ -170,32 +170,19 @@ pub enum Difference {
     },
 }
 
-/// `n` with thousands separators: `10,000`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "{} of {} rows",
-            thousands(self.printed),
-            thousands(self.sent)
+            crate::text::count(self.printed),
+            crate::text::count(self.sent)
         )?;
         if !self.values {
             f.write_str(" (a count only)")?;
         }
         f.write_str(": ")?;
-        let row = |r: &u64| thousands(r + 1);
+        let row = |r: &u64| crate::text::count(r + 1);
         match &self.difference {
             Difference::MissingFrom {
                 after_message: Some(m),
@@ -205,7 +192,12 @@ impl fmt::Display for Mismatch {
                 write!(f, "rows from row {} on missing", row(from))
             }
             Difference::MissingBetween { from, to } => {
-                write!(f, "rows {} to {} missing", row(from), thousands(*to))
+                write!(
+                    f,
+                    "rows {} to {} missing",
+                    row(from),
+                    crate::text::count(*to)
+                )
             }
             Difference::Repeated { row: r, repeats } => write!(
                 f,
@@ -238,7 +230,11 @@ impl fmt::Display for Mismatch {
                 row(r)
             ),
             Difference::Unreadable { line, reason } => {
-                write!(f, "output line {} is not a row: {reason}", thousands(*line))
+                write!(
+                    f,
+                    "output line {} is not a row: {reason}",
+                    crate::text::count(*line)
+                )
             }
             Difference::TooLong { max_bytes } => write!(
                 f,
@@ -363,7 +359,7 @@ fn read_output(expected: &Expected, stdout: &[u8]) -> Result<Printed, Difference
         if line.len() > sent.max_line {
             return Err(unreadable(format!(
                 "{} bytes, longer than any row that was sent could be printed",
-                thousands(line.len() as u64)
+                crate::text::count(line.len() as u64)
             )));
         }
         match serde_json::from_str::<Json>(line) {
@@ -638,13 +634,5 @@ mod tests {
             "{garbage}"
         );
         assert!(check(&e, b"", true).is_err(), "a cut output is not checked");
-    }
-
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1024), "1,024");
-        assert_eq!(thousands(10_000_000), "10,000,000");
     }
 }

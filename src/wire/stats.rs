@@ -29,6 +29,9 @@ pub enum RowCount {
     LowerBound(i64),
 }
 
+/// The `query_stats` key under which the local instance reports its wait on the client to read.
+pub const CLIENT_WAIT_TIME: &str = "client_wait_time";
+
 /// `query_stats`: every key as text, plus the well-known ones parsed into numbers and durations.
 ///
 /// Production writes durations as `"1.22 msecs"` or `"0.5 secs"`; the emulator writes `"1.2ms"`.
@@ -53,6 +56,10 @@ pub struct QueryStats {
     pub data_bytes_read: Option<u64>,
     /// `optimizer_version`.
     pub optimizer_version: Option<String>,
+    /// `client_wait_time`: of the elapsed time, how long the server waited, a message ready, for
+    /// the client to read. Only the local instance reports it; production has no such figure.
+    #[serde(default)]
+    pub client_wait: Option<Duration>,
 }
 
 impl QueryStats {
@@ -69,6 +76,7 @@ impl QueryStats {
             bytes_returned: count("bytes_returned"),
             data_bytes_read: count("data_bytes_read"),
             optimizer_version: entries.get("optimizer_version").cloned(),
+            client_wait: duration(CLIENT_WAIT_TIME),
             entries,
         }
     }

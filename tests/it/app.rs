@@ -95,8 +95,8 @@ fn ctrl_enter_runs_five_iterations_and_shows_five_bars_and_the_summary() {
             "summary column {heading}"
         );
     }
-    // Phase rows (the chart's legend names some phases too; "total" is the table's own).
-    assert!(h.query_by_label("phase").is_some());
+    // Part rows (the chart's legend names the parts too; "total" is the table's own).
+    assert!(h.query_by_label("part").is_some());
     assert!(h.query_by_label("total").is_some());
     // The recent queries remember it.
     assert_eq!(
@@ -273,14 +273,14 @@ fn the_window_and_the_command_line_give_the_same_verdict_for_the_same_reports()
     let cli_verdict = printed.lines().last().unwrap_or_default();
     assert!(cli_verdict.starts_with("after is "), "{printed}");
     assert!(
-        printed.starts_with("| phase | before median ms | after median ms | ratio |\n"),
+        printed.starts_with("| part | before mean | after mean | change |\n"),
         "{printed}"
     );
-    assert_eq!(printed.matches("\n| total | ").count(), 1, "{printed}");
+    assert_eq!(printed.matches("\n| **total** | ").count(), 1, "{printed}");
 
     // These runs are ones where the settings matter: the app's own before they were shared (2,000
     // resamples, another seed) give another interval.
-    let totals = |r: &spanprof::report::RunReport| r.phase_samples(spanprof::report::Phase::Total);
+    let totals = |r: &spanprof::report::RunReport| r.samples(spanprof::part::Measure::Total);
     let old = spanprof::stats::compare(&totals(&before), &totals(&after), 0.95, 2000, 0x5ba_17ab)
         .map(|c| spanprof::stats::verdict(&c, "before", "after"));
     assert_ne!(old.as_deref(), Some(cli_verdict));
@@ -987,7 +987,16 @@ fn the_legend_is_above_the_plot_and_never_over_its_bars() {
         .iterations_view()
         .plot_rect()
         .expect("the plot was drawn");
-    for name in spanprof::app::SEGMENTS {
+    use spanprof::part::Part;
+    let parts = [
+        Part::Server,
+        Part::Network,
+        Part::WireDecode,
+        Part::RowDecode,
+        Part::ClientWork,
+        Part::Untimed,
+    ];
+    for name in parts.map(Part::label) {
         let rects: Vec<egui::Rect> = h.query_all_by_label(name).map(|n| n.rect()).collect();
         assert!(
             rects.iter().any(|r| r.bottom() <= plot.top()),
@@ -1125,7 +1134,7 @@ fn two_variants_built_in_the_window_are_compared_phase_by_phase() {
         h.query_by_label_contains(verdict).is_some(),
         "the window shows it"
     );
-    assert!(h.query_by_label("Median per phase").is_some());
+    assert!(h.query_by_label("Mean per part").is_some());
 }
 
 /// Issue 13: a sweep run in the window gives a run per value, and the Compare view draws how each
@@ -1144,7 +1153,7 @@ fn a_sweep_run_in_the_window_draws_its_curve() {
     let curves = h.state_mut().compare_view().sweep_curves().to_vec();
     let total = curves
         .iter()
-        .find(|c| c.phase == spanprof::report::Phase::Total)
+        .find(|c| c.measure == spanprof::part::Measure::Total)
         .expect("the total's curve");
     let xs: Vec<f64> = total.points.iter().map(|p| p[0]).collect();
     assert_eq!(xs, [100.0, 1000.0, 3000.0, 6000.0]);
@@ -1195,23 +1204,14 @@ fn a_client_program_run_shows_the_server_s_phases_and_its_rows_checked() {
     h.state_mut().set_tab(Tab::Iterations);
     h.run_steps(3);
     assert!(h.query_by_label("Summary").is_some());
-    // The program's bars stack its time as the server saw it, blocked time its own segment.
-    for segment in ["starting", "streaming", "blocked", "to exit"] {
+    // The program's bars stack its time as the server saw it, blocked time its own part; the
+    // legend and the summary name the same parts (each label twice).
+    for part in spanprof::part::Part::SUBJECT {
+        let shown = h.query_all_by_label(part.label()).count();
         assert!(
-            h.query_by_label(segment).is_some(),
-            "the bars' legend names {segment}"
-        );
-    }
-    for phase in [
-        "start-up",
-        "request to first byte",
-        "first to last byte",
-        "blocked on the client",
-        "last byte to exit",
-    ] {
-        assert!(
-            h.query_by_label(phase).is_some(),
-            "the summary shows {phase}"
+            shown >= 2,
+            "the bars' legend and the summary name {}: {shown}",
+            part.label()
         );
     }
 }

@@ -252,7 +252,7 @@ fn profile_writes_exports_and_compare_reads_them() {
         String::from_utf8_lossy(&out.stderr)
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("| total |"), "{stdout}");
+    assert!(stdout.contains("| **total** |"), "{stdout}");
     let text = std::fs::read_to_string(&csv).expect("the CSV");
     let mut lines = text.lines();
     assert!(lines.next().expect("a header").starts_with(
@@ -427,7 +427,7 @@ fn findings_flag_a_slow_cold_start_and_outliers() {
     let text = spanprof::cli::findings(&report);
     assert!(text.contains("a slow cold start"), "{text}");
     assert!(
-        text.contains("outlying iterations (MAD rule): #9 (40.00 ms)"),
+        text.contains("outlying iterations (MAD rule): #9 (40.0 ms)"),
         "{text}"
     );
 }

@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use spanprof::engine::{Engine, EngineEvent, SubjectSpec};
-use spanprof::report::{IterationRecord, Phase, RunReport, Status};
+use spanprof::part::Part;
+use spanprof::report::{IterationRecord, RunReport, Status};
 use spanprof::server::{KnobSettings, ServerConfig, Shape};
 use spanprof::subject::command::CommandLine;
 use spanprof::wire::DecoderKind;
@@ -87,13 +88,9 @@ fn assert_all_checked(reports: &[RunReport], rows: u64) {
                 r.iteration,
                 r.error
             );
-            for phase in Phase::SUBJECT {
-                assert!(
-                    r.phase_ms(phase).is_some(),
-                    "{}: {} not measured",
-                    r.run,
-                    phase.label()
-                );
+            let parts = r.accounting().parts;
+            for part in Part::SUBJECT {
+                assert!(parts.has(part), "{}: {} not measured", r.run, part.label());
             }
             if !report.config.command.is_empty() {
                 assert_eq!(r.check.as_deref(), Some("values"), "{}", r.run);
@@ -134,7 +131,7 @@ fn a_driver_that_duplicates_rows_after_a_broken_stream_fails_too() {
     assert!(
         error.starts_with(&format!(
             "{} of 2,000 rows: row ",
-            spanprof::subject::check::thousands(r.rows)
+            spanprof::text::count(r.rows)
         )) && error.ends_with("repeats row 1: rows duplicated"),
         "{error}"
     );
@@ -308,7 +305,7 @@ fn the_command_line_prints_each_iteration_and_the_verdict_and_exits_3_on_a_wrong
     );
     assert!(stdout.contains("values ok"), "{stdout}");
     assert!(stdout.contains("the client adds"), "{stdout}");
-    assert!(stdout.contains("| blocked on the client |"), "{stdout}");
+    assert!(stdout.contains("| blocked |"), "{stdout}");
     let report = std::fs::read_to_string(&json).expect("the JSON report");
     assert!(
         report.contains("\"blocked_ms\"") && report.contains("\"shape\""),

@@ -100,16 +100,16 @@ fn a_stall_before_message_4_is_explained_there_and_the_trace_nests() {
             .expect("explain --json is JSON");
     let iterations = explained["iterations"].as_array().expect("iterations");
     assert_eq!(iterations.len(), 9, "{explained}");
-    let gap_at = |it: &Value, lo: f64, hi: f64| {
+    // The local instance stalled: the server is named, at the message it held back, with at
+    // least the stall (more when the server was slower elsewhere too, as a loaded machine makes
+    // it).
+    let gap_at = |it: &Value, lo: f64| {
         it["causes"].as_array().into_iter().flatten().any(|c| {
             let ms = c["ms"].as_f64().unwrap_or(0.0);
-            c["kind"] == "stream_gap" && c["at_message"] == 4 && (lo..=hi).contains(&ms)
+            c["kind"] == "server" && c["at_message"] == 4 && ms >= lo
         })
     };
-    let stalled: Vec<&Value> = iterations
-        .iter()
-        .filter(|it| gap_at(it, 60.0, 110.0))
-        .collect();
+    let stalled: Vec<&Value> = iterations.iter().filter(|it| gap_at(it, 60.0)).collect();
     assert_eq!(stalled.len(), 3, "{explained}");
     for it in &stalled {
         let extra = it["extra_ms"].as_f64().expect("extra_ms");
@@ -123,11 +123,11 @@ fn a_stall_before_message_4_is_explained_there_and_the_trace_nests() {
             .sum();
         assert!(named >= 0.9 * extra, "{it}");
     }
-    for it in iterations.iter().filter(|it| !gap_at(it, 60.0, 110.0)) {
+    for it in iterations.iter().filter(|it| !gap_at(it, 60.0)) {
         let big_gap = it["causes"].as_array().into_iter().flatten().any(|c| {
             // Such a gap: before message 4. (Elsewhere a loaded machine's debug server, the
             // cold first query above all, may pause tens of milliseconds on its own.)
-            c["kind"] == "stream_gap"
+            (c["kind"] == "stream_gap" || c["kind"] == "server")
                 && c["at_message"] == 4
                 && c["ms"].as_f64().unwrap_or(0.0) >= 40.0
         });
@@ -139,7 +139,7 @@ fn a_stall_before_message_4_is_explained_there_and_the_trace_nests() {
     // `profile` printed the outliers' causes under its findings (whether the stalled ones are
     // outliers by the MAD rule depends on the spread of the rest, wide on a loaded machine).
     if printed.contains("outlying iterations") {
-        assert!(printed.contains("stream_gap"), "{printed}");
+        assert!(printed.contains("server"), "{printed}");
     }
 
     let totals: Vec<f64> = {

@@ -479,15 +479,15 @@ fn a_sweep_reports_each_value_with_its_rows_and_a_positive_cost_per_row() {
     let total = sweep
         .models
         .iter()
-        .find(|m| m.phase == spanprof::report::Phase::Total)
+        .find(|m| m.measure == spanprof::part::Measure::Total)
         .expect("a model of the total");
     assert!(total.ms_per_1000_rows > 0.0, "{total:?}");
     assert!(stdout.contains("sweep of @n:"), "{stdout}");
     assert!(
-        stdout.contains("| phase | fixed ms | ms per 1,000 rows | MB/s | R² |"),
+        stdout.contains("| part | fixed | per 1,000 rows | MB/s | R² |"),
         "{stdout}"
     );
-    assert!(stdout.contains("| 20000 | 20000 |"), "{stdout}");
+    assert!(stdout.contains("| 20000 | 20,000 |"), "{stdout}");
 }
 
 /// Every row of `query` read through one session of the local instance, as canonical JSON, sorted

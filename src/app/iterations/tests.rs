@@ -13,52 +13,30 @@ fn record(i: u32, total: f64) -> IterationRecord {
 }
 
 #[test]
-fn segments_take_the_server_out_of_the_network_and_add_up() {
+fn the_bars_stack_the_accounting_s_parts_and_add_up() {
     let r = record(1, 10.0);
-    let s = segments(&r);
-    assert!((s[0] - 2.0).abs() < 1e-9);
-    assert!((s[1] - 4.0).abs() < 1e-9);
-    assert!((s.iter().sum::<f64>() - 10.0).abs() < 1e-9);
-    let mut odd = record(2, 10.0);
-    odd.server_ms = Some(50.0);
-    assert!((segments(&odd)[1]).abs() < 1e-9, "server capped by network");
-}
-
-#[test]
-fn a_client_programs_bar_splits_its_transfer_into_streaming_and_blocked() {
-    let r = IterationRecord {
-        startup_ms: Some(100.0),
-        first_byte_ms: Some(5.0),
-        transfer_ms: Some(80.0),
-        blocked_ms: Some(60.0),
-        tail_ms: Some(15.0),
-        ..IterationRecord::new("client", 1, false, "t")
-    };
-    assert_eq!(client_segments(&r), [100.0, 5.0, 20.0, 60.0, 15.0]);
-    assert_eq!(Layout::of(std::slice::from_ref(&r)), Layout::Client);
-    assert_eq!(Layout::of(&[record(1, 10.0)]), Layout::Query);
-    let odd = IterationRecord {
-        blocked_ms: Some(500.0),
-        ..r
-    };
     assert_eq!(
-        client_segments(&odd)[2..4],
-        [0.0, 80.0],
-        "blocked capped by the transfer"
+        stacked_parts(std::slice::from_ref(&r)),
+        [
+            Part::Server,
+            Part::Network,
+            Part::WireDecode,
+            Part::RowDecode,
+            Part::Untimed
+        ]
     );
-    assert!(
-        tooltip(&odd).contains("blocked 80.000 ms"),
-        "{}",
-        tooltip(&odd)
-    );
+    let parts = r.accounting().parts;
+    assert_eq!(parts.get(Part::Server), Some(2.0));
+    assert_eq!(parts.get(Part::Network), Some(4.0));
+    assert_eq!(parts.sum_ms(), 10.0);
+    assert_eq!(overlap_span(&r), None, "the server's work fit in the waits");
 }
 
 #[test]
-fn a_server_time_beyond_the_clients_waits_is_said_as_overlap_not_a_zero_network() {
-    use crate::report::{Lane, Message, Span, Timeline};
+fn an_overlap_is_drawn_over_the_decode_and_said_apart_in_the_tooltip() {
     // The client waited 10 ms (all server time), then decoded for 20 ms while the server,
     // which reports 25.43 ms, went on working.
-    let mut r = IterationRecord {
+    let r = IterationRecord {
         total_ms: 30.0,
         network_ms: Some(10.0),
         server_ms: Some(25.43),
@@ -67,45 +45,57 @@ fn a_server_time_beyond_the_clients_waits_is_said_as_overlap_not_a_zero_network(
         other_ms: Some(0.0),
         ..IterationRecord::new("r", 1, false, "t")
     };
-    let plain = tooltip(&r);
-    assert!(!plain.contains("its work overlaps the stream"), "{plain}");
+    assert_eq!(overlap_span(&r), Some((10.0, 15.43)));
+    let text = tooltip(&r);
+    assert!(text.contains("\nserver 10.0 ms\nnetwork 0 ms\n"), "{text}");
     assert!(
-        plain.contains("network 0.000 ms (the client's waits less the server's time)"),
-        "{plain}"
+        text.contains("overlap 15.4 ms (the server working beside the client's decode: not added)"),
+        "{text}"
     );
     assert!(
-        plain.contains("15.430 ms overlapped the client's own work"),
-        "{plain}"
+        text.contains("the server reports 25.4 ms elapsed"),
+        "{text}"
     );
-    r.timeline = Some(Timeline {
-        lanes: vec![Lane {
-            requests_us: vec![0],
-            messages: vec![Message {
-                number: 1,
-                arrived_us: 10_000,
-                wire: Span {
-                    start_us: 10_000,
-                    wall_us: 20_000,
-                    cpu_us: None,
-                },
-                ..Message::default()
-            }],
-            end_us: 30_000,
-            ..Lane::default()
-        }],
-        total_us: 30_000,
-        setup: Vec::new(),
-    });
-    let timed = tooltip(&r);
-    assert!(
-        timed.contains("the bar holds 10.000 ms (as much as the client waited);\non the timeline 10.000 ms of it fell in the client's waits, 15.430 ms beside its decode"),
-        "{timed}"
+}
+
+#[test]
+fn a_client_programs_bar_splits_its_transfer_into_streaming_and_blocked() {
+    let r = IterationRecord {
+        total_ms: 200.0,
+        startup_ms: Some(100.0),
+        first_byte_ms: Some(5.0),
+        transfer_ms: Some(80.0),
+        blocked_ms: Some(60.0),
+        tail_ms: Some(15.0),
+        ..IterationRecord::new("client", 1, false, "t")
+    };
+    assert_eq!(
+        stacked_parts(std::slice::from_ref(&r)),
+        [
+            Part::Untimed,
+            Part::Startup,
+            Part::FirstByte,
+            Part::Streaming,
+            Part::Blocked,
+            Part::Tail
+        ]
     );
-    let inside = IterationRecord {
-        server_ms: Some(4.0),
+    let odd = IterationRecord {
+        blocked_ms: Some(500.0),
         ..r
     };
-    assert!(tooltip(&inside).contains("all within the client's waits"));
+    let parts = odd.accounting().parts;
+    assert_eq!(parts.get(Part::Streaming), Some(0.0));
+    assert_eq!(
+        parts.get(Part::Blocked),
+        Some(80.0),
+        "blocked capped by the transfer"
+    );
+    assert!(
+        tooltip(&odd).contains("\nblocked 80.0 ms"),
+        "{}",
+        tooltip(&odd)
+    );
 }
 
 #[test]
@@ -129,12 +119,15 @@ fn flags_name_the_cold_start_and_outliers() {
 }
 
 #[test]
-fn summaries_follow_the_selection() {
+fn the_summary_follows_the_selection() {
     let records: Vec<IterationRecord> = (0..4).map(|i| record(i, f64::from(i))).collect();
-    let all = summaries(&records, &BTreeSet::new());
-    assert_eq!(all[0].0, Phase::Total);
-    assert_eq!(all[0].1.count, 3, "warm-up left out");
-    let some = summaries(&records, &BTreeSet::from([3]));
-    assert_eq!(some[0].1.count, 1);
-    assert_eq!(some[0].1.median, 3.0);
+    let all = part_stats(&records, &BTreeSet::new()).expect("timed");
+    assert_eq!(all.total.count, 3, "warm-up left out");
+    let some = part_stats(&records, &BTreeSet::from([3])).expect("one");
+    assert_eq!(some.total.count, 1);
+    assert_eq!(some.total.median, 3.0);
+    assert!(
+        part_stats(&records, &BTreeSet::from([0])).is_none(),
+        "a warm-up"
+    );
 }

@@ -3,9 +3,10 @@
 
 use super::optimizer::Optimizer;
 use super::plan_nodes::plan_nodes;
-use super::query_stats::{query_stats, string};
+use super::query_stats::{format_duration, query_stats, string};
 use super::totals::QueryTotals;
 use crate::proto::google::spanner::v1 as pb;
+use crate::wire::stats::CLIENT_WAIT_TIME;
 
 /// What the last message of an answer reports, by query mode: statistics (WITH_STATS, PROFILE,
 /// WITH_PLAN_AND_STATS), a plan (PLAN, PROFILE, WITH_PLAN_AND_STATS), or nothing (NORMAL).
@@ -26,12 +27,14 @@ pub struct Report {
 }
 
 impl Report {
-    /// The statistics of a finished query that started at `started` and returned `bytes`.
+    /// The statistics of a finished query that started at `started` and returned `bytes`; a
+    /// streamed one says how long it waited for its client to read (`client_wait`).
     pub fn stats(
         &self,
         totals: &QueryTotals,
         started: std::time::Instant,
         bytes: u64,
+        client_wait: Option<std::time::Duration>,
     ) -> Option<pb::ResultSetStats> {
         if !self.with_stats && !self.explain {
             return None;
@@ -48,6 +51,14 @@ impl Report {
             }),
             query_stats: self.with_stats.then(|| {
                 let mut stats = query_stats(&self.sql, totals, elapsed, bytes);
+                if let Some(waited) = client_wait {
+                    // Not a Spanner figure: the local instance's wait on the client, so that a
+                    // profiler can tell its own work from a slow reader.
+                    let waited = format_duration(waited.min(elapsed));
+                    stats
+                        .fields
+                        .insert(CLIENT_WAIT_TIME.to_owned(), string(waited));
+                }
                 self.name_the_optimizer(&mut stats);
                 stats
             }),

@@ -189,7 +189,7 @@ impl LocalSpanner {
                     }
                 }
                 Some(Ok(QueryEvent::Done(totals))) => {
-                    let stats = prepared.report.stats(&totals, begun, bytes);
+                    let stats = prepared.report.stats(&totals, begun, bytes, None);
                     return Ok(answer.finish(stats.as_ref()));
                 }
                 // Values were asked for: nothing else comes.

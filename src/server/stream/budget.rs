@@ -6,6 +6,7 @@
 //! (hyper's, at most 400 KiB and one message per stream) comes on top. A query waiting here is
 //! counted among the server's unread streams (`unread.rs`), which bounds how many may wait.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -25,6 +26,9 @@ pub struct SendBudget {
     room: Condvar,
     /// Where its waits are counted, if anywhere.
     waits: Option<WaitsOn>,
+    /// Nanoseconds its stream waited, a message ready, for room in the transport's queue: the
+    /// server's wait on a client that was not reading (the statistics' `client_wait_time`).
+    client_wait_ns: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -52,7 +56,19 @@ impl SendBudget {
             state: Mutex::default(),
             room: Condvar::new(),
             waits: None,
+            client_wait_ns: AtomicU64::new(0),
         }
+    }
+
+    /// A message waited `waited`, ready, for room in the transport's queue.
+    pub fn waited_on_client(&self, waited: Duration) {
+        let ns = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
+        self.client_wait_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    /// How long its messages have waited, ready, for room in the transport's queue so far.
+    pub fn client_wait(&self) -> Duration {
+        Duration::from_nanos(self.client_wait_ns.load(Ordering::Relaxed))
     }
 
     /// The same budget, its waits counted in `waits`.

@@ -223,9 +223,13 @@ impl LiveStream {
     }
 
     /// Hands `msg` to the transport; whether it took it (else the client left or the deadline
-    /// passed).
+    /// passed). The time it waits for room, a message ready and the transport's queue full, is the
+    /// server waiting on a client that does not read (HTTP/2 flow control): counted in the
+    /// statistics' `client_wait_time`, so that a slow client is never taken for a slow server.
     async fn send(&mut self, msg: Bytes, out: &Out, deadline: Option<Instant>) -> bool {
+        let ready = Instant::now();
         let sent = guarded(out.send(Ok(EncodedPartialResultSet(msg))), out, deadline).await;
+        self.budget.waited_on_client(ready.elapsed());
         matches!(sent, Some(Ok(())))
     }
 
@@ -268,9 +272,12 @@ impl LiveStream {
                     .builder
                     .take()
                     .ok_or_else(|| Status::internal("the query ended without its last message"))?;
-                let stats = self
-                    .report
-                    .stats(&totals, self.started, builder.value_bytes());
+                let stats = self.report.stats(
+                    &totals,
+                    self.started,
+                    builder.value_bytes(),
+                    Some(self.budget.client_wait()),
+                );
                 let before = self.unsent.len();
                 if self.shape.stats_first() {
                     self.unsent.extend(builder.finish(None));

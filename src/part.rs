@@ -1,0 +1,545 @@
+//! The parts of an iteration's time: one typed vocabulary, with each part's key, label, colour
+//! and one-line description in one table ([`Part::info`]). A leaf: it names nothing else in the
+//! crate, so the record, the analysis, the exports, the command line and the window all read
+//! their words from here.
+//!
+//! The parts of an iteration are disjoint stretches of the client's time that add up to its total
+//! (computed in `report::accounting`). A query's, in the order they are drawn:
+//!
+//! - a cold start's steps, where the iteration made them: `dns`, `tcp`, `tls`, `http2`, `token`,
+//!   `session`;
+//! - `partition_query`: a partitioned read's PartitionQuery call;
+//! - the client's wait for the transport, split in two: `server` (while the server was still
+//!   working on the query) and `network` (the rest: latency and transfer);
+//! - `backoff`: waiting before re-sending a broken stream;
+//! - `wire_decode` and `row_decode`: the CPU time its thread got while decoding;
+//! - `client_work`: the CPU time of the client's own work between its waits and decodes;
+//! - `descheduled`: the time its timed work spent off the CPU (the scheduler's, not its own);
+//! - `untimed`: what no measurement covers (small; a report says when it is not).
+//!
+//! A client program profiled at the local instance (`spanprof client`) has parts of its own, as
+//! the server saw it: `startup`, `first_byte`, `streaming`, `blocked` (the server waiting on the
+//! program to read) and `tail`, and `untimed`.
+//!
+//! Where the server's work ran beside the client's decode, that time is an overlap, not a part:
+//! it is reported beside the parts and never added to them.
+
+use serde::{Deserialize, Serialize};
+
+/// One part of an iteration's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    /// A cold start's name resolution.
+    Dns,
+    /// A cold start's TCP connection.
+    Tcp,
+    /// A cold start's TLS handshake.
+    Tls,
+    /// A cold start's HTTP/2 handshake.
+    Http2,
+    /// A cold start's token.
+    Token,
+    /// A cold start's CreateSession.
+    Session,
+    /// A partitioned read's PartitionQuery call.
+    PartitionQuery,
+    /// Waiting while the server worked on the query.
+    Server,
+    /// Waiting for what the server had sent: latency and transfer.
+    Network,
+    /// Waiting before re-sending a broken stream.
+    Backoff,
+    /// Wire decode's CPU time.
+    WireDecode,
+    /// Row decode's CPU time.
+    RowDecode,
+    /// The CPU time of the client's own work between its waits and decodes.
+    ClientWork,
+    /// The client's timed work off the CPU.
+    Descheduled,
+    /// What no measurement covers.
+    Untimed,
+    /// A client program's start to its first query request (at the server).
+    Startup,
+    /// A client program's first query request to its first message sent (at the server).
+    FirstByte,
+    /// A client program's first to last message, less the time the server waited on it.
+    Streaming,
+    /// The server waiting, a message ready, on a client program that was not reading.
+    Blocked,
+    /// A client program's last message sent to its exit.
+    Tail,
+}
+
+/// A colour as red, green and blue bytes (the window converts it; exports name it in hex).
+pub type Rgb = [u8; 3];
+
+/// What is said of a part, in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartInfo {
+    /// Its key in JSON (`parts.<key>`) and on the command line (`--phase <key>`).
+    pub key: &'static str,
+    /// Its CSV column: `part_<key>_ms`.
+    pub column: &'static str,
+    /// Its name for people.
+    pub label: &'static str,
+    /// Its colour in every chart.
+    pub colour: Rgb,
+    /// What it is, in one line.
+    pub description: &'static str,
+}
+
+const fn info(
+    key: &'static str,
+    column: &'static str,
+    label: &'static str,
+    colour: Rgb,
+    description: &'static str,
+) -> PartInfo {
+    PartInfo {
+        key,
+        column,
+        label,
+        colour,
+        description,
+    }
+}
+
+/// Every part's words and colour, in [`Part::ALL`] order. The colours of a query's parts are
+/// Okabe and Ito's palette for colour-blind readers (with greys for what is not the client's own
+/// work); a cold start's steps take Paul Tol's muted scheme.
+const INFO: [PartInfo; 20] = [
+    info(
+        "dns",
+        "part_dns_ms",
+        "dns",
+        [0x33, 0x22, 0x88],
+        "a cold start resolving the host name",
+    ),
+    info(
+        "tcp",
+        "part_tcp_ms",
+        "tcp",
+        [0x44, 0xaa, 0x99],
+        "a cold start's TCP connection",
+    ),
+    info(
+        "tls",
+        "part_tls_ms",
+        "tls",
+        [0x11, 0x77, 0x33],
+        "a cold start's TLS handshake (0 in plaintext)",
+    ),
+    info(
+        "http2",
+        "part_http2_ms",
+        "http/2",
+        [0x88, 0xcc, 0xee],
+        "a cold start's HTTP/2 handshake, to the channel's first ready",
+    ),
+    info(
+        "token",
+        "part_token_ms",
+        "token",
+        [0xdd, 0xcc, 0x77],
+        "a cold start's new token source and first token (0 without authentication)",
+    ),
+    info(
+        "session",
+        "part_session_ms",
+        "session",
+        [0xaa, 0x44, 0x99],
+        "a cold start's CreateSession",
+    ),
+    info(
+        "partition_query",
+        "part_partition_query_ms",
+        "partition query",
+        [0x88, 0x22, 0x55],
+        "a partitioned read's PartitionQuery call, before its partitions stream",
+    ),
+    info(
+        "server",
+        "part_server_ms",
+        "server",
+        [0x00, 0x72, 0xb2],
+        "waiting while the server was still working on the query",
+    ),
+    info(
+        "network",
+        "part_network_ms",
+        "network",
+        [0x56, 0xb4, 0xe9],
+        "waiting for what the server had already sent: latency and transfer",
+    ),
+    info(
+        "backoff",
+        "part_backoff_ms",
+        "back-off",
+        [0xcc, 0x79, 0xa7],
+        "waiting before re-sending a broken stream (resumes)",
+    ),
+    info(
+        "wire_decode",
+        "part_wire_decode_ms",
+        "wire decode",
+        [0xe6, 0x9f, 0x00],
+        "CPU time turning bytes into messages (the fast decoder: into their framing)",
+    ),
+    info(
+        "row_decode",
+        "part_row_decode_ms",
+        "row decode",
+        [0xd5, 0x5e, 0x00],
+        "CPU time merging chunks and turning values into typed rows",
+    ),
+    info(
+        "client_work",
+        "part_client_work_ms",
+        "client work",
+        [0x00, 0x9e, 0x73],
+        "CPU time of the client's own work between its waits and decodes (the rows' callback, bookkeeping)",
+    ),
+    info(
+        "descheduled",
+        "part_descheduled_ms",
+        "descheduled",
+        [0x77, 0x77, 0x77],
+        "the client's timed work off the CPU: the scheduler's time, not the client's",
+    ),
+    info(
+        "untimed",
+        "part_untimed_ms",
+        "untimed",
+        [0xbb, 0xbb, 0xbb],
+        "what no measurement covers",
+    ),
+    info(
+        "startup",
+        "part_startup_ms",
+        "start-up",
+        [0x99, 0x99, 0x33],
+        "the program's start to its first query request reaching the server",
+    ),
+    info(
+        "first_byte",
+        "part_first_byte_ms",
+        "to first byte",
+        [0x00, 0x72, 0xb2],
+        "the first query request to the server's transport taking the first message",
+    ),
+    info(
+        "streaming",
+        "part_streaming_ms",
+        "streaming",
+        [0x56, 0xb4, 0xe9],
+        "the first message taken to the last, less the time the server waited on the program",
+    ),
+    info(
+        "blocked",
+        "part_blocked_ms",
+        "blocked",
+        [0xd5, 0x5e, 0x00],
+        "the server waiting, a message ready, on a program that was not reading (its decode)",
+    ),
+    info(
+        "tail",
+        "part_tail_ms",
+        "to exit",
+        [0x00, 0x9e, 0x73],
+        "the last message taken to the program's exit",
+    ),
+];
+
+impl Part {
+    /// Every part, in the order reports list and charts stack them.
+    pub const ALL: [Part; 20] = [
+        Part::Dns,
+        Part::Tcp,
+        Part::Tls,
+        Part::Http2,
+        Part::Token,
+        Part::Session,
+        Part::PartitionQuery,
+        Part::Server,
+        Part::Network,
+        Part::Backoff,
+        Part::WireDecode,
+        Part::RowDecode,
+        Part::ClientWork,
+        Part::Descheduled,
+        Part::Untimed,
+        Part::Startup,
+        Part::FirstByte,
+        Part::Streaming,
+        Part::Blocked,
+        Part::Tail,
+    ];
+
+    /// A cold start's steps, in the order they are made.
+    pub const COLD_START: [Part; 6] = [
+        Part::Dns,
+        Part::Tcp,
+        Part::Tls,
+        Part::Http2,
+        Part::Token,
+        Part::Session,
+    ];
+
+    /// A query's parts after any cold start, in order.
+    pub const QUERY: [Part; 9] = [
+        Part::PartitionQuery,
+        Part::Server,
+        Part::Network,
+        Part::Backoff,
+        Part::WireDecode,
+        Part::RowDecode,
+        Part::ClientWork,
+        Part::Descheduled,
+        Part::Untimed,
+    ];
+
+    /// A client program's parts as the server saw them (`spanprof client`), in order.
+    pub const SUBJECT: [Part; 6] = [
+        Part::Startup,
+        Part::FirstByte,
+        Part::Streaming,
+        Part::Blocked,
+        Part::Tail,
+        Part::Untimed,
+    ];
+
+    /// Its place in [`Part::ALL`].
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Its words and colour.
+    pub const fn info(self) -> &'static PartInfo {
+        &INFO[self.index()]
+    }
+
+    /// Its key in JSON and on the command line (`wire_decode`).
+    pub const fn key(self) -> &'static str {
+        self.info().key
+    }
+
+    /// Its CSV column (`part_wire_decode_ms`).
+    pub const fn column(self) -> &'static str {
+        self.info().column
+    }
+
+    /// Its name for people (`wire decode`).
+    pub const fn label(self) -> &'static str {
+        self.info().label
+    }
+
+    /// Its colour.
+    pub const fn colour(self) -> Rgb {
+        self.info().colour
+    }
+
+    /// What it is, in one line.
+    pub const fn description(self) -> &'static str {
+        self.info().description
+    }
+
+    /// The part a key names (`wire_decode`, also spelled `wire-decode`).
+    pub fn from_key(key: &str) -> Option<Part> {
+        let key = key.trim().replace('-', "_");
+        Part::ALL.into_iter().find(|p| p.key() == key)
+    }
+
+    /// Whether it is one of a cold start's steps.
+    pub fn is_cold_start(self) -> bool {
+        Part::COLD_START.contains(&self)
+    }
+
+    /// Whether it is the client's CPU time at work (decode or its own work): what a faster client
+    /// would shorten.
+    pub fn is_client_cpu(self) -> bool {
+        matches!(self, Part::WireDecode | Part::RowDecode | Part::ClientWork)
+    }
+}
+
+impl std::fmt::Display for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// What statistics of an iteration are taken over: its total, or one of its parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Measure {
+    /// The whole iteration.
+    Total,
+    /// One part of it.
+    Part(Part),
+}
+
+impl Measure {
+    /// Its key on the command line and in JSON: `total`, or the part's.
+    pub fn key(self) -> &'static str {
+        match self {
+            Measure::Total => "total",
+            Measure::Part(part) => part.key(),
+        }
+    }
+
+    /// Its name for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Measure::Total => "total",
+            Measure::Part(part) => part.label(),
+        }
+    }
+
+    /// The measure `text` names (`total`, or a part's key, `-` or `_` alike); an error that lists
+    /// them, and says where a name older reports used went.
+    pub fn parse(text: &str) -> Result<Measure, String> {
+        if text.trim() == "total" {
+            return Ok(Measure::Total);
+        }
+        if let Some(part) = Part::from_key(text) {
+            return Ok(Measure::Part(part));
+        }
+        let moved = match text.trim() {
+            "other" => " (\"other\" is now client_work, descheduled and untimed)",
+            "ttfb" => " (the time to first byte is a figure beside the parts, not a part)",
+            _ => "",
+        };
+        let keys: Vec<&str> = Part::ALL.iter().map(|p| p.key()).collect();
+        Err(format!(
+            "{text:?} is not total or a part{moved}: total, {}",
+            keys.join(", ")
+        ))
+    }
+}
+
+impl std::fmt::Display for Measure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// How the client's wait was split between `server` and `network`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Split {
+    /// From the server's own account of its work: its elapsed time less the time it reported
+    /// waiting for the client to read (the local instance).
+    Measured,
+    /// From the server's elapsed time alone (Cloud Spanner, the emulator), which may include time
+    /// it waited on the client: an estimate, the largest share the server can have had.
+    Estimated,
+    /// Not split: no server time came back (the query mode returns none), so the whole wait is
+    /// `network`.
+    None,
+}
+
+impl Split {
+    /// Its name in JSON and CSV (`measured`, `estimated`, `none`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Split::Measured => "measured",
+            Split::Estimated => "estimated",
+            Split::None => "none",
+        }
+    }
+
+    /// What it means, in words for a table's footnote.
+    pub fn note(self) -> &'static str {
+        match self {
+            Split::Measured => {
+                "server and network: split by the server's own account of its work (its elapsed time less its wait on the client)"
+            }
+            Split::Estimated => {
+                "server and network: an estimate from the server's elapsed time, which may include time it waited on the client"
+            }
+            Split::None => {
+                "the wait is not split: no server time came back, so all of it is network"
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_part_has_its_own_row_keys_and_columns() {
+        for (i, part) in Part::ALL.into_iter().enumerate() {
+            assert_eq!(part.index(), i, "{part:?} out of order");
+            assert_eq!(part.column(), format!("part_{}_ms", part.key()));
+            assert_eq!(Part::from_key(part.key()), Some(part));
+            assert!(!part.description().is_empty());
+        }
+        let mut keys: Vec<&str> = Part::ALL.iter().map(|p| p.key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), Part::ALL.len(), "keys are unique");
+        assert_eq!(Part::from_key("wire-decode"), Some(Part::WireDecode));
+        assert_eq!(Part::from_key("other"), None);
+    }
+
+    #[test]
+    fn the_sets_cover_every_part_once_but_untimed() {
+        let mut seen: Vec<Part> = Part::COLD_START
+            .iter()
+            .chain(&Part::QUERY)
+            .chain(&Part::SUBJECT)
+            .copied()
+            .collect();
+        seen.sort_unstable();
+        let untimed = seen.iter().filter(|p| **p == Part::Untimed).count();
+        assert_eq!(
+            untimed, 2,
+            "untimed ends both a query's and a program's parts"
+        );
+        seen.dedup();
+        assert_eq!(seen, Part::ALL.to_vec());
+    }
+
+    #[test]
+    fn a_query_s_parts_have_colours_of_their_own() {
+        let shown: Vec<Part> = Part::COLD_START
+            .iter()
+            .chain(&Part::QUERY)
+            .copied()
+            .collect();
+        for (i, a) in shown.iter().enumerate() {
+            for b in &shown[i + 1..] {
+                assert_ne!(a.colour(), b.colour(), "{a:?} and {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_measure_is_total_or_a_part_and_old_names_say_where_they_went() {
+        assert_eq!(Measure::parse("total"), Ok(Measure::Total));
+        assert_eq!(
+            Measure::parse("row-decode"),
+            Ok(Measure::Part(Part::RowDecode))
+        );
+        let other = Measure::parse("other").expect_err("not a part any more");
+        assert!(
+            other.contains("client_work, descheduled and untimed"),
+            "{other}"
+        );
+        assert!(
+            Measure::parse("nope")
+                .expect_err("unknown")
+                .contains("wire_decode")
+        );
+    }
+
+    #[test]
+    fn serde_names_are_the_keys() -> Result<(), serde_json::Error> {
+        for part in Part::ALL {
+            assert_eq!(serde_json::to_string(&part)?, format!("\"{}\"", part.key()));
+        }
+        Ok(())
+    }
+}

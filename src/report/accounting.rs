@@ -1,0 +1,280 @@
+//! One accounting of an iteration's time: its parts ([`Part`]), disjoint, adding up to its total
+//! exactly (whole microseconds), and the overlap beside them. Derived from what the record
+//! measured, here and nowhere else; every view and export reads [`IterationRecord::accounting`].
+//!
+//! A query's client time is, in order: a cold start's steps; a partitioned read's PartitionQuery;
+//! its waits for the transport; resume back-offs; its decode and own work, each as the CPU time its
+//! thread got; the off-CPU time of that work (`descheduled`); and what nothing measured
+//! (`untimed`). The waits are split between `server` and `network` by the server's work `W`:
+//! its elapsed time less the time it reported waiting on the client to read (measured, the local
+//! instance), or its elapsed time alone (estimated, Cloud Spanner and the emulator). The server's
+//! work can only be seen by the client while the client waits, so `server = min(wait, W)`,
+//! `network = wait - server`, and what is left of `W` ran beside the client's own work: the
+//! overlap, reported and never added.
+//!
+//! A client program's time as the server saw it (`spanprof client`) splits into start-up, first
+//! byte, streaming (first to last message, less the server's wait on the program), blocked (that
+//! wait), to exit and untimed.
+
+use crate::part::{Part, Split};
+
+use super::IterationRecord;
+
+/// Microseconds in whole numbers, so that parts add up exactly: a non-finite or negative
+/// figure counts as 0.
+fn us(ms: f64) -> u64 {
+    if ms.is_finite() && ms > 0.0 {
+        // Saturates at u64::MAX for absurd figures (a hostile report), never panics.
+        (ms * 1000.0).round() as u64
+    } else {
+        0
+    }
+}
+
+fn to_ms(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+/// The parts of one iteration, in whole microseconds; a part the iteration did not have is absent
+/// (a warm iteration has no cold-start steps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Parts {
+    us: [u64; Part::ALL.len()],
+    present: u32,
+}
+
+impl Parts {
+    fn set(&mut self, part: Part, us: u64) {
+        self.us[part.index()] = us;
+        self.present |= 1 << part.index();
+    }
+
+    fn put(&mut self, part: Part, ms: Option<f64>) {
+        if let Some(ms) = ms {
+            self.set(part, us(ms));
+        }
+    }
+
+    /// The part's time in milliseconds, when the iteration had it.
+    pub fn get(&self, part: Part) -> Option<f64> {
+        self.has(part).then(|| to_ms(self.us[part.index()]))
+    }
+
+    /// The part's time in milliseconds, 0 when the iteration did not have it.
+    pub fn ms(&self, part: Part) -> f64 {
+        to_ms(self.us[part.index()])
+    }
+
+    /// Whether the iteration had the part.
+    pub fn has(&self, part: Part) -> bool {
+        self.present & (1 << part.index()) != 0
+    }
+
+    /// The parts the iteration had, with their milliseconds, in [`Part::ALL`] order.
+    pub fn iter(&self) -> impl Iterator<Item = (Part, f64)> + '_ {
+        Part::ALL
+            .into_iter()
+            .filter_map(|part| Some((part, self.get(part)?)))
+    }
+
+    /// Whether it has no part at all.
+    pub fn is_empty(&self) -> bool {
+        self.present == 0
+    }
+
+    fn sum_us(&self) -> u64 {
+        self.us.iter().fold(0u64, |sum, &us| sum.saturating_add(us))
+    }
+
+    /// The sum of the parts, in milliseconds: the iteration's total.
+    pub fn sum_ms(&self) -> f64 {
+        to_ms(self.sum_us())
+    }
+
+    /// Takes `excess` microseconds out of `from`, in that order, as far as each goes.
+    fn take_out(&mut self, mut excess: u64, from: &[Part]) {
+        for part in from {
+            let slot = &mut self.us[part.index()];
+            let taken = excess.min(*slot);
+            *slot -= taken;
+            excess -= taken;
+        }
+    }
+
+    /// Sets `untimed` to what the other parts leave of `total_us`; where they came to more (a
+    /// clock's rounding), the excess comes out of `give_back` first.
+    fn close(&mut self, total_us: u64, give_back: &[Part]) {
+        self.set(Part::Untimed, 0);
+        let sum = self.sum_us();
+        if sum > total_us {
+            self.take_out(sum - total_us, give_back);
+        }
+        let untimed = total_us.saturating_sub(self.sum_us());
+        self.set(Part::Untimed, untimed);
+    }
+}
+
+/// An iteration's time accounted for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Accounting {
+    /// Its parts, adding up to its total.
+    pub parts: Parts,
+    /// Server work that ran beside the client's decode and own work (not a part: the client was
+    /// busy then), in milliseconds; `None` without a server time.
+    pub overlap_ms: Option<f64>,
+    /// How the wait was split between server and network.
+    pub split: Split,
+    /// Whether the client's own work was timed (reports before it was count it as untimed).
+    pub client_work_timed: bool,
+}
+
+impl Accounting {
+    /// Whether `untimed` is more than max(1 ms, 3%) of the total: worth saying.
+    pub fn untimed_is_notable(&self, total_ms: f64) -> bool {
+        self.parts.ms(Part::Untimed) > (0.03 * total_ms).max(1.0)
+    }
+}
+
+impl IterationRecord {
+    /// Where this iteration's time went: its parts, which add up to `total_ms` to the microsecond,
+    /// and the overlap beside them.
+    pub fn accounting(&self) -> Accounting {
+        if self.startup_ms.is_some() || self.first_byte_ms.is_some() {
+            return self.subject_accounting();
+        }
+        let mut parts = Parts::default();
+        for (part, ms) in Part::COLD_START.into_iter().zip(self.cold_start_ms()) {
+            parts.put(part, ms);
+        }
+        parts.put(Part::PartitionQuery, self.partition_query_ms);
+        let (split, work_us) = self.server_work_us();
+        let mut overlap_ms = None;
+        if let Some(wait) = self.network_ms.map(us) {
+            let server = work_us.map_or(0, |work| work.min(wait));
+            if let Some(work) = work_us {
+                parts.set(Part::Server, server);
+                overlap_ms = Some(to_ms(work - server));
+            }
+            parts.set(Part::Network, wait - server);
+        }
+        // A resume's back-off, where there was one (0 is no part: nothing broke).
+        parts.put(Part::Backoff, self.backoff_ms.filter(|ms| *ms > 0.0));
+        let decode = [
+            (
+                Part::WireDecode,
+                self.wire_decode_ms,
+                self.wire_decode_cpu_ms,
+            ),
+            (Part::RowDecode, self.row_decode_ms, self.row_decode_cpu_ms),
+        ];
+        let mut off_cpu = 0u64;
+        for (part, wall, cpu) in decode {
+            if let Some(wall) = wall.map(us) {
+                let cpu = cpu.map_or(wall, us).min(wall);
+                parts.set(part, cpu);
+                off_cpu = off_cpu.saturating_add(wall - cpu);
+            }
+        }
+        let work = self.client_work();
+        if let Some((wall, cpu)) = work {
+            parts.set(Part::ClientWork, cpu);
+            off_cpu = off_cpu.saturating_add(wall - cpu);
+        }
+        match self.descheduled_ms {
+            // The recorded figure is the same sum, taken span by span.
+            Some(ms) => parts.set(Part::Descheduled, us(ms)),
+            None if off_cpu > 0 => parts.set(Part::Descheduled, off_cpu),
+            None => {}
+        }
+        parts.close(
+            us(self.total_ms),
+            &[
+                Part::Network,
+                Part::Server,
+                Part::Descheduled,
+                Part::ClientWork,
+            ],
+        );
+        Accounting {
+            parts,
+            overlap_ms,
+            split: if work_us.is_some() {
+                split
+            } else {
+                Split::None
+            },
+            client_work_timed: work.is_some() || self.network_ms.is_none(),
+        }
+    }
+
+    /// The cold start's steps in [`Part::COLD_START`] order.
+    fn cold_start_ms(&self) -> [Option<f64>; 6] {
+        [
+            self.dns_ms,
+            self.tcp_ms,
+            self.tls_ms,
+            self.http2_ms,
+            self.token_ms,
+            self.session_ms,
+        ]
+    }
+
+    /// The server's work in microseconds and how it was known: its elapsed time less its reported
+    /// wait on the client, or its elapsed time alone.
+    fn server_work_us(&self) -> (Split, Option<u64>) {
+        match (self.server_ms.map(us), self.server_client_wait_ms.map(us)) {
+            (Some(elapsed), Some(blocked)) => {
+                (Split::Measured, Some(elapsed.saturating_sub(blocked)))
+            }
+            (Some(elapsed), None) => (Split::Estimated, Some(elapsed)),
+            (None, _) => (Split::None, None),
+        }
+    }
+
+    /// The client's own work between its spans, (wall, CPU) in microseconds: recorded, or for a
+    /// report that predates the figure, summed from its timeline's lanes.
+    fn client_work(&self) -> Option<(u64, u64)> {
+        if let Some(wall) = self.client_work_ms.map(us) {
+            return Some((wall, self.client_work_cpu_ms.map_or(wall, us).min(wall)));
+        }
+        let lanes = &self.timeline.as_ref()?.lanes;
+        let sum = |f: fn(&crate::report::Lane) -> u64| {
+            lanes.iter().fold(0u64, |sum, l| sum.saturating_add(f(l)))
+        };
+        let wall = sum(|l| l.between.wall_us);
+        let cpu = sum(|l| l.between.cpu_us);
+        (wall > 0).then_some((wall, cpu.min(wall)))
+    }
+
+    fn subject_accounting(&self) -> Accounting {
+        let mut parts = Parts::default();
+        let transfer = self.transfer_ms.map(us);
+        let blocked = self
+            .blocked_ms
+            .map(us)
+            .map(|b| b.min(transfer.unwrap_or(0)));
+        parts.put(Part::Startup, self.startup_ms);
+        parts.put(Part::FirstByte, self.first_byte_ms);
+        if let Some(transfer) = transfer {
+            parts.set(Part::Streaming, transfer - blocked.unwrap_or(0));
+        }
+        if let Some(blocked) = blocked {
+            parts.set(Part::Blocked, blocked);
+        }
+        parts.put(Part::Tail, self.tail_ms);
+        parts.close(
+            us(self.total_ms),
+            &[Part::Startup, Part::Tail, Part::Streaming],
+        );
+        Accounting {
+            parts,
+            overlap_ms: None,
+            split: Split::None,
+            client_work_timed: true,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "accounting/tests.rs"]
+mod tests;
