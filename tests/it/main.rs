@@ -16,6 +16,7 @@ mod fuzz;
 mod golden;
 mod headers;
 mod history;
+mod hostile_auth;
 mod hostile_bounds;
 mod hostile_client;
 mod hostile_queries;
