@@ -4,7 +4,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::profile::{load_reports, parse_phase};
+use super::profile::parse_phase;
+use super::reports::load_reports;
 use super::summary;
 use crate::analysis::{BootstrapSettings, Gate, compare_runs, parse_slowdown};
 use crate::report::{Phase, RunReport, printable};

@@ -4,6 +4,7 @@ mod app;
 mod app_history;
 mod app_timeline;
 mod app_window_knobs;
+mod baseline_gate;
 mod cli;
 mod client;
 mod cloud;
