@@ -65,6 +65,9 @@ pub enum NoBaseline {
         /// The id asked for.
         id: String,
     },
+    /// The history is off: no store to read.
+    #[error("the history is off (--no-history)")]
+    HistoryOff,
     /// The history could not be read (a newer schema, a locked store, a row or a stored report
     /// that does not read back).
     #[error("the history {location} could not be read: {source}")]
@@ -123,12 +126,10 @@ fn from_history(
         location: described.clone(),
         source,
     };
-    let store = history::open(location).map_err(unreadable)?;
     // `parse` refused the history being off, the one location without a store.
-    let mut store = store.ok_or_else(|| NoBaseline::NoSuchRun {
-        location: described.clone(),
-        id: String::from("(the history is off)"),
-    })?;
+    let mut store = history::open(location)
+        .map_err(unreadable)?
+        .ok_or(NoBaseline::HistoryOff)?;
     let mut found = Vec::with_capacity(reports.len());
     for report in reports {
         let fingerprint = history::fingerprint(&report.config, database);
