@@ -27,6 +27,11 @@ pub const TIME_UNITS: &[(&str, u64)] = &[
     ("hours", 3_600_000_000_000),
 ];
 
+/// The longest duration a server's figure is believed to report: 100 days, longer than any limit
+/// spanprof waits for (`--timeout` accepts up to 100 days). A figure past it (`dur=1e300`) is
+/// left out as unknown, never turned into a `Duration` (which would overflow and panic).
+pub const LONGEST_REPORTED: std::time::Duration = std::time::Duration::from_secs(100 * 86_400);
+
 /// Nanoseconds in one `unit` (spaces around it ignored), or `None` when it is not a unit of time.
 pub fn nanos_per(unit: &str) -> Option<u64> {
     let unit = unit.trim();

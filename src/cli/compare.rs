@@ -4,7 +4,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::profile::{load_reports, parse_measure};
+use super::profile::parse_measure;
+use super::reports::load_reports;
 use super::summary;
 use crate::analysis::{BootstrapSettings, Gate, RunComparison, compare_runs, parse_slowdown};
 use crate::part::Measure;

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::profile::load_reports;
+use super::reports::load_reports;
 use super::summary::iteration_text;
 use crate::analysis::{self, Explanation};
 use crate::report::{RunReport, printable};

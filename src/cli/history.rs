@@ -1,6 +1,6 @@
 //! The run history on the command line: `--history` / `--no-history` on the commands that save
-//! (`profile`, `client`), saving on `history::HistoryWorker` after a run, `--baseline history:...`
-//! read back for the gate, and `spanprof history` (list, `show`, `export`).
+//! (`profile`, `client`), saving on `history::HistoryWorker` after a run, and `spanprof history`
+//! (list, `show`, `export`). `--baseline history:...` is read back by `gate.rs`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,7 +10,7 @@ use anyhow::Context as _;
 
 use super::target::parse_limit;
 use crate::export::{Exporter, Json, Markdown, write_atomically};
-use crate::history::{self, Baseline, Filter, HistoryWorker, Location, RunSummary};
+use crate::history::{self, Filter, HistoryWorker, Location, RunSummary};
 use crate::report::{RunReport, printable};
 
 /// Where a command saves its runs.
@@ -59,67 +59,6 @@ pub fn finish(worker: Option<HistoryWorker>) {
             eprintln!("{}", printable(&notice));
         }
     }
-}
-
-/// The baseline `--baseline` names, when it names the history (`history:last`, `history:best`,
-/// `history:ID`).
-pub fn history_baseline(path: &std::path::Path) -> Option<Baseline> {
-    path.to_str().and_then(Baseline::parse)
-}
-
-/// For each of `reports`, the earlier run `which` picks (labelled as the new run, so the gate
-/// pairs them); an error when the history holds none.
-pub fn baselines(
-    args: &HistoryArgs,
-    which: &Baseline,
-    reports: &[RunReport],
-    database: &str,
-) -> anyhow::Result<Vec<RunReport>> {
-    let location = args.location()?;
-    anyhow::ensure!(
-        location != Location::Off,
-        "--baseline history:... reads the run history: drop --no-history"
-    );
-    let mut store = history::open(&location)?.context("no history store")?;
-    let mut found = Vec::with_capacity(reports.len());
-    for report in reports {
-        let fingerprint = history::fingerprint(&report.config, database);
-        let mut base = history::baseline(&mut *store, which, &fingerprint, &report.config.target)?
-            .with_context(|| {
-                format!(
-                    "the history {} holds no earlier run of \"{}\" (fingerprint {fingerprint}) on {}",
-                    location.describe(),
-                    printable(&report.config.label),
-                    report.config.target
-                )
-            })?;
-        base.config.label = report.config.label.clone();
-        found.push(base);
-    }
-    for notice in store.take_notices() {
-        eprintln!("{}", printable(&notice));
-    }
-    Ok(found)
-}
-
-/// After a profile: the baselines `which` names read from the history first (they are earlier
-/// runs), then `reports` handed to a worker that saves them; the worker, and the baselines (or
-/// why there are none: the run is saved all the same).
-pub fn save_after(
-    args: &HistoryArgs,
-    which: Option<&Baseline>,
-    reports: &[RunReport],
-    database: String,
-) -> (
-    Option<HistoryWorker>,
-    anyhow::Result<Option<Vec<RunReport>>>,
-) {
-    let found = which
-        .map(|which| baselines(args, which, reports, &database))
-        .transpose();
-    let worker = args.worker();
-    save(worker.as_ref(), reports, database);
-    (worker, found)
 }
 
 /// Arguments of `spanprof history`.

@@ -6,11 +6,13 @@ mod connection;
 mod decode;
 mod driver;
 mod explain;
+mod gate;
 mod headers;
 mod history;
 mod operators;
 mod options;
 mod profile;
+mod reports;
 mod seed;
 mod serve;
 mod subject;
@@ -45,6 +47,9 @@ pub use workload::Workload;
 pub const ITERATIONS_FAILED: u8 = 3;
 /// The exit code of a gate (`--fail-if-slower`) that found a regression.
 pub const REGRESSED: u8 = 4;
+/// The exit code of a gate that had no baseline to compare with (an empty history, a baseline
+/// that could not be read): the run itself was printed, exported and saved.
+pub const NO_BASELINE: u8 = 5;
 
 /// spanprof: where does the time of a Cloud Spanner query go?
 #[derive(Debug, Parser)]
@@ -148,6 +153,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             ProfileOutcome::Passed => ExitCode::SUCCESS,
             ProfileOutcome::IterationsFailed => ExitCode::from(ITERATIONS_FAILED),
             ProfileOutcome::Regressed => ExitCode::from(REGRESSED),
+            ProfileOutcome::NoBaseline => ExitCode::from(NO_BASELINE),
         }),
         Some(Command::Record(args)) => {
             run_record(&args, std::io::stdout())?;

@@ -9,15 +9,15 @@ use std::sync::Arc;
 use anyhow::Context as _;
 
 use super::decode::DecoderChoice;
+use super::gate::{BaselineSource, Verdict};
 use super::headers::HeaderArgs;
-use super::history::history_baseline;
 use super::options::RequestOptionArgs;
 use super::summary;
 use super::target::TargetArgs;
 use super::variants::{FromCommandLine, SweepSpec, parse_sweep, variants};
 use crate::analysis::parse_slowdown;
 use crate::engine::{Engine, EngineEvent, Order, Param, ProfileSpec, QueryMode, Variant};
-use crate::export::{Csv, Exporter, Json, Markdown, Trace, read_json, write_atomically};
+use crate::export::{Csv, Exporter, Json, Markdown, Trace, write_atomically};
 use crate::part::Measure;
 use crate::report::{RunReport, Status, printable};
 
@@ -95,7 +95,8 @@ pub struct ProfileArgs {
     pub reference: Option<String>,
     /// A JSON report to gate this run against (with --fail-if-slower), or the run history's
     /// `history:last`, `history:best` (the earlier runs of the same query on the same target) or
-    /// `history:ID`.
+    /// `history:ID`. When none can be had the run is still printed, exported and saved, and the
+    /// exit code is 5.
     #[arg(long, value_name = "BASE.json", requires = "fail_if_slower")]
     pub baseline: Option<PathBuf>,
     /// Exit with code 4 when this run is slower than --baseline by more than this (e.g. 10%) and
@@ -185,6 +186,9 @@ pub enum ProfileOutcome {
     IterationsFailed,
     /// The gate failed: slower than the baseline by more than allowed.
     Regressed,
+    /// The gate had no baseline to compare with (none in the history, or it could not be read);
+    /// the run was printed, exported and saved all the same.
+    NoBaseline,
 }
 
 /// Checks a label: printable text (no control characters), at most 200 bytes. Not a clap value
@@ -332,14 +336,58 @@ pub fn findings(report: &RunReport) -> String {
 
 /// Runs the profile, prints a progress bar on stderr and on `out` the summary of each variant,
 /// each variant against the reference, a sweep's table and models, and the gate's decision; writes
-/// the exports.
+/// the exports and saves the run. A baseline that cannot be had never costs the run: everything
+/// else is done first, and the outcome says so.
 pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<ProfileOutcome> {
     let (spec, reference) = profile_spec(args)?;
-    let from_history = args.baseline.as_deref().and_then(history_baseline);
-    let mut baseline = match &args.baseline {
-        Some(path) if from_history.is_none() => Some(load_reports(path)?),
-        _ => None,
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(|path| BaselineSource::parse(path, &args.history))
+        .transpose()?;
+    let reports = run_engine(args, spec)?;
+    let database = args.target.database().name();
+    // Read before this run is saved: `history:last` is an earlier run.
+    let baseline = baseline.map(|source| source.read(&reports, &database));
+    let history = args.history.worker();
+    super::history::save(history.as_ref(), &reports, database);
+    print_summary(&mut out, &reports, &reference)?;
+    for (path, exporter) in [
+        (&args.csv, &Csv as &dyn Exporter),
+        (&args.json, &Json),
+        (&args.markdown, &Markdown),
+        (&args.trace, &Trace),
+    ] {
+        if let Some(path) = path {
+            write_atomically(path, &exporter.export(&reports)?)?;
+        }
+    }
+    let all_ok = reports
+        .iter()
+        .flat_map(|r| &r.iterations)
+        .all(|i| i.status == Status::Ok);
+    let verdict = match (baseline, args.fail_if_slower) {
+        (Some(baseline), Some(max_slowdown)) => {
+            let gate = crate::analysis::Gate {
+                max_slowdown,
+                measure: args.phase.unwrap_or(Measure::Total),
+            };
+            super::gate::decide(&mut out, baseline, &reports, gate)?
+        }
+        _ => Verdict::Passed,
     };
+    super::history::finish(history);
+    Ok(match verdict {
+        _ if !all_ok => ProfileOutcome::IterationsFailed,
+        Verdict::Regressed => ProfileOutcome::Regressed,
+        Verdict::NoBaseline => ProfileOutcome::NoBaseline,
+        Verdict::Passed => ProfileOutcome::Passed,
+    })
+}
+
+/// Runs `spec` on the engine with a progress bar on stderr (and each failed iteration's error);
+/// its reports.
+fn run_engine(args: &ProfileArgs, spec: ProfileSpec) -> anyhow::Result<Vec<RunReport>> {
     let several = spec.variants.len() > 1;
     let labels: Vec<String> = spec.variants.iter().map(|v| v.label.clone()).collect();
     let total = spec.variants.len() as u64 * u64::from(spec.warmup + spec.iterations);
@@ -398,13 +446,19 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
         }
     }
     bar.finish_and_clear();
-    let reports = reports.context("the engine stopped without a report")?;
-    let database = args.target.database().name();
-    let (history, found) =
-        super::history::save_after(&args.history, from_history.as_ref(), &reports, database);
-    baseline = found?.or(baseline);
-    out.write_all(&Markdown.export(&reports)?)?;
-    for report in &reports {
+    reports.context("the engine stopped without a report")
+}
+
+/// The summary on `out`: the tables, each run's findings, top operators and traces, each variant
+/// against the reference, a sweep's table.
+fn print_summary(
+    out: &mut impl Write,
+    reports: &[RunReport],
+    reference: &str,
+) -> anyhow::Result<()> {
+    let several = reports.len() > 1;
+    out.write_all(&Markdown.export(reports)?)?;
+    for report in reports {
         let found = summary::findings(report);
         let plan = super::operators::plan_summary(report, 5);
         for text in [found, plan, super::headers::traces(report)] {
@@ -416,52 +470,11 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
             }
         }
     }
-    out.write_all(summary::against_reference(&reports, &reference).as_bytes())?;
-    if let Some(text) = summary::sweep(&reports) {
+    out.write_all(summary::against_reference(reports, reference).as_bytes())?;
+    if let Some(text) = summary::sweep(reports) {
         out.write_all(text.as_bytes())?;
     }
-    for (path, exporter) in [
-        (&args.csv, &Csv as &dyn Exporter),
-        (&args.json, &Json),
-        (&args.markdown, &Markdown),
-        (&args.trace, &Trace),
-    ] {
-        if let Some(path) = path {
-            write_atomically(path, &exporter.export(&reports)?)?;
-        }
-    }
-    let all_ok = reports
-        .iter()
-        .flat_map(|r| &r.iterations)
-        .all(|i| i.status == Status::Ok);
-    let regressed = match (&baseline, args.fail_if_slower) {
-        (Some(base), Some(max_slowdown)) => {
-            let gate = crate::analysis::Gate {
-                max_slowdown,
-                measure: args.phase.unwrap_or(Measure::Total),
-            };
-            summary::gate(&mut out, base, &reports, gate)?
-        }
-        _ => false,
-    };
-    super::history::finish(history);
-    Ok(if !all_ok {
-        ProfileOutcome::IterationsFailed
-    } else if regressed {
-        ProfileOutcome::Regressed
-    } else {
-        ProfileOutcome::Passed
-    })
-}
-
-/// The runs of a JSON report file.
-pub fn load_reports(path: &std::path::Path) -> anyhow::Result<Vec<RunReport>> {
-    let bytes = crate::export::read_bounded(path, crate::export::MAX_REPORT_BYTES)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let runs = read_json(&bytes)
-        .with_context(|| format!("{} is not a spanprof report", path.display()))?;
-    anyhow::ensure!(!runs.is_empty(), "{} holds no run", path.display());
-    Ok(runs)
+    Ok(())
 }
 
 fn parse_param(text: &str) -> Result<Param, String> {

@@ -23,8 +23,9 @@ pub struct TargetArgs {
     /// Cloud Spanner (TLS to spanner.googleapis.com, OAuth): needs --project, --instance, --database.
     #[arg(long, conflicts_with = "endpoint")]
     pub cloud: bool,
-    /// A service-account key file for --cloud; without it, application default credentials (the
-    /// GOOGLE_APPLICATION_CREDENTIALS file, gcloud's user login, or the metadata server).
+    /// A service-account key file for --cloud (a regular file of at most 1 MiB); without it,
+    /// application default credentials (the GOOGLE_APPLICATION_CREDENTIALS file, gcloud's user
+    /// login, or the metadata server).
     #[arg(long, requires = "cloud")]
     pub credentials: Option<PathBuf>,
     /// The Cloud Spanner API endpoint for --cloud (https://, or http:// for a local test server).
@@ -63,7 +64,8 @@ pub struct TimeoutArgs {
     /// How long connecting may take (TCP, TLS, HTTP/2).
     #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_limit)]
     pub connect_timeout: Duration,
-    /// How long a call such as CreateSession may take to be answered.
+    /// How long a call such as CreateSession may take to be answered, and fetching or renewing an
+    /// access token for --cloud.
     #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_limit)]
     pub call_timeout: Duration,
 }

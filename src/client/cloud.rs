@@ -89,9 +89,10 @@ impl CloudTarget {
         super::names::database_name(&self.project, &self.instance, &self.database)
     }
 
-    /// A token source for this target's credentials (reads and checks a key file now).
-    pub fn token_source(&self) -> Result<TokenSource, AuthError> {
-        TokenSource::new(self.credentials.clone())
+    /// A token source for this target's credentials (reads and checks a key file now), each of
+    /// its fetches held to `limit` (the call limit).
+    pub fn token_source(&self, limit: std::time::Duration) -> Result<TokenSource, AuthError> {
+        Ok(TokenSource::new(self.credentials.clone())?.within(limit))
     }
 
     /// Connects to the endpoint: TLS with the system's and Mozilla's roots (and the certificates

@@ -148,8 +148,19 @@ impl ClientError {
 }
 
 impl From<AuthError> for ClientError {
+    /// A token that did not come in time is the connection's token step that outlived its limit
+    /// (a cold start's timeline names it); any other is an auth error.
     fn from(e: AuthError) -> Self {
-        ClientError::Auth(Arc::new(e))
+        match e {
+            AuthError::TimedOut { endpoint, after } => {
+                ClientError::Connect(super::ConnectError::TimedOut {
+                    endpoint,
+                    step: super::Step::Token,
+                    after,
+                })
+            }
+            other => ClientError::Auth(Arc::new(other)),
+        }
     }
 }
 

@@ -272,8 +272,9 @@ fn combine(
         .map(|t| t.stats.as_ref().map(|s| &s.query_stats))
         .collect();
     let stats = each.map(|each| {
+        // Counts from the network: a sum past u64 is unknown, not an overflow.
         let all = |f: &dyn Fn(&QueryStats) -> Option<u64>| -> Option<u64> {
-            each.iter().map(|s| f(s)).sum()
+            each.iter().try_fold(0u64, |sum, s| sum.checked_add(f(s)?))
         };
         let durations = || each.iter().map(|s| s.elapsed).collect::<Option<Vec<_>>>();
         QueryStats {
@@ -307,4 +308,34 @@ fn combine(
         })
         .collect();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 32 (F2's class): two partitions' row counts from the network that add past u64
+    /// panicked (an overflow in debug builds); the sum is unknown instead.
+    #[test]
+    fn partition_counts_that_add_past_u64_are_unknown() {
+        let with_rows = |rows: u64| IterationTiming {
+            stats: Some(ResultStats {
+                query_stats: QueryStats {
+                    rows_returned: Some(rows),
+                    rows_scanned: Some(2),
+                    ..QueryStats::default()
+                },
+                ..ResultStats::default()
+            }),
+            ..IterationTiming::default()
+        };
+        let out = combine(
+            Duration::from_millis(3),
+            Duration::from_millis(1),
+            vec![with_rows(u64::MAX), with_rows(1)],
+        );
+        let stats = out.stats.expect("both partitions returned statistics");
+        assert_eq!(stats.query_stats.rows_returned, None);
+        assert_eq!(stats.query_stats.rows_scanned, Some(4));
+    }
 }

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::units::LONGEST_REPORTED;
+
 /// The front-end times a response reported.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ServerTiming {
@@ -12,7 +14,8 @@ pub struct ServerTiming {
 }
 
 /// Parses a `server-timing` value: comma-separated `name; dur=<ms>` entries in any order. Unknown
-/// names and entries without a usable duration are ignored.
+/// names and entries without a usable duration (not a number, negative, or longer than
+/// [`LONGEST_REPORTED`]) are ignored: the header comes from the network.
 pub fn parse_server_timing(header: &str) -> ServerTiming {
     let mut out = ServerTiming::default();
     for entry in header.split(',') {
@@ -21,8 +24,7 @@ pub fn parse_server_timing(header: &str) -> ServerTiming {
         let duration = parts
             .filter_map(|p| p.strip_prefix("dur="))
             .find_map(|ms| ms.trim().parse::<f64>().ok())
-            .filter(|ms| ms.is_finite() && *ms >= 0.0)
-            .map(|ms| Duration::from_secs_f64(ms / 1e3));
+            .and_then(milliseconds);
         match name {
             "gfet4t7" => out.gfe = duration.or(out.gfe),
             "afe" => out.afe = duration.or(out.afe),
@@ -30,6 +32,13 @@ pub fn parse_server_timing(header: &str) -> ServerTiming {
         }
     }
     out
+}
+
+/// `ms` milliseconds as a duration, when it is one the front end could have measured.
+fn milliseconds(ms: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(ms / 1e3)
+        .ok()
+        .filter(|d| *d <= LONGEST_REPORTED)
 }
 
 #[cfg(test)]
@@ -57,5 +66,27 @@ mod tests {
             parse_server_timing("gfet4t7; dur=-5"),
             ServerTiming::default()
         );
+    }
+
+    /// Issue 32, F2: `dur=1e300` panicked the engine thread (`Duration::from_secs_f64` overflows).
+    #[test]
+    fn durations_past_any_measurable_one_are_left_out_without_a_panic() {
+        for header in [
+            "gfet4t7; dur=1e300",
+            "afe; dur=1e300",
+            "gfet4t7; dur=1.8e22, afe; dur=1e20",
+            "gfet4t7; dur=8640000001",
+            "gfet4t7; dur=-0.0001, afe; dur=inf",
+        ] {
+            assert_eq!(
+                parse_server_timing(header),
+                ServerTiming::default(),
+                "{header}"
+            );
+        }
+        // The longest believed is kept; a good entry after a bad one still counts.
+        let t = parse_server_timing("gfet4t7; dur=8640000000, afe; dur=1e300, afe; dur=4");
+        assert_eq!(t.gfe, Some(LONGEST_REPORTED));
+        assert_eq!(t.afe, Some(Duration::from_millis(4)));
     }
 }

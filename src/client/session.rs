@@ -273,21 +273,15 @@ pub(super) struct Opened {
     pub(super) local: Option<LocalInstance>,
 }
 
-/// A new token source for `target` with its first token already fetched, within `limit`: a
-/// stalled token endpoint is named as the step that failed.
+/// A new token source for `target` with its first token already fetched; that fetch and every
+/// renewal are held to `limit`, and a stalled token endpoint is named as the step that failed.
 pub(super) async fn first_token(
     target: &CloudTarget,
     limit: Duration,
 ) -> Result<TokenSource, ClientError> {
-    let tokens = target.token_source()?;
-    match tokio::time::timeout(limit, tokens.authorization()).await {
-        Err(_) => Err(ClientError::Connect(super::ConnectError::TimedOut {
-            endpoint: tokens.endpoint().to_owned(),
-            step: super::Step::Token,
-            after: limit,
-        })),
-        Ok(fetched) => fetched.map(|_| tokens).map_err(ClientError::from),
-    }
+    let tokens = target.token_source(limit)?;
+    tokens.authorization().await?;
+    Ok(tokens)
 }
 
 impl Session {

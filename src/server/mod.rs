@@ -142,8 +142,12 @@ impl LocalInstance {
             .http2_keepalive_interval(Some(KEEPALIVE))
             .http2_keepalive_timeout(Some(KEEPALIVE))
             .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
-            // Request bodies still arriving: bytes server-wide and time each (`intake.rs`).
-            .layer(intake::BoundRequests::new(Arc::clone(&knobs)))
+            // Request bodies still arriving: bytes server-wide, time each, and each message held
+            // back until whole, so no claimed length is reserved before its bytes (`intake/`).
+            .layer(intake::BoundRequests::new(
+                Arc::clone(&knobs),
+                MAX_REQUEST_BYTES as u64,
+            ))
             .add_service(
                 SpannerServer::new(spanner)
                     .max_decoding_message_size(MAX_REQUEST_BYTES)

@@ -99,7 +99,8 @@ pub fn duration_ms(d: Duration) -> f64 {
 
 /// Parses a duration as Spanner and the emulator write them: a decimal number, optional spaces, and a
 /// unit among `ns`/`nsecs`, `us`/`usecs`/`µs`, `ms`/`msecs`, `s`/`sec`/`secs`, `min`/`mins`, `h`/`hours`
-/// ([`TIME_UNITS`](crate::units::TIME_UNITS)).
+/// ([`TIME_UNITS`](crate::units::TIME_UNITS)); `None` past
+/// [`LONGEST_REPORTED`](crate::units::LONGEST_REPORTED), as for anything else that is not a duration.
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let text = text.trim();
     let split = text
@@ -109,7 +110,8 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
     let number: f64 = number.parse().ok()?;
     let nanos_per_unit = crate::units::nanos_per(unit)? as f64;
     let nanos = (number * nanos_per_unit).round();
-    (nanos.is_finite() && nanos < u64::MAX as f64).then(|| Duration::from_nanos(nanos as u64))
+    let longest = crate::units::LONGEST_REPORTED.as_nanos() as f64;
+    (nanos.is_finite() && nanos <= longest).then(|| Duration::from_nanos(nanos as u64))
 }
 
 fn parse_count(text: &str) -> Option<u64> {
@@ -238,6 +240,17 @@ mod tests {
         assert_eq!(ms("12"), None);
         assert_eq!(ms("fast"), None);
         assert_eq!(ms("1.2 parsecs"), None);
+    }
+
+    #[test]
+    fn durations_past_the_longest_believed_are_unknown() {
+        assert_eq!(
+            parse_duration("2400 hours"),
+            Some(crate::units::LONGEST_REPORTED)
+        );
+        assert_eq!(parse_duration("2400.001 hours"), None);
+        assert_eq!(parse_duration("5000000 hours"), None);
+        assert_eq!(parse_duration("99999999999999999999999 hours"), None);
     }
 
     #[test]

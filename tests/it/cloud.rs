@@ -37,7 +37,7 @@ fn private_key_pem() -> &'static str {
 }
 
 /// A token unlike any other run's.
-fn random_token() -> String {
+pub(crate) fn random_token() -> String {
     use std::hash::{BuildHasher, RandomState};
     let a = RandomState::new().hash_one(std::process::id());
     let b = RandomState::new().hash_one(std::time::SystemTime::now());
@@ -116,7 +116,7 @@ async fn serve_token(mut stream: TcpStream, status: u16, token: String, counter:
 }
 
 /// The request's head and body, read by hand (the body by `content-length`).
-async fn read_http_request(stream: &mut TcpStream) -> Option<(String, String)> {
+pub(crate) async fn read_http_request(stream: &mut TcpStream) -> Option<(String, String)> {
     let mut data = Vec::new();
     let mut buf = [0u8; 4096];
     loop {

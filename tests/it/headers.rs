@@ -305,6 +305,34 @@ async fn a_malformed_server_timing_and_request_id_echo_do_not_break_the_run() {
     }
 }
 
+/// Issue 32, F2: `server-timing: gfet4t7; dur=1e300` (or `afe`) panicked the engine thread
+/// ("cannot convert float seconds to Duration"): exit 1, no report. Now the run finishes, exit 0,
+/// with the figure absent.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_timing_past_any_duration_is_left_out_and_the_run_finishes() {
+    for timing in ["gfet4t7; dur=1e300", "afe; dur=1e300, gfet4t7; dur=2"] {
+        let answers = Answers {
+            server_timing: Some(timing),
+            ..Answers::default()
+        };
+        let standin = StandIn::start(true, answers).await;
+        let run = profile(&standin, &[]).await;
+        assert!(run.output.status.success(), "{timing}: {}", run.stderr());
+        assert_eq!(run.rows.len(), 2, "{timing}");
+        for row in &run.rows {
+            assert_eq!(row["status"], "ok", "{row:?}");
+            assert_eq!(row["afe_ms"], "", "{timing}");
+        }
+        let gfe: Vec<&str> = run.rows.iter().map(|r| r["gfe_ms"].as_str()).collect();
+        let wanted = if timing.starts_with("afe") {
+            "2.000"
+        } else {
+            ""
+        };
+        assert_eq!(gfe, [wanted, wanted], "{timing}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failed_iteration_keeps_its_request_id_and_trace_id() {
     let answers = Answers {

@@ -35,6 +35,8 @@ pub struct Answers {
     pub malformed: bool,
     /// Refuse every query (INVALID_ARGUMENT), as a query the server cannot run.
     pub refuse_queries: bool,
+    /// Send this `server-timing` value instead (with a well-formed request id echo).
+    pub server_timing: Option<&'static str>,
 }
 
 /// A running stand-in: its endpoint and, over TLS, its certificate in PEM.
@@ -132,7 +134,11 @@ impl Service {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_owned();
-            (format!("gfet4t7; dur={GFE_MS}{afe}"), id)
+            let timing = match self.answers.server_timing {
+                Some(timing) => timing.to_owned(),
+                None => format!("gfet4t7; dur={GFE_MS}{afe}"),
+            };
+            (timing, id)
         };
         if let Ok(value) = MetadataValue::try_from(timing) {
             headers.insert("server-timing", value);

@@ -9,11 +9,18 @@
 //! stream and its bytes are dropped), and a body not finished within `request_timeout_ms` is failed
 //! with DEADLINE_EXCEEDED.
 //! Every Spanner request is one message, so a body that takes long is a client that stopped.
+//!
+//! A body's gRPC messages are held back until each has arrived whole ([`messages`]): the decoder
+//! behind reserves the length a message's prefix claims as soon as it reads the prefix, so a
+//! prefix passed on alone made the server reserve what a client merely claimed. Held here, the
+//! bytes count against the same cap as they arrive, and memory follows the bytes that came.
+
+pub mod messages;
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use http_body::{Frame, SizeHint};
@@ -23,6 +30,7 @@ use tonic::codegen::http::Request;
 use tonic::codegen::{Bytes, Service};
 
 use super::knobs::Knobs;
+use messages::Messages;
 
 /// A body's first bytes always pass, counted but never refused, so that small requests (a session,
 /// `SELECT 1`) are answered while large unfinished ones hold the cap; how far small bodies can take
@@ -38,18 +46,23 @@ pub struct BoundRequests {
 #[derive(Debug)]
 struct Shared {
     knobs: Arc<Knobs>,
-    /// Bytes passed on by request bodies that have not ended.
+    /// Bytes that arrived in request bodies that have not ended.
     pending: AtomicU64,
+    /// The largest message the services behind decode: a larger claim is passed on at once,
+    /// for the decoder to refuse before it reserves anything.
+    max_message_bytes: u64,
 }
 
 impl BoundRequests {
     /// Bounds request bodies by these knobs (`max_pending_request_bytes`, `request_timeout_ms`),
-    /// read when each request starts.
-    pub fn new(knobs: Arc<Knobs>) -> Self {
+    /// read when each request starts; `max_message_bytes` is the largest message the services
+    /// behind it decode.
+    pub fn new(knobs: Arc<Knobs>, max_message_bytes: u64) -> Self {
         BoundRequests {
             shared: Arc::new(Shared {
                 knobs,
                 pending: AtomicU64::new(0),
+                max_message_bytes,
             }),
         }
     }
@@ -97,10 +110,13 @@ where
     }
 }
 
-/// A request body whose passed-on bytes count against the server-wide cap until it ends.
+/// A request body whose bytes count against the server-wide cap from their arrival until it
+/// ends, each gRPC message held back until it has arrived whole.
 struct BoundedBody {
     inner: Body,
     shared: Arc<Shared>,
+    /// Its messages: whole ones ready to pass on, the one arriving held.
+    messages: Messages,
     /// Its bytes counted in `shared.pending`.
     counted: u64,
     cap: u64,
@@ -114,9 +130,11 @@ impl BoundedBody {
     fn new(inner: Body, shared: Arc<Shared>) -> Self {
         let knobs = shared.knobs.get();
         let timeout = Duration::from_millis(knobs.request_timeout_ms);
+        let messages = Messages::new(shared.max_message_bytes);
         BoundedBody {
             inner,
             shared,
+            messages,
             counted: 0,
             cap: knobs.max_pending_request_bytes,
             timeout,
@@ -125,13 +143,14 @@ impl BoundedBody {
         }
     }
 
-    /// Gives its bytes back and passes on nothing more.
+    /// Gives its bytes back and passes on nothing more (what it held is dropped).
     fn end(&mut self) {
         self.shared
             .pending
             .fetch_sub(self.counted, Ordering::Relaxed);
         self.counted = 0;
         self.ended = true;
+        self.messages.clear();
     }
 
     /// Counts `bytes` more; false (having ended) when that passes the cap and this body is past
@@ -154,6 +173,16 @@ impl BoundedBody {
         ))
     }
 
+    /// The body ended (or sent trailers) inside a message: nothing of that message is passed on,
+    /// so the decoder never reserves its claim.
+    fn cut_short(&mut self) -> Status {
+        let (claimed, came) = self.messages.progress().unwrap_or((0, 0));
+        self.end();
+        Status::internal(format!(
+            "the request ended inside a message ({came} of the {claimed} bytes its prefix claims)"
+        ))
+    }
+
     fn too_slow(&self) -> Status {
         Status::deadline_exceeded(format!(
             "the request did not arrive whole within {} ms (request_timeout_ms)",
@@ -171,42 +200,65 @@ impl http_body::Body for BoundedBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
         let this = self.get_mut();
-        if this.ended {
-            return Poll::Ready(None);
-        }
-        // First: a body that keeps trickling in must not outlive its time either.
-        if this.deadline.as_mut().poll(cx).is_ready() {
-            this.end();
-            return Poll::Ready(Some(Err(this.too_slow())));
-        }
-        match Pin::new(&mut this.inner).poll_frame(cx) {
-            Poll::Ready(Some(Ok(frame))) => {
-                let bytes = frame.data_ref().map_or(0, |d| d.len() as u64);
-                if this.count(bytes) {
-                    Poll::Ready(Some(Ok(frame)))
-                } else {
-                    Poll::Ready(Some(Err(this.too_many_bytes())))
-                }
+        loop {
+            if let Some(piece) = this.messages.pop() {
+                return Poll::Ready(Some(Ok(Frame::data(piece))));
             }
-            Poll::Ready(other) => {
+            if this.ended {
+                return Poll::Ready(None);
+            }
+            // First: a body that keeps trickling in must not outlive its time either.
+            if this.deadline.as_mut().poll(cx).is_ready() {
                 this.end();
-                Poll::Ready(other)
+                return Poll::Ready(Some(Err(this.too_slow())));
             }
             // The deadline polled above wakes this task when it passes.
-            Poll::Pending => Poll::Pending,
+            let frame = match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
+                Some(Ok(frame)) => frame,
+                Some(Err(status)) => {
+                    this.end();
+                    return Poll::Ready(Some(Err(status)));
+                }
+                None if this.messages.holding() => {
+                    return Poll::Ready(Some(Err(this.cut_short())));
+                }
+                None => {
+                    this.end();
+                    return Poll::Ready(None);
+                }
+            };
+            match frame.into_data() {
+                Ok(data) => {
+                    if !this.count(data.len() as u64) {
+                        return Poll::Ready(Some(Err(this.too_many_bytes())));
+                    }
+                    this.messages.push(data);
+                }
+                // Trailers: after the last whole message only.
+                Err(_) if this.messages.holding() => {
+                    return Poll::Ready(Some(Err(this.cut_short())));
+                }
+                Err(frame) => return Poll::Ready(Some(Ok(frame))),
+            }
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.ended || self.inner.is_end_stream()
+        self.ended || (self.messages.is_empty() && self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
         if self.ended {
-            SizeHint::with_exact(0)
-        } else {
-            self.inner.size_hint()
+            return SizeHint::with_exact(0);
         }
+        let inner = self.inner.size_hint();
+        let buffered = self.messages.buffered();
+        let mut hint = SizeHint::new();
+        hint.set_lower(inner.lower().saturating_add(buffered));
+        if let Some(upper) = inner.upper() {
+            hint.set_upper(upper.saturating_add(buffered));
+        }
+        hint
     }
 }
 
@@ -263,14 +315,60 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_message_passes_only_once_its_claimed_bytes_have_arrived() {
+        let layer = BoundRequests::new(Arc::new(Knobs::new(KnobSettings::default())), 16 << 20);
+        // A prefix claiming 16 MiB and one byte, then silence: nothing passes, 6 bytes counted.
+        static CLAIM: [u8; 6] = [0, 1, 0, 0, 0, b'x'];
+        let mut claim = bounded(&layer, silent_after(vec![&CLAIM[..]]));
+        let waited = tokio::time::timeout(Duration::from_millis(50), next(&mut claim)).await;
+        assert!(waited.is_err(), "nothing of the message passed: {waited:?}");
+        assert_eq!(layer.pending_bytes(), 6);
+        drop(claim);
+        assert_eq!(layer.pending_bytes(), 0);
+        // A message in three frames passes whole after its last, in order.
+        static PARTS: [&[u8]; 3] = [&[0, 0, 0], &[0, 4, b'a'], b"bcd"];
+        let frames = PARTS.iter().map(|p| Ok(Frame::data(Bytes::from_static(p))));
+        let mut whole = bounded(
+            &layer,
+            Body::new(http_body_util_free::StreamBody(Box::pin(
+                tokio_stream::iter(frames),
+            ))),
+        );
+        let mut passed = Vec::new();
+        while let Some(frame) = next(&mut whole).await {
+            passed.extend_from_slice(frame.expect("data").data_ref().expect("data"));
+        }
+        assert_eq!(passed, [0, 0, 0, 0, 4, b'a', b'b', b'c', b'd']);
+        // A body that ends inside a message is refused, its part never passed.
+        let frames = [Ok(Frame::data(Bytes::from_static(&CLAIM)))];
+        let mut cut = bounded(
+            &layer,
+            Body::new(http_body_util_free::StreamBody(Box::pin(
+                tokio_stream::iter(frames),
+            ))),
+        );
+        let refused = next(&mut cut).await.expect("an error").expect_err("cut");
+        assert_eq!(refused.code(), tonic::Code::Internal);
+        assert!(
+            refused.message().contains("1 of the 16777216 bytes"),
+            "{refused:?}"
+        );
+        assert!(next(&mut cut).await.is_none());
+        assert_eq!(layer.pending_bytes(), 0);
+    }
+
+    #[tokio::test]
     async fn unfinished_bodies_share_one_cap_and_a_time_limit() {
         const K64: usize = SMALL_BODY_BYTES as usize;
         static BIG: [u8; 2 * K64] = [7; 2 * K64];
-        let layer = BoundRequests::new(Arc::new(Knobs::new(KnobSettings {
-            max_pending_request_bytes: 3 * SMALL_BODY_BYTES,
-            request_timeout_ms: 200,
-            ..KnobSettings::default()
-        })));
+        let layer = BoundRequests::new(
+            Arc::new(Knobs::new(KnobSettings {
+                max_pending_request_bytes: 3 * SMALL_BODY_BYTES,
+                request_timeout_ms: 200,
+                ..KnobSettings::default()
+            })),
+            16 << 20,
+        );
         let mut first = bounded(&layer, silent_after(vec![&BIG[..]]));
         assert!(matches!(next(&mut first).await, Some(Ok(_))));
         assert_eq!(layer.pending_bytes(), 2 * SMALL_BODY_BYTES);
@@ -297,9 +395,10 @@ mod tests {
         assert_eq!(late.code(), tonic::Code::DeadlineExceeded);
         assert!(late.message().contains("request_timeout_ms"), "{late:?}");
         assert_eq!(layer.pending_bytes(), 0);
-        // One dropped unfinished gives its bytes back too.
+        // One dropped unfinished gives its bytes back too (four bytes of a prefix: held).
         let mut dropped = bounded(&layer, silent_after(vec![b"1234"]));
-        assert!(matches!(next(&mut dropped).await, Some(Ok(_))));
+        let waited = tokio::time::timeout(Duration::from_millis(20), next(&mut dropped)).await;
+        assert!(waited.is_err(), "{waited:?}");
         assert_eq!(layer.pending_bytes(), 4);
         drop(dropped);
         assert_eq!(layer.pending_bytes(), 0);
