@@ -591,12 +591,19 @@ fn hovered_bar<'r>(
 /// the server reported, each written as every other view writes it.
 pub fn tooltip(r: &IterationRecord) -> String {
     let a = r.accounting();
+    // An iteration that ended ok: the total its parts add up to (to the microsecond), as the
+    // summary and Compare sum it.
+    let total = if r.status == Status::Ok {
+        a.parts.sum_ms()
+    } else {
+        r.total_ms
+    };
     let mut text = format!(
         "#{}{} · {}\ntotal {}",
         r.iteration,
         if r.warmup { " (warm-up)" } else { "" },
         r.status.as_str(),
-        ms(r.total_ms)
+        ms(total)
     );
     if r.status == Status::Ok {
         for (part, value) in a.parts.iter() {

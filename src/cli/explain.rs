@@ -67,9 +67,9 @@ pub fn text(run: &RunReport, explanation: &Explanation) -> String {
         text.push_str("the slower iterations together:\n");
         for c in &explanation.run.causes {
             text.push_str(&format!(
-                "    {:<12} {:>+10.3} ms  {}\n",
+                "    {:<12} {:>10}  {}\n",
                 c.kind.as_str(),
-                c.ms,
+                crate::text::signed_ms(c.ms),
                 printable(&c.detail)
             ));
         }

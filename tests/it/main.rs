@@ -1,6 +1,8 @@
 //! spanprof's integration tests, in one binary so they share helpers and link once.
 
+mod accounting;
 mod app;
+mod app_accounting;
 mod app_history;
 mod app_timeline;
 mod app_window_knobs;
