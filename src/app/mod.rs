@@ -156,7 +156,27 @@ impl SpanprofApp {
         if start_emulator {
             app.handle(Command::StartEmulator);
         }
+        app.open_at_start(&options.open, options.tab.is_some());
         app
+    }
+
+    /// Opens the reports given at start; two runs or more are picked in Compare, shown unless a
+    /// tab was asked for. A report that cannot be read is said in the status bar and the log.
+    fn open_at_start(&mut self, paths: &[std::path::PathBuf], tab_asked: bool) {
+        for path in paths {
+            if let Err(e) = self.open_report(path) {
+                self.error(format!("cannot open {}: {e}", path.display()));
+            }
+        }
+        let ids: Vec<u64> = self.runs.entries().iter().map(|r| r.id).collect();
+        if ids.len() >= 2 {
+            self.compare.pick_only(&ids);
+            if !tab_asked {
+                self.settings.tab = Tab::Compare;
+            }
+        } else if !ids.is_empty() && !tab_asked {
+            self.settings.tab = Tab::Iterations;
+        }
     }
 
     /// The settings (what persists).

@@ -1,7 +1,7 @@
 //! How the app starts ([`AppOptions`]: persistence, the file dialogs, scripts' status and
-//! frame-time files) and the start-up overrides of the saved settings (`spanprof --rows`,
-//! `--sql`, `--iterations`, `--start-mode`, `--start-tab`, `--start-emulator`, or their `SPANPROF_*`
-//! variables).
+//! frame-time files, reports to open) and the start-up overrides of the saved settings
+//! (`spanprof --rows`, `--sql`, `--iterations`, `--start-mode`, `--start-tab`, `--start-emulator`,
+//! or their `SPANPROF_*` variables).
 
 use std::path::PathBuf;
 
@@ -35,6 +35,9 @@ pub struct AppOptions {
     pub start_emulator: Option<String>,
     /// Where finished runs are saved (off by default, and in tests).
     pub history: crate::history::Location,
+    /// JSON reports to open at start (`spanprof a.json b.json`): their runs are listed, and when
+    /// they hold two or more, picked in Compare, which is shown unless another tab was asked for.
+    pub open: Vec<PathBuf>,
 }
 
 impl AppOptions {

@@ -53,11 +53,20 @@ pub const NO_BASELINE: u8 = 5;
 
 /// spanprof: where does the time of a Cloud Spanner query go?
 #[derive(Debug, Parser)]
-#[command(name = "spanprof", version, about)]
+#[command(
+    name = "spanprof",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     /// What to do; the desktop app when left out.
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The app only: JSON reports to open (`spanprof a.json b.json`); two runs or more are shown
+    /// side by side in Compare.
+    #[arg(value_name = "REPORT.json")]
+    pub reports: Vec<std::path::PathBuf>,
     /// The app only: record frame times while runs stream, appended to FILE as CSV.
     #[arg(long, value_name = "FILE", env = "SPANPROF_FRAME_STATS", hide = true)]
     pub frame_stats: Option<std::path::PathBuf>,
@@ -197,6 +206,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     false,
                 )
                 .unwrap_or_default(),
+                open: cli.reports,
             })?;
             Ok(ExitCode::SUCCESS)
         }

@@ -226,3 +226,35 @@ fn a_report_and_a_history_store_of_the_previous_release_open_in_the_window() {
         "each run's total and parts: {points:?}"
     );
 }
+
+/// `spanprof a.json b.json`: the reports open at start, their runs picked in Compare; one that
+/// cannot be read is said in the status bar.
+#[test]
+fn reports_given_at_start_open_side_by_side_in_compare() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let missing = dir.path().join("missing.json");
+    let open = vec![
+        previous_release("report.json"),
+        previous_release("report.json"),
+        missing.clone(),
+    ];
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(move |cc| {
+            let options = AppOptions {
+                open: open.clone(),
+                ..AppOptions::in_memory(1_000)
+            };
+            SpanprofApp::new(cc, options)
+        });
+    h.run_steps(3);
+    assert_eq!(h.state().settings().tab, Tab::Compare);
+    assert_eq!(h.state().runs().len(), 2);
+    assert_eq!(h.state_mut().compare_view().picked().len(), 2);
+    let notice = h.state().notice().unwrap_or_default().to_owned();
+    assert!(
+        notice.starts_with("cannot open ") && notice.contains("missing.json"),
+        "{notice}"
+    );
+    assert!(h.query_by_label("Mean per part").is_some());
+}
