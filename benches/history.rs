@@ -27,7 +27,7 @@ fn run(i: u64) -> RunReport {
             label: label.clone(),
             target: "local".into(),
             sql: format!("SELECT * FROM Seed23 WHERE Id < {}", i % 50),
-            query_mode: "with-stats".into(),
+            query_mode: spanprof::kind::QueryMode::WithStats,
             iterations: 3,
             ..RunConfig::default()
         },

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod export;
 pub mod fnv;
 pub mod history;
+pub mod kind;
 pub mod part;
 pub mod plan;
 pub mod proto;

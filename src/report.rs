@@ -16,6 +16,7 @@ mod accounting;
 mod figures;
 mod timeline;
 
+pub use crate::kind::{QueryMode, Reader, SessionKind};
 pub use crate::part::{Measure, Part, Split};
 pub use accounting::{Accounting, Parts};
 
@@ -24,10 +25,6 @@ pub use timeline::{
     Between, Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, SetupStep, Span,
     Timeline,
 };
-
-/// The `decoder` of a run that only received the answer's bytes: the wire floor of a client
-/// profile (`spanprof client`).
-pub const FLOOR_DECODER: &str = "bytes only";
 
 /// How an iteration ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -307,14 +304,15 @@ pub struct RunConfig {
     pub sql: String,
     /// The query parameters as (`name:TYPE`, value) pairs, values as the user wrote them.
     pub params: Vec<(String, String)>,
-    /// The query mode requested: `normal`, `with-stats` or `profile`.
-    pub query_mode: String,
+    /// The query mode requested (written `normal`, `with-stats` or `profile`).
+    #[serde(with = "crate::kind::mode_text")]
+    pub query_mode: QueryMode,
     /// How many timed iterations were asked for.
     pub iterations: u32,
     /// How many warm-up iterations were asked for before them.
     pub warmup: u32,
-    /// The decoder that turned the stream into rows.
-    pub decoder: String,
+    /// What read the answer: one of spanprof's decoders, the wire floor, or another program.
+    pub decoder: Reader,
     /// The request options set, as (name, value) in the command line's spelling
     /// (`priority`, `low`); empty for a plain request.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -339,13 +337,21 @@ pub struct RunConfig {
     /// session before the query.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cold: bool,
-    /// The kind of session asked for (`regular`, `multiplexed`); empty in older reports.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub session: String,
+    /// The kind of session asked for; `None` in older reports.
+    #[serde(
+        default,
+        with = "crate::kind::session_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub session: Option<SessionKind>,
     /// The kind the server granted when it differs from the one asked for (the emulator grants a
-    /// regular session to a multiplexed request); empty when it granted what was asked.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub session_granted: String,
+    /// regular session to a multiplexed request); `None` when it granted what was asked.
+    #[serde(
+        default,
+        with = "crate::kind::session_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub session_granted: Option<SessionKind>,
 }
 
 /// One value of a swept query parameter: a sweep of `@n` over 100, 1000, 10000 makes three runs,
@@ -432,10 +438,10 @@ impl RunReport {
                 target: "local".into(),
                 sql: "SELECT 1".into(),
                 params: vec![],
-                query_mode: "normal".into(),
+                query_mode: QueryMode::Normal,
                 iterations: totals.len() as u32,
                 warmup: 0,
-                decoder: "fast".into(),
+                decoder: Reader::Fast,
                 ..Default::default()
             },
             started_at: "2026-01-02T03:04:05Z".into(),
@@ -470,10 +476,10 @@ mod tests {
                 target: "local".into(),
                 sql: "SELECT 1".into(),
                 params: vec![],
-                query_mode: "normal".into(),
+                query_mode: QueryMode::Normal,
                 iterations: 3,
                 warmup: 1,
-                decoder: "spanprof".into(),
+                decoder: Reader::Named("spanprof".into()),
                 ..Default::default()
             },
             started_at: "2026-01-02T03:04:05Z".into(),

@@ -367,6 +367,15 @@ fn cause(kind: CauseKind, us: i128, at_message: Option<u32>, detail: String) -> 
     }
 }
 
+/// Where the server's extra work was waited for: the message, its wait, and how much of the
+/// server's share it held, in microseconds.
+#[derive(Debug, Clone, Copy)]
+struct Stall {
+    number: u32,
+    wait: u64,
+    taken: u64,
+}
+
 /// A wait much longer than the median iteration's typical one.
 struct Gap {
     number: u32,
@@ -398,7 +407,7 @@ fn named_gaps(it: &Spent, typical_wait: u64) -> Vec<Gap> {
 
 /// The server cause in words: what it reported against the median iteration, and where the
 /// client waited for it.
-fn server_detail(it: &Spent, base: &Spent, at: Option<(u32, u64)>, typical_wait: u64) -> String {
+fn server_detail(it: &Spent, base: &Spent, stall: Option<Stall>, typical_wait: u64) -> String {
     let figure = |us: Option<u64>| us.map_or("–".to_owned(), human);
     let mut text = format!(
         "the client waited {} on the server's work (the median iteration {}); the server reported {} elapsed and {} of CPU (the median iteration {} and {})",
@@ -409,10 +418,12 @@ fn server_detail(it: &Spent, base: &Spent, at: Option<(u32, u64)>, typical_wait:
         figure(base.server.elapsed),
         figure(base.server.cpu),
     );
-    if let Some((n, wait)) = at {
+    if let Some(s) = stall {
         text.push_str(&format!(
-            "; most of it in the wait before message {n} (waited {}, typically {})",
-            human(wait),
+            "; {} of it in the wait before message {} (waited {}, typically {})",
+            human(s.taken),
+            s.number,
+            human(s.wait),
             human(typical_wait)
         ));
     }
@@ -444,16 +455,21 @@ impl WaitChange {
     }
 
     /// Takes `share` out of the waits: a longer wait out of the named gaps first (the largest
-    /// first), then the first byte, then the rest. Returns the gap that holds most of it, when
-    /// one does (its message and wait): at least half of the share, and taken at least half.
-    fn take(&mut self, share: i128) -> Option<(u32, u64)> {
+    /// first), then the first byte, then the rest. Returns the largest gap it took a notable part
+    /// of the share from (a tenth, and 5 ms): where the server stalled (its message, its wait,
+    /// and how much of the share it was).
+    fn take(&mut self, share: i128) -> Option<Stall> {
         let mut left = share;
         let mut at_message = None;
         for gap in self.gaps.iter_mut().filter(|_| share > 0) {
             let taken = left.min(gap.excess).max(0);
-            let holds_most = gap.excess * 2 >= share && taken * 2 >= gap.excess;
-            if holds_most && at_message.is_none() {
-                at_message = Some((gap.number, gap.wait));
+            let notable = taken * 10 >= share && taken >= 5_000;
+            if notable && at_message.is_none() {
+                at_message = Some(Stall {
+                    number: gap.number,
+                    wait: gap.wait,
+                    taken: u64::try_from(taken).unwrap_or(0),
+                });
             }
             gap.excess -= taken;
             left -= taken;
@@ -519,12 +535,12 @@ fn causes(it: &Spent, base: &Spent, typical_wait: u64, extra_ms: f64) -> Vec<Cau
         0
     };
     if share != 0 {
-        let at = waits.take(share);
+        let stall = waits.take(share);
         out.push(cause(
             CauseKind::Server,
             share,
-            at.map(|(number, _)| number),
-            server_detail(it, base, at, typical_wait),
+            stall.map(|s| s.number),
+            server_detail(it, base, stall, typical_wait),
         ));
     }
     waits.causes(it, base, typical_wait, &mut out);

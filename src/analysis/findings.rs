@@ -8,7 +8,7 @@
 //! asked for came back at all ([`missing_statistics`]).
 
 use crate::part::Part;
-use crate::report::{IterationRecord, RunReport, Status};
+use crate::report::{IterationRecord, QueryMode, RunReport, Status};
 use crate::stats::{self, OUTLIER_THRESHOLD};
 
 /// The first successful iteration of a run set against the others.
@@ -84,7 +84,7 @@ impl std::fmt::Display for Busy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MissingStatistics {
     /// The query mode that asked for them.
-    pub mode: String,
+    pub mode: QueryMode,
 }
 
 impl std::fmt::Display for MissingStatistics {
@@ -92,29 +92,26 @@ impl std::fmt::Display for MissingStatistics {
         f.write_str(
             "no query statistics returned: server time and the lost-row check are unavailable",
         )?;
-        if !self.mode.eq_ignore_ascii_case("profile") {
+        if self.mode != QueryMode::Profile {
             f.write_str("; the emulator returns them only in profile mode")?;
         }
         Ok(())
     }
 }
 
-/// Whether a run in `query_mode` (a report's spelling: `normal`, `with-stats`, `profile`, any
-/// case) asked for statistics that none of its successful `records` got. `None` in normal mode
-/// (it asks for none) and before an iteration succeeded.
+/// Whether a run in `query_mode` asked for statistics that none of its successful `records` got.
+/// `None` in normal mode (it asks for none) and before an iteration succeeded.
 pub fn missing_statistics(
-    query_mode: &str,
+    query_mode: QueryMode,
     records: &[IterationRecord],
 ) -> Option<MissingStatistics> {
-    if query_mode.eq_ignore_ascii_case("normal") {
+    if !query_mode.asks_for_statistics() {
         return None;
     }
     let mut ok = records.iter().filter(|r| r.status == Status::Ok).peekable();
     ok.peek()?;
     ok.all(|r| r.server_ms.is_none() && r.server_rows.is_none())
-        .then(|| MissingStatistics {
-            mode: query_mode.to_owned(),
-        })
+        .then_some(MissingStatistics { mode: query_mode })
 }
 
 /// Everything [`findings`] noticed about a run.
@@ -143,7 +140,7 @@ impl Findings {
             busy.local_instance = report.config.target == "local";
         }
         Findings {
-            missing_statistics: missing_statistics(&report.config.query_mode, &report.iterations),
+            missing_statistics: missing_statistics(report.config.query_mode, &report.iterations),
             ..found
         }
     }
@@ -332,7 +329,7 @@ mod tests {
     #[test]
     fn statistics_asked_for_and_never_returned_are_a_finding() {
         let mut records = run(0, &[10.0, 11.0, 12.0]);
-        let missing = missing_statistics("with-stats", &records);
+        let missing = missing_statistics(crate::kind::QueryMode::WithStats, &records);
         assert_eq!(
             missing.as_ref().map(ToString::to_string).as_deref(),
             Some(
@@ -341,7 +338,8 @@ mod tests {
             )
         );
         // Profile mode: the same finding, without the advice to use it.
-        let missing = missing_statistics("PROFILE", &records).map(|m| m.to_string());
+        let missing =
+            missing_statistics(crate::kind::QueryMode::Profile, &records).map(|m| m.to_string());
         assert_eq!(
             missing.as_deref(),
             Some(
@@ -349,16 +347,28 @@ mod tests {
             )
         );
         // Normal mode asks for none; no success yet says nothing either.
-        assert_eq!(missing_statistics("normal", &records), None);
-        assert_eq!(missing_statistics("with-stats", &[]), None);
+        assert_eq!(
+            missing_statistics(crate::kind::QueryMode::Normal, &records),
+            None
+        );
+        assert_eq!(
+            missing_statistics(crate::kind::QueryMode::WithStats, &[]),
+            None
+        );
         // One successful iteration with the server's row count is enough, and a failed one
         // without statistics does not count against it.
         records[1].server_rows = Some(500);
         records[2].status = Status::Error;
-        assert_eq!(missing_statistics("with-stats", &records), None);
+        assert_eq!(
+            missing_statistics(crate::kind::QueryMode::WithStats, &records),
+            None
+        );
         records[1].server_rows = None;
         records[0].server_ms = Some(1.5);
-        assert_eq!(missing_statistics("with-stats", &records), None);
+        assert_eq!(
+            missing_statistics(crate::kind::QueryMode::WithStats, &records),
+            None
+        );
     }
 
     #[test]
@@ -369,10 +379,10 @@ mod tests {
                 target: "local".into(),
                 sql: "SELECT 1".into(),
                 params: vec![],
-                query_mode: "NORMAL".into(),
+                query_mode: QueryMode::Normal,
                 iterations: 4,
                 warmup: 1,
-                decoder: "fast".into(),
+                decoder: crate::kind::Reader::Fast,
                 ..Default::default()
             },
             started_at: "2026-01-02T03:04:05Z".into(),
@@ -382,7 +392,7 @@ mod tests {
         assert_eq!(Findings::of(&report), findings(&report.iterations));
         let asked = RunReport {
             config: crate::report::RunConfig {
-                query_mode: "with-stats".into(),
+                query_mode: QueryMode::WithStats,
                 ..report.config.clone()
             },
             ..report
@@ -390,7 +400,7 @@ mod tests {
         assert_eq!(
             Findings::of(&asked).missing_statistics,
             Some(MissingStatistics {
-                mode: "with-stats".into()
+                mode: crate::kind::QueryMode::WithStats
             })
         );
     }

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::report::{FLOOR_DECODER, IterationRecord, RunReport};
+use crate::report::{IterationRecord, Reader, RunReport};
 use crate::stats::median;
 
 /// Medians of the timed iterations of a client profile's runs.
@@ -44,8 +44,8 @@ fn median_of(report: &RunReport, value: fn(&IterationRecord) -> Option<f64>) -> 
 pub fn subject_comparison(reports: &[RunReport]) -> Option<SubjectComparison> {
     let client = reports.iter().find(|r| !r.config.command.is_empty())?;
     let others = || reports.iter().filter(|r| r.config.command.is_empty());
-    let floor = others().find(|r| r.config.decoder == FLOOR_DECODER);
-    let spanprof = others().find(|r| r.config.decoder != FLOOR_DECODER);
+    let floor = others().find(|r| r.config.decoder == Reader::BytesOnly);
+    let spanprof = others().find(|r| r.config.decoder != Reader::BytesOnly);
     Some(SubjectComparison {
         client: client.config.label.clone(),
         client_ms: median_of(client, IterationRecord::request_to_end_ms)?,
@@ -56,27 +56,29 @@ pub fn subject_comparison(reports: &[RunReport]) -> Option<SubjectComparison> {
 }
 
 impl fmt::Display for SubjectComparison {
-    /// `python3 python_client.py 783 ms; spanprof 30 ms; wire floor 15 ms: the client adds 768 ms,
+    /// `python3 python_client.py 783 ms; spanprof 30.0 ms; wire floor 15.0 ms: the client adds 768 ms,
     /// 745 ms of it while the server waited on it`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let client = crate::report::printable(&self.client);
-        write!(f, "{client} {:.0} ms", self.client_ms)?;
-        if let Some(ms) = self.spanprof_ms {
-            write!(f, "; spanprof {ms:.0} ms")?;
+        use crate::text::ms;
+        write!(f, "{client} {}", ms(self.client_ms))?;
+        if let Some(x) = self.spanprof_ms {
+            write!(f, "; spanprof {}", ms(x))?;
         }
-        if let Some(ms) = self.floor_ms {
-            write!(f, "; wire floor {ms:.0} ms")?;
+        if let Some(x) = self.floor_ms {
+            write!(f, "; wire floor {}", ms(x))?;
         }
         match self.adds_ms() {
             Some(adds) => write!(
                 f,
-                ": the client adds {adds:.0} ms, {:.0} ms of it while the server waited on it",
-                self.blocked_ms
+                ": the client adds {}, {} of it while the server waited on it",
+                ms(adds),
+                ms(self.blocked_ms)
             ),
             None => write!(
                 f,
-                ", {:.0} ms of it while the server waited on it",
-                self.blocked_ms
+                ", {} of it while the server waited on it",
+                ms(self.blocked_ms)
             ),
         }
     }
@@ -107,7 +109,7 @@ mod tests {
         RunReport {
             config: RunConfig {
                 label: label.into(),
-                decoder: decoder.into(),
+                decoder: Reader::parse(decoder),
                 command: if command {
                     vec!["python3".into()]
                 } else {
@@ -137,7 +139,7 @@ mod tests {
             report("spanprof", "fast", false, vec![record(2.0, 20.0, 8.0, 0.0)]),
             report(
                 "wire floor",
-                FLOOR_DECODER,
+                Reader::BytesOnly.as_str(),
                 false,
                 vec![record(2.0, 12.0, 1.0, 0.0)],
             ),
@@ -149,8 +151,8 @@ mod tests {
         assert_eq!(c.floor_ms, Some(15.0));
         assert_eq!(
             c.to_string(),
-            "python3 python_client.py 783 ms; spanprof 30 ms; wire floor 15 ms: the client adds \
-             768 ms, 745 ms of it while the server waited on it"
+            "python3 python_client.py 783 ms; spanprof 30.0 ms; wire floor 15.0 ms: the client \
+             adds 768 ms, 745 ms of it while the server waited on it"
         );
     }
 

@@ -224,7 +224,8 @@ impl ConnectionPanel {
         for event in events {
             match event {
                 EngineEvent::Connected { target, session_ms } => {
-                    self.connected = Some(format!("{target}: session in {session_ms:.1} ms"));
+                    let took = crate::text::ms(session_ms);
+                    self.connected = Some(format!("{target}: session in {took}"));
                 }
                 EngineEvent::Failed(error) => {
                     self.outcome = Some(TestOutcome::Failed(error.to_string()));
@@ -238,9 +239,9 @@ impl ConnectionPanel {
                 }
                 EngineEvent::Iteration(record) => {
                     self.outcome = Some(TestOutcome::Ok(format!(
-                        "{}; SELECT 1 in {:.1} ms",
+                        "{}; SELECT 1 in {}",
                         self.connected.take().unwrap_or_else(|| "connected".into()),
-                        record.total_ms
+                        crate::text::ms(record.total_ms)
                     )));
                 }
                 EngineEvent::Finished(_) => self.test = None,

@@ -83,7 +83,7 @@ impl DetailsView {
         &mut self,
         ui: &mut egui::Ui,
         details: Option<&IterationDetails>,
-        query_mode: &str,
+        query_mode: crate::kind::QueryMode,
         log: &Log,
     ) {
         ui.horizontal(|ui| {
@@ -189,7 +189,7 @@ fn call_ui(ui: &mut egui::Ui, d: &IterationDetails) {
         ui.label("operation (the whole call, resumes included)");
         ui.monospace(d.operation.map_or_else(
             || "not measured".to_owned(),
-            |v| format!("{:.3} ms", duration_ms(v)),
+            |v| crate::text::ms(duration_ms(v)),
         ));
         ui.end_row();
         let attempts: Vec<String> = d
@@ -204,7 +204,7 @@ fn call_ui(ui: &mut egui::Ui, d: &IterationDetails) {
     ui.add_space(8.0);
 }
 
-fn stats_ui(ui: &mut egui::Ui, d: &IterationDetails, query_mode: &str) {
+fn stats_ui(ui: &mut egui::Ui, d: &IterationDetails, query_mode: crate::kind::QueryMode) {
     call_ui(ui, d);
     ui.strong("Server timing (server-timing header)");
     let timing = [
@@ -218,7 +218,7 @@ fn stats_ui(ui: &mut egui::Ui, d: &IterationDetails, query_mode: &str) {
                 ui.label(name);
                 ui.monospace(value.map_or_else(
                     || "not sent".to_owned(),
-                    |v| format!("{:.3} ms", duration_ms(v)),
+                    |v| crate::text::ms(duration_ms(v)),
                 ));
                 ui.end_row();
             }
@@ -226,12 +226,10 @@ fn stats_ui(ui: &mut egui::Ui, d: &IterationDetails, query_mode: &str) {
     ui.add_space(8.0);
     ui.strong("Query statistics");
     let Some(stats) = &d.stats else {
-        if query_mode.eq_ignore_ascii_case("normal") {
+        if !query_mode.asks_for_statistics() {
             ui.label("None: the query mode \"Normal\" returns no statistics.");
         } else {
-            let missing = crate::analysis::MissingStatistics {
-                mode: query_mode.to_owned(),
-            };
+            let missing = crate::analysis::MissingStatistics { mode: query_mode };
             ui.colored_label(theme::WARN, format!("None: {missing}."));
         }
         return;

@@ -283,10 +283,10 @@ mod tests {
                 target: "local".into(),
                 sql: "SELECT 1".into(),
                 params: vec![],
-                query_mode: "with-stats".into(),
+                query_mode: crate::kind::QueryMode::WithStats,
                 iterations: 1,
                 warmup: 0,
-                decoder: "fast".into(),
+                decoder: crate::kind::Reader::Fast,
                 ..Default::default()
             },
             started_at: started_at.into(),

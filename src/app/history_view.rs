@@ -402,7 +402,11 @@ impl HistoryView {
                         }
                         ui.colored_label(theme::MUTED, when(&p.summary.started_at));
                         let figures = p.phase(self.phase).map_or("—".into(), |f| {
-                            format!("median {:.2} ms · p90 {:.2} ms", f.median, f.p90)
+                            format!(
+                                "median {} · p90 {}",
+                                crate::text::ms(f.median),
+                                crate::text::ms(f.p90)
+                            )
                         });
                         ui.label(figures);
                         ui.colored_label(theme::MUTED, &p.summary.target);

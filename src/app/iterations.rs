@@ -239,7 +239,7 @@ impl IterationsView {
                 ui,
                 (run.id, &config.label),
                 &run.report.iterations,
-                &config.query_mode,
+                config.query_mode,
             );
         }
     }
@@ -266,7 +266,7 @@ impl IterationsView {
             }
         };
         self.set_plan_changes([]);
-        self.ui(ui, (id, &label), &cached.3, run.mode().as_str());
+        self.ui(ui, (id, &label), &cached.3, run.mode());
         self.running = Some(cached);
     }
 
@@ -277,7 +277,7 @@ impl IterationsView {
         ui: &mut egui::Ui,
         (run, label): (u64, &str),
         records: &[IterationRecord],
-        query_mode: &str,
+        query_mode: crate::kind::QueryMode,
     ) {
         if self.run != Some(run) {
             self.run = Some(run);

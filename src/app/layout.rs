@@ -159,7 +159,8 @@ impl SpanprofApp {
             Tab::Details => {
                 let shown = self.runs.shown();
                 let details = shown.and_then(|r| r.details.as_deref());
-                let mode = shown.map_or("", |r| r.report.config.query_mode.as_str());
+                // With no run shown, nothing was asked of the server.
+                let mode = shown.map_or(QueryMode::Normal, |r| r.report.config.query_mode);
                 self.details.ui(ui, details, mode, &self.log);
             }
             Tab::Plan => {

@@ -497,7 +497,7 @@ fn heat_colour(heat: Option<f32>) -> Color32 {
 fn tooltip(tree: &OperatorTree, position: usize) -> String {
     let op: &Operator = &tree.operators[position];
     let f = &op.figures;
-    let ms = |x: Option<f64>| x.map_or_else(|| "not reported".to_owned(), |v| format!("{v:.3} ms"));
+    let ms = |x: Option<f64>| x.map_or_else(|| "not reported".to_owned(), crate::text::ms);
     let n =
         |x: Option<f64>| x.map_or_else(|| "not reported".to_owned(), |v| format!("{}", v.round()));
     let mut text = format!(

@@ -356,7 +356,7 @@ pub fn paint_end(painter: &egui::Painter, x: f32, top: f32, bottom: f32, total_m
     painter.text(
         Pos2::new(x - 3.0, top),
         Align2::RIGHT_TOP,
-        format!("end {total_ms:.2} ms"),
+        format!("end {}", crate::text::ms(total_ms)),
         FontId::proportional(11.0),
         theme::MUTED,
     );
@@ -396,8 +396,9 @@ pub fn hit(drawn: &[Drawn], row: usize, x: f32) -> Option<&Drawn> {
         .map(|(_, d)| d)
 }
 
-fn ms(us: u64) -> f64 {
-    us as f64 / 1000.0
+/// Microseconds as a person reads them (`crate::text::ms`).
+fn ms(us: u64) -> String {
+    crate::text::ms(us as f64 / 1000.0)
 }
 
 /// A span's figures: wall, CPU and off-CPU time.
@@ -405,7 +406,7 @@ fn span_text(item: &Item) -> String {
     let wall = item.len_us();
     let cpu = item.cpu_us.unwrap_or(wall).min(wall);
     format!(
-        "{:.3} ms wall · {:.3} ms CPU · {:.3} ms off the CPU\nfrom {:.3} to {:.3} ms",
+        "{} wall · {} CPU · {} off the CPU\nfrom {:.3} to {}",
         ms(wall),
         ms(cpu),
         ms(wall - cpu),
@@ -419,15 +420,15 @@ pub fn item_text(row: &Row, timeline: &Timeline, item: &Item, server_ms: Option<
     let lane = timeline.lanes.get(row.lane);
     match (item.source, lane) {
         (Source::Server, _) => format!(
-            "the server reports {:.3} ms elapsed\ndrawn from the request's sending ({:.3} ms), the earliest it can have begun",
-            server_ms.unwrap_or(ms(item.len_us())),
+            "the server reports {} elapsed\ndrawn from the request's sending ({}), the earliest it can have begun",
+            server_ms.map_or_else(|| ms(item.len_us()), crate::text::ms),
             ms(item.start_us)
         ),
         (Source::Message(i), Some(lane)) => message_text(row, lane, i, item),
         (Source::Bucket(i), Some(lane)) => bucket_text(lane, i),
         (Source::Resume(i), Some(lane)) => lane.resumes.get(i).map_or_else(String::new, |r| {
             format!(
-                "resume after {}\ndropped {} messages ({} bytes) to receive them again\nback-off {:.3} ms · request sent again at {:.3} ms",
+                "resume after {}\ndropped {} messages ({} bytes) to receive them again\nback-off {} · request sent again at {}",
                 crate::report::printable(&r.status),
                 r.dropped_messages,
                 r.dropped_bytes,
@@ -438,7 +439,7 @@ pub fn item_text(row: &Row, timeline: &Timeline, item: &Item, server_ms: Option<
         (Source::Finish, _) => format!("end-of-stream check\n{}", span_text(item)),
         (Source::Setup(i), _) => timeline.setup.get(i).map_or_else(String::new, |step| {
             format!(
-                "cold start: {} {:.3} ms\nfrom {:.3} to {:.3} ms, before the query's request",
+                "cold start: {} {}\nfrom {:.3} to {}, before the query's request",
                 crate::report::printable(&step.step),
                 ms(item.len_us()),
                 ms(item.start_us),
@@ -459,7 +460,7 @@ fn message_text(row: &Row, lane: &Lane, i: usize, item: &Item) -> String {
         }
         (RowKind::Decode, _) => format!("row decode of message {}\n{}", m.number, span_text(item)),
         (_, kind) => format!(
-            "message {}{}: waited {:.3} ms\nfrom {:.3} ms, arrived at {:.3} ms",
+            "message {}{}: waited {}\nfrom {}, arrived at {}",
             m.number,
             if kind == Kind::Stall {
                 " (a stall)"
@@ -472,10 +473,10 @@ fn message_text(row: &Row, lane: &Lane, i: usize, item: &Item) -> String {
         ),
     };
     format!(
-        "{what}\n{} bytes · {} values · {} rows completed\nresume token: {} · chunked: {}",
-        m.bytes,
-        m.values,
-        m.rows,
+        "{what}\n{} · {} values · {} rows completed\nresume token: {} · chunked: {}",
+        crate::text::bytes(m.bytes),
+        crate::text::count(m.values),
+        crate::text::count(m.rows),
         if m.resume_token { "yes" } else { "no" },
         if m.chunked { "yes" } else { "no" }
     )
@@ -486,7 +487,7 @@ fn bucket_text(lane: &Lane, i: usize) -> String {
         return String::new();
     };
     format!(
-        "messages {}–{}, summed (the report keeps each message up to a limit)\nfrom {:.3} to {:.3} ms · {} bytes · {} values · {} rows\nwaits {:.3} ms, the longest {:.3} ms before message {}\nwire decode {:.3} ms wall, {:.3} ms CPU · row decode {:.3} ms wall, {:.3} ms CPU\n{} with a resume token · {} chunked",
+        "messages {}–{}, summed (the report keeps each message up to a limit)\nfrom {:.3} to {} · {} bytes · {} values · {} rows\nwaits {}, the longest {} before message {}\nwire decode {} wall, {} CPU · row decode {} wall, {} CPU\n{} with a resume token · {} chunked",
         b.first,
         b.last,
         ms(lane.origin_us.saturating_add(b.from_us)),
@@ -533,20 +534,20 @@ pub fn drawn_text(row: &Row, timeline: &Timeline, d: &Drawn, server_ms: Option<f
     let from = items.iter().map(|i| i.start_us).min().unwrap_or(0);
     let to = items.iter().map(|i| i.end_us).max().unwrap_or(0);
     let mut text = format!(
-        "{} items, messages {lo}–{hi} (zoom in to see each)\nfrom {:.3} to {:.3} ms",
+        "{} items, messages {lo}–{hi} (zoom in to see each)\nfrom {:.3} to {}",
         items.len(),
         ms(from),
         ms(to)
     );
     match row.kind {
-        RowKind::Setup => text.push_str(&format!("\nsteps {:.3} ms", ms(wall))),
+        RowKind::Setup => text.push_str(&format!("\nsteps {}", ms(wall))),
         RowKind::Decode => text.push_str(&format!(
-            "\ndecode {:.3} ms wall · {:.3} ms CPU · {:.3} ms off the CPU",
+            "\ndecode {} wall · {} CPU · {} off the CPU",
             ms(wall),
             ms(cpu),
             ms(wall - cpu.min(wall))
         )),
-        _ => text.push_str(&format!("\nwaits {:.3} ms", ms(wall))),
+        _ => text.push_str(&format!("\nwaits {}", ms(wall))),
     }
     text
 }
@@ -642,10 +643,10 @@ mod tests {
         let (record, rows) = rows(3, 1_000);
         let timeline = record.timeline.as_ref().expect("a timeline");
         let wait = item_text(&rows[0], timeline, &rows[0].items[1], None);
-        assert!(wait.starts_with("message 2: waited 0.500 ms"), "{wait}");
+        assert!(wait.starts_with("message 2: waited 500 µs"), "{wait}");
         let wire = item_text(&rows[1], timeline, &rows[1].items[1], None);
         assert!(
-            wire.contains("0.250 ms wall · 0.125 ms CPU · 0.125 ms off the CPU"),
+            wire.contains("250 µs wall · 125 µs CPU · 125 µs off the CPU"),
             "{wire}"
         );
     }

@@ -304,7 +304,7 @@ impl TimelineView {
             ui.label(egui::RichText::new(format!("Timeline of #{iteration}")).strong());
             let total = records.iter().find(|r| r.iteration == iteration);
             if let Some(r) = total {
-                ui.label(format!("· {:.2} ms", r.total_ms));
+                ui.label(format!("· {}", crate::text::ms(r.total_ms)));
             }
             match built.median {
                 Some(m) if m != iteration => {
@@ -501,8 +501,8 @@ impl TimelineView {
         let stall_text = |row: &Row, item: &Item| {
             let number = message_number(records, built, row, item);
             format!(
-                "stall {:.1} ms before message {number}",
-                item.len_us() as f64 / 1e3
+                "stall {} before message {number}",
+                crate::text::ms(item.len_us() as f64 / 1e3)
             )
         };
         paint::paint_labels(&painter, &built.rows, &self.drawn, &bands, stall_text);
@@ -649,11 +649,12 @@ impl std::fmt::Display for ServerShare {
 /// The causes beside the plot: the difference from the median iteration, cause by cause.
 fn causes_text(ui: &mut egui::Ui, built: &Built, iteration: u32) {
     if let Some((number, from, to)) = built.longest {
+        let ms = |us: u64| crate::text::ms(us as f64 / 1e3);
         ui.label(format!(
-            "The longest wait: {:.3} ms before message {number} (from {:.3} to {:.3} ms).",
-            (to - from) as f64 / 1e3,
-            from as f64 / 1e3,
-            to as f64 / 1e3
+            "The longest wait: {} before message {number} (from {} to {}).",
+            ms(to - from),
+            ms(from),
+            ms(to)
         ));
     }
     if let Some(o) = &built.server {
@@ -684,8 +685,8 @@ fn causes_text(ui: &mut egui::Ui, built: &Built, iteration: u32) {
     };
     ui.label(
         egui::RichText::new(format!(
-            "Why #{iteration} took {:.2} ms {verb} than the median iteration #{median}:",
-            explained.extra_ms.abs()
+            "Why #{iteration} took {} {verb} than the median iteration #{median}:",
+            crate::text::ms(explained.extra_ms.abs())
         ))
         .strong(),
     );
@@ -697,8 +698,8 @@ fn causes_text(ui: &mut egui::Ui, built: &Built, iteration: u32) {
         };
         ui.label(
             egui::RichText::new(format!(
-                "{:+.2} ms  {}",
-                c.ms,
+                "{}  {}",
+                crate::text::signed_ms(c.ms),
                 cause_words(c.kind, c.at_message)
             ))
             .color(colour),

@@ -405,7 +405,8 @@ fn run_engine(args: &ProfileArgs, spec: ProfileSpec) -> anyhow::Result<Vec<RunRe
         match event {
             EngineEvent::Connected { target, session_ms } => {
                 bar.suspend(|| {
-                    eprintln!("connected to {target} (session created in {session_ms:.1} ms)")
+                    let took = crate::text::ms(session_ms);
+                    eprintln!("connected to {target} (session created in {took})")
                 });
             }
             EngineEvent::Progress {
@@ -420,8 +421,9 @@ fn run_engine(args: &ProfileArgs, spec: ProfileSpec) -> anyhow::Result<Vec<RunRe
                     String::new()
                 };
                 bar.set_message(format!(
-                    "{name}{rows} rows, {:.1} MB",
-                    wire_bytes as f64 / 1e6
+                    "{name}{} rows, {}",
+                    crate::text::count(rows),
+                    crate::text::bytes(wire_bytes)
                 ));
             }
             EngineEvent::Iteration(record) => {

@@ -5,34 +5,9 @@
 
 use crate::proto::google::spanner::v1 as pb;
 
-/// A session's kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum SessionKind {
-    /// A regular session.
-    Regular,
-    /// A multiplexed session: read-only profiles ask for one unless told otherwise.
-    #[default]
-    Multiplexed,
-}
+pub use crate::kind::SessionKind;
 
 impl SessionKind {
-    /// The command line's spelling: `regular` or `multiplexed`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionKind::Regular => "regular",
-            SessionKind::Multiplexed => "multiplexed",
-        }
-    }
-
-    /// `regular` or `multiplexed`; anything else is `None`.
-    pub fn parse(text: &str) -> Option<SessionKind> {
-        match text {
-            "regular" => Some(SessionKind::Regular),
-            "multiplexed" => Some(SessionKind::Multiplexed),
-            _ => None,
-        }
-    }
-
     /// The kind of session the server granted.
     pub fn granted(session: &pb::Session) -> SessionKind {
         if session.multiplexed {

@@ -109,28 +109,7 @@ impl Default for DatabasePath {
     }
 }
 
-/// The query modes a profile can use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-pub enum QueryMode {
-    /// Rows only: no server statistics.
-    Normal,
-    /// Rows and statistics (server elapsed and CPU time, rows returned).
-    #[default]
-    WithStats,
-    /// Rows, statistics and the executed plan.
-    Profile,
-}
-
-impl QueryMode {
-    /// The command line's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QueryMode::Normal => "normal",
-            QueryMode::WithStats => "with-stats",
-            QueryMode::Profile => "profile",
-        }
-    }
-}
+pub use crate::kind::QueryMode;
 
 #[cfg(test)]
 mod tests {

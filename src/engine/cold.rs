@@ -100,9 +100,9 @@ impl Sessions {
     pub(super) fn note_kinds(&self, variants: &[Variant], reports: &mut [RunReport]) {
         for (variant, report) in variants.iter().zip(reports) {
             let session = self.of_kind(variant.session_kind());
-            report.config.session = session.asked().as_str().to_owned();
+            report.config.session = Some(session.asked());
             if session.granted() != session.asked() {
-                report.config.session_granted = session.granted().as_str().to_owned();
+                report.config.session_granted = Some(session.granted());
             }
         }
     }

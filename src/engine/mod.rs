@@ -216,10 +216,10 @@ impl ProfileSpec {
                 .iter()
                 .map(|p| (format!("{}:{}", p.name, p.type_name), p.value.clone()))
                 .collect(),
-            query_mode: variant.mode.as_str().into(),
+            query_mode: variant.mode,
             iterations: self.iterations,
             warmup: self.warmup,
-            decoder: self.decoder.as_str().into(),
+            decoder: self.decoder.into(),
             options: variant.options.describe(),
             sweep: variant.sweep.clone(),
             cold: variant.cold,

@@ -18,7 +18,7 @@ use crate::client::{
     Target, Timeouts,
 };
 use crate::engine::schedule::{Order, Step, schedule};
-use crate::report::{FLOOR_DECODER, IterationRecord, RunConfig, RunReport, Status};
+use crate::report::{IterationRecord, Reader, RunConfig, RunReport, Status};
 use crate::server::tap::Observed;
 use crate::server::{LocalInstance, ServerConfig};
 use crate::subject::check::{Expected, check};
@@ -129,13 +129,13 @@ impl SubjectSpec {
             label: run.label(self),
             target: "local".into(),
             sql: self.sql.clone(),
-            query_mode: QueryMode::Normal.as_str().into(),
+            query_mode: QueryMode::Normal,
             iterations: self.iterations,
             warmup: self.warmup,
             decoder: match run {
-                Run::Command => "the command".into(),
-                Run::Decoder(decoder) => decoder.as_str().into(),
-                Run::Floor => FLOOR_DECODER.into(),
+                Run::Command => Reader::Program,
+                Run::Decoder(decoder) => decoder.into(),
+                Run::Floor => Reader::BytesOnly,
             },
             order: if self.compare.is_some() {
                 self.order.describe()

@@ -27,10 +27,10 @@ fn config(label: &str, target: &str, iterations: u32, warmup: u32) -> RunConfig 
         target: target.into(),
         sql: "SELECT * FROM Singers WHERE SingerId = @id".into(),
         params: vec![("id".into(), "7".into())],
-        query_mode: "PROFILE".into(),
+        query_mode: crate::kind::QueryMode::Profile,
         iterations,
         warmup,
-        decoder: "spanprof".into(),
+        decoder: crate::kind::Reader::Named("spanprof".into()),
         ..Default::default()
     }
 }
@@ -128,9 +128,9 @@ pub fn client_report() -> RunReport {
             label: "python3 python_client.py".into(),
             target: "local".into(),
             sql: "SELECT * FROM Seed23 LIMIT 10000".into(),
-            query_mode: "normal".into(),
+            query_mode: crate::kind::QueryMode::Normal,
             iterations: 1,
-            decoder: "the command".into(),
+            decoder: crate::kind::Reader::Program,
             command: vec!["python3".into(), "python_client.py".into()],
             stream: vec![
                 ("shape".into(), "emulator".into()),

@@ -293,7 +293,7 @@ mod tests {
             "7"
           ]
         ],
-        "query_mode": "PROFILE",
+        "query_mode": "profile",
         "iterations": 3,
         "warmup": 1,
         "decoder": "spanprof"
@@ -500,7 +500,7 @@ mod tests {
             "7"
           ]
         ],
-        "query_mode": "PROFILE",
+        "query_mode": "profile",
         "iterations": 2,
         "warmup": 0,
         "decoder": "spanprof"

@@ -121,14 +121,10 @@ fn connection_note(report: &RunReport) -> String {
     if config.cold {
         note.push_str("; cold starts (a new connection, token and session each iteration)");
     }
-    if !config.session.is_empty() {
-        let _ = write!(note, "; session {}", escape(&config.session));
-        if !config.session_granted.is_empty() {
-            let _ = write!(
-                note,
-                " asked for, the server granted a {} one",
-                escape(&config.session_granted)
-            );
+    if let Some(session) = config.session {
+        let _ = write!(note, "; session {session}");
+        if let Some(granted) = config.session_granted {
+            let _ = write!(note, " asked for, the server granted a {} one", granted);
         }
     }
     note

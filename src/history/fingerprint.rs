@@ -5,7 +5,7 @@
 //! command (or that it was the wire floor). FNV-1a (`crate::fnv`), 16 hex digits.
 
 use crate::fnv::{OFFSET_BASIS, continued};
-use crate::report::{FLOOR_DECODER, RunConfig};
+use crate::report::{Reader, RunConfig};
 
 /// The GoogleSQL keywords whose case does not matter (the reserved words and the common
 /// non-reserved ones a query starts or joins with).
@@ -183,7 +183,7 @@ pub fn fingerprint(config: &RunConfig, database: &str) -> String {
     field("\u{2}");
     field(kind);
     field(database);
-    field(&config.query_mode);
+    field(config.query_mode.as_str());
     for (name, value) in &config.options {
         field(name);
         field(value);
@@ -192,7 +192,7 @@ pub fn fingerprint(config: &RunConfig, database: &str) -> String {
     for word in &config.command {
         field(word);
     }
-    if config.decoder == FLOOR_DECODER {
+    if config.decoder == Reader::BytesOnly {
         field("floor");
     }
     format!("{:016x}", continued(OFFSET_BASIS, text.as_bytes()))
@@ -207,7 +207,7 @@ mod tests {
             label: "a".into(),
             target: "endpoint 127.0.0.1:9010".into(),
             sql: sql.into(),
-            query_mode: "profile".into(),
+            query_mode: crate::kind::QueryMode::Profile,
             ..RunConfig::default()
         }
     }
@@ -251,7 +251,7 @@ mod tests {
         assert_eq!(fingerprint(&a, "d").len(), 16);
         assert_ne!(fingerprint(&a, "d"), fingerprint(&a, "other-db"));
         let mut moded = a.clone();
-        moded.query_mode = "normal".into();
+        moded.query_mode = crate::kind::QueryMode::Normal;
         assert_ne!(fingerprint(&a, "d"), fingerprint(&moded, "d"));
         let mut optioned = a.clone();
         optioned.options = vec![("priority".into(), "low".into())];

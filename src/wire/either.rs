@@ -34,6 +34,15 @@ impl DecoderKind {
     }
 }
 
+impl From<DecoderKind> for crate::kind::Reader {
+    fn from(kind: DecoderKind) -> Self {
+        match kind {
+            DecoderKind::Fast => crate::kind::Reader::Fast,
+            DecoderKind::Reference => crate::kind::Reader::Reference,
+        }
+    }
+}
+
 /// A message after the wire-decode phase, ready for the row-decode phase.
 #[derive(Debug)]
 pub enum Parsed {

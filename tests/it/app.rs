@@ -230,10 +230,10 @@ fn spread_report(label: &str, n: u32, base: f64, step: f64) -> spanprof::report:
             target: "local".into(),
             sql: "SELECT * FROM Seed23".into(),
             params: vec![],
-            query_mode: "NORMAL".into(),
+            query_mode: spanprof::kind::QueryMode::Normal,
             iterations: n,
             warmup: 1,
-            decoder: "fast".into(),
+            decoder: spanprof::kind::Reader::Fast,
             ..Default::default()
         },
         started_at: "2026-03-01T10:00:00Z".into(),
@@ -1016,7 +1016,7 @@ fn statistics_asked_for_and_not_returned_are_said_in_the_window()
 -> Result<(), Box<dyn std::error::Error>> {
     use spanprof::export::Exporter as _;
     let mut report = spread_report("quiet", 5, 100.0, 0.618_034);
-    report.config.query_mode = "with-stats".into();
+    report.config.query_mode = spanprof::kind::QueryMode::WithStats;
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("quiet.json");
     std::fs::write(&path, spanprof::export::Json.export(&[report])?)?;

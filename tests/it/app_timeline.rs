@@ -88,7 +88,8 @@ fn a_stalled_iteration_s_timeline_shows_the_stall_and_its_cause() {
         "the median iteration beneath: {labels:?}"
     );
 
-    // The stall is drawn, where the client waited 300 ms or so for message 4.
+    // The stall is drawn, where the client waited 300 ms or so for message 4 (a loaded machine
+    // may make a shorter gap elsewhere that the causes name too).
     let stalls = h
         .state_mut()
         .iterations_view()
@@ -97,10 +98,9 @@ fn a_stalled_iteration_s_timeline_shows_the_stall_and_its_cause() {
         .to_vec();
     let stall = stalls
         .iter()
-        .find(|s| s.iteration == it)
+        .find(|s| s.iteration == it && s.message == 4)
         .copied()
-        .unwrap_or_else(|| panic!("no stall drawn for #{it}: {stalls:?}"));
-    assert_eq!(stall.message, 4, "{stall:?}");
+        .unwrap_or_else(|| panic!("no stall drawn at message 4 of #{it}: {stalls:?}"));
     assert!((290.0..600.0).contains(&stall.wait_ms), "{stall:?}");
     assert!(
         stalls.iter().all(|s| s.iteration == it),
@@ -227,9 +227,9 @@ fn stalled_report() -> spanprof::report::RunReport {
             label: "synthetic".into(),
             target: "local".into(),
             sql: "SELECT * FROM Seed23".into(),
-            query_mode: "NORMAL".into(),
+            query_mode: spanprof::kind::QueryMode::Normal,
             iterations: 9,
-            decoder: "fast".into(),
+            decoder: spanprof::kind::Reader::Fast,
             ..Default::default()
         },
         started_at: "2026-03-01T10:00:00Z".into(),

@@ -266,8 +266,12 @@ async fn a_session_of_another_kind_is_reported_not_refused() {
     let events = run(Target::Endpoint(host), spec).await;
     let runs = reports(&events);
     for report in runs {
-        assert_eq!(report.config.session, "multiplexed", "asked by default");
-        assert_eq!(report.config.session_granted, "regular");
+        assert_eq!(
+            report.config.session,
+            Some(SessionKind::Multiplexed),
+            "asked by default"
+        );
+        assert_eq!(report.config.session_granted, Some(SessionKind::Regular));
         for it in &report.iterations {
             assert_eq!(it.status, Status::Ok, "{it:?}");
             assert_eq!(it.session_kind.as_deref(), Some("regular"));
@@ -361,9 +365,10 @@ async fn the_local_instance_grants_both_kinds_in_one_run() {
     };
     let events = run(target, spec).await;
     let runs = reports(&events);
+    let spelled = |k: Option<SessionKind>| k.map_or("", SessionKind::as_str);
     let kinds: Vec<(&str, &str)> = runs
         .iter()
-        .map(|r| (r.config.session.as_str(), r.config.session_granted.as_str()))
+        .map(|r| (spelled(r.config.session), spelled(r.config.session_granted)))
         .collect();
     assert_eq!(
         kinds,
@@ -458,12 +463,13 @@ fn the_emulator_grants_a_regular_session_to_a_multiplexed_request() {
     let rt = tokio::runtime::Runtime::new().expect("a runtime");
     let events = rt.block_on(run(target, spec));
     let runs = reports(&events);
-    assert_eq!(runs[0].config.session, "regular");
-    assert_eq!(runs[0].config.session_granted, "", "granted as asked");
+    assert_eq!(runs[0].config.session, Some(SessionKind::Regular));
+    assert_eq!(runs[0].config.session_granted, None, "granted as asked");
     for report in &runs[1..] {
-        assert_eq!(report.config.session, "multiplexed");
+        assert_eq!(report.config.session, Some(SessionKind::Multiplexed));
         assert_eq!(
-            report.config.session_granted, "regular",
+            report.config.session_granted,
+            Some(SessionKind::Regular),
             "the emulator's answer"
         );
     }

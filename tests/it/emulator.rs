@@ -516,7 +516,7 @@ fn the_emulator_default_mode_returns_server_rows() {
     crate::app::set_query(&mut h, "SELECT * FROM Seed23", 2, "emulated");
     crate::app::run_to_end(&mut h);
     let report = &h.state().runs()[0].report;
-    assert_eq!(report.config.query_mode, "profile");
+    assert_eq!(report.config.query_mode, spanprof::kind::QueryMode::Profile);
     assert_eq!(report.iterations.len(), 2);
     for i in &report.iterations {
         assert_eq!(i.status, spanprof::report::Status::Ok, "{:?}", i.error);

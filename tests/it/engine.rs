@@ -92,7 +92,7 @@ fn either_decoder_runs_a_profile_and_the_report_names_it() {
             },
         );
         let report = report(&events);
-        assert_eq!(report.config.decoder, decoder.as_str());
+        assert_eq!(report.config.decoder.as_str(), decoder.as_str());
         for it in report.timed() {
             assert_eq!(it.status, Status::Ok, "{decoder:?}: {:?}", it.error);
             assert!(it.wire_decode_ms.is_some_and(|ms| ms > 0.0), "{decoder:?}");

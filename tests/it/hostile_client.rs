@@ -264,10 +264,10 @@ fn report(label: &str, status: Status) -> RunReport {
             target: "local".into(),
             sql: "SELECT 1".into(),
             params: vec![],
-            query_mode: "with-stats".into(),
+            query_mode: spanprof::kind::QueryMode::WithStats,
             iterations: 3,
             warmup: 0,
-            decoder: "fast".into(),
+            decoder: spanprof::kind::Reader::Fast,
             ..Default::default()
         },
         started_at: "2026-12-01T00:00:00Z".into(),

@@ -8,7 +8,7 @@ fn report(label: &str, sql: &str, started_at: &str, totals: &[f64]) -> RunReport
             label: label.into(),
             target: "local".into(),
             sql: sql.into(),
-            query_mode: "with-stats".into(),
+            query_mode: crate::kind::QueryMode::WithStats,
             iterations: totals.len() as u32,
             ..RunConfig::default()
         },
