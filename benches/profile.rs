@@ -38,6 +38,7 @@ fn main() -> anyhow::Result<()> {
     let mut totals: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     let mut decode: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     let mut messages = 0u64;
+    let mut fast_records = Vec::new();
     for _ in 0..rounds {
         for (i, decoder) in [DecoderKind::Fast, DecoderKind::Reference]
             .into_iter()
@@ -48,6 +49,9 @@ fn main() -> anyhow::Result<()> {
                 decode[i].push(it.wire_decode_ms.unwrap_or(0.0) + it.row_decode_ms.unwrap_or(0.0));
                 messages = it.messages;
                 anyhow::ensure!(it.rows == rows, "{} rows, not {rows}", it.rows);
+                if decoder == DecoderKind::Fast {
+                    fast_records.push(it);
+                }
             }
         }
     }
@@ -75,9 +79,10 @@ fn main() -> anyhow::Result<()> {
     );
 
     // Each message costs the iteration six wall-clock reads (network wait, wire decode, row
-    // decode) and four of its thread's CPU clock (the two decode spans); the call, the first byte
-    // and the end add a handful. The timeline's own bookkeeping is in the medians above.
-    let reads = 6 * messages + 8;
+    // decode) and four of its thread's CPU clock (the two decode spans), and the local instance
+    // two (its wait for room in the transport's queue); the call, the first byte and the end add
+    // a handful. The timeline's own bookkeeping is in the medians above.
+    let reads = 8 * messages + 8;
     let cpu_reads = 4 * messages + 2;
     let per_read = clock_read_ns();
     let per_cpu_read = cpu_clock_read_ns();
@@ -86,7 +91,27 @@ fn main() -> anyhow::Result<()> {
         "  instrumentation: {reads} clock reads x {per_read:.1} ns + {cpu_reads} thread CPU clock reads x {per_cpu_read:.1} ns = {overhead_ms:.3} ms, {:.3}% of the fast median",
         overhead_ms / fast * 100.0
     );
+    let accounting_ms = accounting_ms(&fast_records);
+    println!(
+        "  accounting: {:.3} ms to account for an iteration and summarise the run over it ({} iterations), {:.4}% of the fast median",
+        accounting_ms,
+        fast_records.len(),
+        accounting_ms / fast * 100.0
+    );
     Ok(())
+}
+
+/// What accounting for one iteration costs, in milliseconds: each record's parts and the run's
+/// part statistics over them (what every view reads), repeated and divided by the records.
+fn accounting_ms(records: &[IterationRecord]) -> f64 {
+    const REPEATS: u32 = 200;
+    let start = Instant::now();
+    for _ in 0..REPEATS {
+        std::hint::black_box(spanprof::analysis::PartStats::of(std::hint::black_box(
+            records,
+        )));
+    }
+    start.elapsed().as_secs_f64() * 1e3 / f64::from(REPEATS) / records.len().max(1) as f64
 }
 
 /// Runs the engine as `spanprof profile` does; returns the timed iterations.

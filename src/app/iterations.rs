@@ -663,8 +663,10 @@ pub fn summary_table(
         ui.label("No timed iteration yet.");
         return;
     };
-    egui::ScrollArea::horizontal()
+    // The table scrolls in the room below the chart, both ways, so no row or column is cut.
+    egui::ScrollArea::both()
         .id_salt("summary-scroll")
+        .auto_shrink([false, true])
         .show(ui, |ui| {
             egui::Grid::new("summary-table")
                 .striped(true)
@@ -693,7 +695,16 @@ pub fn summary_table(
                         summary_row(ui, figure.name(), s, None, None);
                     }
                 });
+            ui.label(
+                egui::RichText::new(summary_note(stats))
+                    .small()
+                    .color(theme::MUTED),
+            );
         });
+}
+
+/// What a reader needs to add the parts up: means do, medians do not; how the wait was split.
+fn summary_note(stats: &PartStats) -> String {
     let mut note = format!(
         "The parts' means add up to the mean total; their medians and percentiles do not. {}.",
         stats.split.note()
@@ -701,7 +712,7 @@ pub fn summary_table(
     if stats.client_work_untimed > 0 {
         note.push_str(" An older report: the client's own work was not timed, and is in untimed.");
     }
-    ui.label(egui::RichText::new(note).small().color(theme::MUTED));
+    note
 }
 
 /// One row of the summary: its name (with its colour's swatch), count, statistics and share.
