@@ -93,8 +93,8 @@ fn main() -> anyhow::Result<()> {
     );
     let accounting_ms = accounting_ms(&fast_records);
     println!(
-        "  accounting: {:.3} ms to account for an iteration and summarise the run over it ({} iterations), {:.4}% of the fast median",
-        accounting_ms,
+        "  accounting: {:.2} µs to account for an iteration and summarise the run over it ({} iterations), {:.4}% of the fast median",
+        accounting_ms * 1e3,
         fast_records.len(),
         accounting_ms / fast * 100.0
     );
