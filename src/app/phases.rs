@@ -87,11 +87,7 @@ pub fn part_means_chart(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height
         let bars = means
             .iter()
             .enumerate()
-            .map(|(x, m)| {
-                Bar::new(x as f64, m[k])
-                    .width(0.6)
-                    .fill(theme::part(*part))
-            })
+            .map(|(x, m)| Bar::new(x as f64, m[k]).width(0.6).fill(theme::part(*part)))
             .collect();
         let chart = BarChart::new(format!("mean {}", part.label()), bars)
             .color(theme::part(*part))
