@@ -39,6 +39,7 @@ fn run(i: u64) -> RunReport {
             .collect(),
         started_at,
         plans: Default::default(),
+        stopped: None,
     }
 }
 

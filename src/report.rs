@@ -200,6 +200,10 @@ pub struct IterationRecord {
     /// A partitioned read's PartitionQuery call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_query_ms: Option<f64>,
+    /// The gRPC status code the server answered a failed iteration with (`InvalidArgument`,
+    /// `NotFound`...); `None` when it did not answer with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
     /// Of the server's elapsed time, how long it reported waiting, a message ready, for the
     /// client to read (the local instance's `client_wait_time`; production reports no such
     /// figure): its elapsed time less this is its own work.
@@ -266,7 +270,27 @@ impl IterationRecord {
             backoff_ms: None,
             partition_query_ms: None,
             server_client_wait_ms: None,
+            error_code: None,
         }
+    }
+
+    /// Whether it failed with an error no retry can fix: the server refused the query itself
+    /// (bad SQL, a table not found, no permission, a failed precondition), so every later
+    /// iteration would fail alike.
+    pub fn failed_for_good(&self) -> bool {
+        self.status == Status::Error
+            && self.error_code.as_deref().is_some_and(|code| {
+                matches!(
+                    code,
+                    "InvalidArgument"
+                        | "NotFound"
+                        | "PermissionDenied"
+                        | "FailedPrecondition"
+                        | "Unauthenticated"
+                        | "Unimplemented"
+                        | "OutOfRange"
+                )
+            })
     }
 
     /// This iteration's time in `measure`, in milliseconds: its total, or one of its parts (0
@@ -391,6 +415,10 @@ pub struct RunReport {
     /// plans; reports written before plans were kept read back with it empty.
     #[serde(default, skip_serializing_if = "PlanHistory::is_empty")]
     pub plans: PlanHistory,
+    /// Why the run stopped before its iterations were done: its first iteration failed with an
+    /// error no retry can fix ([`IterationRecord::failed_for_good`]), which it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 impl RunReport {
@@ -453,6 +481,7 @@ impl RunReport {
                 })
                 .collect(),
             plans: PlanHistory::default(),
+            stopped: None,
         }
     }
 }
@@ -485,6 +514,7 @@ mod tests {
             started_at: "2026-01-02T03:04:05Z".into(),
             iterations,
             plans: PlanHistory::default(),
+            stopped: None,
         }
     }
 

@@ -388,6 +388,7 @@ mod tests {
             started_at: "2026-01-02T03:04:05Z".into(),
             iterations: run(1, &[70.0, 10.0, 10.0, 11.0, 30.0]),
             plans: Default::default(),
+            stopped: None,
         };
         assert_eq!(Findings::of(&report), findings(&report.iterations));
         let asked = RunReport {

@@ -10,6 +10,7 @@
 //!   each part's mean (adding up to the total's).
 //! - [`distribution`](mod@distribution): the five-number summary of a run's totals (box plots).
 //! - [`gate`](mod@gate): whether a new run regressed against a baseline, for CI.
+//! - [`refusal`](mod@refusal): where in the SQL a server's refusal points.
 //! - [`parts`](mod@parts): the parts of a run's time, summarised (means that add up to the mean
 //!   total), its headline, and two runs' parts compared (changes that add up).
 //! - [`subject`](mod@subject): a subject's profile (`spanprof client`): the program against
@@ -27,6 +28,7 @@ pub mod distribution;
 pub mod findings;
 pub mod gate;
 pub mod parts;
+pub mod refusal;
 pub mod subject;
 pub mod sweep;
 
@@ -42,5 +44,6 @@ pub use findings::{
 };
 pub use gate::{Gate, GateError, GateOutcome, gate, parse_slowdown};
 pub use parts::{Headline, PartChange, PartComparison, PartStats, PartSummary};
+pub use refusal::sql_span;
 pub use subject::{SubjectComparison, subject_comparison};
 pub use sweep::{Band, CostModel, Sweep, SweepRow, sweep};

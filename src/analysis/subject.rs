@@ -120,6 +120,7 @@ mod tests {
             started_at: String::new(),
             iterations: records,
             plans: Default::default(),
+            stopped: None,
         }
     }
 

@@ -292,6 +292,7 @@ mod tests {
             started_at: started_at.into(),
             iterations: vec![],
             plans: Default::default(),
+            stopped: None,
         }
     }
 

@@ -242,6 +242,7 @@ mod tests {
             started_at: String::new(),
             iterations: vec![],
             plans: Default::default(),
+            stopped: None,
         };
         r.config.target = "cloud projects/p/instances/i/databases/d".into();
         assert_eq!(database_of(&r), "projects/p/instances/i/databases/d");

@@ -85,6 +85,34 @@ pub fn flags(records: &[IterationRecord]) -> Vec<Flag> {
     slow.into_iter().chain(outliers).collect()
 }
 
+/// The failed iterations in words, one line per distinct error (the same error eleven times is
+/// one line naming the iterations, not eleven lines).
+pub fn failures(records: &[IterationRecord]) -> Vec<String> {
+    let mut by_error: Vec<(&str, Vec<u32>)> = Vec::new();
+    for r in records.iter().filter(|r| r.status == Status::Error) {
+        let error = r.error.as_deref().unwrap_or("unknown error");
+        match by_error.iter_mut().find(|(e, _)| *e == error) {
+            Some((_, numbers)) => numbers.push(r.iteration),
+            None => by_error.push((error, vec![r.iteration])),
+        }
+    }
+    by_error
+        .into_iter()
+        .map(|(error, numbers)| {
+            let mut named: Vec<String> = numbers.iter().take(4).map(|n| format!("#{n}")).collect();
+            if numbers.len() > 4 {
+                named.push(format!("{} more", numbers.len() - 4));
+            }
+            let verb = if numbers.len() == 1 {
+                "failed"
+            } else {
+                "failed alike"
+            };
+            format!("{} {verb}: {error}", named.join(", "))
+        })
+        .collect()
+}
+
 /// The run picker above the bars: every run by its title, newest first.
 fn run_picker(ui: &mut egui::Ui, runs: &mut RunList) {
     let mut shown = runs.shown_id();
@@ -340,15 +368,8 @@ impl IterationsView {
         for (_, change) in &self.plan_changes {
             ui.colored_label(theme::WARN, format!("! {change}"));
         }
-        for r in records.iter().filter(|r| r.status == Status::Error) {
-            ui.colored_label(
-                theme::ERROR,
-                format!(
-                    "#{} failed: {}",
-                    r.iteration,
-                    r.error.as_deref().unwrap_or("unknown error")
-                ),
-            );
+        for line in failures(records) {
+            ui.colored_label(theme::ERROR, line);
         }
         ui.add_space(4.0);
         if !self.timeline.ui(ui, run, label, records) {

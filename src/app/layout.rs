@@ -118,9 +118,10 @@ impl SpanprofApp {
             egui::CollapsingHeader::new(egui::RichText::new("Query").strong())
                 .default_open(true)
                 .show(ui, |ui| {
+                    let refusal = super::query::Refusal::of_latest(self.runs.entries());
                     if let Some(c) =
                         self.query
-                            .ui(ui, &mut self.settings.query, self.active.as_ref())
+                            .ui(ui, &mut self.settings.query, self.active.as_ref(), refusal)
                     {
                         command = Some(c);
                     }

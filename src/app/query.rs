@@ -16,20 +16,46 @@ use crate::wire::DecoderKind;
 #[derive(Debug, Default)]
 pub struct QueryPanel;
 
+/// A query the server refused for good (the last run stopped on it): what it said, and the error
+/// that says where in the SQL it pointed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Refusal<'a> {
+    /// The SQL it refused.
+    pub sql: &'a str,
+    /// Why the run stopped, in words.
+    pub text: &'a str,
+    /// The server's error, which may say where.
+    pub error: &'a str,
+}
+
+impl<'a> Refusal<'a> {
+    /// The refusal of the newest run in `runs`, when it stopped on one.
+    pub fn of_latest(runs: &'a [super::run_list::RunEntry]) -> Option<Refusal<'a>> {
+        let report = &runs.last()?.report;
+        Some(Refusal {
+            sql: &report.config.sql,
+            text: report.stopped.as_deref()?,
+            error: report.iterations.first()?.error.as_deref().unwrap_or(""),
+        })
+    }
+}
+
 impl QueryPanel {
-    /// Draws the panel; returns Run or Cancel when asked for.
+    /// Draws the panel; returns Run or Cancel when asked for. A query the server refused is said
+    /// beside the editor, the span it pointed at marked, while the editor holds that query.
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
         settings: &mut QuerySettings,
         active: Option<&ActiveRun>,
+        refusal: Option<Refusal<'_>>,
     ) -> Option<Command> {
         settings.keep_one();
         client_ui(ui, settings);
         if !settings.client {
             variant_tabs(ui, settings);
         }
-        sql_editor(ui, settings);
+        sql_editor(ui, settings, refusal);
         options_ui(ui, &mut settings.editing_mut().options);
         egui::Grid::new("query-options")
             .num_columns(2)
@@ -40,7 +66,8 @@ impl QueryPanel {
                 sweep_and_order(ui, settings);
             });
         ui.add_space(6.0);
-        let command = run_buttons(ui, active.is_some());
+        let empty = !settings.client && settings.variants.iter().all(|v| v.sql.trim().is_empty());
+        let command = run_buttons(ui, active.is_some(), empty);
         if let Some(run) = active {
             progress_ui(ui, run);
         }
@@ -48,8 +75,9 @@ impl QueryPanel {
     }
 }
 
-/// The SQL editor of the variant shown (with the recent queries to pick from) and its parameters.
-fn sql_editor(ui: &mut egui::Ui, settings: &mut QuerySettings) {
+/// The SQL editor of the variant shown (with the recent queries to pick from) and its parameters;
+/// the server's refusal of the query in it, the span it pointed at marked.
+fn sql_editor(ui: &mut egui::Ui, settings: &mut QuerySettings, refusal: Option<Refusal<'_>>) {
     let sql_label = ui
         .horizontal(|ui| {
             let sql_label = ui.label(egui::RichText::new("SQL").strong());
@@ -60,15 +88,27 @@ fn sql_editor(ui: &mut egui::Ui, settings: &mut QuerySettings) {
         })
         .inner;
     let variant = settings.editing_mut();
+    // Only while the editor holds the query refused (an edit may have fixed it).
+    let refused = refusal.filter(|r| r.sql == variant.sql);
+    let span = refused.and_then(|r| crate::analysis::sql_span(r.error, r.sql));
+    let mut layouter = |ui: &egui::Ui, text: &dyn egui::TextBuffer, wrap: f32| {
+        let mut job = marked_sql(ui, text.as_str(), span.clone());
+        job.wrap.max_width = wrap;
+        ui.ctx().fonts_mut(|f| f.layout_job(job))
+    };
     ui.add(
         egui::TextEdit::multiline(&mut variant.sql)
             .id_salt("sql-editor")
             .code_editor()
             .desired_rows(5)
             .desired_width(f32::INFINITY)
-            .hint_text("SELECT …"),
+            .hint_text("SELECT …")
+            .layouter(&mut layouter),
     )
     .labelled_by(sql_label.id);
+    if let Some(r) = refused {
+        ui.colored_label(super::theme::ERROR, r.text);
+    }
     let params_label = ui.label("Parameters (name:TYPE=value, one per line)");
     ui.add(
         egui::TextEdit::multiline(&mut variant.params)
@@ -79,6 +119,34 @@ fn sql_editor(ui: &mut egui::Ui, settings: &mut QuerySettings) {
             .hint_text("id:INT64=42"),
     )
     .labelled_by(params_label.id);
+}
+
+/// The SQL as the editor lays it out, in the editor's monospace font, the byte range `span`
+/// marked (the server pointed there).
+fn marked_sql(
+    ui: &egui::Ui,
+    sql: &str,
+    span: Option<std::ops::Range<usize>>,
+) -> egui::text::LayoutJob {
+    let font = egui::TextStyle::Monospace.resolve(ui.style());
+    let plain = egui::TextFormat::simple(font.clone(), ui.visuals().text_color());
+    let mut job = egui::text::LayoutJob::default();
+    let span = span.filter(|s| {
+        s.end <= sql.len() && sql.is_char_boundary(s.start) && sql.is_char_boundary(s.end)
+    });
+    let Some(span) = span else {
+        job.append(sql, 0.0, plain);
+        return job;
+    };
+    let marked = egui::TextFormat {
+        background: super::theme::ERROR.gamma_multiply(0.45),
+        underline: egui::Stroke::new(1.5, super::theme::ERROR),
+        ..plain.clone()
+    };
+    job.append(&sql[..span.start], 0.0, plain.clone());
+    job.append(&sql[span.clone()], 0.0, marked);
+    job.append(&sql[span.end..], 0.0, plain);
+    job
 }
 
 /// The Recent menu (when there are recent queries); the query picked from it, if one was.
@@ -194,16 +262,28 @@ fn sweep_and_order(ui: &mut egui::Ui, settings: &mut QuerySettings) {
 }
 
 /// Run and Cancel; the one clicked.
-fn run_buttons(ui: &mut egui::Ui, running: bool) -> Option<Command> {
+fn run_buttons(ui: &mut egui::Ui, running: bool, empty: bool) -> Option<Command> {
     let mut command = None;
     ui.horizontal(|ui| {
         let run = ui
             .add_enabled(
-                !running,
+                !running && !empty,
                 egui::Button::new(egui::RichText::new("Run").strong())
                     .min_size(egui::vec2(72.0, 24.0)),
             )
-            .on_hover_text("Run the query (Ctrl+Enter)");
+            .on_hover_text("Run the query (Ctrl+Enter)")
+            .on_disabled_hover_text(if running {
+                "A run is in flight: Cancel it first"
+            } else {
+                "The query is empty: write one to run"
+            });
+        if empty && !running {
+            ui.label(
+                egui::RichText::new("the query is empty")
+                    .small()
+                    .color(super::theme::MUTED),
+            );
+        }
         if run.clicked() {
             command = Some(Command::Run);
         }
@@ -338,5 +418,46 @@ pub fn decoder_label(decoder: DecoderKind) -> &'static str {
     match decoder {
         DecoderKind::Fast => "Fast (zero-copy)",
         DecoderKind::Reference => "Reference (prost)",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `marked_sql` of `sql` and `span`, laid out in a frame of its own.
+    fn job(sql: &str, span: Option<std::ops::Range<usize>>) -> egui::text::LayoutJob {
+        let ctx = egui::Context::default();
+        let mut out = None;
+        let mut output = ctx.run_ui(egui::RawInput::default(), |ui| {
+            out = Some(marked_sql(ui, sql, span.clone()));
+        });
+        // No renderer here to take the font atlas: dropped on purpose.
+        output.textures_delta.clear();
+        out.expect("laid out")
+    }
+
+    #[test]
+    fn the_span_the_server_points_at_is_marked_in_the_editor() {
+        let job = job("SELECT Nme FROM t", Some(7..10));
+        let sections: Vec<(&str, bool)> = job
+            .sections
+            .iter()
+            .map(|s| {
+                let text = &job.text[s.byte_range.start.0..s.byte_range.end.0];
+                (text, s.format.background != egui::Color32::TRANSPARENT)
+            })
+            .collect();
+        assert_eq!(
+            sections,
+            [("SELECT ", false), ("Nme", true), (" FROM t", false)]
+        );
+        // A span that is not one of the text's (stale, or mid-character) marks nothing.
+        assert_eq!(job_sections("SELECT '東'", Some(8..9)), 1);
+        assert_eq!(job_sections("SELECT 1", Some(5..50)), 1);
+    }
+
+    fn job_sections(sql: &str, span: Option<std::ops::Range<usize>>) -> usize {
+        job(sql, span).sections.len()
     }
 }

@@ -19,6 +19,12 @@ impl SpanprofApp {
         if self.active.is_some() {
             return;
         }
+        let query = &self.settings.query;
+        if !query.client && query.variants.iter().all(|v| v.sql.trim().is_empty()) {
+            // Said, not logged: there is nothing wrong to keep.
+            self.notice = Some("nothing to run: the query is empty".into());
+            return;
+        }
         let notify = repaint_notifier(&self.ctx);
         let started = if self.settings.query.client {
             self.start_subject(notify)

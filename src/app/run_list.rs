@@ -177,6 +177,7 @@ mod tests {
             started_at: String::new(),
             iterations: vec![],
             plans: Default::default(),
+            stopped: None,
         }
     }
 

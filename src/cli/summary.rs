@@ -19,6 +19,11 @@ use crate::text::{ms, signed_ms};
 pub fn findings(report: &RunReport) -> String {
     let found = Findings::of(report);
     let mut text = String::new();
+    if let Some(message) = report.iterations.first().and_then(|r| r.error.as_deref())
+        && report.stopped.is_some()
+    {
+        text.push_str(&underlined(&report.config.sql, message));
+    }
     if let Some(missing) = &found.missing_statistics {
         let _ = writeln!(text, "\n{missing}");
     }
@@ -79,6 +84,25 @@ pub fn findings(report: &RunReport) -> String {
         }
     }
     text
+}
+
+/// The SQL with the span the server's `message` points at underlined, when it points at one (a
+/// query of one line, not too long to read at a terminal).
+fn underlined(sql: &str, message: &str) -> String {
+    let Some(span) = analysis::sql_span(message, sql) else {
+        return String::new();
+    };
+    if sql.chars().any(char::is_control) || sql.chars().count() > 200 {
+        return String::new();
+    }
+    let before = sql[..span.start].chars().count();
+    let width = sql[span].chars().count().max(1);
+    format!(
+        "\n    {}\n    {}{}\n",
+        printable(sql),
+        " ".repeat(before),
+        "^".repeat(width)
+    )
 }
 
 /// Every run but the reference against the reference (the run labelled `reference`): the verdict

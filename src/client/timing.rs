@@ -135,6 +135,18 @@ pub enum IterationError {
     },
 }
 
+impl IterationError {
+    /// The gRPC status the server answered with, when it answered with one (a partition's
+    /// included), as the code's name: `InvalidArgument`, `NotFound`...
+    pub fn status_code(&self) -> Option<String> {
+        match self {
+            IterationError::Status(status) => Some(format!("{:?}", status.code())),
+            IterationError::Partition { error, .. } => error.status_code(),
+            _ => None,
+        }
+    }
+}
+
 /// What one partition of an iteration measured.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PartitionTiming {

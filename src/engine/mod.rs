@@ -398,6 +398,7 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
             started_at: started_at.clone(),
             iterations: Vec::new(),
             plans: Default::default(),
+            stopped: None,
         })
         .collect();
     if let Err(e) = spec.check() {
@@ -430,6 +431,11 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
         last_of[step.variant] = i;
     }
     for (seq, &step) in (0u32..).zip(&steps) {
+        // A variant whose first iteration failed for good runs no more: every later one would
+        // fail alike.
+        if reports[step.variant].stopped.is_some() {
+            continue;
+        }
         let variant = &spec.variants[step.variant];
         let last = last_of[step.variant] == seq as usize;
         let at = Position {
@@ -468,7 +474,11 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
             (record, details)
         };
         let stop = record.status == Status::Cancelled;
-        reports[step.variant].iterations.push(record.clone());
+        let report = &mut reports[step.variant];
+        if report.iterations.is_empty() && record.failed_for_good() {
+            report.stopped = Some(stopped_because(&record));
+        }
+        report.iterations.push(record.clone());
         sink.send(EngineEvent::Iteration(Box::new(record)));
         if let Some(details) = details {
             sink.send(EngineEvent::Details(Box::new(details)));
@@ -479,6 +489,17 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
     }
     sessions.close().await;
     sink.send(EngineEvent::Finished(reports));
+}
+
+/// Why a variant stopped after its first iteration: its error, and that no retry can fix it.
+fn stopped_because(record: &IterationRecord) -> String {
+    format!(
+        "stopped after the first iteration: {} (an error no retry can fix)",
+        record
+            .error
+            .as_deref()
+            .unwrap_or("the server refused the query")
+    )
 }
 
 /// Where an iteration falls: its variant and number, and its place in the schedule.
@@ -600,6 +621,7 @@ async fn one_iteration(
                 record.server_rows = Some(*server);
             }
             record.error = Some(e.to_string());
+            record.error_code = e.status_code();
         }
         None => {
             record.status = Status::Cancelled;

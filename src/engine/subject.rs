@@ -245,6 +245,7 @@ async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
             started_at: started_at.clone(),
             iterations: Vec::new(),
             plans: Default::default(),
+            stopped: None,
         })
         .collect();
     let opening = tokio::select! {

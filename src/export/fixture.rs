@@ -110,12 +110,14 @@ pub fn reports() -> Vec<RunReport> {
             started_at: "2026-03-01T10:00:00Z".into(),
             iterations: vec![warmup, second, third, failed],
             plans: Default::default(),
+            stopped: None,
         },
         RunReport {
             config: config(slow, "emulator 127.0.0.1:9010", 2, 0),
             started_at: "2026-03-01T11:00:00Z".into(),
             iterations: vec![only_total, cancelled],
             plans: Default::default(),
+            stopped: None,
         },
     ]
 }
@@ -152,5 +154,6 @@ pub fn client_report() -> RunReport {
             ..IterationRecord::new("python3 python_client.py", 0, false, "2026-12-01T20:00:00Z")
         }],
         plans: Default::default(),
+        stopped: None,
     }
 }

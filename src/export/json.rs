@@ -81,6 +81,8 @@ struct RunOut<'a> {
     iterations: Vec<IterationOut<'a>>,
     #[serde(skip_serializing_if = "PlanHistory::is_empty")]
     plans: &'a PlanHistory,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<&'a str>,
     summary: Summaries,
 }
 
@@ -91,6 +93,7 @@ impl<'a> RunOut<'a> {
             started_at: &report.started_at,
             iterations: report.iterations.iter().map(IterationOut::of).collect(),
             plans: &report.plans,
+            stopped: report.stopped.as_deref(),
             summary: Summaries(PartStats::of_run(report)),
         }
     }

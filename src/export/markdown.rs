@@ -42,6 +42,9 @@ fn section(report: &RunReport) -> String {
         escape(&report.config.target),
         connection_note(report),
     );
+    if let Some(stopped) = &report.stopped {
+        let _ = writeln!(out, "**{}**\n", escape(&capitalised(stopped)));
+    }
     let Some(stats) = PartStats::of_run(report) else {
         out.push_str("No successful iterations to summarise.\n");
         return out;
@@ -128,6 +131,13 @@ fn connection_note(report: &RunReport) -> String {
         }
     }
     note
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 fn cells(s: &Summary) -> [String; 7] {

@@ -159,6 +159,7 @@ mod tests {
             started_at: "2026-01-01T00:00:00Z".into(),
             iterations,
             plans: Default::default(),
+            stopped: None,
         };
         serde_json::to_string(&report).expect("serialises")
     }

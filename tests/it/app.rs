@@ -239,6 +239,7 @@ fn spread_report(label: &str, n: u32, base: f64, step: f64) -> spanprof::report:
         started_at: "2026-03-01T10:00:00Z".into(),
         iterations,
         plans: Default::default(),
+        stopped: None,
     }
 }
 

@@ -30,6 +30,7 @@ fn report(label: &str, sql: &str, started_at: &str, totals: &[f64]) -> RunReport
             })
             .collect(),
         plans: Default::default(),
+        stopped: None,
     }
 }
 

@@ -235,6 +235,7 @@ fn stalled_report() -> spanprof::report::RunReport {
         started_at: "2026-03-01T10:00:00Z".into(),
         iterations,
         plans: Default::default(),
+        stopped: None,
     }
 }
 

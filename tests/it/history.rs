@@ -418,6 +418,7 @@ fn the_team_store_lists_queries_and_trends_and_labels_pins_and_deletes_runs() {
             }],
             started_at,
             plans: Default::default(),
+            stopped: None,
         };
         StoredRun::new(&report, "db").expect("serialises")
     };

@@ -280,6 +280,7 @@ fn report(label: &str, status: Status) -> RunReport {
             })
             .collect(),
         plans: Default::default(),
+        stopped: None,
     }
 }
 

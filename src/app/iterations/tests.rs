@@ -131,3 +131,23 @@ fn the_summary_follows_the_selection() {
         "a warm-up"
     );
 }
+
+#[test]
+fn the_same_error_is_said_once_naming_its_iterations() {
+    let failed = |i: u32, error: &str| IterationRecord {
+        status: Status::Error,
+        error: Some(error.into()),
+        ..record(i, 1.0)
+    };
+    let mut records: Vec<IterationRecord> =
+        (1..=7).map(|i| failed(i, "Table not found: T")).collect();
+    records.push(failed(8, "deadline exceeded"));
+    records.push(record(9, 10.0));
+    assert_eq!(
+        failures(&records),
+        [
+            "#1, #2, #3, #4, 3 more failed alike: Table not found: T",
+            "#8 failed: deadline exceeded"
+        ]
+    );
+}

@@ -1,0 +1,108 @@
+//! Errors where the eye is (issue 33, item 1): a query the server refuses for good stops after its
+//! first iteration and says so once, beside the editor, the span the server pointed at marked; an
+//! empty query cannot be run, and the window says why; the command line stops alike and underlines
+//! the span.
+
+use std::process::Command;
+
+use egui_kittest::kittest::{NodeT as _, Queryable};
+use spanprof::app::Tab;
+
+use crate::app::{app, run_to_end, set_query};
+
+#[test]
+fn bad_sql_stops_after_its_first_iteration_and_says_so_once_beside_the_editor() {
+    let mut h = app();
+    set_query(&mut h, "SELECT * FROM Seed23 WHERE Nme = 'x'", 10, "typo");
+    run_to_end(&mut h);
+    let report = &h.state().runs()[0].report;
+    assert_eq!(report.iterations.len(), 1, "one iteration, not ten");
+    let stopped = report.stopped.clone().expect("the run says it stopped");
+    assert!(
+        stopped.starts_with("stopped after the first iteration: ")
+            && stopped.contains("Unrecognized name: Nme")
+            && stopped.ends_with("(an error no retry can fix)"),
+        "{stopped}"
+    );
+    h.state_mut().set_tab(Tab::Iterations);
+    h.run_steps(3);
+    // Beside the editor, once; in the Iterations tab, one line for the one failure.
+    assert_eq!(
+        h.query_all_by_label_contains("stopped after the first iteration")
+            .count(),
+        1
+    );
+    assert_eq!(h.query_all_by_label_contains("failed: ").count(), 1);
+    // Edited, the query is no longer the refused one: the message goes.
+    h.state_mut().settings_mut().query.first_mut().sql =
+        "SELECT * FROM Seed23 WHERE Name = 'x'".into();
+    h.run_steps(2);
+    assert_eq!(
+        h.query_all_by_label_contains("stopped after the first iteration")
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn an_empty_query_cannot_be_run_and_the_window_says_why() {
+    let mut h = app();
+    set_query(&mut h, "   ", 3, "empty");
+    h.run_steps(2);
+    assert!(h.query_by_label("the query is empty").is_some());
+    let run = h.get_by_label("Run");
+    assert!(run.accesskit_node().is_disabled(), "Run is disabled");
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Enter);
+    h.run_steps(2);
+    assert!(!h.state().is_running(), "Ctrl+Enter runs nothing");
+    assert_eq!(
+        h.state().notice(),
+        Some("nothing to run: the query is empty")
+    );
+    assert!(
+        h.state().log().entries().is_empty(),
+        "a notice, not an error"
+    );
+}
+
+#[test]
+fn the_command_line_stops_alike_and_underlines_where_the_server_pointed() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let json = dir.path().join("typo.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_spanprof"))
+        .args([
+            "profile",
+            "--no-history",
+            "--sql",
+            "SELECT * FROM Seed23 WHERE Nme = 'x'",
+            "--iterations",
+            "10",
+            "--json",
+        ])
+        .arg(&json)
+        .env_remove("SPANNER_EMULATOR_HOST")
+        .output()
+        .expect("spanprof runs");
+    assert_eq!(out.status.code(), Some(3), "an iteration failed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("**Stopped after the first iteration: "),
+        "{stdout}"
+    );
+    // The name the server did not know, underlined where it stands (4 + 27 columns in).
+    let underlined = format!(
+        "    SELECT * FROM Seed23 WHERE Nme = 'x'\n{}^^^\n",
+        " ".repeat(4 + 27)
+    );
+    assert!(stdout.contains(&underlined), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("Unrecognized name").count(), 1, "{stderr}");
+    let runs =
+        spanprof::export::read_json(&std::fs::read(&json).expect("the report")).expect("a report");
+    assert_eq!(runs[0].iterations.len(), 1);
+    assert!(runs[0].stopped.is_some());
+    assert_eq!(
+        runs[0].iterations[0].error_code.as_deref(),
+        Some("InvalidArgument")
+    );
+}
