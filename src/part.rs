@@ -106,6 +106,19 @@ const fn info(
     }
 }
 
+/// The colours of runs drawn side by side (Compare's bars, box plots and verdicts), in turn: none
+/// a part's (each at least 10 apart in CIE76 ΔE from every part of a query, under every vision the
+/// test simulates) and each at least 25 from every other, for readers with a colour-vision
+/// deficiency too.
+pub const RUN_COLOURS: [[u8; 3]; 6] = [
+    [0xaa, 0x66, 0x00],
+    [0xff, 0x11, 0x66],
+    [0x22, 0xff, 0x11],
+    [0xaa, 0xee, 0xbb],
+    [0xbb, 0x99, 0xcc],
+    [0xdd, 0x22, 0xee],
+];
+
 /// Every part's words and colour, in [`Part::ALL`] order. The colours of each set of parts drawn
 /// together (a query's, a cold start's steps, a client program's) stay apart for readers with a
 /// colour-vision deficiency: at least 20 apart in CIE76 ΔE under deuteranopia, protanopia and

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use egui_plot::{Bar, BarChart, BoxElem, BoxPlot, BoxSpread, Plot};
 
 use super::phases::{self, Curve, SweepAxis, one_mark_per_run, run_label};
-use super::run_list::RunEntry;
+use super::run_list::{self, RunEntry};
 use super::theme;
 use super::verdicts::{Verdict, Verdicts};
 use crate::analysis::totals_distribution;
@@ -90,18 +90,15 @@ impl CompareView {
             ui.label("Pick two or more runs to compare them.");
             return;
         }
+        let names = run_list::names(&picked.iter().map(|&(_, r)| r).collect::<Vec<_>>());
         let (_, a) = picked[0];
         for &(k, b) in &picked[1..] {
-            let verdict = self
-                .verdicts
-                .request((a.id, &a.report), (b.id, &b.report), ui.ctx());
-            verdict_line(
-                ui,
-                k,
-                verdict,
-                &a.report.config.label,
-                &b.report.config.label,
+            let verdict = self.verdicts.request(
+                (a.id, &a.report, &names[0]),
+                (b.id, &b.report, &names[k]),
+                ui.ctx(),
             );
+            verdict_line(ui, k, verdict, &names[0], &names[k]);
             super::operator_view::diff_ui(ui, (a.id, &a.report), (b.id, &b.report));
         }
         ui.add_space(4.0);
@@ -109,7 +106,7 @@ impl CompareView {
             ui,
             picked
                 .iter()
-                .map(|&(k, r)| (r.report.config.label.as_str(), theme::run_color(k))),
+                .map(|&(k, _)| (names[k].as_str(), theme::run_color(k))),
         );
         let reports: Vec<&crate::report::RunReport> =
             picked.iter().map(|(_, r)| &r.report).collect();
@@ -123,9 +120,9 @@ impl CompareView {
                     Some(sweep) => phases::sweep_curve(ui, sweep, &mut self.sweep_axis, height),
                     None => Vec::new(),
                 };
-                phases::part_means_chart(ui, &picked, height);
-                overlay_bars(ui, &picked, height);
-                box_plots(ui, &picked, height);
+                phases::part_means_chart(ui, &picked, &names, height);
+                overlay_bars(ui, &picked, &names, height);
+                box_plots(ui, &picked, &names, height);
             });
     }
 
@@ -136,20 +133,27 @@ impl CompareView {
             .show(ui, |ui| {
                 egui::Grid::new("compare-runs")
                     .striped(true)
-                    .num_columns(6)
+                    .num_columns(7)
                     .spacing([12.0, 3.0])
                     .show(ui, |ui| {
-                        for heading in ["compare", "export", "target", "query", "timed", "median"] {
+                        for heading in [
+                            "compare", "export", "started", "target", "query", "timed", "median",
+                        ] {
                             ui.label(egui::RichText::new(heading).strong());
                         }
                         ui.end_row();
                         for run in runs.iter_mut() {
                             let mut picked = self.picked.contains(&run.id);
-                            if ui.checkbox(&mut picked, &run.report.config.label).changed() {
+                            if ui.checkbox(&mut picked, run.title()).changed() {
                                 self.set_picked(run.id, picked);
                             }
                             ui.checkbox(&mut run.export, "")
                                 .on_hover_text("Include this run in exports");
+                            let started = run.started().map_or_else(
+                                || "—".to_owned(),
+                                |t| t.format("%Y-%m-%d %H:%M:%S").to_string(),
+                            );
+                            ui.monospace(started);
                             ui.label(&run.report.config.target);
                             let sql: String = run.report.config.sql.chars().take(48).collect();
                             ui.monospace(sql).on_hover_text(&run.report.config.sql);
@@ -183,7 +187,7 @@ fn verdict_line(ui: &mut egui::Ui, k: usize, verdict: &Verdict, a_label: &str, b
     ui.colored_label(theme::run_color(k), text);
 }
 
-fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
+fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], names: &[String], height: f32) {
     let width = 0.8 / picked.len() as f64;
     let offset = |k: usize| (k as f64 - (picked.len() as f64 - 1.0) / 2.0) * width;
     let charts: Vec<BarChart> = picked
@@ -196,12 +200,12 @@ fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
                 .map(|r| {
                     Bar::new(f64::from(r.iteration) + offset(k), r.total_ms)
                         .width(width * 0.95)
-                        .name(format!("{} #{}", run.report.config.label, r.iteration))
+                        .name(format!("{} #{}", names[k], r.iteration))
                 })
                 .collect();
             // No text beside the hovered bar (drawn to its right, past the window's edge for the
             // last ones): egui's tooltip below instead.
-            BarChart::new(format!("{} ({})", run.report.config.label, run.id), bars)
+            BarChart::new(format!("{} ({})", names[k], run.id), bars)
                 .color(theme::run_color(k))
                 .element_formatter(Box::new(|_, _| String::new()))
         })
@@ -222,15 +226,11 @@ fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
     let hit = picked.iter().find_map(|&(k, run)| {
         let n = (x - offset(k)).round();
         let record = run.report.timed().find(|r| f64::from(r.iteration) == n)?;
-        ((x - (n + offset(k))).abs() <= width * 0.95 / 2.0).then_some((run, record))
+        ((x - (n + offset(k))).abs() <= width * 0.95 / 2.0).then_some((k, record))
     });
-    if let Some((run, r)) = hit {
+    if let Some((k, r)) = hit {
         plot.response.on_hover_ui_at_pointer(|ui| {
-            ui.label(format!(
-                "{}\n{}",
-                run.report.config.label,
-                super::iterations::tooltip(r)
-            ));
+            ui.label(format!("{}\n{}", names[k], super::iterations::tooltip(r)));
         });
     }
 }
@@ -241,18 +241,18 @@ fn hovered_x(plot: &egui_plot::PlotResponse<()>) -> Option<f64> {
     Some(plot.transform.value_from_position(pos).x)
 }
 
-fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
+fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], names: &[String], height: f32) {
     let plots: Vec<BoxPlot> = picked
         .iter()
         .filter_map(|&(k, run)| {
             let d = totals_distribution(&run.report)?;
             let spread = BoxSpread::new(d.min, d.q1, d.median, d.q3, d.max);
             let elem = BoxElem::new(k as f64, spread)
-                .name(&run.report.config.label)
+                .name(&names[k])
                 .box_width(0.5);
             Some(
                 BoxPlot::new(
-                    format!("{} ({}) distribution", run.report.config.label, run.id),
+                    format!("{} ({}) distribution", names[k], run.id),
                     vec![elem],
                 )
                 .color(theme::run_color(k))
@@ -261,10 +261,7 @@ fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
         })
         .collect();
     let runs = picked.len();
-    let labels: Vec<String> = picked
-        .iter()
-        .map(|(_, run)| run.report.config.label.clone())
-        .collect();
+    let labels: Vec<String> = names.to_vec();
     let plot = Plot::new("compare-boxes")
         .height(height)
         .include_y(0.0)
@@ -287,12 +284,12 @@ fn box_plots(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
     let hit = picked
         .get(k.max(0.0) as usize)
         .filter(|_| (x - k).abs() <= 0.25)
-        .and_then(|&(_, run)| Some((run, totals_distribution(&run.report)?)));
-    if let Some((run, d)) = hit {
+        .and_then(|&(k, run)| Some((k, totals_distribution(&run.report)?)));
+    if let Some((k, d)) = hit {
         plot.response.on_hover_ui_at_pointer(|ui| {
             ui.label(format!(
                 "{}: total\nmax {}\nq3 {}\nmedian {}\nq1 {}\nmin {}",
-                run.report.config.label,
+                names[k],
                 ms(d.max),
                 ms(d.q3),
                 ms(d.median),

@@ -74,7 +74,12 @@ pub fn part_means(picked: &[(usize, &RunEntry)]) -> (Vec<Part>, Vec<Vec<f64>>) {
 }
 
 /// Each picked run's mean per part as one stacked bar.
-pub fn part_means_chart(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height: f32) {
+pub fn part_means_chart(
+    ui: &mut egui::Ui,
+    picked: &[(usize, &RunEntry)],
+    names: &[String],
+    height: f32,
+) {
     ui.label(egui::RichText::new("Mean per part").strong())
         .on_hover_text(
             "Each run's mean of every part, stacked: they add up to its mean total, so the bars \
@@ -96,7 +101,7 @@ pub fn part_means_chart(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], height
         let chart = chart.stack_on(&below);
         charts.push(chart);
     }
-    let labels: Vec<String> = picked.iter().map(|(_, r)| r.title()).collect();
+    let labels: Vec<String> = names.to_vec();
     let runs = picked.len();
     let names = labels.clone();
     let plot = Plot::new("compare-phases")

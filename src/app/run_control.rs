@@ -47,7 +47,11 @@ impl SpanprofApp {
     /// The query panel's variants on the connection panel's target.
     fn start_query(&self, notify: Notifier) -> Result<ActiveRun, String> {
         let (target, database) = self.settings.connection.target()?;
-        let label = self.runs.next_label(self.settings.query.run_label());
+        let label = self.runs.next_label(
+            self.settings.query.run_label(),
+            self.settings.query.first_sql(),
+            chrono::Local::now(),
+        );
         let mut spec = self.settings.query.spec(label, database)?;
         spec.timeouts = self.settings.connection.timeouts.timeouts()?;
         spec.headers = self.settings.connection.headers;
@@ -74,7 +78,7 @@ impl SpanprofApp {
             "" => spec.command.short_name(),
             label => label.to_owned(),
         };
-        spec.label = self.runs.next_label(&wanted);
+        spec.label = self.runs.next_label(&wanted, "", chrono::Local::now());
         spec.timeouts = self.settings.connection.timeouts.timeouts()?;
         ActiveRun::start_subject(spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
     }

@@ -1,9 +1,12 @@
 //! The runs the app knows about: those run since it started, those opened from JSON reports and
-//! from the run history,
-//! oldest first; which one the Iterations, Plan and Details tabs show; the labels new runs get
-//! (made unique among them) and the ids that tell them apart.
+//! from the run history, oldest first; which one the Iterations, Plan and Details tabs show; the
+//! labels new runs get (the query's first words and the time when not named, made unique among
+//! them), the names a set of runs is shown by (with the time where labels repeat and the date
+//! where days differ), and the ids that tell them apart.
 
 use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Local};
 
 use crate::engine::IterationDetails;
 use crate::report::RunReport;
@@ -49,6 +52,57 @@ impl RunEntry {
             RunSource::History(id) => format!("{} (history #{id})", self.report.config.label),
         }
     }
+
+    /// When it started, in the local time zone (none when its report does not say).
+    pub fn started(&self) -> Option<DateTime<Local>> {
+        DateTime::parse_from_rfc3339(&self.report.started_at)
+            .ok()
+            .map(|t| t.with_timezone(&Local))
+    }
+}
+
+/// The names `runs` are shown by side by side (Compare's legend, charts and verdicts): each one's
+/// label (as `spanprof compare` calls it), with the time it started when another has the same
+/// label, and the date as well when they did not all start on the same day.
+pub fn names(runs: &[&RunEntry]) -> Vec<String> {
+    let days: std::collections::BTreeSet<_> = runs
+        .iter()
+        .filter_map(|r| r.started().map(|t| t.date_naive()))
+        .collect();
+    let titles: Vec<String> = runs.iter().map(|r| r.report.config.label.clone()).collect();
+    runs.iter()
+        .zip(&titles)
+        .map(|(run, title)| {
+            let repeated = titles.iter().filter(|t| *t == title).count() > 1;
+            match (run.started(), days.len() > 1, repeated) {
+                (Some(t), true, _) => format!("{title} · {}", t.format("%b %-d %H:%M")),
+                (Some(t), false, true) => format!("{title} · {}", t.format("%H:%M:%S")),
+                _ => title.clone(),
+            }
+        })
+        .collect()
+}
+
+/// The first words of `sql`, whitespace collapsed, cut after about 24 characters with an
+/// ellipsis: what a run not named by its user is called by.
+pub fn first_words(sql: &str) -> String {
+    let mut out = String::new();
+    let mut words = sql.split_whitespace().peekable();
+    while let Some(word) = words.next() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+        if out.chars().count() >= 24 && words.peek().is_some() {
+            out.push('…');
+            break;
+        }
+    }
+    if out.chars().count() > 40 {
+        out = out.chars().take(39).collect();
+        out.push('…');
+    }
+    out
 }
 
 /// The run list, the run shown, and the next id to hand out.
@@ -107,7 +161,8 @@ impl RunList {
         id
     }
 
-    /// Adds a run marked for export, shows it, and returns its id.
+    /// Adds a run, shows it, and returns its id; a run of this launch is marked for export, one
+    /// opened from a file or the history is not until its box is ticked.
     pub fn add(
         &mut self,
         report: RunReport,
@@ -119,8 +174,8 @@ impl RunList {
             id,
             report,
             details,
+            export: source == RunSource::Live,
             source,
-            export: true,
         });
         self.shown = Some(id);
         id
@@ -144,12 +199,19 @@ impl RunList {
             .collect()
     }
 
-    /// The label of the next run: `wanted` (trimmed), or `run N` when it is empty; made unique
+    /// The label of the next run: `wanted` (trimmed), or when it is empty the first words of
+    /// `sql` and the time `now` (so that runs of different launches are told apart); made unique
     /// among the runs with ` (2)`, ` (3)`...
-    pub fn next_label(&self, wanted: &str) -> String {
+    pub fn next_label(&self, wanted: &str, sql: &str, now: DateTime<Local>) -> String {
         let wanted = wanted.trim();
         let base = if wanted.is_empty() {
-            format!("run {}", self.runs.len() + 1)
+            let words = first_words(sql);
+            let time = now.format("%H:%M:%S");
+            if words.is_empty() {
+                format!("run at {time}")
+            } else {
+                format!("{words} {time}")
+            }
         } else {
             wanted.to_owned()
         };
@@ -181,16 +243,90 @@ mod tests {
         }
     }
 
+    fn at(rfc3339: &str) -> DateTime<Local> {
+        DateTime::parse_from_rfc3339(rfc3339)
+            .expect("a time")
+            .with_timezone(&Local)
+    }
+
     #[test]
-    fn a_new_run_is_labelled_run_n_or_as_asked_and_never_twice_alike() {
+    fn a_new_run_is_named_by_its_query_and_time_or_as_asked_and_never_twice_alike() {
         let mut list = RunList::default();
-        assert_eq!(list.next_label("  "), "run 1");
+        let now = at("2026-12-03T14:05:09Z");
+        let time = now.format("%H:%M:%S").to_string();
+        let sql = "SELECT *\n  FROM Seed23   WHERE Name = 'x' LIMIT 10";
+        assert_eq!(
+            list.next_label("  ", sql, now),
+            format!("SELECT * FROM Seed23 WHERE… {time}")
+        );
+        assert_eq!(list.next_label("", "  ", now), format!("run at {time}"));
         list.add(report("wide"), None, RunSource::Live);
-        assert_eq!(list.next_label(""), "run 2");
-        assert_eq!(list.next_label(" wide "), "wide (2)");
+        assert_eq!(list.next_label(" wide ", sql, now), "wide (2)");
         list.add(report("wide (2)"), None, RunSource::Live);
-        assert_eq!(list.next_label("wide"), "wide (3)");
-        assert_eq!(list.next_label("narrow"), "narrow");
+        assert_eq!(list.next_label("wide", sql, now), "wide (3)");
+        assert_eq!(list.next_label("narrow", sql, now), "narrow");
+        let named = list.next_label("", "SELECT 1", now);
+        list.add(report(&named), None, RunSource::Live);
+        assert_eq!(
+            list.next_label("", "SELECT 1", now),
+            format!("SELECT 1 {time} (2)")
+        );
+    }
+
+    #[test]
+    fn first_words_cut_long_queries_and_long_words() {
+        assert_eq!(first_words("SELECT 1"), "SELECT 1");
+        assert_eq!(
+            first_words("SELECT a, b, c, d FROM t WHERE x"),
+            "SELECT a, b, c, d FROM t…"
+        );
+        let long = format!("SELECT {}", "x".repeat(100));
+        assert_eq!(first_words(&long).chars().count(), 40);
+        assert!(first_words(&long).ends_with('…'));
+    }
+
+    #[test]
+    fn names_carry_the_time_where_labels_repeat_and_the_date_where_days_differ() {
+        let entry = |label: &str, started: &str, id| RunEntry {
+            id,
+            report: RunReport {
+                started_at: started.into(),
+                ..report(label)
+            },
+            details: None,
+            source: RunSource::Live,
+            export: true,
+        };
+        let t = |s: &str, f: &str| at(s).format(f).to_string();
+        let (a, b, c) = (
+            entry("wide", "2026-12-03T10:00:00Z", 1),
+            entry("wide", "2026-12-03T11:30:00Z", 2),
+            entry("narrow", "2026-12-03T10:30:00Z", 3),
+        );
+        // Same day (in UTC; the local day may differ, so the test asks which it is).
+        let same_day = at("2026-12-03T10:00:00Z").date_naive()
+            == at("2026-12-03T11:30:00Z").date_naive()
+            && at("2026-12-03T10:00:00Z").date_naive() == at("2026-12-03T10:30:00Z").date_naive();
+        if same_day {
+            assert_eq!(
+                names(&[&a, &b, &c]),
+                [
+                    format!("wide · {}", t("2026-12-03T10:00:00Z", "%H:%M:%S")),
+                    format!("wide · {}", t("2026-12-03T11:30:00Z", "%H:%M:%S")),
+                    "narrow".to_owned(),
+                ]
+            );
+        }
+        let d = entry("narrow", "2026-11-20T10:30:00Z", 4);
+        assert_eq!(
+            names(&[&c, &d]),
+            [
+                format!("narrow · {}", t("2026-12-03T10:30:00Z", "%b %-d %H:%M")),
+                format!("narrow · {}", t("2026-11-20T10:30:00Z", "%b %-d %H:%M")),
+            ]
+        );
+        assert_eq!(names(&[&a, &c]).len(), 2);
+        assert_eq!(names(&[&c]), ["narrow"]);
     }
 
     #[test]
@@ -206,12 +342,16 @@ mod tests {
             list.shown().map(RunEntry::title).as_deref(),
             Some("c (from r.json)")
         );
+        let exported = |list: &RunList| -> Vec<String> {
+            list.export_reports()
+                .into_iter()
+                .map(|r| r.config.label)
+                .collect()
+        };
+        // A run of this launch is exported; one opened is not until it is ticked.
+        assert_eq!(exported(&list), ["a"]);
         list.entries_mut()[0].export = false;
-        let exported: Vec<String> = list
-            .export_reports()
-            .into_iter()
-            .map(|r| r.config.label)
-            .collect();
-        assert_eq!(exported, ["b", "c"]);
+        list.entries_mut()[1].export = true;
+        assert_eq!(exported(&list), ["b"]);
     }
 }

@@ -14,15 +14,6 @@ pub fn part(part: Part) -> Color32 {
 /// The overlap of the server's work with the client's, outlined over the decode.
 pub const OVERLAP: Color32 = Color32::from_rgb(0xcf, 0xe8, 0xff);
 
-/// Runs overlaid in the compare view, in turn: colours of their own, none a part's.
-pub const RUN_COLORS: [Color32; 6] = [
-    Color32::from_rgb(0xf2, 0xf2, 0xf2),
-    Color32::from_rgb(0xff, 0x7e, 0xb6),
-    Color32::from_rgb(0xa6, 0xe2, 0x2e),
-    Color32::from_rgb(0xc3, 0xa6, 0xff),
-    Color32::from_rgb(0xff, 0x9e, 0x80),
-    Color32::from_rgb(0x7f, 0xe0, 0xd0),
-];
 /// Success.
 pub const OK: Color32 = Color32::from_rgb(0x4c, 0xc3, 0x8a);
 /// Errors.
@@ -38,7 +29,8 @@ pub const SETUP: Color32 = Color32::from_rgb(0x3c, 0xc8, 0xd2);
 
 /// The colour of the `k`th run in the compare view.
 pub fn run_color(k: usize) -> Color32 {
-    RUN_COLORS[k % RUN_COLORS.len()]
+    let [r, g, b] = crate::part::RUN_COLOURS[k % crate::part::RUN_COLOURS.len()];
+    Color32::from_rgb(r, g, b)
 }
 
 /// Applies the app's visuals to `ctx`.

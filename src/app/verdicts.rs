@@ -24,37 +24,56 @@ pub enum Verdict {
     Failed(String),
 }
 
-/// Every verdict asked for since the view opened, and the threads still computing some.
+/// Every verdict asked for since the view opened (with the names it called the runs by), and
+/// the threads still computing some.
 #[derive(Debug, Default)]
 pub struct Verdicts {
-    known: HashMap<Pair, Verdict>,
-    pending: Vec<(Pair, mpsc::Receiver<Option<String>>)>,
+    known: HashMap<Pair, (Names, Verdict)>,
+    pending: Vec<(Pair, Names, mpsc::Receiver<Option<String>>)>,
 }
+
+/// The names a verdict calls its two runs by, the baseline's first.
+type Names = (String, String);
 
 impl Verdicts {
     /// Where the verdict of `pair` stands; `None` if it was never asked for.
     pub fn get(&self, pair: Pair) -> Option<&Verdict> {
-        self.known.get(&pair)
+        self.known.get(&pair).map(|(_, v)| v)
     }
 
-    /// The verdict of run `b` against run `a` (ids first): known, or started now on a named
-    /// thread that calls `ctx.request_repaint()` when it is done (or [`Verdict::Failed`] if no
-    /// thread can be started).
+    /// The verdict of run `b` against run `a` (ids first, the names it calls them by last):
+    /// known under those names, or started now on a named thread that calls
+    /// `ctx.request_repaint()` when it is done (or [`Verdict::Failed`] if no thread can be
+    /// started).
     pub fn request(
         &mut self,
-        (a_id, a): (u64, &RunReport),
-        (b_id, b): (u64, &RunReport),
+        (a_id, a, a_name): (u64, &RunReport, &str),
+        (b_id, b, b_name): (u64, &RunReport, &str),
         ctx: &egui::Context,
     ) -> &Verdict {
         let pair = (a_id, b_id);
-        if !self.known.contains_key(&pair) {
-            let state = self.start(pair, a.clone(), b.clone(), ctx.clone());
-            self.known.insert(pair, state);
+        let names = (a_name.to_owned(), b_name.to_owned());
+        if self.known.get(&pair).is_none_or(|(n, _)| *n != names) {
+            let named = |report: &RunReport, name: &str| {
+                let mut report = report.clone();
+                report.config.label = name.to_owned();
+                report
+            };
+            let (a, b) = (named(a, a_name), named(b, b_name));
+            let state = self.start(pair, names.clone(), a, b, ctx.clone());
+            self.known.insert(pair, (names, state));
         }
-        &self.known[&pair]
+        &self.known[&pair].1
     }
 
-    fn start(&mut self, pair: Pair, a: RunReport, b: RunReport, ctx: egui::Context) -> Verdict {
+    fn start(
+        &mut self,
+        pair: Pair,
+        names: Names,
+        a: RunReport,
+        b: RunReport,
+        ctx: egui::Context,
+    ) -> Verdict {
         let (tx, rx) = mpsc::channel();
         let spawned = std::thread::Builder::new()
             .name("spanprof-verdict".into())
@@ -65,17 +84,18 @@ impl Verdicts {
             });
         match spawned {
             Ok(_) => {
-                self.pending.push((pair, rx));
+                self.pending.push((pair, names, rx));
                 Verdict::Pending
             }
             Err(_) => Verdict::Failed("no thread could be started to compare the runs".into()),
         }
     }
 
-    /// Takes in the verdicts computed since the last call.
+    /// Takes in the verdicts computed since the last call (a result under names no longer asked
+    /// for is dropped).
     pub fn drain(&mut self) {
         let known = &mut self.known;
-        self.pending.retain(|(pair, rx)| {
+        self.pending.retain(|(pair, names, rx)| {
             let state = match rx.try_recv() {
                 Ok(verdict) => Verdict::Ready(verdict),
                 Err(mpsc::TryRecvError::Empty) => return true,
@@ -83,7 +103,9 @@ impl Verdicts {
                     Verdict::Failed("the comparison stopped without a result".into())
                 }
             };
-            known.insert(*pair, state);
+            if known.get(pair).is_some_and(|(n, _)| n == names) {
+                known.insert(*pair, (names.clone(), state));
+            }
             false
         });
     }
@@ -123,7 +145,10 @@ mod tests {
         let (a, b) = (run("a", &[10.0, 11.0, 12.0]), run("b", &[20.0, 21.0, 22.0]));
         let mut verdicts = Verdicts::default();
         assert_eq!(verdicts.get((1, 2)), None);
-        assert_eq!(verdicts.request((1, &a), (2, &b), &ctx), &Verdict::Pending);
+        assert_eq!(
+            verdicts.request((1, &a, "a"), (2, &b, "b"), &ctx),
+            &Verdict::Pending
+        );
         let expected =
             analysis::compare_runs(&a, &b, BootstrapSettings::DEFAULT).verdict_with_deltas();
         assert!(expected.is_some());
@@ -133,7 +158,7 @@ mod tests {
         );
         // Asked again, it is known: no second computation.
         assert_eq!(
-            verdicts.request((1, &a), (2, &b), &ctx),
+            verdicts.request((1, &a, "a"), (2, &b, "b"), &ctx),
             &Verdict::Ready(expected)
         );
         assert!(verdicts.pending.is_empty());
@@ -144,7 +169,37 @@ mod tests {
         let ctx = egui::Context::default();
         let (a, empty) = (run("a", &[10.0, 11.0]), run("empty", &[]));
         let mut verdicts = Verdicts::default();
-        verdicts.request((1, &a), (3, &empty), &ctx);
+        verdicts.request((1, &a, "a"), (3, &empty, "empty"), &ctx);
         assert_eq!(wait(&mut verdicts, (1, 3)), Verdict::Ready(None));
+    }
+
+    #[test]
+    fn a_verdict_calls_the_runs_by_the_names_asked_for_and_again_when_they_change() {
+        let ctx = egui::Context::default();
+        let (a, b) = (
+            run("run 1", &[10.0, 11.0, 12.0]),
+            run("run 1", &[20.0, 21.0, 22.0]),
+        );
+        let mut verdicts = Verdicts::default();
+        verdicts.request((1, &a, "run 1 · 10:00"), (2, &b, "run 1 · 11:00"), &ctx);
+        let Verdict::Ready(Some(text)) = wait(&mut verdicts, (1, 2)) else {
+            panic!("a verdict")
+        };
+        assert!(
+            text.contains("run 1 · 11:00") && text.contains("run 1 · 10:00"),
+            "{text}"
+        );
+        verdicts.request(
+            (1, &a, "run 1 · Dec 2 10:00"),
+            (2, &b, "run 1 · Dec 3 11:00"),
+            &ctx,
+        );
+        let Verdict::Ready(Some(text)) = wait(&mut verdicts, (1, 2)) else {
+            panic!("a verdict")
+        };
+        assert!(
+            text.contains("Dec 3 11:00") && text.contains("Dec 2 10:00"),
+            "{text}"
+        );
     }
 }

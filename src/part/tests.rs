@@ -149,7 +149,12 @@ fn lab([r, g, b]: [f64; 3]) -> [f64; 3] {
 
 /// A part's colour as a reader with `vision` sees it, in CIELAB.
 fn seen(part: Part, vision: &[[f64; 3]; 3]) -> [f64; 3] {
-    let rgb = part.colour().map(linear);
+    seen_rgb(part.colour(), vision)
+}
+
+/// An sRGB colour as a reader with `vision` sees it, in CIELAB.
+fn seen_rgb(colour: [u8; 3], vision: &[[f64; 3]; 3]) -> [f64; 3] {
+    let rgb = colour.map(linear);
     let simulated = vision.map(|row| shown(row[0] * rgb[0] + row[1] * rgb[1] + row[2] * rgb[2]));
     lab(simulated)
 }
@@ -182,6 +187,31 @@ fn parts_drawn_together_stay_apart_for_colour_blind_readers() {
         }
     }
     assert!(closest < 60.0, "the check measures something: {closest}");
+}
+
+#[test]
+fn runs_side_by_side_have_colours_of_their_own_that_stay_apart() {
+    let mut closest_run = f64::INFINITY;
+    for (vision, matrix) in &VISIONS {
+        for (i, a) in RUN_COLOURS.iter().enumerate() {
+            for part in Part::QUERY {
+                let d = delta_e(seen_rgb(*a, matrix), seen(part, matrix));
+                assert!(d >= 10.0, "run {i} is {d:.1} from {part:?} under {vision}");
+            }
+            for (j, b) in RUN_COLOURS.iter().enumerate().skip(i + 1) {
+                let d = delta_e(seen_rgb(*a, matrix), seen_rgb(*b, matrix));
+                closest_run = closest_run.min(d);
+                assert!(
+                    d >= 25.0,
+                    "runs {i} and {j} are {d:.1} apart under {vision}"
+                );
+            }
+        }
+    }
+    assert!(
+        closest_run < 80.0,
+        "the check measures something: {closest_run}"
+    );
 }
 
 #[test]

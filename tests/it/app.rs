@@ -291,9 +291,10 @@ fn the_window_and_the_command_line_give_the_same_verdict_for_the_same_reports()
     assert_eq!(h.state_mut().open_report(&b), Ok(1));
     h.get_by_label("Compare").click();
     h.run_steps(2);
-    h.get_by_label("before").click();
+    // Listed with the file each came from; the verdict calls them by their labels, as the CLI.
+    h.get_by_label("before (from before.json)").click();
     h.run_steps(1);
-    h.get_by_label("after").click();
+    h.get_by_label("after (from after.json)").click();
     step_until(&mut h, "the verdict", |app| !app.verdicts().is_empty());
     assert_eq!(h.state().verdicts(), [cli_verdict]);
     assert!(

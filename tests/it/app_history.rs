@@ -129,9 +129,14 @@ fn two_runs_of_earlier_launches_are_found_in_history_and_opened_in_compare() {
     assert_eq!(picked, ids, "both are picked in Compare");
     // The verdict of the later against the earlier is computed off the UI thread.
     until(&mut h, "the verdict", |app| app.verdicts().len() == 1);
+    // Runs of different days: the verdict names each with its date.
+    let verdict = h.state_mut().verdicts().remove(0);
+    for label in ["before the index · ", "after the index · "] {
+        assert!(verdict.contains(label), "{verdict}");
+    }
     for label in ["before the index", "after the index"] {
         assert!(
-            h.query_all_by_label(label).next().is_some(),
+            h.query_all_by_label_contains(label).next().is_some(),
             "{label} is in the Compare tab's list"
         );
     }
@@ -177,4 +182,59 @@ fn a_run_of_this_launch_and_an_imported_report_appear_in_history() {
         "{:?}",
         h.state().notice()
     );
+}
+
+#[test]
+fn runs_of_two_launches_have_names_a_person_tells_apart_in_history_and_compare() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sql = "SELECT * FROM Seed23 LIMIT 10";
+    let mut labels = Vec::new();
+    for launch in 0..2 {
+        if launch == 1 {
+            // Names carry the time to the second: a person does not launch twice in one.
+            let second = chrono::Local::now().timestamp();
+            while chrono::Local::now().timestamp() == second {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        let mut h = app_on(dir.path());
+        crate::app::set_query(&mut h, sql, 2, "");
+        crate::app::run_to_end(&mut h);
+        labels.push(h.state().runs()[0].report.config.label.clone());
+    }
+    // Unnamed, each launch's first run is called by its query's first words and its time,
+    // never "run 1" twice.
+    assert_ne!(labels[0], labels[1]);
+    for label in &labels {
+        assert!(
+            label.starts_with("SELECT * FROM Seed23 LIMIT…")
+                || label.starts_with("SELECT * FROM Seed23 LIMIT 10 "),
+            "{label}"
+        );
+    }
+    let mut h = app_on(dir.path());
+    until(&mut h, "the query", |app| {
+        app.history_view().queries().len() == 1
+    });
+    h.get_by_label_contains("Seed23 LIMIT").click();
+    until(&mut h, "the trend", |app| {
+        app.history_view().points().len() == 2
+    });
+    for label in &labels {
+        h.get_by_label(label).click();
+        h.run_steps(1);
+    }
+    h.get_by_label("Open in Compare").click();
+    until(&mut h, "the verdict", |app| app.verdicts().len() == 1);
+    let verdicts = h.state_mut().verdicts();
+    let verdict = &verdicts[0];
+    assert!(
+        verdict.contains(&labels[0]) && verdict.contains(&labels[1]),
+        "the verdict says which run is which: {verdict}"
+    );
+    // Compare's list says when each started.
+    let started = h
+        .query_all_by_label_contains(&chrono::Local::now().format("%Y-%m-%d").to_string())
+        .count();
+    assert!(started >= 2, "a started column: {started}");
 }
