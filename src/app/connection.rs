@@ -170,18 +170,22 @@ pub enum TestOutcome {
     Failed(String),
 }
 
-/// The connection panel's runtime state (a connection test in flight and its outcome).
+/// The connection panel's runtime state (a connection test in flight and its outcome, or why
+/// the last run could not reach the target), with the settings that outcome is of: once they
+/// change, it is no longer said.
 #[derive(Default)]
 pub struct ConnectionPanel {
     test: Option<Engine>,
     connected: Option<String>,
     outcome: Option<TestOutcome>,
+    outcome_of: Option<ConnectionSettings>,
 }
 
 impl ConnectionPanel {
     /// Starts a connection test: a session and one `SELECT 1`, on the engine's own thread.
     pub fn start_test(&mut self, settings: &ConnectionSettings, notify: Notifier) {
         self.test = None;
+        self.outcome_of = Some(settings.clone());
         let (target, database) = match settings.target() {
             Ok(t) => t,
             Err(message) => {
@@ -255,6 +259,26 @@ impl ConnectionPanel {
         self.outcome.as_ref()
     }
 
+    /// A run on `settings` could not reach its target: said here, beside the fields at fault,
+    /// until they change.
+    pub fn run_failed(&mut self, settings: &ConnectionSettings, message: String) {
+        self.test = None;
+        self.outcome = Some(TestOutcome::Failed(format!(
+            "the run could not start: {message}"
+        )));
+        self.outcome_of = Some(settings.clone());
+    }
+
+    /// Forgets an outcome (and a test in flight) of settings other than `settings`.
+    fn forget_if_changed(&mut self, settings: &ConnectionSettings) {
+        if self.outcome_of.as_ref().is_some_and(|of| of != settings) {
+            self.test = None;
+            self.connected = None;
+            self.outcome = None;
+            self.outcome_of = None;
+        }
+    }
+
     /// Draws the panel; returns what the user asked for.
     pub fn ui(
         &mut self,
@@ -264,6 +288,7 @@ impl ConnectionPanel {
         enabled: bool,
     ) -> Option<Command> {
         let mut command = None;
+        self.forget_if_changed(settings);
         ui.add_enabled_ui(enabled, |ui| {
             ui.horizontal(|ui| {
                 ui.selectable_value(&mut settings.kind, TargetKind::Local, "Local instance");

@@ -83,11 +83,14 @@ impl SpanprofApp {
                     DialogPurpose::ImportHistory => "nothing imported".into(),
                 });
             }
-            DialogAnswer::NoSystemDialog(purpose) => self.error(format!(
-                "the desktop showed no file dialog for \"{}\" (no XDG desktop portal?): \
-                 spanprof's own dialog is open instead",
-                purpose.title()
-            )),
+            // Not an error: the built-in dialog does the job, and says where it is.
+            DialogAnswer::NoSystemDialog(purpose) => {
+                self.notice = Some(format!(
+                    "the desktop showed no file dialog for \"{}\" (no XDG desktop portal?): \
+                     spanprof's own dialog is open instead",
+                    purpose.title()
+                ))
+            }
         }
     }
 

@@ -153,7 +153,16 @@ impl SpanprofApp {
         match self.settings.tab {
             Tab::Iterations => {
                 let active = self.active.as_ref().map(|run| (self.active_id, run));
+                if active.is_none() {
+                    if let Some(why) = &self.failed_run {
+                        failed_run_ui(ui, why);
+                    }
+                }
                 self.iterations.tab(ui, active, &mut self.runs);
+                if self.runs.shown().is_some() {
+                    // A run picked: the failure was seen.
+                    self.failed_run = None;
+                }
             }
             Tab::Compare => self.compare.ui(ui, self.runs.entries_mut()),
             Tab::History => self.history_view.ui(ui),
@@ -191,4 +200,27 @@ fn target_summary(c: &ConnectionSettings) -> String {
             c.cloud.project, c.cloud.instance, c.cloud.database
         ),
     }
+}
+
+/// Why the last run could not start, in the central area where its bars would have been.
+fn failed_run_ui(ui: &mut egui::Ui, why: &str) {
+    egui::Frame::group(ui.style())
+        .stroke(egui::Stroke::new(1.0, super::theme::ERROR))
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.colored_label(
+                super::theme::ERROR,
+                egui::RichText::new("The run could not start").strong(),
+            );
+            ui.label(why);
+            ui.label(
+                egui::RichText::new(
+                    "Earlier runs are still in the list above and in Compare; the connection \
+                     panel keeps this until its settings change.",
+                )
+                .small()
+                .color(super::theme::MUTED),
+            );
+        });
+    ui.add_space(6.0);
 }

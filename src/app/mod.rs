@@ -100,6 +100,9 @@ pub struct SpanprofApp {
     files: FileJobs,
     log: Log,
     notice: Option<String>,
+    /// Why the last run could not start, said in the central area until another run starts or a
+    /// run is picked.
+    failed_run: Option<String>,
     frame_stats: Option<FrameStats>,
     frame_started: Option<Instant>,
     status: StatusFile,
@@ -136,6 +139,7 @@ impl SpanprofApp {
             files: FileJobs::default(),
             log: Log::default(),
             notice: None,
+            failed_run: None,
             frame_stats: options.frame_stats.map(FrameStats::new),
             frame_started: None,
             status: StatusFile::new(options.status_file),

@@ -42,8 +42,9 @@ pub enum Ended {
     /// The engine finished; one report per variant holds its iterations (possibly none, if
     /// cancelled while connecting), with each variant's last details when they came.
     Finished(Vec<RunReport>, Vec<IterationDetails>),
-    /// The run could not start.
-    Failed(String),
+    /// The run could not start: why, and whether the target was at fault (the connection or
+    /// the session, not the query panel's input).
+    Failed(String, bool),
 }
 
 /// A run in flight.
@@ -145,7 +146,10 @@ impl ActiveRun {
                 EngineEvent::Finished(reports) => {
                     return Some(Ended::Finished(reports, std::mem::take(&mut self.details)));
                 }
-                EngineEvent::Failed(error) => return Some(Ended::Failed(error.to_string())),
+                EngineEvent::Failed(error) => {
+                    let target = matches!(error, crate::engine::EngineError::Client(_));
+                    return Some(Ended::Failed(error.to_string(), target));
+                }
             }
         }
         None

@@ -38,6 +38,7 @@ impl SpanprofApp {
                 self.active_id = self.runs.take_id();
                 self.active = Some(run);
                 self.notice = None;
+                self.failed_run = None;
                 self.write_status(RunState::Running);
             }
             Err(message) => self.error(message),
@@ -107,12 +108,19 @@ impl SpanprofApp {
         }
         match ended {
             None => {}
-            Some(Ended::Failed(message)) => {
+            Some(Ended::Failed(message, target)) => {
                 self.finish_frames();
                 self.active = None;
                 self.write_status(RunState::Failed(message.clone()));
+                if target {
+                    // Beside the fields at fault, until they change.
+                    self.connection
+                        .run_failed(&self.settings.connection, message.clone());
+                }
+                // Where the eye is: the central area says it, not the previous run's figures.
+                self.failed_run = Some(message.clone());
+                self.runs.show(None);
                 self.error(message);
-                self.details.show_log();
             }
             Some(Ended::Finished(reports, details)) => {
                 self.finish_frames();

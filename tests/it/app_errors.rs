@@ -6,9 +6,9 @@
 use std::process::Command;
 
 use egui_kittest::kittest::{NodeT as _, Queryable};
-use spanprof::app::Tab;
+use spanprof::app::{Tab, TestOutcome};
 
-use crate::app::{app, run_to_end, set_query};
+use crate::app::{app, run_to_end, set_query, step_until};
 
 #[test]
 fn bad_sql_stops_after_its_first_iteration_and_says_so_once_beside_the_editor() {
@@ -105,4 +105,59 @@ fn the_command_line_stops_alike_and_underlines_where_the_server_pointed() {
         runs[0].iterations[0].error_code.as_deref(),
         Some("InvalidArgument")
     );
+}
+
+#[test]
+fn a_target_error_sits_in_the_connection_panel_and_goes_when_the_field_changes() {
+    let mut h = app();
+    // A run of the local instance first: its figures must not pass for the failed run's.
+    set_query(&mut h, "SELECT 1", 2, "before");
+    run_to_end(&mut h);
+    assert!(h.state().runs().len() == 1);
+
+    let closed = crate::support::ClosedPort::new();
+    {
+        let connection = &mut h.state_mut().settings_mut().connection;
+        connection.kind = spanprof::app::TargetKind::Emulator;
+        connection.emulator.host_port = closed.host_port.clone();
+    }
+    h.run_steps(1);
+    h.get_by_label("Test connection").click();
+    step_until(&mut h, "the failing test", |app| {
+        matches!(app.connection_outcome(), Some(TestOutcome::Failed(_)))
+    });
+    // Another port: the error of the one before is no longer said.
+    let other = crate::support::ClosedPort::new();
+    h.state_mut().settings_mut().connection.emulator.host_port = other.host_port.clone();
+    h.run_steps(2);
+    assert!(h.state().connection_outcome().is_none());
+    assert!(
+        h.query_by_label_contains(&format!("cannot reach {}", closed.host_port))
+            .is_none()
+    );
+
+    // A run on the dead port: said in the central area and beside the fields, not only in the
+    // status bar, and the earlier run's bars are not shown as if they were its.
+    set_query(&mut h, "SELECT 1", 2, "");
+    run_to_end(&mut h);
+    assert!(h.query_by_label("The run could not start").is_some());
+    assert!(
+        h.state().runs().len() == 1,
+        "no report for a run that never started"
+    );
+    assert!(
+        matches!(
+            h.state().connection_outcome(),
+            Some(TestOutcome::Failed(text)) if text.starts_with("the run could not start: ")
+                && text.contains(&other.host_port)
+        ),
+        "{:?}",
+        h.state().connection_outcome()
+    );
+    // Back to the local instance: the panel's error goes; a run there clears the central one.
+    h.state_mut().settings_mut().connection.kind = spanprof::app::TargetKind::Local;
+    h.run_steps(2);
+    assert!(h.state().connection_outcome().is_none());
+    run_to_end(&mut h);
+    assert!(h.query_by_label("The run could not start").is_none());
 }
