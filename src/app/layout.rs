@@ -153,10 +153,8 @@ impl SpanprofApp {
         match self.settings.tab {
             Tab::Iterations => {
                 let active = self.active.as_ref().map(|run| (self.active_id, run));
-                if active.is_none() {
-                    if let Some(why) = &self.failed_run {
-                        failed_run_ui(ui, why);
-                    }
+                if let (None, Some(why)) = (&active, &self.failed_run) {
+                    failed_run_ui(ui, why);
                 }
                 self.iterations.tab(ui, active, &mut self.runs);
                 if self.runs.shown().is_some() {
