@@ -182,6 +182,37 @@ impl IterationsView {
         self.selection = iterations.into_iter().collect();
     }
 
+    /// Moves to the iteration `delta` places from the one open (its timeline) or selected alone,
+    /// among `records` in the order they ran: the timeline follows when one is open, the
+    /// selection always (the arrow keys). Without one open or selected, the first (or last)
+    /// is picked.
+    pub fn step(&mut self, run: u64, records: &[IterationRecord], delta: i32) {
+        let numbers: Vec<u32> = records.iter().map(|r| r.iteration).collect();
+        let Some((&first, &last)) = numbers.first().zip(numbers.last()) else {
+            return;
+        };
+        let current = self
+            .timeline
+            .opened()
+            .filter(|_| self.timeline.run() == Some(run))
+            .or_else(|| match self.selection.len() {
+                1 => self.selection.first().copied(),
+                _ => None,
+            });
+        let next = match current.and_then(|c| numbers.iter().position(|&n| n == c)) {
+            Some(at) => {
+                let to = (at as i64 + i64::from(delta)).clamp(0, numbers.len() as i64 - 1);
+                numbers[to as usize]
+            }
+            None if delta < 0 => last,
+            None => first,
+        };
+        self.select([next]);
+        if self.timeline.run() == Some(run) {
+            self.timeline.open(run, next);
+        }
+    }
+
     /// The iteration whose bar the pointer was over last frame (its tooltip shown).
     pub fn hovered(&self) -> Option<u32> {
         self.hovered

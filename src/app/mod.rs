@@ -368,6 +368,47 @@ impl SpanprofApp {
     }
 }
 
+impl SpanprofApp {
+    /// The keyboard: Ctrl+Enter or Ctrl+R runs, Ctrl+. cancels, Escape closes the timeline, the
+    /// left and right arrows move between iterations (while no text field has the keys). While
+    /// the in-window file dialog is open, the keys are the dialog's.
+    fn keys(&mut self, ctx: &egui::Context) -> Vec<Command> {
+        let mut commands = Vec::new();
+        if self.dialogs.built_in().is_some() {
+            return commands;
+        }
+        let pressed = |modifiers, key| ctx.input_mut(|i| i.consume_key(modifiers, key));
+        if pressed(egui::Modifiers::COMMAND, egui::Key::Enter)
+            || pressed(egui::Modifiers::COMMAND, egui::Key::R)
+        {
+            commands.push(Command::Run);
+        }
+        if pressed(egui::Modifiers::COMMAND, egui::Key::Period) {
+            commands.push(Command::Cancel);
+        }
+        let on_iterations = self.settings.tab == Tab::Iterations;
+        if on_iterations
+            && self.iterations.timeline().opened().is_some()
+            && pressed(egui::Modifiers::NONE, egui::Key::Escape)
+        {
+            self.iterations.timeline().close();
+        }
+        if on_iterations && self.active.is_none() && !ctx.text_edit_focused() {
+            let delta = if pressed(egui::Modifiers::NONE, egui::Key::ArrowLeft) {
+                -1
+            } else if pressed(egui::Modifiers::NONE, egui::Key::ArrowRight) {
+                1
+            } else {
+                0
+            };
+            if let (true, Some(run)) = (delta != 0, self.runs.shown()) {
+                self.iterations.step(run.id, &run.report.iterations, delta);
+            }
+        }
+        commands
+    }
+}
+
 impl eframe::App for SpanprofApp {
     fn logic(&mut self, _ctx: &egui::Context, _frame: &mut eframe::Frame) {
         self.frame_started = Some(Instant::now());
@@ -375,13 +416,7 @@ impl eframe::App for SpanprofApp {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
-        let mut commands = Vec::new();
-        // While the in-window file dialog is open, Enter is the dialog's.
-        if self.dialogs.built_in().is_none()
-            && ui.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Enter))
-        {
-            commands.push(Command::Run);
-        }
+        let mut commands = self.keys(ui.ctx());
         egui::Panel::top("menu").show(ui, |ui| {
             commands.extend(self.menu_bar(ui));
         });

@@ -22,6 +22,8 @@ pub const ERROR: Color32 = Color32::from_rgb(0xf0, 0x5a, 0x5a);
 pub const WARN: Color32 = Color32::from_rgb(0xf0, 0xc0, 0x40);
 /// The outline of selected bars.
 pub const SELECTED: Color32 = Color32::from_rgb(0xff, 0xff, 0xff);
+/// The outline of the widget with the keyboard's focus.
+pub const FOCUS: Color32 = Color32::from_rgb(0xff, 0xd2, 0x4d);
 /// Secondary text.
 pub const MUTED: Color32 = Color32::from_rgb(0x9a, 0xa0, 0xaa);
 /// A cold start's steps in a timeline: apart from every phase's colour, and from a resume's red.
@@ -41,6 +43,8 @@ pub fn apply(ctx: &egui::Context) {
     ctx.all_styles_mut(|style| {
         style.spacing.item_spacing = egui::vec2(8.0, 5.0);
         style.spacing.button_padding = egui::vec2(8.0, 3.0);
+        // Keyboard focus draws a widget as pressed: a clear outline, so it can be followed.
+        style.visuals.widgets.active.bg_stroke = egui::Stroke::new(2.0, FOCUS);
     });
 }
 

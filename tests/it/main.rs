@@ -5,6 +5,7 @@ mod app;
 mod app_accounting;
 mod app_errors;
 mod app_history;
+mod app_keys;
 mod app_timeline;
 mod app_window_knobs;
 mod baseline_gate;
