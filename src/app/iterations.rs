@@ -69,14 +69,25 @@ pub struct Flag {
 /// (MAD rule on the total), as [`analysis::findings`] found them.
 pub fn flags(records: &[IterationRecord]) -> Vec<Flag> {
     let found = analysis::findings(records);
-    let slow = found.slow_start().map(|first| Flag {
-        iteration: first.iteration,
-        text: format!(
-            "#{} is a slow cold start: {}, {:.1}× the median of the rest",
-            first.iteration,
-            ms(first.total_ms),
-            first.ratio
-        ),
+    let slow = found.slow_start().map(|first| {
+        let warmup = records
+            .iter()
+            .any(|r| r.iteration == first.iteration && r.warmup);
+        // A warm-up is there to take the cold start: said so, not as if it were in the figures.
+        let kept_out = if warmup {
+            " (a warm-up: kept out of the figures)"
+        } else {
+            ""
+        };
+        Flag {
+            iteration: first.iteration,
+            text: format!(
+                "#{} is a slow cold start: {}, {:.1}× the median of the rest{kept_out}",
+                first.iteration,
+                ms(first.total_ms),
+                first.ratio
+            ),
+        }
     });
     let outliers = found.outliers.iter().map(|o| Flag {
         iteration: o.iteration,
@@ -169,6 +180,9 @@ pub struct IterationsView {
     /// The run in flight's records of the variant streaming now, copied when one is added (not
     /// each frame: each holds its timeline): (run, variant, records seen, the copies).
     running: Option<(u64, String, usize, Vec<IterationRecord>)>,
+    /// The iteration streaming now, drawn as a partial bar: its number, milliseconds so far, and
+    /// what it has streamed in words.
+    streaming: Option<(u32, f64, String)>,
 }
 
 impl IterationsView {
@@ -325,7 +339,19 @@ impl IterationsView {
             }
         };
         self.set_plan_changes([]);
+        let progress = run.progress();
+        self.streaming = progress.iteration.map(|_| {
+            let next = cached.3.last().map_or(0, |r| r.iteration + 1);
+            let so_far = format!(
+                "#{next} streaming: {} · {} rows · {}",
+                ms(progress.elapsed_ms),
+                count(progress.rows),
+                bytes(progress.wire_bytes)
+            );
+            (next, progress.elapsed_ms, so_far)
+        });
         self.ui(ui, (id, &label), &cached.3, run.mode());
+        self.streaming = None;
         self.running = Some(cached);
     }
 
@@ -378,8 +404,9 @@ impl IterationsView {
             ),
         );
         let open = self.timeline.run() == Some(run);
-        let share = if open { 0.3 } else { 0.55 };
-        let plot_height = (ui.available_height() * share).max(if open { 140.0 } else { 180.0 });
+        // Room for the timeline below when one is open, never so little that the axes go.
+        let share = if open { 0.4 } else { 0.55 };
+        let plot_height = (ui.available_height() * share).max(180.0);
         self.chart(ui, (run, &stacked), records, &flags, plot_height);
         ui.add_space(6.0);
         if let Some(missing) = analysis::missing_statistics(query_mode, records) {
@@ -403,14 +430,22 @@ impl IterationsView {
             ui.colored_label(theme::ERROR, line);
         }
         ui.add_space(4.0);
-        if !self.timeline.ui(ui, run, label, records) {
-            summary_table(
-                ui,
-                part_stats(records, &self.selection).as_ref(),
-                &figures(records, &self.selection),
-                &self.selection,
-            );
-        }
+        // Below the chart, one scroll: the open timeline with its causes, then the summary,
+        // which a timeline never takes away.
+        egui::ScrollArea::vertical()
+            .id_salt("below-chart")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                if self.timeline.ui(ui, run, label, records) {
+                    ui.add_space(8.0);
+                }
+                summary_table(
+                    ui,
+                    part_stats(records, &self.selection).as_ref(),
+                    &figures(records, &self.selection),
+                    &self.selection,
+                );
+            });
     }
 
     fn chart(
@@ -422,16 +457,41 @@ impl IterationsView {
         height: f32,
     ) {
         let flagged: BTreeSet<u32> = flags.iter().map(|f| f.iteration).collect();
-        let mut charts = self.stacked_charts(stacked, records, &flagged);
-        charts.extend(overlap_chart(records));
+        let clip = warmup_clip(records);
+        let mut charts = self.stacked_charts(stacked, records, &flagged, clip);
+        charts.extend(overlap_chart(records, clip));
+        let streaming = self.streaming.clone();
+        if let Some((next, so_far_ms, _)) = &streaming {
+            // The iteration streaming now, as far as it has come: the axes have a scale from the
+            // first frame of a long first iteration.
+            let bar = Bar::new(f64::from(*next), *so_far_ms)
+                .width(BAR_WIDTH)
+                .fill(theme::MUTED.gamma_multiply(0.35))
+                .stroke(egui::Stroke::new(1.0, theme::MUTED));
+            charts.push(
+                BarChart::new("streaming", vec![bar])
+                    .color(theme::MUTED)
+                    .element_formatter(Box::new(|_, _| String::new())),
+            );
+        }
         self.bars = records.len();
-        let warm_labels: Vec<(u32, f64)> = records
+        // A warm-up past the clip is drawn cut at it, its figure written on it.
+        let warm_labels: Vec<(u32, f64, String)> = records
             .iter()
             .filter(|r| r.warmup)
-            .map(|r| (r.iteration, r.total_ms))
+            .map(|r| match clip {
+                Some(c) if r.total_ms > c => {
+                    (r.iteration, c, format!("warm-up {} (cut)", ms(r.total_ms)))
+                }
+                _ => (r.iteration, r.total_ms, "warm-up".to_owned()),
+            })
             .collect();
         // Headroom above the tallest bar for the warm-up labels (the legend is above the plot).
-        let tallest = records.iter().map(|r| r.total_ms).fold(0.0, f64::max);
+        let tallest = records
+            .iter()
+            .map(|r| clip.map_or(r.total_ms, |c| r.total_ms.min(c)))
+            .chain(streaming.as_ref().map(|s| s.1))
+            .fold(0.0, f64::max);
         let plan_marks: Vec<u32> = self.plan_changes.iter().map(|(i, _)| *i).collect();
         let response = Plot::new("iterations-plot")
             .height(height)
@@ -464,13 +524,27 @@ impl IterationsView {
                             .anchor(egui::Align2::LEFT_BOTTOM),
                     );
                 }
-                for (i, y) in warm_labels {
-                    // Unnamed, so the legend leaves it out.
+                if let Some((next, so_far_ms, words)) = &streaming {
                     plot.text(
-                        Text::new("", PlotPoint::new(f64::from(i), y), "warm-up")
+                        Text::new(
+                            "",
+                            PlotPoint::new(f64::from(*next), *so_far_ms),
+                            words.as_str(),
+                        )
+                        .id("streaming")
+                        .color(theme::MUTED)
+                        .anchor(egui::Align2::RIGHT_BOTTOM),
+                    );
+                }
+                for (i, y, words) in warm_labels {
+                    // Unnamed, so the legend leaves it out; from the bar's left edge rightwards,
+                    // so that the first bar's label stays inside the plot.
+                    let x = f64::from(i) - BAR_WIDTH / 2.0;
+                    plot.text(
+                        Text::new("", PlotPoint::new(x, y), words)
                             .id(("warm-up", i))
                             .color(theme::MUTED)
-                            .anchor(egui::Align2::CENTER_BOTTOM),
+                            .anchor(egui::Align2::LEFT_BOTTOM),
                     );
                 }
             });
@@ -496,22 +570,31 @@ impl IterationsView {
         stacked: &[Part],
         records: &[IterationRecord],
         flagged: &BTreeSet<u32>,
+        clip: Option<f64>,
     ) -> Vec<BarChart> {
         let parts: Vec<crate::report::Parts> =
             records.iter().map(|r| r.accounting().parts).collect();
         let mut charts: Vec<BarChart> = Vec::with_capacity(stacked.len() + 1);
+        // Each bar's height so far, to cut a warm-up's parts at the clip.
+        let mut below = vec![0.0f64; records.len()];
         for (k, &part) in stacked.iter().enumerate() {
             let last = k + 1 == stacked.len();
             let bars: Vec<Bar> = records
                 .iter()
                 .zip(&parts)
-                .map(|(r, p)| {
+                .zip(&mut below)
+                .map(|((r, p), below)| {
                     let ok = r.status == Status::Ok;
-                    let height = match (ok, last) {
+                    let full = match (ok, last) {
                         (true, _) => p.ms(part),
                         (false, true) => r.total_ms,
                         (false, false) => 0.0,
                     };
+                    let height = match clip.filter(|_| r.warmup) {
+                        Some(c) => (*below + full).min(c) - below.min(c),
+                        None => full,
+                    };
+                    *below += full;
                     let mut fill = if ok { theme::part(part) } else { theme::ERROR };
                     if r.warmup {
                         fill = fill.gamma_multiply(0.4);
@@ -593,12 +676,17 @@ impl IterationsView {
 }
 
 /// The overlaps of `records`, outlined over their decode: drawn, never stacked or added.
-fn overlap_chart(records: &[IterationRecord]) -> Option<BarChart> {
+fn overlap_chart(records: &[IterationRecord], clip: Option<f64>) -> Option<BarChart> {
     let overlaps: Vec<Bar> = records
         .iter()
         .filter(|r| r.status == Status::Ok)
         .filter_map(|r| {
             let (base, height) = overlap_span(r)?;
+            let height = match clip.filter(|_| r.warmup) {
+                Some(c) if base >= c => return None,
+                Some(c) => height.min(c - base),
+                None => height,
+            };
             Some(
                 Bar::new(r.iteration as f64, height)
                     .base_offset(base)
@@ -613,6 +701,23 @@ fn overlap_chart(records: &[IterationRecord]) -> Option<BarChart> {
             .color(theme::OVERLAP)
             .element_formatter(Box::new(|_, _| String::new()))
     })
+}
+
+/// Where the chart cuts warm-ups: a little above the tallest timed iteration, when a warm-up is
+/// more than 1.5 times that (a cold start would otherwise set the scale and leave the timed bars
+/// a fifth of the height); `None` when no warm-up stands that far out, or none is timed.
+pub fn warmup_clip(records: &[IterationRecord]) -> Option<f64> {
+    let timed = records
+        .iter()
+        .filter(|r| !r.warmup)
+        .map(|r| r.total_ms)
+        .fold(0.0, f64::max);
+    let warm = records
+        .iter()
+        .filter(|r| r.warmup)
+        .map(|r| r.total_ms)
+        .fold(0.0, f64::max);
+    (timed > 0.0 && warm > timed * 1.5).then_some(timed * 1.15)
 }
 
 /// A bar's outline: white when selected, the warning colour when flagged, else none (a thin
@@ -715,10 +820,12 @@ pub fn summary_table(
         ui.label("No timed iteration yet.");
         return;
     };
-    // The table scrolls in the room below the chart, both ways, so no row or column is cut.
-    egui::ScrollArea::both()
+    // The table scrolls sideways in a narrow window, its bar always shown so that the columns
+    // past the edge are seen to be there (the view below the chart scrolls it down).
+    egui::ScrollArea::horizontal()
         .id_salt("summary-scroll")
         .auto_shrink([false, true])
+        .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
         .show(ui, |ui| {
             egui::Grid::new("summary-table")
                 .striped(true)

@@ -99,17 +99,26 @@ impl SpanprofApp {
     pub(super) fn side_panel(&mut self, ui: &mut egui::Ui) -> Option<Command> {
         let mut command = None;
         let running = self.active.is_some();
+        // Run, Cancel and the progress first, pinned at the bottom: in view at any height.
+        egui::Panel::bottom("run-bar")
+            .resizable(false)
+            .show(ui, |ui| {
+                command = self
+                    .query
+                    .run_bar(ui, &self.settings.query, self.active.as_ref());
+            });
         egui::ScrollArea::vertical().show(ui, |ui| {
             egui::CollapsingHeader::new(egui::RichText::new("Connection").strong())
                 .default_open(true)
                 .show(ui, |ui| {
                     let kind = self.settings.connection.kind;
-                    command = self.connection.ui(
+                    let asked = self.connection.ui(
                         ui,
                         &mut self.settings.connection,
                         self.emulator.status(),
                         !running,
                     );
+                    command = command.take().or(asked);
                     if self.settings.connection.kind != kind {
                         self.target_kind_changed();
                     }
@@ -119,12 +128,7 @@ impl SpanprofApp {
                 .default_open(true)
                 .show(ui, |ui| {
                     let refusal = super::query::Refusal::of_latest(self.runs.entries());
-                    if let Some(c) =
-                        self.query
-                            .ui(ui, &mut self.settings.query, self.active.as_ref(), refusal)
-                    {
-                        command = Some(c);
-                    }
+                    self.query.ui(ui, &mut self.settings.query, refusal);
                 });
         });
         command

@@ -41,15 +41,15 @@ impl<'a> Refusal<'a> {
 }
 
 impl QueryPanel {
-    /// Draws the panel; returns Run or Cancel when asked for. A query the server refused is said
-    /// beside the editor, the span it pointed at marked, while the editor holds that query.
+    /// Draws the panel (Run and Cancel are [`QueryPanel::run_bar`]'s). A query the server refused
+    /// is said beside the editor, the span it pointed at marked, while the editor holds that
+    /// query.
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
         settings: &mut QuerySettings,
-        active: Option<&ActiveRun>,
         refusal: Option<Refusal<'_>>,
-    ) -> Option<Command> {
+    ) {
         settings.keep_one();
         client_ui(ui, settings);
         if !settings.client {
@@ -65,12 +65,23 @@ impl QueryPanel {
                 repetitions_and_label(ui, settings);
                 sweep_and_order(ui, settings);
             });
-        ui.add_space(6.0);
+    }
+
+    /// Run and Cancel, and the progress of the run in flight: pinned below the panel, so that
+    /// whatever its scroll or the window's height they stay in view.
+    pub fn run_bar(
+        &mut self,
+        ui: &mut egui::Ui,
+        settings: &QuerySettings,
+        active: Option<&ActiveRun>,
+    ) -> Option<Command> {
+        ui.add_space(4.0);
         let empty = !settings.client && settings.variants.iter().all(|v| v.sql.trim().is_empty());
         let command = run_buttons(ui, active.is_some(), empty);
         if let Some(run) = active {
             progress_ui(ui, run);
         }
+        ui.add_space(2.0);
         command
     }
 }

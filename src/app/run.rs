@@ -24,6 +24,10 @@ pub struct Progress {
     /// Megabytes (10^6 bytes) per second in this iteration so far; before its first message, those of
     /// the last iteration that ended.
     pub mb_per_s: Option<f64>,
+    /// Milliseconds since the iteration streaming now started.
+    pub elapsed_ms: f64,
+    /// Wire bytes streamed so far in this iteration.
+    pub wire_bytes: u64,
 }
 
 impl Progress {
@@ -208,6 +212,8 @@ impl ActiveRun {
             } else {
                 self.mb_per_s
             },
+            elapsed_ms: elapsed * 1e3,
+            wire_bytes: self.wire_bytes,
         }
     }
 }

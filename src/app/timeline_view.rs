@@ -365,7 +365,7 @@ impl TimelineView {
             return;
         }
         let side = 290.0f32.min(ui.available_width() * 0.4);
-        let height = (built.rows.len() as f32 * 30.0 + 70.0).min(ui.available_height().max(160.0));
+        let height = built.rows.len() as f32 * 30.0 + 70.0;
         ui.horizontal_top(|ui| {
             let plot_width = (ui.available_width() - side - 12.0).max(200.0);
             let down = egui::Layout::top_down(egui::Align::LEFT);
@@ -373,12 +373,10 @@ impl TimelineView {
                 self.plot(ui, built, records, height);
             });
             ui.separator();
-            let column = ui.available_height().max(height);
-            ui.allocate_ui_with_layout(egui::vec2(side, column), down, |ui| {
+            // The causes in full beside the plot: the view around scrolls, not a box of its own.
+            ui.allocate_ui_with_layout(egui::vec2(side, height), down, |ui| {
                 ui.set_width(side - 10.0);
-                egui::ScrollArea::vertical()
-                    .id_salt("timeline-causes")
-                    .show(ui, |ui| causes_text(ui, built, iteration));
+                causes_text(ui, built, iteration);
             });
         });
     }

@@ -151,3 +151,15 @@ fn the_same_error_is_said_once_naming_its_iterations() {
         ]
     );
 }
+
+#[test]
+fn a_warm_up_far_above_the_timed_bars_is_cut_just_above_them() {
+    // record(0, ...) is a warm-up.
+    let cold = [record(0, 720.0), record(1, 140.0), record(2, 150.0)];
+    let clip = warmup_clip(&cold).expect("a warm-up 4.8x the tallest timed bar is cut");
+    assert!((clip - 150.0 * 1.15).abs() < 1e-9, "{clip}");
+    // Near the timed bars, or with no timed bar to scale by, nothing is cut.
+    assert_eq!(warmup_clip(&[record(0, 200.0), record(1, 150.0)]), None);
+    assert_eq!(warmup_clip(&[record(0, 720.0)]), None);
+    assert_eq!(warmup_clip(&[record(1, 720.0), record(2, 150.0)]), None);
+}
