@@ -7,7 +7,7 @@
 //! keeps: at most [`QUERY_LIMIT`] queries and [`TREND_LIMIT`] runs, the trend's lines made once
 //! when the trend arrives, the list drawn a screenful of rows at a time.
 
-use egui_plot::{Corner, Legend, Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, VLine};
+use egui_plot::{Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, VLine};
 
 use super::history_reader::{Answer, Ask, HistoryReader, QUERY_LIMIT, TREND_LIMIT};
 use super::theme;
@@ -287,9 +287,20 @@ impl HistoryView {
             .filter(|(_, p)| self.picked.contains(&p.summary.id))
             .filter_map(|(k, p)| Some([k as f64, p.phase(self.phase)?.median]))
             .collect();
+        // The legend is a row above the plot, never over its lines.
+        theme::legend(
+            ui,
+            [
+                ("median", theme::run_color(0)),
+                ("p90", theme::run_color(1)),
+                ("plan changed", theme::WARN),
+                ("failed", theme::ERROR),
+                ("pinned", theme::WARN),
+                ("picked", theme::SELECTED),
+            ],
+        );
         Plot::new("history-trend")
             .height(ui.available_height() * 0.5)
-            .legend(Legend::default().position(Corner::LeftTop))
             .include_y(0.0)
             .y_axis_label(format!("{} ms", self.phase.label()))
             .x_axis_label("run")
@@ -472,9 +483,12 @@ fn lines(points: &[TrendPoint], phase: Measure) -> TrendLines {
     l
 }
 
-/// `2026-03-01T10:00:00Z` as `03-01`.
+/// `2026-03-01T10:00:00Z` as `03-01 10:00`: the axis tells apart runs of one day.
 fn day(rfc3339: &str) -> String {
-    rfc3339.get(5..10).unwrap_or(rfc3339).to_owned()
+    match (rfc3339.get(5..10), rfc3339.get(11..16)) {
+        (Some(d), Some(t)) => format!("{d} {t}"),
+        _ => rfc3339.to_owned(),
+    }
 }
 
 /// `2026-03-01T10:00:00Z` as `2026-03-01 10:00`.
@@ -536,7 +550,7 @@ mod tests {
         assert_eq!(l.plan_changes, [1.5]);
         assert_eq!(l.failed, [[1.0, 2.0]]);
         assert_eq!(l.p90[2], [2.0, 6.0]);
-        assert_eq!(l.days[0], "03-01");
+        assert_eq!(l.days[0], "03-01 10:00");
         assert!(
             lines(&points, Measure::Part(Part::Server))
                 .median

@@ -324,8 +324,13 @@ pub fn paint_labels(
         let size = probe.size();
         let y = (top + bottom) / 2.0 - size.y / 2.0;
         let on_bar = size.x + 8.0 <= d.x1 - d.x0;
+        // Beside it: to its right, or to its left where the right runs past the plot's edge
+        // (a label is never cut: "stall 74.7 ms befor").
+        let edge = painter.clip_rect();
         let pos = if on_bar {
             Pos2::new((d.x0 + d.x1) / 2.0 - size.x / 2.0, y)
+        } else if d.x1 + 4.0 + size.x + 2.0 > edge.max.x {
+            Pos2::new((d.x0 - 4.0 - size.x).max(edge.min.x + 2.0), y)
         } else {
             Pos2::new(d.x1 + 4.0, y)
         };
