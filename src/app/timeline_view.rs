@@ -336,7 +336,8 @@ impl TimelineView {
         records: &[IterationRecord],
     ) -> bool {
         let mut closed = false;
-        ui.horizontal(|ui| {
+        // Wrapped, so that a narrow window keeps the plot and the causes inside it.
+        ui.horizontal_wrapped(|ui| {
             ui.label(egui::RichText::new(format!("Timeline of #{iteration}")).strong());
             let total = records.iter().find(|r| r.iteration == iteration);
             if let Some(r) = total {
