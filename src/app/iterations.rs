@@ -291,6 +291,20 @@ impl IterationsView {
         run_picker(ui, runs);
         if let Some(run) = runs.shown() {
             let config = &run.report.config;
+            let nothing_ok = run.report.iterations.iter().all(|r| r.status != Status::Ok);
+            if let (Some(_), true) = (&run.report.stopped, nothing_ok) {
+                // Said once, beside the editor (and in the status bar): no chart of one failure.
+                ui.add_space(12.0);
+                ui.label(
+                    egui::RichText::new(
+                        "This run stopped after its first iteration: the server refused the query \
+                         with an error no retry can fix. Its message is beside the SQL editor, the \
+                         part it points at marked.",
+                    )
+                    .color(theme::MUTED),
+                );
+                return;
+            }
             ui.label(
                 egui::RichText::new(format!(
                     "{} · {} · mode {}",

@@ -225,8 +225,8 @@ fn repetitions_and_label(ui: &mut egui::Ui, settings: &mut QuerySettings) {
         egui::DragValue::new(&mut settings.warmup).range(0..=1_000),
     );
     let hint = match settings.editing {
-        0 => "run N".to_owned(),
-        k => format!("run N\u{b7}{}", k + 1),
+        0 => "the query's first words and the time".to_owned(),
+        k => format!("the run's label\u{b7}{}", k + 1),
     };
     form_row(
         ui,

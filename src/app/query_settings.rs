@@ -54,8 +54,8 @@ pub struct QuerySettings {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct VariantSettings {
-    /// Its label. Empty means `run N` for the first, and the run's label with the variant's
-    /// number (`run N·2`) for the others.
+    /// Its label. Empty means the query's first words and the time for the first, and the
+    /// run's label with the variant's number (`…·2`) for the others.
     pub label: String,
     /// Its SQL text.
     pub sql: String,
@@ -229,7 +229,8 @@ impl QuerySettings {
         self.first().map_or("", |v| v.sql.trim())
     }
 
-    /// The label the user gave the run (the first variant's); empty for `run N`.
+    /// The label the user gave the run (the first variant's); empty for the query's first words
+    /// and the time.
     pub fn run_label(&self) -> &str {
         self.first().map_or("", |v| v.label.trim())
     }
