@@ -240,7 +240,8 @@ fn stats_ui(ui: &mut egui::Ui, d: &IterationDetails, query_mode: crate::kind::Qu
             egui::Grid::new("query-stats").striped(true).show(ui, |ui| {
                 for (key, value) in &stats.query_stats.entries {
                     ui.label(key);
-                    ui.monospace(value);
+                    // Wrapped, never cut at the window's edge (a long query_text).
+                    ui.add(egui::Label::new(egui::RichText::new(value).monospace()).wrap());
                     ui.end_row();
                 }
             });

@@ -144,7 +144,10 @@ impl PlanView {
         self.rows_shown.clear();
         self.icicle_cells = 0;
         let Some((id, report)) = run else {
-            ui.label("No run yet: profile a query with the query mode \"Profile\".");
+            ui.label(
+                "No run yet: run a query with the mode \"Profile (stats + plan)\" (Query panel > \
+                 Mode) to see its executed plan here.",
+            );
             return;
         };
         let stale = self
@@ -168,8 +171,8 @@ impl PlanView {
         };
         if computed.aggregates.is_empty() {
             ui.label(if report.plans.is_empty() {
-                "This run kept no plan: choose the query mode \"Profile\" (or \"Plan\") to get the \
-                 executed plan with every operator's time and rows."
+                "This run kept no plan: choose the mode \"Profile (stats + plan)\" (Query panel > \
+                 Mode) to get the executed plan with every operator's time and rows."
             } else {
                 "No selected iteration returned a plan."
             });
@@ -178,6 +181,7 @@ impl PlanView {
         let aggregates = computed.aggregates.clone();
         let changes = computed.changes.clone();
         self.shown = self.shown.min(aggregates.len() - 1);
+        ui.heading(format!("Plan of {}", report.config.label));
         self.header(ui, &aggregates, selection);
         for change in &changes {
             ui.colored_label(theme::WARN, format!("! {change}"));
@@ -218,11 +222,16 @@ impl PlanView {
             let a = &aggregates[self.shown];
             ui.label(
                 egui::RichText::new(format!(
-                    "Plan {} · median over {} iterations ({over})",
-                    a.fingerprint,
+                    "median over {} iterations ({over})",
                     a.iterations.len()
                 ))
                 .strong(),
+            )
+            .on_hover_text(format!("the plan's fingerprint: {}", a.fingerprint));
+            ui.label(
+                egui::RichText::new(format!("plan {}", a.fingerprint))
+                    .small()
+                    .color(theme::MUTED),
             );
             if aggregates.len() > 1 {
                 egui::ComboBox::from_id_salt("plan-choice")

@@ -358,6 +358,8 @@ fn the_plan_view_after_a_profile_run_shows_the_icicle_and_the_hottest_operator_f
     run_to_end(&mut h);
     h.get_by_label("Plan").click();
     h.run_steps(3);
+    // Headed by the run's name, not the plan's hash.
+    assert!(h.query_by_label("Plan of join").is_some());
 
     assert!(
         h.query_by_label("Icicle chart of the plan's operators")
