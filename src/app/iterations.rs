@@ -734,15 +734,16 @@ pub fn warmup_clip(records: &[IterationRecord]) -> Option<f64> {
     (timed > 0.0 && warm > timed * 1.5).then_some(timed * 1.15)
 }
 
-/// A bar's outline: white when selected, the warning colour when flagged, else none (a thin
-/// outline in the bar's own colour drew a dark rim round every bar, which read as selected).
+/// A bar's outline: white when selected, the warning colour when flagged, else a hairline in the
+/// plot's own dark that parts each stacked segment from the next, a cue besides hue (a thin
+/// outline in the bar's own colour drew a rim round every bar, which read as selected).
 fn bar_stroke(selected: bool, flagged: bool) -> egui::Stroke {
     if selected {
         egui::Stroke::new(2.0, theme::SELECTED)
     } else if flagged {
         egui::Stroke::new(1.5, theme::WARN)
     } else {
-        egui::Stroke::NONE
+        egui::Stroke::new(1.0, theme::SEPARATOR)
     }
 }
 

@@ -20,6 +20,9 @@ pub const OK: Color32 = Color32::from_rgb(0x4c, 0xc3, 0x8a);
 pub const ERROR: Color32 = Color32::from_rgb(0xf0, 0x5a, 0x5a);
 /// Warnings and flags.
 pub const WARN: Color32 = Color32::from_rgb(0xf0, 0xc0, 0x40);
+/// The hairline between stacked segments: the plot's dark, so a segment's edge is seen whatever
+/// the reader makes of its hue.
+pub const SEPARATOR: Color32 = Color32::from_rgb(0x10, 0x10, 0x10);
 /// The outline of selected bars.
 pub const SELECTED: Color32 = Color32::from_rgb(0xff, 0xff, 0xff);
 /// The outline of the widget with the keyboard's focus.
