@@ -8,6 +8,7 @@ pub mod control;
 pub mod encoded;
 pub mod intake;
 pub mod knobs;
+pub mod link;
 pub mod listener;
 pub mod query;
 pub mod result_stats;

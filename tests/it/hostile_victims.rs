@@ -114,3 +114,82 @@ async fn readers_at_128_kib_a_second_finish_beside_eighty_never_read_streams() {
         "the cap held: at least the 16 never-read streams past it were closed ({closed})"
     );
 }
+
+/// A new client's whole first query: connect, create a session, `SELECT 1`; what failed, if any.
+async fn select_one(host: &str) -> Result<(), String> {
+    use spanprof::proto::google::spanner::v1 as pb;
+    use spanprof::proto::google::spanner::v1::spanner_client::SpannerClient;
+    let channel = tonic::transport::Channel::from_shared(format!("http://{host}"))
+        .map_err(|e| e.to_string())?
+        .connect()
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    let mut client = SpannerClient::new(channel);
+    let session = client
+        .create_session(pb::CreateSessionRequest {
+            database: crate::client::DATABASE.into(),
+            session: None,
+        })
+        .await
+        .map_err(|e| format!("CreateSession: {e}"))?
+        .into_inner()
+        .name;
+    let answer = client
+        .execute_sql(pb::ExecuteSqlRequest {
+            session,
+            sql: "SELECT 1".into(),
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| format!("SELECT 1: {e}"))?;
+    match answer.into_inner().rows.len() {
+        1 => Ok(()),
+        n => Err(format!("{n} rows")),
+    }
+}
+
+/// Issue 32, F8: 1,000 connections that answer the server's pings and never send a request held
+/// every place under the connection cap, and every other client was closed on accept ("Socket
+/// closed") for as long as they stayed. Against the tree before the fix (76d749b) none of 20
+/// newcomers was answered. Now at the cap the idle connection that never asked is closed to make
+/// room: every newcomer is answered, and a client that asked before the flood keeps its place.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thousand_connections_that_never_ask_lock_nobody_out() {
+    const IDLE: usize = 1000;
+    const NEWCOMERS: usize = 20;
+    crate::hostile_streams::allow_files(4096);
+    let server = ServeProcess::start(&["--rows", "10"]);
+    let mut earlier = TestClient::connect(&server.host).await;
+    let mut idle = Vec::with_capacity(IDLE);
+    for _ in 0..IDLE {
+        idle.push(
+            small_window_connection(&server.host)
+                .await
+                .expect("the kernel accepts it"),
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut answered = 0;
+    for n in 0..NEWCOMERS {
+        match tokio::time::timeout(Duration::from_secs(10), select_one(&server.host)).await {
+            Ok(Ok(())) => answered += 1,
+            Ok(Err(e)) => eprintln!("newcomer {n}: {e}"),
+            Err(_) => eprintln!("newcomer {n}: no answer within 10 s"),
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let closed = idle.iter().filter(|(_, task)| task.is_finished()).count();
+    eprintln!(
+        "{answered} of {NEWCOMERS} newcomers answered; {closed} of {IDLE} idle connections closed"
+    );
+    assert_eq!(answered, NEWCOMERS, "every newcomer is answered");
+    let again = earlier.query("SELECT 1").await;
+    assert!(
+        again.is_ok(),
+        "the client that asked before the flood keeps its place: {again:?}"
+    );
+    assert!(
+        closed <= 2 * NEWCOMERS,
+        "only the idle connections that made room were closed ({closed})"
+    );
+}

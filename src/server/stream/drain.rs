@@ -23,7 +23,8 @@ use tonic::body::Body;
 use tonic::codegen::http::{Request, Response};
 use tonic::codegen::{Bytes, Service};
 
-use crate::server::listener::{Busy, Link, Peer, Stamp};
+use crate::server::link::{Busy, Link, Stamp};
+use crate::server::listener::Peer;
 
 /// The largest piece of a response body handed to the transport at once: HTTP/2's default frame.
 pub const PIECE: usize = 16 << 10;

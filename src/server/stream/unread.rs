@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use super::drain::Drain;
 use crate::server::control::Interrupt;
-use crate::server::listener::Link;
+use crate::server::link::Link;
 
 /// How long a stream's query must have waited on its client, the transport taking nothing, before
 /// the stream counts as unread.
