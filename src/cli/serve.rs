@@ -79,8 +79,8 @@ pub struct ServeArgs {
     /// Longest database or session name, in bytes.
     #[arg(long, default_value_t = DEFAULTS.max_name_bytes, value_parser = value_parser!(u64).range(NAME_BYTES))]
     pub max_name_bytes: u64,
-    /// Bytes of request bodies still arriving, server-wide; the request that would pass it is
-    /// refused with RESOURCE_EXHAUSTED.
+    /// Bytes of request bodies still arriving, server-wide; past it, bodies silent for a second
+    /// make room, else the request that would pass it is refused with RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = DEFAULTS.max_pending_request_bytes, value_parser = value_parser!(u64).range(PENDING_REQUEST_BYTES))]
     pub max_pending_request_bytes: u64,
     /// How long a request may take to arrive whole, in milliseconds; past it, DEADLINE_EXCEEDED.

@@ -64,9 +64,9 @@ pub struct KnobSettings {
     /// Longest database or session name, and longest session label key or value, in bytes.
     /// Default 256 (production's names are at most about 200 bytes, its labels 63).
     pub max_name_bytes: u64,
-    /// Bytes of request bodies still arriving, server-wide; the request that would pass it is
-    /// refused with RESOURCE_EXHAUSTED and its bytes dropped. Default 256 MiB (16 requests of the
-    /// largest size at once).
+    /// Bytes of request bodies still arriving, server-wide; past it, bodies silent for a second
+    /// make room (the largest first), else the request that would pass it is refused with
+    /// RESOURCE_EXHAUSTED and its bytes dropped. Default 256 MiB (16 requests of the largest size).
     pub max_pending_request_bytes: u64,
     /// How long a request body may take to arrive whole, in milliseconds; past it the request
     /// fails with DEADLINE_EXCEEDED. Default 10 s.
