@@ -70,7 +70,8 @@ pub struct ServeArgs {
     /// How long a faulted stream is held for its resume, in milliseconds.
     #[arg(long, default_value_t = DEFAULTS.park_timeout_ms)]
     pub park_timeout_ms: u64,
-    /// Sessions open at once; more are refused with RESOURCE_EXHAUSTED.
+    /// Sessions open at once; past it one whose connections closed, or one of the connection that
+    /// created the most, makes room; else RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = DEFAULTS.max_sessions, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
     pub max_sessions: u64,
     /// A session unused this long is deleted, in milliseconds (production: one hour).

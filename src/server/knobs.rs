@@ -55,8 +55,9 @@ pub struct KnobSettings {
     /// How long a faulted stream is held for its resume before its query is released, in
     /// milliseconds. Default 60 s.
     pub park_timeout_ms: u64,
-    /// Sessions open at once; past it CreateSession is refused with RESOURCE_EXHAUSTED. Default
-    /// 10,000 (production's limit per node).
+    /// Sessions open at once; past it a session whose connections have closed, or one of the
+    /// connection that created the most, makes room, else CreateSession is refused with
+    /// RESOURCE_EXHAUSTED. Default 10,000 (production's limit per node).
     pub max_sessions: u64,
     /// A session unused for this long is deleted, in milliseconds (later calls get NOT_FOUND, as in
     /// production, which deletes sessions idle for an hour). Default one hour.

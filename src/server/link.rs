@@ -13,6 +13,8 @@ use std::time::Duration;
 /// doing: its requests in flight, and when the transport last took a piece of a response on it.
 #[derive(Debug, Default)]
 pub struct Link {
+    /// Which connection it is (0 for links made without one, in tests).
+    id: u64,
     closed: AtomicBool,
     /// The task reading the connection, to wake when it is closed.
     reader: Mutex<Option<Waker>>,
@@ -39,12 +41,18 @@ impl Drop for Busy {
 }
 
 impl Link {
-    /// The link of a connection accepted now: idle, having asked nothing, since now.
-    pub fn accepted() -> Self {
+    /// The link of connection `id`, accepted now: idle, having asked nothing, since now.
+    pub fn accepted(id: u64) -> Self {
         Link {
+            id,
             idle_since: Stamp::now(),
             ..Link::default()
         }
+    }
+
+    /// Which connection it is.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// How long it has had no request in flight; `None` if it has one, or was never idle.

@@ -135,7 +135,7 @@ impl Open {
     /// open connection has a request in flight. At the cap, the idle connection that never sent a
     /// request is closed to make room, else the one idle longest.
     fn admit(&self, max: usize) -> Option<(u64, Arc<Link>)> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
+        static NEXT: AtomicU64 = AtomicU64::new(1);
         let mut links = self.lock();
         if links.len() >= max && links.values().filter(|link| !link.is_closed()).count() >= max {
             let victim = links
@@ -147,7 +147,7 @@ impl Open {
             victim.close();
         }
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
-        let link = Arc::new(Link::accepted());
+        let link = Arc::new(Link::accepted(id));
         links.insert(id, Arc::clone(&link));
         Some((id, link))
     }

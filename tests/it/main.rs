@@ -23,6 +23,7 @@ mod hostile_client;
 mod hostile_queries;
 mod hostile_resources;
 mod hostile_server;
+mod hostile_sessions;
 mod hostile_sql;
 mod hostile_streams;
 mod hostile_tokens;

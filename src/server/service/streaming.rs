@@ -10,11 +10,10 @@ use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
 use super::queries::Prepared;
-use super::{LocalSpanner, deadline_of};
+use super::{LocalSpanner, caller, deadline_of};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::{KnobSettings, Knobs};
 use crate::server::link::Link;
-use crate::server::listener::Peer;
 use crate::server::query::QuerySpec;
 use crate::server::stream::budget::SendBudget;
 use crate::server::stream::drain::Drain;
@@ -37,14 +36,11 @@ pub(super) async fn execute_streaming_sql(
     }
     let knobs = spanner.knobs.get();
     let deadline = deadline_of(&request);
-    let prepared = spanner.prepare(request.get_ref(), &knobs)?;
+    let prepared = spanner.prepare(request.get_ref(), caller(&request).as_ref(), &knobs)?;
     let restart_key = restart_key(&request.get_ref().session, &prepared);
     let resumption = resumption(&spanner.restarts, &prepared, restart_key);
     let way_out = WayOut {
-        link: request
-            .extensions()
-            .get::<Peer>()
-            .map(|peer| Arc::clone(&peer.link)),
+        link: caller(&request),
         drain: request.extensions().get::<Arc<Drain>>().cloned(),
     };
     let live = held_or_started(spanner, &prepared, (&knobs, way_out), deadline, begun).await?;
