@@ -310,6 +310,10 @@ impl HistoryStore for SqliteStore {
     fn take_notices(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notices)
     }
+
+    fn notice(&mut self, notice: String) {
+        self.notices.push(notice);
+    }
 }
 
 impl SqliteStore {
