@@ -15,7 +15,7 @@ pub mod worker;
 pub use baseline::{Wanted, baseline};
 pub use fingerprint::{fingerprint, normalize_sql, same_query};
 pub use location::{Location, default_path};
-pub use record::{Baseline, Filter, RunSummary, StoredRun};
+pub use record::{Baseline, Filter, NotARun, RunSummary, StoredRun};
 pub use sqlite::{Retention, SqliteStore};
 pub use trend::{PhaseFigures, QuerySummary, TrendPoint};
 pub use worker::HistoryWorker;
@@ -59,6 +59,12 @@ pub enum HistoryError {
         /// Why.
         reason: String,
     },
+    /// The store can be read but not written (the file or its directory): nothing is saved.
+    #[error("history store {path} is read-only: it can be listed, but nothing is saved in it")]
+    ReadOnly {
+        /// The file.
+        path: String,
+    },
     /// The Spanner store failed.
     #[error("history in Spanner {database}: {reason}")]
     Spanner {
@@ -66,6 +72,19 @@ pub enum HistoryError {
         database: String,
         /// What failed.
         reason: String,
+    },
+    /// A report larger than a stored report may be (what a report file may be).
+    #[error(
+        "the report of run {label:?} is {} MiB, more than the {} MiB a stored report may be: the \
+         runs of this profile were not saved",
+        bytes >> 20,
+        record::MAX_STORED_REPORT_BYTES >> 20
+    )]
+    TooLarge {
+        /// The run's label.
+        label: String,
+        /// Its report's size.
+        bytes: u64,
     },
     /// A `--history` value that names no store.
     #[error("--history {text:?}: {why}")]

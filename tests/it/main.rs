@@ -17,6 +17,7 @@ mod fuzz;
 mod golden;
 mod headers;
 mod history;
+mod history_local;
 mod history_team;
 mod hostile_auth;
 mod hostile_bounds;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use tonic::transport::Channel;
 
 use super::location::SpannerDatabase;
-use super::record::{Filter, RunSummary, StoredRun, now_ms};
+use super::record::{Filter, MAX_STORED_REPORT_BYTES, RunSummary, StoredRun, check_sizes, now_ms};
 use super::trend::{QuerySummary, TrendPoint};
 use super::{HistoryError, HistoryStore};
 use crate::client::Param;
@@ -22,8 +22,8 @@ use crate::client::admin;
 use crate::report::RunReport;
 use crate::wire::{Timestamp, Value};
 
+use table::summary;
 pub use table::{LISTED, PARTS, PINS, TABLE};
-use table::{NotARun, summary};
 
 /// How long a call may wait for its answer.
 const CALL_LIMIT: Duration = Duration::from_secs(30);
@@ -123,6 +123,7 @@ fn new_id() -> Result<String, HistoryError> {
 
 impl HistoryStore for SpannerStore {
     fn save(&mut self, runs: &[StoredRun]) -> Result<Vec<String>, HistoryError> {
+        check_sizes(runs)?;
         let saved = now_ms();
         let saved_at = Timestamp::new(
             saved.div_euclid(1000),
@@ -262,7 +263,7 @@ impl HistoryStore for SpannerStore {
             let summary = match summary(row) {
                 Ok(summary) => summary,
                 Err(bad) => {
-                    self.notices.push(bad.notice());
+                    self.notices.push(bad.notice(TABLE));
                     continue;
                 }
             };
@@ -444,10 +445,11 @@ impl SpannerStore {
             id: id.to_owned(),
             reason,
         };
-        if expected > crate::export::MAX_REPORT_BYTES.div_ceil(parts::PART_BYTES as u64) as usize {
+        let most = MAX_STORED_REPORT_BYTES.div_ceil(parts::PART_BYTES as u64);
+        if expected as u64 > most {
             return Err(bad(format!(
                 "stored in {expected} parts, more than a report of at most {} MiB takes",
-                crate::export::MAX_REPORT_BYTES >> 20
+                MAX_STORED_REPORT_BYTES >> 20
             )));
         }
         let rows = self.rows(
@@ -484,7 +486,7 @@ impl SpannerStore {
         for row in rows {
             match summary(row) {
                 Ok(run) => runs.push(run),
-                Err(bad) => self.notices.push(NotARun::notice(&bad)),
+                Err(bad) => self.notices.push(bad.notice(TABLE)),
             }
         }
         runs

@@ -3,7 +3,7 @@
 //! team's database can write any row: a bad one is named and skipped by the caller, never the
 //! whole listing).
 
-use crate::history::record::RunSummary;
+use crate::history::record::{NotARun, RunSummary};
 
 /// The runs' table.
 pub const TABLE: &str = "SpanprofRuns";
@@ -67,25 +67,6 @@ pub fn ddl() -> Vec<String> {
             ROW DELETION POLICY (OLDER_THAN(SavedAt, INTERVAL 180 DAY))"
         ),
     ]
-}
-
-/// A listing row that is not a run: its id (as far as it goes) and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotARun {
-    /// Its `Id`, or what stands in for a missing one.
-    pub id: String,
-    /// What is wrong with it.
-    pub why: String,
-}
-
-impl NotARun {
-    /// The notice that names it, skipped.
-    pub fn notice(&self) -> String {
-        format!(
-            "skipped row {} of {TABLE}, not a run: {}",
-            self.id, self.why
-        )
-    }
 }
 
 /// A listing row (the columns of [`LISTED`]) as a summary.
@@ -174,7 +155,7 @@ mod tests {
             let bad = summary(row(iterations, median)).expect_err("not a run");
             assert_eq!(bad.id, "ab12");
             assert!(bad.why.starts_with(why), "{}", bad.why);
-            assert!(bad.notice().contains("ab12") && bad.notice().contains(TABLE));
+            assert!(bad.notice(TABLE).contains("ab12"));
         }
         let mut no_sql = row("5", None);
         no_sql[8] = None;
