@@ -270,19 +270,8 @@ fn client_config(extra_ca: Option<&Path>) -> Result<ClientConfig, ConnectError> 
             path: path.to_owned(),
             why,
         };
-        let mut pem = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|file| {
-                let limit = super::cloud::MAX_CA_FILE_BYTES + 1;
-                std::io::Read::read_to_end(&mut std::io::Read::take(file, limit), &mut pem)
-            })
+        let pem = crate::files::read_regular(path, super::cloud::MAX_CA_FILE_BYTES)
             .map_err(|e| bad(format!("cannot be read: {e}")))?;
-        if pem.len() as u64 > super::cloud::MAX_CA_FILE_BYTES {
-            return Err(bad(format!(
-                "is larger than {} bytes",
-                super::cloud::MAX_CA_FILE_BYTES
-            )));
-        }
         let mut added = 0;
         for cert in CertificateDer::pem_slice_iter(&pem) {
             let cert = cert.map_err(|_| bad("is not PEM certificates".to_owned()))?;

@@ -22,6 +22,7 @@ mod history_team;
 mod hostile_auth;
 mod hostile_bounds;
 mod hostile_client;
+mod hostile_files;
 mod hostile_queries;
 mod hostile_resources;
 mod hostile_server;
