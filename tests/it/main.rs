@@ -29,6 +29,7 @@ mod hostile_server;
 mod hostile_sessions;
 mod hostile_sql;
 mod hostile_streams;
+mod hostile_text;
 mod hostile_tokens;
 mod hostile_victims;
 mod iteration;
