@@ -40,6 +40,7 @@ mod official;
 mod official_load;
 mod official_rust;
 mod outlive;
+mod partitions_local;
 mod plan;
 mod plan_files;
 mod plan_local;

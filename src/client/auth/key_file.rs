@@ -5,7 +5,7 @@
 use std::fmt;
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use ring::signature::RsaKeyPair;
