@@ -116,7 +116,7 @@ impl Pending {
             // Dropping every stalled body would not be enough: none is.
             return Counted::Refused;
         }
-        stalled.sort_unstable_by(|a, b| b.1.cmp(&a.1));
+        stalled.sort_unstable_by_key(|b| std::cmp::Reverse(b.1));
         for (other, _) in stalled {
             if state.total <= cap {
                 break;

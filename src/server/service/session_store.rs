@@ -77,7 +77,7 @@ impl Entry {
             return;
         }
         if self.links.len() >= LINKS_PER_SESSION {
-            self.links.retain(|known| is_open(known));
+            self.links.retain(is_open);
         }
         if self.links.len() >= LINKS_PER_SESSION {
             self.links.remove(0);
