@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpStream;
 use tokio_rustls::rustls::pki_types::pem::PemObject as _;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use tokio_rustls::rustls::{self, ClientConfig, RootCertStore};
@@ -365,7 +364,7 @@ impl tower_service::Service<Uri> for StepConnector {
                 .map_err(|e| fail(Step::Dns, e.to_string()))?
                 .collect();
             mark(|m, t| m.dns = Some(t));
-            let tcp = connect_any(&addresses)
+            let tcp = super::tcp::connect_first(&addresses)
                 .await
                 .map_err(|e| fail(Step::Tcp, e))?;
             mark(|m, t| m.tcp = Some(t));
@@ -391,22 +390,6 @@ impl tower_service::Service<Uri> for StepConnector {
             Ok(TokioIo::new(io))
         })
     }
-}
-
-/// A TCP connection to the first of `addresses` that takes one (no delay, as gRPC wants).
-async fn connect_any(addresses: &[std::net::SocketAddr]) -> Result<TcpStream, String> {
-    let mut last = "the name resolved to no address".to_owned();
-    for address in addresses {
-        match TcpStream::connect(address).await {
-            Ok(stream) => {
-                // Without it a small request can wait for Nagle; a failure here costs only speed.
-                let _ = stream.set_nodelay(true);
-                return Ok(stream);
-            }
-            Err(e) => last = format!("{address}: {e}"),
-        }
-    }
-    Err(last)
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub mod server_timing;
 pub mod session;
 pub mod session_kind;
 pub mod target;
+mod tcp;
 pub mod timeline;
 pub mod timeouts;
 pub mod timing;
