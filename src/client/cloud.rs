@@ -107,6 +107,7 @@ impl CloudTarget {
             .map_err(connect_error)?
             .initial_stream_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
+            .http2_max_header_list_size(super::MAX_RESPONSE_HEADER_BYTES)
             .tcp_nodelay(true);
         match builder.uri().scheme_str() {
             Some("https") => {

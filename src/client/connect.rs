@@ -219,7 +219,8 @@ impl Dialer {
             })?
             .origin(origin)
             .initial_stream_window_size(STREAM_WINDOW)
-            .initial_connection_window_size(CONNECTION_WINDOW);
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .http2_max_header_list_size(super::MAX_RESPONSE_HEADER_BYTES);
         let started = Instant::now();
         let lock = |m: &Mutex<Marks>| *m.lock().unwrap_or_else(PoisonError::into_inner);
         let channel =
