@@ -12,6 +12,7 @@ pub mod demo;
 pub mod emulator;
 pub mod engine;
 pub mod export;
+pub mod files;
 pub mod fnv;
 pub mod history;
 pub mod kind;

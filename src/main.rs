@@ -19,8 +19,9 @@ fn main() -> ExitCode {
     match ran {
         Ok(code) => code,
         Err(e) => {
-            // One line: the error and its causes, joined.
-            eprintln!("spanprof: {e:#}");
+            // One line: the error and its causes, joined, with whatever a server or a file put in
+            // them written as text (a control character would reach the terminal).
+            eprintln!("spanprof: {}", spanprof::text::printable(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

@@ -7,9 +7,10 @@
 //!   *thread* that forked, so every child is forked by one spawner thread that lives as long as
 //!   the process (a job that panics there is caught, so it never ends early). This is what holds
 //!   on SIGKILL of spanprof.
-//! - SIGTERM, SIGINT and SIGHUP are caught (from the first child on) by a thread of their own:
-//!   the children are sent SIGTERM and given their grace (the emulator a second to stop
-//!   cleanly), then SIGKILL; then spanprof exits with 128 + the signal's number.
+//! - every signal that would end spanprof from outside (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1,
+//!   SIGUSR2, SIGALRM and the rest of `sys::ENDING`) is caught (from the first child on) by a
+//!   thread of its own: the children are sent SIGTERM and given their grace (the emulator a
+//!   second to stop cleanly), then SIGKILL; then spanprof exits with 128 + the signal's number.
 //! - a panic of the main thread stops them the same way before the process ends.
 //! - a client program runs in its own process group, marked in its environment ([`MARK_VAR`]);
 //!   on every end of a run (its normal exit too) the group is killed, and spanprof, made the

@@ -1,5 +1,6 @@
-//! The children spanprof has started and not yet reaped, and what ends them all: on SIGTERM,
-//! SIGINT or SIGHUP (a thread of its own waits for them) and on a panic of the main thread.
+//! The children spanprof has started and not yet reaped, and what ends them all: on a signal
+//! that would end spanprof (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM...: `sys::ENDING`;
+//! a thread of its own waits for them) and on a panic of the main thread.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -173,7 +174,7 @@ fn install_panic_hook() {
     }));
 }
 
-/// A named thread waits for SIGTERM, SIGINT and SIGHUP; on one, it stops the children and ends
+/// A named thread waits for the signals of `sys::ENDING`; on one, it stops the children and ends
 /// the process with 128 + the signal's number, as the default action's status reads to a shell.
 /// Returns once the signals are caught (or they cannot be: then their default action stays).
 #[cfg(unix)]
@@ -212,7 +213,8 @@ pub fn let_a_signal_end_the_process() {
 #[cfg(not(unix))]
 fn start_signal_thread() {}
 
-/// Catches the three signals (says so on `ready`) and waits for the first; its number.
+/// Catches every signal of `sys::ENDING` (says so on `ready`) and waits for the first; its
+/// number.
 #[cfg(unix)]
 fn wait_for_signal(ready: &std::sync::mpsc::SyncSender<bool>) -> Option<i32> {
     use tokio::signal::unix::{SignalKind, signal};
@@ -224,20 +226,22 @@ fn wait_for_signal(ready: &std::sync::mpsc::SyncSender<bool>) -> Option<i32> {
         return None;
     };
     runtime.block_on(async {
-        let streams = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::hangup()),
-        );
-        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = streams else {
-            let _ = ready.send(false);
+        // One that cannot be caught here keeps its default action; the others are still caught.
+        let mut streams: Vec<_> = sys::ENDING
+            .iter()
+            .filter_map(|&signo| Some((signo, signal(SignalKind::from_raw(signo)).ok()?)))
+            .collect();
+        let _ = ready.send(!streams.is_empty());
+        if streams.is_empty() {
             return None;
-        };
-        let _ = ready.send(true);
-        tokio::select! {
-            _ = term.recv() => Some(libc::SIGTERM),
-            _ = int.recv() => Some(libc::SIGINT),
-            _ = hup.recv() => Some(libc::SIGHUP),
         }
+        let arrivals = streams.iter_mut().map(|(signo, stream)| {
+            Box::pin(async move {
+                stream.recv().await;
+                *signo
+            })
+        });
+        let (signo, _, _) = futures_util::future::select_all(arrivals).await;
+        Some(signo)
     })
 }

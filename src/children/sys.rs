@@ -16,6 +16,29 @@ pub const TERM: Signal = libc::SIGTERM;
 /// SIGKILL: ends a process at once.
 #[cfg(unix)]
 pub const KILL: Signal = libc::SIGKILL;
+
+/// The signals whose default action ends the process and that come from outside it (another
+/// process, a terminal, a timer): each is caught so that the children end with spanprof. Not
+/// SIGPIPE (ignored by Rust programs) nor the faults (SIGSEGV, SIGBUS...), which are this
+/// process's own.
+#[cfg(unix)]
+pub const ENDING: &[Signal] = &[
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    #[cfg(target_os = "linux")]
+    libc::SIGPWR,
+    #[cfg(target_os = "linux")]
+    libc::SIGSTKFLT,
+];
 /// SIGTERM: asks a process to stop.
 #[cfg(not(unix))]
 pub const TERM: Signal = 15;
@@ -100,17 +123,21 @@ pub fn signal(_pid: u32, _group: bool, _signal: Signal) -> bool {
     false
 }
 
-/// Reaps the child `pid` if it has exited (never blocks). Only called for orphans `children`
-/// killed, which nothing else in spanprof waits for.
+/// Reaps the child `pid` if it has exited (never blocks); whether it is gone: reaped now, or no
+/// child of ours by that pid is left to wait for (ECHILD). Only called for orphans `children`
+/// killed, but two sweeps may kill the same one (a signal's and the ending run's, on two
+/// threads): the one that did not reap it must not wait for it (a SIGTERM or SIGINT took 3 s).
 #[cfg(unix)]
 pub fn reap(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
+        return true;
     };
     let mut status = 0;
     // SAFETY: `status` is a live local the call writes one int to; `pid` is positive (it came
     // from /proc), so only that one child is waited for.
-    unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) == pid }
+    let waited = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+    waited == pid
+        || (waited == -1 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
 }
 
 /// Not on this system.
@@ -207,5 +234,21 @@ mod tests {
             None
         );
         assert!(!signal(0, true, 0), "group 0 is never signalled");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_child_another_thread_reaped_is_gone_and_one_still_running_is_not() {
+        let mut running = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep starts");
+        assert!(!reap(running.id()), "running, not reaped");
+        let _ = running.kill();
+        let _ = running.wait();
+        // Reaped already (as another sweep would have): nothing is left to wait for.
+        assert!(reap(running.id()));
+        // Not our child at all (init).
+        assert!(reap(1));
     }
 }

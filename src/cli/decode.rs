@@ -100,7 +100,9 @@ pub fn run_decode(args: &DecodeArgs, out: impl Write, mut err: impl Write) -> an
 /// Decodes the file as it is read, one frame at a time, printing each message's rows as they come:
 /// memory holds one frame, and a pipe or a file still being written is decoded as it grows.
 fn decode_streaming(args: &DecodeArgs, out: impl Write) -> anyhow::Result<()> {
-    let file = std::fs::File::open(&args.file)
+    // A FIFO (or pipe) is read as it comes; one without a writer is an empty stream, never a
+    // wait for one (`crate::files`).
+    let file = crate::files::open_stream(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let mut frames = FrameReader::new(std::io::BufReader::with_capacity(1 << 16, file));
     let mut decoder = AnyDecoder::new(args.decoder.into());

@@ -134,20 +134,26 @@ fn from_history(
     for report in reports {
         let fingerprint = history::fingerprint(&report.config, database);
         let target = &report.config.target;
-        let mut base = history::baseline(&mut *store, which, &fingerprint, target)
-            .map_err(unreadable)?
-            .ok_or_else(|| match which {
-                Baseline::Id(id) => NoBaseline::NoSuchRun {
-                    location: described.clone(),
-                    id: id.clone(),
-                },
-                Baseline::Last | Baseline::Best => NoBaseline::NoEarlierRun {
-                    location: described.clone(),
-                    label: report.config.label.clone(),
-                    fingerprint: fingerprint.clone(),
-                    target: target.clone(),
-                },
-            })?;
+        let wanted = history::Wanted {
+            fingerprint: &fingerprint,
+            report,
+        };
+        let found_one = history::baseline(&mut *store, which, &wanted);
+        for notice in store.take_notices() {
+            eprintln!("{}", printable(&notice));
+        }
+        let mut base = found_one.map_err(unreadable)?.ok_or_else(|| match which {
+            Baseline::Id(id) => NoBaseline::NoSuchRun {
+                location: described.clone(),
+                id: id.clone(),
+            },
+            Baseline::Last | Baseline::Best => NoBaseline::NoEarlierRun {
+                location: described.clone(),
+                label: report.config.label.clone(),
+                fingerprint: fingerprint.clone(),
+                target: target.clone(),
+            },
+        })?;
         base.config.label = report.config.label.clone();
         found.push(base);
     }

@@ -156,6 +156,9 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
                 limit: Some(args.limit),
             };
             let runs = store.list(&filter)?;
+            for notice in store.take_notices() {
+                eprintln!("{}", printable(&notice));
+            }
             // Buffered: stdout writes each line through on its own, a system call per line of
             // 100,000 runs' JSON. Serialized as they are, without a tree of values in between.
             let mut out = std::io::BufWriter::new(out);
@@ -204,7 +207,7 @@ fn write_table(out: &mut impl Write, runs: &[RunSummary]) -> std::io::Result<()>
             cut(&r.started_at, 24),
             cut(&r.label, 20),
             cut(&r.target, 16),
-            r.fingerprint,
+            cut(&r.fingerprint, 16),
             r.iterations,
             ms(r.median_total_ms),
             ms(r.p90_total_ms)

@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::export::read_json;
 use crate::plan::{self, OperatorTree, PlanAggregate, QueryPlan, render};
 use crate::report::{RunReport, printable};
-use crate::wire::decode_stream_file;
+use crate::wire::{bounded_json, decode_stream_file};
 
 /// Arguments of `spanprof plan`.
 #[derive(Debug, Clone, clap::Args)]
@@ -90,14 +90,16 @@ pub fn run_plan(args: &PlanArgs, mut out: impl Write) -> anyhow::Result<()> {
 
 /// The plans in a file and the plan-change findings.
 fn load(bytes: &[u8]) -> anyhow::Result<(Vec<Shown>, Vec<String>)> {
-    let json = serde_json::from_slice::<serde_json::Value>(bytes);
-    if let Err(e) = &json
+    // What the file is, read without keeping any of it: a JSON document was read whole as a
+    // generic value first, and 63 MiB of small objects took 5.1 GB (issue 32).
+    let kind = serde_json::from_slice::<Kind>(bytes);
+    if let Err(e) = &kind
         && looks_like_json(bytes)
     {
         anyhow::bail!("not valid JSON: {e}");
     }
-    match json.ok() {
-        Some(document) if document.get("spanprof_report").is_some() => {
+    match kind.ok() {
+        Some(Kind::Report) => {
             let runs = read_json(bytes)?;
             let mut shown = Vec::new();
             let mut changes = Vec::new();
@@ -123,7 +125,9 @@ fn load(bytes: &[u8]) -> anyhow::Result<(Vec<Shown>, Vec<String>)> {
             }
             Ok((shown, changes))
         }
-        Some(document) => {
+        Some(Kind::Other) => {
+            let document = bounded_json::from_slice(bytes, bounded_json::BUDGET)
+                .context("read as a query plan in Spanner's JSON")?;
             let plan = QueryPlan::from_json(&document)?;
             Ok((
                 vec![Shown {
@@ -154,6 +158,69 @@ fn load(bytes: &[u8]) -> anyhow::Result<(Vec<Shown>, Vec<String>)> {
                 Vec::new(),
             ))
         }
+    }
+}
+
+/// What a JSON document is: a spanprof report (an object with `spanprof_report`) or anything
+/// else. Read by looking at the keys of the top object only, every value skipped unkept.
+enum Kind {
+    Report,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Kind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Kind, D::Error> {
+        deserializer.deserialize_any(KindVisitor)
+    }
+}
+
+struct KindVisitor;
+
+impl<'de> serde::de::Visitor<'de> for KindVisitor {
+    type Value = Kind;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON document")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Kind, A::Error> {
+        let mut kind = Kind::Other;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "spanprof_report" {
+                kind = Kind::Report;
+            }
+            map.next_value::<serde::de::IgnoredAny>()?;
+        }
+        Ok(kind)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Kind, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Kind::Other)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Kind, E> {
+        Ok(Kind::Other)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Kind, E> {
+        Ok(Kind::Other)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Kind, E> {
+        Ok(Kind::Other)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Kind, E> {
+        Ok(Kind::Other)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Kind, E> {
+        Ok(Kind::Other)
+    }
+
+    fn visit_unit<E>(self) -> Result<Kind, E> {
+        Ok(Kind::Other)
     }
 }
 

@@ -435,6 +435,8 @@ fn run_engine(args: &ProfileArgs, spec: ProfileSpec) -> anyhow::Result<Vec<RunRe
                         String::new()
                     };
                     // Printed whether or not stderr is a terminal (the bar itself hides when not).
+                    // A server's text: its control characters escaped before the terminal.
+                    let error = printable(error);
                     bar.suspend(|| eprintln!("{name}iteration {}: {error}", record.iteration));
                 }
             }

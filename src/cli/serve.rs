@@ -70,7 +70,8 @@ pub struct ServeArgs {
     /// How long a faulted stream is held for its resume, in milliseconds.
     #[arg(long, default_value_t = DEFAULTS.park_timeout_ms)]
     pub park_timeout_ms: u64,
-    /// Sessions open at once; more are refused with RESOURCE_EXHAUSTED.
+    /// Sessions open at once; past it one whose connections closed, or one of the connection that
+    /// created the most, makes room; else RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = DEFAULTS.max_sessions, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
     pub max_sessions: u64,
     /// A session unused this long is deleted, in milliseconds (production: one hour).
@@ -79,22 +80,24 @@ pub struct ServeArgs {
     /// Longest database or session name, in bytes.
     #[arg(long, default_value_t = DEFAULTS.max_name_bytes, value_parser = value_parser!(u64).range(NAME_BYTES))]
     pub max_name_bytes: u64,
-    /// Bytes of request bodies still arriving, server-wide; the request that would pass it is
-    /// refused with RESOURCE_EXHAUSTED.
+    /// Bytes of request bodies still arriving, server-wide; past it, bodies silent for a second
+    /// make room, else the request that would pass it is refused with RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = DEFAULTS.max_pending_request_bytes, value_parser = value_parser!(u64).range(PENDING_REQUEST_BYTES))]
     pub max_pending_request_bytes: u64,
     /// How long a request may take to arrive whole, in milliseconds; past it, DEADLINE_EXCEEDED.
     #[arg(long, default_value_t = DEFAULTS.request_timeout_ms, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
     pub request_timeout_ms: u64,
-    /// Connections open at once; one more is closed as soon as it is accepted.
+    /// Connections open at once; past it an idle one makes room (one that never asked first), and
+    /// only when every one has a request in flight is the new one closed as it is accepted.
     #[arg(long, default_value_t = ConnectionLimits::DEFAULT.max_connections, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
     pub max_connections: u64,
     /// A connection that sends nothing this long is closed, in milliseconds (the server pings
     /// every 20 s, so a live client always answers within the default).
     #[arg(long, default_value_t = ConnectionLimits::DEFAULT.idle_timeout_ms, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
     pub idle_timeout_ms: u64,
-    /// Streams whose query may wait on a client that reads none of it (server-wide); past it, the
-    /// connection of the one that has waited longest (at least 1 s) is closed.
+    /// Streams whose query may wait on a client that reads none of it (server-wide; a client that
+    /// granted window within 1 s is reading); past it, the connection whose unread streams hold
+    /// the most bytes is closed.
     #[arg(long, default_value_t = ConnectionLimits::DEFAULT.max_unread_streams, value_parser = value_parser!(u64).range(AT_LEAST_ONE))]
     pub max_unread_streams: u64,
     /// How answers are cut into messages: `production` (stats last, a resume token on every

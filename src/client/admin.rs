@@ -324,6 +324,31 @@ pub async fn delete_rows(
     commit_once(channel, database_name, table, delete).await
 }
 
+/// Deletes the rows of `table` whose primary key begins with the string `prefix` (a key range
+/// from it to it, which covers every longer key it begins), in one single-use read-write commit.
+pub async fn delete_prefixed(
+    channel: Channel,
+    database_name: &str,
+    table: &str,
+    prefix: &str,
+) -> Result<(), AdminError> {
+    let key = prost_types::ListValue {
+        values: vec![encode_value(&Value::String(prefix.to_owned()))],
+    };
+    let range = pb::KeyRange {
+        start_key_type: Some(pb::key_range::StartKeyType::StartClosed(key.clone())),
+        end_key_type: Some(pb::key_range::EndKeyType::EndClosed(key)),
+    };
+    let delete = pb::mutation::Operation::Delete(pb::mutation::Delete {
+        table: table.to_owned(),
+        key_set: Some(pb::KeySet {
+            ranges: vec![range],
+            ..Default::default()
+        }),
+    });
+    commit_once(channel, database_name, table, delete).await
+}
+
 /// Commits one mutation of `table` in a session of its own, deleted afterwards even when the
 /// commit failed (the commit's error wins).
 async fn commit_once(

@@ -107,6 +107,7 @@ impl CloudTarget {
             .map_err(connect_error)?
             .initial_stream_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
+            .http2_max_header_list_size(super::MAX_RESPONSE_HEADER_BYTES)
             .tcp_nodelay(true);
         match builder.uri().scheme_str() {
             Some("https") => {
@@ -133,21 +134,9 @@ fn read_certificates(path: &std::path::Path) -> Result<Certificate, CloudError> 
         path: path.to_owned(),
         reason,
     };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| {
-            std::io::Read::read_to_end(
-                &mut std::io::Read::take(file, MAX_CA_FILE_BYTES + 1),
-                &mut bytes,
-            )
-        })
-        .map_err(|e| error(e.to_string()))?;
-    if bytes.len() as u64 > MAX_CA_FILE_BYTES {
-        return Err(error(format!(
-            "larger than {} MiB",
-            MAX_CA_FILE_BYTES >> 20
-        )));
-    }
+    // A regular file only, never blocking on a FIFO, read up to the bound.
+    let bytes =
+        crate::files::read_regular(path, MAX_CA_FILE_BYTES).map_err(|e| error(e.to_string()))?;
     if !bytes.windows(11).any(|w| w == b"-----BEGIN ") {
         return Err(error(
             "it holds no PEM certificate (-----BEGIN CERTIFICATE-----)".into(),

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpStream;
 use tokio_rustls::rustls::pki_types::pem::PemObject as _;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use tokio_rustls::rustls::{self, ClientConfig, RootCertStore};
@@ -220,7 +219,8 @@ impl Dialer {
             })?
             .origin(origin)
             .initial_stream_window_size(STREAM_WINDOW)
-            .initial_connection_window_size(CONNECTION_WINDOW);
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .http2_max_header_list_size(super::MAX_RESPONSE_HEADER_BYTES);
         let started = Instant::now();
         let lock = |m: &Mutex<Marks>| *m.lock().unwrap_or_else(PoisonError::into_inner);
         let channel =
@@ -270,19 +270,8 @@ fn client_config(extra_ca: Option<&Path>) -> Result<ClientConfig, ConnectError> 
             path: path.to_owned(),
             why,
         };
-        let mut pem = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|file| {
-                let limit = super::cloud::MAX_CA_FILE_BYTES + 1;
-                std::io::Read::read_to_end(&mut std::io::Read::take(file, limit), &mut pem)
-            })
+        let pem = crate::files::read_regular(path, super::cloud::MAX_CA_FILE_BYTES)
             .map_err(|e| bad(format!("cannot be read: {e}")))?;
-        if pem.len() as u64 > super::cloud::MAX_CA_FILE_BYTES {
-            return Err(bad(format!(
-                "is larger than {} bytes",
-                super::cloud::MAX_CA_FILE_BYTES
-            )));
-        }
         let mut added = 0;
         for cert in CertificateDer::pem_slice_iter(&pem) {
             let cert = cert.map_err(|_| bad("is not PEM certificates".to_owned()))?;
@@ -376,7 +365,7 @@ impl tower_service::Service<Uri> for StepConnector {
                 .map_err(|e| fail(Step::Dns, e.to_string()))?
                 .collect();
             mark(|m, t| m.dns = Some(t));
-            let tcp = connect_any(&addresses)
+            let tcp = super::tcp::connect_first(&addresses)
                 .await
                 .map_err(|e| fail(Step::Tcp, e))?;
             mark(|m, t| m.tcp = Some(t));
@@ -402,22 +391,6 @@ impl tower_service::Service<Uri> for StepConnector {
             Ok(TokioIo::new(io))
         })
     }
-}
-
-/// A TCP connection to the first of `addresses` that takes one (no delay, as gRPC wants).
-async fn connect_any(addresses: &[std::net::SocketAddr]) -> Result<TcpStream, String> {
-    let mut last = "the name resolved to no address".to_owned();
-    for address in addresses {
-        match TcpStream::connect(address).await {
-            Ok(stream) => {
-                // Without it a small request can wait for Nagle; a failure here costs only speed.
-                let _ = stream.set_nodelay(true);
-                return Ok(stream);
-            }
-            Err(e) => last = format!("{address}: {e}"),
-        }
-    }
-    Err(last)
 }
 
 #[cfg(test)]

@@ -71,7 +71,7 @@ pub enum ClientError {
         name: String,
     },
     /// CreateSession was refused.
-    #[error("cannot create a session in {database}: {}", .status.message())]
+    #[error("cannot create a session in {database}: {}", super::status_words(.status))]
     CreateSession {
         /// The database's full name.
         database: String,
@@ -79,7 +79,7 @@ pub enum ClientError {
         status: tonic::Status,
     },
     /// DeleteSession was refused.
-    #[error("cannot delete the session {session}: {}", .status.message())]
+    #[error("cannot delete the session {session}: {}", super::status_words(.status))]
     DeleteSession {
         /// The session's name.
         session: String,

@@ -22,6 +22,7 @@ pub mod server_timing;
 pub mod session;
 pub mod session_kind;
 pub mod target;
+mod tcp;
 pub mod timeline;
 pub mod timeouts;
 pub mod timing;
@@ -63,11 +64,17 @@ pub const CONNECTION_WINDOW: u32 = 16 << 20;
 /// its bytes are read, as [`IterationError::TooLarge`].
 pub const MAX_MESSAGE_BYTES: usize = 128 << 20;
 
+/// The most bytes of response headers, and of trailers, a call takes, as HTTP/2 counts them (each
+/// name and value plus 32): hyper's default, set on every channel so that [`oversized_headers`]
+/// says what holds. Cloud Spanner's are a few hundred bytes.
+pub const MAX_RESPONSE_HEADER_BYTES: u32 = 16 << 10;
+
 /// Connects to a plaintext endpoint (`host:port`), as the emulator and the local instance serve.
 pub async fn connect_plaintext(host_port: &str) -> Result<Channel, tonic::transport::Error> {
     Endpoint::from_shared(format!("http://{host_port}"))?
         .initial_stream_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)
+        .http2_max_header_list_size(MAX_RESPONSE_HEADER_BYTES)
         .tcp_nodelay(true)
         .connect()
         .await
@@ -83,6 +90,7 @@ pub async fn connect_plaintext_answering_within(
     Endpoint::from_shared(format!("http://{host_port}"))?
         .initial_stream_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)
+        .http2_max_header_list_size(MAX_RESPONSE_HEADER_BYTES)
         .tcp_nodelay(true)
         .timeout(call)
         .connect()
@@ -129,6 +137,59 @@ pub fn not_grpc(status: &tonic::Status) -> Option<String> {
     let message = status.message();
     (message.contains("grpc-status header missing") || message.contains("invalid content-type"))
         .then(|| format!("it answers HTTP/2, but not as a gRPC server does: {message}"))
+}
+
+/// When the call broke because the server's response headers (or trailers) were past
+/// [`MAX_RESPONSE_HEADER_BYTES`], that, in words; tonic says only "h2 protocol error". HTTP/2
+/// (h2) refuses a header list past 4 times the limit by closing the connection with
+/// `header_list_way_too_large`: certain. One past the limit but under that it refuses by
+/// resetting the stream with PROTOCOL_ERROR, as it does a malformed header block: the words say
+/// both.
+pub fn oversized_headers(status: &tonic::Status) -> Option<String> {
+    let refused = h2_error(status)?;
+    if !refused.is_library() {
+        return None;
+    }
+    let limit = MAX_RESPONSE_HEADER_BYTES >> 10;
+    let closed = refused.is_go_away()
+        && refused.reason() == Some(h2::Reason::ENHANCE_YOUR_CALM)
+        && refused.to_string().contains("header_list_way_too_large");
+    let reset = refused.is_reset() && refused.reason() == Some(h2::Reason::PROTOCOL_ERROR);
+    if closed {
+        Some(format!(
+            "the server's response headers were larger than the {limit} KiB this client takes \
+             (more than {} KiB: its HTTP/2 layer closed the connection)",
+            limit * 4
+        ))
+    } else if reset {
+        Some(format!(
+            "the server's response headers were larger than the {limit} KiB this client takes, \
+             or malformed (its HTTP/2 layer refused them and reset the stream)"
+        ))
+    } else {
+        None
+    }
+}
+
+/// The HTTP/2 error among `status`'s sources, if any.
+fn h2_error(status: &tonic::Status) -> Option<&h2::Error> {
+    let mut source = std::error::Error::source(status);
+    while let Some(e) = source {
+        if let Some(h2) = e.downcast_ref::<h2::Error>() {
+            return Some(h2);
+        }
+        source = e.source();
+    }
+    None
+}
+
+/// What `status` says, in words: [`oversized_headers`] when that is why it failed, else its
+/// message.
+pub fn status_words(status: &tonic::Status) -> std::borrow::Cow<'_, str> {
+    match oversized_headers(status) {
+        Some(words) => words.into(),
+        None => status.message().into(),
+    }
 }
 
 /// Whether the call broke in the connection (HTTP/2 or the socket), rather than being answered.

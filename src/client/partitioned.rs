@@ -88,26 +88,20 @@ pub async fn run(
         .map(|_| |rows: RowsView<'_>, bytes: usize| (shared.borrow_mut())(rows, bytes))
         .collect();
     let deadline = started + call.timeouts.iteration;
+    let ended = tokio::sync::Notify::new();
     let streams = requests
         .iter()
         .zip(sinks.iter_mut())
         .map(|(request, sink)| {
-            // A partition started late gets what is left of the iteration's limit.
-            let timeouts = Timeouts {
-                iteration: deadline.saturating_duration_since(Instant::now()),
-                ..call.timeouts
-            };
-            run_iteration(
-                call.channel.clone(),
+            let stream = OnePartition {
+                call: &call,
                 request,
-                call.headers.next_call(),
                 policy,
-                timeouts,
-                Decoding {
-                    kept_messages: kept_each,
-                    ..Decoding::new(decoder, sink)
-                },
-            )
+                deadline,
+                decoder,
+                kept_messages: kept_each,
+            };
+            stream.read(sink, &ended)
         });
     let results: Vec<_> = futures_util::stream::iter(streams)
         .buffered(CONCURRENT_PARTITIONS)
@@ -126,6 +120,68 @@ pub async fn run(
     out.began = Some(started);
     out.request_id = Some(partition_id);
     Ok(out)
+}
+
+/// The longest a partition refused for want of room waits before it asks again (unless another
+/// partition ends first).
+const MOST_BACK_OFF: Duration = Duration::from_secs(1);
+
+/// One partition's stream, as the iteration reads it.
+struct OnePartition<'a> {
+    call: &'a PartitionCall<'a>,
+    request: &'a pb::ExecuteSqlRequest,
+    policy: ResumePolicy,
+    deadline: Instant,
+    decoder: crate::wire::DecoderKind,
+    kept_messages: usize,
+}
+
+impl OnePartition<'_> {
+    /// Streams the partition into `sink`. A server runs so many queries at once (the local
+    /// instance 32) and refuses the next with RESOURCE_EXHAUSTED: a partition refused before a
+    /// single message came asks again once another partition has `ended` (or after a back-off),
+    /// within the iteration's limit, so a read of more partitions than the server runs at once
+    /// takes its turns instead of failing.
+    async fn read(
+        self,
+        sink: &mut dyn FnMut(RowsView<'_>, usize),
+        ended: &tokio::sync::Notify,
+    ) -> Result<IterationTiming, IterationError> {
+        let mut back_off = Duration::from_millis(20);
+        loop {
+            let mut heard = false;
+            let mut counting = |rows: RowsView<'_>, bytes: usize| {
+                heard = true;
+                sink(rows, bytes);
+            };
+            // A partition started late gets what is left of the iteration's limit.
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            let timeouts = Timeouts {
+                iteration: left,
+                ..self.call.timeouts
+            };
+            let result = run_iteration(
+                self.call.channel.clone(),
+                self.request,
+                self.call.headers.next_call(),
+                self.policy,
+                timeouts,
+                Decoding {
+                    kept_messages: self.kept_messages,
+                    ..Decoding::new(self.decoder, &mut counting)
+                },
+            )
+            .await;
+            let refused = matches!(&result, Err(IterationError::Status(s))
+                if s.code() == tonic::Code::ResourceExhausted);
+            if !refused || heard || left <= back_off {
+                ended.notify_waiters();
+                return result;
+            }
+            let _ = tokio::time::timeout(back_off, ended.notified()).await;
+            back_off = (back_off * 2).min(MOST_BACK_OFF);
+        }
+    }
 }
 
 /// PartitionQuery in a new read-only transaction at `staleness`: the transaction's id, the

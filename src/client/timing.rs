@@ -86,7 +86,7 @@ impl IterationTiming {
 #[derive(Debug, thiserror::Error)]
 pub enum IterationError {
     /// The server answered with an error.
-    #[error("{}: {}", .0.code(), .0.message())]
+    #[error("{}: {}", .0.code(), super::status_words(.0))]
     Status(Status),
     /// The stream could not be decoded.
     #[error("{0}")]

@@ -117,23 +117,11 @@ impl Drop for TempFile {
 /// bounded per run), and parsing one costs a small multiple of its size.
 pub const MAX_REPORT_BYTES: u64 = 64 << 20;
 
-/// The bytes of `path`, refused past `max` before more than `max` bytes are read (so a huge file or
-/// a device such as /dev/zero costs at most `max`), with an error that says so.
+/// The bytes of `path`, refused past `max` before more than `max` bytes are read (so a huge file
+/// costs at most `max`), and refused at once unless it is a regular file (a FIFO would block the
+/// open, a device such as /dev/zero never end), with an error that says so (`crate::files`).
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
-    use std::io::Read;
-    let file = File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(max + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "larger than {} MiB, the most spanprof reads from such a file",
-                max >> 20
-            ),
-        ));
-    }
-    Ok(bytes)
+    crate::files::read_regular(path, max)
 }
 
 #[cfg(test)]
@@ -155,7 +143,11 @@ mod tests {
         let err = read_bounded(&path, 2 << 20).expect_err("past the bound");
         assert!(err.to_string().contains("larger than 2 MiB"), "{err}");
         let err = read_bounded(Path::new("/dev/zero"), 1 << 20).expect_err("endless");
-        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(
+            err.kind(),
+            io::ErrorKind::InvalidInput,
+            "refused unread: {err}"
+        );
         Ok(())
     }
 

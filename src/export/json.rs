@@ -52,7 +52,11 @@ pub fn read_json(bytes: &[u8]) -> Result<Vec<RunReport>, ExportError> {
             found: header.spanprof_report,
         });
     }
-    let document: DocumentIn = serde_json::from_slice(bytes)?;
+    // The plans' metadata is read as JSON values: all of them within one budget.
+    let document: DocumentIn =
+        crate::wire::bounded_json::within(crate::wire::bounded_json::BUDGET, || {
+            serde_json::from_slice(bytes)
+        })?;
     Ok(document.runs)
 }
 
@@ -193,6 +197,44 @@ mod tests {
     fn golden() -> Result<(), ExportError> {
         let bytes = Json.export(&reports())?;
         assert_eq!(String::from_utf8_lossy(&bytes), GOLDEN);
+        Ok(())
+    }
+
+    #[test]
+    fn a_report_s_plan_nodes_are_read_within_one_budget() -> Result<(), ExportError> {
+        // Issue 32: a plan node's metadata is read as JSON values, which cost far more than their
+        // text; a report holding 500,000 small objects there (5,000,000 units) is refused.
+        let node = |objects: usize| crate::wire::PlanNode {
+            index: 0,
+            kind: "RELATIONAL".into(),
+            display_name: "Scan".into(),
+            child_links: Vec::new(),
+            short_representation: None,
+            subqueries: Default::default(),
+            metadata: serde_json::Value::Array(vec![serde_json::json!({"a": 1}); objects]),
+            execution_stats: serde_json::Value::Null,
+        };
+        let mut reports = reports();
+        reports[0].plans.plans.push(crate::plan::StoredPlan {
+            fingerprint: "f".into(),
+            nodes: vec![node(500_000)],
+        });
+        reports[0]
+            .plans
+            .iterations
+            .push(crate::plan::IterationPlan {
+                iteration: 2,
+                fingerprint: Some("f".into()),
+                error: None,
+                operators: Vec::new(),
+            });
+        let error = read_json(&Json.export(&reports)?).expect_err("past the budget");
+        assert!(
+            error.to_string().contains("more JSON values than"),
+            "{error}"
+        );
+        reports[0].plans.plans[0].nodes = vec![node(1_000)];
+        assert_eq!(read_json(&Json.export(&reports)?)?, reports);
         Ok(())
     }
 

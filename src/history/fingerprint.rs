@@ -170,6 +170,18 @@ pub fn normalize_sql(sql: &str) -> String {
 /// The fingerprint of a run of `config` against `database` (its name without host or port, so
 /// the emulator on another port is the same database).
 pub fn fingerprint(config: &RunConfig, database: &str) -> String {
+    let text = measured(config, database);
+    format!("{:016x}", continued(OFFSET_BASIS, text.as_bytes()))
+}
+
+/// Whether two runs measured the same query (all the fingerprint hashes but the database, compared
+/// as text: two queries whose fingerprints collide, or a row that claims another's, differ here).
+pub fn same_query(a: &RunConfig, b: &RunConfig) -> bool {
+    measured(a, "") == measured(b, "")
+}
+
+/// What a fingerprint hashes, as text.
+fn measured(config: &RunConfig, database: &str) -> String {
     let kind = config.target.split_whitespace().next().unwrap_or("");
     let mut text = String::new();
     let mut field = |s: &str| {
@@ -195,7 +207,7 @@ pub fn fingerprint(config: &RunConfig, database: &str) -> String {
     if config.decoder == Reader::BytesOnly {
         field("floor");
     }
-    format!("{:016x}", continued(OFFSET_BASIS, text.as_bytes()))
+    text
 }
 
 #[cfg(test)]

@@ -67,6 +67,13 @@ impl Location {
             if text.is_empty() {
                 return Err(bad("an empty path"));
             }
+            if let Some(scheme) = scheme_of(text) {
+                return Err(bad(&format!(
+                    "{scheme}:// is no store spanprof knows: a path, or \
+                     spanner://projects/P/instances/I/databases/D (a file whose name begins so: \
+                     ./{scheme}://...)"
+                )));
+            }
             return Ok(Location::File(PathBuf::from(text)));
         };
         let parts: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
@@ -94,6 +101,15 @@ impl Location {
             Location::Spanner(db) => format!("spanner://{}", db.name()),
         }
     }
+}
+
+/// The scheme of a URI-like text (`scheme://...`: a letter, then letters, digits, `+`, `-`, `.`).
+fn scheme_of(text: &str) -> Option<&str> {
+    let (scheme, _) = text.split_once("://")?;
+    let mut chars = scheme.chars();
+    let starts = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
+    (starts && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+        .then_some(scheme)
 }
 
 fn is_id(text: &str) -> bool {
@@ -147,5 +163,23 @@ mod tests {
             Some(Location::File("runs.sqlite".into()))
         );
         assert_eq!(Location::choose(Some("x"), true).ok(), Some(Location::Off));
+    }
+
+    #[test]
+    fn a_scheme_it_does_not_know_is_an_error_not_a_file_name() {
+        for typo in [
+            "spaner://projects/p/instances/i/databases/d",
+            "file:///tmp/h.sqlite",
+            "s3://b/k",
+        ] {
+            let err = Location::parse(typo).expect_err(typo).to_string();
+            assert!(err.contains("is no store spanprof knows"), "{err}");
+        }
+        assert_eq!(
+            Location::parse("./spaner://x").ok(),
+            Some(Location::File("./spaner://x".into())),
+            "a path that only looks like one"
+        );
+        assert!(Location::parse("C:\\runs\\h.sqlite").is_ok());
     }
 }

@@ -3,6 +3,7 @@
 //! Saving runs on a worker thread ([`HistoryWorker`]) after the timed iterations, and never
 //! fails a run: what could not be saved is said once.
 
+pub mod baseline;
 pub mod fingerprint;
 pub mod location;
 pub mod record;
@@ -11,9 +12,10 @@ pub mod sqlite;
 pub mod trend;
 pub mod worker;
 
-pub use fingerprint::{fingerprint, normalize_sql};
+pub use baseline::{Wanted, baseline};
+pub use fingerprint::{fingerprint, normalize_sql, same_query};
 pub use location::{Location, default_path};
-pub use record::{Baseline, Filter, RunSummary, StoredRun};
+pub use record::{Baseline, Filter, NotARun, RunSummary, StoredRun};
 pub use sqlite::{Retention, SqliteStore};
 pub use trend::{PhaseFigures, QuerySummary, TrendPoint};
 pub use worker::HistoryWorker;
@@ -57,6 +59,12 @@ pub enum HistoryError {
         /// Why.
         reason: String,
     },
+    /// The store can be read but not written (the file or its directory): nothing is saved.
+    #[error("history store {path} is read-only: it can be listed, but nothing is saved in it")]
+    ReadOnly {
+        /// The file.
+        path: String,
+    },
     /// The Spanner store failed.
     #[error("history in Spanner {database}: {reason}")]
     Spanner {
@@ -64,6 +72,19 @@ pub enum HistoryError {
         database: String,
         /// What failed.
         reason: String,
+    },
+    /// A report larger than a stored report may be (what a report file may be).
+    #[error(
+        "the report of run {label:?} is {} MiB, more than the {} MiB a stored report may be: the \
+         runs of this profile were not saved",
+        bytes >> 20,
+        record::MAX_STORED_REPORT_BYTES >> 20
+    )]
+    TooLarge {
+        /// The run's label.
+        label: String,
+        /// Its report's size.
+        bytes: u64,
     },
     /// A `--history` value that names no store.
     #[error("--history {text:?}: {why}")]
@@ -94,10 +115,10 @@ pub trait HistoryStore: Send {
     fn set_pinned(&mut self, id: &str, pinned: bool) -> Result<bool, HistoryError>;
     /// Deletes run `id`; whether there was such a run.
     fn delete(&mut self, id: &str) -> Result<bool, HistoryError>;
-    /// Notices the store has to give once (a corrupted file moved aside), taken.
-    fn take_notices(&mut self) -> Vec<String> {
-        Vec::new()
-    }
+    /// Notices the store has to give once (a corrupted file moved aside, a row skipped), taken.
+    fn take_notices(&mut self) -> Vec<String>;
+    /// Keeps `notice` to give with the others (a run a reader skipped, named).
+    fn notice(&mut self, notice: String);
 }
 
 /// Opens the store `location` names (a Spanner store through `SPANNER_EMULATOR_HOST`); `None`
@@ -108,38 +129,4 @@ pub fn open(location: &Location) -> Result<Option<Box<dyn HistoryStore>>, Histor
         Location::File(path) => Some(Box::new(SqliteStore::open(path, Retention::default())?)),
         Location::Spanner(database) => Some(Box::new(spanner::SpannerStore::open(database)?)),
     })
-}
-
-/// The earlier run `which` picks among those of `fingerprint` on `target` (for `history:ID`,
-/// that run whatever it measured).
-pub fn baseline(
-    store: &mut dyn HistoryStore,
-    which: &Baseline,
-    fingerprint: &str,
-    target: &str,
-) -> Result<Option<RunReport>, HistoryError> {
-    let id = match which {
-        Baseline::Id(id) => Some(id.clone()),
-        Baseline::Last | Baseline::Best => {
-            let filter = Filter {
-                fingerprint: Some(fingerprint.to_owned()),
-                target: Some(target.to_owned()),
-                ..Filter::default()
-            };
-            let runs = store.list(&filter)?;
-            let runs = runs.into_iter().filter(|r| r.median_total_ms.is_some());
-            match which {
-                Baseline::Last => runs.into_iter().next(),
-                _ => runs.min_by(|a, b| {
-                    let (a, b) = (a.median_total_ms, b.median_total_ms);
-                    a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal)
-                }),
-            }
-            .map(|r| r.id)
-        }
-    };
-    match id {
-        Some(id) => store.get(&id),
-        None => Ok(None),
-    }
 }

@@ -7,6 +7,7 @@ use crate::part::Measure;
 use crate::report::RunReport;
 use crate::wire::Timestamp;
 
+use super::HistoryError;
 use super::fingerprint::fingerprint;
 
 /// A run ready to be saved.
@@ -62,6 +63,44 @@ impl StoredRun {
             started_ms: unix_ms(&report.started_at).unwrap_or(0),
             report_json: serde_json::to_string(report)?,
         })
+    }
+}
+
+/// A stored row that is not a run: its id and why. Readers skip it and name it in a notice,
+/// never failing the whole listing for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotARun {
+    /// Its id.
+    pub id: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+impl NotARun {
+    /// The notice that names it, skipped, in `store` (how the store is described).
+    pub fn notice(&self, store: &str) -> String {
+        format!(
+            "skipped row {} of {store}, not a run: {}",
+            self.id, self.why
+        )
+    }
+}
+
+/// The most a stored report may be: what a report file may be (`export::MAX_REPORT_BYTES`), so
+/// that reading one back holds a bounded amount.
+pub const MAX_STORED_REPORT_BYTES: u64 = crate::export::MAX_REPORT_BYTES;
+
+/// Every one of `runs` within [`MAX_STORED_REPORT_BYTES`]; else the first that is not.
+pub fn check_sizes(runs: &[StoredRun]) -> Result<(), HistoryError> {
+    match runs
+        .iter()
+        .find(|run| run.report_json.len() as u64 > MAX_STORED_REPORT_BYTES)
+    {
+        Some(run) => Err(HistoryError::TooLarge {
+            label: run.summary.label.clone(),
+            bytes: run.report_json.len() as u64,
+        }),
+        None => Ok(()),
     }
 }
 

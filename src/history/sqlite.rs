@@ -10,7 +10,9 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 use super::location::parent_of;
-use super::record::{Filter, RunSummary, StoredRun, now_ms};
+use super::record::{
+    Filter, MAX_STORED_REPORT_BYTES, NotARun, RunSummary, StoredRun, check_sizes, now_ms,
+};
 use super::trend::{QuerySummary, TrendPoint, like_pattern};
 use super::{HistoryError, HistoryStore};
 use crate::report::RunReport;
@@ -66,6 +68,8 @@ pub struct SqliteStore {
     connection: Connection,
     retention: Retention,
     notices: Vec<String>,
+    /// Opened for reading only (the file or its directory cannot be written): listed, never saved.
+    read_only: bool,
 }
 
 impl SqliteStore {
@@ -79,16 +83,25 @@ impl SqliteStore {
             })?;
         }
         let mut notices = Vec::new();
+        let mut read_only = false;
         let connection = match connect(path) {
             Ok(c) => c,
+            Err(e) if is_read_only(&e) && path.exists() => {
+                read_only = true;
+                fallback::read_only(path).map_err(|source| sqlite_error(path, source))?
+            }
             Err(e) if is_corrupt(&e) => {
                 let aside = move_aside(path)?;
+                let fresh = connect(path).map_err(|source| sqlite_error(path, source))?;
+                // A damaged page rather than a file that is no database: what reads is kept.
+                let copied = fallback::salvage(&fresh, &aside).map_or(0, |s| s.copied);
                 notices.push(format!(
-                    "the history store {} could not be read ({e}); it is kept as {} and a fresh store was started",
+                    "the history store {} could not be read ({e}); it is kept as {} and a fresh \
+                     store was started with the {copied} runs that could be read",
                     path.display(),
                     aside.display()
                 ));
-                connect(path).map_err(|source| sqlite_error(path, source))?
+                fresh
             }
             Err(e) => return Err(sqlite_error(path, e)),
         };
@@ -107,6 +120,7 @@ impl SqliteStore {
             connection,
             retention,
             notices,
+            read_only,
         })
     }
 
@@ -114,20 +128,26 @@ impl SqliteStore {
         sqlite_error(&self.path, source)
     }
 
-    fn insert(&mut self, runs: &[StoredRun]) -> Result<Vec<String>, rusqlite::Error> {
+    /// Inserts `runs` in one transaction, with the ids SQLite gives or, when `ids` says, those.
+    fn insert(
+        &mut self,
+        runs: &[StoredRun],
+        ids_given: Option<&[i64]>,
+    ) -> Result<Vec<String>, rusqlite::Error> {
         let tx = self
             .connection
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut ids = Vec::with_capacity(runs.len());
         {
             let mut insert = tx.prepare_cached(
-                "INSERT INTO runs (started_at, started_ms, saved_ms, label, target, fingerprint,
-                 sql, iterations, median_total_ms, p90_total_ms, report)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                "INSERT INTO runs (id, started_at, started_ms, saved_ms, label, target,
+                 fingerprint, sql, iterations, median_total_ms, p90_total_ms, report)
+                 VALUES (?12, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )?;
             let saved = now_ms();
-            for run in runs {
+            for (n, run) in runs.iter().enumerate() {
                 let s = &run.summary;
+                let id = ids_given.and_then(|given| given.get(n).copied());
                 insert.execute(params![
                     s.started_at,
                     run.started_ms,
@@ -140,6 +160,7 @@ impl SqliteStore {
                     s.median_total_ms,
                     s.p90_total_ms,
                     run.report_json,
+                    id,
                 ])?;
                 ids.push(tx.last_insert_rowid().to_string());
             }
@@ -161,21 +182,26 @@ impl SqliteStore {
 
 impl HistoryStore for SqliteStore {
     fn save(&mut self, runs: &[StoredRun]) -> Result<Vec<String>, HistoryError> {
-        match self.insert(runs) {
+        check_sizes(runs)?;
+        if self.read_only {
+            return Err(HistoryError::ReadOnly {
+                path: self.path.display().to_string(),
+            });
+        }
+        match self.insert(runs, None) {
             Ok(ids) => Ok(ids),
-            Err(e) if is_corrupt(&e) => {
-                // Broken since it was opened: keep it aside, start afresh, save there.
-                let aside = move_aside(&self.path)?;
-                let mut fresh = SqliteStore::open(&self.path, self.retention)?;
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DiskFull) && self.ids_spent() => {
+                let free =
+                    fallback::free_ids(&self.connection, runs.len()).map_err(|e| self.error(e))?;
                 self.notices.push(format!(
-                    "the history store {} could not be written ({e}); it is kept as {} and a fresh store was started",
+                    "the history store {} has a run numbered {}, the last id SQLite gives: this \
+                     run took a free id below it",
                     self.path.display(),
-                    aside.display()
+                    i64::MAX
                 ));
-                let ids = fresh.insert(runs).map_err(|e| self.error(e))?;
-                self.connection = fresh.connection;
-                Ok(ids)
+                self.insert(runs, Some(&free)).map_err(|e| self.error(e))
             }
+            Err(e) if is_corrupt(&e) => self.save_after_salvage(runs, &e),
             Err(e) => Err(self.error(e)),
         }
     }
@@ -208,28 +234,50 @@ impl HistoryStore for SqliteStore {
                 ],
                 summary_of,
             )
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
-        rows.map_err(|e| sqlite_error(&self.path, e))
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| sqlite_error(&self.path, e))?;
+        drop(statement);
+        Ok(self.runs_of(rows))
     }
 
     fn get(&mut self, id: &str) -> Result<Option<RunReport>, HistoryError> {
         let Ok(number) = id.parse::<i64>() else {
             return Ok(None);
         };
-        let json: Option<String> = self
+        let bad = |reason: String| HistoryError::BadRecord {
+            id: id.to_owned(),
+            reason,
+        };
+        // Its size first (from the record's header, without reading it): a report is read back
+        // only within the bound a report file has.
+        let bytes: Option<Option<i64>> = self
+            .connection
+            .query_row(
+                "SELECT octet_length(report) FROM runs WHERE id = ?1",
+                [number],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|e| self.error(e))?;
+        let Some(bytes) = bytes else {
+            return Ok(None);
+        };
+        if bytes.unwrap_or(0) as u64 > MAX_STORED_REPORT_BYTES {
+            return Err(bad(format!(
+                "its stored report is {} MiB, more than the {} MiB a report may be",
+                bytes.unwrap_or(0) >> 20,
+                MAX_STORED_REPORT_BYTES >> 20
+            )));
+        }
+        let json: String = self
             .connection
             .query_row("SELECT report FROM runs WHERE id = ?1", [number], |row| {
                 row.get(0)
             })
-            .optional()
-            .map_err(|e| self.error(e))?;
-        json.map(|json| {
-            serde_json::from_str(&json).map_err(|e| HistoryError::BadRecord {
-                id: id.to_owned(),
-                reason: e.to_string(),
-            })
-        })
-        .transpose()
+            .map_err(|e| bad(format!("its stored report is not text ({e})")))?;
+        serde_json::from_str(&json)
+            .map(Some)
+            .map_err(|e| bad(e.to_string()))
     }
 
     fn queries(&mut self, search: &str, limit: usize) -> Result<Vec<QuerySummary>, HistoryError> {
@@ -249,11 +297,13 @@ impl HistoryStore for SqliteStore {
             .map_err(|e| sqlite_error(&self.path, e))?;
         let rows = statement
             .query_map(params![pattern, limit], |row| {
+                // Whatever a bad row holds, a query's line is text or empty.
+                let text = |i: usize| row.get::<_, String>(i).unwrap_or_default();
                 Ok(QuerySummary {
-                    fingerprint: row.get(0)?,
-                    sql: row.get(1)?,
-                    runs: row.get::<_, i64>(2)?.max(0) as u64,
-                    last_started_at: row.get(3)?,
+                    fingerprint: text(0),
+                    sql: text(1),
+                    runs: row.get::<_, i64>(2).unwrap_or(0).max(0) as u64,
+                    last_started_at: text(3),
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
@@ -275,17 +325,21 @@ impl HistoryStore for SqliteStore {
             .query_map(params![fingerprint, limit], |row| {
                 Ok((
                     summary_of(row)?,
-                    row.get::<_, bool>(9)?,
-                    row.get::<_, String>(10)?,
+                    row.get::<_, bool>(9).unwrap_or(false),
+                    row.get::<_, String>(10).unwrap_or_default(),
                 ))
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| sqlite_error(&self.path, e))?;
-        Ok(rows
-            .into_iter()
-            .rev()
-            .map(|(summary, pinned, json)| TrendPoint::from_stored(summary, pinned, &json))
-            .collect())
+        drop(statement);
+        let mut points = Vec::with_capacity(rows.len());
+        for (summary, pinned, json) in rows.into_iter().rev() {
+            match summary {
+                Ok(summary) => points.push(TrendPoint::from_stored(summary, pinned, &json)),
+                Err(bad) => self.notices.push(bad.notice(&self.described())),
+            }
+        }
+        Ok(points)
     }
 
     fn set_label(&mut self, id: &str, label: &str) -> Result<bool, HistoryError> {
@@ -310,9 +364,71 @@ impl HistoryStore for SqliteStore {
     fn take_notices(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notices)
     }
+
+    fn notice(&mut self, notice: String) {
+        self.notices.push(notice);
+    }
 }
 
 impl SqliteStore {
+    /// How a notice names the store.
+    fn described(&self) -> String {
+        format!("the history store {}", self.path.display())
+    }
+
+    /// The runs of listing `rows`; a row that is not one is named in a notice and skipped.
+    fn runs_of(&mut self, rows: Vec<Result<RunSummary, NotARun>>) -> Vec<RunSummary> {
+        let store = self.described();
+        let mut runs = Vec::with_capacity(rows.len());
+        for row in rows {
+            match row {
+                Ok(run) => runs.push(run),
+                Err(bad) => self.notices.push(bad.notice(&store)),
+            }
+        }
+        runs
+    }
+
+    /// Whether SQLite has given its last id (a row numbered `i64::MAX`, which AUTOINCREMENT
+    /// remembers even once the row is gone).
+    fn ids_spent(&self) -> bool {
+        self.connection
+            .query_row(
+                "SELECT seq FROM sqlite_sequence WHERE name = 'runs'",
+                [],
+                |row| row.get::<_, i64>(0),
+            )
+            .is_ok_and(|seq| seq == i64::MAX)
+            || self
+                .connection
+                .query_row("SELECT MAX(id) FROM runs", [], |row| row.get::<_, i64>(0))
+                .is_ok_and(|max| max == i64::MAX)
+    }
+
+    /// A save that found a damaged page: the readable runs are copied into a fresh store (the
+    /// damaged file kept aside, named), and `runs` saved there. Never the whole history lost
+    /// for one page.
+    fn save_after_salvage(
+        &mut self,
+        runs: &[StoredRun],
+        damage: &rusqlite::Error,
+    ) -> Result<Vec<String>, HistoryError> {
+        let aside = move_aside(&self.path)?;
+        let mut fresh = SqliteStore::open(&self.path, self.retention)?;
+        let salvaged = fallback::salvage(&fresh.connection, &aside).map_err(|e| self.error(e))?;
+        self.notices.push(format!(
+            "the history store {} has a damaged page ({damage}): its {} readable runs were copied \
+             into a fresh store ({} could not be read), and the damaged file is kept as {}",
+            self.path.display(),
+            salvaged.copied,
+            salvaged.lost,
+            aside.display()
+        ));
+        let ids = fresh.insert(runs, None).map_err(|e| self.error(e))?;
+        self.connection = fresh.connection;
+        Ok(ids)
+    }
+
     /// Runs `sql` (a change of one run: `?1` its id, `?2` `value`); whether a row changed.
     fn change(
         &mut self,
@@ -362,18 +478,53 @@ fn migrate(c: &mut Connection) -> Result<(), rusqlite::Error> {
 }
 
 /// A listing line from a row whose first nine columns are `id, started_at, label, target,
-/// fingerprint, iterations, median_total_ms, p90_total_ms, sql`, in that order.
-fn summary_of(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
+/// fingerprint, iterations, median_total_ms, p90_total_ms, sql`, in that order; or, when a column
+/// holds what a run cannot (a negative count, a text median), why not. `Err` only for SQLite's own
+/// failures.
+fn summary_of(row: &rusqlite::Row<'_>) -> rusqlite::Result<Result<RunSummary, NotARun>> {
+    let id = row.get::<_, i64>(0)?.to_string();
+    Ok(fields_of(row, &id).map_err(|why| NotARun { id, why }))
+}
+
+fn fields_of(row: &rusqlite::Row<'_>, id: &str) -> Result<RunSummary, String> {
+    use rusqlite::types::ValueRef;
+    const NAMES: [&str; 9] = [
+        "id",
+        "started_at",
+        "label",
+        "target",
+        "fingerprint",
+        "iterations",
+        "median_total_ms",
+        "p90_total_ms",
+        "sql",
+    ];
+    let text = |i: usize| {
+        row.get::<_, String>(i)
+            .map_err(|_| format!("{} is not text", NAMES[i]))
+    };
+    let ms = |i: usize| match row.get_ref(i) {
+        Ok(ValueRef::Null) => Ok(None),
+        Ok(ValueRef::Real(x)) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+        Ok(ValueRef::Integer(n)) if n >= 0 => Ok(Some(n as f64)),
+        _ => Err(format!("{} is not a duration in milliseconds", NAMES[i])),
+    };
+    let iterations = match row.get_ref(5) {
+        Ok(ValueRef::Integer(n)) => {
+            u32::try_from(n).map_err(|_| format!("iterations is {n}, not a count of iterations"))?
+        }
+        _ => return Err("iterations is not a number".into()),
+    };
     Ok(RunSummary {
-        id: row.get::<_, i64>(0)?.to_string(),
-        started_at: row.get(1)?,
-        label: row.get(2)?,
-        target: row.get(3)?,
-        fingerprint: row.get(4)?,
-        iterations: row.get(5)?,
-        median_total_ms: row.get(6)?,
-        p90_total_ms: row.get(7)?,
-        sql: row.get(8)?,
+        id: id.to_owned(),
+        started_at: text(1)?,
+        label: text(2)?,
+        target: text(3)?,
+        fingerprint: text(4)?,
+        iterations,
+        median_total_ms: ms(6)?,
+        p90_total_ms: ms(7)?,
+        sql: text(8)?,
     })
 }
 
@@ -382,6 +533,14 @@ pub fn schema_version(path: &Path) -> Result<i64, HistoryError> {
     let c = Connection::open(path).map_err(|e| sqlite_error(path, e))?;
     c.pragma_query_value(None, "user_version", |r| r.get(0))
         .map_err(|e| sqlite_error(path, e))
+}
+
+/// The file or its directory cannot be written (or its shared memory made): it can be read.
+fn is_read_only(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied)
+    )
 }
 
 fn is_corrupt(e: &rusqlite::Error) -> bool {
@@ -423,6 +582,8 @@ fn sqlite_error(path: &Path, source: rusqlite::Error) -> HistoryError {
         source,
     }
 }
+
+mod fallback;
 
 #[cfg(test)]
 mod tests;

@@ -547,16 +547,16 @@ fn summary(value: &Json) -> Result<ExecutionSummary, String> {
 
 /// The plan nodes of a REST-style JSON document, as the wire's plain data.
 fn rest_plan_nodes(document: &Json) -> Result<Vec<PlanNode>, PlanError> {
-    let get = |v: &'_ Json, camel: &str, snake: &str| -> Option<Json> {
-        v.get(camel).or_else(|| v.get(snake)).cloned()
-    };
-    let mut at = document.clone();
+    fn get<'a>(v: &'a Json, camel: &str, snake: &str) -> Option<&'a Json> {
+        v.get(camel).or_else(|| v.get(snake))
+    }
+    let mut at = document;
     for (camel, snake) in [("stats", "stats"), ("queryPlan", "query_plan")] {
-        if let Some(inner) = get(&at, camel, snake) {
+        if let Some(inner) = get(at, camel, snake) {
             at = inner;
         }
     }
-    let Some(Json::Array(nodes)) = get(&at, "planNodes", "plan_nodes") else {
+    let Some(Json::Array(nodes)) = get(at, "planNodes", "plan_nodes") else {
         return Err(PlanError::NotAPlan(
             "no planNodes (nor stats.queryPlan.planNodes) in the document".into(),
         ));

@@ -55,8 +55,9 @@ pub struct KnobSettings {
     /// How long a faulted stream is held for its resume before its query is released, in
     /// milliseconds. Default 60 s.
     pub park_timeout_ms: u64,
-    /// Sessions open at once; past it CreateSession is refused with RESOURCE_EXHAUSTED. Default
-    /// 10,000 (production's limit per node).
+    /// Sessions open at once; past it a session whose connections have closed, or one of the
+    /// connection that created the most, makes room, else CreateSession is refused with
+    /// RESOURCE_EXHAUSTED. Default 10,000 (production's limit per node).
     pub max_sessions: u64,
     /// A session unused for this long is deleted, in milliseconds (later calls get NOT_FOUND, as in
     /// production, which deletes sessions idle for an hour). Default one hour.
@@ -64,9 +65,9 @@ pub struct KnobSettings {
     /// Longest database or session name, and longest session label key or value, in bytes.
     /// Default 256 (production's names are at most about 200 bytes, its labels 63).
     pub max_name_bytes: u64,
-    /// Bytes of request bodies still arriving, server-wide; the request that would pass it is
-    /// refused with RESOURCE_EXHAUSTED and its bytes dropped. Default 256 MiB (16 requests of the
-    /// largest size at once).
+    /// Bytes of request bodies still arriving, server-wide; past it, bodies silent for a second
+    /// make room (the largest first), else the request that would pass it is refused with
+    /// RESOURCE_EXHAUSTED and its bytes dropped. Default 256 MiB (16 requests of the largest size).
     pub max_pending_request_bytes: u64,
     /// How long a request body may take to arrive whole, in milliseconds; past it the request
     /// fails with DEADLINE_EXCEEDED. Default 10 s.

@@ -1,15 +1,20 @@
-//! The connections the local instance accepts: at most `max_connections` at once (a connection past
-//! it is closed as soon as it is accepted), each closed once it has sent nothing for its idle time
-//! (the server's HTTP/2 keepalive pings make a live peer answer well within it), and an accept
-//! loop that backs off when accepting fails (EMFILE: out of file descriptors) instead of spinning.
-//! Each connection has a [`Link`] its calls can reach it by, to close it from the server's side.
+//! The connections the local instance accepts: at most `max_connections` at once, each closed once
+//! it has sent nothing for its idle time (the server's HTTP/2 keepalive pings make a live peer
+//! answer well within it), and an accept loop that backs off when accepting fails (EMFILE: out of
+//! file descriptors) instead of spinning. Each connection has a [`Link`] its calls can reach it by.
+//!
+//! At the cap a new connection is not refused while another is idle: the idle connection that
+//! never sent a request, else the one idle longest, is closed to make room (a connection with a
+//! request in flight never is). Connections that answer pings and never ask anything can no longer
+//! hold every place; only when every connection has a request in flight is the new one closed.
 
+use std::collections::HashMap;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -18,6 +23,8 @@ use tokio::time::{Instant, Sleep};
 use tokio_stream::Stream;
 use tonic::transport::server::{Connected, TcpConnectInfo};
 
+use super::link::Link;
+
 /// How long the accept loop waits after a failed accept.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
@@ -25,13 +32,14 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct ConnectionLimits {
-    /// Connections open at once; one more is closed as soon as it is accepted. Default 1,000.
+    /// Connections open at once. Past it an idle connection is closed to make room (one that never
+    /// sent a request first), or, when every one has a request in flight, the new one. Default 1,000.
     pub max_connections: u64,
     /// A connection that sends nothing for this long is closed, in milliseconds. Default 60 s
     /// (the server pings every 20 s, so a live client always answers within it).
     pub idle_timeout_ms: u64,
     /// Streams whose query may wait on a client that reads none of it, server-wide. Past it, the
-    /// connection of the stream that has waited longest (at least a second) is closed. Default 64.
+    /// connection whose unread streams hold the most bytes is closed (`stream/unread.rs`). Default 64.
     pub max_unread_streams: u64,
 }
 
@@ -53,7 +61,7 @@ impl ConnectionLimits {
 /// The accepted connections, as tonic's `serve_with_incoming` takes them.
 pub struct Incoming {
     listener: TcpListener,
-    open: Arc<AtomicUsize>,
+    open: Arc<Open>,
     limits: ConnectionLimits,
     backoff: Option<Pin<Box<Sleep>>>,
 }
@@ -90,17 +98,17 @@ impl Stream for Incoming {
                 }
                 Poll::Ready(Ok((stream, _))) => {
                     let max = usize::try_from(self.limits.max_connections).unwrap_or(usize::MAX);
-                    if self.open.load(Ordering::Acquire) >= max {
-                        // Refused: closed at once, before any byte is read.
+                    let Some((id, link)) = self.open.admit(max) else {
+                        // Every connection is busy: this one is closed before a byte is read.
                         drop(stream);
                         continue;
-                    }
+                    };
                     let _ = stream.set_nodelay(true);
-                    self.open.fetch_add(1, Ordering::AcqRel);
                     let idle = Duration::from_millis(self.limits.idle_timeout_ms);
                     return Poll::Ready(Some(Ok(Connection {
                         stream,
-                        link: Arc::default(),
+                        link,
+                        id,
                         open: Arc::clone(&self.open),
                         idle,
                         quiet: Box::pin(tokio::time::sleep(idle)),
@@ -111,19 +119,58 @@ impl Stream for Incoming {
     }
 }
 
+/// The connections open now, each by its link: where the cap finds an idle one to close.
+#[derive(Debug, Default)]
+struct Open {
+    links: Mutex<HashMap<u64, Arc<Link>>>,
+}
+
+impl Open {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Arc<Link>>> {
+        // One map operation at a time: a panic cannot leave it half-written.
+        self.links.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Room for a connection accepted now, within `max`: its id and link, or `None` when every
+    /// open connection has a request in flight. At the cap, the idle connection that never sent a
+    /// request is closed to make room, else the one idle longest.
+    fn admit(&self, max: usize) -> Option<(u64, Arc<Link>)> {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let mut links = self.lock();
+        if links.len() >= max && links.values().filter(|link| !link.is_closed()).count() >= max {
+            let victim = links
+                .values()
+                .filter(|link| !link.is_closed())
+                .filter_map(|link| Some((link, link.idle_for()?)))
+                .max_by_key(|(link, idle)| (!link.ever_asked(), *idle))
+                .map(|(link, _)| Arc::clone(link))?;
+            victim.close();
+        }
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        let link = Arc::new(Link::accepted(id));
+        links.insert(id, Arc::clone(&link));
+        Some((id, link))
+    }
+
+    fn remove(&self, id: u64) {
+        self.lock().remove(&id);
+    }
+}
+
 /// One accepted connection: counted while open, closed when it stays silent for its idle time or
 /// its [`Link`] is closed.
 pub struct Connection {
     stream: TcpStream,
     link: Arc<Link>,
-    open: Arc<AtomicUsize>,
+    id: u64,
+    open: Arc<Open>,
     idle: Duration,
     quiet: Pin<Box<Sleep>>,
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        self.open.fetch_sub(1, Ordering::AcqRel);
+        self.open.remove(self.id);
     }
 }
 
@@ -134,42 +181,6 @@ pub struct Peer {
     pub tcp: TcpConnectInfo,
     /// The way to close it.
     pub link: Arc<Link>,
-}
-
-/// A hand on one connection that its calls can keep: [`Link::close`] ends it, with every stream
-/// on it, and so frees what the transport holds for them.
-#[derive(Debug, Default)]
-pub struct Link {
-    closed: AtomicBool,
-    /// The task reading the connection, to wake when it is closed.
-    reader: Mutex<Option<Waker>>,
-}
-
-impl Link {
-    /// Closes the connection: its next read fails, and the server drops it.
-    pub fn close(&self) {
-        self.closed.store(true, Ordering::Release);
-        let reader = self
-            .reader
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(waker) = reader {
-            waker.wake();
-        }
-    }
-
-    /// Whether [`Link::close`] was called.
-    pub fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
-    }
-
-    fn wake_on_close(&self, waker: &Waker) {
-        let mut reader = self.reader.lock().unwrap_or_else(PoisonError::into_inner);
-        if !reader.as_ref().is_some_and(|w| w.will_wake(waker)) {
-            *reader = Some(waker.clone());
-        }
-    }
 }
 
 impl Connected for Connection {
@@ -219,7 +230,8 @@ impl AsyncRead for Connection {
 fn closed() -> io::Error {
     io::Error::new(
         io::ErrorKind::ConnectionAborted,
-        "the server closed the connection: a stream on it went unread while too many did",
+        "the server closed the connection: it was idle at the connection cap, or its streams went \
+         unread while too many did",
     )
 }
 
@@ -250,5 +262,32 @@ impl AsyncWrite for Connection {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_the_cap_an_idle_connection_makes_room_one_that_never_asked_first() {
+        let open = Open::default();
+        let (_, asked) = open.admit(3).expect("room");
+        let (_, never) = open.admit(3).expect("room");
+        let (_, busy) = open.admit(3).expect("room");
+        drop(asked.begin_request());
+        let _in_flight = busy.begin_request();
+        std::thread::sleep(Duration::from_millis(5));
+        let (_, newest) = open.admit(3).expect("an idle one makes room");
+        assert!(never.is_closed(), "it never sent a request");
+        assert!(!asked.is_closed() && !busy.is_closed() && !newest.is_closed());
+        let _newest_busy = newest.begin_request();
+        let (_, last) = open.admit(3).expect("the idle one that asked makes room");
+        assert!(asked.is_closed() && !busy.is_closed());
+        let _last_busy = last.begin_request();
+        assert!(
+            open.admit(3).is_none(),
+            "every connection has a request in flight"
+        );
     }
 }

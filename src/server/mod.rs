@@ -8,6 +8,7 @@ pub mod control;
 pub mod encoded;
 pub mod intake;
 pub mod knobs;
+pub mod link;
 pub mod listener;
 pub mod query;
 pub mod result_stats;
@@ -148,6 +149,9 @@ impl LocalInstance {
                 Arc::clone(&knobs),
                 MAX_REQUEST_BYTES as u64,
             ))
+            // Responses leave in pieces, each taken only once the client granted window for the
+            // one before: the sign of a reading client that the unread cap spares.
+            .layer(stream::drain::Draining)
             .add_service(
                 SpannerServer::new(spanner)
                     .max_decoding_message_size(MAX_REQUEST_BYTES)

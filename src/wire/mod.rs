@@ -4,6 +4,7 @@
 //! Everything it hands out is plain data ([`Row`], [`Value`], [`ResultStats`], [`StreamCounters`]); the
 //! generated protobuf types stop here, apart from the messages the client sends and the server builds.
 
+pub mod bounded_json;
 mod canonical;
 pub mod chunk;
 mod convert;

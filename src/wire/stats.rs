@@ -134,9 +134,12 @@ pub struct PlanNode {
     /// For scalar nodes, the subqueries their description names: name to node index.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub subqueries: BTreeMap<String, i32>,
-    /// The node's metadata, as JSON.
+    /// The node's metadata, as JSON (read from a file within a budget:
+    /// [`bounded_json`](super::bounded_json)).
+    #[serde(default, deserialize_with = "super::bounded_json::bounded")]
     pub metadata: serde_json::Value,
-    /// Execution statistics (PROFILE mode), as JSON.
+    /// Execution statistics (PROFILE mode), as JSON (read as `metadata` is).
+    #[serde(default, deserialize_with = "super::bounded_json::bounded")]
     pub execution_stats: serde_json::Value,
 }
 

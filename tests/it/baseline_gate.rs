@@ -136,7 +136,14 @@ fn a_row_with_negative_iterations_gives_no_baseline_and_keeps_the_run() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let data = one_run_then(dir.path(), "UPDATE runs SET iterations = -1");
     let out = run(&data, &strs(&gated(dir.path(), "history:last")));
-    assert_run_kept_without_a_baseline(&out, dir.path(), "could not be read");
+    // The bad row is skipped and named (issue 32, F11): no earlier run is left to gate against.
+    assert_run_kept_without_a_baseline(&out, dir.path(), "holds no earlier run");
+    assert!(
+        text(&out.stderr).contains("skipped row 1")
+            && text(&out.stderr).contains("iterations is -1"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(stored_runs(&data), 2, "the run was saved");
 }
 

@@ -320,7 +320,7 @@ fn an_unwritable_history_lets_the_run_finish_and_says_so_once() {
 }
 
 /// Starts the installed emulator; a missing one fails loudly (these tests never pass without it).
-fn start_emulator() -> Emulator {
+pub(crate) fn start_emulator() -> Emulator {
     Emulator::start("127.0.0.1:0").unwrap_or_else(|e| {
         let ci = if std::env::var("CI").is_ok_and(|v| v == "true") {
             "CI: "

@@ -28,6 +28,8 @@ enum Hostility {
     Token(usize),
     /// Response headers, then UNAVAILABLE.
     Unavailable,
+    /// Response headers of about this many bytes, then one row.
+    HugeHeaders(usize),
 }
 
 /// A Spanner service that answers queries as its [`Hostility`] says, counting them.
@@ -92,6 +94,10 @@ impl StandIn {
             Hostility::Unavailable => Box::pin(tokio_stream::iter([Err(Status::unavailable(
                 "the stand-in is always unavailable",
             ))])),
+            Hostility::HugeHeaders(_) => {
+                let m = message(true, pb::TypeCode::Int64, "1".into());
+                Box::pin(tokio_stream::iter([Ok(m)]))
+            }
         }
     }
 }
@@ -148,7 +154,12 @@ impl Spanner for StandIn {
                 "the client sent back a huge resume token",
             ));
         }
-        Ok(Response::new(self.answer()))
+        let mut response = Response::new(self.answer());
+        if let Hostility::HugeHeaders(bytes) = self.hostility {
+            let value = "x".repeat(bytes).parse().expect("a header value");
+            response.metadata_mut().insert("x-stand-in-padding", value);
+        }
+        Ok(response)
     }
 
     async fn begin_transaction(
@@ -306,4 +317,30 @@ async fn resumes_against_an_always_unavailable_server_back_off() {
     // without a back-off that backs off, hundreds.
     let asked = queries.load(Ordering::SeqCst);
     assert!((5..=16).contains(&asked), "{asked} requests in {window:?}");
+}
+
+/// Issue 32, among F12-F17: the client's HTTP/2 layer refuses response headers past its limit,
+/// and tonic says "h2 protocol error"; the iteration says what it was. Past 4 times the limit
+/// the connection is closed (certain); past the limit only, the stream is reset (as for a
+/// malformed block, which the words name too).
+#[tokio::test(flavor = "multi_thread")]
+async fn response_headers_past_the_limit_are_named_not_called_a_protocol_error() {
+    for (bytes, said) in [
+        (
+            80 << 10,
+            "the server's response headers were larger than the 16 KiB this client takes (more than 64 KiB",
+        ),
+        (
+            20 << 10,
+            "the server's response headers were larger than the 16 KiB this client takes, or malformed",
+        ),
+    ] {
+        let (host, queries) = start(Hostility::HugeHeaders(bytes)).await;
+        let iteration = iterate(host, Duration::from_secs(30), Duration::ZERO);
+        let error = error_within(iteration, Duration::from_secs(20)).await;
+        let text = error.to_string();
+        assert!(text.contains(said), "{bytes}: {text}");
+        assert!(!text.contains("h2 protocol error"), "{text}");
+        assert_eq!(queries.load(Ordering::SeqCst), 1, "not resumed");
+    }
 }

@@ -120,7 +120,7 @@ async fn unread_streams_pause_their_queries_hold_little_and_leave_room_for_other
 
 /// Lets this process (and the server it starts after) open `n` files, within its hard limit: CI's
 /// default soft limit is 1,024, under what 900 connections and the test's own files need.
-fn allow_files(n: u64) {
+pub fn allow_files(n: u64) {
     let hard = std::process::Command::new("sh")
         .args(["-c", "ulimit -Hn"])
         .output()
@@ -326,13 +326,14 @@ async fn to_the_end(conn: &mut tokio::net::TcpStream) -> usize {
 }
 
 /// Items 2 and 5: silent TCP connections were kept for ever (1,100 of them locked every client out
-/// under `ulimit -n 1024`). Now past `--max-connections` a connection is closed at once, and a
-/// connection that sends nothing for `--idle-timeout-ms` is closed.
+/// under `ulimit -n 1024`). Now a connection that sends nothing for `--idle-timeout-ms` is closed,
+/// and at `--max-connections` an idle one (the one that never asked, issue 32's F8) makes room for
+/// the new one; only when every connection has a request in flight is the new one closed at once.
 #[tokio::test(flavor = "multi_thread")]
-async fn connections_past_the_cap_are_closed_and_silent_ones_time_out() {
+async fn at_the_cap_idle_connections_make_room_and_silent_ones_time_out() {
     let server = ServeProcess::start(&[
         "--rows",
-        "10",
+        "20000",
         "--max-connections",
         "3",
         "--idle-timeout-ms",
@@ -345,20 +346,42 @@ async fn connections_past_the_cap_are_closed_and_silent_ones_time_out() {
                 .await
                 .expect("connects"),
         );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut newest = tokio::net::TcpStream::connect(&server.host)
+        .await
+        .expect("the kernel accepts it");
+    tokio::time::timeout(Duration::from_millis(500), to_the_end(&mut silent[0]))
+        .await
+        .expect("the oldest that never asked is closed at once, to make room");
+    for (n, conn) in silent.iter_mut().chain([&mut newest]).enumerate().skip(1) {
+        tokio::time::timeout(Duration::from_secs(5), to_the_end(conn))
+            .await
+            .unwrap_or_else(|_| panic!("silent connection {n} still open after 5 s"));
+    }
+    // Three connections, each with a stream in flight that is never read: no room.
+    let mut busy = Vec::new();
+    for n in 0..3 {
+        let mut client = silent_connection(&server.host).await;
+        let request = pb::ExecuteSqlRequest {
+            session: session(&mut client).await,
+            sql: "SELECT * FROM Seed23".into(),
+            ..Default::default()
+        };
+        busy.push((
+            open_when_a_slot_frees(&mut client, request, n).await,
+            client,
+        ));
+    }
     let mut refused = tokio::net::TcpStream::connect(&server.host)
         .await
         .expect("the kernel accepts it");
     let closed = tokio::time::timeout(Duration::from_millis(500), to_the_end(&mut refused))
         .await
-        .expect("closed at once, past the cap");
+        .expect("closed at once: every connection is busy");
     assert_eq!(closed, 0, "not a byte: not even the server's SETTINGS");
-    for (n, conn) in silent.iter_mut().enumerate() {
-        tokio::time::timeout(Duration::from_secs(5), to_the_end(conn))
-            .await
-            .unwrap_or_else(|_| panic!("silent connection {n} still open after 5 s"));
-    }
+    drop(busy);
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let mut client = TestClient::connect(&server.host).await;
     assert_eq!(client.query("SELECT 1").await.expect("room").rows.len(), 1);
 }

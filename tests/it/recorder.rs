@@ -38,6 +38,10 @@ pub struct Behaviour {
     /// Queries get a whole answer (metadata, one row, statistics); else one value with no
     /// metadata, which a decoder refuses (for tests of the calls alone).
     pub answer_rows: bool,
+    /// Queries fail with INTERNAL and this message (a hostile server's text).
+    pub fail_queries: Option<&'static str>,
+    /// CreateSession fails with INTERNAL and this message.
+    pub fail_sessions: Option<&'static str>,
 }
 
 /// A Spanner service answering CreateSession, ExecuteStreamingSql and DeleteSession, recording their
@@ -108,6 +112,9 @@ impl Spanner for Recorder {
         request: Request<pb::CreateSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
         self.record("CreateSession", &request);
+        if let Some(message) = self.behaviour.fail_sessions {
+            return Err(Status::internal(message));
+        }
         Ok(Response::new(pb::Session {
             name: format!("{}/sessions/s1", request.get_ref().database),
             ..Default::default()
@@ -156,6 +163,9 @@ impl Spanner for Recorder {
         self.keep(Body::Execute(request.get_ref().clone()));
         if self.behaviour.stall_execute {
             return Ok(Response::new(Box::pin(tokio_stream::pending())));
+        }
+        if let Some(message) = self.behaviour.fail_queries {
+            return Err(Status::internal(message));
         }
         let mut answer = one_row();
         if !self.behaviour.answer_rows {

@@ -53,7 +53,7 @@ fn one_huge_printed_line_is_refused_before_it_is_parsed() {
 
 /// The most resident memory `child` reaches before it exits (its VmHWM, read until it is gone), and
 /// its output.
-fn peak_of(child: std::process::Child) -> (u64, std::process::Output) {
+pub(crate) fn peak_of(child: std::process::Child) -> (u64, std::process::Output) {
     let status = format!("/proc/{}/status", child.id());
     let waiter = std::thread::spawn(move || child.wait_with_output());
     let mut peak = 0;

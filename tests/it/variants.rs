@@ -25,6 +25,8 @@ const ANSWER: Behaviour = Behaviour {
     stall_execute: false,
     stall_delete: None,
     answer_rows: true,
+    fail_queries: None,
+    fail_sessions: None,
 };
 
 fn spanprof(args: &[&str]) -> Output {

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use ring::signature::RsaKeyPair;
@@ -144,7 +144,7 @@ fn read_bounded(path: &Path) -> Result<String, AuthError> {
     if !kind.is_file() {
         return Err(AuthError::NotAFile {
             path: path.to_owned(),
-            kind: describe(kind),
+            kind: crate::files::describe(kind),
         });
     }
     let mut bytes = Vec::new();
@@ -161,23 +161,6 @@ fn read_bounded(path: &Path) -> Result<String, AuthError> {
         path: path.to_owned(),
         reason: "it is not UTF-8 text".to_owned(),
     })
-}
-
-/// What a file that is not a regular file is, in words.
-fn describe(kind: std::fs::FileType) -> &'static str {
-    if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
 }
 
 #[cfg(test)]

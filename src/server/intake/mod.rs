@@ -5,9 +5,10 @@
 //! as long as its connection stayed open (225 connections holding 15 MiB each reached 3 GB). A tower
 //! layer in front of every service wraps each request body: the bytes it has passed on count against
 //! `max_pending_request_bytes` until the body ends or is dropped; a body past its first 64 KiB that
-//! would pass the cap is failed with RESOURCE_EXHAUSTED (tonic answers with that status and the
-//! stream and its bytes are dropped), and a body not finished within `request_timeout_ms` is failed
-//! with DEADLINE_EXCEEDED.
+//! would pass the cap makes room by failing bodies that have sent nothing for a second, the largest
+//! first ([`pending`]), or is failed itself with RESOURCE_EXHAUSTED when that would not be enough
+//! (tonic answers with that status and the stream and its bytes are dropped); a body not finished
+//! within `request_timeout_ms` is failed with DEADLINE_EXCEEDED.
 //! Every Spanner request is one message, so a body that takes long is a client that stopped.
 //!
 //! A body's gRPC messages are held back until each has arrived whole ([`messages`]): the decoder
@@ -16,10 +17,10 @@
 //! bytes count against the same cap as they arrive, and memory follows the bytes that came.
 
 pub mod messages;
+pub mod pending;
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -31,6 +32,7 @@ use tonic::codegen::{Bytes, Service};
 
 use super::knobs::Knobs;
 use messages::Messages;
+use pending::{Counted, Pending};
 
 /// A body's first bytes always pass, counted but never refused, so that small requests (a session,
 /// `SELECT 1`) are answered while large unfinished ones hold the cap; how far small bodies can take
@@ -47,7 +49,7 @@ pub struct BoundRequests {
 struct Shared {
     knobs: Arc<Knobs>,
     /// Bytes that arrived in request bodies that have not ended.
-    pending: AtomicU64,
+    pending: Pending,
     /// The largest message the services behind decode: a larger claim is passed on at once,
     /// for the decoder to refuse before it reserves anything.
     max_message_bytes: u64,
@@ -61,7 +63,7 @@ impl BoundRequests {
         BoundRequests {
             shared: Arc::new(Shared {
                 knobs,
-                pending: AtomicU64::new(0),
+                pending: Pending::default(),
                 max_message_bytes,
             }),
         }
@@ -69,7 +71,7 @@ impl BoundRequests {
 
     /// Bytes of unfinished request bodies held now.
     pub fn pending_bytes(&self) -> u64 {
-        self.shared.pending.load(Ordering::Relaxed)
+        self.shared.pending.total()
     }
 }
 
@@ -117,8 +119,8 @@ struct BoundedBody {
     shared: Arc<Shared>,
     /// Its messages: whole ones ready to pass on, the one arriving held.
     messages: Messages,
-    /// Its bytes counted in `shared.pending`.
-    counted: u64,
+    /// Its id in `shared.pending`, where its bytes are counted.
+    id: u64,
     cap: u64,
     timeout: Duration,
     deadline: Pin<Box<tokio::time::Sleep>>,
@@ -131,11 +133,12 @@ impl BoundedBody {
         let knobs = shared.knobs.get();
         let timeout = Duration::from_millis(knobs.request_timeout_ms);
         let messages = Messages::new(shared.max_message_bytes);
+        let id = shared.pending.open();
         BoundedBody {
             inner,
             shared,
             messages,
-            counted: 0,
+            id,
             cap: knobs.max_pending_request_bytes,
             timeout,
             deadline: Box::pin(tokio::time::sleep(timeout)),
@@ -145,30 +148,39 @@ impl BoundedBody {
 
     /// Gives its bytes back and passes on nothing more (what it held is dropped).
     fn end(&mut self) {
-        self.shared
-            .pending
-            .fetch_sub(self.counted, Ordering::Relaxed);
-        self.counted = 0;
+        self.shared.pending.close(self.id);
         self.ended = true;
         self.messages.clear();
     }
 
-    /// Counts `bytes` more; false (having ended) when that passes the cap and this body is past
-    /// its first [`SMALL_BODY_BYTES`].
+    /// Counts `bytes` more; false (having ended) when that passes the cap, this body is past its
+    /// first [`SMALL_BODY_BYTES`], and stalled bodies cannot make room.
     fn count(&mut self, bytes: u64) -> bool {
-        self.counted += bytes;
-        let pending = self.shared.pending.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        if pending > self.cap && self.counted > SMALL_BODY_BYTES {
+        let counted = self
+            .shared
+            .pending
+            .count(self.id, bytes, self.cap, SMALL_BODY_BYTES);
+        if counted == Counted::Refused {
             self.end();
             return false;
         }
         true
     }
 
+    fn dropped_for_room(&self) -> Status {
+        Status::resource_exhausted(format!(
+            "the request sent nothing for {} s while the local instance's unfinished requests were \
+             at their limit (max_pending_request_bytes): its bytes were dropped to make room; send \
+             it again",
+            pending::STALLED.as_secs()
+        ))
+    }
+
     fn too_many_bytes(&self) -> Status {
         Status::resource_exhausted(format!(
             "the local instance holds {} bytes of unfinished requests, its limit \
-             (max_pending_request_bytes): send the request again when others have finished",
+             (max_pending_request_bytes), and none has been silent for a second: send the request \
+             again in a moment",
             self.cap
         ))
     }
@@ -201,6 +213,10 @@ impl http_body::Body for BoundedBody {
     ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
         let this = self.get_mut();
         loop {
+            if !this.ended && this.shared.pending.dropped(this.id, cx.waker()) {
+                this.end();
+                return Poll::Ready(Some(Err(this.dropped_for_room())));
+            }
             if let Some(piece) = this.messages.pop() {
                 return Poll::Ready(Some(Ok(Frame::data(piece))));
             }

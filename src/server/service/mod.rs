@@ -25,6 +25,8 @@ use super::control::{Slots, grpc_timeout};
 use super::encoded::EncodedResultSet;
 use super::encoded::stubs::google::spanner::v1::spanner_server::Spanner;
 use super::knobs::Knobs;
+use super::link::Link;
+use super::listener::Peer;
 use super::sqlite::db::Database;
 use super::stream::live::{self, LiveStream};
 use super::stream::parked::Parked;
@@ -158,6 +160,14 @@ impl LocalSpanner {
             .unwrap_or(0);
         crate::fnv::of_parts(&[&n.to_le_bytes(), &t.to_le_bytes()])
     }
+}
+
+/// The connection a call came on (`None` for a call made without one).
+fn caller<T>(request: &Request<T>) -> Option<Arc<Link>> {
+    request
+        .extensions()
+        .get::<Peer>()
+        .map(|peer| Arc::clone(&peer.link))
 }
 
 fn deadline_of<T>(request: &Request<T>) -> Option<Instant> {

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use ring::hmac;
 use tonic::{Request, Response, Status};
 
-use super::LocalSpanner;
 use super::request::{params, query_fingerprint};
+use super::{LocalSpanner, caller};
 use crate::demo;
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::KnobSettings;
@@ -23,6 +23,7 @@ pub(super) async fn partition_query(
     request: Request<pb::PartitionQueryRequest>,
 ) -> Result<Response<pb::PartitionResponse>, Status> {
     use pb::transaction_selector::Selector;
+    let via = caller(&request);
     let r = request.into_inner();
     let knobs = spanner.knobs.get();
     if r.sql.len() as u64 > knobs.max_sql_bytes {
@@ -32,7 +33,7 @@ pub(super) async fn partition_query(
             knobs.max_sql_bytes
         )));
     }
-    spanner.sessions.touch(&r.session, &knobs)?;
+    spanner.sessions.touch(&r.session, via.as_ref(), &knobs)?;
     let transaction = match r.transaction.as_ref().and_then(|t| t.selector.as_ref()) {
         Some(Selector::Begin(options)) => {
             if !matches!(

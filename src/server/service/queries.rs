@@ -9,11 +9,12 @@ use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
 use super::request::{params, request_fingerprint};
-use super::{LocalSpanner, deadline_of};
+use super::{LocalSpanner, caller, deadline_of};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::control::{GoneOnDrop, Interrupt};
 use crate::server::encoded::{EncodedResultSet, ResultSetWriter};
 use crate::server::knobs::KnobSettings;
+use crate::server::link::Link;
 use crate::server::query::{self, QuerySpec};
 use crate::server::result_stats::{Optimizer, Report};
 use crate::server::stream::builder::{self, ResumePoint, TokenStamp};
@@ -31,7 +32,7 @@ pub(super) async fn execute_sql(
     }
     let knobs = spanner.knobs.get();
     let deadline = deadline_of(&request);
-    let prepared = spanner.prepare(request.get_ref(), &knobs)?;
+    let prepared = spanner.prepare(request.get_ref(), caller(&request).as_ref(), &knobs)?;
     let started = spanner
         .start_query(prepared.spec.clone(), &knobs, deadline)
         .await?;
@@ -47,6 +48,7 @@ impl LocalSpanner {
     pub(super) fn prepare(
         &self,
         request: &pb::ExecuteSqlRequest,
+        via: Option<&Arc<Link>>,
         knobs: &KnobSettings,
     ) -> Result<Prepared, Status> {
         use pb::execute_sql_request::QueryMode;
@@ -57,7 +59,7 @@ impl LocalSpanner {
                 knobs.max_sql_bytes
             )));
         }
-        self.sessions.touch(&request.session, knobs)?;
+        self.sessions.touch(&request.session, via, knobs)?;
         let resume = if request.resume_token.is_empty() {
             None
         } else {

@@ -1,16 +1,24 @@
 //! The local instance's sessions, kept as production keeps them: a session unused for the idle
-//! timeout is deleted (later calls get NOT_FOUND), at most so many exist at once (RESOURCE_EXHAUSTED
-//! past it), names and labels are bounded, and each session holds its own read-only transactions (a
-//! few, the most recent), which go with it.
+//! timeout is deleted (later calls get NOT_FOUND), names and labels are bounded, and each session
+//! holds its own read-only transactions (a few, the most recent), which go with it.
+//!
+//! Each session remembers the connections that created or used it. A multiplexed session, which
+//! nobody may delete, goes when every such connection has closed (production keeps one for days;
+//! a client that reconnects creates another, as after its expiry), so a `--cold` iteration's
+//! leaves nothing behind. At most `max_sessions` exist at once; a new one past it makes room by
+//! deleting a session whose connections have all closed, else the least recently used session of
+//! the connection that created the most, if that is more than the asking connection would hold:
+//! no client keeps the instance full against the others. Only then is it RESOURCE_EXHAUSTED.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use tonic::Status;
 
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::KnobSettings;
+use crate::server::link::Link;
 
 /// Read-only transactions a session keeps; beginning another forgets the oldest.
 const TRANSACTIONS_PER_SESSION: usize = 16;
@@ -19,6 +27,8 @@ const MAX_LABELS: usize = 64;
 const MAX_LABEL_BYTES: usize = 63;
 /// Expired sessions are swept out at most this often (each call checks its own session anyway).
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
+/// Connections a session remembers having been used from (the closed ones forgotten first).
+const LINKS_PER_SESSION: usize = 4;
 
 /// The open sessions.
 #[derive(Debug)]
@@ -37,6 +47,52 @@ struct Entry {
     session: pb::Session,
     used: Instant,
     transactions: VecDeque<Vec<u8>>,
+    /// The connection that created it, whose share it counts in (`None`: made without one).
+    creator: Option<u64>,
+    /// The connections that created or used it, the latest last.
+    links: Vec<Weak<Link>>,
+}
+
+impl Entry {
+    fn new(session: pb::Session, via: Option<&Arc<Link>>) -> Self {
+        Entry {
+            session,
+            used: Instant::now(),
+            transactions: VecDeque::new(),
+            creator: via.map(|link| link.id()),
+            links: via.map(Arc::downgrade).into_iter().collect(),
+        }
+    }
+
+    /// Remembers that it was used from `via`.
+    fn used_via(&mut self, via: Option<&Arc<Link>>) {
+        let Some(link) = via else {
+            return;
+        };
+        if self
+            .links
+            .iter()
+            .any(|known| known.as_ptr() == Arc::as_ptr(link))
+        {
+            return;
+        }
+        if self.links.len() >= LINKS_PER_SESSION {
+            self.links.retain(is_open);
+        }
+        if self.links.len() >= LINKS_PER_SESSION {
+            self.links.remove(0);
+        }
+        self.links.push(Arc::downgrade(link));
+    }
+
+    /// Every connection that created or used it has closed (never, if it was made without one).
+    fn orphaned(&self) -> bool {
+        !self.links.is_empty() && !self.links.iter().any(is_open)
+    }
+}
+
+fn is_open(link: &Weak<Link>) -> bool {
+    link.upgrade().is_some_and(|link| !link.is_closed())
 }
 
 impl Default for Sessions {
@@ -51,12 +107,13 @@ impl Default for Sessions {
 }
 
 impl Sessions {
-    /// Creates a session in `database` named with `id`, copying the template's labels, role and kind.
+    /// Creates a session in `database` named with `id` for the connection `via`, copying the
+    /// template's labels, role and kind; at the cap, another session makes room if one may.
     pub fn create(
         &self,
         database: &str,
         template: Option<&pb::Session>,
-        id: u64,
+        (id, via): (u64, Option<&Arc<Link>>),
         knobs: &KnobSettings,
     ) -> Result<pb::Session, Status> {
         check_database_name(database, knobs.max_name_bytes)?;
@@ -74,24 +131,31 @@ impl Sessions {
         };
         let mut inner = self.lock();
         inner.sweep(idle(knobs), true);
-        if inner.by_name.len() as u64 >= knobs.max_sessions {
+        if inner.by_name.len() as u64 >= knobs.max_sessions
+            && !inner.make_room(via.map(|link| link.id()))
+        {
             return Err(Status::resource_exhausted(format!(
-                "the local instance holds {} sessions, its limit: delete some first",
+                "the local instance holds {} sessions, its limit (max_sessions), and no other \
+                 connection holds more of them than this one: delete some first",
                 inner.by_name.len()
             )));
         }
-        let entry = Entry {
-            session: session.clone(),
-            used: Instant::now(),
-            transactions: VecDeque::new(),
-        };
-        inner.by_name.insert(name, entry);
+        inner.by_name.insert(name, Entry::new(session.clone(), via));
         Ok(session)
     }
 
-    /// The session named `name`, marked used now; NOT_FOUND if it does not exist or has expired.
-    pub fn touch(&self, name: &str, knobs: &KnobSettings) -> Result<pb::Session, Status> {
-        self.with(name, knobs, |entry| entry.session.clone())
+    /// The session named `name`, marked used now from the connection `via`; NOT_FOUND if it does
+    /// not exist or has expired.
+    pub fn touch(
+        &self,
+        name: &str,
+        via: Option<&Arc<Link>>,
+        knobs: &KnobSettings,
+    ) -> Result<pb::Session, Status> {
+        self.with(name, knobs, |entry| {
+            entry.used_via(via);
+            entry.session.clone()
+        })
     }
 
     /// Deletes the session and its transactions. A multiplexed session may not be deleted
@@ -142,9 +206,12 @@ impl Sessions {
         })
     }
 
-    /// Sessions held now, expired ones included until the next sweep.
+    /// Sessions held now, expired ones included until the next sweep (multiplexed ones whose
+    /// connections have all closed are not).
     pub fn len(&self) -> usize {
-        self.lock().by_name.len()
+        let mut inner = self.lock();
+        inner.by_name.retain(|_, entry| !gone(entry));
+        inner.by_name.len()
     }
 
     fn with<R>(
@@ -177,13 +244,57 @@ impl Sessions {
 }
 
 impl Inner {
-    /// Drops the sessions idle for `idle` or longer, at most once a second unless `now`.
+    /// Drops the sessions idle for `idle` or longer, and the multiplexed ones whose connections
+    /// have all closed, at most once a second unless `now`.
     fn sweep(&mut self, idle: Duration, now: bool) {
         if now || self.swept.elapsed() >= SWEEP_EVERY {
-            self.by_name.retain(|_, entry| entry.used.elapsed() < idle);
+            self.by_name
+                .retain(|_, entry| entry.used.elapsed() < idle && !gone(entry));
             self.swept = Instant::now();
         }
     }
+
+    /// Deletes one session to make room for one that connection `asking` creates: one whose
+    /// connections have all closed (the least recently used), else the least recently used of
+    /// the connection that created the most, if that is more than `asking` would hold. Whether
+    /// one was deleted.
+    fn make_room(&mut self, asking: Option<u64>) -> bool {
+        let victim = self
+            .by_name
+            .iter()
+            .filter(|(_, entry)| entry.orphaned())
+            .min_by_key(|(_, entry)| entry.used)
+            .map(|(name, _)| name.clone())
+            .or_else(|| self.largest_share_over(asking));
+        victim.is_some_and(|name| self.by_name.remove(&name).is_some())
+    }
+
+    /// The least recently used session of the connection that created the most, if it holds
+    /// more than `asking` will once its new session is made.
+    fn largest_share_over(&self, asking: Option<u64>) -> Option<String> {
+        let mut held: HashMap<Option<u64>, usize> = HashMap::new();
+        for entry in self.by_name.values() {
+            *held.entry(entry.creator).or_default() += 1;
+        }
+        let mine = held.get(&asking).copied().unwrap_or(0);
+        let (top, most) = held
+            .into_iter()
+            .filter(|(creator, _)| *creator != asking)
+            .max_by_key(|(_, n)| *n)?;
+        if most <= mine + 1 {
+            return None;
+        }
+        self.by_name
+            .iter()
+            .filter(|(_, entry)| entry.creator == top)
+            .min_by_key(|(_, entry)| entry.used)
+            .map(|(name, _)| name.clone())
+    }
+}
+
+/// A multiplexed session whose connections have all closed: nobody can delete it, so it goes.
+fn gone(entry: &Entry) -> bool {
+    entry.session.multiplexed && entry.orphaned()
 }
 
 fn idle(knobs: &KnobSettings) -> Duration {
@@ -276,7 +387,7 @@ mod tests {
         };
         let knobs = knobs(60_000, 10);
         let multiplexed = sessions
-            .create(DB, Some(&template), 1, &knobs)
+            .create(DB, Some(&template), (1, None), &knobs)
             .expect("created");
         assert!(multiplexed.multiplexed, "granted as asked");
         let refused = sessions
@@ -284,10 +395,12 @@ mod tests {
             .expect_err("not deletable");
         assert_eq!(refused.code(), tonic::Code::InvalidArgument);
         assert!(
-            sessions.touch(&multiplexed.name, &knobs).is_ok(),
+            sessions.touch(&multiplexed.name, None, &knobs).is_ok(),
             "still there"
         );
-        let regular = sessions.create(DB, None, 2, &knobs).expect("created");
+        let regular = sessions
+            .create(DB, None, (2, None), &knobs)
+            .expect("created");
         assert!(!regular.multiplexed);
         assert!(sessions.delete(&regular.name).is_ok());
     }
@@ -318,13 +431,19 @@ mod tests {
     fn idle_sessions_expire_and_used_ones_do_not() {
         let sessions = Sessions::default();
         let k = knobs(150, 10);
-        let used = sessions.create(DB, None, 1, &k).expect("created").name;
-        let idle = sessions.create(DB, None, 2, &k).expect("created").name;
+        let used = sessions
+            .create(DB, None, (1, None), &k)
+            .expect("created")
+            .name;
+        let idle = sessions
+            .create(DB, None, (2, None), &k)
+            .expect("created")
+            .name;
         for _ in 0..4 {
             std::thread::sleep(Duration::from_millis(50));
-            sessions.touch(&used, &k).expect("kept alive by use");
+            sessions.touch(&used, None, &k).expect("kept alive by use");
         }
-        let err = sessions.touch(&idle, &k).expect_err("expired");
+        let err = sessions.touch(&idle, None, &k).expect_err("expired");
         assert_eq!(err.code(), tonic::Code::NotFound);
         assert_eq!(sessions.len(), 1);
     }
@@ -333,20 +452,27 @@ mod tests {
     fn sessions_are_capped_and_a_delete_makes_room() {
         let sessions = Sessions::default();
         let k = knobs(60_000, 2);
-        let a = sessions.create(DB, None, 1, &k).expect("first").name;
-        sessions.create(DB, None, 2, &k).expect("second");
-        let err = sessions.create(DB, None, 3, &k).expect_err("the cap");
+        let a = sessions
+            .create(DB, None, (1, None), &k)
+            .expect("first")
+            .name;
+        sessions.create(DB, None, (2, None), &k).expect("second");
+        let err = sessions
+            .create(DB, None, (3, None), &k)
+            .expect_err("the cap");
         assert_eq!(err.code(), tonic::Code::ResourceExhausted);
         sessions.delete(&a).expect("deleted");
-        sessions.create(DB, None, 3, &k).expect("room again");
+        sessions
+            .create(DB, None, (3, None), &k)
+            .expect("room again");
     }
 
     #[test]
     fn transactions_belong_to_their_session_and_are_bounded() {
         let sessions = Sessions::default();
         let k = knobs(60_000, 10);
-        let a = sessions.create(DB, None, 1, &k).expect("a").name;
-        let b = sessions.create(DB, None, 2, &k).expect("b").name;
+        let a = sessions.create(DB, None, (1, None), &k).expect("a").name;
+        let b = sessions.create(DB, None, (2, None), &k).expect("b").name;
         for t in 0..=TRANSACTIONS_PER_SESSION as u8 {
             sessions.add_transaction(&a, vec![t], &k).expect("added");
         }
@@ -382,8 +508,97 @@ mod tests {
             labels: (0..n).map(|i| (format!("k{i}"), "v".repeat(len))).collect(),
             ..Default::default()
         };
-        assert!(sessions.create(DB, Some(&labels(64, 63)), 1, &k).is_ok());
-        assert!(sessions.create(DB, Some(&labels(65, 1)), 2, &k).is_err());
-        assert!(sessions.create(DB, Some(&labels(1, 64)), 3, &k).is_err());
+        assert!(
+            sessions
+                .create(DB, Some(&labels(64, 63)), (1, None), &k)
+                .is_ok()
+        );
+        assert!(
+            sessions
+                .create(DB, Some(&labels(65, 1)), (2, None), &k)
+                .is_err()
+        );
+        assert!(
+            sessions
+                .create(DB, Some(&labels(1, 64)), (3, None), &k)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_connection_that_created_the_most_makes_room_and_closed_ones_go_first() {
+        let sessions = Sessions::default();
+        let k = knobs(60_000, 4);
+        let (a, b) = (Arc::new(Link::accepted(1)), Arc::new(Link::accepted(2)));
+        let oldest_of_a = sessions
+            .create(DB, None, (1, Some(&a)), &k)
+            .expect("a 1")
+            .name;
+        for n in 2..=3 {
+            sessions.create(DB, None, (n, Some(&a)), &k).expect("a");
+        }
+        let of_b = sessions
+            .create(DB, None, (4, Some(&b)), &k)
+            .expect("b 1")
+            .name;
+        // Full: a holds 3, more than b would with one more, so a's oldest makes room.
+        sessions
+            .create(DB, None, (5, Some(&b)), &k)
+            .expect("room made");
+        assert_eq!(
+            sessions
+                .touch(&oldest_of_a, None, &k)
+                .expect_err("gone")
+                .code(),
+            tonic::Code::NotFound
+        );
+        // Now a and b hold 2 each: neither may take the other's place.
+        let refused = sessions
+            .create(DB, None, (6, Some(&b)), &k)
+            .expect_err("full");
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        // A session whose connection has closed makes room first, whoever holds the most.
+        drop(sessions.touch(&of_b, Some(&a), &k));
+        b.close();
+        sessions
+            .create(DB, None, (7, Some(&a)), &k)
+            .expect("b's other session makes room");
+        assert!(
+            sessions.touch(&of_b, None, &k).is_ok(),
+            "still used from an open connection"
+        );
+    }
+
+    #[test]
+    fn a_multiplexed_session_goes_with_the_last_connection_that_used_it() {
+        let sessions = Sessions::default();
+        let k = knobs(60_000, 10);
+        let template = pb::Session {
+            multiplexed: true,
+            ..pb::Session::default()
+        };
+        let (first, second) = (Arc::new(Link::accepted(1)), Arc::new(Link::accepted(2)));
+        let name = sessions
+            .create(DB, Some(&template), (1, Some(&first)), &k)
+            .expect("created")
+            .name;
+        sessions
+            .create(DB, None, (2, Some(&first)), &k)
+            .expect("a regular one");
+        sessions
+            .touch(&name, Some(&second), &k)
+            .expect("used from another");
+        drop(first);
+        assert_eq!(sessions.len(), 2, "the second connection still has it");
+        drop(second);
+        assert_eq!(
+            sessions.len(),
+            1,
+            "gone with its last connection; the regular one stays"
+        );
+        assert_eq!(
+            sessions.touch(&name, None, &k).expect_err("gone").code(),
+            tonic::Code::NotFound
+        );
     }
 }

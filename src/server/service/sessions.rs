@@ -3,18 +3,24 @@
 
 use tonic::{Request, Response, Status};
 
-use super::LocalSpanner;
+use super::{LocalSpanner, caller};
 use crate::proto::google::spanner::v1 as pb;
 
 pub(super) async fn create(
     spanner: &LocalSpanner,
     request: Request<pb::CreateSessionRequest>,
 ) -> Result<Response<pb::Session>, Status> {
+    let via = caller(&request);
     let r = request.into_inner();
     let knobs = spanner.knobs.get();
     spanner
         .sessions
-        .create(&r.database, r.session.as_ref(), spanner.unique(), &knobs)
+        .create(
+            &r.database,
+            r.session.as_ref(),
+            (spanner.unique(), via.as_ref()),
+            &knobs,
+        )
         .map(Response::new)
 }
 
@@ -22,6 +28,7 @@ pub(super) async fn batch_create(
     spanner: &LocalSpanner,
     request: Request<pb::BatchCreateSessionsRequest>,
 ) -> Result<Response<pb::BatchCreateSessionsResponse>, Status> {
+    let via = caller(&request);
     let r = request.into_inner();
     if r.session_count <= 0 {
         return Err(Status::invalid_argument("session_count must be positive"));
@@ -36,9 +43,12 @@ pub(super) async fn batch_create(
     }
     let session = (0..r.session_count.min(100))
         .map(|_| {
-            spanner
-                .sessions
-                .create(&r.database, template, spanner.unique(), &knobs)
+            spanner.sessions.create(
+                &r.database,
+                template,
+                (spanner.unique(), via.as_ref()),
+                &knobs,
+            )
         })
         .collect::<Result<_, _>>()?;
     Ok(Response::new(pb::BatchCreateSessionsResponse { session }))
@@ -48,10 +58,11 @@ pub(super) async fn get(
     spanner: &LocalSpanner,
     request: Request<pb::GetSessionRequest>,
 ) -> Result<Response<pb::Session>, Status> {
+    let via = caller(&request);
     let name = request.into_inner().name;
     spanner
         .sessions
-        .touch(&name, &spanner.knobs.get())
+        .touch(&name, via.as_ref(), &spanner.knobs.get())
         .map(Response::new)
 }
 

@@ -10,12 +10,13 @@ use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
 use super::queries::Prepared;
-use super::{LocalSpanner, deadline_of};
+use super::{LocalSpanner, caller, deadline_of};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::{KnobSettings, Knobs};
-use crate::server::listener::{Link, Peer};
+use crate::server::link::Link;
 use crate::server::query::QuerySpec;
 use crate::server::stream::budget::SendBudget;
+use crate::server::stream::drain::Drain;
 use crate::server::stream::live::{self, Ended, LiveStream, Resumption};
 use crate::server::stream::parked::Parked;
 use crate::server::stream::restarts::Restarts;
@@ -35,14 +36,14 @@ pub(super) async fn execute_streaming_sql(
     }
     let knobs = spanner.knobs.get();
     let deadline = deadline_of(&request);
-    let prepared = spanner.prepare(request.get_ref(), &knobs)?;
+    let prepared = spanner.prepare(request.get_ref(), caller(&request).as_ref(), &knobs)?;
     let restart_key = restart_key(&request.get_ref().session, &prepared);
     let resumption = resumption(&spanner.restarts, &prepared, restart_key);
-    let link = request
-        .extensions()
-        .get::<Peer>()
-        .map(|peer| Arc::clone(&peer.link));
-    let live = held_or_started(spanner, &prepared, (&knobs, link), deadline, begun).await?;
+    let way_out = WayOut {
+        link: caller(&request),
+        drain: request.extensions().get::<Arc<Drain>>().cloned(),
+    };
+    let live = held_or_started(spanner, &prepared, (&knobs, way_out), deadline, begun).await?;
     if let Some(tap) = &tap {
         tap.stream(live.id, prepared.resume.map(|point| point.stamp.stream));
     }
@@ -91,12 +92,18 @@ fn resumption(restarts: &Restarts, prepared: &Prepared, restart_key: u64) -> Res
     }
 }
 
+/// The stream's connection and its response's way out, as its waits are counted.
+struct WayOut {
+    link: Option<Arc<Link>>,
+    drain: Option<Arc<Drain>>,
+}
+
 /// The stream to send: the parked one the resume token names, if it is held at that point, or
 /// else the query started anew.
 async fn held_or_started(
     spanner: &LocalSpanner,
     prepared: &Prepared,
-    (knobs, link): (&KnobSettings, Option<Arc<Link>>),
+    (knobs, way_out): (&KnobSettings, WayOut),
     deadline: Option<Instant>,
     begun: Instant,
 ) -> Result<LiveStream, Status> {
@@ -117,7 +124,8 @@ async fn held_or_started(
     };
     let budget = Arc::new(SendBudget::new(limit).counted(WaitsOn {
         unread: Arc::clone(&spanner.unread),
-        link,
+        link: way_out.link,
+        drain: way_out.drain,
     }));
     let spec = QuerySpec {
         output: Output::Messages {

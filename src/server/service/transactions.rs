@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use tonic::{Request, Response, Status};
 
-use super::LocalSpanner;
+use super::{LocalSpanner, caller};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::KnobSettings;
 
@@ -13,9 +13,10 @@ pub(super) async fn begin(
     spanner: &LocalSpanner,
     request: Request<pb::BeginTransactionRequest>,
 ) -> Result<Response<pb::Transaction>, Status> {
+    let via = caller(&request);
     let r = request.into_inner();
     let knobs = spanner.knobs.get();
-    spanner.sessions.touch(&r.session, &knobs)?;
+    spanner.sessions.touch(&r.session, via.as_ref(), &knobs)?;
     spanner
         .begin_read_only(&r.session, &r.options.unwrap_or_default(), &knobs)
         .map(Response::new)
@@ -26,9 +27,10 @@ pub(super) async fn commit(
     request: Request<pb::CommitRequest>,
 ) -> Result<Response<pb::CommitResponse>, Status> {
     use pb::commit_request::Transaction;
+    let via = caller(&request);
     let r = request.into_inner();
     let knobs = spanner.knobs.get();
-    spanner.sessions.touch(&r.session, &knobs)?;
+    spanner.sessions.touch(&r.session, via.as_ref(), &knobs)?;
     if !r.mutations.is_empty() {
         return Err(read_only_instance());
     }

@@ -81,11 +81,8 @@ impl SendBudget {
 
     fn begin_wait(&self, interrupt: &Arc<Interrupt>) -> Option<super::unread::Wait<'_>> {
         let waits = self.waits.as_ref()?;
-        Some(
-            waits
-                .unread
-                .begin(waits.link.clone(), Arc::clone(interrupt)),
-        )
+        let held = self.held();
+        Some(waits.unread.begin(waits, held, Arc::clone(interrupt)))
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

@@ -3,10 +3,13 @@
 //! size-limited PartialResultSets with a resume token on each (`builder.rs`, `token.rs`), a live
 //! stream paces, fails and sends them (`live.rs`), a faulted one is parked for its resume
 //! (`parked.rs`) or remembered for its restart (`restarts.rs`), and the tap watches (`tap.rs`). The
-//! bytes between the query thread and the transport are held to a budget (`budget.rs`).
+//! bytes between the query thread and the transport are held to a budget (`budget.rs`), the
+//! response leaves in pieces that show whether its client reads (`drain.rs`), and the streams
+//! whose clients read none of it are capped (`unread.rs`).
 
 pub mod budget;
 pub mod builder;
+pub mod drain;
 pub mod live;
 pub mod parked;
 pub mod restarts;

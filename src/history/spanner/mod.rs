@@ -6,12 +6,15 @@
 //! table's row deletion policy (180 days after they were saved; pins, kept in a table of their
 //! own, do not hold a run past it).
 
+mod parts;
+mod table;
+
 use std::time::Duration;
 
 use tonic::transport::Channel;
 
 use super::location::SpannerDatabase;
-use super::record::{Filter, RunSummary, StoredRun, now_ms};
+use super::record::{Filter, MAX_STORED_REPORT_BYTES, RunSummary, StoredRun, check_sizes, now_ms};
 use super::trend::{QuerySummary, TrendPoint};
 use super::{HistoryError, HistoryStore};
 use crate::client::Param;
@@ -19,51 +22,22 @@ use crate::client::admin;
 use crate::report::RunReport;
 use crate::wire::{Timestamp, Value};
 
-/// The table's name.
-pub const TABLE: &str = "SpanprofRuns";
-
-/// The table of pinned runs' ids (a table of its own, so a team table made before pins needs
-/// no change: the missing table is created).
-pub const PINS: &str = "SpanprofPins";
+use table::summary;
+pub use table::{LISTED, PARTS, PINS, TABLE};
 
 /// How long a call may wait for its answer.
 const CALL_LIMIT: Duration = Duration::from_secs(30);
 
-/// The columns a listing reads, in [`summary`]'s order.
-const LISTED: &str =
-    "Id, StartedAt, Label, Target, Fingerprint, Iterations, MedianTotalMs, P90TotalMs, Sql";
-
-/// The table, as created when missing.
-fn ddl() -> String {
-    format!(
-        "CREATE TABLE {TABLE} (
-            Id STRING(32) NOT NULL,
-            StartedAt STRING(64) NOT NULL,
-            StartedMs INT64 NOT NULL,
-            SavedAt TIMESTAMP NOT NULL,
-            Label STRING(MAX) NOT NULL,
-            Target STRING(MAX) NOT NULL,
-            Fingerprint STRING(32) NOT NULL,
-            Sql STRING(MAX) NOT NULL,
-            Iterations INT64 NOT NULL,
-            MedianTotalMs FLOAT64,
-            P90TotalMs FLOAT64,
-            Report STRING(MAX) NOT NULL
-        ) PRIMARY KEY (Id),
-        ROW DELETION POLICY (OLDER_THAN(SavedAt, INTERVAL 180 DAY))"
-    )
-}
-
-/// The pins' table, as created when missing.
-fn pins_ddl() -> String {
-    format!("CREATE TABLE {PINS} (Id STRING(32) NOT NULL) PRIMARY KEY (Id)")
-}
+/// The most bytes of runs' rows written in one commit (a report kept whole is at most
+/// [`parts::WHOLE_BYTES`]; a commit of several is cut below a request's size).
+const COMMIT_BYTES: usize = 6 << 20;
 
 /// A history in a Spanner table.
 pub struct SpannerStore {
     database: SpannerDatabase,
     runtime: tokio::runtime::Runtime,
     channel: Channel,
+    notices: Vec<String>,
 }
 
 impl SpannerStore {
@@ -105,7 +79,7 @@ impl SpannerStore {
                 &d.project,
                 &d.instance,
                 &d.database,
-                &[ddl(), pins_ddl()],
+                &table::ddl(),
             )
             .await
             .map_err(|e| fail(e.to_string()))?;
@@ -115,6 +89,7 @@ impl SpannerStore {
             database: database.clone(),
             runtime,
             channel,
+            notices: Vec::new(),
         })
     }
 
@@ -148,60 +123,27 @@ fn new_id() -> Result<String, HistoryError> {
 
 impl HistoryStore for SpannerStore {
     fn save(&mut self, runs: &[StoredRun]) -> Result<Vec<String>, HistoryError> {
-        let columns: Vec<String> = [
-            "Id",
-            "StartedAt",
-            "StartedMs",
-            "SavedAt",
-            "Label",
-            "Target",
-            "Fingerprint",
-            "Sql",
-            "Iterations",
-            "MedianTotalMs",
-            "P90TotalMs",
-            "Report",
-        ]
-        .map(String::from)
-        .to_vec();
+        check_sizes(runs)?;
         let saved = now_ms();
         let saved_at = Timestamp::new(
             saved.div_euclid(1000),
             (saved.rem_euclid(1000) * 1_000_000) as u32,
         )
         .map_or(Value::Null, Value::Timestamp);
-        let float = |x: Option<f64>| x.map_or(Value::Null, Value::Float64);
         let mut ids = Vec::with_capacity(runs.len());
         let mut rows = Vec::with_capacity(runs.len());
         for run in runs {
-            let s = &run.summary;
             let id = new_id()?;
-            rows.push(vec![
-                Value::String(id.clone()),
-                Value::String(s.started_at.clone()),
-                Value::Int64(run.started_ms),
-                saved_at.clone(),
-                Value::String(s.label.clone()),
-                Value::String(s.target.clone()),
-                Value::String(s.fingerprint.clone()),
-                Value::String(s.sql.clone()),
-                Value::Int64(i64::from(s.iterations)),
-                float(s.median_total_ms),
-                float(s.p90_total_ms),
-                Value::String(run.report_json.clone()),
-            ]);
+            let report = if run.report_json.len() > parts::WHOLE_BYTES {
+                let n = self.save_parts(&id, &run.report_json, &saved_at)?;
+                parts::marker(n)
+            } else {
+                run.report_json.clone()
+            };
+            rows.push(run_row(&id, run, &saved_at, report));
             ids.push(id);
         }
-        let name = self.database.name();
-        self.runtime
-            .block_on(admin::insert_rows(
-                self.channel.clone(),
-                &name,
-                TABLE,
-                &columns,
-                &rows,
-            ))
-            .map_err(|e| self.fail(e))?;
+        self.write_runs(rows)?;
         Ok(ids)
     }
 
@@ -241,10 +183,8 @@ impl HistoryStore for SpannerStore {
             "SELECT {LISTED} FROM {TABLE} WHERE {} ORDER BY StartedMs DESC, Id DESC{limit}",
             conditions.join(" AND ")
         );
-        self.rows(&sql, &params)?
-            .into_iter()
-            .map(|row| summary(row).ok_or_else(|| self.fail_row()))
-            .collect()
+        let rows = self.rows(&sql, &params)?;
+        Ok(self.runs_of(rows))
     }
 
     fn get(&mut self, id: &str) -> Result<Option<RunReport>, HistoryError> {
@@ -252,12 +192,16 @@ impl HistoryStore for SpannerStore {
             &format!("SELECT Report FROM {TABLE} WHERE Id = @id"),
             &[string_param("id", id)],
         )?;
-        let Some(json) = rows
+        let Some(cell) = rows
             .into_iter()
             .next()
             .and_then(|r| r.into_iter().next().flatten())
         else {
             return Ok(None);
+        };
+        let json = match parts::parts_of(&cell) {
+            Some(n) => self.read_parts(id, n)?,
+            None => cell,
         };
         serde_json::from_str(&json)
             .map(Some)
@@ -284,21 +228,23 @@ impl HistoryStore for SpannerStore {
              FROM {TABLE} WHERE {condition}
              GROUP BY Fingerprint ORDER BY Last DESC LIMIT {limit}"
         );
-        self.rows(&sql, &params)?
+        Ok(self
+            .rows(&sql, &params)?
             .into_iter()
             .map(|row| {
                 let mut cells = row.into_iter().map(Option::unwrap_or_default);
                 let mut next = || cells.next().unwrap_or_default();
                 let (fingerprint, sql) = (next(), next());
-                let runs = next().parse().map_err(|_| self.fail_row())?;
-                Ok(QuerySummary {
+                // A count Spanner made: a number, whatever the rows hold.
+                let runs = next().parse().unwrap_or(0);
+                QuerySummary {
                     fingerprint,
                     sql,
                     runs,
                     last_started_at: next(),
-                })
+                }
             })
-            .collect()
+            .collect())
     }
 
     fn trend(&mut self, fingerprint: &str, limit: usize) -> Result<Vec<TrendPoint>, HistoryError> {
@@ -314,7 +260,17 @@ impl HistoryStore for SpannerStore {
         for mut row in self.rows(&sql, &[string_param("fp", fingerprint)])? {
             let json = row.pop().flatten().unwrap_or_default();
             let pinned = row.pop().flatten().is_some_and(|b| b == "true");
-            let summary = summary(row).ok_or_else(|| self.fail_row())?;
+            let summary = match summary(row) {
+                Ok(summary) => summary,
+                Err(bad) => {
+                    self.notices.push(bad.notice(TABLE));
+                    continue;
+                }
+            };
+            let json = match parts::parts_of(&json) {
+                Some(n) => self.read_parts(&summary.id, n).unwrap_or_default(),
+                None => json,
+            };
             points.push(TrendPoint::from_stored(summary, pinned, &json));
         }
         points.reverse();
@@ -358,7 +314,16 @@ impl HistoryStore for SpannerStore {
         }
         self.remove(TABLE, id)?;
         self.remove(PINS, id)?;
+        self.remove_parts(id)?;
         Ok(true)
+    }
+
+    fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
+    fn notice(&mut self, notice: String) {
+        self.notices.push(notice);
     }
 }
 
@@ -415,34 +380,145 @@ impl SpannerStore {
             .map_err(|e| self.fail(e))
     }
 
-    fn fail_row(&self) -> HistoryError {
-        HistoryError::Spanner {
-            database: self.database.name(),
-            reason: format!("a row of {TABLE} is not a run (a column missing or of another type)"),
+    /// Writes `rows` (of [`table::WRITTEN`]) into the runs' table, as few commits as keep each
+    /// within [`COMMIT_BYTES`].
+    fn write_runs(&self, rows: Vec<Vec<Value>>) -> Result<(), HistoryError> {
+        let mut batch = Vec::new();
+        let mut bytes = 0;
+        for row in rows {
+            let size = row_bytes(&row);
+            if !batch.is_empty() && bytes + size > COMMIT_BYTES {
+                self.write(TABLE, &table::WRITTEN, &std::mem::take(&mut batch))?;
+                bytes = 0;
+            }
+            batch.push(row);
+            bytes += size;
         }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.write(TABLE, &table::WRITTEN, &batch)
+    }
+
+    /// Writes `json` in parts for run `id`, before the run's own row (so a run is never listed
+    /// without its report); how many. What was written is deleted again if a part fails.
+    fn save_parts(&self, id: &str, json: &str, saved_at: &Value) -> Result<usize, HistoryError> {
+        let pieces = parts::split(json);
+        let per_commit = (COMMIT_BYTES / parts::PART_BYTES).max(1);
+        let mut written = Ok(());
+        for (n, chunk) in pieces.chunks(per_commit).enumerate() {
+            let rows: Vec<Vec<Value>> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    vec![
+                        Value::String(id.to_owned()),
+                        Value::Int64((n * per_commit + i) as i64),
+                        saved_at.clone(),
+                        Value::String((*text).to_owned()),
+                    ]
+                })
+                .collect();
+            written = self.write(PARTS, &["Id", "Part", "SavedAt", "Text"], &rows);
+            if written.is_err() {
+                break;
+            }
+        }
+        if let Err(e) = written {
+            let _ = self.remove_parts(id);
+            return Err(HistoryError::Spanner {
+                database: self.database.name(),
+                reason: format!(
+                    "the report ({:.1} MiB) is too long for one cell and could not be saved in {} \
+                     parts: {e}",
+                    json.len() as f64 / f64::from(1 << 20),
+                    pieces.len()
+                ),
+            });
+        }
+        Ok(pieces.len())
+    }
+
+    /// Run `id`'s report from its `expected` parts.
+    fn read_parts(&self, id: &str, expected: usize) -> Result<String, HistoryError> {
+        let bad = |reason: String| HistoryError::BadRecord {
+            id: id.to_owned(),
+            reason,
+        };
+        let most = MAX_STORED_REPORT_BYTES.div_ceil(parts::PART_BYTES as u64);
+        if expected as u64 > most {
+            return Err(bad(format!(
+                "stored in {expected} parts, more than a report of at most {} MiB takes",
+                MAX_STORED_REPORT_BYTES >> 20
+            )));
+        }
+        let rows = self.rows(
+            &format!("SELECT Part, Text FROM {PARTS} WHERE Id = @id ORDER BY Part"),
+            &[string_param("id", id)],
+        )?;
+        let numbered = rows
+            .into_iter()
+            .map(|row| {
+                let mut cells = row.into_iter().flatten();
+                let part = cells.next().and_then(|p| p.parse().ok()).unwrap_or(-1);
+                (part, cells.next().unwrap_or_default())
+            })
+            .collect();
+        parts::join(numbered, expected).map_err(bad)
+    }
+
+    /// Deletes the parts of run `id`'s report, if it has any.
+    fn remove_parts(&self, id: &str) -> Result<(), HistoryError> {
+        let name = self.database.name();
+        self.runtime
+            .block_on(admin::delete_prefixed(
+                self.channel.clone(),
+                &name,
+                PARTS,
+                id,
+            ))
+            .map_err(|e| self.fail(e))
+    }
+
+    /// The runs of listing `rows`; a row that is not one is named in a notice and skipped.
+    fn runs_of(&mut self, rows: Vec<Vec<Option<String>>>) -> Vec<RunSummary> {
+        let mut runs = Vec::with_capacity(rows.len());
+        for row in rows {
+            match summary(row) {
+                Ok(run) => runs.push(run),
+                Err(bad) => self.notices.push(bad.notice(TABLE)),
+            }
+        }
+        runs
     }
 }
 
-/// A listing row (the columns of [`LISTED`]) as a summary.
-fn summary(row: Vec<Option<String>>) -> Option<RunSummary> {
-    let mut cells = row.into_iter();
-    let mut next = || cells.next();
-    let text = |c: Option<Option<String>>| c.flatten();
-    let float = |c: Option<Option<String>>| -> Option<Option<f64>> {
-        match c? {
-            None => Some(None),
-            Some(t) => t.parse().ok().map(Some),
-        }
-    };
-    Some(RunSummary {
-        id: text(next())?,
-        started_at: text(next())?,
-        label: text(next())?,
-        target: text(next())?,
-        fingerprint: text(next())?,
-        iterations: text(next())?.parse().ok()?,
-        median_total_ms: float(next())?,
-        p90_total_ms: float(next())?,
-        sql: text(next())?,
-    })
+/// A run's row of [`table::WRITTEN`], its report cell `report` (the JSON, or a parts marker).
+fn run_row(id: &str, run: &StoredRun, saved_at: &Value, report: String) -> Vec<Value> {
+    let s = &run.summary;
+    let float = |x: Option<f64>| x.map_or(Value::Null, Value::Float64);
+    vec![
+        Value::String(id.to_owned()),
+        Value::String(s.started_at.clone()),
+        Value::Int64(run.started_ms),
+        saved_at.clone(),
+        Value::String(s.label.clone()),
+        Value::String(s.target.clone()),
+        Value::String(s.fingerprint.clone()),
+        Value::String(s.sql.clone()),
+        Value::Int64(i64::from(s.iterations)),
+        float(s.median_total_ms),
+        float(s.p90_total_ms),
+        Value::String(report),
+    ]
+}
+
+/// About how many bytes a row takes in a commit.
+fn row_bytes(row: &[Value]) -> usize {
+    row.iter()
+        .map(|v| match v {
+            Value::String(s) => s.len() + 8,
+            _ => 16,
+        })
+        .sum()
 }
