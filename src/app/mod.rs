@@ -11,6 +11,7 @@
 //! `run_control.rs` (the runs, and a run's start and end), `dialog_routing.rs` (where a dialog's
 //! answer goes), `history_routing.rs` (what the History tab asks of the app), `status_file.rs` (the scripts' protocol) and `layout.rs` (the panels).
 
+mod cause_words;
 mod command;
 mod compare;
 mod connection;
@@ -24,6 +25,7 @@ mod frames;
 mod history_reader;
 mod history_routing;
 mod history_view;
+mod iteration_words;
 mod iterations;
 mod labels;
 mod layout;
@@ -38,6 +40,7 @@ mod run_list;
 mod settings;
 mod startup;
 mod status_file;
+mod summary_table;
 mod theme;
 mod timeline_paint;
 mod timeline_rows;

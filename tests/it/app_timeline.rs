@@ -344,16 +344,25 @@ fn outlined_bars(h: &mut Harness<'static, SpanprofApp>) -> (usize, Vec<(f32, egu
         .filter(|r| plot.contains_rect(r.rect) && r.rect.width() < plot.width() / 4.0)
         .filter(|r| r.fill != egui::Color32::TRANSPARENT)
         .collect();
+    // Every segment has a hairline in the plot's dark (the cue besides hue between stacked
+    // segments, `theme::SEPARATOR`); an outline is any other stroke.
+    let separator = egui::Color32::from_rgb(0x10, 0x10, 0x10);
+    assert!(
+        bars.iter()
+            .all(|r| r.stroke.width > 0.0 && (r.stroke.color != separator || r.stroke.width <= 1.0)),
+        "every segment is parted from the next"
+    );
     let outlined = bars
         .iter()
-        .filter(|r| r.stroke.width > 0.0)
+        .filter(|r| r.stroke.width > 0.0 && r.stroke.color != separator)
         .map(|r| (r.rect.center().x, r.stroke.color))
         .collect();
     (bars.len(), outlined)
 }
 
 /// Issue 20 item 4: the selection outline marks only selected bars (and the flagged one its
-/// warning); every other bar is drawn without one (before, each carried a thin rim).
+/// warning); every other bar has only the dark hairline between segments (before, each carried
+/// a rim in its own colour, which read as selected).
 #[test]
 fn the_selection_outline_marks_only_the_selected_bars() -> Result<(), Box<dyn std::error::Error>> {
     use spanprof::export::Exporter as _;
