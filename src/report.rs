@@ -276,9 +276,15 @@ impl IterationRecord {
 
     /// Whether it failed with an error no retry can fix: the server refused the query itself
     /// (bad SQL, a table not found, no permission, a failed precondition), so every later
-    /// iteration would fail alike.
+    /// iteration would fail alike. A session the server no longer knows is not one: the official
+    /// clients make a new session and try again.
     pub fn failed_for_good(&self) -> bool {
+        let session_gone = self
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("Session not found"));
         self.status == Status::Error
+            && !session_gone
             && self.error_code.as_deref().is_some_and(|code| {
                 matches!(
                     code,
@@ -489,6 +495,23 @@ impl RunReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_query_fails_for_good_and_a_lost_session_or_an_outage_does_not() {
+        let failed = |code: &str, error: &str| IterationRecord {
+            status: Status::Error,
+            error: Some(error.into()),
+            error_code: Some(code.into()),
+            ..IterationRecord::new("r", 0, false, "t")
+        };
+        assert!(failed("InvalidArgument", "Unrecognized name: Nme").failed_for_good());
+        assert!(failed("NotFound", "Table not found: Nope").failed_for_good());
+        assert!(
+            !failed("NotFound", "Session not found: projects/p/.../sessions/s").failed_for_good()
+        );
+        assert!(!failed("Unavailable", "connection reset").failed_for_good());
+        assert!(!failed("DeadlineExceeded", "deadline").failed_for_good());
+    }
 
     fn record(iteration: u32, warmup: bool, status: Status, total_ms: f64) -> IterationRecord {
         IterationRecord {
