@@ -10,6 +10,7 @@ pub mod intake;
 pub mod knobs;
 pub mod listener;
 pub mod query;
+pub mod queue;
 pub mod result_stats;
 pub mod service;
 pub mod shape;

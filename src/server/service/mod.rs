@@ -25,6 +25,7 @@ use super::control::{Slots, grpc_timeout};
 use super::encoded::EncodedResultSet;
 use super::encoded::stubs::google::spanner::v1::spanner_server::Spanner;
 use super::knobs::Knobs;
+use super::queue::Queue;
 use super::sqlite::db::Database;
 use super::stream::live::{self, LiveStream};
 use super::stream::parked::Parked;
@@ -40,6 +41,8 @@ pub struct LocalSpanner {
     sessions: Arc<Sessions>,
     parked: Arc<Parked<LiveStream>>,
     slots: Arc<Slots>,
+    /// The queue model's query threads and freezes (off unless its knobs are set).
+    queue: Queue,
     shutdown: Arc<AtomicBool>,
     counter: AtomicU64,
     /// Streaming queries started so far (resumes of a held stream not counted).
@@ -116,6 +119,7 @@ impl LocalSpanner {
             sessions: Arc::default(),
             parked: Arc::default(),
             slots: Arc::default(),
+            queue: Queue::default(),
             shutdown: Arc::default(),
             counter: AtomicU64::new(1),
             queries: AtomicU64::new(0),
