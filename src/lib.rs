@@ -15,6 +15,7 @@ pub mod export;
 pub mod fnv;
 pub mod history;
 pub mod kind;
+pub mod load;
 pub mod part;
 pub mod plan;
 pub mod proto;
