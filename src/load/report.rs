@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::knee::{Knee, KneeRule, client_saturates, find_knee};
 use super::step::StepResult;
-use super::{LoadPlan, Model, StepLevel};
+use super::{LoadPlan, Model};
 
 /// The version of the JSON a load report is written in.
 pub const LOAD_REPORT_VERSION: u32 = 1;
@@ -133,6 +133,7 @@ impl LoadReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load::StepLevel;
     use crate::load::step::{StepCpu, StepRecorder};
 
     #[test]

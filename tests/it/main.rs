@@ -31,6 +31,7 @@ mod hostile_streams;
 mod hostile_tokens;
 mod iteration;
 mod layers;
+mod load;
 mod local;
 mod memory;
 mod official;
