@@ -135,6 +135,9 @@ impl Drop for LoadRun {
     }
 }
 
+/// How far ahead of its setting up a step's first start is.
+const LEAD: Duration = Duration::from_millis(50);
+
 /// Where the run's events go.
 type Emit<'a> = &'a dyn Fn(LoadEvent);
 
@@ -218,7 +221,9 @@ async fn one_step(
     let process_cpu = cpu_time::ProcessTime::try_now().ok();
     let sink = Arc::new(StepSink {
         recorder: Mutex::new(StepRecorder::new(level)),
-        began: Instant::now(),
+        // The first start a little ahead, so that the generator thread's own start is not
+        // counted as its lag.
+        began: Instant::now() + LEAD,
         abandon,
     });
     let drain_until = sink.began + plan.step_duration + plan.drain;
