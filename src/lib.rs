@@ -16,6 +16,7 @@ pub mod files;
 pub mod fnv;
 pub mod history;
 pub mod kind;
+pub mod load;
 pub mod part;
 pub mod plan;
 pub mod proto;

@@ -44,7 +44,7 @@ fn env(name: &str) -> anyhow::Result<String> {
 }
 
 /// Reads the query and prints its rows (or their count) on `out`.
-pub fn run_driver(args: &DriverArgs, out: impl Write) -> anyhow::Result<()> {
+pub fn run_driver(args: &DriverArgs, out: impl Write + Send) -> anyhow::Result<()> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("spanprof-driver")
@@ -54,7 +54,7 @@ pub fn run_driver(args: &DriverArgs, out: impl Write) -> anyhow::Result<()> {
         .block_on(read(args, out))
 }
 
-async fn read(args: &DriverArgs, out: impl Write) -> anyhow::Result<()> {
+async fn read(args: &DriverArgs, out: impl Write + Send) -> anyhow::Result<()> {
     let database = DatabasePath {
         project: env("SPANPROF_PROJECT")?,
         instance: env("SPANPROF_INSTANCE")?,

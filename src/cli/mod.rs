@@ -9,6 +9,7 @@ mod explain;
 mod gate;
 mod headers;
 mod history;
+mod load;
 mod operators;
 mod options;
 mod profile;
@@ -30,6 +31,7 @@ pub use decode::{DecodeArgs, DecoderChoice, run_decode};
 pub use driver::{DriverArgs, run_driver};
 pub use explain::{ExplainArgs, run_explain};
 pub use history::{HistoryAction, HistoryArgs, HistoryCommandArgs, run_history};
+pub use load::{LoadArgs, run_load};
 pub use operators::{PlanArgs, plan_diff_text, plan_summary, run_plan};
 pub use options::RequestOptionArgs;
 pub use profile::{
@@ -37,7 +39,7 @@ pub use profile::{
     run_record,
 };
 pub use seed::{SeedArgs, run_seed};
-pub use serve::{ServeArgs, apply_knob, run_serve};
+pub use serve::{QueueArgs, ServeArgs, apply_knob, run_serve};
 pub use subject::{SubjectArgs, run_subject};
 pub use target::{TargetArgs, TimeoutArgs};
 pub use variants::{SweepSpec, parse_sweep};
@@ -117,6 +119,10 @@ pub enum Command {
     Profile(Box<ProfileArgs>),
     /// Run a query once and write its stream, as the decoder consumed it, to a stream file.
     Record(Box<RecordArgs>),
+    /// Run a query under load: a steady arrival rate (`--rate 50,100,200`) or a fixed
+    /// concurrency (`--concurrency 1,2,4`), a step each; latencies from the intended and the
+    /// actual start, the knee, where the time went.
+    Load(Box<LoadArgs>),
     /// Run another program's Spanner client N times against the local instance (knobs as for
     /// `serve`): where its time goes as the server sees it (blocked time included), every row it
     /// prints checked, beside spanprof's own decoder and the wire floor.
@@ -164,6 +170,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             ProfileOutcome::Regressed => ExitCode::from(REGRESSED),
             ProfileOutcome::NoBaseline => ExitCode::from(NO_BASELINE),
         }),
+        Some(Command::Load(args)) => {
+            run_load(&args, std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Record(args)) => {
             run_record(&args, std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
@@ -174,7 +184,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             ExitCode::from(ITERATIONS_FAILED)
         }),
         Some(Command::Driver(args)) => {
-            run_driver(&args, std::io::stdout().lock())?;
+            // Line-buffered as the locked stdout is, and `Send` (the rows' callback must be).
+            run_driver(&args, std::io::LineWriter::new(std::io::stdout()))?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Serve(args)) => {

@@ -11,6 +11,7 @@ use std::ops::{RangeFrom, RangeInclusive};
 use clap::value_parser;
 
 use crate::server::knobs::{MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES};
+use crate::server::queue::MAX_QUERY_THREADS;
 use crate::server::{
     ConnectionLimits, DEFAULT_SEED23_ROWS, KnobSettings, Knobs, LocalInstance, ServerConfig, Shape,
 };
@@ -105,6 +106,46 @@ pub struct ServeArgs {
     /// legal shape). Faults apply on top.
     #[arg(long, default_value_t = Shape::Production, value_parser = parse_shape)]
     pub shape: Shape,
+    /// The queue model: query threads, service time, freezes.
+    #[command(flatten)]
+    pub queue: QueueArgs,
+}
+
+/// The local instance as a known queue (`server::queue`): what `serve`, `profile` and `load` on
+/// the built-in instance take alike. All off by default.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct QueueArgs {
+    /// Query threads: a query waits, first come first served, for one of N (0: no queue).
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = value_parser!(u64).range(QUERY_THREADS))]
+    pub query_threads: u64,
+    /// How long a query thread holds each query before it runs, in milliseconds (a fixed
+    /// service time: N threads serve at most N / D queries a second).
+    #[arg(long, value_name = "D", default_value_t = 0, value_parser = value_parser!(u64).range(PAUSE_MS))]
+    pub service_ms: u64,
+    /// Every S milliseconds (the first S after the start) all answers pause for --freeze-ms.
+    #[arg(long, value_name = "S", default_value_t = 0, value_parser = value_parser!(u64).range(PAUSE_MS))]
+    pub freeze_every_ms: u64,
+    /// How long each pause lasts, in milliseconds (at most --freeze-every-ms).
+    #[arg(long, value_name = "P", default_value_t = 0, value_parser = value_parser!(u64).range(PAUSE_MS))]
+    pub freeze_ms: u64,
+}
+
+impl QueueArgs {
+    /// `knobs` with the queue model these arguments ask for.
+    pub fn apply(&self, knobs: KnobSettings) -> KnobSettings {
+        KnobSettings {
+            query_threads: self.query_threads,
+            service_ms: self.service_ms,
+            freeze_every_ms: self.freeze_every_ms,
+            freeze_ms: self.freeze_ms,
+            ..knobs
+        }
+    }
+
+    /// Whether any of them is set.
+    pub fn is_set(&self) -> bool {
+        self.query_threads > 0 || self.service_ms > 0 || self.freeze_ms > 0
+    }
 }
 
 /// A `--shape` value.
@@ -124,6 +165,9 @@ const SQL_BYTES: RangeInclusive<u64> = 64..=1_000_000_000;
 const NAME_BYTES: RangeInclusive<u64> = 64..=1 << 20;
 /// Room for at least one request of the largest size the server decodes (16 MiB).
 const PENDING_REQUEST_BYTES: RangeFrom<u64> = (16 << 20)..;
+/// The queue model's threads, and its times (at most a day each).
+const QUERY_THREADS: RangeInclusive<u64> = 0..=MAX_QUERY_THREADS;
+const PAUSE_MS: RangeInclusive<u64> = 0..=86_400_000;
 
 impl ServeArgs {
     /// The connection limits these arguments ask for.
@@ -159,6 +203,7 @@ impl ServeArgs {
             max_pending_request_bytes: self.max_pending_request_bytes,
             request_timeout_ms: self.request_timeout_ms,
             shape: self.shape,
+            ..self.queue.apply(KnobSettings::DEFAULT)
         }
     }
 }
@@ -236,7 +281,7 @@ type Knob = (
 );
 
 /// The knobs `serve` reads on stdin, with the same ranges as its flags.
-const KNOBS: [Knob; 20] = [
+const KNOBS: [Knob; 24] = [
     ("max-message-bytes", MESSAGE_BYTES, |k| {
         &mut k.max_message_bytes
     }),
@@ -279,6 +324,10 @@ const KNOBS: [Knob; 20] = [
     ("request-timeout-ms", 1..=u64::MAX, |k| {
         &mut k.request_timeout_ms
     }),
+    ("query-threads", QUERY_THREADS, |k| &mut k.query_threads),
+    ("service-ms", PAUSE_MS, |k| &mut k.service_ms),
+    ("freeze-every-ms", PAUSE_MS, |k| &mut k.freeze_every_ms),
+    ("freeze-ms", PAUSE_MS, |k| &mut k.freeze_ms),
 ];
 
 /// Applies one `knob value` line (or `show`), returning the settings now in force.
@@ -341,5 +390,17 @@ mod tests {
             Ok(4)
         );
         assert!(apply_knob(&knobs, "stall-at-message 0").is_err(), "from 1");
+        assert_eq!(
+            apply_knob(&knobs, "query-threads 2").map(|s| s.query_threads),
+            Ok(2)
+        );
+        assert_eq!(
+            apply_knob(&knobs, "freeze-ms 200").map(|s| s.freeze_ms),
+            Ok(200)
+        );
+        assert!(
+            apply_knob(&knobs, "service-ms 99999999999").is_err(),
+            "a day at most"
+        );
     }
 }

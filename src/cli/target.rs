@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::serve::QueueArgs;
 use crate::client::auth::Credentials;
 use crate::client::cloud::CloudTarget;
 use crate::client::{EndpointError, Timeouts, check_host_port, parse_duration};
@@ -50,6 +51,9 @@ pub struct TargetArgs {
     /// How long to wait, and for what.
     #[command(flatten)]
     pub timeouts: TimeoutArgs,
+    /// The built-in local instance as a known queue (ignored by other targets).
+    #[command(flatten)]
+    pub queue: QueueArgs,
 }
 
 /// How long the client waits: durations such as `10s`, `250ms`, `5m`.
@@ -121,7 +125,7 @@ impl TargetArgs {
             None => Target::Local(ServerConfig {
                 port: 0,
                 seed23_rows: self.rows,
-                knobs: KnobSettings::default(),
+                knobs: self.queue.apply(KnobSettings::default()),
                 connections: Default::default(),
             }),
         }

@@ -42,7 +42,7 @@ pub struct Decoding<'a> {
     pub decoder: DecoderKind,
     /// Sees each message's rows as they are decoded, with the message's size in bytes (a preview
     /// can keep some rows; the iteration keeps none).
-    pub on_rows: &'a mut dyn FnMut(RowsView<'_>, usize),
+    pub on_rows: &'a mut (dyn FnMut(RowsView<'_>, usize) + Send),
     /// When set, each message the decoder consumes (after any resume) is appended in the
     /// stream-file format.
     pub recording: Option<&'a mut Vec<u8>>,
@@ -53,7 +53,10 @@ pub struct Decoding<'a> {
 impl<'a> Decoding<'a> {
     /// Decoding with `decoder`, each message's rows to `on_rows`, nothing recorded, the timeline
     /// keeping [`DEFAULT_KEPT_MESSAGES`].
-    pub fn new(decoder: DecoderKind, on_rows: &'a mut dyn FnMut(RowsView<'_>, usize)) -> Self {
+    pub fn new(
+        decoder: DecoderKind,
+        on_rows: &'a mut (dyn FnMut(RowsView<'_>, usize) + Send),
+    ) -> Self {
         Decoding {
             decoder,
             on_rows,
@@ -69,7 +72,7 @@ struct Progress<'a> {
     decoder: AnyDecoder,
     held: Vec<Held>,
     recorder: Recorder,
-    on_rows: &'a mut dyn FnMut(RowsView<'_>, usize),
+    on_rows: &'a mut (dyn FnMut(RowsView<'_>, usize) + Send),
     recording: Option<&'a mut Vec<u8>>,
     /// Where the client's current stretch of its own work began (the end of its last span), when
     /// it is timing one; no await lies between it and the next span or wait.

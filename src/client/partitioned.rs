@@ -8,7 +8,7 @@
 //! the rest of the wall time (when no partition had a message to decode, the client was waiting on
 //! the transport; a partition's back-off ran beside the others' waits, so it is in the wait).
 
-use std::cell::RefCell;
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tonic::transport::Channel;
@@ -82,14 +82,23 @@ pub async fn run(
         ..
     } = decoding;
     let kept_each = kept_messages / requests.len().max(1);
-    let shared = RefCell::new(on_rows);
+    // A mutex, not a RefCell: the rows' callback is `Send`, so a load test's requests can run on
+    // any worker. The partitions are polled by one task, so it is never contended.
+    let shared = Mutex::new(on_rows);
     let mut sinks: Vec<_> = requests
         .iter()
-        .map(|_| |rows: RowsView<'_>, bytes: usize| (shared.borrow_mut())(rows, bytes))
+        .map(|_| {
+            |rows: RowsView<'_>, bytes: usize| {
+                (shared.lock().unwrap_or_else(PoisonError::into_inner))(rows, bytes)
+            }
+        })
         .collect();
     let deadline = started + call.timeouts.iteration;
     let ended = tokio::sync::Notify::new();
-    let streams = requests
+    // Collected before they are awaited: a future that held the mapping closure across the await
+    // could not be proved `Send` (the compiler's higher-ranked lifetimes), and a load test spawns
+    // its requests on a multi-threaded runtime.
+    let streams: Vec<_> = requests
         .iter()
         .zip(sinks.iter_mut())
         .map(|(request, sink)| {
@@ -102,7 +111,8 @@ pub async fn run(
                 kept_messages: kept_each,
             };
             stream.read(sink, &ended)
-        });
+        })
+        .collect();
     let results: Vec<_> = futures_util::stream::iter(streams)
         .buffered(CONCURRENT_PARTITIONS)
         .collect()
@@ -144,7 +154,7 @@ impl OnePartition<'_> {
     /// takes its turns instead of failing.
     async fn read(
         self,
-        sink: &mut dyn FnMut(RowsView<'_>, usize),
+        sink: &mut (dyn FnMut(RowsView<'_>, usize) + Send),
         ended: &tokio::sync::Notify,
     ) -> Result<IterationTiming, IterationError> {
         let mut back_off = Duration::from_millis(20);

@@ -7,6 +7,7 @@
 
 pub mod cold;
 pub mod details;
+pub mod load;
 pub mod schedule;
 pub mod subject;
 pub mod sweep;

@@ -8,6 +8,7 @@
 mod csv;
 mod file;
 mod json;
+mod load;
 mod markdown;
 mod trace;
 
@@ -24,6 +25,7 @@ use crate::report::RunReport;
 pub use self::csv::{COLUMNS, Csv};
 pub use self::file::{MAX_REPORT_BYTES, read_bounded, write_atomically};
 pub use self::json::{FORMAT_VERSION, Json, read_json};
+pub use self::load::{LOAD_COLUMNS, load_csv, load_hdr_log, load_json};
 pub use self::markdown::Markdown;
 pub use self::trace::Trace;
 
@@ -55,6 +57,9 @@ pub enum ExportError {
         /// The version the document declares.
         found: u64,
     },
+    /// The HDR interval log could not be written (a step's histogram did not read back).
+    #[error("cannot write the HDR interval log: {0}")]
+    Hdr(String),
     /// Writing the file failed; nothing was written to `path`.
     #[error("cannot write {}: {}", path.display(), reason(error))]
     Write {

@@ -1,7 +1,7 @@
 //! The local instance's knobs, changeable while it runs: how it streams (message size, faults, delays,
 //! bandwidth) and the bounds it keeps against careless or hostile clients (concurrent queries, result
 //! and value sizes, held faulted streams, sessions, name lengths, unfinished requests), each with a
-//! production-like default.
+//! production-like default; and the queue model's threads, service time and freezes (off by default).
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -75,6 +75,16 @@ pub struct KnobSettings {
     /// How answers are cut into messages: as production does (the default), as the emulator
     /// does, or every legal way ([`Shape`]).
     pub shape: Shape,
+    /// The queue model ([`super::queue`]): query threads a query waits for, first come first
+    /// served (0: none, no queue).
+    pub query_threads: u64,
+    /// The queue model: how long a query thread holds each query before it runs, in
+    /// milliseconds (0: none).
+    pub service_ms: u64,
+    /// The queue model: every this many milliseconds all answers pause (0: never).
+    pub freeze_every_ms: u64,
+    /// The queue model: how long each pause lasts, in milliseconds (0: none).
+    pub freeze_ms: u64,
 }
 
 impl Default for KnobSettings {
@@ -107,6 +117,10 @@ impl KnobSettings {
         max_pending_request_bytes: 256 << 20,
         request_timeout_ms: 10_000,
         shape: Shape::Production,
+        query_threads: 0,
+        service_ms: 0,
+        freeze_every_ms: 0,
+        freeze_ms: 0,
     };
 }
 

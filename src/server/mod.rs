@@ -11,6 +11,7 @@ pub mod knobs;
 pub mod link;
 pub mod listener;
 pub mod query;
+pub mod queue;
 pub mod result_stats;
 pub mod service;
 pub mod shape;

@@ -40,6 +40,7 @@ mod hostile_tokens;
 mod hostile_victims;
 mod iteration;
 mod layers;
+mod load;
 mod local;
 mod memory;
 mod official;

@@ -27,6 +27,7 @@ use super::encoded::stubs::google::spanner::v1::spanner_server::Spanner;
 use super::knobs::Knobs;
 use super::link::Link;
 use super::listener::Peer;
+use super::queue::Queue;
 use super::sqlite::db::Database;
 use super::stream::live::{self, LiveStream};
 use super::stream::parked::Parked;
@@ -42,6 +43,8 @@ pub struct LocalSpanner {
     sessions: Arc<Sessions>,
     parked: Arc<Parked<LiveStream>>,
     slots: Arc<Slots>,
+    /// The queue model's query threads and freezes (off unless its knobs are set).
+    queue: Queue,
     shutdown: Arc<AtomicBool>,
     counter: AtomicU64,
     /// Streaming queries started so far (resumes of a held stream not counted).
@@ -118,6 +121,7 @@ impl LocalSpanner {
             sessions: Arc::default(),
             parked: Arc::default(),
             slots: Arc::default(),
+            queue: Queue::default(),
             shutdown: Arc::default(),
             counter: AtomicU64::new(1),
             queries: AtomicU64::new(0),

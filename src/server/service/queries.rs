@@ -127,14 +127,18 @@ impl LocalSpanner {
         })
     }
 
-    /// Starts the query, if a slot is free, and waits for its columns (or its error, which is then
-    /// the call's status). Dropping what it returns, or this future, tells the query its client left.
+    /// Starts the query, after its wait for a thread in the queue model (when on), if a slot is
+    /// free, and waits for its columns (or its error, which is then the call's status) and the
+    /// end of its service. Dropping what it returns, or this future, tells the query its client
+    /// left.
     pub(super) async fn start_query(
         &self,
         spec: QuerySpec,
         knobs: &KnobSettings,
         deadline: Option<Instant>,
     ) -> Result<Started, Status> {
+        // The queue model's line comes first: a query waiting for a thread holds no slot.
+        let turn = self.queue.admit(knobs, deadline).await?;
         let slot = self
             .slots
             .take(knobs.max_concurrent_queries)
@@ -150,7 +154,12 @@ impl LocalSpanner {
         let (tx, mut events) = mpsc::channel(8);
         query::spawn(Arc::clone(&self.db), spec, tx, interrupt, Some(slot))
             .map_err(|e| Status::resource_exhausted(format!("cannot start a query thread: {e}")))?;
-        match events.recv().await {
+        let first = events.recv().await;
+        if let Some(turn) = turn {
+            // Its service: the query's own start counts in it.
+            turn.serve().await;
+        }
+        match first {
             Some(Ok(QueryEvent::Columns(columns))) => Ok(Started {
                 columns,
                 events,

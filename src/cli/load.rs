@@ -1,0 +1,379 @@
+//! `spanprof load`: one query under a steady arrival rate (`--rate 50,100,200`) or a fixed
+//! concurrency (`--concurrency 1,2,4`), a step each; every step's latencies from the intended
+//! and from the actual start, the knee, where the time went, the client's CPU per request.
+//! Ctrl-C (or SIGTERM) stops the run and still prints and writes what was measured.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use super::headers::HeaderArgs;
+use super::options::RequestOptionArgs;
+use super::profile::{QueryArgs, check_label};
+use super::target::{TargetArgs, parse_limit};
+use crate::engine::Variant;
+use crate::engine::load::{LoadEvent, LoadRun, LoadSpec};
+use crate::export::{load_csv, load_hdr_log, load_json, write_atomically};
+use crate::load::{
+    LoadPlan, LoadReport, MAX_IN_FLIGHT, Model, StepLevel, StepResult, parse_concurrencies,
+    parse_rates,
+};
+use crate::part::Part;
+use crate::report::printable;
+use crate::text::ms;
+
+/// Arguments of `spanprof load`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoadArgs {
+    /// Where to run (the built-in instance takes the queue model's knobs).
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// What to run: one --sql.
+    #[command(flatten)]
+    pub query: QueryArgs,
+    /// How the query is asked.
+    #[command(flatten)]
+    pub options: RequestOptionArgs,
+    /// What every call says besides the query.
+    #[command(flatten)]
+    pub headers: HeaderArgs,
+    /// The run's label.
+    #[arg(long, default_value = "load")]
+    pub label: String,
+    /// The open model: requests a second, one step per value (`50,100,200`, each may end in
+    /// `/s`); past 20,000 a rate is capped, with a notice.
+    #[arg(
+        long,
+        value_name = "R,R,...",
+        required_unless_present = "concurrency",
+        conflicts_with = "concurrency"
+    )]
+    pub rate: Option<String>,
+    /// The closed model: requests in flight, one step per value (`1,2,4`), each client starting
+    /// its next request when its last one ended.
+    #[arg(long, value_name = "C,C,...")]
+    pub concurrency: Option<String>,
+    /// How long each step generates requests.
+    #[arg(long, value_name = "DUR", default_value = "5s", value_parser = parse_limit)]
+    pub step_duration: Duration,
+    /// The open model's bound on requests in flight: a start past it waits (and is counted
+    /// late; one still waiting when its step ends is dropped).
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_IN_FLIGHT)))]
+    pub max_in_flight: u32,
+    /// How long a step's requests in flight may take to end after it stops generating; those
+    /// left are counted unfinished.
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_limit)]
+    pub drain: Duration,
+    /// Write the JSON report here.
+    #[arg(long, value_name = "OUT.json")]
+    pub json: Option<PathBuf>,
+    /// Write a CSV row per step here.
+    #[arg(long, value_name = "OUT.csv")]
+    pub csv: Option<PathBuf>,
+    /// Write the HDR interval log (latencies from the intended start, a line per step) here.
+    #[arg(long, value_name = "OUT.hlog")]
+    pub hdr_log: Option<PathBuf>,
+}
+
+/// The spec the arguments describe.
+fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
+    check_label(&args.label)?;
+    let [sql] = args.query.sql.as_slice() else {
+        anyhow::bail!("load runs one query: give one --sql");
+    };
+    let mut notices = Vec::new();
+    let (model, levels) = match (&args.rate, &args.concurrency) {
+        (Some(rates), _) => {
+            let (rates, capped) = parse_rates(rates)?;
+            notices.extend(capped);
+            (
+                Model::Open,
+                rates.into_iter().map(StepLevel::Rate).collect(),
+            )
+        }
+        (None, Some(c)) => (
+            Model::Closed,
+            parse_concurrencies(c)?
+                .into_iter()
+                .map(StepLevel::Concurrency)
+                .collect(),
+        ),
+        (None, None) => anyhow::bail!("give --rate or --concurrency"),
+    };
+    let plan = LoadPlan {
+        model,
+        levels,
+        step_duration: args.step_duration,
+        max_in_flight: args.max_in_flight,
+        drain: args.drain,
+    };
+    plan.check()?;
+    if args.target.queue.is_set()
+        && !matches!(args.target.target(), crate::engine::Target::Local(_))
+    {
+        notices.push(
+            "--query-threads, --service-ms and --freeze-* shape the built-in instance only: \
+             ignored for this target"
+                .to_owned(),
+        );
+    }
+    let mut timeouts = args.target.timeouts.timeouts();
+    // No request may outlive its step's drain by much: its deadline is the drain and the step.
+    timeouts.iteration = timeouts.iteration.min(args.step_duration + args.drain);
+    Ok(LoadSpec {
+        database: args.target.database(),
+        variant: Variant {
+            params: args.query.params.clone(),
+            mode: args.query.mode(&args.target),
+            options: args.options.options()?,
+            ..Variant::new(args.label.clone(), sql.clone())
+        },
+        plan,
+        decoder: args.query.decoder.into(),
+        timeouts,
+        headers: args.headers.options(),
+        notices,
+    })
+}
+
+/// Runs the load test, prints each step as it ends (stderr) and the summary (`out`), and writes
+/// the exports. Ctrl-C ends it early with everything measured so far.
+pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadReport> {
+    let spec = load_spec(args)?;
+    for notice in &spec.notices {
+        eprintln!("note: {notice}");
+    }
+    let run = LoadRun::start(args.target.target(), spec, Arc::new(|| {}))
+        .context("cannot start the load generator")?;
+    stop_on_signal(run.canceller());
+    let mut report = None;
+    while let Some(event) = run.next() {
+        match event {
+            LoadEvent::Connected(target) => eprintln!("connected to {target}"),
+            LoadEvent::StepStarted { index, level } => {
+                eprintln!("step {}: {}", index + 1, level.describe())
+            }
+            LoadEvent::StepDone(step) => eprintln!("  {}", step_line(&step)),
+            LoadEvent::Finished(r) => report = Some(*r),
+            LoadEvent::Failed(e) => return Err(e.into()),
+        }
+    }
+    let report = report.context("the load generator stopped without a report")?;
+    out.write_all(summary(&report).as_bytes())?;
+    for (path, bytes) in [
+        (&args.json, load_json(&report)?),
+        (&args.csv, load_csv(&report)?),
+        (&args.hdr_log, load_hdr_log(&report)?),
+    ] {
+        if let Some(path) = path {
+            write_atomically(path, &bytes)?;
+        }
+    }
+    Ok(report)
+}
+
+/// Cancels the run at the first SIGINT or SIGTERM, on a named thread of its own (the default
+/// action, ending the process, would lose what was measured).
+fn stop_on_signal(cancel: Arc<AtomicBool>) {
+    let spawned = std::thread::Builder::new()
+        .name("spanprof-load-signals".into())
+        .spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                #[cfg(unix)]
+                {
+                    use tokio::signal::unix::{SignalKind, signal};
+                    if let Ok(mut term) = signal(SignalKind::terminate()) {
+                        tokio::select! {
+                            _ = tokio::signal::ctrl_c() => {}
+                            _ = term.recv() => {}
+                        }
+                        return;
+                    }
+                }
+                let _ = tokio::signal::ctrl_c().await;
+            });
+            eprintln!("stopping: the steps measured so far are reported");
+            cancel.store(true, Ordering::SeqCst);
+        });
+    if let Err(e) = spawned {
+        eprintln!("Ctrl-C will end the run without its report: {e}");
+    }
+}
+
+fn opt_ms(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_owned(), ms)
+}
+
+fn share(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_owned(), |s| format!("{:.1}%", s * 100.0))
+}
+
+/// One step in a line, as it ends.
+fn step_line(s: &StepResult) -> String {
+    format!(
+        "{}: {:.1}/s achieved, {} ok, {} errors, {} late, {} dropped; p50 {} p99 {} (uncorrected p99 {})",
+        s.level().describe(),
+        s.achieved_rate,
+        s.count,
+        s.errors,
+        s.late,
+        s.dropped,
+        opt_ms(s.p50_ms),
+        opt_ms(s.p99_ms),
+        opt_ms(s.p99_uncorrected_ms)
+    )
+}
+
+/// The summary: the steps with both sets of percentiles, where their time went, the knee, the
+/// client's CPU.
+pub fn summary(r: &LoadReport) -> String {
+    let mut t = String::new();
+    let model = match r.model {
+        Model::Open => format!("open model, at most {} in flight", r.max_in_flight),
+        Model::Closed => "closed model".to_owned(),
+    };
+    let _ = writeln!(
+        t,
+        "load \"{}\": {} on {}, {model}, {} steps{}",
+        printable(&r.label),
+        printable(&crate::text::excerpt(&r.sql, 80)),
+        printable(&r.target),
+        ms(r.step_duration_s * 1e3),
+        if r.cancelled {
+            " (cancelled: the last step is partial)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        t,
+        "\nlatency from the intended start (corrected for coordinated omission) | from the actual start"
+    );
+    let _ = writeln!(
+        t,
+        "{:>16} {:>9} {:>7} {:>6} {:>6} {:>7} {:>9} {:>9} {:>9} {:>7} | {:>9} {:>9} {:>7} | {:>9}",
+        "step",
+        "achieved",
+        "ok",
+        "errors",
+        "late",
+        "dropped",
+        "p50",
+        "p90",
+        "p99",
+        ">100ms",
+        "p50",
+        "p99",
+        ">100ms",
+        "gen lag99"
+    );
+    for s in &r.steps {
+        let _ = writeln!(
+            t,
+            "{:>16} {:>7.1}/s {:>7} {:>6} {:>6} {:>7} {:>9} {:>9} {:>9} {:>7} | {:>9} {:>9} {:>7} | {:>9}",
+            s.level().describe(),
+            s.achieved_rate,
+            s.count,
+            s.errors,
+            s.late,
+            s.dropped,
+            opt_ms(s.p50_ms),
+            opt_ms(s.p90_ms),
+            opt_ms(s.p99_ms),
+            share(s.over_100ms_share),
+            opt_ms(s.p50_uncorrected_ms),
+            opt_ms(s.p99_uncorrected_ms),
+            share(s.over_100ms_share_uncorrected),
+            opt_ms(s.generator_lag_p99_ms),
+        );
+    }
+    for s in r.steps.iter().filter(|s| !s.errors_by_status.is_empty()) {
+        let codes: Vec<String> = s
+            .errors_by_status
+            .iter()
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
+        let _ = writeln!(
+            t,
+            "errors at {}: {}",
+            s.level().describe(),
+            codes.join(", ")
+        );
+    }
+    parts_table(&mut t, r);
+    let _ = writeln!(t, "\nknee: {}", r.knee_words);
+    let _ = writeln!(t, "  (rule: {})", r.knee_rule);
+    client_cpu(&mut t, r);
+    for notice in &r.notices {
+        let _ = writeln!(t, "note: {notice}");
+    }
+    t
+}
+
+/// Where each step's time went: the accounting's parts, each its mean per request.
+fn parts_table(t: &mut String, r: &LoadReport) {
+    let shown: Vec<Part> = Part::QUERY
+        .into_iter()
+        .filter(|p| r.steps.iter().any(|s| s.part_ms(*p) > 0.0))
+        .collect();
+    if shown.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        t,
+        "\nwhere the time went (mean per request, from the actual start)"
+    );
+    let _ = write!(t, "{:>16}", "step");
+    for p in &shown {
+        let _ = write!(t, " {:>11}", p.label());
+    }
+    let _ = writeln!(t);
+    for s in &r.steps {
+        let _ = write!(t, "{:>16}", s.level().describe());
+        for p in &shown {
+            let _ = write!(t, " {:>11}", ms(s.part_ms(*p)));
+        }
+        let _ = writeln!(t);
+    }
+}
+
+/// The client's CPU per request, its decode capacity, and where it saturated.
+fn client_cpu(t: &mut String, r: &LoadReport) {
+    if let Some(cpu) = r.client_cpu_ms_per_query {
+        let _ = writeln!(
+            t,
+            "client CPU per request: {} (decode and its own work, at the first step)",
+            ms(cpu)
+        );
+    }
+    if let Some(n) = r.decode_capacity_per_core {
+        let _ = writeln!(
+            t,
+            "one core decodes about {} of these per second",
+            crate::text::count(n.round() as u64)
+        );
+    }
+    if let Some(at) = r.client_saturated_at {
+        let level = match r.model {
+            Model::Open => StepLevel::Rate(at),
+            Model::Closed => StepLevel::Concurrency(at as u32),
+        };
+        let _ = writeln!(
+            t,
+            "the client's decode CPU saturates at {}: it uses 80% or more of the {} cores there",
+            level.describe(),
+            r.cores
+        );
+    }
+}

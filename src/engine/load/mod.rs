@@ -1,0 +1,291 @@
+//! A load test: one query started at a steady arrival rate (the open model) or by a fixed number
+//! of clients (the closed model), a step per level, on a runtime of its own in a named thread.
+//! Each request's latency is recorded from its intended start and from its actual start
+//! (`crate::load`); a step stops generating after its duration, waits for its requests in flight
+//! (at most the plan's drain), and is reported before the next begins. Cancelling (Ctrl-C, a
+//! closed window) abandons what is in flight and still reports every step measured so far.
+
+mod generator;
+mod request;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::{EngineError, Notifier, Variant, now_rfc3339};
+use crate::client::{DatabasePath, HeaderOptions, Session, Target, Timeouts};
+use crate::load::step::StepCpu;
+use crate::load::{LoadPlan, LoadReport, Model, RunFacts, StepLevel, StepRecorder, StepResult};
+use crate::wire::DecoderKind;
+use generator::{Generator, InFlight, OpenStep};
+use request::{Shared, StepSink};
+
+/// What to load.
+#[derive(Debug, Clone)]
+pub struct LoadSpec {
+    /// The database.
+    pub database: DatabasePath,
+    /// The query (its label names the run).
+    pub variant: Variant,
+    /// The steps and how they run.
+    pub plan: LoadPlan,
+    /// The decoder.
+    pub decoder: DecoderKind,
+    /// The client's limits (each request's deadline is `timeouts.iteration`).
+    pub timeouts: Timeouts,
+    /// The official clients' optional headers.
+    pub headers: HeaderOptions,
+    /// What was noticed before the run (capped rates), carried into the report.
+    pub notices: Vec<String>,
+}
+
+/// What a load run reports, in order: `Connected` (or `Failed`), then per step `StepStarted`
+/// and `StepDone`, then `Finished`.
+#[derive(Debug, Clone)]
+pub enum LoadEvent {
+    /// A session exists on the target, described.
+    Connected(String),
+    /// A step began.
+    StepStarted {
+        /// Its index.
+        index: usize,
+        /// Its level.
+        level: StepLevel,
+    },
+    /// A step ended; its figures.
+    StepDone(Box<StepResult>),
+    /// The run ended (completed or cancelled): its report.
+    Finished(Box<LoadReport>),
+    /// The run could not start.
+    Failed(EngineError),
+}
+
+/// A running load test. Dropping it cancels the run (the engine's thread still sends its
+/// report, to nobody) and returns at once.
+#[derive(Debug)]
+pub struct LoadRun {
+    cancel: Arc<AtomicBool>,
+    events: mpsc::Receiver<LoadEvent>,
+}
+
+impl LoadRun {
+    /// Starts `spec` against `target` on a new thread; `notify` is called after each event.
+    pub fn start(target: Target, spec: LoadSpec, notify: Notifier) -> std::io::Result<LoadRun> {
+        spec.plan
+            .check()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        let (tx, events) = mpsc::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&cancel);
+        std::thread::Builder::new()
+            .name("spanprof-load".into())
+            .spawn(move || {
+                let send = |event: LoadEvent| {
+                    let _ = tx.send(event);
+                    notify();
+                };
+                let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+                match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(threads)
+                    .thread_name("spanprof-load-io")
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => {
+                        let handle = rt.handle().clone();
+                        rt.block_on(run(target, spec, &send, (&flag, handle)));
+                        // Requests abandoned in flight end with the runtime, not after it.
+                        rt.shutdown_timeout(Duration::from_secs(1));
+                    }
+                    Err(e) => send(LoadEvent::Failed(
+                        crate::client::ClientError::Runtime(Arc::new(e)).into(),
+                    )),
+                }
+            })?;
+        Ok(LoadRun { cancel, events })
+    }
+
+    /// Asks the run to stop: generation ends, requests in flight are abandoned, the report of
+    /// what was measured follows.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    /// A handle that cancels the run from elsewhere (a signal handler's thread).
+    pub fn canceller(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.cancel)
+    }
+
+    /// The next event, if one is waiting.
+    pub fn try_next(&self) -> Option<LoadEvent> {
+        self.events.try_recv().ok()
+    }
+
+    /// Waits for the next event; `None` once the run has ended and every event was read.
+    pub fn next(&self) -> Option<LoadEvent> {
+        self.events.recv().ok()
+    }
+}
+
+impl Drop for LoadRun {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+/// How far ahead of its setting up a step's first start is.
+const LEAD: Duration = Duration::from_millis(50);
+
+/// Where the run's events go.
+type Emit<'a> = &'a dyn Fn(LoadEvent);
+
+async fn run(
+    target: Target,
+    spec: LoadSpec,
+    send: Emit<'_>,
+    (cancel, runtime): (&Arc<AtomicBool>, tokio::runtime::Handle),
+) {
+    let started_at = now_rfc3339();
+    let run_began = Instant::now();
+    let opened = open(&target, &spec).await;
+    let shared = match opened {
+        Ok(shared) => Arc::new(shared),
+        Err(e) => return send(LoadEvent::Failed(e)),
+    };
+    send(LoadEvent::Connected(
+        shared.session.description().to_owned(),
+    ));
+    let mut steps = Vec::with_capacity(spec.plan.levels.len());
+    for (index, &level) in spec.plan.levels.iter().enumerate() {
+        if cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        send(LoadEvent::StepStarted { index, level });
+        let result = one_step(level, &spec.plan, &shared, cancel, &runtime, run_began).await;
+        send(LoadEvent::StepDone(Box::new(result.clone())));
+        steps.push(result);
+    }
+    let facts = RunFacts {
+        label: spec.variant.label.clone(),
+        sql: spec.variant.sql.clone(),
+        target: target.report_name(),
+        started_at,
+        decoder: spec.decoder.as_str().to_owned(),
+        notices: spec.notices.clone(),
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        cancelled: cancel.load(Ordering::SeqCst),
+    };
+    let report = LoadReport::new(facts, &spec.plan, steps);
+    // Every request has ended or been abandoned: the session is ours alone again.
+    if let Ok(shared) = Arc::try_unwrap(shared) {
+        let _ = tokio::time::timeout(
+            super::SESSION_DELETE_WAIT,
+            shared.session.close(super::SESSION_DELETE_WAIT),
+        )
+        .await;
+    }
+    send(LoadEvent::Finished(Box::new(report)));
+}
+
+/// The session every request shares (multiplexed unless the variant asks otherwise), and the
+/// query prepared on it.
+async fn open(target: &Target, spec: &LoadSpec) -> Result<Shared, EngineError> {
+    let session = Session::open_as(
+        target,
+        &spec.database,
+        spec.timeouts,
+        spec.variant.session_kind(),
+        spec.headers,
+    )
+    .await?;
+    let query = session.prepare(&spec.variant.query())?;
+    Ok(Shared {
+        session,
+        query,
+        decoder: spec.decoder,
+    })
+}
+
+/// Runs one step: generates for the step's duration, drains, and returns its figures.
+async fn one_step(
+    level: StepLevel,
+    plan: &LoadPlan,
+    shared: &Arc<Shared>,
+    cancel: &Arc<AtomicBool>,
+    runtime: &tokio::runtime::Handle,
+    run_began: Instant,
+) -> StepResult {
+    let (abandon_tx, abandon) = watch::channel(false);
+    let process_cpu = cpu_time::ProcessTime::try_now().ok();
+    let sink = Arc::new(StepSink {
+        recorder: Mutex::new(StepRecorder::new(level)),
+        // The first start a little ahead, so that the generator thread's own start is not
+        // counted as its lag.
+        began: Instant::now() + LEAD,
+        abandon,
+    });
+    let drain_until = sink.began + plan.step_duration + plan.drain;
+    let mut generator_cpu = None;
+    match (plan.model, level) {
+        (Model::Open, StepLevel::Rate(rate)) => {
+            let in_flight = Arc::new(InFlight::default());
+            let g = Generator {
+                shared: Arc::clone(shared),
+                sink: Arc::clone(&sink),
+                runtime: runtime.clone(),
+                in_flight: Arc::clone(&in_flight),
+                cancel: Arc::clone(cancel),
+            };
+            let step = OpenStep {
+                rate,
+                duration: plan.step_duration,
+                max_in_flight: plan.max_in_flight,
+            };
+            let thread = std::thread::Builder::new()
+                .name("spanprof-load-generator".into())
+                .spawn(move || generator::generate(step, &g));
+            if let Ok(thread) = thread {
+                let joined = tokio::task::spawn_blocking(move || thread.join()).await;
+                generator_cpu = joined.ok().and_then(Result::ok);
+            }
+            drain(|| in_flight.current() == 0, drain_until, cancel).await;
+            let _ = abandon_tx.send(true);
+            let grace = Instant::now() + Duration::from_secs(2);
+            drain(|| in_flight.current() == 0, grace, &AtomicBool::new(false)).await;
+        }
+        (_, level) => {
+            let concurrency = match level {
+                StepLevel::Concurrency(c) => c,
+                StepLevel::Rate(r) => r.round().clamp(1.0, f64::from(u32::MAX)) as u32,
+            };
+            let clients = tokio::spawn(generator::closed(
+                concurrency,
+                plan.step_duration,
+                Arc::clone(shared),
+                Arc::clone(&sink),
+                Arc::clone(cancel),
+            ));
+            drain(|| clients.is_finished(), drain_until, cancel).await;
+            let _ = abandon_tx.send(true);
+            let _ = clients.await;
+        }
+    }
+    let generated = plan.step_duration.min(sink.began.elapsed());
+    let cpu = StepCpu {
+        generator: generator_cpu,
+        process: process_cpu
+            .and_then(|t| t.try_elapsed().ok())
+            .unwrap_or_default(),
+    };
+    let started = sink.began.saturating_duration_since(run_began);
+    sink.lock().finish(started, generated, cpu)
+}
+
+/// Waits until `done()` holds, `until` passes or the run is cancelled, looking every 2 ms.
+async fn drain(done: impl Fn() -> bool, until: Instant, cancel: &AtomicBool) {
+    while !done() && Instant::now() < until && !cancel.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}

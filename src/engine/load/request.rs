@@ -1,0 +1,128 @@
+//! One request of a load test: the query run once on the shared session, its rows counted and
+//! dropped, and what it measured folded into its step (the accounting's parts through the same
+//! record `profile` fills, then the record dropped: nothing is kept per request).
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use crate::client::{Decoding, IterationError, PreparedQuery, ResumePolicy, Session};
+use crate::load::{Ended, StepRecorder};
+use crate::report::IterationRecord;
+use crate::wire::{DecoderKind, RowsView};
+
+/// What every request of a run shares.
+pub(super) struct Shared {
+    pub(super) session: Session,
+    pub(super) query: PreparedQuery,
+    pub(super) decoder: DecoderKind,
+}
+
+/// One step's place for its requests' results, and when the step began.
+pub(super) struct StepSink {
+    pub(super) recorder: Mutex<StepRecorder>,
+    pub(super) began: Instant,
+    /// Set when the step's requests still in flight must stop (drain over, or cancelled).
+    pub(super) abandon: watch::Receiver<bool>,
+}
+
+impl StepSink {
+    /// The step's recorder, locked (a panic elsewhere cannot leave it half-written: each update
+    /// is a few additions).
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, StepRecorder> {
+        self.recorder.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A status code as Spanner's documentation spells it (`RESOURCE_EXHAUSTED`); `OTHER` for a
+/// failure that was not a status (a decoding error, a broken connection).
+pub(super) fn status_name(error: &IterationError) -> String {
+    spelled(error.status_code())
+}
+
+/// A gRPC code's name as the client's error gives it (`ResourceExhausted`) in Spanner's spelling.
+fn spelled(code: Option<String>) -> String {
+    let Some(code) = code else {
+        return "OTHER".to_owned();
+    };
+    let mut name = String::with_capacity(code.len() + 4);
+    for (i, c) in code.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(c.to_ascii_uppercase());
+    }
+    name
+}
+
+/// Runs one request meant to start at `intended`, started at `started`, into `step`; returns
+/// whether it ended (false: abandoned in flight).
+pub(super) async fn run(
+    shared: Arc<Shared>,
+    step: Arc<StepSink>,
+    intended: Instant,
+    started: Instant,
+) -> bool {
+    let (mut rows, mut bytes) = (0u64, 0u64);
+    let mut on_rows = |batch: RowsView<'_>, message_bytes: usize| {
+        rows += batch.len() as u64;
+        bytes += message_bytes as u64;
+    };
+    let decoding = Decoding {
+        kept_messages: 0,
+        ..Decoding::new(shared.decoder, &mut on_rows)
+    };
+    let mut abandon = step.abandon.clone();
+    let outcome = tokio::select! {
+        outcome = shared.session.execute(&shared.query, ResumePolicy::default(), decoding) => outcome,
+        _ = abandon.wait_for(|&stop| stop) => return false,
+    };
+    let now = Instant::now();
+    let at = now.saturating_duration_since(step.began);
+    match outcome {
+        Ok(mut timing) => {
+            // The timeline is not needed: only the parts are kept.
+            timing.lanes = Vec::new();
+            let mut record = IterationRecord::new("", 0, false, "");
+            super::super::fill(&mut record, &timing);
+            let parts = record.accounting().parts;
+            let ended = Ended {
+                from_intended: now.saturating_duration_since(intended),
+                from_start: now.saturating_duration_since(started),
+                at,
+                rows,
+                bytes,
+                decode_cpu: timing.wire_decode_cpu + timing.row_decode_cpu,
+                work_cpu: timing.client_work_cpu,
+            };
+            step.lock().ok(&ended, &parts);
+        }
+        Err(error) => step.lock().error(&status_name(&error), at),
+    }
+    true
+}
+
+/// How long `behind` its intended time a start was.
+pub(super) fn behind(intended: Instant, started: Instant) -> Duration {
+    started.saturating_duration_since(intended)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_codes_are_spelled_as_spanner_spells_them() {
+        assert_eq!(
+            spelled(Some("ResourceExhausted".into())),
+            "RESOURCE_EXHAUSTED"
+        );
+        assert_eq!(
+            spelled(Some("DeadlineExceeded".into())),
+            "DEADLINE_EXCEEDED"
+        );
+        assert_eq!(spelled(Some("Unavailable".into())), "UNAVAILABLE");
+        assert_eq!(spelled(None), "OTHER");
+    }
+}

@@ -1,0 +1,296 @@
+//! The knee of a sweep: the first step that departs from the unloaded behaviour, by a stated
+//! rule ([`KneeRule`]), and what its time went to, in words.
+//!
+//! The rule: a step is the knee when its achieved rate falls more than `shortfall` (10%) short of
+//! what was asked (the open model's target; for the closed model, the first step's rate scaled by
+//! the concurrency), or when its latency from the intended start leaves the first step's: its p50
+//! past `p50_factor` (2) times the first step's, or its p99 past `p99_factor` (4) times the first
+//! step's, each by more than `floor_ms` too (5 ms, so that sub-millisecond jitter is no knee; the
+//! p50 is there because a busy machine's noise moves a short step's p99 but hardly its median);
+//! and every later step departs too (a knee is where the behaviour changes for good: one step
+//! disturbed by the machine, its neighbours fine, is no knee).
+
+use super::StepLevel;
+use super::step::StepResult;
+use crate::part::Part;
+
+/// The rule's thresholds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KneeRule {
+    /// How far short of the expected rate the achieved one may fall (0.1: 10%).
+    pub shortfall: f64,
+    /// How many times the first step's p50 a step's may reach.
+    pub p50_factor: f64,
+    /// How many times the first step's p99 a step's may reach.
+    pub p99_factor: f64,
+    /// How far above the first step's p50 or p99 a step's must be, too, in milliseconds.
+    pub floor_ms: f64,
+}
+
+impl KneeRule {
+    /// 10% short, or p50 over 2x or p99 over 4x the first step's (and 5 ms more).
+    pub const DEFAULT: KneeRule = KneeRule {
+        shortfall: 0.10,
+        p50_factor: 2.0,
+        p99_factor: 4.0,
+        floor_ms: 5.0,
+    };
+
+    /// The rule in words, as reports state it.
+    pub fn describe(&self) -> String {
+        format!(
+            "the first step whose achieved rate falls more than {:.0}% short of the rate asked \
+             (closed model: the first step's rate times the concurrency over the first's), or whose \
+             p50 from the intended start exceeds {}x the first step's or whose p99 exceeds {}x the \
+             first step's, by more than {} ms too, every later step departing too",
+            self.shortfall * 100.0,
+            self.p50_factor,
+            self.p99_factor,
+            self.floor_ms
+        )
+    }
+}
+
+impl Default for KneeRule {
+    fn default() -> Self {
+        KneeRule::DEFAULT
+    }
+}
+
+/// The step the rule found, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Knee {
+    /// Its index among the steps.
+    pub index: usize,
+    /// Its level.
+    pub level: StepLevel,
+    /// Whether its rate fell short.
+    pub short: bool,
+    /// Whether its p99 rose past the rule.
+    pub tail: bool,
+    /// The knee in words, with what its time went to.
+    pub words: String,
+}
+
+/// The rate a step was expected to reach unloaded.
+fn expected_rate(first: &StepResult, step: &StepResult) -> Option<f64> {
+    match (step.level(), first.level()) {
+        (StepLevel::Rate(r), _) => Some(r),
+        (StepLevel::Concurrency(c), StepLevel::Concurrency(c0)) if c0 > 0 => {
+            Some(first.achieved_rate * f64::from(c) / f64::from(c0))
+        }
+        _ => None,
+    }
+}
+
+/// Whether step `index` departs from the first one's behaviour by `rule`: (short, tail).
+fn departs(steps: &[StepResult], index: usize, rule: &KneeRule) -> (bool, bool) {
+    let (first, step) = (&steps[0], &steps[index]);
+    let short = expected_rate(first, step)
+        .filter(|_| index > 0 || matches!(step.level(), StepLevel::Rate(_)))
+        .is_some_and(|want| want > 0.0 && step.achieved_rate < want * (1.0 - rule.shortfall));
+    let past = |base: Option<f64>, now: Option<f64>, factor: f64| match (base, now) {
+        (Some(base), Some(now)) => now > base * factor && now - base > rule.floor_ms,
+        _ => false,
+    };
+    let tail = index > 0
+        && (past(first.p50_ms, step.p50_ms, rule.p50_factor)
+            || past(first.p99_ms, step.p99_ms, rule.p99_factor));
+    (short, tail)
+}
+
+/// The first step that departs from the first one's behaviour by `rule` with every later step
+/// departing too, if any.
+pub fn find_knee(steps: &[StepResult], rule: &KneeRule) -> Option<Knee> {
+    let departed: Vec<(bool, bool)> = (0..steps.len()).map(|i| departs(steps, i, rule)).collect();
+    // The start of the run of departing steps that reaches the last one.
+    let index = departed
+        .iter()
+        .rposition(|&(short, tail)| !(short || tail))
+        .map_or(0, |calm| calm + 1);
+    let (short, tail) = *departed.get(index)?;
+    Some(Knee {
+        index,
+        level: steps[index].level(),
+        short,
+        tail,
+        words: words(steps, index, short, tail),
+    })
+}
+
+fn words(steps: &[StepResult], index: usize, short: bool, tail: bool) -> String {
+    let step = &steps[index];
+    let level = step.level().describe();
+    let mut said = Vec::new();
+    if tail {
+        let before = &steps[index - 1];
+        let (base, p99) = (before.p99_ms.unwrap_or(0.0), step.p99_ms.unwrap_or(0.0));
+        let (p50_before, p50) = (before.p50_ms.unwrap_or(0.0), step.p50_ms.unwrap_or(0.0));
+        let times = if base > 0.0 {
+            p99 / base
+        } else {
+            f64::INFINITY
+        };
+        said.push(format!(
+            "p99 rises {times:.1}x between {} and {level} ({} to {}; p50 {} to {})",
+            before.level().describe(),
+            crate::text::ms(base),
+            crate::text::ms(p99),
+            crate::text::ms(p50_before),
+            crate::text::ms(p50)
+        ));
+    }
+    let achieved = format!("achieved {:.0}/s at {level}", step.achieved_rate);
+    if short {
+        said.push(format!("{achieved}, short of what was asked"));
+    } else {
+        said.push(achieved);
+    }
+    format!("{}: {}", said.join("; "), cause(step))
+}
+
+/// What a step's time went to, in words: the largest of the server's part (its queue
+/// included), the transport, the client's decode CPU and its descheduling; or the generator, when
+/// it could not keep its schedule.
+pub fn cause(step: &StepResult) -> String {
+    if let Some(lag) = step.generator_lag_p99_ms.filter(|&lag| lag > 10.0) {
+        return format!(
+            "the generator itself lagged (p99 {}): this machine may be the limit, not the server",
+            crate::text::ms(lag)
+        );
+    }
+    let groups = [
+        (
+            step.part_ms(Part::Server),
+            "most of the time is the server's (its queue included): the server is saturated",
+        ),
+        (
+            step.part_ms(Part::Network),
+            "most of the time is the wait for the transport (latency and transfer)",
+        ),
+        (
+            step.part_ms(Part::WireDecode) + step.part_ms(Part::RowDecode),
+            "most of the time is the client's decode CPU: the client saturates first",
+        ),
+        (
+            step.part_ms(Part::Descheduled) + step.part_ms(Part::ClientWork),
+            "most of the time the client's threads waited for a CPU or did their own work: the \
+             client machine is saturated",
+        ),
+    ];
+    groups
+        .into_iter()
+        .filter(|(ms, _)| *ms > 0.0)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or_else(
+            || "no part of the time was measured".to_owned(),
+            |(_, words)| words.to_owned(),
+        )
+}
+
+/// The first step whose client CPU (decode and own work, per request, times the achieved rate)
+/// takes `share` (e.g. 0.8) of `cores` or more: where the client's decode saturates.
+pub fn client_saturates(steps: &[StepResult], cores: usize, share: f64) -> Option<usize> {
+    steps.iter().position(|s| {
+        s.client_cpu_ms_per_query
+            .is_some_and(|ms| ms / 1e3 * s.achieved_rate >= share * cores as f64)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::step::StepRecorder;
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    fn step(level: StepLevel, achieved: f64, p99: f64) -> StepResult {
+        let mut r = StepRecorder::new(level).finish(
+            Duration::ZERO,
+            Duration::from_secs(1),
+            Default::default(),
+        );
+        r.achieved_rate = achieved;
+        r.p99_ms = Some(p99);
+        r.parts = BTreeMap::from([("server".to_owned(), 9.0), ("network".to_owned(), 1.0)]);
+        r
+    }
+
+    #[test]
+    fn the_knee_is_the_first_step_short_of_its_rate_or_with_a_tail() {
+        let rate = |r, a, p| step(StepLevel::Rate(r), a, p);
+        let steps = [
+            rate(50.0, 50.0, 11.0),
+            rate(100.0, 99.5, 11.5),
+            rate(150.0, 149.0, 12.0),
+            rate(200.0, 191.0, 240.0),
+            rate(250.0, 192.0, 900.0),
+        ];
+        let knee = find_knee(&steps, &KneeRule::DEFAULT).expect("a knee");
+        assert_eq!(knee.index, 3);
+        assert_eq!(knee.level, StepLevel::Rate(200.0));
+        assert!(knee.tail && !knee.short, "191 is within 10% of 200");
+        assert!(
+            knee.words
+                .contains("p99 rises 20.0x between 150 req/s and 200 req/s"),
+            "{}",
+            knee.words
+        );
+        assert!(
+            knee.words.contains("the server is saturated"),
+            "{}",
+            knee.words
+        );
+        let flat = [rate(50.0, 50.0, 11.0), rate(100.0, 99.0, 12.0)];
+        assert_eq!(find_knee(&flat, &KneeRule::DEFAULT), None);
+        let short = [rate(50.0, 50.0, 11.0), rate(100.0, 80.0, 12.0)];
+        let knee = find_knee(&short, &KneeRule::DEFAULT).expect("20% short");
+        assert!(knee.short && !knee.tail);
+        let blip = [
+            rate(50.0, 50.0, 11.0),
+            rate(100.0, 100.0, 600.0),
+            rate(150.0, 149.0, 12.0),
+            rate(200.0, 150.0, 300.0),
+        ];
+        let knee = find_knee(&blip, &KneeRule::DEFAULT).expect("a knee at 200");
+        assert_eq!(
+            knee.index, 3,
+            "one disturbed step with calm ones after it is no knee"
+        );
+        let jitter = [rate(50.0, 50.0, 0.4), rate(100.0, 100.0, 3.0)];
+        assert_eq!(
+            find_knee(&jitter, &KneeRule::DEFAULT),
+            None,
+            "under the 5 ms floor"
+        );
+    }
+
+    #[test]
+    fn a_closed_sweep_expects_its_rate_to_grow_with_concurrency() {
+        let c = |n, a, p| step(StepLevel::Concurrency(n), a, p);
+        let steps = [c(1, 95.0, 11.0), c(2, 190.0, 11.0), c(4, 195.0, 21.0)];
+        let knee = find_knee(&steps, &KneeRule::DEFAULT).expect("a knee at 4");
+        assert_eq!(knee.index, 2);
+        assert!(knee.short);
+    }
+
+    #[test]
+    fn a_saturated_client_and_a_lagging_generator_are_named() {
+        let mut s = step(StepLevel::Rate(100.0), 100.0, 20.0);
+        s.parts = BTreeMap::from([("wire_decode".to_owned(), 6.0), ("server".to_owned(), 1.0)]);
+        assert!(cause(&s).contains("decode CPU"), "{}", cause(&s));
+        s.generator_lag_p99_ms = Some(30.0);
+        assert!(
+            cause(&s).contains("generator itself lagged"),
+            "{}",
+            cause(&s)
+        );
+        let mut busy = step(StepLevel::Rate(400.0), 390.0, 20.0);
+        busy.client_cpu_ms_per_query = Some(4.5);
+        let idle = StepResult {
+            client_cpu_ms_per_query: Some(4.5),
+            ..step(StepLevel::Rate(100.0), 100.0, 10.0)
+        };
+        assert_eq!(client_saturates(&[idle, busy], 2, 0.8), Some(1));
+    }
+}

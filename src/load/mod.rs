@@ -1,0 +1,255 @@
+//! A load test's plain side: what it runs (an open model's arrival rates or a closed model's
+//! concurrencies, a step each), what each step measured (HDR histograms of latency from the
+//! intended and from the actual start, late and dropped starts, errors by status, the
+//! accounting's parts summed), the knee by a stated rule, and the run's report. No I/O, no
+//! clocks: the engine (`engine::load`) feeds it, the command line and the exports read it.
+
+pub mod histogram;
+pub mod knee;
+pub mod report;
+pub mod step;
+
+use std::time::Duration;
+
+pub use histogram::{HistogramError, Latencies};
+pub use knee::{Knee, KneeRule, find_knee};
+pub use report::{LoadReport, RunFacts};
+pub use step::{Ended, StepCpu, StepRecorder, StepResult};
+
+/// The highest arrival rate a step may ask for, per second; a higher one is capped with a notice
+/// (one generator thread cannot start requests faster than a few tens of microseconds apart).
+pub const MAX_RATE: f64 = 20_000.0;
+/// The lowest arrival rate: one request every 1,000 s.
+pub const MIN_RATE: f64 = 0.001;
+/// The most requests a closed-model step keeps in flight.
+pub const MAX_CONCURRENCY: u32 = 10_000;
+/// The most requests in flight an open model may allow.
+pub const MAX_IN_FLIGHT: u32 = 100_000;
+/// The longest step.
+pub const MAX_STEP: Duration = Duration::from_secs(24 * 3600);
+/// The most steps in one run.
+pub const MAX_STEPS: usize = 1_000;
+/// A start this much after its intended time is late.
+pub const LATE_AFTER: Duration = Duration::from_millis(2);
+
+/// A step's level: an open model's rate or a closed model's concurrency.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StepLevel {
+    /// Requests a second.
+    Rate(f64),
+    /// Requests in flight.
+    Concurrency(u32),
+}
+
+impl StepLevel {
+    /// `200 req/s` or `concurrency 4`.
+    pub fn describe(&self) -> String {
+        match *self {
+            StepLevel::Rate(r) => format!("{} req/s", trim(r)),
+            StepLevel::Concurrency(c) => format!("concurrency {c}"),
+        }
+    }
+
+    /// The level as a number (the knee's value in JSON).
+    pub fn value(&self) -> f64 {
+        match *self {
+            StepLevel::Rate(r) => r,
+            StepLevel::Concurrency(c) => f64::from(c),
+        }
+    }
+}
+
+/// A rate as written: no trailing zeros.
+fn trim(r: f64) -> String {
+    let text = format!("{r:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// How requests arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Model {
+    /// At a fixed rate, whatever the answers do (wrk2, k6's arrival-rate executors).
+    Open,
+    /// A fixed number of clients, each starting its next request when its last one ended.
+    Closed,
+}
+
+/// A load test's steps and how they run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadPlan {
+    /// Open or closed.
+    pub model: Model,
+    /// Each step's level: a rate per second (open) or a concurrency (closed).
+    pub levels: Vec<StepLevel>,
+    /// How long each step generates requests.
+    pub step_duration: Duration,
+    /// Requests in flight at most (open model); a start past it waits (and is late).
+    pub max_in_flight: u32,
+    /// How long a step's requests still in flight may take to end once it stops generating;
+    /// those left are counted unfinished and abandoned.
+    pub drain: Duration,
+}
+
+/// A plan that cannot run as given.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// A rate that is not a positive number.
+    #[error("`{0}` is not a rate: a positive number of requests a second, e.g. 50 or 50/s")]
+    BadRate(String),
+    /// A concurrency that is not a positive whole number within bounds.
+    #[error("`{0}` is not a concurrency: a whole number from 1 to {MAX_CONCURRENCY}")]
+    BadConcurrency(String),
+    /// No step at all.
+    #[error("no step: give at least one rate or concurrency")]
+    NoSteps,
+    /// Too many steps.
+    #[error("{0} steps: a run has at most {MAX_STEPS}")]
+    TooManySteps(usize),
+    /// A step duration of zero or past the bound.
+    #[error("a step lasts more than zero and at most 24 h, not {0:?}")]
+    BadStepDuration(Duration),
+    /// A max-in-flight of zero or past the bound.
+    #[error("--max-in-flight takes 1 to {MAX_IN_FLIGHT}, not {0}")]
+    BadMaxInFlight(u64),
+}
+
+/// Parses `--rate 50,100,200` (each may end in `/s`): the rates, and a notice for each one capped
+/// at [`MAX_RATE`].
+pub fn parse_rates(text: &str) -> Result<(Vec<f64>, Vec<String>), PlanError> {
+    let mut rates = Vec::new();
+    let mut notices = Vec::new();
+    for word in text.split(',').map(str::trim) {
+        let number = word.strip_suffix("/s").unwrap_or(word).trim();
+        let rate: f64 = number
+            .parse()
+            .map_err(|_| PlanError::BadRate(crate::text::excerpt(word, 40)))?;
+        if !rate.is_finite() || rate < MIN_RATE {
+            return Err(PlanError::BadRate(crate::text::excerpt(word, 40)));
+        }
+        if rate > MAX_RATE {
+            notices.push(format!(
+                "a rate of {} a second is more than one generator can start; capped at {MAX_RATE}",
+                crate::text::excerpt(number, 40)
+            ));
+            rates.push(MAX_RATE);
+        } else {
+            rates.push(rate);
+        }
+        if rates.len() > MAX_STEPS {
+            return Err(PlanError::TooManySteps(text.split(',').count()));
+        }
+    }
+    Ok((rates, notices))
+}
+
+/// Parses `--concurrency 1,2,4`.
+pub fn parse_concurrencies(text: &str) -> Result<Vec<u32>, PlanError> {
+    let mut levels = Vec::new();
+    for word in text.split(',').map(str::trim) {
+        let bad = || PlanError::BadConcurrency(crate::text::excerpt(word, 40));
+        let n: u32 = word.parse().map_err(|_| bad())?;
+        if n == 0 || n > MAX_CONCURRENCY {
+            return Err(bad());
+        }
+        levels.push(n);
+        if levels.len() > MAX_STEPS {
+            return Err(PlanError::TooManySteps(text.split(',').count()));
+        }
+    }
+    Ok(levels)
+}
+
+impl LoadPlan {
+    /// Checks the bounds a plan keeps.
+    pub fn check(&self) -> Result<(), PlanError> {
+        if self.levels.is_empty() {
+            return Err(PlanError::NoSteps);
+        }
+        if self.levels.len() > MAX_STEPS {
+            return Err(PlanError::TooManySteps(self.levels.len()));
+        }
+        if self.step_duration.is_zero() || self.step_duration > MAX_STEP {
+            return Err(PlanError::BadStepDuration(self.step_duration));
+        }
+        if self.max_in_flight == 0 || self.max_in_flight > MAX_IN_FLIGHT {
+            return Err(PlanError::BadMaxInFlight(u64::from(self.max_in_flight)));
+        }
+        Ok(())
+    }
+}
+
+/// The intended starts of an open-model step at `rate` a second over `duration`: at least one.
+pub fn intended_starts(rate: f64, duration: Duration) -> u64 {
+    // Both are bounded (MAX_RATE, MAX_STEP): at most 1.7e9, well inside u64.
+    ((rate * duration.as_secs_f64()).floor() as u64).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_read_with_or_without_a_unit_and_absurd_ones_capped_with_a_notice() {
+        let (rates, notices) = parse_rates("50, 100/s,0.5").expect("valid");
+        assert_eq!(rates, [50.0, 100.0, 0.5]);
+        assert!(notices.is_empty());
+        let (rates, notices) = parse_rates("10,1e9").expect("capped, not refused");
+        assert_eq!(rates, [10.0, MAX_RATE]);
+        assert_eq!(notices.len(), 1);
+        assert!(notices[0].contains("capped at 20000"), "{}", notices[0]);
+        for bad in ["0", "-5", "abc", "", "50,", "inf", "NaN", "1e400"] {
+            assert!(
+                matches!(parse_rates(bad), Err(PlanError::BadRate(_))),
+                "{bad} is refused"
+            );
+        }
+        let many = vec!["1"; MAX_STEPS + 1].join(",");
+        assert!(matches!(
+            parse_rates(&many),
+            Err(PlanError::TooManySteps(_))
+        ));
+    }
+
+    #[test]
+    fn concurrencies_are_whole_numbers_within_bounds() {
+        assert_eq!(parse_concurrencies("1,2, 4"), Ok(vec![1, 2, 4]));
+        for bad in ["0", "-1", "1.5", "10001", "99999999999999999999"] {
+            assert!(parse_concurrencies(bad).is_err(), "{bad} is refused");
+        }
+    }
+
+    #[test]
+    fn a_plan_keeps_its_bounds() {
+        let plan = LoadPlan {
+            model: Model::Open,
+            levels: vec![StepLevel::Rate(50.0)],
+            step_duration: Duration::from_secs(5),
+            max_in_flight: 10,
+            drain: Duration::from_secs(10),
+        };
+        assert_eq!(plan.check(), Ok(()));
+        let long = LoadPlan {
+            step_duration: Duration::from_secs(25 * 3600),
+            ..plan.clone()
+        };
+        assert!(matches!(long.check(), Err(PlanError::BadStepDuration(_))));
+        let none = LoadPlan {
+            levels: vec![],
+            ..plan.clone()
+        };
+        assert_eq!(none.check(), Err(PlanError::NoSteps));
+        let zero = LoadPlan {
+            max_in_flight: 0,
+            ..plan
+        };
+        assert_eq!(zero.check(), Err(PlanError::BadMaxInFlight(0)));
+        assert_eq!(intended_starts(50.0, Duration::from_secs(20)), 1000);
+        assert_eq!(intended_starts(0.001, Duration::from_secs(1)), 1);
+        assert_eq!(
+            intended_starts(MAX_RATE, MAX_STEP),
+            1_728_000_000,
+            "the largest step's count fits"
+        );
+    }
+}

@@ -1,0 +1,354 @@
+//! One step of a load test: what its requests measured as they ended, folded into fixed-size
+//! aggregates ([`StepRecorder`]: three HDR histograms, counters, and the accounting's parts summed
+//! per part; no record is kept per request), and the step's figures once it is over
+//! ([`StepResult`], what the JSON and CSV hold).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::StepLevel;
+use super::histogram::Latencies;
+use crate::part::Part;
+use crate::report::Parts;
+
+/// The latency past which a request counts as slow in `over_100ms_share`.
+pub const SLOW: Duration = Duration::from_millis(100);
+
+/// What a request that ended measured, for its step.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ended {
+    /// From its intended start to its end (corrected for coordinated omission).
+    pub from_intended: Duration,
+    /// From its actual start to its end.
+    pub from_start: Duration,
+    /// When it ended, from the step's start.
+    pub at: Duration,
+    /// Rows decoded.
+    pub rows: u64,
+    /// Bytes of the messages they came in.
+    pub bytes: u64,
+    /// CPU time its decoding got (wire and row decode).
+    pub decode_cpu: Duration,
+    /// CPU time of the client's own work besides decoding.
+    pub work_cpu: Duration,
+}
+
+/// A step's aggregates while it runs: fixed size, whatever the count.
+#[derive(Debug, Clone)]
+pub struct StepRecorder {
+    level: StepLevel,
+    corrected: Latencies,
+    uncorrected: Latencies,
+    lag: Latencies,
+    ok: u64,
+    errors: BTreeMap<String, u64>,
+    late: u64,
+    dropped: u64,
+    unfinished: u64,
+    rows: u64,
+    bytes: u64,
+    last_end: Duration,
+    parts_us: [u64; Part::ALL.len()],
+    parts_seen: u64,
+    decode_cpu: Duration,
+    work_cpu: Duration,
+}
+
+/// The CPU a step's generator and process used, measured by the engine around it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StepCpu {
+    /// The generator thread's CPU time (open model), if measured.
+    pub generator: Option<Duration>,
+    /// The whole process's CPU time over the step (an in-process local instance included).
+    pub process: Duration,
+}
+
+impl StepRecorder {
+    /// An empty step at `level`.
+    pub fn new(level: StepLevel) -> Self {
+        StepRecorder {
+            level,
+            corrected: Latencies::new(),
+            uncorrected: Latencies::new(),
+            lag: Latencies::new(),
+            ok: 0,
+            errors: BTreeMap::new(),
+            late: 0,
+            dropped: 0,
+            unfinished: 0,
+            rows: 0,
+            bytes: 0,
+            last_end: Duration::ZERO,
+            parts_us: [0; Part::ALL.len()],
+            parts_seen: 0,
+            decode_cpu: Duration::ZERO,
+            work_cpu: Duration::ZERO,
+        }
+    }
+
+    /// A request that ended ok, with its accounting's parts.
+    pub fn ok(&mut self, ended: &Ended, parts: &Parts) {
+        self.ok += 1;
+        self.corrected.record(ended.from_intended);
+        self.uncorrected.record(ended.from_start);
+        self.rows += ended.rows;
+        self.bytes += ended.bytes;
+        self.last_end = self.last_end.max(ended.at);
+        for (part, ms) in parts.iter() {
+            let us = (ms * 1e3).round().max(0.0) as u64;
+            let slot = &mut self.parts_us[part.index()];
+            *slot = slot.saturating_add(us);
+        }
+        self.parts_seen += 1;
+        self.decode_cpu += ended.decode_cpu;
+        self.work_cpu += ended.work_cpu;
+    }
+
+    /// A request that failed with `status` (a gRPC code in Spanner's spelling, or `OTHER`); the
+    /// run goes on. Errors are counted, not put in the latency histograms.
+    pub fn error(&mut self, status: &str, at: Duration) {
+        *self.errors.entry(status.to_owned()).or_insert(0) += 1;
+        self.last_end = self.last_end.max(at);
+    }
+
+    /// A start issued `lag` after the generator meant to wake for it.
+    pub fn lag(&mut self, lag: Duration) {
+        self.lag.record(lag);
+    }
+
+    /// A start that began `behind` its intended time: late past [`super::LATE_AFTER`].
+    pub fn started(&mut self, behind: Duration) {
+        if behind > super::LATE_AFTER {
+            self.late += 1;
+        }
+    }
+
+    /// Starts the step never issued (the step ended while they waited for room in flight).
+    pub fn dropped(&mut self, n: u64) {
+        self.dropped += n;
+    }
+
+    /// Requests abandoned in flight (the drain ran out, or the run was cancelled).
+    pub fn unfinished(&mut self, n: u64) {
+        self.unfinished += n;
+    }
+
+    /// The step's figures: `started` is its start from the run's, `cpu` what it used.
+    pub fn finish(&self, started: Duration, generated: Duration, cpu: StepCpu) -> StepResult {
+        let (target_rate, concurrency) = match self.level {
+            StepLevel::Rate(r) => (Some(r), None),
+            StepLevel::Concurrency(c) => (None, Some(c)),
+        };
+        let span = self.last_end.max(generated).as_secs_f64();
+        let per_s = |n: u64| if span > 0.0 { n as f64 / span } else { 0.0 };
+        let share = |h: &Latencies| {
+            let n = h.count();
+            (n > 0).then(|| h.count_above(SLOW) as f64 / n as f64)
+        };
+        let per_query = |d: Duration| (self.ok > 0).then(|| d.as_secs_f64() * 1e3 / self.ok as f64);
+        let parts = Part::ALL
+            .into_iter()
+            .filter(|p| self.parts_us[p.index()] > 0 && self.parts_seen > 0)
+            .map(|p| {
+                let mean = self.parts_us[p.index()] as f64 / 1e3 / self.parts_seen as f64;
+                (p.key().to_owned(), mean)
+            })
+            .collect();
+        StepResult {
+            target_rate,
+            concurrency,
+            started_s: started.as_secs_f64(),
+            duration_s: span,
+            achieved_rate: per_s(self.ok),
+            p50_ms: self.corrected.quantile_ms(0.5),
+            p90_ms: self.corrected.quantile_ms(0.9),
+            p99_ms: self.corrected.quantile_ms(0.99),
+            p999_ms: self.corrected.quantile_ms(0.999),
+            max_ms: self.corrected.max_ms(),
+            p50_uncorrected_ms: self.uncorrected.quantile_ms(0.5),
+            p90_uncorrected_ms: self.uncorrected.quantile_ms(0.9),
+            p99_uncorrected_ms: self.uncorrected.quantile_ms(0.99),
+            over_100ms_share: share(&self.corrected),
+            over_100ms_share_uncorrected: share(&self.uncorrected),
+            count: self.ok,
+            errors: self.errors.values().sum(),
+            errors_by_status: self.errors.clone(),
+            late: self.late,
+            dropped: self.dropped,
+            unfinished: self.unfinished,
+            generator_lag_p99_ms: self.lag.quantile_ms(0.99),
+            generator_lag_max_ms: self.lag.max_ms(),
+            generator_cpu_ms: cpu.generator.map(|d| d.as_secs_f64() * 1e3),
+            process_cpu_ms: cpu.process.as_secs_f64() * 1e3,
+            rows: self.rows,
+            bytes: self.bytes,
+            rows_per_s: per_s(self.rows),
+            bytes_per_s: per_s(self.bytes),
+            decode_cpu_ms_per_query: per_query(self.decode_cpu),
+            client_cpu_ms_per_query: per_query(self.decode_cpu + self.work_cpu),
+            parts,
+            histogram: self.corrected.encode(),
+            histogram_uncorrected: self.uncorrected.encode(),
+        }
+    }
+}
+
+/// One step's figures. Latencies are from the intended start unless named `uncorrected` (from
+/// the actual start); percentiles are `None` when no request ended ok.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StepResult {
+    /// The open model's arrival rate, per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rate: Option<f64>,
+    /// The closed model's requests in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+    /// When the step began, in seconds from the run's start.
+    pub started_s: f64,
+    /// From its start to its last request's end (or to the end of its generation, if later),
+    /// in seconds: what the rates divide by.
+    pub duration_s: f64,
+    /// Requests that ended ok, per second.
+    pub achieved_rate: f64,
+    /// Median latency from the intended start.
+    pub p50_ms: Option<f64>,
+    /// 90th percentile from the intended start.
+    pub p90_ms: Option<f64>,
+    /// 99th percentile from the intended start.
+    pub p99_ms: Option<f64>,
+    /// 99.9th percentile from the intended start.
+    pub p999_ms: Option<f64>,
+    /// The longest, from the intended start.
+    pub max_ms: Option<f64>,
+    /// Median from the actual start.
+    pub p50_uncorrected_ms: Option<f64>,
+    /// 90th percentile from the actual start.
+    pub p90_uncorrected_ms: Option<f64>,
+    /// 99th percentile from the actual start.
+    pub p99_uncorrected_ms: Option<f64>,
+    /// The share of requests over 100 ms from the intended start.
+    pub over_100ms_share: Option<f64>,
+    /// The share over 100 ms from the actual start.
+    pub over_100ms_share_uncorrected: Option<f64>,
+    /// Requests that ended ok.
+    pub count: u64,
+    /// Requests that failed.
+    pub errors: u64,
+    /// Failures by status (`RESOURCE_EXHAUSTED`, `DEADLINE_EXCEEDED`, ..., `OTHER`).
+    pub errors_by_status: BTreeMap<String, u64>,
+    /// Starts more than [`super::LATE_AFTER`] after their intended time.
+    pub late: u64,
+    /// Starts never issued: the step ended while they waited for room in flight.
+    pub dropped: u64,
+    /// Requests abandoned in flight (the drain ran out, or the run was cancelled).
+    pub unfinished: u64,
+    /// The generator's own lag, its 99th percentile: how late it woke for a start it was on time
+    /// for (the open model; `None` for the closed one).
+    pub generator_lag_p99_ms: Option<f64>,
+    /// The generator's largest lag.
+    pub generator_lag_max_ms: Option<f64>,
+    /// The generator thread's CPU time over the step.
+    pub generator_cpu_ms: Option<f64>,
+    /// The process's CPU time over the step (an in-process local instance included).
+    pub process_cpu_ms: f64,
+    /// Rows decoded.
+    pub rows: u64,
+    /// Bytes received.
+    pub bytes: u64,
+    /// Rows per second.
+    pub rows_per_s: f64,
+    /// Bytes per second.
+    pub bytes_per_s: f64,
+    /// The decoders' CPU time per request that ended ok.
+    pub decode_cpu_ms_per_query: Option<f64>,
+    /// The client's CPU time per request (decoding and its own work).
+    pub client_cpu_ms_per_query: Option<f64>,
+    /// The accounting's parts, each its mean per request that ended ok, by key; they add up
+    /// to the mean latency from the actual start.
+    pub parts: BTreeMap<String, f64>,
+    /// The latencies from the intended start, HdrHistogram's compressed encoding in base64.
+    pub histogram: String,
+    /// The latencies from the actual start, encoded alike.
+    pub histogram_uncorrected: String,
+}
+
+impl StepResult {
+    /// The step's level.
+    pub fn level(&self) -> StepLevel {
+        match (self.target_rate, self.concurrency) {
+            (_, Some(c)) => StepLevel::Concurrency(c),
+            (Some(r), None) => StepLevel::Rate(r),
+            (None, None) => StepLevel::Rate(0.0),
+        }
+    }
+
+    /// A part's mean per request, 0 when absent.
+    pub fn part_ms(&self, part: Part) -> f64 {
+        self.parts.get(part.key()).copied().unwrap_or(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(intended_ms: u64, start_ms: u64, at_ms: u64) -> Ended {
+        Ended {
+            from_intended: Duration::from_millis(intended_ms),
+            from_start: Duration::from_millis(start_ms),
+            at: Duration::from_millis(at_ms),
+            rows: 10,
+            bytes: 1000,
+            decode_cpu: Duration::from_micros(500),
+            work_cpu: Duration::from_micros(100),
+        }
+    }
+
+    #[test]
+    fn a_step_counts_errors_apart_and_shares_slow_requests_both_ways() {
+        let mut step = StepRecorder::new(StepLevel::Rate(10.0));
+        let parts = Parts::default();
+        for i in 0..18u64 {
+            step.ok(&ended(5, 5, 100 * i), &parts);
+        }
+        // Two waited 150 ms to start, then took 5 ms.
+        step.ok(&ended(155, 5, 1900), &parts);
+        step.ok(&ended(155, 5, 2000), &parts);
+        step.error("RESOURCE_EXHAUSTED", Duration::from_millis(500));
+        step.error("RESOURCE_EXHAUSTED", Duration::from_millis(600));
+        step.error("DEADLINE_EXCEEDED", Duration::from_millis(700));
+        step.started(Duration::from_millis(150));
+        step.started(Duration::from_micros(100));
+        step.dropped(3);
+        let r = step.finish(Duration::ZERO, Duration::from_secs(2), StepCpu::default());
+        assert_eq!(r.count, 20);
+        assert_eq!(r.errors, 3);
+        assert_eq!(r.errors_by_status["RESOURCE_EXHAUSTED"], 2);
+        assert_eq!(r.over_100ms_share, Some(0.1));
+        assert_eq!(r.over_100ms_share_uncorrected, Some(0.0));
+        assert_eq!((r.late, r.dropped), (1, 3));
+        assert!((r.achieved_rate - 10.0).abs() < 1e-9, "{}", r.achieved_rate);
+        assert_eq!(r.rows, 200);
+        assert!((r.bytes_per_s - 10_000.0).abs() < 1e-6);
+        assert!((r.decode_cpu_ms_per_query.expect("some") - 0.5).abs() < 1e-9);
+        assert!((r.client_cpu_ms_per_query.expect("some") - 0.6).abs() < 1e-9);
+        assert_eq!(r.target_rate, Some(10.0));
+        assert_eq!(r.concurrency, None);
+        assert_eq!(r.generator_lag_p99_ms, None, "nothing recorded");
+        let back = Latencies::decode(&r.histogram).expect("encoded");
+        assert_eq!(back.count(), 20);
+    }
+
+    #[test]
+    fn an_empty_step_has_no_percentiles_and_no_rate() {
+        let r = StepRecorder::new(StepLevel::Concurrency(4)).finish(
+            Duration::from_secs(3),
+            Duration::ZERO,
+            StepCpu::default(),
+        );
+        assert_eq!(r.p99_ms, None);
+        assert_eq!(r.over_100ms_share, None);
+        assert_eq!(r.achieved_rate, 0.0);
+        assert_eq!(r.level(), StepLevel::Concurrency(4));
+    }
+}
