@@ -189,20 +189,7 @@ fn stop_on_signal(cancel: Arc<AtomicBool>) {
             else {
                 return;
             };
-            rt.block_on(async {
-                #[cfg(unix)]
-                {
-                    use tokio::signal::unix::{SignalKind, signal};
-                    if let Ok(mut term) = signal(SignalKind::terminate()) {
-                        tokio::select! {
-                            _ = tokio::signal::ctrl_c() => {}
-                            _ = term.recv() => {}
-                        }
-                        return;
-                    }
-                }
-                let _ = tokio::signal::ctrl_c().await;
-            });
+            rt.block_on(super::serve::shutdown_signal());
             eprintln!("stopping: the steps measured so far are reported");
             cancel.store(true, Ordering::SeqCst);
         });

@@ -240,7 +240,9 @@ pub fn run_serve(args: &ServeArgs, mut out: impl Write) -> anyhow::Result<()> {
     })
 }
 
-async fn shutdown_signal() {
+/// The first SIGINT or SIGTERM (SIGINT alone where there is no SIGTERM): how `serve` and `load`
+/// learn they are asked to stop.
+pub(super) async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
