@@ -5,7 +5,7 @@
 //! is found by pid (the processes below spanprof's, and the pids the programs wrote), never by
 //! name, and checked 5 s after the end at most.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -140,23 +140,33 @@ fn xvfb() -> Option<(Reaped, String)> {
         eprintln!("skipped: Xvfb is not installed");
         return None;
     }
-    let n = (200..260).find(|n| {
-        !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
-            && !Path::new(&format!("/tmp/.X{n}-lock")).exists()
-    })?;
-    let display = format!(":{n}");
-    let server = Command::new("Xvfb")
-        .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-        .stdout(Stdio::null())
+    // Xvfb picks a free display itself and writes its number on stdout once it accepts
+    // connections: no other X server on the machine can be taken for ours.
+    let mut server = Command::new("Xvfb")
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "1280x800x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("Xvfb starts");
-    let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
-    assert!(
-        wait_until(Duration::from_secs(10), || socket.exists()),
-        "Xvfb did not open {display}"
-    );
-    Some((Reaped(server), display))
+    let mut line = String::new();
+    let stdout = server.stdout.take().expect("Xvfb's stdout");
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)
+        .expect("Xvfb's display number");
+    let server = Reaped(server);
+    let n: u32 = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("Xvfb did not start (it wrote {line:?})"));
+    let display = format!(":{n}");
+    Some((server, display))
 }
 
 /// The window under Xvfb with a throwaway home, told to start the emulator on a port of its own
