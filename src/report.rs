@@ -367,6 +367,12 @@ pub struct RunConfig {
     /// session before the query.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cold: bool,
+    /// The name of the machine the client ran on; empty in older reports.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub client_host: String,
+    /// The client's time limits, as (name, value) (`connect`, `5 s`); empty in older reports.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeouts: Vec<(String, String)>,
     /// The kind of session asked for; `None` in older reports.
     #[serde(
         default,

@@ -31,6 +31,9 @@ pub struct CompareArgs {
     /// `part_changes` {part: ms}, per pair) instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// The HTML report: both files' runs, each pair's verdict at the top.
+    #[command(flatten)]
+    pub html: super::html::HtmlArgs,
 }
 
 /// The runs to compare: every run of `b` against `a`'s one run, or the runs of both paired by
@@ -74,6 +77,9 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
     if comparisons.iter().any(|c| c.verdict().is_none()) {
         anyhow::bail!("cannot compare: a run's median total time is not positive");
     }
+    if args.html.html.is_some() {
+        write_html(&args.html, &a, &b, &pairs)?;
+    }
     if args.json {
         let document = serde_json::json!({
             "comparisons": comparisons.iter().map(comparison_json).collect::<Vec<_>>()
@@ -105,6 +111,27 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
         writeln!(out, "\ngate: {}", printable(&outcome.reason))?;
     }
     Ok(regressed)
+}
+
+/// The HTML report of both files' runs (A's first), the pairs compared at its top.
+fn write_html(
+    html: &super::html::HtmlArgs,
+    a: &[RunReport],
+    b: &[RunReport],
+    pairs: &[(&RunReport, &RunReport)],
+) -> anyhow::Result<()> {
+    let runs: Vec<RunReport> = a.iter().chain(b).cloned().collect();
+    let position = |run: &RunReport, from: usize| {
+        runs[from..]
+            .iter()
+            .position(|r| std::ptr::eq(r, run) || r == run)
+            .map(|i| i + from)
+    };
+    let positions = pairs
+        .iter()
+        .filter_map(|(base, other)| Some((position(base, 0)?, position(other, a.len())?)))
+        .collect();
+    html.write(&runs, Some(positions))
 }
 
 /// One comparison as `compare --json` prints it: the verdict, the ratio of the medians with its

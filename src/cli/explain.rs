@@ -22,6 +22,10 @@ pub struct ExplainArgs {
     /// those when the report holds several runs.
     #[arg(long)]
     pub json: bool,
+    /// The HTML report of the runs explained (each slowest iteration's timeline beside the
+    /// median one's, with its causes).
+    #[command(flatten)]
+    pub html: super::html::HtmlArgs,
 }
 
 /// Explains every run of the report (or one iteration of each) and prints it.
@@ -31,6 +35,7 @@ pub fn run_explain(args: &ExplainArgs, mut out: impl Write) -> anyhow::Result<()
         .iter()
         .map(|run| explain_run(run, args.iteration))
         .collect::<Result<Vec<_>, _>>()?;
+    args.html.write(&runs, None)?;
     if args.json {
         let text = match explained.as_slice() {
             [one] => serde_json::to_string_pretty(one)?,

@@ -104,13 +104,24 @@ pub enum HistoryAction {
         #[arg(long)]
         json: bool,
     },
-    /// Write one run as a JSON report (for `spanprof compare`).
+    /// Write one run as a JSON report (for `spanprof compare`), or as an HTML report when the
+    /// file's name ends in `.html`.
     Export {
         /// The run's id.
         id: String,
-        /// The file to write.
+        /// The file to write: FILE.json, or FILE.html.
         #[arg(short = 'o', long = "out", value_name = "FILE")]
         out: PathBuf,
+        /// In an HTML report, leave out the SQL's literal values (`literals`, the default) or
+        /// those and the project, instance and database names (`names`).
+        #[arg(
+            long,
+            value_name = "WHAT",
+            num_args = 0..=1,
+            default_missing_value = "literals",
+            value_parser = crate::export::Redaction::parse
+        )]
+        redact: Option<crate::export::Redaction>,
     },
 }
 
@@ -140,9 +151,28 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
                 out.write_all(super::summary::findings(&run[0]).as_bytes())?;
             }
         }
-        Some(HistoryAction::Export { id, out: path }) => {
+        Some(HistoryAction::Export {
+            id,
+            out: path,
+            redact,
+        }) => {
             let run = [one(&mut *store, id)?];
-            write_atomically(path, &Json.export(&run)?)?;
+            let html = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+            anyhow::ensure!(
+                html || redact.is_none(),
+                "--redact is for an HTML report: name the file FILE.html"
+            );
+            if html {
+                super::html::HtmlArgs {
+                    html: Some(path.clone()),
+                    redact: *redact,
+                }
+                .write(&run, None)?;
+            } else {
+                write_atomically(path, &Json.export(&run)?)?;
+            }
             writeln!(out, "wrote run {} to {}", printable(id), path.display())?;
         }
         None => {

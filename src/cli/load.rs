@@ -78,6 +78,9 @@ pub struct LoadArgs {
     /// Write the HDR interval log (latencies from the intended start, a line per step) here.
     #[arg(long, value_name = "OUT.hlog")]
     pub hdr_log: Option<PathBuf>,
+    /// The HTML report: the latency/throughput curve with the knee, each step's percentiles.
+    #[command(flatten)]
+    pub html: super::html::HtmlArgs,
 }
 
 /// The spec the arguments describe.
@@ -165,6 +168,12 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
     }
     let report = report.context("the load generator stopped without a report")?;
     out.write_all(summary(&report).as_bytes())?;
+    if let Some(path) = &args.html.html {
+        write_atomically(
+            path,
+            &crate::export::load_html(&report, args.html.redaction())?,
+        )?;
+    }
     for (path, bytes) in [
         (&args.json, load_json(&report)?),
         (&args.csv, load_csv(&report)?),

@@ -9,6 +9,7 @@ mod explain;
 mod gate;
 mod headers;
 mod history;
+mod html;
 mod load;
 mod operators;
 mod options;

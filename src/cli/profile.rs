@@ -116,6 +116,9 @@ pub struct ProfileArgs {
     /// Write the Markdown summary here.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+    /// The HTML report.
+    #[command(flatten)]
+    pub html: super::html::HtmlArgs,
     /// Write a Chrome trace event JSON here (Perfetto UI, chrome://tracing, speedscope): a
     /// process per variant, a thread per stream, each iteration's waits and decodes.
     #[arg(long)]
@@ -362,6 +365,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
             write_atomically(path, &exporter.export(&reports)?)?;
         }
     }
+    args.html.write(&reports, None)?;
     let all_ok = reports
         .iter()
         .flat_map(|r| &r.iterations)

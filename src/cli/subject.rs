@@ -63,6 +63,9 @@ pub struct SubjectArgs {
     /// Write the Markdown summary here.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
+    /// The HTML report.
+    #[command(flatten)]
+    pub html: super::html::HtmlArgs,
     /// Where the runs are saved.
     #[command(flatten)]
     pub history: super::history::HistoryArgs,
@@ -153,6 +156,7 @@ pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bo
             write_atomically(path, &exporter.export(&reports)?)?;
         }
     }
+    args.html.write(&reports, None)?;
     super::history::finish(history);
     Ok(reports
         .iter()

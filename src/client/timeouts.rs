@@ -29,6 +29,20 @@ impl Timeouts {
         first_response: Duration::from_secs(60),
         iteration: Duration::from_secs(600),
     };
+
+    /// Each limit as (name, value) in the command line's spelling (`connect`, `5 s`), as a
+    /// report records them.
+    pub fn describe(&self) -> Vec<(String, String)> {
+        [
+            ("connect", self.connect),
+            ("call", self.call),
+            ("first-response", self.first_response),
+            ("iteration", self.iteration),
+        ]
+        .into_iter()
+        .map(|(name, d)| (name.to_owned(), crate::text::ms(d.as_secs_f64() * 1e3)))
+        .collect()
+    }
 }
 
 impl Default for Timeouts {

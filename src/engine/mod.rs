@@ -229,9 +229,21 @@ impl ProfileSpec {
             } else {
                 String::new()
             },
+            client_host: host_name(),
+            timeouts: self.timeouts.describe(),
             ..RunConfig::default()
         }
     }
+}
+
+/// The name of the machine this runs on (the kernel's, else `$HOSTNAME`), empty when neither
+/// says.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().chars().take(255).collect())
+        .unwrap_or_default()
 }
 
 /// Why a run could not start.

@@ -148,6 +148,8 @@ impl SubjectSpec {
                     .collect(),
                 _ => Vec::new(),
             },
+            client_host: super::host_name(),
+            timeouts: self.timeouts.describe(),
             stream: self.stream_settings(),
             ..RunConfig::default()
         }

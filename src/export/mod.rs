@@ -2,14 +2,18 @@
 //! that writes bytes to a file.
 //!
 //! Every format is an [`Exporter`]: [`Csv`] (one row per iteration), [`Json`] (everything, with
-//! a summary per run; [`read_json`] reads it back) and [`Markdown`] (a summary table per run).
+//! a summary per run; [`read_json`] reads it back), [`Markdown`] (a summary table per run),
+//! [`Trace`] (Chrome trace events) and [`Html`] (one offline page with the JSON embedded;
+//! [`read_reports`] reads either back).
 //! None of them touches the file system; [`write_atomically`] does, for all of them.
 
 mod csv;
 mod file;
+mod html;
 mod json;
 mod load;
 mod markdown;
+mod redact;
 mod trace;
 
 #[cfg(test)]
@@ -24,9 +28,11 @@ use crate::report::RunReport;
 
 pub use self::csv::{COLUMNS, Csv};
 pub use self::file::{MAX_REPORT_BYTES, read_bounded, write_atomically};
+pub use self::html::{Html, MAX_BARS, MAX_TABLE_ROWS, is_html, load_html};
 pub use self::json::{FORMAT_VERSION, Json, read_json};
 pub use self::load::{LOAD_COLUMNS, load_csv, load_hdr_log, load_json};
 pub use self::markdown::Markdown;
+pub use self::redact::Redaction;
 pub use self::trace::Trace;
 
 /// A format run reports can be exported to.
@@ -57,6 +63,10 @@ pub enum ExportError {
         /// The version the document declares.
         found: u64,
     },
+    /// A file that holds no run report spanprof can read (an HTML file without one, a load
+    /// run's report where a run's was wanted); what it is instead.
+    #[error("not a spanprof run report: {0}")]
+    NotARunReport(String),
     /// The HDR interval log could not be written (a step's histogram did not read back).
     #[error("cannot write the HDR interval log: {0}")]
     Hdr(String),
@@ -68,6 +78,15 @@ pub enum ExportError {
         /// What the operating system said.
         error: io::Error,
     },
+}
+
+/// The runs of a report file's bytes: a JSON report, or an HTML report with one embedded.
+pub fn read_reports(bytes: &[u8]) -> Result<Vec<RunReport>, ExportError> {
+    if is_html(bytes) {
+        read_json(html::read_embedded(bytes)?)
+    } else {
+        read_json(bytes)
+    }
 }
 
 impl From<::csv::Error> for ExportError {

@@ -1,0 +1,135 @@
+use super::*;
+use crate::export::fixture::reports;
+use crate::export::read_reports;
+
+fn html(reports: &[RunReport], redaction: Redaction) -> String {
+    let bytes = Html {
+        redaction,
+        pairs: None,
+    }
+    .export(reports)
+    .expect("an HTML report");
+    String::from_utf8(bytes).expect("UTF-8")
+}
+
+#[test]
+fn the_page_reads_back_as_the_runs_it_shows() {
+    let runs = reports();
+    let page = html(&runs, Redaction::NONE);
+    assert!(is_html(page.as_bytes()));
+    let back = read_reports(page.as_bytes()).expect("the embedded report");
+    let via_json = crate::export::read_json(&Json.export(&runs).expect("json")).expect("json");
+    assert_eq!(back, via_json);
+    // Both runs, their headlines, and the comparison of the second with the first.
+    assert!(page.contains("id=\"run-0\"") && page.contains("id=\"run-1\""));
+    assert!(
+        page.contains("class=\"headline\">Time (mean ± σ)"),
+        "no headline"
+    );
+    assert!(page.contains("<h2>Comparison</h2>"));
+}
+
+#[test]
+fn only_our_script_runs_and_the_policy_names_its_hash() {
+    let page = html(&reports(), Redaction::NONE);
+    assert_eq!(page.matches("<script").count(), 2, "the data and ours");
+    let hash = base64::engine::general_purpose::STANDARD.encode(ring::digest::digest(
+        &ring::digest::SHA256,
+        SCRIPT.as_bytes(),
+    ));
+    assert!(page.contains(&format!("script-src 'sha256-{hash}'")));
+    assert!(page.contains("default-src 'none'"));
+    for remote in [
+        "http://", "https://", "//fonts", "src=\"", "@import", "url(",
+    ] {
+        assert!(!page.contains(remote), "{remote} in the page");
+    }
+}
+
+#[test]
+fn hostile_text_stays_text_and_a_long_one_is_cut_on_the_page() {
+    let evil =
+        "</script><script>document.title='PWNED'</script><img src=x onerror=\"alert(1)\">'\"&";
+    let mut runs = vec![RunReport::with_totals(evil, &[10.0, 12.0, 14.0])];
+    runs[0].iterations[0].ttfb_ms = Some(f64::NAN);
+    runs[0].iterations[0].server_ms = Some(f64::INFINITY);
+    runs[0].iterations[2].network_ms = Some(f64::NAN);
+    runs[0].config.sql = format!("SELECT '{}' {}", evil, "y".repeat(10_000_000));
+    runs[0].iterations[1].error = Some(evil.into());
+    runs[0].iterations[1].request_id = Some(evil.into());
+    let page = html(&runs, Redaction::NONE);
+    assert_eq!(
+        page.matches("<script").count(),
+        2,
+        "only the data's and ours"
+    );
+    assert!(!page.contains("<img"), "an element from the data");
+    assert!(
+        !page.contains("NaN") && !page.contains("inf\""),
+        "a number that is none"
+    );
+    // The page shows 4,000 characters of the SQL; the embedded report keeps all of it.
+    let shown = page
+        .split("<script type=\"application/json\"")
+        .next()
+        .unwrap_or("");
+    assert!(
+        shown.len() < 200_000,
+        "the visible page is {} bytes",
+        shown.len()
+    );
+    let back = read_reports(page.as_bytes()).expect("read back");
+    assert_eq!(back[0].config.sql, runs[0].config.sql);
+    assert_eq!(
+        back[0].iterations[0].ttfb_ms, None,
+        "NaN is written as null"
+    );
+    assert_eq!(back[0].config.label, evil);
+}
+
+#[test]
+fn a_redacted_page_holds_none_of_the_literals_anywhere() {
+    let mut runs = reports();
+    runs[0].config.sql =
+        "SELECT * FROM Singers WHERE Name = 'Zanzibar' AND Born < DATE '1987-06-05' \
+         AND Id > 987654321 AND Tag = @tag"
+            .into();
+    runs[0].config.params = vec![("tag:STRING".into(), "quokka-77".into())];
+    runs[0].iterations[1].error = Some("no such name: 'Zanzibar' (987654321)".into());
+    runs[0].config.target = "cloud projects/acme-prod/instances/west9/databases/ledger".into();
+    let names = Redaction::parse("names").expect("names");
+    let page = html(&runs, names);
+    for secret in [
+        "Zanzibar",
+        "1987-06-05",
+        "987654321",
+        "quokka-77",
+        "acme-prod",
+        "west9",
+        "ledger",
+    ] {
+        assert!(!page.contains(secret), "{secret} is in the redacted page");
+    }
+    assert!(
+        page.contains("Redacted:"),
+        "the page says what was redacted"
+    );
+    assert!(
+        page.contains("tag:STRING"),
+        "parameter names and types stay"
+    );
+    let literals = html(&runs, Redaction::parse("literals").expect("literals"));
+    assert!(literals.contains("acme-prod") && !literals.contains("Zanzibar"));
+}
+
+#[test]
+fn other_html_and_load_reports_are_refused_by_name() {
+    let plain = b"<!DOCTYPE html><html><body>hello</body></html>";
+    let error = read_reports(plain).expect_err("no report in it");
+    assert!(
+        error.to_string().contains("without a spanprof report"),
+        "{error}"
+    );
+    assert!(!is_html(b"{\"spanprof_report\": 1}"));
+    assert!(is_html(b"\xef\xbb\xbf  <!doctype HTML>"));
+}
