@@ -41,7 +41,8 @@ impl DialogPurpose {
             DialogPurpose::Save(ExportFormat::Json) => "Export the JSON report",
             DialogPurpose::Save(ExportFormat::Markdown) => "Export the Markdown summary",
             DialogPurpose::Save(ExportFormat::Trace) => "Export a Chrome trace",
-            DialogPurpose::OpenReport => "Open a JSON report",
+            DialogPurpose::Save(ExportFormat::Html) => "Export an HTML report",
+            DialogPurpose::OpenReport => "Open a report (JSON or HTML)",
             DialogPurpose::Credentials => "Choose a service-account key file",
             DialogPurpose::ImportHistory => "Import a JSON report into the history",
         }
@@ -230,7 +231,7 @@ fn system_dialog(request: &DialogRequest) -> Option<PathBuf> {
             dialog.set_file_name(name).save_file()
         }
         DialogPurpose::OpenReport | DialogPurpose::ImportHistory => dialog
-            .add_filter("spanprof JSON report", &["json"])
+            .add_filter("spanprof report (JSON or HTML)", &["json", "html", "htm"])
             .pick_file(),
         DialogPurpose::Credentials => dialog
             .add_filter("service-account key", &["json"])

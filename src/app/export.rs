@@ -1,5 +1,5 @@
 //! Export of the selected runs (CSV of their iterations in the engine's format, the JSON report,
-//! the Markdown summary, a Chrome trace of their timelines) through the library's exporters, and the names a save proposes. The
+//! the Markdown summary, a Chrome trace of their timelines, an offline HTML page) through the library's exporters, and the names a save proposes. The
 //! writing of exports (serialise, write, fsync, rename) and the reading of reports run on
 //! threads of their own, so the window keeps drawing whatever the disk does (the dialogs that
 //! choose the paths are `dialogs.rs`).
@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use crate::export::{Csv, ExportError, Exporter, Json, Markdown, Trace, write_atomically};
+use crate::export::{Csv, ExportError, Exporter, Html, Json, Markdown, Trace, write_atomically};
 use crate::report::RunReport;
 
 /// The formats the app exports to.
@@ -22,15 +22,19 @@ pub enum ExportFormat {
     /// Chrome trace event JSON of the iterations' timelines (Perfetto UI, chrome://tracing,
     /// speedscope).
     Trace,
+    /// One offline HTML page of the runs (every run after the first compared with the first),
+    /// with the JSON report inside, which the app reads back.
+    Html,
 }
 
 impl ExportFormat {
     /// Every format, in menu order.
-    pub const ALL: [ExportFormat; 4] = [
+    pub const ALL: [ExportFormat; 5] = [
         ExportFormat::Csv,
         ExportFormat::Json,
         ExportFormat::Markdown,
         ExportFormat::Trace,
+        ExportFormat::Html,
     ];
 
     fn exporter(self) -> Box<dyn Exporter> {
@@ -39,6 +43,7 @@ impl ExportFormat {
             ExportFormat::Json => Box::new(Json),
             ExportFormat::Markdown => Box::new(Markdown),
             ExportFormat::Trace => Box::new(Trace),
+            ExportFormat::Html => Box::new(Html::default()),
         }
     }
 
@@ -49,6 +54,7 @@ impl ExportFormat {
             ExportFormat::Json => "JSON report…",
             ExportFormat::Markdown => "Markdown summary…",
             ExportFormat::Trace => "Trace (Perfetto, chrome://tracing)…",
+            ExportFormat::Html => "HTML report (one offline page)…",
         }
     }
 
@@ -257,7 +263,8 @@ impl PartialEq for ReportError {
     }
 }
 
-/// The runs of the JSON report at `path`, or why they cannot be had.
+/// The runs of the report at `path` (JSON, or an HTML report with one inside), or why they
+/// cannot be had.
 pub fn read_report(path: &Path) -> Result<Vec<RunReport>, ReportError> {
     let bytes =
         crate::export::read_bounded(path, crate::export::MAX_REPORT_BYTES).map_err(|source| {
@@ -266,7 +273,7 @@ pub fn read_report(path: &Path) -> Result<Vec<RunReport>, ReportError> {
                 source,
             }
         })?;
-    crate::export::read_json(&bytes).map_err(|source| ReportError::Parse {
+    crate::export::read_reports(&bytes).map_err(|source| ReportError::Parse {
         path: path.to_owned(),
         source,
     })

@@ -38,6 +38,7 @@ mod hostile_streams;
 mod hostile_text;
 mod hostile_tokens;
 mod hostile_victims;
+mod html;
 mod iteration;
 mod layers;
 mod load;
