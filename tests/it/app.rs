@@ -688,6 +688,34 @@ fn menu_export(h: &mut Harness<'static, SpanprofApp>, item: &str) {
     h.run_steps(2);
 }
 
+/// Export > HTML report through the menu writes one offline page (the in-window dialog, Enter);
+/// File > Open report opens that page back as the run it shows.
+#[test]
+fn the_menu_exports_an_html_report_that_opens_back_as_its_run()
+-> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let mut h = finished_run_in(dir.path(), "paged");
+    menu_export(&mut h, "HTML report (one offline page)…");
+    assert!(h.query_by_label("Export an HTML report").is_some());
+    h.key_press(egui::Key::Enter);
+    h.run_steps(2);
+    step_until(&mut h, "the export to be written", |app| !app.files_busy());
+    let notice = h.state().notice().unwrap_or_default().to_owned();
+    let path = std::path::PathBuf::from(
+        notice
+            .strip_prefix("exported to ")
+            .ok_or_else(|| format!("no export: {notice}"))?,
+    );
+    assert_eq!(path.extension().and_then(|e| e.to_str()), Some("html"));
+    let page = std::fs::read_to_string(&path)?;
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("Time (mean ± σ)"));
+    assert_eq!(h.state_mut().open_report(&path), Ok(1));
+    let runs = h.state().runs();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1].report.iterations, runs[0].report.iterations);
+    Ok(())
+}
+
 /// Types `text` into the in-window dialog's name field (it has the focus), replacing what is
 /// there.
 fn type_in_dialog(h: &mut Harness<'static, SpanprofApp>, text: &str) {
