@@ -5,7 +5,8 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use super::markup::{Cell, Table, clipped, esc, hex};
+use super::markup::{Cell, Table, clipped, esc, hex, num};
+use crate::analysis::PartComparison;
 use crate::analysis::{BootstrapSettings, compare_runs};
 use crate::report::RunReport;
 use crate::text::signed_ms;
@@ -70,6 +71,7 @@ fn pair(a: &RunReport, b: &RunReport) -> String {
             );
         }
         html.push_str(&table.finish());
+        html.push_str(&deltas(parts));
         html.push_str(
             "<p class=\"note\">The parts' changes add up to the total's (means; the verdict \
              compares medians).</p>",
@@ -92,4 +94,66 @@ fn pair(a: &RunReport, b: &RunReport) -> String {
         }
     }
     html
+}
+
+/// Each part's change as a bar from zero (slower to the right, faster to the left), on one scale.
+fn deltas(parts: &PartComparison) -> String {
+    const WIDTH: f64 = 720.0;
+    const LABEL: f64 = 110.0;
+    const ROW: f64 = 18.0;
+    let largest = parts
+        .parts
+        .iter()
+        .map(|p| p.change().abs())
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    if largest <= 0.0 {
+        return String::new();
+    }
+    // Room for a figure on either side of the longest bars.
+    let half = (WIDTH - LABEL - 160.0) / 2.0;
+    let zero = LABEL + 80.0 + half;
+    let height = ROW * parts.parts.len() as f64 + 8.0;
+    let mut svg = format!(
+        "<svg class=\"deltas\" viewBox=\"0 0 {WIDTH} {}\" role=\"img\" \
+         aria-label=\"each part's change\"><line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"0\" \
+         y2=\"{}\"/>",
+        num(height),
+        num(zero),
+        num(zero),
+        num(height)
+    );
+    for (i, p) in parts.parts.iter().enumerate() {
+        let change = p.change();
+        let w = if change.is_finite() {
+            half * change.abs() / largest
+        } else {
+            0.0
+        };
+        let x = if change < 0.0 { zero - w } else { zero };
+        let y = 4.0 + ROW * i as f64;
+        let (tx, anchor) = if change < 0.0 {
+            (x - 4.0, "end")
+        } else {
+            (x + w + 4.0, "start")
+        };
+        let _ = write!(
+            svg,
+            "<text class=\"axis\" x=\"0\" y=\"{}\">{}</text><rect x=\"{}\" y=\"{}\" \
+             width=\"{}\" height=\"{}\" fill=\"{}\"/><text class=\"axis\" x=\"{}\" y=\"{}\" \
+             text-anchor=\"{anchor}\">{}</text>",
+            num(y + 12.0),
+            esc(p.part.label()),
+            num(x),
+            num(y + 2.0),
+            num(w.max(0.5)),
+            num(ROW - 6.0),
+            hex(p.part.colour()),
+            num(tx),
+            num(y + 12.0),
+            esc(&signed_ms(change))
+        );
+    }
+    svg.push_str("</svg>");
+    svg
 }

@@ -133,16 +133,15 @@ fn axes(svg: &mut String, x_top: f64, y_top: f64, x_label: &str, x_text: &dyn Fn
     );
 }
 
-/// p50 and p99 from the intended start and p99 from the actual start, against the throughput
-/// each step achieved; the knee's step marked.
+/// p50 and p99 from the intended start and p99 from the actual start, against each step's level
+/// (the rate asked, or the clients); the knee's step marked.
 fn curve(report: &LoadReport) -> String {
     let steps = &report.steps;
     let finite = |v: Option<f64>| v.filter(|v| v.is_finite() && *v >= 0.0);
     let series = |f: &dyn Fn(&StepResult) -> Option<f64>| -> Vec<(f64, f64)> {
         steps
             .iter()
-            .filter(|s| s.achieved_rate.is_finite())
-            .filter_map(|s| Some((s.achieved_rate, finite(f(s))?)))
+            .filter_map(|s| Some((s.level().value(), finite(f(s))?)))
             .collect()
     };
     let p50 = series(&|s| s.p50_ms);
@@ -151,7 +150,7 @@ fn curve(report: &LoadReport) -> String {
     let x_top = nice_ceiling(
         steps
             .iter()
-            .map(|s| s.achieved_rate)
+            .map(|s| s.level().value())
             .filter(|v| v.is_finite())
             .fold(0.0, f64::max),
     );
@@ -169,24 +168,33 @@ fn curve(report: &LoadReport) -> String {
         "<svg class=\"curve\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" \
          aria-label=\"latency against throughput\">"
     );
-    axes(&mut svg, x_top, y_top, "requests a second achieved", &|v| {
-        format!("{v:.0}/s")
+    let (x_label, unit) = match report.model {
+        Model::Open => (
+            "requests a second asked (what each step achieved is in the table)",
+            "/s",
+        ),
+        Model::Closed => ("clients, each with one request in flight", ""),
+    };
+    axes(&mut svg, x_top, y_top, x_label, &|v| {
+        format!("{v:.0}{unit}")
     });
     if let Some(knee) = report.knee
         && let Some(step) = steps
             .iter()
             .find(|s| (s.level().value() - knee).abs() < 1e-9)
     {
-        let kx = x(step.achieved_rate);
+        let kx = x(step.level().value());
+        let right = kx > WIDTH - 200.0;
         let _ = write!(
             svg,
             "<line class=\"knee\" x1=\"{}\" x2=\"{}\" y1=\"{TOP}\" y2=\"{}\"/>\
-             <text class=\"axis\" x=\"{}\" y=\"{}\">knee: {}</text>",
+             <text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"{}\">knee: {}</text>",
             num(kx),
             num(kx),
             num(TOP + ph),
-            num(kx + 4.0),
+            num(if right { kx - 4.0 } else { kx + 4.0 }),
             num(TOP + 12.0),
+            if right { "end" } else { "start" },
             esc(&step.level().describe())
         );
     }
@@ -205,8 +213,8 @@ fn curve(report: &LoadReport) -> String {
 
 /// Each step's latency at 50, 90, 99, 99.9% and its maximum, on a scale that spreads the tail.
 fn percentiles(steps: &[StepResult]) -> String {
-    // x: -log10(1 - p), so 50, 90, 99, 99.9 are evenly apart; the maximum one step further.
-    let at = [0.301, 1.0, 2.0, 3.0, 4.0];
+    // 50, 90, 99, 99.9% and the maximum evenly apart: each a tenfold rarer tail than the last.
+    let at = [0.0, 1.0, 2.0, 3.0, 4.0];
     let y_top = nice_ceiling(
         steps
             .iter()
@@ -226,7 +234,7 @@ fn percentiles(steps: &[StepResult]) -> String {
         y_top,
         "percentile",
         &|v| match v.round() as i64 {
-            0 => "0".into(),
+            0 => "50%".into(),
             1 => "90%".into(),
             2 => "99%".into(),
             3 => "99.9%".into(),
@@ -235,8 +243,7 @@ fn percentiles(steps: &[StepResult]) -> String {
     );
     let mut legend = String::from("<ul class=\"legend\">");
     for (i, s) in steps.iter().enumerate() {
-        let shade = 40 + (180 * i / steps.len().max(1)) as u8;
-        let colour = hex([shade / 3, shade / 2 + 40, 200u8.saturating_sub(shade / 2)]);
+        let colour = hex(step_colour(i, steps.len()));
         let values = [s.p50_ms, s.p90_ms, s.p99_ms, s.p999_ms, s.max_ms];
         let points: Vec<(f64, f64)> = at
             .iter()
@@ -253,6 +260,26 @@ fn percentiles(steps: &[StepResult]) -> String {
     svg.push_str("</svg>");
     legend.push_str("</ul>");
     svg + &legend
+}
+
+/// The `i`th of `n` steps' colour: from blue (the lightest load) through orange to red.
+fn step_colour(i: usize, n: usize) -> [u8; 3] {
+    const STOPS: [[f64; 3]; 3] = [
+        [33.0, 102.0, 172.0],
+        [230.0, 140.0, 30.0],
+        [178.0, 24.0, 43.0],
+    ];
+    let t = if n > 1 {
+        i as f64 / (n - 1) as f64
+    } else {
+        0.0
+    };
+    let (a, b, f) = if t <= 0.5 {
+        (STOPS[0], STOPS[1], t * 2.0)
+    } else {
+        (STOPS[1], STOPS[2], (t - 0.5) * 2.0)
+    };
+    [0, 1, 2].map(|k| (a[k] + (b[k] - a[k]) * f).round() as u8)
 }
 
 /// A row per step: its level, what it achieved, its percentiles both ways, its failures and
@@ -296,7 +323,7 @@ fn steps_table(steps: &[StepResult]) -> String {
         cells.extend(parts.iter().map(|p| Cell::ms(s.part_ms(*p))));
         table.row("", cells);
     }
-    let mut html = table.finish();
+    let mut html = format!("<div class=\"wide\">{}</div>", table.finish());
     if !parts.is_empty() {
         html.push_str(
             "<p class=\"note\">A step's parts are means per request that ended ok; they add up \
