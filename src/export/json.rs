@@ -31,13 +31,24 @@ impl Exporter for Json {
     }
 
     fn export(&self, reports: &[RunReport]) -> Result<Vec<u8>, ExportError> {
-        let document = DocumentOut {
-            spanprof_report: FORMAT_VERSION,
-            runs: reports.iter().map(RunOut::of).collect(),
-        };
-        let mut bytes = serde_json::to_vec_pretty(&document)?;
+        let mut bytes = serde_json::to_vec_pretty(&document(reports))?;
         bytes.push(b'\n');
         Ok(bytes)
+    }
+}
+
+impl Json {
+    /// The same document without its indentation and line breaks (about half the size), for a
+    /// copy no person reads: the one an HTML report embeds.
+    pub fn compact(reports: &[RunReport]) -> Result<Vec<u8>, ExportError> {
+        Ok(serde_json::to_vec(&document(reports))?)
+    }
+}
+
+fn document(reports: &[RunReport]) -> DocumentOut<'_> {
+    DocumentOut {
+        spanprof_report: FORMAT_VERSION,
+        runs: reports.iter().map(RunOut::of).collect(),
     }
 }
 

@@ -71,7 +71,7 @@ impl Exporter for Html {
             .enumerate()
             .map(|(i, r)| (format!("run-{i}"), r.config.label.clone()))
             .collect();
-        let json = Json.export(&reports)?;
+        let json = Json::compact(&reports)?;
         Ok(page(&Page {
             title: &title,
             host: reports

@@ -15,6 +15,9 @@ use crate::text::{bytes, count, ms};
 /// Iterations listed one by one at most; the embedded report holds the rest.
 pub const MAX_TABLE_ROWS: usize = 2_000;
 
+/// Iterations past which their table starts folded.
+const OPEN_TABLE_ROWS: usize = 200;
+
 /// The section of `report`, numbered `index` on the page (its anchor is `run-<index>`).
 pub fn section(index: usize, report: &RunReport) -> String {
     let mut html = format!(
@@ -384,8 +387,20 @@ fn iterations(report: &RunReport) -> String {
             ],
         );
     }
-    let mut html = String::from("<h3>Every iteration</h3>");
+    // A long table stays folded until asked for: laying out thousands of rows is most of the
+    // time a browser takes to show a long run's page.
+    let open = if report.iterations.len() <= OPEN_TABLE_ROWS {
+        " open"
+    } else {
+        ""
+    };
+    let mut html = format!(
+        "<details class=\"iterations\"{open}><summary>Every iteration ({}): status, figures, \
+         request and trace ids</summary>",
+        count(report.iterations.len() as u64)
+    );
     html.push_str(&table.finish());
+    html.push_str("</details>");
     if report.iterations.len() > MAX_TABLE_ROWS {
         let _ = write!(
             html,
