@@ -249,10 +249,18 @@ fn findings(report: &RunReport) -> String {
     }
     let mut html = String::from("<h3>Findings</h3><ul class=\"findings\">");
     for item in items {
-        let _ = write!(html, "<li>{item}</li>");
+        let _ = write!(html, "<li>{}</li>", capitalised(&item));
     }
     html.push_str("</ul>");
     html
+}
+
+/// `text` with its first letter a capital (findings are sentences on the page).
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// The plan per operator (medians over the iterations that ran it), sortable, and what changed
