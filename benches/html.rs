@@ -70,8 +70,8 @@ fn main() -> anyhow::Result<()> {
         let open_empty = open_s(&chromium, &empty)?;
         let open_page = open_s(&chromium, &page)?;
         println!(
-            "  headless Chromium opens and lays it out in {:.2} s against {:.2} s for an empty page \
-             ({:.2} s for the report itself)",
+            "  headless Chromium opens it and paints its first screen in {:.2} s against {:.2} s for \
+             an empty page ({:.2} s for the report itself)",
             open_page,
             open_empty,
             (open_page - open_empty).max(0.0)

@@ -173,8 +173,18 @@ fn a_real_run_s_report_opens_offline_and_asks_the_network_for_nothing() {
         "Plan per operator",
         "Every iteration",
         "client host",
+        "<svg class=\"bars\"",
+        "<svg class=\"timeline\"",
+        "Where its extra time went",
     ] {
         assert!(dom.contains(section), "no {section:?} on the page");
+    }
+
+    // Every iteration's request id, as support would look it up.
+    let runs = read_json(&std::fs::read(&json).expect("the JSON report")).expect("a report");
+    for record in &runs[0].iterations {
+        let id = record.request_id.as_deref().expect("a request id");
+        assert!(dom.contains(id), "no request id {id} on the page");
     }
 
     // The control: a page that does ask for something is caught by the same proxy.
