@@ -110,8 +110,16 @@ pub enum HistoryAction {
         /// The run's id.
         id: String,
         /// The file to write: FILE.json, or FILE.html.
-        #[arg(short = 'o', long = "out", value_name = "FILE")]
-        out: PathBuf,
+        #[arg(
+            short = 'o',
+            long = "out",
+            value_name = "FILE",
+            required_unless_present = "html"
+        )]
+        out: Option<PathBuf>,
+        /// Write the run as an HTML report here (as `-o FILE.html`).
+        #[arg(long, value_name = "OUT.html", conflicts_with = "out")]
+        html: Option<PathBuf>,
         /// In an HTML report, leave out the SQL's literal values (`literals`, the default) or
         /// those and the project, instance and database names (`names`).
         #[arg(
@@ -154,12 +162,17 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
         Some(HistoryAction::Export {
             id,
             out: path,
+            html: html_path,
             redact,
         }) => {
             let run = [one(&mut *store, id)?];
-            let html = path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+            let Some(path) = path.as_ref().or(html_path.as_ref()) else {
+                anyhow::bail!("say where to write the run: -o FILE or --html FILE");
+            };
+            let html = html_path.is_some()
+                || path.extension().is_some_and(|e| {
+                    e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")
+                });
             anyhow::ensure!(
                 html || redact.is_none(),
                 "--redact is for an HTML report: name the file FILE.html"

@@ -382,3 +382,67 @@ fn with_redact_none_of_the_query_s_literals_is_in_the_file() {
         back[0].config.sql
     );
 }
+
+#[test]
+fn a_run_from_the_history_exports_as_html_and_reads_back() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let history = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_spanprof"))
+            .args(args)
+            .env("XDG_DATA_HOME", dir.path())
+            .env_remove("SPANPROF_HISTORY")
+            .env_remove("SPANNER_EMULATOR_HOST")
+            .output()
+            .expect("spanprof runs")
+    };
+    ok(&history(&[
+        "profile",
+        "--sql",
+        "SELECT Id FROM Seed23 WHERE Name != 'Zanzibar' LIMIT 50",
+        "--iterations",
+        "3",
+        "--warmup",
+        "0",
+    ]));
+    let listed: serde_json::Value =
+        serde_json::from_str(&ok(&history(&["history", "--json"]))).expect("the list as JSON");
+    let id = listed["runs"][0]["id"]
+        .as_str()
+        .expect("a run's id")
+        .to_owned();
+    let (by_out, by_flag) = (dir.path().join("a.html"), dir.path().join("b.html"));
+    ok(&history(&[
+        "history",
+        "export",
+        &id,
+        "-o",
+        by_out.to_str().expect("utf-8"),
+    ]));
+    ok(&history(&[
+        "history",
+        "export",
+        &id,
+        "--html",
+        by_flag.to_str().expect("utf-8"),
+        "--redact",
+    ]));
+    let plain = std::fs::read(&by_out).expect("written");
+    let back = read_reports(&plain).expect("the embedded report");
+    assert_eq!(
+        back[0].config.sql,
+        "SELECT Id FROM Seed23 WHERE Name != 'Zanzibar' LIMIT 50"
+    );
+    let redacted = String::from_utf8(std::fs::read(&by_flag).expect("written")).expect("utf-8");
+    assert!(!redacted.contains("Zanzibar") && redacted.contains("Redacted:"));
+    // --redact on a JSON export is refused rather than ignored.
+    let json = dir.path().join("c.json");
+    let refused = history(&[
+        "history",
+        "export",
+        &id,
+        "-o",
+        json.to_str().expect("utf-8"),
+        "--redact",
+    ]);
+    assert!(!refused.status.success() && !json.exists());
+}
