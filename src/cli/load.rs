@@ -46,7 +46,8 @@ pub struct LoadArgs {
     #[arg(long, default_value = "load")]
     pub label: String,
     /// The open model: requests a second, one step per value (`50,100,200`, each may end in
-    /// `/s`); past 20,000 a rate is capped, with a notice.
+    /// `/s`), or a ramp `FROM..TO:STEP` (`50..400:50`; without `:STEP` it steps by FROM); past
+    /// 20,000 a rate is capped, with a notice.
     #[arg(
         long,
         value_name = "R,R,...",
@@ -54,8 +55,8 @@ pub struct LoadArgs {
         conflicts_with = "concurrency"
     )]
     pub rate: Option<String>,
-    /// The closed model: requests in flight, one step per value (`1,2,4`), each client starting
-    /// its next request when its last one ended.
+    /// The closed model: requests in flight, one step per value (`1,2,4`, or a ramp `1..8:1`),
+    /// each client starting its next request when its last one ended.
     #[arg(long, value_name = "C,C,...")]
     pub concurrency: Option<String>,
     /// How long each step generates requests.

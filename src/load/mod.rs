@@ -112,14 +112,58 @@ pub enum PlanError {
     /// A max-in-flight of zero or past the bound.
     #[error("--max-in-flight takes 1 to {MAX_IN_FLIGHT}, not {0}")]
     BadMaxInFlight(u64),
+    /// A ramp that is not `FROM..TO` or `FROM..TO:STEP` with FROM at most TO and STEP positive.
+    #[error(
+        "`{0}` is not a ramp: FROM..TO (in steps of FROM) or FROM..TO:STEP, FROM at most TO, \
+         e.g. 50..400:50"
+    )]
+    BadRamp(String),
 }
 
-/// Parses `--rate 50,100,200` (each may end in `/s`): the rates, and a notice for each one capped
-/// at [`MAX_RATE`].
+/// The words of a list of levels with each ramp (`50..400:50`, `1..8`) written out as its
+/// levels (`50, 100, ..., 400`); other words as they are. A ramp steps by STEP, or by FROM
+/// without one, and ends at TO or the last level below it.
+fn expand_ramps(text: &str) -> Result<Vec<String>, PlanError> {
+    let mut words = Vec::new();
+    for word in text.split(',').map(str::trim) {
+        let Some((from, rest)) = word.split_once("..") else {
+            words.push(word.to_owned());
+            continue;
+        };
+        let bad = || PlanError::BadRamp(crate::text::excerpt(word, 40));
+        let (to, step) = rest.split_once(':').unwrap_or((rest, from));
+        let number = |t: &str| -> Result<f64, PlanError> {
+            let t = t.trim();
+            t.strip_suffix("/s")
+                .unwrap_or(t)
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| bad())
+        };
+        let (from, to, step) = (number(from)?, number(to)?, number(step)?);
+        if !(from.is_finite() && to.is_finite() && step.is_finite()) || step <= 0.0 || from > to {
+            return Err(bad());
+        }
+        let count = ((to - from) / step + 1e-9).floor() + 1.0;
+        if count + words.len() as f64 > MAX_STEPS as f64 {
+            return Err(PlanError::TooManySteps(count as usize + words.len()));
+        }
+        for i in 0..count as usize {
+            // Written as the shortest decimal that reads back: 0.1 steps stay 0.1, 0.2, 0.3.
+            let level = ((from + step * i as f64) * 1e9).round() / 1e9;
+            words.push(level.to_string());
+        }
+    }
+    Ok(words)
+}
+
+/// Parses `--rate 50,100,200` (each may end in `/s`; a ramp `50..400:50` stands for its levels):
+/// the rates, and a notice for each one capped at [`MAX_RATE`].
 pub fn parse_rates(text: &str) -> Result<(Vec<f64>, Vec<String>), PlanError> {
     let mut rates = Vec::new();
     let mut notices = Vec::new();
-    for word in text.split(',').map(str::trim) {
+    for word in expand_ramps(text)? {
+        let word = word.as_str();
         let number = word.strip_suffix("/s").unwrap_or(word).trim();
         let rate: f64 = number
             .parse()
@@ -143,10 +187,11 @@ pub fn parse_rates(text: &str) -> Result<(Vec<f64>, Vec<String>), PlanError> {
     Ok((rates, notices))
 }
 
-/// Parses `--concurrency 1,2,4`.
+/// Parses `--concurrency 1,2,4` (a ramp `1..8` stands for its levels).
 pub fn parse_concurrencies(text: &str) -> Result<Vec<u32>, PlanError> {
     let mut levels = Vec::new();
-    for word in text.split(',').map(str::trim) {
+    for word in expand_ramps(text)? {
+        let word = word.as_str();
         let bad = || PlanError::BadConcurrency(crate::text::excerpt(word, 40));
         let n: u32 = word.parse().map_err(|_| bad())?;
         if n == 0 || n > MAX_CONCURRENCY {
@@ -217,6 +262,50 @@ mod tests {
         for bad in ["0", "-1", "1.5", "10001", "99999999999999999999"] {
             assert!(parse_concurrencies(bad).is_err(), "{bad} is refused");
         }
+    }
+
+    #[test]
+    fn ramps_stand_for_their_levels_and_bad_ones_are_refused() {
+        assert_eq!(
+            parse_rates("50..200:50").map(|(r, _)| r),
+            Ok(vec![50.0, 100.0, 150.0, 200.0])
+        );
+        assert_eq!(
+            parse_rates("10, 100..300, 1000/s").map(|(r, _)| r),
+            Ok(vec![10.0, 100.0, 200.0, 300.0, 1000.0]),
+            "a ramp without a step steps by its start, beside plain rates"
+        );
+        assert_eq!(
+            parse_rates("0.1..0.3:0.1").map(|(r, _)| r),
+            Ok(vec![0.1, 0.2, 0.3])
+        );
+        assert_eq!(
+            parse_rates("50..120:50").map(|(r, _)| r),
+            Ok(vec![50.0, 100.0])
+        );
+        assert_eq!(parse_concurrencies("1..4:1"), Ok(vec![1, 2, 3, 4]));
+        for bad in [
+            "400..50",
+            "50..400:0",
+            "50..400:-5",
+            "a..b",
+            "50..",
+            "..50",
+            "50..inf",
+        ] {
+            assert!(
+                matches!(parse_rates(bad), Err(PlanError::BadRamp(_))),
+                "{bad} is refused as a ramp"
+            );
+        }
+        assert!(matches!(
+            parse_rates("1..1000000:1"),
+            Err(PlanError::TooManySteps(1_000_000))
+        ));
+        assert!(
+            parse_rates("0..100:50").is_err(),
+            "a ramp from 0 holds a rate of 0"
+        );
     }
 
     #[test]
