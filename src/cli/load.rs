@@ -29,7 +29,11 @@ use crate::text::ms;
 
 /// Arguments of `spanprof load`.
 #[derive(Debug, Clone, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct LoadArgs {
+    /// `merge`: runs made together by several processes, as one.
+    #[command(subcommand)]
+    pub action: Option<LoadAction>,
     /// Where to run (the built-in instance takes the queue model's knobs).
     #[command(flatten)]
     pub target: TargetArgs,
@@ -70,6 +74,34 @@ pub struct LoadArgs {
     /// left are counted unfinished.
     #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_limit)]
     pub drain: Duration,
+    /// Where the run is written.
+    #[command(flatten)]
+    pub out: LoadOutputs,
+}
+
+/// What `spanprof load` does besides running a load.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum LoadAction {
+    /// Merge load runs of one query made at the same time by several processes (on several
+    /// machines) into the run they made together: histograms added exactly, counts and rates
+    /// summed, a step's level the sum of theirs, each process's generator figures kept apart.
+    Merge(MergeArgs),
+}
+
+/// Arguments of `spanprof load merge`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeArgs {
+    /// The runs' reports (`spanprof load --json`, or `--html`), two or more.
+    #[arg(required = true, num_args = 2.., value_name = "RUN.json")]
+    pub runs: Vec<PathBuf>,
+    /// Where to write the merged run, as `load` writes one.
+    #[command(flatten)]
+    pub out: LoadOutputs,
+}
+
+/// The files a load run is written to.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LoadOutputs {
     /// Write the JSON report here.
     #[arg(long, value_name = "OUT.json")]
     pub json: Option<PathBuf>,
@@ -82,6 +114,46 @@ pub struct LoadArgs {
     /// The HTML report: the latency/throughput curve with the knee, each step's percentiles.
     #[command(flatten)]
     pub html: super::html::HtmlArgs,
+}
+
+impl LoadOutputs {
+    /// Writes `report` to every file asked for.
+    fn write(&self, report: &LoadReport) -> anyhow::Result<()> {
+        if let Some(path) = &self.html.html {
+            write_atomically(
+                path,
+                &crate::export::load_html(report, self.html.redaction())?,
+            )?;
+        }
+        for (path, bytes) in [
+            (&self.json, load_json(report)?),
+            (&self.csv, load_csv(report)?),
+            (&self.hdr_log, load_hdr_log(report)?),
+        ] {
+            if let Some(path) = path {
+                write_atomically(path, &bytes)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `spanprof load merge`: reads the runs, merges them, prints and writes the merged run.
+fn run_merge(args: &MergeArgs, mut out: impl Write) -> anyhow::Result<LoadReport> {
+    let runs = args
+        .runs
+        .iter()
+        .map(|path| {
+            let bytes = crate::export::read_bounded(path, crate::export::MAX_REPORT_BYTES)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            crate::export::read_load_report(&bytes)
+                .with_context(|| format!("{} is not a spanprof load report", path.display()))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let merged = crate::load::merge(&runs)?;
+    out.write_all(summary(&merged).as_bytes())?;
+    args.out.write(&merged)?;
+    Ok(merged)
 }
 
 /// The spec the arguments describe.
@@ -148,6 +220,9 @@ fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
 /// Runs the load test, prints each step as it ends (stderr) and the summary (`out`), and writes
 /// the exports. Ctrl-C ends it early with everything measured so far.
 pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadReport> {
+    if let Some(LoadAction::Merge(merge)) = &args.action {
+        return run_merge(merge, out);
+    }
     let spec = load_spec(args)?;
     for notice in &spec.notices {
         eprintln!("note: {notice}");
@@ -169,21 +244,7 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
     }
     let report = report.context("the load generator stopped without a report")?;
     out.write_all(summary(&report).as_bytes())?;
-    if let Some(path) = &args.html.html {
-        write_atomically(
-            path,
-            &crate::export::load_html(&report, args.html.redaction())?,
-        )?;
-    }
-    for (path, bytes) in [
-        (&args.json, load_json(&report)?),
-        (&args.csv, load_csv(&report)?),
-        (&args.hdr_log, load_hdr_log(&report)?),
-    ] {
-        if let Some(path) = path {
-            write_atomically(path, &bytes)?;
-        }
-    }
+    args.out.write(&report)?;
     Ok(report)
 }
 
@@ -309,6 +370,7 @@ pub fn summary(r: &LoadReport) -> String {
         );
     }
     parts_table(&mut t, r);
+    processes(&mut t, r);
     let _ = writeln!(t, "\nknee: {}", r.knee_words);
     let _ = writeln!(t, "  (rule: {})", r.knee_rule);
     client_cpu(&mut t, r);
@@ -316,6 +378,36 @@ pub fn summary(r: &LoadReport) -> String {
         let _ = writeln!(t, "note: {notice}");
     }
     t
+}
+
+/// A merged run's processes, step by step: each one's level, achieved rate and generator lag,
+/// kept apart.
+fn processes(t: &mut String, r: &LoadReport) {
+    if r.steps.iter().all(|s| s.processes.is_empty()) {
+        return;
+    }
+    let _ = writeln!(t, "\neach process's generator (merged run)");
+    for s in &r.steps {
+        for p in &s.processes {
+            let _ = writeln!(
+                t,
+                "{:>16}  {}: {} asked, {:.1}/s achieved, {} ok, generator lag p99 {}, max {}",
+                s.level().describe(),
+                printable(&crate::text::excerpt(&p.run, 60)),
+                trim_level(p.level),
+                p.achieved_rate,
+                p.count,
+                opt_ms(p.generator_lag_p99_ms),
+                opt_ms(p.generator_lag_max_ms),
+            );
+        }
+    }
+}
+
+/// A level as written: `50`, `0.5`.
+fn trim_level(level: f64) -> String {
+    let text = format!("{level:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// Where each step's time went: the accounting's parts, each its mean per request.

@@ -89,6 +89,16 @@ pub fn read_reports(bytes: &[u8]) -> Result<Vec<RunReport>, ExportError> {
     }
 }
 
+/// A load run's report from a file's bytes: its JSON (`load --json`), or a load run's HTML report.
+pub fn read_load_report(bytes: &[u8]) -> Result<crate::load::LoadReport, ExportError> {
+    let json = if is_html(bytes) {
+        html::read_embedded_load(bytes)?
+    } else {
+        bytes
+    };
+    Ok(crate::load::LoadReport::from_json(json)?)
+}
+
 impl From<::csv::Error> for ExportError {
     fn from(e: ::csv::Error) -> Self {
         ExportError::Csv(e)

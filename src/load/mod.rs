@@ -6,6 +6,7 @@
 
 pub mod histogram;
 pub mod knee;
+pub mod merge;
 pub mod report;
 pub mod step;
 
@@ -13,8 +14,9 @@ use std::time::Duration;
 
 pub use histogram::{HistogramError, Latencies};
 pub use knee::{Knee, KneeRule, find_knee};
+pub use merge::{MergeError, merge};
 pub use report::{LoadReport, RunFacts};
-pub use step::{Ended, StepCpu, StepRecorder, StepResult};
+pub use step::{Ended, ProcessStep, StepCpu, StepRecorder, StepResult};
 
 /// The highest arrival rate a step may ask for, per second; a higher one is capped with a notice
 /// (one generator thread cannot start requests faster than a few tens of microseconds apart).

@@ -189,8 +189,29 @@ impl StepRecorder {
             parts,
             histogram: self.corrected.encode(),
             histogram_uncorrected: self.uncorrected.encode(),
+            processes: Vec::new(),
         }
     }
+}
+
+/// One process's part of a merged step: what its own generator did, kept apart (a lagging
+/// generator on one machine is not the others').
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProcessStep {
+    /// Which run it was: its label and when it started.
+    pub run: String,
+    /// Its level (its rate, or its clients).
+    pub level: f64,
+    /// Its requests that ended ok, per second.
+    pub achieved_rate: f64,
+    /// Its requests that ended ok.
+    pub count: u64,
+    /// Its generator's lag, 99th percentile.
+    pub generator_lag_p99_ms: Option<f64>,
+    /// Its generator's largest lag.
+    pub generator_lag_max_ms: Option<f64>,
+    /// Its generator thread's CPU time.
+    pub generator_cpu_ms: Option<f64>,
 }
 
 /// One step's figures. Latencies are from the intended start unless named `uncorrected` (from
@@ -270,6 +291,10 @@ pub struct StepResult {
     pub histogram: String,
     /// The latencies from the actual start, encoded alike.
     pub histogram_uncorrected: String,
+    /// A merged step's processes, each with its own generator figures (`spanprof load merge`);
+    /// empty for one process's step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessStep>,
 }
 
 impl StepResult {

@@ -431,3 +431,133 @@ fn the_hdr_log_reads_back_in_hdrhistograms_own_python_package() {
         assert_eq!(p99_ms, f(step, "p99_ms"), "{interval} {step}");
     }
 }
+
+/// Two `spanprof load` processes against one server at the same time, merged: each step's count
+/// is the sum of theirs exactly, its percentiles are those of one histogram of every sample, its
+/// level the load asked of the server, and each process's generator is kept apart.
+#[test]
+fn two_processes_at_once_merge_into_one_run_exactly() {
+    let server =
+        crate::serve_process::ServeProcess::start(&["--query-threads", "2", "--service-ms", "2"]);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let paths: Vec<String> = ["a.json", "b.json"]
+        .iter()
+        .map(|name| dir.path().join(name).to_str().expect("utf-8").to_owned())
+        .collect();
+    let runs: Vec<_> = paths
+        .iter()
+        .map(|json| {
+            let (host, json) = (server.host.clone(), json.clone());
+            std::thread::spawn(move || {
+                load(&[
+                    "--endpoint",
+                    &host,
+                    "--query-mode",
+                    "normal",
+                    "--sql",
+                    "SELECT 1",
+                    "--rate",
+                    "20,40",
+                    "--step-duration",
+                    "1s",
+                    "--json",
+                    &json,
+                ])
+            })
+        })
+        .collect();
+    for run in runs {
+        let out = run.join().expect("joins");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let merged_path = dir.path().join("merged.json");
+    let html_path = dir.path().join("merged.html");
+    let out = load(&[
+        "merge",
+        &paths[0],
+        &paths[1],
+        "--json",
+        merged_path.to_str().expect("utf-8"),
+        "--html",
+        html_path.to_str().expect("utf-8"),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("each process's generator"), "{stdout}");
+
+    let read = |path: &str| {
+        spanprof::load::LoadReport::from_json(&std::fs::read(path).expect("written"))
+            .expect("a load report")
+    };
+    let (a, b) = (read(&paths[0]), read(&paths[1]));
+    let merged = read(merged_path.to_str().expect("utf-8"));
+    assert_eq!(merged.steps.len(), 2);
+    for (k, step) in merged.steps.iter().enumerate() {
+        assert_eq!(step.count, a.steps[k].count + b.steps[k].count, "step {k}");
+        assert!(step.count > 0);
+        assert_eq!(
+            step.target_rate,
+            Some([40.0, 80.0][k]),
+            "the load both asked"
+        );
+        let mut all = spanprof::load::Latencies::decode(&a.steps[k].histogram).expect("a's");
+        all.add(&spanprof::load::Latencies::decode(&b.steps[k].histogram).expect("b's"));
+        assert_eq!(all.count(), step.count);
+        for (q, got) in [
+            (0.5, step.p50_ms),
+            (0.9, step.p90_ms),
+            (0.99, step.p99_ms),
+            (0.999, step.p999_ms),
+        ] {
+            assert_eq!(got, all.quantile_ms(q), "step {k}, quantile {q}");
+        }
+        assert_eq!(step.processes.len(), 2);
+        assert_eq!(
+            step.processes[0].generator_lag_p99_ms,
+            a.steps[k].generator_lag_p99_ms
+        );
+        assert_eq!(
+            step.processes[1].generator_lag_p99_ms,
+            b.steps[k].generator_lag_p99_ms
+        );
+    }
+    // The merged run's HTML report reads back as the merged run.
+    let html = std::fs::read(&html_path).expect("the HTML report");
+    assert_eq!(
+        spanprof::export::read_load_report(&html).expect("embedded"),
+        merged
+    );
+
+    // Runs of different queries are refused by name.
+    let other = dir.path().join("other.json");
+    let out = load(&[
+        "--endpoint",
+        &server.host,
+        "--query-mode",
+        "normal",
+        "--sql",
+        "SELECT 2",
+        "--rate",
+        "20,40",
+        "--step-duration",
+        "1s",
+        "--json",
+        other.to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success());
+    let refused = load(&["merge", &paths[0], other.to_str().expect("utf-8")]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("another query"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}

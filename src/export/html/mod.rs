@@ -231,6 +231,17 @@ pub fn read_embedded(bytes: &[u8]) -> Result<&[u8], ExportError> {
     ))
 }
 
+/// The load report a load run's HTML report embeds.
+pub fn read_embedded_load(bytes: &[u8]) -> Result<&[u8], ExportError> {
+    let open = format!("<script type=\"application/json\" id=\"{LOAD_ID}\">");
+    let start = find_bytes(bytes, open.as_bytes())
+        .map(|at| at + open.len())
+        .ok_or_else(|| ExportError::NotARunReport("no load run's report in it".into()))?;
+    let len = find_bytes(&bytes[start..], b"</script>")
+        .ok_or_else(|| ExportError::NotARunReport("its load report does not end".into()))?;
+    Ok(&bytes[start..start + len])
+}
+
 fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }

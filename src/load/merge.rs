@@ -1,0 +1,234 @@
+//! Load runs of one query made at the same time by several processes (on several machines),
+//! merged into the run they made together: each step's histograms added exactly (counts add, so
+//! the merged percentiles are those of one histogram of every sample), its counts, rates, bytes
+//! and CPU summed, its parts weighted by each process's requests, its level the sum of theirs
+//! (the load asked of the server); each process's generator figures kept apart, since one
+//! machine's lagging generator is not the others'. The knee is found again on the merged steps.
+
+use std::collections::BTreeMap;
+
+use super::histogram::{HistogramError, Latencies};
+use super::report::{LoadReport, RunFacts};
+use super::step::{ProcessStep, SLOW, StepResult};
+use super::{LoadPlan, StepLevel};
+
+/// Why runs cannot be merged.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    /// Fewer than two runs.
+    #[error("merge needs two runs or more, not {0}")]
+    TooFew(usize),
+    /// Runs of different queries, models or steps.
+    #[error("run {index} does not match the first: {why}")]
+    Mismatch {
+        /// Its position among the runs given (from 1).
+        index: usize,
+        /// What differs.
+        why: String,
+    },
+    /// A step's histogram does not read back.
+    #[error("run {index}, step {step}: {error}")]
+    Histogram {
+        /// Its position among the runs given (from 1).
+        index: usize,
+        /// The step's position (from 1).
+        step: usize,
+        /// Why.
+        error: HistogramError,
+    },
+}
+
+/// The run `runs` made together. They must be runs of one query in one model with the same
+/// number of steps (each process's levels may differ: a step's level is their sum).
+pub fn merge(runs: &[LoadReport]) -> Result<LoadReport, MergeError> {
+    let [first, rest @ ..] = runs else {
+        return Err(MergeError::TooFew(0));
+    };
+    if rest.is_empty() {
+        return Err(MergeError::TooFew(1));
+    }
+    for (i, run) in rest.iter().enumerate() {
+        let mismatch = |why: String| MergeError::Mismatch { index: i + 2, why };
+        if run.sql != first.sql {
+            return Err(mismatch("another query".into()));
+        }
+        if run.model != first.model {
+            return Err(mismatch("another model (open against closed)".into()));
+        }
+        if run.steps.len() != first.steps.len() {
+            return Err(mismatch(format!(
+                "{} steps, not {}",
+                run.steps.len(),
+                first.steps.len()
+            )));
+        }
+    }
+    let steps = (0..first.steps.len())
+        .map(|k| merge_step(runs, k))
+        .collect::<Result<Vec<_>, _>>()?;
+    let plan = LoadPlan {
+        model: first.model,
+        levels: steps.iter().map(StepResult::level).collect(),
+        step_duration: first.step_duration(),
+        max_in_flight: runs.iter().map(|r| r.max_in_flight).sum(),
+        drain: std::time::Duration::ZERO,
+    };
+    let mut notices: Vec<String> = runs.iter().flat_map(|r| r.notices.clone()).collect();
+    notices.push(format!(
+        "merged from {} runs: {}",
+        runs.len(),
+        runs.iter().map(run_name).collect::<Vec<_>>().join("; ")
+    ));
+    let facts = RunFacts {
+        label: first.label.clone(),
+        sql: first.sql.clone(),
+        target: first.target.clone(),
+        started_at: runs
+            .iter()
+            .map(|r| r.started_at.clone())
+            .min()
+            .unwrap_or_default(),
+        decoder: first.decoder.clone(),
+        notices,
+        cores: runs.iter().map(|r| r.cores).sum(),
+        cancelled: runs.iter().any(|r| r.cancelled),
+    };
+    Ok(LoadReport::new(facts, &plan, steps))
+}
+
+fn run_name(run: &LoadReport) -> String {
+    format!("{} at {}", run.label, run.started_at)
+}
+
+/// Step `k` of every run, merged.
+fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
+    let steps: Vec<&StepResult> = runs.iter().map(|r| &r.steps[k]).collect();
+    let (mut corrected, mut uncorrected) = (Latencies::new(), Latencies::new());
+    for (i, step) in steps.iter().enumerate() {
+        let read = |text: &str| {
+            Latencies::decode(text).map_err(|error| MergeError::Histogram {
+                index: i + 1,
+                step: k + 1,
+                error,
+            })
+        };
+        corrected.add(&read(&step.histogram)?);
+        uncorrected.add(&read(&step.histogram_uncorrected)?);
+    }
+    let sum = |f: fn(&StepResult) -> u64| steps.iter().map(|s| f(s)).sum::<u64>();
+    let sum_f = |f: fn(&StepResult) -> f64| steps.iter().map(|s| f(s)).sum::<f64>();
+    let count = sum(|s| s.count);
+    // A mean per request, weighted by each process's requests.
+    let per_request = |f: fn(&StepResult) -> Option<f64>| -> Option<f64> {
+        let (mut total, mut n) = (0.0, 0u64);
+        for s in &steps {
+            if let Some(v) = f(s) {
+                total += v * s.count as f64;
+                n += s.count;
+            }
+        }
+        (n > 0).then(|| total / n as f64)
+    };
+    let mut errors_by_status: BTreeMap<String, u64> = BTreeMap::new();
+    for s in &steps {
+        for (status, n) in &s.errors_by_status {
+            *errors_by_status.entry(status.clone()).or_default() += n;
+        }
+    }
+    let mut parts: BTreeMap<String, f64> = BTreeMap::new();
+    if count > 0 {
+        for s in &steps {
+            for (key, mean) in &s.parts {
+                *parts.entry(key.clone()).or_default() += mean * s.count as f64 / count as f64;
+            }
+        }
+    }
+    let share = |h: &Latencies| {
+        let n = h.count();
+        (n > 0).then(|| h.count_above(SLOW) as f64 / n as f64)
+    };
+    let level = match steps[0].level() {
+        StepLevel::Rate(_) => StepLevel::Rate(sum_f(|s| s.level().value())),
+        StepLevel::Concurrency(_) => {
+            StepLevel::Concurrency(steps.iter().map(|s| s.concurrency.unwrap_or(0)).sum())
+        }
+    };
+    let (target_rate, concurrency) = match level {
+        StepLevel::Rate(r) => (Some(r), None),
+        StepLevel::Concurrency(c) => (None, Some(c)),
+    };
+    let processes = runs
+        .iter()
+        .zip(&steps)
+        .flat_map(|(run, s)| process_steps(run, s))
+        .collect();
+    Ok(StepResult {
+        target_rate,
+        concurrency,
+        started_s: steps
+            .iter()
+            .map(|s| s.started_s)
+            .fold(f64::INFINITY, f64::min),
+        duration_s: steps.iter().map(|s| s.duration_s).fold(0.0, f64::max),
+        achieved_rate: sum_f(|s| s.achieved_rate),
+        p50_ms: corrected.quantile_ms(0.5),
+        p90_ms: corrected.quantile_ms(0.9),
+        p99_ms: corrected.quantile_ms(0.99),
+        p999_ms: corrected.quantile_ms(0.999),
+        max_ms: corrected.max_ms(),
+        p50_uncorrected_ms: uncorrected.quantile_ms(0.5),
+        p90_uncorrected_ms: uncorrected.quantile_ms(0.9),
+        p99_uncorrected_ms: uncorrected.quantile_ms(0.99),
+        over_100ms_share: share(&corrected),
+        over_100ms_share_uncorrected: share(&uncorrected),
+        count,
+        errors: sum(|s| s.errors),
+        errors_by_status,
+        late: sum(|s| s.late),
+        dropped: sum(|s| s.dropped),
+        unfinished: sum(|s| s.unfinished),
+        // The worst process's: the merged step is as trustworthy as its laggiest generator.
+        generator_lag_p99_ms: steps
+            .iter()
+            .filter_map(|s| s.generator_lag_p99_ms)
+            .reduce(f64::max),
+        generator_lag_max_ms: steps
+            .iter()
+            .filter_map(|s| s.generator_lag_max_ms)
+            .reduce(f64::max),
+        generator_cpu_ms: steps
+            .iter()
+            .filter_map(|s| s.generator_cpu_ms)
+            .reduce(|a, b| a + b),
+        process_cpu_ms: sum_f(|s| s.process_cpu_ms),
+        rows: sum(|s| s.rows),
+        bytes: sum(|s| s.bytes),
+        rows_per_s: sum_f(|s| s.rows_per_s),
+        bytes_per_s: sum_f(|s| s.bytes_per_s),
+        decode_cpu_ms_per_query: per_request(|s| s.decode_cpu_ms_per_query),
+        client_cpu_ms_per_query: per_request(|s| s.client_cpu_ms_per_query),
+        parts,
+        histogram: corrected.encode(),
+        histogram_uncorrected: uncorrected.encode(),
+        processes,
+    })
+}
+
+/// A step's processes: its own, or, for a step merged before, the ones it holds.
+fn process_steps(run: &LoadReport, step: &StepResult) -> Vec<ProcessStep> {
+    if !step.processes.is_empty() {
+        return step.processes.clone();
+    }
+    vec![ProcessStep {
+        run: run_name(run),
+        level: step.level().value(),
+        achieved_rate: step.achieved_rate,
+        count: step.count,
+        generator_lag_p99_ms: step.generator_lag_p99_ms,
+        generator_lag_max_ms: step.generator_lag_max_ms,
+        generator_cpu_ms: step.generator_cpu_ms,
+    }]
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,128 @@
+use std::time::Duration;
+
+use super::*;
+use crate::load::Model;
+use crate::load::step::{Ended, StepCpu, StepRecorder};
+use crate::report::Parts;
+
+/// A run of one process: two steps at `rates`, each request's latencies in `samples` (ms from
+/// the intended start; from the actual start half of that).
+fn run(label: &str, rates: [f64; 2], samples: [&[u64]; 2]) -> LoadReport {
+    let steps = rates
+        .iter()
+        .zip(samples)
+        .map(|(&rate, ms)| {
+            let mut recorder = StepRecorder::new(StepLevel::Rate(rate));
+            for &m in ms {
+                recorder.ok(
+                    &Ended {
+                        from_intended: Duration::from_millis(m),
+                        from_start: Duration::from_millis(m / 2),
+                        at: Duration::from_secs(1),
+                        rows: 10,
+                        bytes: 1000,
+                        decode_cpu: Duration::from_micros(500),
+                        work_cpu: Duration::from_micros(100),
+                    },
+                    &Parts::default(),
+                );
+            }
+            recorder.error("UNAVAILABLE", Duration::from_millis(10));
+            recorder.finish(Duration::ZERO, Duration::from_secs(2), StepCpu::default())
+        })
+        .collect();
+    let plan = LoadPlan {
+        model: Model::Open,
+        levels: rates.iter().map(|&r| StepLevel::Rate(r)).collect(),
+        step_duration: Duration::from_secs(2),
+        max_in_flight: 10,
+        drain: Duration::from_secs(1),
+    };
+    let facts = RunFacts {
+        label: label.into(),
+        sql: "SELECT 1".into(),
+        started_at: format!("2026-12-03T10:00:0{}Z", label.len()),
+        cores: 2,
+        ..RunFacts::default()
+    };
+    LoadReport::new(facts, &plan, steps)
+}
+
+#[test]
+fn merged_counts_add_and_percentiles_are_one_histogram_s_of_every_sample() {
+    let a = run(
+        "a",
+        [50.0, 100.0],
+        [&[5, 6, 7, 8, 300], &[9, 10, 11, 400, 500]],
+    );
+    let b = run("bb", [50.0, 100.0], [&[4, 5, 900], &[12, 13, 14, 15]]);
+    let all = run(
+        "all",
+        [100.0, 200.0],
+        [
+            &[5, 6, 7, 8, 300, 4, 5, 900],
+            &[9, 10, 11, 400, 500, 12, 13, 14, 15],
+        ],
+    );
+    let merged = merge(&[a.clone(), b.clone()]).expect("merged");
+    for (k, step) in merged.steps.iter().enumerate() {
+        let one = &all.steps[k];
+        assert_eq!(step.count, a.steps[k].count + b.steps[k].count);
+        assert_eq!(step.errors, 2);
+        assert_eq!(step.errors_by_status.get("UNAVAILABLE"), Some(&2));
+        assert_eq!(
+            step.target_rate, one.target_rate,
+            "the load asked is the sum"
+        );
+        for (got, want) in [
+            (step.p50_ms, one.p50_ms),
+            (step.p90_ms, one.p90_ms),
+            (step.p99_ms, one.p99_ms),
+            (step.p999_ms, one.p999_ms),
+            (step.max_ms, one.max_ms),
+            (step.p99_uncorrected_ms, one.p99_uncorrected_ms),
+            (step.over_100ms_share, one.over_100ms_share),
+        ] {
+            assert_eq!(got, want, "step {k}");
+        }
+        assert_eq!(step.histogram, one.histogram, "the same histogram, exactly");
+        assert_eq!(step.processes.len(), 2, "each process kept apart");
+        assert_eq!(step.processes[1].count, b.steps[k].count);
+        assert_eq!(step.rows, 10 * step.count);
+    }
+    assert!(
+        merged
+            .notices
+            .iter()
+            .any(|n| n.starts_with("merged from 2 runs"))
+    );
+    // Merging a merge with a third run keeps every process apart.
+    let again = merge(&[merged, a]).expect("merged again");
+    assert_eq!(again.steps[0].processes.len(), 3);
+}
+
+#[test]
+fn runs_that_do_not_match_are_refused_by_name() {
+    let a = run("a", [50.0, 100.0], [&[5], &[6]]);
+    assert_eq!(merge(std::slice::from_ref(&a)), Err(MergeError::TooFew(1)));
+    let mut other = a.clone();
+    other.sql = "SELECT 2".into();
+    assert!(matches!(
+        merge(&[a.clone(), other]),
+        Err(MergeError::Mismatch { index: 2, .. })
+    ));
+    let mut shorter = a.clone();
+    shorter.steps.pop();
+    let error = merge(&[a.clone(), shorter]).expect_err("fewer steps");
+    assert!(error.to_string().contains("1 steps, not 2"), "{error}");
+    let mut broken = a.clone();
+    broken.steps[1].histogram = "not base64!".into();
+    assert!(matches!(
+        merge(&[a, broken]),
+        Err(MergeError::Histogram {
+            index: 2,
+            step: 2,
+            ..
+        })
+    ));
+}
