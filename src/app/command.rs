@@ -16,7 +16,7 @@ pub enum Command {
     StartEmulator,
     /// Choose a service-account key file.
     ChooseCredentials,
-    /// Open a JSON report.
+    /// Open a report (JSON, or an HTML report with one inside).
     OpenReport,
     /// Export the runs marked for export.
     Export(ExportFormat),

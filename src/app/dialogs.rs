@@ -25,7 +25,7 @@ pub const NO_DIALOG_WITHIN: Duration = Duration::from_millis(1500);
 pub enum DialogPurpose {
     /// Save an export.
     Save(ExportFormat),
-    /// Open a JSON report.
+    /// Open a report (JSON, or an HTML report with one inside).
     OpenReport,
     /// Choose a service-account key file.
     Credentials,

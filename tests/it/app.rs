@@ -918,7 +918,7 @@ fn open_report_and_the_key_file_choose_their_files_in_the_window()
     h.run_steps(2);
     h.get_by_label("Open report…").click();
     h.run_steps(2);
-    assert!(h.query_by_label("Open a JSON report").is_some());
+    assert!(h.query_by_label("Open a report (JSON or HTML)").is_some());
     type_in_dialog(&mut h, "before.json");
     h.key_press(egui::Key::Enter);
     h.run_steps(2);
