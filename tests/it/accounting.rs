@@ -263,17 +263,29 @@ fn a_cold_server_s_first_iteration_is_explained_as_the_server_s() {
         .expect("the first iteration explained");
     let extra = first["extra_ms"].as_f64().expect("extra_ms");
     assert!(extra > 0.0, "the first iteration is the slow one: {first}");
-    let server: f64 = first["causes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|c| c["kind"] == "server")
-        .filter_map(|c| c["ms"].as_f64())
-        .sum();
+    let by_kind = |kind: &str| -> f64 {
+        first["causes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["kind"] == kind)
+            .filter_map(|c| c["ms"].as_f64())
+            .sum()
+    };
+    let server = by_kind("server");
+    // The server is named first, for most of it. (On a machine shared with other tests the
+    // client's thread is also descheduled for part of it, which is that cause's, not the
+    // server's: two thirds, not all.)
     assert!(
-        server >= 0.8 * extra,
+        server >= 0.67 * extra,
         "the server named for {server} ms of {extra} ms: {first}"
     );
+    for other in ["stream_gap", "first_byte", "decode", "descheduled", "other"] {
+        assert!(
+            by_kind(other) < server,
+            "{other} named before the server: {first}"
+        );
+    }
 }
 
 #[test]
