@@ -231,9 +231,8 @@ fn on_one_cpu_beside_two_busy_loops_the_off_cpu_time_is_descheduled_and_said() {
     );
 }
 
-#[test]
-fn a_cold_server_s_first_iteration_is_explained_as_the_server_s() {
-    // A fresh `serve`: its first scan of Seed23 generates every row (its row cache is cold).
+/// A profile of 9 iterations on a fresh `serve`, and `explain`'s account of its first one.
+fn cold_run_first_iteration() -> Value {
     let server = ServeProcess::start(&["--rows", "30000"]);
     let dir = tempfile::tempdir().expect("a temp dir");
     let report = dir.path().join("cold.json");
@@ -257,12 +256,31 @@ fn a_cold_server_s_first_iteration_is_explained_as_the_server_s() {
         "--json",
     ])))
     .expect("explain --json is JSON");
-    let first = explained["iterations"]
+    explained["iterations"]
         .as_array()
         .and_then(|its| its.iter().find(|it| it["iteration"] == 0))
-        .expect("the first iteration explained");
+        .cloned()
+        .expect("the first iteration explained")
+}
+
+#[test]
+fn a_cold_server_s_first_iteration_is_explained_as_the_server_s() {
+    // A fresh `serve` each attempt: its first scan of Seed23 generates every row (its row cache
+    // is cold). On a machine shared with the rest of the suite the noise can hide the cold
+    // start in one run (an iteration 3.7 s long, the first one the median); what is checked is
+    // how a cold start that shows is explained, so a run where it does not show is run again,
+    // three times at most.
+    let first = (0..3)
+        .map(|_| cold_run_first_iteration())
+        .find(|first| {
+            // It shows: at least a tenth over the median iteration.
+            let (total, extra) = (first["total_ms"].as_f64(), first["extra_ms"].as_f64());
+            total
+                .zip(extra)
+                .is_some_and(|(total, extra)| extra > 0.1 * (total - extra))
+        })
+        .expect("in three fresh servers the first iteration was never clearly the slower one");
     let extra = first["extra_ms"].as_f64().expect("extra_ms");
-    assert!(extra > 0.0, "the first iteration is the slow one: {first}");
     let by_kind = |kind: &str| -> f64 {
         first["causes"]
             .as_array()
