@@ -121,12 +121,8 @@ fn write_html(
     pairs: &[(&RunReport, &RunReport)],
 ) -> anyhow::Result<()> {
     let runs: Vec<RunReport> = a.iter().chain(b).cloned().collect();
-    let position = |run: &RunReport, from: usize| {
-        runs[from..]
-            .iter()
-            .position(|r| std::ptr::eq(r, run) || r == run)
-            .map(|i| i + from)
-    };
+    let position =
+        |run: &RunReport, from: usize| runs[from..].iter().position(|r| r == run).map(|i| i + from);
     let positions = pairs
         .iter()
         .filter_map(|(base, other)| Some((position(base, 0)?, position(other, a.len())?)))

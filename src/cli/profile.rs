@@ -365,7 +365,15 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
             write_atomically(path, &exporter.export(&reports)?)?;
         }
     }
-    args.html.write(&reports, None)?;
+    // The page compares every variant with the reference, as the summary printed does.
+    let reference_at = reports.iter().position(|r| r.config.label == reference);
+    let pairs = reference_at.map(|at| {
+        (0..reports.len())
+            .filter(|&i| i != at)
+            .map(|i| (at, i))
+            .collect()
+    });
+    args.html.write(&reports, pairs)?;
     let all_ok = reports
         .iter()
         .flat_map(|r| &r.iterations)
