@@ -446,3 +446,43 @@ fn a_run_from_the_history_exports_as_html_and_reads_back() {
     ]);
     assert!(!refused.status.success() && !json.exists());
 }
+
+#[test]
+fn variants_are_compared_with_the_reference_on_the_page() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let html = dir.path().join("v.html");
+    ok(&spanprof(&[
+        "profile",
+        "--no-history",
+        "--sql",
+        "SELECT 1",
+        "--label",
+        "one",
+        "--sql",
+        "SELECT 2",
+        "--label",
+        "two",
+        "--sql",
+        "SELECT 3",
+        "--label",
+        "three",
+        "--reference",
+        "two",
+        "--iterations",
+        "3",
+        "--warmup",
+        "0",
+        "--html",
+        html.to_str().expect("utf-8"),
+    ]));
+    let page = std::fs::read_to_string(&html).expect("written");
+    assert!(
+        page.contains("<h3>one against two</h3>"),
+        "one is set against the reference"
+    );
+    assert!(page.contains("<h3>three against two</h3>"));
+    assert!(
+        !page.contains("against one</h3>"),
+        "the first variant is no reference"
+    );
+}
