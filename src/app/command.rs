@@ -1,7 +1,7 @@
 //! `Command`: what a panel asks the app to do. The panels return one from their `ui`; the frame
 //! hands each to `SpanprofApp::handle` after drawing (a leaf, so every panel can name it).
 
-use super::export::ExportFormat;
+use super::export::{ExportFormat, LoadExportFormat};
 
 /// What the panels ask the app to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,4 +22,10 @@ pub enum Command {
     Export(ExportFormat),
     /// Copy the Markdown summary of the runs marked for export.
     CopySummary,
+    /// Start a load test of the query panel's query with the Load tab's settings.
+    RunLoad,
+    /// Stop the load test in flight, keeping the steps it measured.
+    StopLoad,
+    /// Export the last load run.
+    ExportLoad(LoadExportFormat),
 }

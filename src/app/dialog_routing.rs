@@ -1,4 +1,5 @@
-//! Where each dialog's answer goes: a save writes the marked runs' export, an open reads a report,
+//! Where each dialog's answer goes: a save writes the marked runs' export (or the last load run's),
+//! an open reads a report,
 //! the key file becomes the Cloud connection's credentials; a cancel or a missing desktop dialog is
 //! said in the status bar (and the log). Then what the file jobs those answers started report: an
 //! export written or not, a report's runs added to the list.
@@ -8,7 +9,7 @@ use std::path::PathBuf;
 use super::SpanprofApp;
 use super::connection::repaint_notifier;
 use super::dialogs::{DialogAnswer, DialogPurpose, DialogRequest};
-use super::export::{ExportFormat, FileDone};
+use super::export::{ExportFormat, FileDone, LoadExportFormat};
 use super::file_dialog::home_dir;
 use super::settings::Tab;
 
@@ -21,6 +22,22 @@ impl SpanprofApp {
         if let Err(e) = self
             .files
             .save(format, reports, path, move || ctx.request_repaint())
+        {
+            self.error(e);
+        }
+    }
+
+    /// What the Load tab's export does once its dialog has a path: writes the last load run's
+    /// report on a thread of its own; the window says where (or why not) once it is done.
+    pub fn save_load_export(&mut self, format: LoadExportFormat, path: PathBuf) {
+        let Some(report) = self.load.report().cloned() else {
+            self.error("nothing to export: no load run has ended".into());
+            return;
+        };
+        let ctx = self.ctx.clone();
+        if let Err(e) = self
+            .files
+            .save_load(format, report, path, move || ctx.request_repaint())
         {
             self.error(e);
         }
@@ -40,6 +57,7 @@ impl SpanprofApp {
     pub(super) fn open_dialog(&mut self, purpose: DialogPurpose) {
         let file_name = match purpose {
             DialogPurpose::Save(format) => Some(format.file_name(&self.export_reports())),
+            DialogPurpose::SaveLoad(format) => Some(format.file_name(self.load.report())),
             DialogPurpose::OpenReport
             | DialogPurpose::Credentials
             | DialogPurpose::ImportHistory => None,
@@ -77,7 +95,9 @@ impl SpanprofApp {
             }
             DialogAnswer::Cancelled(purpose) => {
                 self.notice = Some(match purpose {
-                    DialogPurpose::Save(_) => "export cancelled: nothing was written".into(),
+                    DialogPurpose::Save(_) | DialogPurpose::SaveLoad(_) => {
+                        "export cancelled: nothing was written".into()
+                    }
                     DialogPurpose::OpenReport => "no report opened".into(),
                     DialogPurpose::Credentials => "the credentials are unchanged".into(),
                     DialogPurpose::ImportHistory => "nothing imported".into(),
@@ -97,6 +117,7 @@ impl SpanprofApp {
     fn dialog_chose(&mut self, purpose: DialogPurpose, path: PathBuf) {
         match purpose {
             DialogPurpose::Save(format) => self.save_export(format, path),
+            DialogPurpose::SaveLoad(format) => self.save_load_export(format, path),
             DialogPurpose::OpenReport => self.load_report(path),
             DialogPurpose::ImportHistory => self.history_view.import(path),
             DialogPurpose::Credentials => {

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use super::export::ExportFormat;
+use super::export::{ExportFormat, LoadExportFormat};
 use super::file_dialog::{DialogOutcome, FileDialog};
 
 /// An answer of nothing sooner than this after the desktop's dialog was asked for means it
@@ -25,6 +25,8 @@ pub const NO_DIALOG_WITHIN: Duration = Duration::from_millis(1500);
 pub enum DialogPurpose {
     /// Save an export.
     Save(ExportFormat),
+    /// Save the last load run's export.
+    SaveLoad(LoadExportFormat),
     /// Open a report (JSON, or an HTML report with one inside).
     OpenReport,
     /// Choose a service-account key file.
@@ -42,6 +44,9 @@ impl DialogPurpose {
             DialogPurpose::Save(ExportFormat::Markdown) => "Export the Markdown summary",
             DialogPurpose::Save(ExportFormat::Trace) => "Export a Chrome trace",
             DialogPurpose::Save(ExportFormat::Html) => "Export an HTML report",
+            DialogPurpose::SaveLoad(LoadExportFormat::Json) => "Export the load run's JSON report",
+            DialogPurpose::SaveLoad(LoadExportFormat::Csv) => "Export the load run's CSV of steps",
+            DialogPurpose::SaveLoad(LoadExportFormat::Html) => "Export the load run's HTML report",
             DialogPurpose::OpenReport => "Open a report (JSON or HTML)",
             DialogPurpose::Credentials => "Choose a service-account key file",
             DialogPurpose::ImportHistory => "Import a JSON report into the history",
@@ -154,11 +159,14 @@ impl Dialogs {
     fn open_built_in(&mut self, request: DialogRequest, notify: Arc<dyn Fn() + Send + Sync>) {
         let title = request.purpose.title();
         let dialog = match (request.purpose, request.file_name) {
-            (DialogPurpose::Save(_), Some(name)) => {
+            (DialogPurpose::Save(_) | DialogPurpose::SaveLoad(_), Some(name)) => {
                 FileDialog::save(title, request.folder, name, notify)
             }
             (DialogPurpose::Save(format), None) => {
                 FileDialog::save(title, request.folder, format.file_name(&[]), notify)
+            }
+            (DialogPurpose::SaveLoad(format), None) => {
+                FileDialog::save(title, request.folder, format.file_name(None), notify)
             }
             _ => FileDialog::open(title, request.folder, notify),
         };
@@ -228,6 +236,13 @@ fn system_dialog(request: &DialogRequest) -> Option<PathBuf> {
                 .file_name
                 .clone()
                 .unwrap_or_else(|| format.file_name(&[]));
+            dialog.set_file_name(name).save_file()
+        }
+        DialogPurpose::SaveLoad(format) => {
+            let name = request
+                .file_name
+                .clone()
+                .unwrap_or_else(|| format.file_name(None));
             dialog.set_file_name(name).save_file()
         }
         DialogPurpose::OpenReport | DialogPurpose::ImportHistory => dialog

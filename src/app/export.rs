@@ -1,5 +1,7 @@
 //! Export of the selected runs (CSV of their iterations in the engine's format, the JSON report,
-//! the Markdown summary, a Chrome trace of their timelines, an offline HTML page) through the library's exporters, and the names a save proposes. The
+//! the Markdown summary, a Chrome trace of their timelines, an offline HTML page) and of the Load
+//! tab's last load run (its JSON report, a CSV row per step, an offline HTML page) through the
+//! library's exporters, and the names a save proposes. The
 //! writing of exports (serialise, write, fsync, rename) and the reading of reports run on
 //! threads of their own, so the window keeps drawing whatever the disk does (the dialogs that
 //! choose the paths are `dialogs.rs`).
@@ -8,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use crate::export::{Csv, ExportError, Exporter, Html, Json, Markdown, Trace, write_atomically};
+use crate::load::LoadReport;
 use crate::report::RunReport;
 
 /// The formats the app exports to.
@@ -85,6 +88,70 @@ impl ExportFormat {
             other => other.exporter().extension(),
         };
         format!("{name}.{extension}")
+    }
+}
+
+/// The formats a load run exports to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadExportFormat {
+    /// The whole report (`spanprof load --json`'s).
+    Json,
+    /// A row per step (`spanprof load --csv`'s).
+    Csv,
+    /// One offline HTML page: the curve with its knee, each step's percentiles.
+    Html,
+}
+
+impl LoadExportFormat {
+    /// Every format, in the order the Load tab offers them.
+    pub const ALL: [LoadExportFormat; 3] = [
+        LoadExportFormat::Json,
+        LoadExportFormat::Csv,
+        LoadExportFormat::Html,
+    ];
+
+    /// The button's name for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            LoadExportFormat::Json => "Export JSON…",
+            LoadExportFormat::Csv => "Export CSV…",
+            LoadExportFormat::Html => "Export HTML…",
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            LoadExportFormat::Json => "json",
+            LoadExportFormat::Csv => "csv",
+            LoadExportFormat::Html => "html",
+        }
+    }
+
+    /// The file name a save dialog proposes: `spanprof-load-<label>-<date>.<ext>`.
+    pub fn file_name(self, report: Option<&LoadReport>) -> String {
+        let mut name = String::from("spanprof-load");
+        if let Some(report) = report {
+            let label = file_name_part(&report.label);
+            let date = report.started_at.get(..10).filter(|d| is_date(d));
+            for part in [Some(label.as_str()), date].into_iter().flatten() {
+                if !part.is_empty() {
+                    name.push('-');
+                    name.push_str(part);
+                }
+            }
+        }
+        format!("{name}.{}", self.extension())
+    }
+
+    /// The document for `report` in this format.
+    pub fn bytes(self, report: &LoadReport) -> Result<Vec<u8>, ExportError> {
+        match self {
+            LoadExportFormat::Json => crate::export::load_json(report),
+            LoadExportFormat::Csv => crate::export::load_csv(report),
+            LoadExportFormat::Html => {
+                crate::export::load_html(report, crate::export::Redaction::NONE)
+            }
+        }
     }
 }
 
@@ -176,6 +243,23 @@ impl FileJobs {
     ) -> Result<(), String> {
         self.spawn("spanprof-export", notify, move || {
             let result = export_to(&path, format, &reports);
+            FileDone::Saved { path, result }
+        })
+    }
+
+    /// Writes a load run's `report` in `format` to `path` (whole or not at all); the outcome comes
+    /// back through [`FileJobs::drain`] as a save does.
+    pub fn save_load(
+        &mut self,
+        format: LoadExportFormat,
+        report: LoadReport,
+        path: PathBuf,
+        notify: impl Fn() + Send + 'static,
+    ) -> Result<(), String> {
+        self.spawn("spanprof-export", notify, move || {
+            let result = format
+                .bytes(&report)
+                .and_then(|bytes| write_atomically(&path, &bytes));
             FileDone::Saved { path, result }
         })
     }
@@ -329,6 +413,30 @@ mod tests {
             ExportFormat::Trace.file_name(&one),
             "spanprof-wide-scan-2026-03-01.trace.json"
         );
+    }
+
+    #[test]
+    fn a_load_export_proposes_the_runs_label_and_its_date() {
+        let plan = crate::load::LoadPlan {
+            model: crate::load::Model::Open,
+            levels: vec![crate::load::StepLevel::Rate(10.0)],
+            step_duration: std::time::Duration::from_secs(1),
+            max_in_flight: 10,
+            drain: std::time::Duration::from_secs(1),
+        };
+        let facts = crate::load::RunFacts {
+            label: "scan: wide".into(),
+            started_at: "2026-03-01T10:00:00Z".into(),
+            ..Default::default()
+        };
+        let report = LoadReport::new(facts, &plan, Vec::new());
+        assert_eq!(
+            LoadExportFormat::Csv.file_name(Some(&report)),
+            "spanprof-load-scan-wide-2026-03-01.csv"
+        );
+        assert_eq!(LoadExportFormat::Html.file_name(None), "spanprof-load.html");
+        let json = LoadExportFormat::Json.bytes(&report).expect("JSON");
+        assert_eq!(LoadReport::from_json(&json).ok(), Some(report));
     }
 
     #[test]

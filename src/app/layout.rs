@@ -1,6 +1,6 @@
 //! The window's panels around the views: the menu bar (File, the tabs, Export, Copy summary), the
-//! status bar (the run, the target, the last notice, a desktop dialog being waited for), the side
-//! panel (connection, then query) and the central area's tab.
+//! status bar (the run or load run, the target, the last notice, a desktop dialog being waited
+//! for), the side panel (connection, then query) and the central area's tab.
 
 use super::SpanprofApp;
 use super::command::Command;
@@ -40,6 +40,7 @@ impl SpanprofApp {
                 (Tab::Plan, "Plan"),
                 (Tab::Details, "Details"),
                 (Tab::History, "History"),
+                (Tab::Load, "Load"),
             ] {
                 ui.selectable_value(&mut self.settings.tab, tab, name);
             }
@@ -79,6 +80,10 @@ impl SpanprofApp {
                     ui.colored_label(theme::WARN, "running");
                     let target = run.target().unwrap_or("connecting");
                     ui.label(format!("{} · {target}", run.label()));
+                }
+                None if self.load.is_running() => {
+                    ui.colored_label(theme::WARN, "running");
+                    ui.label("load run");
                 }
                 None => {
                     ui.colored_label(theme::OK, "ready");
@@ -152,8 +157,8 @@ impl SpanprofApp {
         }
     }
 
-    /// The central area: the open tab.
-    pub(super) fn central(&mut self, ui: &mut egui::Ui) {
+    /// The central area: the open tab; the command a click asked for.
+    pub(super) fn central(&mut self, ui: &mut egui::Ui) -> Option<Command> {
         match self.settings.tab {
             Tab::Iterations => {
                 let active = self.active.as_ref().map(|run| (self.active_id, run));
@@ -168,6 +173,10 @@ impl SpanprofApp {
             }
             Tab::Compare => self.compare.ui(ui, self.runs.entries_mut()),
             Tab::History => self.history_view.ui(ui),
+            Tab::Load => {
+                let local = self.settings.connection.kind == TargetKind::Local;
+                return self.load.ui(ui, &mut self.settings.load, local);
+            }
             Tab::Details => {
                 let shown = self.runs.shown();
                 let details = shown.and_then(|r| r.details.as_deref());
@@ -186,6 +195,7 @@ impl SpanprofApp {
                 self.operators.ui(ui, run, &selection);
             }
         }
+        None
     }
 }
 

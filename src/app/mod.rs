@@ -8,7 +8,8 @@
 //!
 //! This file holds the app's state ([`SpanprofApp`]) and its frame; the rooms around it are
 //! `settings.rs` and `startup.rs` (what persists, and the start-up overrides), `run_list.rs` and
-//! `run_control.rs` (the runs, and a run's start and end), `dialog_routing.rs` (where a dialog's
+//! `run_control.rs` (the runs, and a run's start and end), `load_control.rs` (a load run's start
+//! and end, shown by the Load tab's `load_view.rs`), `dialog_routing.rs` (where a dialog's
 //! answer goes), `history_routing.rs` (what the History tab asks of the app), `status_file.rs` (the scripts' protocol) and `layout.rs` (the panels).
 
 mod cause_words;
@@ -29,6 +30,10 @@ mod iteration_words;
 mod iterations;
 mod labels;
 mod layout;
+mod load_chart;
+mod load_control;
+mod load_settings;
+mod load_view;
 mod operator_view;
 mod options;
 mod phases;
@@ -57,10 +62,13 @@ pub use connection::{ConnectionPanel, ConnectionSettings, LocalSettings, TargetK
 pub use details::{DetailsView, Log, LogEntry};
 pub use dialogs::{DialogBackend, NO_DIALOG_WITHIN};
 pub use emulator::EmulatorSettings;
+pub use export::LoadExportFormat;
 pub use export::{ExportFormat, ReportError, export_bytes, export_to, summary_text};
 pub use frames::{FrameSample, FrameStats};
 pub use history_view::HistoryView;
 pub use iterations::IterationsView;
+pub use load_settings::{LoadModel, LoadSettings, QueueSettings};
+pub use load_view::LoadView;
 pub use operator_view::{PlanColumn, PlanView};
 pub use options::{OptionSettings, Replicas};
 pub use phases::{Curve, SweepAxis};
@@ -113,6 +121,8 @@ pub struct SpanprofApp {
     history: Option<crate::history::HistoryWorker>,
     /// The History tab, reading the store on a thread of its own.
     history_view: HistoryView,
+    /// The Load tab, with its load run in flight.
+    load: LoadView,
     ctx: egui::Context,
 }
 
@@ -158,6 +168,7 @@ impl SpanprofApp {
                 crate::history::Location::Off => None,
                 location => crate::history::HistoryWorker::start(location).ok(),
             },
+            load: LoadView::default(),
             ctx: cc.egui_ctx.clone(),
         };
         if start_emulator {
@@ -234,6 +245,11 @@ impl SpanprofApp {
     /// The History view.
     pub fn history_view(&mut self) -> &mut HistoryView {
         &mut self.history_view
+    }
+
+    /// The Load tab (its steps, its report, what it says went wrong).
+    pub fn load_view(&self) -> &LoadView {
+        &self.load
     }
 
     /// The compare view.
@@ -324,6 +340,7 @@ impl SpanprofApp {
             self.file_done(done);
         }
         self.drain_run();
+        self.drain_load();
         self.drain_history_view();
     }
 
@@ -334,6 +351,16 @@ impl SpanprofApp {
             Command::Cancel => {
                 if let Some(run) = &mut self.active {
                     run.cancel();
+                }
+                self.load.stop();
+            }
+            Command::RunLoad => self.start_load(),
+            Command::StopLoad => self.load.stop(),
+            Command::ExportLoad(format) => {
+                if self.load.report().is_none() {
+                    self.error("nothing to export: no load run has ended".into());
+                } else {
+                    self.open_dialog(DialogPurpose::SaveLoad(format));
                 }
             }
             Command::TestConnection => {
@@ -372,9 +399,10 @@ impl SpanprofApp {
 }
 
 impl SpanprofApp {
-    /// The keyboard: Ctrl+Enter or Ctrl+R runs, Ctrl+. cancels, Escape closes the timeline, the
-    /// left and right arrows move between iterations (while no text field has the keys). While
-    /// the in-window file dialog is open, the keys are the dialog's.
+    /// The keyboard: Ctrl+Enter or Ctrl+R runs (the load run in the Load tab), Ctrl+. cancels
+    /// (or stops the load run), Escape closes the timeline, the left and right arrows move
+    /// between iterations (while no text field has the keys). While the in-window file dialog is
+    /// open, the keys are the dialog's.
     fn keys(&mut self, ctx: &egui::Context) -> Vec<Command> {
         let mut commands = Vec::new();
         if self.dialogs.built_in().is_some() {
@@ -384,7 +412,10 @@ impl SpanprofApp {
         if pressed(egui::Modifiers::COMMAND, egui::Key::Enter)
             || pressed(egui::Modifiers::COMMAND, egui::Key::R)
         {
-            commands.push(Command::Run);
+            commands.push(match self.settings.tab {
+                Tab::Load => Command::RunLoad,
+                _ => Command::Run,
+            });
         }
         if pressed(egui::Modifiers::COMMAND, egui::Key::Period) {
             commands.push(Command::Cancel);
@@ -431,12 +462,16 @@ impl eframe::App for SpanprofApp {
             .show(ui, |ui| {
                 commands.extend(self.side_panel(ui));
             });
-        egui::CentralPanel::default().show(ui, |ui| self.central(ui));
+        egui::CentralPanel::default().show(ui, |ui| commands.extend(self.central(ui)));
         for command in commands {
             self.handle(command);
         }
         self.file_dialog(&ui.ctx().clone());
         self.flush_status();
+        if self.load.is_running() {
+            // The step's progress moves.
+            ui.ctx().request_repaint_after(RUNNING_REPAINT);
+        }
         if self.active.is_some() {
             // Keep drawing while a run streams (the progress moves), at a rate that leaves the
             // CPU to the run being measured; input still repaints at once.

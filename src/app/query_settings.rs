@@ -291,6 +291,15 @@ impl QuerySettings {
         Ok(spec)
     }
 
+    /// The engine's variant for a load run of the first query, labelled `label`, or what is
+    /// wrong with the input.
+    pub fn load_variant(&self, label: String) -> Result<Variant, String> {
+        match self.first() {
+            Some(first) => self.variant(0, first, &label),
+            None => Err("the SQL is empty".into()),
+        }
+    }
+
     /// The engine's variant `k` of a run labelled `run`. The first is named as the run and its
     /// SQL and parameters' problems read as the run's; the others' name their variant.
     fn variant(&self, k: usize, v: &VariantSettings, run: &str) -> Result<Variant, String> {

@@ -19,6 +19,11 @@ impl SpanprofApp {
         if self.active.is_some() {
             return;
         }
+        if self.load.is_running() {
+            self.notice =
+                Some("a load run is in flight (Load tab): stop it first, or wait for it".into());
+            return;
+        }
         let query = &self.settings.query;
         if !query.client && query.variants.iter().all(|v| v.sql.trim().is_empty()) {
             // Said, not logged: there is nothing wrong to keep.

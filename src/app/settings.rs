@@ -1,11 +1,12 @@
-//! What persists between launches ([`Settings`]: the connection, the query panel, the open
-//! [`Tab`], the last folder a dialog chose), saved through eframe's storage (RON).
+//! What persists between launches ([`Settings`]: the connection, the query panel, the Load tab,
+//! the open [`Tab`], the last folder a dialog chose), saved through eframe's storage (RON).
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use super::connection::ConnectionSettings;
+use super::load_settings::LoadSettings;
 use super::query_settings::QuerySettings;
 
 /// The views of the central area.
@@ -22,11 +23,13 @@ pub enum Tab {
     Plan,
     /// The run history: a query's runs over time.
     History,
+    /// A load test: the query under rising load, its latency against the load and the knee.
+    Load,
 }
 
 impl Tab {
-    /// The tab named `name` (`iterations`, `compare`, `plan`, `details` or `history`, any
-    /// case).
+    /// The tab named `name` (`iterations`, `compare`, `plan`, `details`, `history` or `load`,
+    /// any case).
     pub fn parse(name: &str) -> Result<Tab, String> {
         match name.to_ascii_lowercase().as_str() {
             "iterations" => Ok(Tab::Iterations),
@@ -34,8 +37,9 @@ impl Tab {
             "plan" => Ok(Tab::Plan),
             "details" => Ok(Tab::Details),
             "history" => Ok(Tab::History),
+            "load" => Ok(Tab::Load),
             _ => Err(format!(
-                "no tab \"{name}\": iterations, compare, plan, details or history"
+                "no tab \"{name}\": iterations, compare, plan, details, history or load"
             )),
         }
     }
@@ -49,6 +53,8 @@ pub struct Settings {
     pub connection: ConnectionSettings,
     /// The query panel, recent queries included.
     pub query: QuerySettings,
+    /// The Load tab.
+    pub load: LoadSettings,
     /// The open tab.
     pub tab: Tab,
     /// The folder of the last file chosen in a dialog (the next dialog opens there).

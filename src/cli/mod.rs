@@ -88,7 +88,7 @@ pub struct Cli {
     /// The app only: the query mode to start with (overrides the saved setting).
     #[arg(long, value_enum, env = "SPANPROF_MODE", hide = true)]
     pub start_mode: Option<ModeArg>,
-    /// The app only: the tab to show first (iterations, compare, plan, details or history).
+    /// The app only: the tab to show first (iterations, compare, plan, details, history or load).
     #[arg(long, value_name = "TAB", env = "SPANPROF_TAB", hide = true, value_parser = crate::app::Tab::parse)]
     pub start_tab: Option<crate::app::Tab>,
     /// The app only: start the emulator on HOST:PORT (port 0: any) and seed it at once.
