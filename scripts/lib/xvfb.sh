@@ -4,11 +4,14 @@
 #
 # Xvfb picks a free display itself (-displayfd) and writes its number once it accepts connections,
 # so no other X server on this machine (a stale lock, a socket in the abstract namespace, another
-# CI job's server) can be mistaken for ours. Sets DISPLAY (exported) and xvfb_pid; exits loudly,
+# CI job's server) can be mistaken for ours. It never resets (-noreset): by default an X server
+# resets when its last client leaves, and a client that connects meanwhile is refused ("Failed to
+# open connection to X server"); the probe below is such a last client, and the window came right
+# after it, one start in four. Sets DISPLAY (exported) and xvfb_pid; exits loudly,
 # with Xvfb's own log, if the server does not come up or is not the one answering.
 start_xvfb() {
     local size="$1" work="$2"
-    Xvfb -displayfd 3 -screen 0 "${size}x24" -nolisten tcp 3>"$work/xvfb.display" >"$work/xvfb.log" 2>&1 &
+    Xvfb -displayfd 3 -noreset -screen 0 "${size}x24" -nolisten tcp 3>"$work/xvfb.display" >"$work/xvfb.log" 2>&1 &
     xvfb_pid=$!
     local number=""
     for _ in $(seq 200); do

@@ -146,6 +146,8 @@ fn xvfb() -> Option<(Reaped, String)> {
         .args([
             "-displayfd",
             "1",
+            // No reset when the last client leaves: a window connecting then would be refused.
+            "-noreset",
             "-screen",
             "0",
             "1280x800x24",
