@@ -1,4 +1,4 @@
-//! The HTML report as a person meets it (issue 35): headless Chromium opens a real run's file
+//! The HTML report as a person meets it: headless Chromium opens a real run's file
 //! with every request sent to a proxy of ours, and none arrives (a page that does ask for
 //! something is caught the same way, so the check can fail); hostile labels, SQL and errors
 //! render inert (a marker an injected script or handler would set never appears, while our own
