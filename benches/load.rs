@@ -10,7 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use spanprof::engine::load::{LoadEvent, LoadRun, LoadSpec};
-use spanprof::engine::{DatabasePath, HeaderOptions, QueryMode, Target, Timeouts, Variant};
+use spanprof::engine::{
+    DatabasePath, Engine, EngineEvent, HeaderOptions, ProfileSpec, QueryMode, Target, Timeouts,
+    Variant,
+};
 use spanprof::load::{LoadPlan, LoadReport, Model, StepLevel};
 use spanprof::server::{KnobSettings, ServerConfig};
 use spanprof::wire::DecoderKind;
@@ -22,11 +25,15 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const LAG_BUDGET_MS: f64 = 1.0;
 
 fn spec(levels: Vec<StepLevel>, step: Duration) -> LoadSpec {
+    spec_of("SELECT 1", levels, step)
+}
+
+fn spec_of(sql: &str, levels: Vec<StepLevel>, step: Duration) -> LoadSpec {
     LoadSpec {
         database: DatabasePath::default(),
         variant: Variant {
             mode: QueryMode::WithStats,
-            ..Variant::new("bench", "SELECT 1")
+            ..Variant::new("bench", sql)
         },
         plan: LoadPlan {
             model: Model::Open,
@@ -42,14 +49,27 @@ fn spec(levels: Vec<StepLevel>, step: Duration) -> LoadSpec {
     }
 }
 
-/// Runs `spec` on the built-in instance, calling `each` after every step; the report.
-fn run(spec: LoadSpec, mut each: impl FnMut(usize)) -> anyhow::Result<LoadReport> {
-    let target = Target::Local(ServerConfig {
+/// The built-in instance with `rows` rows of Seed23.
+fn local(rows: u64) -> Target {
+    Target::Local(ServerConfig {
         port: 0,
-        seed23_rows: 100,
+        seed23_rows: rows,
         knobs: KnobSettings::default(),
         connections: Default::default(),
-    });
+    })
+}
+
+/// Runs `spec` on the built-in instance, calling `each` after every step; the report.
+fn run(spec: LoadSpec, each: impl FnMut(usize)) -> anyhow::Result<LoadReport> {
+    run_on(local(100), spec, each)
+}
+
+/// Runs `spec` on `target`, calling `each` after every step; the report.
+fn run_on(
+    target: Target,
+    spec: LoadSpec,
+    mut each: impl FnMut(usize),
+) -> anyhow::Result<LoadReport> {
     let run = LoadRun::start(target, spec, Arc::new(|| {}))?;
     let mut step = 0;
     while let Some(event) = run.next() {
@@ -64,6 +84,71 @@ fn run(spec: LoadSpec, mut each: impl FnMut(usize)) -> anyhow::Result<LoadReport
         }
     }
     anyhow::bail!("the run ended without a report")
+}
+
+/// The median decode CPU of `profile`'s iterations of `sql` on `target` (ms): what one
+/// iteration's wire and row decode took of the client's thread.
+fn profile_decode_cpu_ms(target: Target, sql: &str, iterations: u32) -> anyhow::Result<f64> {
+    let spec = ProfileSpec {
+        variants: vec![Variant {
+            mode: QueryMode::WithStats,
+            ..Variant::new("wide", sql)
+        }],
+        iterations,
+        warmup: 1,
+        ..ProfileSpec::default()
+    };
+    let engine = Engine::start(target, spec, Arc::new(|| {}))?;
+    while let Some(event) = engine.next() {
+        match event {
+            EngineEvent::Finished(reports) => {
+                let mut cpu: Vec<f64> = reports
+                    .iter()
+                    .flat_map(|r| r.timed())
+                    .map(|it| {
+                        it.wire_decode_cpu_ms.unwrap_or(0.0) + it.row_decode_cpu_ms.unwrap_or(0.0)
+                    })
+                    .collect();
+                return spanprof::stats::median(&mut cpu)
+                    .ok_or_else(|| anyhow::anyhow!("no timed iteration"));
+            }
+            EngineEvent::Failed(error) => return Err(error.into()),
+            _ => {}
+        }
+    }
+    anyhow::bail!("the engine ended without a report")
+}
+
+/// A wide answer with a fast server: the decode capacity `load` states against the one
+/// `profile`'s iterations give, and whether the step where the client's CPU saturates is named.
+#[allow(clippy::print_stdout)] // A benchmark reports on stdout.
+fn wide_query(measuring: bool) -> anyhow::Result<()> {
+    let rows: u64 = if measuring { 10_000 } else { 300 };
+    let sql = format!("SELECT * FROM Seed23 LIMIT {rows}");
+    let profiled = profile_decode_cpu_ms(local(rows), &sql, if measuring { 10 } else { 2 })?;
+    let capacity = 1e3 / profiled;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    // From a tenth of one core's capacity to past every core's.
+    let levels = [0.1, 0.5, 1.0, 1.5, 2.0, 3.0]
+        .iter()
+        .map(|f| StepLevel::Rate((capacity * cores * f).max(1.0).round()))
+        .collect();
+    let step = Duration::from_secs(if measuring { 3 } else { 1 });
+    let report = run_on(local(rows), spec_of(&sql, levels, step), |_| {})?;
+    let stated = report.decode_capacity_per_core.unwrap_or(f64::NAN);
+    println!(
+        "wide query ({rows} rows): load states one core decodes {stated:.0}/s; profile's median \
+         decode CPU {profiled:.2} ms gives {capacity:.0}/s: {:.2}x",
+        stated / capacity
+    );
+    println!(
+        "  the client's CPU saturates at {}; knee: {}",
+        report
+            .client_saturated_at
+            .map_or_else(|| "no step".to_owned(), |r| format!("{r:.0} req/s")),
+        report.knee_words
+    );
+    Ok(())
 }
 
 fn rss_mib() -> f64 {
@@ -98,6 +183,7 @@ fn main() -> anyhow::Result<()> {
         s.generator_cpu_ms.unwrap_or(f64::NAN),
         s.achieved_rate
     );
+    wide_query(measuring)?;
     let steps = if measuring { 10 } else { 2 };
     let mut rss = Vec::new();
     run(spec(vec![StepLevel::Rate(1000.0); steps], step), |_| {
