@@ -30,6 +30,14 @@ pub fn excerpt(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// `text` with its first letter a capital (a finding made a sentence).
+pub fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
 /// `1234567` as `1,234,567`.
 pub fn count(n: u64) -> String {
     let digits = n.to_string();

@@ -10,6 +10,7 @@
 use crate::part::Part;
 use crate::report::{IterationRecord, QueryMode, RunReport, Status};
 use crate::stats::{self, OUTLIER_THRESHOLD};
+use crate::text::ms;
 
 /// The first successful iteration of a run set against the others.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -148,6 +149,68 @@ impl Findings {
     /// The first iteration, if it was a slow cold start.
     pub fn slow_start(&self) -> Option<&FirstIteration> {
         self.first.as_ref().filter(|first| first.slow)
+    }
+
+    /// The iterations with a notable `untimed`, in words; `None` without any.
+    pub fn untimed_words(&self) -> Option<String> {
+        (!self.untimed.is_empty()).then(|| {
+            let numbers: Vec<String> = self.untimed.iter().map(|n| format!("#{n}")).collect();
+            format!(
+                "untimed was more than max(1 ms, 3%) of iterations {}: the client did something \
+                 it did not time",
+                numbers.join(", ")
+            )
+        })
+    }
+
+    /// The outlying iterations in words (each with its total, and whether it was mostly off the
+    /// CPU); `None` without any.
+    pub fn outlier_words(&self) -> Option<String> {
+        (!self.outliers.is_empty()).then(|| {
+            let flagged: Vec<String> = self
+                .outliers
+                .iter()
+                .map(|o| {
+                    let off = if o.mostly_descheduled {
+                        ", mostly descheduled"
+                    } else {
+                        ""
+                    };
+                    format!("#{} ({}{off})", o.iteration, ms(o.total_ms))
+                })
+                .collect();
+            format!("outlying iterations (MAD rule): {}", flagged.join(", "))
+        })
+    }
+
+    /// Every finding in words, in the order the command line prints them: statistics that did
+    /// not come, the first iteration, a busy machine, untimed work, outliers.
+    pub fn sentences(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        out.extend(self.missing_statistics.as_ref().map(ToString::to_string));
+        out.extend(self.first.as_ref().map(ToString::to_string));
+        out.extend(self.busy.as_ref().map(ToString::to_string));
+        out.extend(self.untimed_words());
+        out.extend(self.outlier_words());
+        out
+    }
+}
+
+impl std::fmt::Display for FirstIteration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let verdict = if self.slow {
+            "a slow cold start"
+        } else {
+            "no cold-start penalty"
+        };
+        write!(
+            f,
+            "first iteration (#{}) {}, {:.2}× the median of the rest ({}): {verdict}",
+            self.iteration,
+            ms(self.total_ms),
+            self.ratio,
+            ms(self.rest_median_ms)
+        )
     }
 }
 

@@ -58,13 +58,6 @@ pub fn coverage_words(named_ms: f64, extra_ms: f64) -> String {
     }
 }
 
-pub fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,7 +85,7 @@ mod tests {
             cause_words(CauseKind::StreamGap, Some(4), -2.0),
             "shorter waits between messages"
         );
-        assert_eq!(capitalised("the server"), "The server");
+        assert_eq!(crate::text::capitalised("the server"), "The server");
     }
 
     #[test]

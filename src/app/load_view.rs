@@ -184,7 +184,7 @@ impl LoadView {
                 report.steps[index].level().describe(),
                 report.knee_words
             ),
-            None => capitalised(&report.knee_words),
+            None => crate::text::capitalised(&report.knee_words),
         };
         self.knee = Some(KneeText {
             words,
@@ -474,12 +474,4 @@ fn error_ui(ui: &mut egui::Ui, why: &str) {
             ui.label(why);
         });
     ui.add_space(6.0);
-}
-
-/// `text` with its first letter upper-case.
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |first| {
-        first.to_uppercase().chain(chars).collect()
-    })
 }

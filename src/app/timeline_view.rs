@@ -13,12 +13,13 @@
 
 use egui_plot::{GridMark, Plot, PlotTransform};
 
-use super::cause_words::{capitalised, cause_words, coverage_words};
+use super::cause_words::{cause_words, coverage_words};
 use super::theme;
 use super::timeline_paint::{self as paint, Band, Drawn};
 use super::timeline_rows::{self as rows, Item, Kind, Row, RowKind};
 use crate::analysis::causes::{self, CauseKind, IterationCauses};
 use crate::report::IterationRecord;
+use crate::text::capitalised;
 
 /// Rows of one iteration and the median one, with the explanation, built once.
 #[derive(Debug)]

@@ -28,50 +28,17 @@ pub fn findings(report: &RunReport) -> String {
         let _ = writeln!(text, "\n{missing}");
     }
     if let Some(first) = &found.first {
-        let verdict = if first.slow {
-            "a slow cold start"
-        } else {
-            "no cold-start penalty"
-        };
-        let _ = writeln!(
-            text,
-            "\nfirst iteration (#{}) {}, {:.2}× the median of the rest ({}): {verdict}",
-            first.iteration,
-            ms(first.total_ms),
-            first.ratio,
-            ms(first.rest_median_ms)
-        );
+        let _ = writeln!(text, "\n{first}");
     }
-    if let Some(busy) = &found.busy {
-        let _ = writeln!(text, "{busy}");
-    }
-    if !found.untimed.is_empty() {
-        let numbers: Vec<String> = found.untimed.iter().map(|n| format!("#{n}")).collect();
-        let _ = writeln!(
-            text,
-            "untimed was more than max(1 ms, 3%) of iterations {}: the client did something it \
-             did not time",
-            numbers.join(", ")
-        );
-    }
-    let flagged: Vec<String> = found
-        .outliers
-        .iter()
-        .map(|o| {
-            let off = if o.mostly_descheduled {
-                ", mostly descheduled"
-            } else {
-                ""
-            };
-            format!("#{} ({}{off})", o.iteration, ms(o.total_ms))
-        })
-        .collect();
-    if !flagged.is_empty() {
-        let _ = writeln!(
-            text,
-            "outlying iterations (MAD rule): {}",
-            flagged.join(", ")
-        );
+    for line in found
+        .busy
+        .as_ref()
+        .map(ToString::to_string)
+        .into_iter()
+        .chain(found.untimed_words())
+        .chain(found.outlier_words())
+    {
+        let _ = writeln!(text, "{line}");
     }
     // Why each outlier was slow, from the timelines (older reports have none).
     if let Ok(explained) = analysis::explain(report) {

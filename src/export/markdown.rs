@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::analysis::PartStats;
 use crate::report::{RunReport, Status, figure_summaries};
 use crate::stats::Summary;
-use crate::text::ms;
+use crate::text::{capitalised, ms};
 
 use super::{ExportError, Exporter};
 
@@ -131,13 +131,6 @@ fn connection_note(report: &RunReport) -> String {
         }
     }
     note
-}
-
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 fn cells(s: &Summary) -> [String; 7] {

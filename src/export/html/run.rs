@@ -10,7 +10,7 @@ use super::{bars, timeline};
 use crate::analysis::{Findings, PartStats};
 use crate::report::{RunReport, Status};
 use crate::stats::Summary;
-use crate::text::{bytes, count, ms};
+use crate::text::{bytes, capitalised, count};
 
 /// Iterations listed one by one at most; the embedded report holds the rest.
 pub const MAX_TABLE_ROWS: usize = 2_000;
@@ -194,54 +194,11 @@ fn figures_beside(report: &RunReport) -> String {
 
 /// What a reader should notice, as [`Findings`] found it.
 fn findings(report: &RunReport) -> String {
-    let found = Findings::of(report);
-    let mut items: Vec<String> = Vec::new();
-    if let Some(missing) = &found.missing_statistics {
-        items.push(esc(&missing.to_string()));
-    }
-    if let Some(first) = &found.first {
-        let verdict = if first.slow {
-            "a slow cold start"
-        } else {
-            "no cold-start penalty"
-        };
-        items.push(esc(&format!(
-            "The first iteration (#{}) took {}, {:.2}× the median of the rest ({}): {verdict}.",
-            first.iteration,
-            ms(first.total_ms),
-            first.ratio,
-            ms(first.rest_median_ms)
-        )));
-    }
-    if let Some(busy) = &found.busy {
-        items.push(esc(&busy.to_string()));
-    }
-    if !found.untimed.is_empty() {
-        let numbers: Vec<String> = found.untimed.iter().map(|n| format!("#{n}")).collect();
-        items.push(esc(&format!(
-            "Untimed was more than max(1 ms, 3%) of iterations {}: the client did something it \
-             did not time.",
-            numbers.join(", ")
-        )));
-    }
-    if !found.outliers.is_empty() {
-        let flagged: Vec<String> = found
-            .outliers
-            .iter()
-            .map(|o| {
-                let off = if o.mostly_descheduled {
-                    ", mostly descheduled"
-                } else {
-                    ""
-                };
-                format!("#{} ({}{off})", o.iteration, ms(o.total_ms))
-            })
-            .collect();
-        items.push(esc(&format!(
-            "Outlying iterations (MAD rule): {}.",
-            flagged.join(", ")
-        )));
-    }
+    let items: Vec<String> = Findings::of(report)
+        .sentences()
+        .iter()
+        .map(|sentence| esc(sentence))
+        .collect();
     if items.is_empty() {
         return "<h3>Findings</h3><p>Nothing stands out: no slow first iteration, no outliers, \
                 every statistic asked for came back.</p>"
@@ -249,18 +206,10 @@ fn findings(report: &RunReport) -> String {
     }
     let mut html = String::from("<h3>Findings</h3><ul class=\"findings\">");
     for item in items {
-        let _ = write!(html, "<li>{}</li>", capitalised(&item));
+        let _ = write!(html, "<li>{}.</li>", capitalised(&item));
     }
     html.push_str("</ul>");
     html
-}
-
-/// `text` with its first letter a capital (findings are sentences on the page).
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// The plan per operator (medians over the iterations that ran it), sortable, and what changed
