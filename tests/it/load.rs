@@ -444,27 +444,29 @@ fn two_processes_at_once_merge_into_one_run_exactly() {
         .iter()
         .map(|name| dir.path().join(name).to_str().expect("utf-8").to_owned())
         .collect();
+    // A run of `sql` at 20 then 40 req/s against the server, its report to `json`.
+    let run_of = |sql: &'static str, json: String| {
+        let host = server.host.clone();
+        move || {
+            load(&[
+                "--endpoint",
+                &host,
+                "--query-mode",
+                "normal",
+                "--sql",
+                sql,
+                "--rate",
+                "20,40",
+                "--step-duration",
+                "1s",
+                "--json",
+                &json,
+            ])
+        }
+    };
     let runs: Vec<_> = paths
         .iter()
-        .map(|json| {
-            let (host, json) = (server.host.clone(), json.clone());
-            std::thread::spawn(move || {
-                load(&[
-                    "--endpoint",
-                    &host,
-                    "--query-mode",
-                    "normal",
-                    "--sql",
-                    "SELECT 1",
-                    "--rate",
-                    "20,40",
-                    "--step-duration",
-                    "1s",
-                    "--json",
-                    &json,
-                ])
-            })
-        })
+        .map(|json| std::thread::spawn(run_of("SELECT 1", json.clone())))
         .collect();
     for run in runs {
         let out = run.join().expect("joins");
@@ -538,20 +540,7 @@ fn two_processes_at_once_merge_into_one_run_exactly() {
 
     // Runs of different queries are refused by name.
     let other = dir.path().join("other.json");
-    let out = load(&[
-        "--endpoint",
-        &server.host,
-        "--query-mode",
-        "normal",
-        "--sql",
-        "SELECT 2",
-        "--rate",
-        "20,40",
-        "--step-duration",
-        "1s",
-        "--json",
-        other.to_str().expect("utf-8"),
-    ]);
+    let out = run_of("SELECT 2", other.to_str().expect("utf-8").to_owned())();
     assert!(out.status.success());
     let refused = load(&["merge", &paths[0], other.to_str().expect("utf-8")]);
     assert!(!refused.status.success());
