@@ -65,12 +65,13 @@ impl Redaction {
         (!what.is_empty()).then(|| format!("Redacted: {}; shown as ?.", what.join("; ")))
     }
 
-    /// `reports` with what this redaction names taken out of every field that could carry it.
-    pub fn apply(self, reports: &[RunReport]) -> Vec<RunReport> {
+    /// `reports` with what this redaction names taken out of every field that could carry it
+    /// (borrowed as they are when it names nothing: a long run is not copied for nothing).
+    pub fn apply(self, reports: &[RunReport]) -> std::borrow::Cow<'_, [RunReport]> {
         if !self.any() {
-            return reports.to_vec();
+            return std::borrow::Cow::Borrowed(reports);
         }
-        reports.iter().map(|r| self.apply_one(r)).collect()
+        std::borrow::Cow::Owned(reports.iter().map(|r| self.apply_one(r)).collect())
     }
 
     fn apply_one(self, report: &RunReport) -> RunReport {

@@ -62,7 +62,7 @@ impl Exporter for Html {
         for (i, report) in reports.iter().enumerate() {
             body.push_str(&run::section(i, report));
         }
-        let title = match reports.as_slice() {
+        let title = match &*reports {
             [one] => one.config.label.clone(),
             many => format!("{} runs", many.len()),
         };

@@ -62,7 +62,8 @@ fn names_go_from_the_target_and_from_errors() {
     report.config.target = "cloud projects/acme-prod/instances/west1/databases/orders".into();
     report.iterations[0].error =
         Some("Database not found: projects/acme-prod/instances/west1/databases/orders".into());
-    let out = Redaction::parse("names").expect("names").apply(&[report]);
+    let reports = [report];
+    let out = Redaction::parse("names").expect("names").apply(&reports);
     assert_eq!(
         out[0].config.target,
         "cloud projects/?/instances/?/databases/?"
@@ -80,7 +81,7 @@ fn parameters_keep_their_names_and_types_and_lose_their_values() {
     report.config.params = vec![("name:STRING".into(), "Zanzibar".into())];
     let out = Redaction::parse("literals")
         .expect("literals")
-        .apply(&[report]);
+        .apply(std::slice::from_ref(&report));
     assert_eq!(
         out[0].config.params,
         vec![("name:STRING".into(), "?".into())]
