@@ -10,7 +10,10 @@ use anyhow::Context as _;
 
 use super::target::parse_limit;
 use crate::export::{Exporter, Json, Markdown, write_atomically};
-use crate::history::{self, Filter, HistoryWorker, Location, RunSummary};
+use crate::history::{
+    self, Filter, HistoryWorker, LoadSummary, Location, RunSummary, StoredLoad, is_load_id,
+};
+use crate::load::LoadReport;
 use crate::report::{RunReport, printable};
 
 /// Where a command saves its runs.
@@ -49,6 +52,28 @@ impl HistoryArgs {
                 None
             }
         }
+    }
+}
+
+/// Saves the load run `report` (of the database named `database`) in the store `args` choose,
+/// at once, and says under which id on stderr (`load merge history:ID` takes it); a store that
+/// cannot take it is said, never failing the run.
+pub fn save_load(args: &HistoryArgs, report: &LoadReport, database: &str) {
+    let saved = (|| -> anyhow::Result<Option<(String, String)>> {
+        let location = args.location()?;
+        let Some(mut store) = history::open(&location)? else {
+            return Ok(None);
+        };
+        let id = store.save_load(&StoredLoad::new(report, database)?);
+        for notice in store.take_notices() {
+            eprintln!("{}", printable(&notice));
+        }
+        Ok(Some((id?, location.describe())))
+    })();
+    match saved {
+        Ok(Some((id, store))) => eprintln!("saved as load run {id} in the history {store}"),
+        Ok(None) => {}
+        Err(e) => eprintln!("history was not saved: {e:#}"),
     }
 }
 
@@ -150,6 +175,9 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
         })
     };
     match &args.action {
+        Some(action) if action.id().is_some_and(is_load_id) => {
+            load_action(action, &mut *store, &location, &mut out)?;
+        }
         Some(HistoryAction::Show { id, json }) => {
             let run = [one(&mut *store, id)?];
             if *json {
@@ -166,17 +194,7 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
             redact,
         }) => {
             let run = [one(&mut *store, id)?];
-            let Some(path) = path.as_ref().or(html_path.as_ref()) else {
-                anyhow::bail!("say where to write the run: -o FILE or --html FILE");
-            };
-            let html = html_path.is_some()
-                || path.extension().is_some_and(|e| {
-                    e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")
-                });
-            anyhow::ensure!(
-                html || redact.is_none(),
-                "--redact is for an HTML report: name the file FILE.html"
-            );
+            let (path, html) = export_path(path.as_ref(), html_path.as_ref(), redact.is_some())?;
             if html {
                 super::html::HtmlArgs {
                     html: Some(path.clone()),
@@ -199,6 +217,7 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
                 limit: Some(args.limit),
             };
             let runs = store.list(&filter)?;
+            let loads = store.list_loads(&filter)?;
             for notice in store.take_notices() {
                 eprintln!("{}", printable(&notice));
             }
@@ -209,14 +228,119 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
                 #[derive(serde::Serialize)]
                 struct Listing<'a> {
                     runs: &'a [RunSummary],
+                    load_runs: &'a [LoadSummary],
                 }
-                serde_json::to_writer_pretty(&mut out, &Listing { runs: &runs })?;
+                let listing = Listing {
+                    runs: &runs,
+                    load_runs: &loads,
+                };
+                serde_json::to_writer_pretty(&mut out, &listing)?;
                 writeln!(out)?;
             } else {
                 write_table(&mut out, &runs)?;
+                if !loads.is_empty() {
+                    writeln!(out, "\nload runs")?;
+                    write_load_table(&mut out, &loads)?;
+                }
             }
             out.flush()?;
         }
+    }
+    Ok(())
+}
+
+impl HistoryAction {
+    /// The run the action names.
+    fn id(&self) -> Option<&str> {
+        match self {
+            HistoryAction::Show { id, .. } | HistoryAction::Export { id, .. } => Some(id),
+        }
+    }
+}
+
+/// `show` or `export` of a load run.
+fn load_action(
+    action: &HistoryAction,
+    store: &mut dyn history::HistoryStore,
+    location: &Location,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let id = action.id().unwrap_or_default();
+    let run = store.get_load(id)?.with_context(|| {
+        format!(
+            "the history {} holds no load run {}",
+            location.describe(),
+            printable(id)
+        )
+    })?;
+    match action {
+        HistoryAction::Show { json: true, .. } => out.write_all(&crate::export::load_json(&run)?)?,
+        HistoryAction::Show { .. } => out.write_all(super::load::summary(&run).as_bytes())?,
+        HistoryAction::Export {
+            out: path,
+            html: html_path,
+            redact,
+            ..
+        } => {
+            let (path, html) = export_path(path.as_ref(), html_path.as_ref(), redact.is_some())?;
+            let bytes = if html {
+                crate::export::load_html(&run, redact.unwrap_or(crate::export::Redaction::NONE))?
+            } else {
+                crate::export::load_json(&run)?
+            };
+            write_atomically(path, &bytes)?;
+            writeln!(out, "wrote load run {} to {}", printable(id), path.display())?;
+        }
+    }
+    Ok(())
+}
+
+/// Where `history export` writes, and whether as HTML (`--html`, or a name ending in `.html`);
+/// `--redact` only for HTML.
+fn export_path<'a>(
+    out: Option<&'a PathBuf>,
+    html: Option<&'a PathBuf>,
+    redact: bool,
+) -> anyhow::Result<(&'a PathBuf, bool)> {
+    let Some(path) = out.or(html) else {
+        anyhow::bail!("say where to write the run: -o FILE or --html FILE");
+    };
+    let is_html = html.is_some()
+        || path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+    anyhow::ensure!(
+        is_html || !redact,
+        "--redact is for an HTML report: name the file FILE.html"
+    );
+    Ok((path, is_html))
+}
+
+/// The load runs as a table, a run a line.
+fn write_load_table(out: &mut impl Write, loads: &[LoadSummary]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{:>6}  {:<24}  {:<20}  {:<16}  {:<16}  {:<6}  {:>5}  {:>9}  {:>8}",
+        "id", "started", "label", "target", "fingerprint", "model", "steps", "requests", "knee"
+    )?;
+    for r in loads {
+        let cut = |s: &str, n: usize| printable(s).chars().take(n).collect::<String>();
+        let knee = r
+            .knee
+            .map_or_else(|| "-".to_owned(), |k| super::load::trim_level(k));
+        writeln!(
+            out,
+            "{:>6}  {:<24}  {:<20}  {:<16}  {:<16}  {:<6}  {:>5}  {:>9}  {:>8}",
+            cut(&r.id, 18),
+            cut(&r.started_at, 24),
+            cut(&r.label, 20),
+            cut(&r.target, 16),
+            cut(&r.fingerprint, 16),
+            cut(&r.model, 6),
+            r.steps,
+            r.requests,
+            knee
+        )?;
     }
     Ok(())
 }

@@ -77,6 +77,9 @@ pub struct LoadArgs {
     /// Where the run is written.
     #[command(flatten)]
     pub out: LoadOutputs,
+    /// Where the run is saved (the run history, as for `profile`).
+    #[command(flatten)]
+    pub history: super::history::HistoryArgs,
 }
 
 /// What `spanprof load` does besides running a load.
@@ -91,9 +94,13 @@ pub enum LoadAction {
 /// Arguments of `spanprof load merge`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MergeArgs {
-    /// The runs' reports (`spanprof load --json`, or `--html`), two or more.
-    #[arg(required = true, num_args = 2.., value_name = "RUN.json")]
+    /// The runs: their reports (`spanprof load --json`, or `--html`) or `history:ID` (a load
+    /// run saved in the run history), two or more.
+    #[arg(required = true, num_args = 2.., value_name = "RUN.json|history:ID")]
     pub runs: Vec<PathBuf>,
+    /// The run history `history:ID` reads from (as for `profile`).
+    #[arg(long = "history", value_name = "PATH", env = "SPANPROF_HISTORY")]
+    pub history: Option<String>,
     /// Where to write the merged run, as `load` writes one.
     #[command(flatten)]
     pub out: LoadOutputs,
@@ -140,20 +147,46 @@ impl LoadOutputs {
 
 /// `spanprof load merge`: reads the runs, merges them, prints and writes the merged run.
 fn run_merge(args: &MergeArgs, mut out: impl Write) -> anyhow::Result<LoadReport> {
+    let mut store = None;
     let runs = args
         .runs
         .iter()
-        .map(|path| {
-            let bytes = crate::export::read_bounded(path, crate::export::MAX_REPORT_BYTES)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            crate::export::read_load_report(&bytes)
-                .with_context(|| format!("{} is not a spanprof load report", path.display()))
+        .map(|path| match path.to_str().and_then(|p| p.strip_prefix("history:")) {
+            Some(id) => from_history(&mut store, args.history.as_deref(), id),
+            None => {
+                let bytes = crate::export::read_bounded(path, crate::export::MAX_REPORT_BYTES)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                crate::export::read_load_report(&bytes)
+                    .with_context(|| format!("{} is not a spanprof load report", path.display()))
+            }
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let merged = crate::load::merge(&runs)?;
     out.write_all(summary(&merged).as_bytes())?;
     args.out.write(&merged)?;
     Ok(merged)
+}
+
+/// Load run `id` of the history `location` names (opened at the first such run).
+fn from_history(
+    store: &mut Option<(Box<dyn crate::history::HistoryStore>, String)>,
+    location: Option<&str>,
+    id: &str,
+) -> anyhow::Result<LoadReport> {
+    if store.is_none() {
+        let location = crate::history::Location::choose(location, false)?;
+        let opened = crate::history::open(&location)?.context("no history store")?;
+        *store = Some((opened, location.describe()));
+    }
+    let Some((store, described)) = store.as_mut() else {
+        anyhow::bail!("no history store");
+    };
+    store.get_load(id)?.with_context(|| {
+        format!(
+            "the history {described} holds no load run {}",
+            printable(id)
+        )
+    })
 }
 
 /// The spec the arguments describe.
@@ -224,6 +257,7 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
         return run_merge(merge, out);
     }
     let spec = load_spec(args)?;
+    let database = spec.database.name();
     for notice in &spec.notices {
         eprintln!("note: {notice}");
     }
@@ -245,6 +279,7 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
     let report = report.context("the load generator stopped without a report")?;
     out.write_all(summary(&report).as_bytes())?;
     args.out.write(&report)?;
+    super::history::save_load(&args.history, &report, &database);
     Ok(report)
 }
 
@@ -405,7 +440,7 @@ fn processes(t: &mut String, r: &LoadReport) {
 }
 
 /// A level as written: `50`, `0.5`.
-fn trim_level(level: f64) -> String {
+pub(super) fn trim_level(level: f64) -> String {
     let text = format!("{level:.3}");
     text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }

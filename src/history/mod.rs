@@ -1,10 +1,12 @@
 //! The history of runs: every finished run stored whole (its report) with a fingerprint of what
 //! it measured, in a local SQLite file or a team's Spanner database, behind one small trait.
+//! Load runs (`spanprof load`) are kept beside them, in a table of their own.
 //! Saving runs on a worker thread ([`HistoryWorker`]) after the timed iterations, and never
 //! fails a run: what could not be saved is said once.
 
 pub mod baseline;
 pub mod fingerprint;
+pub mod load_record;
 pub mod location;
 pub mod record;
 pub mod spanner;
@@ -14,12 +16,14 @@ pub mod worker;
 
 pub use baseline::{Wanted, baseline};
 pub use fingerprint::{fingerprint, normalize_sql, same_query};
+pub use load_record::{LoadSummary, StoredLoad, is_load_id, load_fingerprint};
 pub use location::{Location, default_path};
 pub use record::{Baseline, Filter, NotARun, RunSummary, StoredRun};
 pub use sqlite::{Retention, SqliteStore};
 pub use trend::{PhaseFigures, QuerySummary, TrendPoint};
 pub use worker::HistoryWorker;
 
+use crate::load::LoadReport;
 use crate::report::RunReport;
 
 /// What went wrong with the history store.
@@ -113,8 +117,14 @@ pub trait HistoryStore: Send {
     fn set_label(&mut self, id: &str, label: &str) -> Result<bool, HistoryError>;
     /// Pins run `id` (retention keeps it) or unpins it; whether there was such a run.
     fn set_pinned(&mut self, id: &str, pinned: bool) -> Result<bool, HistoryError>;
-    /// Deletes run `id`; whether there was such a run.
+    /// Deletes run `id` (a load run's too); whether there was such a run.
     fn delete(&mut self, id: &str) -> Result<bool, HistoryError>;
+    /// Saves a load run; returns its id (`L...`).
+    fn save_load(&mut self, run: &StoredLoad) -> Result<String, HistoryError>;
+    /// The load runs `filter` asks for, newest first.
+    fn list_loads(&mut self, filter: &Filter) -> Result<Vec<LoadSummary>, HistoryError>;
+    /// The load run with this id, whole; `None` if there is none.
+    fn get_load(&mut self, id: &str) -> Result<Option<LoadReport>, HistoryError>;
     /// Notices the store has to give once (a corrupted file moved aside, a row skipped), taken.
     fn take_notices(&mut self) -> Vec<String>;
     /// Keeps `notice` to give with the others (a run a reader skipped, named).

@@ -92,16 +92,19 @@ pub const MAX_STORED_REPORT_BYTES: u64 = crate::export::MAX_REPORT_BYTES;
 
 /// Every one of `runs` within [`MAX_STORED_REPORT_BYTES`]; else the first that is not.
 pub fn check_sizes(runs: &[StoredRun]) -> Result<(), HistoryError> {
-    match runs
-        .iter()
-        .find(|run| run.report_json.len() as u64 > MAX_STORED_REPORT_BYTES)
-    {
-        Some(run) => Err(HistoryError::TooLarge {
-            label: run.summary.label.clone(),
-            bytes: run.report_json.len() as u64,
-        }),
-        None => Ok(()),
+    runs.iter()
+        .try_for_each(|run| check_size(&run.summary.label, &run.report_json))
+}
+
+/// A report of the run labelled `label` within [`MAX_STORED_REPORT_BYTES`].
+pub fn check_size(label: &str, report_json: &str) -> Result<(), HistoryError> {
+    if report_json.len() as u64 > MAX_STORED_REPORT_BYTES {
+        return Err(HistoryError::TooLarge {
+            label: label.to_owned(),
+            bytes: report_json.len() as u64,
+        });
     }
+    Ok(())
 }
 
 /// Milliseconds since the Unix epoch of an RFC 3339 time.

@@ -14,7 +14,8 @@ use super::record::{
     Filter, MAX_STORED_REPORT_BYTES, NotARun, RunSummary, StoredRun, check_sizes, now_ms,
 };
 use super::trend::{QuerySummary, TrendPoint, like_pattern};
-use super::{HistoryError, HistoryStore};
+use super::{HistoryError, HistoryStore, LoadSummary, StoredLoad};
+use crate::load::LoadReport;
 use crate::report::RunReport;
 
 /// The schema, one step per version: version N is reached by running `MIGRATIONS[N - 1]`.
@@ -37,6 +38,24 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX runs_by_fingerprint ON runs (fingerprint, started_ms);",
     // 2: runs can be pinned (retention leaves them).
     "ALTER TABLE runs ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;",
+    // 3: load runs, in a table of their own (`loads.rs`).
+    "CREATE TABLE load_runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        started_at TEXT NOT NULL,
+        started_ms INTEGER NOT NULL,
+        saved_ms INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        target TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        sql TEXT NOT NULL,
+        model TEXT NOT NULL,
+        steps INTEGER NOT NULL,
+        requests INTEGER NOT NULL,
+        knee REAL,
+        report TEXT NOT NULL
+    );
+    CREATE INDEX load_runs_by_time ON load_runs (started_ms);
+    CREATE INDEX load_runs_by_fingerprint ON load_runs (fingerprint, started_ms);",
 ];
 
 /// How long a writer waits for another before giving up.
@@ -351,6 +370,9 @@ impl HistoryStore for SqliteStore {
     }
 
     fn delete(&mut self, id: &str) -> Result<bool, HistoryError> {
+        if super::is_load_id(id) {
+            return self.delete_load(id);
+        }
         let Ok(number) = id.parse::<i64>() else {
             return Ok(false);
         };
@@ -359,6 +381,18 @@ impl HistoryStore for SqliteStore {
             .execute("DELETE FROM runs WHERE id = ?1", [number])
             .map_err(|e| self.error(e))?;
         Ok(deleted > 0)
+    }
+
+    fn save_load(&mut self, run: &StoredLoad) -> Result<String, HistoryError> {
+        self.insert_load(run)
+    }
+
+    fn list_loads(&mut self, filter: &Filter) -> Result<Vec<LoadSummary>, HistoryError> {
+        self.load_listing(filter)
+    }
+
+    fn get_load(&mut self, id: &str) -> Result<Option<LoadReport>, HistoryError> {
+        self.load_report(id)
     }
 
     fn take_notices(&mut self) -> Vec<String> {
@@ -584,6 +618,7 @@ fn sqlite_error(path: &Path, source: rusqlite::Error) -> HistoryError {
 }
 
 mod fallback;
+mod loads;
 
 #[cfg(test)]
 mod tests;

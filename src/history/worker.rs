@@ -6,9 +6,11 @@
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
+use super::load_record::StoredLoad;
 use super::location::Location;
 use super::record::StoredRun;
 use super::{HistoryStore, open};
+use crate::load::LoadReport;
 use crate::report::RunReport;
 
 /// What the worker did with one batch of runs.
@@ -22,6 +24,7 @@ pub enum SaveOutcome {
 
 enum Job {
     Save(Vec<RunReport>, String),
+    SaveLoad(Box<LoadReport>, String),
 }
 
 /// The saving thread and the channel to it.
@@ -43,8 +46,13 @@ impl HistoryWorker {
             .spawn(move || {
                 let mut store: Option<Box<dyn HistoryStore>> = None;
                 let mut failed_once = false;
-                for Job::Save(runs, database) in rx {
-                    let outcome = save(&location, &mut store, &runs, &database);
+                for job in rx {
+                    let outcome = match job {
+                        Job::Save(runs, database) => save(&location, &mut store, &runs, &database),
+                        Job::SaveLoad(run, database) => {
+                            save_load(&location, &mut store, &run, &database)
+                        }
+                    };
                     if let Some(s) = store.as_mut() {
                         for notice in s.take_notices() {
                             let _ = notice_tx.send(notice);
@@ -75,6 +83,13 @@ impl HistoryWorker {
     pub fn save(&self, runs: Vec<RunReport>, database: String) {
         if let Some(jobs) = &self.jobs {
             let _ = jobs.send(Job::Save(runs, database));
+        }
+    }
+
+    /// Hands a load run (of a database named `database`) to the worker; returns at once.
+    pub fn save_load(&self, run: LoadReport, database: String) {
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(Job::SaveLoad(Box::new(run), database));
         }
     }
 
@@ -109,6 +124,34 @@ impl Drop for HistoryWorker {
     }
 }
 
+/// The store, opened first if it is not yet; `None` when history is off.
+fn opened<'a>(
+    location: &Location,
+    store: &'a mut Option<Box<dyn HistoryStore>>,
+) -> Result<Option<&'a mut Box<dyn HistoryStore>>, String> {
+    if store.is_none() {
+        *store = open(location).map_err(|e| e.to_string())?;
+    }
+    Ok(store.as_mut())
+}
+
+/// One load run's save.
+fn save_load(
+    location: &Location,
+    store: &mut Option<Box<dyn HistoryStore>>,
+    run: &LoadReport,
+    database: &str,
+) -> Result<Vec<String>, String> {
+    let Some(store) = opened(location, store)? else {
+        return Ok(Vec::new());
+    };
+    let stored = StoredLoad::new(run, database).map_err(|e| e.to_string())?;
+    store
+        .save_load(&stored)
+        .map(|id| vec![id])
+        .map_err(|e| e.to_string())
+}
+
 /// One save, the store opened first if it is not yet.
 fn save(
     location: &Location,
@@ -116,10 +159,7 @@ fn save(
     runs: &[RunReport],
     database: &str,
 ) -> Result<Vec<String>, String> {
-    if store.is_none() {
-        *store = open(location).map_err(|e| e.to_string())?;
-    }
-    let Some(store) = store.as_mut() else {
+    let Some(store) = opened(location, store)? else {
         return Ok(Vec::new());
     };
     let stored: Vec<StoredRun> = runs

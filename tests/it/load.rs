@@ -14,13 +14,18 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
 
-fn load(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spanprof"))
+/// `spanprof load ARGS`, saving nothing in any run history unless ARGS name one.
+pub(crate) fn load(args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_spanprof"));
+    command
         .arg("load")
         .args(args)
         .env_remove("SPANNER_EMULATOR_HOST")
-        .output()
-        .expect("spanprof runs")
+        .env_remove("SPANPROF_HISTORY");
+    if args.first() != Some(&"merge") && !args.contains(&"--history") {
+        command.arg("--no-history");
+    }
+    command.output().expect("spanprof runs")
 }
 
 fn ok_load(args: &[&str], json: &Path) -> (Value, String) {
@@ -501,36 +506,7 @@ fn two_processes_at_once_merge_into_one_run_exactly() {
     };
     let (a, b) = (read(&paths[0]), read(&paths[1]));
     let merged = read(merged_path.to_str().expect("utf-8"));
-    assert_eq!(merged.steps.len(), 2);
-    for (k, step) in merged.steps.iter().enumerate() {
-        assert_eq!(step.count, a.steps[k].count + b.steps[k].count, "step {k}");
-        assert!(step.count > 0);
-        assert_eq!(
-            step.target_rate,
-            Some([40.0, 80.0][k]),
-            "the load both asked"
-        );
-        let mut all = spanprof::load::Latencies::decode(&a.steps[k].histogram).expect("a's");
-        all.add(&spanprof::load::Latencies::decode(&b.steps[k].histogram).expect("b's"));
-        assert_eq!(all.count(), step.count);
-        for (q, got) in [
-            (0.5, step.p50_ms),
-            (0.9, step.p90_ms),
-            (0.99, step.p99_ms),
-            (0.999, step.p999_ms),
-        ] {
-            assert_eq!(got, all.quantile_ms(q), "step {k}, quantile {q}");
-        }
-        assert_eq!(step.processes.len(), 2);
-        assert_eq!(
-            step.processes[0].generator_lag_p99_ms,
-            a.steps[k].generator_lag_p99_ms
-        );
-        assert_eq!(
-            step.processes[1].generator_lag_p99_ms,
-            b.steps[k].generator_lag_p99_ms
-        );
-    }
+    assert_merged_exactly(&[a, b], &merged, &[40.0, 80.0]);
     // The merged run's HTML report reads back as the merged run.
     let html = std::fs::read(&html_path).expect("the HTML report");
     assert_eq!(
@@ -549,4 +525,41 @@ fn two_processes_at_once_merge_into_one_run_exactly() {
         "{}",
         String::from_utf8_lossy(&refused.stderr)
     );
+}
+
+/// `merged` is `runs` merged exactly, step by step: each count the sum of theirs, each percentile
+/// that of one histogram of all their samples, each level the sum (`levels`), each process's
+/// generator lag its own.
+pub(crate) fn assert_merged_exactly(
+    runs: &[spanprof::load::LoadReport],
+    merged: &spanprof::load::LoadReport,
+    levels: &[f64],
+) {
+    assert_eq!(merged.steps.len(), levels.len());
+    for (k, step) in merged.steps.iter().enumerate() {
+        let counts: u64 = runs.iter().map(|r| r.steps[k].count).sum();
+        assert_eq!(step.count, counts, "step {k}");
+        assert!(step.count > 0);
+        assert_eq!(step.target_rate, Some(levels[k]), "the load all asked");
+        let mut all = spanprof::load::Latencies::decode(&runs[0].steps[k].histogram).expect("0's");
+        for run in &runs[1..] {
+            all.add(&spanprof::load::Latencies::decode(&run.steps[k].histogram).expect("its"));
+        }
+        assert_eq!(all.count(), step.count);
+        for (q, got) in [
+            (0.5, step.p50_ms),
+            (0.9, step.p90_ms),
+            (0.99, step.p99_ms),
+            (0.999, step.p999_ms),
+        ] {
+            assert_eq!(got, all.quantile_ms(q), "step {k}, quantile {q}");
+        }
+        assert_eq!(step.processes.len(), runs.len());
+        for (process, run) in step.processes.iter().zip(runs) {
+            assert_eq!(
+                process.generator_lag_p99_ms,
+                run.steps[k].generator_lag_p99_ms
+            );
+        }
+    }
 }

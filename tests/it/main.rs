@@ -43,6 +43,7 @@ mod html;
 mod iteration;
 mod layers;
 mod load;
+mod load_history;
 mod local;
 mod memory;
 mod official;

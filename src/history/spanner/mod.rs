@@ -6,6 +6,7 @@
 //! table's row deletion policy (180 days after they were saved; pins, kept in a table of their
 //! own, do not hold a run past it).
 
+mod loads;
 mod parts;
 mod table;
 
@@ -16,9 +17,10 @@ use tonic::transport::Channel;
 use super::location::SpannerDatabase;
 use super::record::{Filter, MAX_STORED_REPORT_BYTES, RunSummary, StoredRun, check_sizes, now_ms};
 use super::trend::{QuerySummary, TrendPoint};
-use super::{HistoryError, HistoryStore};
+use super::{HistoryError, HistoryStore, LoadSummary, StoredLoad};
 use crate::client::Param;
 use crate::client::admin;
+use crate::load::LoadReport;
 use crate::report::RunReport;
 use crate::wire::{Timestamp, Value};
 
@@ -124,12 +126,7 @@ fn new_id() -> Result<String, HistoryError> {
 impl HistoryStore for SpannerStore {
     fn save(&mut self, runs: &[StoredRun]) -> Result<Vec<String>, HistoryError> {
         check_sizes(runs)?;
-        let saved = now_ms();
-        let saved_at = Timestamp::new(
-            saved.div_euclid(1000),
-            (saved.rem_euclid(1000) * 1_000_000) as u32,
-        )
-        .map_or(Value::Null, Value::Timestamp);
+        let saved_at = saved_at_now();
         let mut ids = Vec::with_capacity(runs.len());
         let mut rows = Vec::with_capacity(runs.len());
         for run in runs {
@@ -148,40 +145,13 @@ impl HistoryStore for SpannerStore {
     }
 
     fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>, HistoryError> {
-        let mut conditions = vec!["TRUE".to_owned()];
-        let mut params = Vec::new();
-        let mut param = |name: &str, type_name: &str, value: String, condition: &str| {
-            params.push(Param {
-                name: name.into(),
-                type_name: type_name.into(),
-                value,
-            });
-            conditions.push(condition.to_owned());
-        };
-        if let Some(f) = &filter.fingerprint {
-            param("fp", "STRING", f.clone(), "Fingerprint = @fp");
-        }
-        if let Some(t) = &filter.target {
-            param("target", "STRING", t.clone(), "Target = @target");
-        }
-        if let Some(since) = filter.since_ms {
-            param("since", "INT64", since.to_string(), "StartedMs >= @since");
-        }
-        if let Some(text) = &filter.sql_contains {
-            param(
-                "sql",
-                "STRING",
-                text.clone(),
-                "STRPOS(LOWER(Sql), LOWER(@sql)) > 0",
-            );
-        }
+        let (conditions, params) = conditions(filter);
         let limit = filter
             .limit
             .map(|n| format!(" LIMIT {n}"))
             .unwrap_or_default();
         let sql = format!(
-            "SELECT {LISTED} FROM {TABLE} WHERE {} ORDER BY StartedMs DESC, Id DESC{limit}",
-            conditions.join(" AND ")
+            "SELECT {LISTED} FROM {TABLE} WHERE {conditions} ORDER BY StartedMs DESC, Id DESC{limit}"
         );
         let rows = self.rows(&sql, &params)?;
         Ok(self.runs_of(rows))
@@ -309,6 +279,9 @@ impl HistoryStore for SpannerStore {
     }
 
     fn delete(&mut self, id: &str) -> Result<bool, HistoryError> {
+        if super::is_load_id(id) {
+            return self.delete_load(id);
+        }
         if !self.exists(id)? {
             return Ok(false);
         }
@@ -318,6 +291,18 @@ impl HistoryStore for SpannerStore {
         Ok(true)
     }
 
+    fn save_load(&mut self, run: &StoredLoad) -> Result<String, HistoryError> {
+        self.insert_load(run)
+    }
+
+    fn list_loads(&mut self, filter: &Filter) -> Result<Vec<LoadSummary>, HistoryError> {
+        self.load_listing(filter)
+    }
+
+    fn get_load(&mut self, id: &str) -> Result<Option<LoadReport>, HistoryError> {
+        self.load_report(id)
+    }
+
     fn take_notices(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notices)
     }
@@ -325,6 +310,48 @@ impl HistoryStore for SpannerStore {
     fn notice(&mut self, notice: String) {
         self.notices.push(notice);
     }
+}
+
+/// The `WHERE` conditions of a listing `filter` asks for, joined by `AND`, and their parameters.
+fn conditions(filter: &Filter) -> (String, Vec<Param>) {
+    let mut conditions = vec!["TRUE".to_owned()];
+    let mut params = Vec::new();
+    let mut param = |name: &str, type_name: &str, value: String, condition: &str| {
+        params.push(Param {
+            name: name.into(),
+            type_name: type_name.into(),
+            value,
+        });
+        conditions.push(condition.to_owned());
+    };
+    if let Some(f) = &filter.fingerprint {
+        param("fp", "STRING", f.clone(), "Fingerprint = @fp");
+    }
+    if let Some(t) = &filter.target {
+        param("target", "STRING", t.clone(), "Target = @target");
+    }
+    if let Some(since) = filter.since_ms {
+        param("since", "INT64", since.to_string(), "StartedMs >= @since");
+    }
+    if let Some(text) = &filter.sql_contains {
+        param(
+            "sql",
+            "STRING",
+            text.clone(),
+            "STRPOS(LOWER(Sql), LOWER(@sql)) > 0",
+        );
+    }
+    (conditions.join(" AND "), params)
+}
+
+/// Now, as the `SavedAt` a row is written with.
+fn saved_at_now() -> Value {
+    let saved = now_ms();
+    Timestamp::new(
+        saved.div_euclid(1000),
+        (saved.rem_euclid(1000) * 1_000_000) as u32,
+    )
+    .map_or(Value::Null, Value::Timestamp)
 }
 
 /// A STRING query parameter.

@@ -16,6 +16,9 @@ pub const PINS: &str = "SpanprofPins";
 /// missing like the pins').
 pub const PARTS: &str = "SpanprofReportParts";
 
+/// The load runs' table (created when missing, like the pins').
+pub const LOADS: &str = "SpanprofLoadRuns";
+
 /// The columns a listing reads, in [`summary`]'s order.
 pub const LISTED: &str =
     "Id, StartedAt, Label, Target, Fingerprint, Iterations, MedianTotalMs, P90TotalMs, Sql";
@@ -57,6 +60,24 @@ pub fn ddl() -> Vec<String> {
             ROW DELETION POLICY (OLDER_THAN(SavedAt, INTERVAL 180 DAY))"
         ),
         format!("CREATE TABLE {PINS} (Id STRING(32) NOT NULL) PRIMARY KEY (Id)"),
+        format!(
+            "CREATE TABLE {LOADS} (
+                Id STRING(32) NOT NULL,
+                StartedAt STRING(64) NOT NULL,
+                StartedMs INT64 NOT NULL,
+                SavedAt TIMESTAMP NOT NULL,
+                Label STRING(MAX) NOT NULL,
+                Target STRING(MAX) NOT NULL,
+                Fingerprint STRING(32) NOT NULL,
+                Sql STRING(MAX) NOT NULL,
+                Model STRING(16) NOT NULL,
+                Steps INT64 NOT NULL,
+                Requests INT64 NOT NULL,
+                Knee FLOAT64,
+                Report STRING(MAX) NOT NULL
+            ) PRIMARY KEY (Id),
+            ROW DELETION POLICY (OLDER_THAN(SavedAt, INTERVAL 180 DAY))"
+        ),
         format!(
             "CREATE TABLE {PARTS} (
                 Id STRING(32) NOT NULL,

@@ -265,7 +265,10 @@ fn a_store_of_the_first_schema_is_migrated_and_keeps_its_runs() {
         tx.commit().expect("commits");
     }
     let mut store = SqliteStore::open(&path, Retention::default()).expect("migrates");
-    assert_eq!(schema_version(&path).expect("reads"), 2);
+    assert_eq!(
+        schema_version(&path).expect("reads"),
+        MIGRATIONS.len() as i64
+    );
     let old = store.list(&Filter::default()).expect("lists");
     assert_eq!(old[0].label, "old");
     assert!(store.set_pinned(&old[0].id, true).expect("pins"));
@@ -273,4 +276,73 @@ fn a_store_of_the_first_schema_is_migrated_and_keeps_its_runs() {
         .trend("f", 10)
         .expect("an unreadable report is still a point");
     assert!(trend[0].pinned && trend[0].failed);
+}
+
+fn load_report(sql: &str, started_at: &str) -> crate::load::LoadReport {
+    use crate::load::{LoadPlan, Model, StepLevel};
+    use crate::load::{StepCpu, StepRecorder};
+    let plan = LoadPlan {
+        model: Model::Open,
+        levels: vec![StepLevel::Rate(10.0)],
+        step_duration: Duration::from_secs(1),
+        max_in_flight: 10,
+        drain: Duration::from_secs(1),
+    };
+    let step = StepRecorder::new(StepLevel::Rate(10.0)).finish(
+        Duration::ZERO,
+        Duration::from_secs(1),
+        StepCpu::default(),
+    );
+    let facts = crate::load::RunFacts {
+        label: "load".into(),
+        sql: sql.into(),
+        target: "local".into(),
+        started_at: started_at.into(),
+        ..Default::default()
+    };
+    crate::load::LoadReport::new(facts, &plan, vec![step])
+}
+
+#[test]
+fn load_runs_have_ids_of_their_own_and_a_bad_row_is_named_not_fatal() {
+    use crate::history::StoredLoad;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("h.sqlite");
+    let mut store = SqliteStore::open(&path, Retention::default()).expect("opens");
+    let run = stored(&report("a", "SELECT 1", "2026-01-01T00:00:00Z", &[1.0]));
+    let run_id = store.save(&[run]).expect("saves")[0].clone();
+    let a = load_report("SELECT 1", "2026-01-02T00:00:00Z");
+    let b = load_report("SELECT   1", "2026-01-03T00:00:00Z");
+    let ids: Vec<String> = [&a, &b]
+        .iter()
+        .map(|r| {
+            let stored = StoredLoad::new(r, "db").expect("serializable");
+            store.save_load(&stored).expect("saves")
+        })
+        .collect();
+    assert_eq!(ids, ["L1", "L2"]);
+    assert_eq!(run_id, "1", "runs and load runs count apart");
+    let listed = store.list_loads(&Filter::default()).expect("lists");
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0].id, "L2", "newest first");
+    assert_eq!(listed[0].fingerprint, listed[1].fingerprint, "one query");
+    assert_eq!(store.get_load("L1").expect("reads"), Some(a));
+    assert_eq!(store.get_load("1").expect("reads"), None);
+    assert_eq!(store.list(&Filter::default()).expect("lists").len(), 1);
+
+    // A row no load run can be is skipped and named; the others stay listed.
+    store
+        .connection
+        .execute("UPDATE load_runs SET steps = -1 WHERE id = 1", [])
+        .expect("a hostile row");
+    let listed = store.list_loads(&Filter::default()).expect("lists");
+    assert_eq!(listed.len(), 1);
+    let notices = store.take_notices();
+    assert!(
+        notices.iter().any(|n| n.contains("L1") && n.contains("steps")),
+        "{notices:?}"
+    );
+    assert!(store.delete("L2").expect("deletes"));
+    assert!(!store.delete("L2").expect("gone already"));
+    assert!(store.get("1").expect("reads").is_some(), "the run stays");
 }
