@@ -274,7 +274,9 @@ fn load_action(
         )
     })?;
     match action {
-        HistoryAction::Show { json: true, .. } => out.write_all(&crate::export::load_json(&run)?)?,
+        HistoryAction::Show { json: true, .. } => {
+            out.write_all(&crate::export::load_json(&run)?)?
+        }
         HistoryAction::Show { .. } => out.write_all(super::load::summary(&run).as_bytes())?,
         HistoryAction::Export {
             out: path,
@@ -289,7 +291,12 @@ fn load_action(
                 crate::export::load_json(&run)?
             };
             write_atomically(path, &bytes)?;
-            writeln!(out, "wrote load run {} to {}", printable(id), path.display())?;
+            writeln!(
+                out,
+                "wrote load run {} to {}",
+                printable(id),
+                path.display()
+            )?;
         }
     }
     Ok(())

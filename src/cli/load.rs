@@ -151,15 +151,18 @@ fn run_merge(args: &MergeArgs, mut out: impl Write) -> anyhow::Result<LoadReport
     let runs = args
         .runs
         .iter()
-        .map(|path| match path.to_str().and_then(|p| p.strip_prefix("history:")) {
-            Some(id) => from_history(&mut store, args.history.as_deref(), id),
-            None => {
-                let bytes = crate::export::read_bounded(path, crate::export::MAX_REPORT_BYTES)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
-                crate::export::read_load_report(&bytes)
-                    .with_context(|| format!("{} is not a spanprof load report", path.display()))
-            }
-        })
+        .map(
+            |path| match path.to_str().and_then(|p| p.strip_prefix("history:")) {
+                Some(id) => from_history(&mut store, args.history.as_deref(), id),
+                None => {
+                    let bytes = crate::export::read_bounded(path, crate::export::MAX_REPORT_BYTES)
+                        .with_context(|| format!("cannot read {}", path.display()))?;
+                    crate::export::read_load_report(&bytes).with_context(|| {
+                        format!("{} is not a spanprof load report", path.display())
+                    })
+                }
+            },
+        )
         .collect::<anyhow::Result<Vec<_>>>()?;
     let merged = crate::load::merge(&runs)?;
     out.write_all(summary(&merged).as_bytes())?;
@@ -495,7 +498,8 @@ fn client_cpu(t: &mut String, r: &LoadReport) {
         };
         let _ = writeln!(
             t,
-            "the client's decode CPU saturates at {}: it uses 80% or more of the {} cores there",
+            "the client's CPU saturates at {}: there it takes 80% of the {} cores, or most of \
+             the 80% this process takes",
             level.describe(),
             r.cores
         );

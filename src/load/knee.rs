@@ -102,6 +102,16 @@ fn departs(steps: &[StepResult], index: usize, rule: &KneeRule) -> (bool, bool) 
 /// The first step that departs from the first one's behaviour by `rule` with every later step
 /// departing too, if any.
 pub fn find_knee(steps: &[StepResult], rule: &KneeRule) -> Option<Knee> {
+    knee_of(steps, rule, None)
+}
+
+/// [`find_knee`] for a run on `cores` cores: a knee at or past the step where the client's CPU
+/// saturates ([`client_saturates`]) is put down to the client's CPU.
+pub fn find_knee_on(steps: &[StepResult], rule: &KneeRule, cores: usize) -> Option<Knee> {
+    knee_of(steps, rule, Some(cores))
+}
+
+fn knee_of(steps: &[StepResult], rule: &KneeRule, cores: Option<usize>) -> Option<Knee> {
     let departed: Vec<(bool, bool)> = (0..steps.len()).map(|i| departs(steps, i, rule)).collect();
     // The start of the run of departing steps that reaches the last one.
     let index = departed
@@ -109,14 +119,26 @@ pub fn find_knee(steps: &[StepResult], rule: &KneeRule) -> Option<Knee> {
         .rposition(|&(short, tail)| !(short || tail))
         .map_or(0, |calm| calm + 1);
     let (short, tail) = *departed.get(index)?;
+    let saturated = cores.and_then(|cores| {
+        client_saturates(steps, cores, SATURATED)
+            .filter(|&at| at <= index)
+            .map(|_| cores)
+    });
+    let cause = match saturated {
+        Some(cores) => saturation_cause(&steps[index], cores),
+        None => cause(&steps[index]),
+    };
     Some(Knee {
         index,
         level: steps[index].level(),
         short,
         tail,
-        words: words(steps, index, short, tail),
+        words: format!("{}: {cause}", words(steps, index, short, tail)),
     })
 }
+
+/// The share of the cores at which a client's CPU counts as saturated.
+pub const SATURATED: f64 = 0.8;
 
 fn words(steps: &[StepResult], index: usize, short: bool, tail: bool) -> String {
     let step = &steps[index];
@@ -146,7 +168,37 @@ fn words(steps: &[StepResult], index: usize, short: bool, tail: bool) -> String 
     } else {
         said.push(achieved);
     }
-    format!("{}: {}", said.join("; "), cause(step))
+    said.join("; ")
+}
+
+/// The cores a step's client CPU (decode and own work) used, and the whole process's.
+fn cores_used(step: &StepResult) -> (f64, f64) {
+    let client = step
+        .client_cpu_ms_per_query
+        .map_or(0.0, |ms| ms / 1e3 * step.achieved_rate);
+    let process = if step.duration_s > 0.0 {
+        step.process_cpu_ms / 1e3 / step.duration_s
+    } else {
+        0.0
+    };
+    (client, process)
+}
+
+/// A knee at a step where the client's CPU is saturated, in words.
+fn saturation_cause(step: &StepResult, cores: usize) -> String {
+    let (client, process) = cores_used(step);
+    let mut words = format!(
+        "the client's CPU saturates: its decode and own work took {client:.1} of the {:.1} cores this \
+         process used, of {cores}",
+        process.max(client)
+    );
+    if let Some(lag) = step.generator_lag_p99_ms.filter(|&lag| lag > 10.0) {
+        words.push_str(&format!(
+            "; the generator lagged too (p99 {})",
+            crate::text::ms(lag)
+        ));
+    }
+    words
 }
 
 /// What a step's time went to, in words: the largest of the server's part (its queue
@@ -188,12 +240,16 @@ pub fn cause(step: &StepResult) -> String {
         )
 }
 
-/// The first step whose client CPU (decode and own work, per request, times the achieved rate)
-/// takes `share` (e.g. 0.8) of `cores` or more: where the client's decode saturates.
+/// Where the client's CPU saturates: the first step whose client CPU (decode and own work, per
+/// request, times the achieved rate) takes `share` (e.g. 0.8) of `cores` or more; or where this
+/// process took `share` of the cores and the client's CPU was the most of it (a server in the
+/// same process, or beside it on the machine, takes the rest: the client's CPU is what a faster
+/// decode would free).
 pub fn client_saturates(steps: &[StepResult], cores: usize, share: f64) -> Option<usize> {
+    let cores = cores.max(1) as f64;
     steps.iter().position(|s| {
-        s.client_cpu_ms_per_query
-            .is_some_and(|ms| ms / 1e3 * s.achieved_rate >= share * cores as f64)
+        let (client, process) = cores_used(s);
+        client >= share * cores || (process >= share * cores && client >= 0.5 * process)
     })
 }
 
@@ -291,6 +347,34 @@ mod tests {
             client_cpu_ms_per_query: Some(4.5),
             ..step(StepLevel::Rate(100.0), 100.0, 10.0)
         };
-        assert_eq!(client_saturates(&[idle, busy], 2, 0.8), Some(1));
+        assert_eq!(client_saturates(&[idle.clone(), busy], 2, 0.8), Some(1));
+
+        // The process took 1.8 of 2 cores, 1.2 of them the client's: saturated, the knee says so.
+        let mut shared = step(StepLevel::Rate(200.0), 150.0, 400.0);
+        shared.client_cpu_ms_per_query = Some(8.0);
+        shared.process_cpu_ms = 1800.0;
+        shared.generator_lag_p99_ms = Some(30.0);
+        let mut calm = step(StepLevel::Rate(50.0), 50.0, 20.0);
+        calm.client_cpu_ms_per_query = Some(8.0);
+        calm.process_cpu_ms = 500.0;
+        let steps = [calm, shared.clone()];
+        assert_eq!(client_saturates(&steps, 2, SATURATED), Some(1));
+        let knee = find_knee_on(&steps, &KneeRule::DEFAULT, 2).expect("a knee");
+        assert!(
+            knee.words.contains(
+                "the client's CPU saturates: its decode and own work took 1.2 of the 1.8 cores"
+            ) && knee.words.contains("the generator lagged too"),
+            "{}",
+            knee.words
+        );
+        let plain = find_knee(&steps, &KneeRule::DEFAULT).expect("a knee");
+        assert!(
+            plain.words.contains("generator itself lagged"),
+            "{}",
+            plain.words
+        );
+        // The process as busy, but mostly the server's: not the client's saturation.
+        shared.client_cpu_ms_per_query = Some(4.0);
+        assert_eq!(client_saturates(&[idle, shared], 2, SATURATED), None);
     }
 }

@@ -13,7 +13,7 @@ pub mod step;
 use std::time::Duration;
 
 pub use histogram::{HistogramError, Latencies};
-pub use knee::{Knee, KneeRule, find_knee};
+pub use knee::{Knee, KneeRule, find_knee, find_knee_on};
 pub use merge::{MergeError, merge};
 pub use report::{LoadReport, RunFacts};
 pub use step::{Ended, ProcessStep, StepCpu, StepRecorder, StepResult};

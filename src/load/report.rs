@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::knee::{Knee, KneeRule, client_saturates, find_knee};
+use super::knee::{Knee, KneeRule, SATURATED, client_saturates, find_knee_on};
 use super::step::StepResult;
 use super::{LoadPlan, Model};
 
@@ -80,10 +80,11 @@ impl LoadReport {
     /// The report of `steps` run by `plan`, the knee found by the default rule.
     pub fn new(facts: RunFacts, plan: &LoadPlan, steps: Vec<StepResult>) -> LoadReport {
         let rule = KneeRule::DEFAULT;
-        let knee: Option<Knee> = find_knee(&steps, &rule);
-        let first = steps.first();
         let cores = facts.cores.max(1);
-        let saturated = client_saturates(&steps, cores, 0.8).map(|i| steps[i].level().value());
+        let knee: Option<Knee> = find_knee_on(&steps, &rule, cores);
+        let first = steps.first();
+        let saturated =
+            client_saturates(&steps, cores, SATURATED).map(|i| steps[i].level().value());
         LoadReport {
             version: LOAD_REPORT_VERSION,
             label: facts.label,

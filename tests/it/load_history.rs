@@ -160,17 +160,30 @@ fn a_load_run_in_the_local_store_is_listed_shown_and_exported_by_its_id() {
     let listing = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(listing.contains("load runs"), "{listing}");
-    assert!(listing.lines().any(|l| l.trim_start().starts_with("L1 ")), "{listing}");
+    assert!(
+        listing.lines().any(|l| l.trim_start().starts_with("L1 ")),
+        "{listing}"
+    );
 
     let out = history(store, None, &["show", "L1"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("20 req/s"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("20 req/s"),
+        "{}",
+        text(&out.stdout)
+    );
 
     let html = dir.path().join("l1.html");
     let out = history(
         store,
         None,
-        &["export", "L1", "--html", html.to_str().expect("utf-8"), "--redact"],
+        &[
+            "export",
+            "L1",
+            "--html",
+            html.to_str().expect("utf-8"),
+            "--redact",
+        ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let page = std::fs::read(&html).expect("the page");
@@ -180,8 +193,16 @@ fn a_load_run_in_the_local_store_is_listed_shown_and_exported_by_its_id() {
     // A load run that is not there is named; an ordinary run's id never reaches a load run.
     let out = history(store, None, &["show", "L99"]);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("no load run L99"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no load run L99"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = history(store, None, &["show", "1"]);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("no run 1"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no run 1"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -4,12 +4,10 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::SqliteStore;
-use crate::history::load_record::{LOAD_ID_PREFIX, LoadSummary, StoredLoad};
-use crate::history::record::{
-    Filter, MAX_STORED_REPORT_BYTES, NotARun, check_size, now_ms,
-};
-use crate::history::trend::like_pattern;
 use crate::history::HistoryError;
+use crate::history::load_record::{LOAD_ID_PREFIX, LoadSummary, StoredLoad};
+use crate::history::record::{Filter, MAX_STORED_REPORT_BYTES, NotARun, check_size, now_ms};
+use crate::history::trend::like_pattern;
 use crate::load::LoadReport;
 
 /// The row number a load run's id (`L<n>`) names; `None` for any other id.

@@ -339,7 +339,9 @@ fn load_runs_have_ids_of_their_own_and_a_bad_row_is_named_not_fatal() {
     assert_eq!(listed.len(), 1);
     let notices = store.take_notices();
     assert!(
-        notices.iter().any(|n| n.contains("L1") && n.contains("steps")),
+        notices
+            .iter()
+            .any(|n| n.contains("L1") && n.contains("steps")),
         "{notices:?}"
     );
     assert!(store.delete("L2").expect("deletes"));
