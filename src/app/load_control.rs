@@ -1,7 +1,7 @@
 //! A load run's start and end as the app sees it: the spec made from the panels (the query
 //! panel's first query, the connection panel's target and timeouts, the Load tab's plan, the
 //! built-in instance's queue), refused in words when it cannot run; and what its end says in the
-//! status bar and the log.
+//! status bar and the log, the finished run saved in the history.
 
 use super::SpanprofApp;
 use super::connection::repaint_notifier;
@@ -95,7 +95,13 @@ impl SpanprofApp {
     pub(super) fn drain_load(&mut self) {
         match self.load.drain() {
             None => {}
-            Some(LoadEnded::Finished(said)) => self.notice = Some(said),
+            Some(LoadEnded::Finished(said)) => {
+                self.notice = Some(said);
+                // Kept in the history as `spanprof load` keeps its runs.
+                if let (Some(history), Some(report)) = (&self.history, self.load.report()) {
+                    history.save_load(report.clone());
+                }
+            }
             Some(LoadEnded::Failed(why)) => self.error(format!("the load run failed: {why}")),
         }
     }

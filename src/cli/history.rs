@@ -55,16 +55,16 @@ impl HistoryArgs {
     }
 }
 
-/// Saves the load run `report` (of the database named `database`) in the store `args` choose,
+/// Saves the load run `report` in the store `args` choose,
 /// at once, and says under which id on stderr (`load merge history:ID` takes it); a store that
 /// cannot take it is said, never failing the run.
-pub fn save_load(args: &HistoryArgs, report: &LoadReport, database: &str) {
+pub fn save_load(args: &HistoryArgs, report: &LoadReport) {
     let saved = (|| -> anyhow::Result<Option<(String, String)>> {
         let location = args.location()?;
         let Some(mut store) = history::open(&location)? else {
             return Ok(None);
         };
-        let id = store.save_load(&StoredLoad::new(report, database)?);
+        let id = store.save_load(&StoredLoad::new(report)?);
         for notice in store.take_notices() {
             eprintln!("{}", printable(&notice));
         }

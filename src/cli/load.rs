@@ -260,7 +260,6 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
         return run_merge(merge, out);
     }
     let spec = load_spec(args)?;
-    let database = spec.database.name();
     for notice in &spec.notices {
         eprintln!("note: {notice}");
     }
@@ -282,7 +281,7 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
     let report = report.context("the load generator stopped without a report")?;
     out.write_all(summary(&report).as_bytes())?;
     args.out.write(&report)?;
-    super::history::save_load(&args.history, &report, &database);
+    super::history::save_load(&args.history, &report);
     Ok(report)
 }
 
@@ -498,8 +497,8 @@ fn client_cpu(t: &mut String, r: &LoadReport) {
         };
         let _ = writeln!(
             t,
-            "the client's CPU saturates at {}: there it takes 80% of the {} cores, or most of \
-             the 80% this process takes",
+            "the client's CPU saturates at {}: its decode and own work ran on, or waited for, 80% \
+             of the {} cores (or were most of this process's 80%)",
             level.describe(),
             r.cores
         );

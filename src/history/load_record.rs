@@ -53,15 +53,15 @@ pub struct LoadSummary {
 }
 
 impl StoredLoad {
-    /// `report` as stored, its fingerprint taken with `database` (the database's name).
-    pub fn new(report: &LoadReport, database: &str) -> Result<Self, serde_json::Error> {
+    /// `report` as stored, its fingerprint taken with its database's name.
+    pub fn new(report: &LoadReport) -> Result<Self, serde_json::Error> {
         Ok(StoredLoad {
             summary: LoadSummary {
                 id: String::new(),
                 started_at: report.started_at.clone(),
                 label: report.label.clone(),
                 target: report.target.clone(),
-                fingerprint: load_fingerprint(report, database),
+                fingerprint: load_fingerprint(report),
                 model: model_name(report.model).to_owned(),
                 steps: u32::try_from(report.steps.len()).unwrap_or(u32::MAX),
                 requests: report.steps.iter().map(|s| s.count).sum(),
@@ -84,14 +84,14 @@ pub fn model_name(model: Model) -> &'static str {
 
 /// What a load run measured: its query (as [`normalize_sql`] writes it), the kind of target,
 /// the database's name, the model and the decoder. Processes that ran one load together share it.
-pub fn load_fingerprint(report: &LoadReport, database: &str) -> String {
+pub fn load_fingerprint(report: &LoadReport) -> String {
     let kind = report.target.split_whitespace().next().unwrap_or("");
     let sql = normalize_sql(&report.sql);
     let hash = crate::fnv::of_parts(&[
         b"load",
         sql.as_bytes(),
         kind.as_bytes(),
-        database.as_bytes(),
+        report.database.as_bytes(),
         model_name(report.model).as_bytes(),
         report.decoder.as_bytes(),
     ]);

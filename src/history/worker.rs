@@ -24,7 +24,7 @@ pub enum SaveOutcome {
 
 enum Job {
     Save(Vec<RunReport>, String),
-    SaveLoad(Box<LoadReport>, String),
+    SaveLoad(Box<LoadReport>),
 }
 
 /// The saving thread and the channel to it.
@@ -49,9 +49,7 @@ impl HistoryWorker {
                 for job in rx {
                     let outcome = match job {
                         Job::Save(runs, database) => save(&location, &mut store, &runs, &database),
-                        Job::SaveLoad(run, database) => {
-                            save_load(&location, &mut store, &run, &database)
-                        }
+                        Job::SaveLoad(run) => save_load(&location, &mut store, &run),
                     };
                     if let Some(s) = store.as_mut() {
                         for notice in s.take_notices() {
@@ -86,10 +84,10 @@ impl HistoryWorker {
         }
     }
 
-    /// Hands a load run (of a database named `database`) to the worker; returns at once.
-    pub fn save_load(&self, run: LoadReport, database: String) {
+    /// Hands a load run to the worker; returns at once.
+    pub fn save_load(&self, run: LoadReport) {
         if let Some(jobs) = &self.jobs {
-            let _ = jobs.send(Job::SaveLoad(Box::new(run), database));
+            let _ = jobs.send(Job::SaveLoad(Box::new(run)));
         }
     }
 
@@ -140,12 +138,11 @@ fn save_load(
     location: &Location,
     store: &mut Option<Box<dyn HistoryStore>>,
     run: &LoadReport,
-    database: &str,
 ) -> Result<Vec<String>, String> {
     let Some(store) = opened(location, store)? else {
         return Ok(Vec::new());
     };
-    let stored = StoredLoad::new(run, database).map_err(|e| e.to_string())?;
+    let stored = StoredLoad::new(run).map_err(|e| e.to_string())?;
     store
         .save_load(&stored)
         .map(|id| vec![id])

@@ -171,27 +171,45 @@ fn words(steps: &[StepResult], index: usize, short: bool, tail: bool) -> String 
     said.join("; ")
 }
 
-/// The cores a step's client CPU (decode and own work) used, and the whole process's.
-fn cores_used(step: &StepResult) -> (f64, f64) {
-    let client = step
-        .client_cpu_ms_per_query
-        .map_or(0.0, |ms| ms / 1e3 * step.achieved_rate);
-    let process = if step.duration_s > 0.0 {
-        step.process_cpu_ms / 1e3 / step.duration_s
-    } else {
-        0.0
-    };
-    (client, process)
+/// What a step's client asked of the CPU, in cores (by Little's law: the rate times each
+/// request's time): how many its decode and own work ran on, how many more it waited for while
+/// ready to run (the `descheduled` part), and how many the whole process used.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CoresUsed {
+    ran: f64,
+    waited: f64,
+    process: f64,
+}
+
+fn cores_used(step: &StepResult) -> CoresUsed {
+    let per_s = |ms: f64| ms / 1e3 * step.achieved_rate;
+    CoresUsed {
+        ran: step.client_cpu_ms_per_query.map_or(0.0, per_s),
+        waited: per_s(step.part_ms(Part::Descheduled)),
+        process: if step.duration_s > 0.0 {
+            step.process_cpu_ms / 1e3 / step.duration_s
+        } else {
+            0.0
+        },
+    }
 }
 
 /// A knee at a step where the client's CPU is saturated, in words.
 fn saturation_cause(step: &StepResult, cores: usize) -> String {
-    let (client, process) = cores_used(step);
+    let used = cores_used(step);
     let mut words = format!(
-        "the client's CPU saturates: its decode and own work took {client:.1} of the {:.1} cores this \
-         process used, of {cores}",
-        process.max(client)
+        "the client's CPU saturates: its decode and own work ran on {:.1} of the {cores} cores",
+        used.ran
     );
+    if used.waited >= 0.05 {
+        words.push_str(&format!(
+            " and waited, ready to run, for {:.1} more",
+            used.waited
+        ));
+    }
+    if used.process > used.ran {
+        words.push_str(&format!(" (this process used {:.1})", used.process));
+    }
     if let Some(lag) = step.generator_lag_p99_ms.filter(|&lag| lag > 10.0) {
         words.push_str(&format!(
             "; the generator lagged too (p99 {})",
@@ -240,16 +258,17 @@ pub fn cause(step: &StepResult) -> String {
         )
 }
 
-/// Where the client's CPU saturates: the first step whose client CPU (decode and own work, per
-/// request, times the achieved rate) takes `share` (e.g. 0.8) of `cores` or more; or where this
-/// process took `share` of the cores and the client's CPU was the most of it (a server in the
-/// same process, or beside it on the machine, takes the rest: the client's CPU is what a faster
-/// decode would free).
+/// Where the client's CPU saturates: the first step whose client (decode and own work) ran on, or
+/// waited ready to run for, `share` (e.g. 0.8) of `cores` or more; or where this process took
+/// `share` of the cores and the client's CPU was the most of it (a server in the same process
+/// takes the rest). Either way a faster decode is what would lift the rate: the client is the
+/// limit. On a machine shared with other programs the waiting is what shows it.
 pub fn client_saturates(steps: &[StepResult], cores: usize, share: f64) -> Option<usize> {
     let cores = cores.max(1) as f64;
     steps.iter().position(|s| {
-        let (client, process) = cores_used(s);
-        client >= share * cores || (process >= share * cores && client >= 0.5 * process)
+        let used = cores_used(s);
+        used.ran + used.waited >= share * cores
+            || (used.process >= share * cores && used.ran >= 0.5 * used.process)
     })
 }
 
@@ -362,7 +381,8 @@ mod tests {
         let knee = find_knee_on(&steps, &KneeRule::DEFAULT, 2).expect("a knee");
         assert!(
             knee.words.contains(
-                "the client's CPU saturates: its decode and own work took 1.2 of the 1.8 cores"
+                "the client's CPU saturates: its decode and own work ran on 1.2 of the 2 cores \
+                 (this process used 1.8)"
             ) && knee.words.contains("the generator lagged too"),
             "{}",
             knee.words
@@ -375,6 +395,21 @@ mod tests {
         );
         // The process as busy, but mostly the server's: not the client's saturation.
         shared.client_cpu_ms_per_query = Some(4.0);
-        assert_eq!(client_saturates(&[idle, shared], 2, SATURATED), None);
+        assert_eq!(
+            client_saturates(&[idle.clone(), shared.clone()], 2, SATURATED),
+            None
+        );
+        // Other programs take the cores: the client ran on 0.6 and waited for 1.2 more.
+        shared.process_cpu_ms = 700.0;
+        shared.parts.insert("descheduled".into(), 8.0);
+        assert_eq!(
+            client_saturates(&[idle, shared.clone()], 2, SATURATED),
+            Some(1)
+        );
+        assert!(
+            saturation_cause(&shared, 2).contains("waited, ready to run, for 1.2 more"),
+            "{}",
+            saturation_cause(&shared, 2)
+        );
     }
 }

@@ -52,6 +52,14 @@ pub fn merge(runs: &[LoadReport]) -> Result<LoadReport, MergeError> {
         if run.sql != first.sql {
             return Err(mismatch("another query".into()));
         }
+        // Reports written before the database was kept say nothing of it: only two names differ.
+        if !run.database.is_empty() && !first.database.is_empty() && run.database != first.database
+        {
+            return Err(mismatch(format!(
+                "another database ({}, not {})",
+                run.database, first.database
+            )));
+        }
         if run.model != first.model {
             return Err(mismatch("another model (open against closed)".into()));
         }
@@ -83,6 +91,7 @@ pub fn merge(runs: &[LoadReport]) -> Result<LoadReport, MergeError> {
         label: first.label.clone(),
         sql: first.sql.clone(),
         target: first.target.clone(),
+        database: first.database.clone(),
         started_at: runs
             .iter()
             .map(|r| r.started_at.clone())

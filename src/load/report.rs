@@ -22,6 +22,9 @@ pub struct LoadReport {
     pub sql: String,
     /// Where it ran.
     pub target: String,
+    /// The database's name (without host or port); empty in reports written before it was kept.
+    #[serde(default)]
+    pub database: String,
     /// When it started (RFC 3339, UTC).
     pub started_at: String,
     /// Open or closed.
@@ -64,6 +67,8 @@ pub struct RunFacts {
     pub sql: String,
     /// Where it ran.
     pub target: String,
+    /// The database's name.
+    pub database: String,
     /// When it started.
     pub started_at: String,
     /// The decoder.
@@ -90,6 +95,7 @@ impl LoadReport {
             label: facts.label,
             sql: facts.sql,
             target: facts.target,
+            database: facts.database,
             started_at: facts.started_at,
             model: plan.model,
             step_duration_s: plan.step_duration.as_secs_f64(),

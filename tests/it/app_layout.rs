@@ -113,3 +113,32 @@ fn a_warm_up_far_above_the_rest_is_cut_so_the_timed_bars_fill_the_chart() {
     );
     assert!(top(view, 0, 722.0) < plot.min.y, "the warm-up is cut");
 }
+
+#[test]
+fn at_900x600_the_side_panel_s_edge_drags() {
+    let mut h = small();
+    h.run_steps(2);
+    // "No run yet" is centred in the central area, which begins at the side panel's edge (its
+    // margins alike on both sides): the edge dragged 120 points right moves its centre 60.
+    let centre = |h: &Harness<'static, SpanprofApp>| h.get_by_label("No run yet").rect().center().x;
+    let before = centre(&h);
+    let edge = egui::pos2(2.0 * before - 900.0, 300.0);
+    h.hover_at(edge);
+    h.run_steps(1);
+    h.drag_at(edge);
+    h.run_steps(1);
+    for dx in [30.0, 60.0, 90.0, 120.0] {
+        h.hover_at(edge + egui::vec2(dx, 0.0));
+        h.run_steps(1);
+    }
+    h.drop_at(edge + egui::vec2(120.0, 0.0));
+    h.run_steps(2);
+    let after = centre(&h);
+    assert!(
+        (after - before - 60.0).abs() <= 6.0,
+        "the side panel widened by the drag: the central area's centre was at {before}, now \
+         {after} (the edge taken at {edge:?})"
+    );
+    let run = h.get_by_label("Run").rect();
+    assert!(run.max.y <= 600.0, "Run is still in view: {run:?}");
+}

@@ -171,6 +171,7 @@ async fn run(
         label: spec.variant.label.clone(),
         sql: spec.variant.sql.clone(),
         target: target.report_name(),
+        database: spec.database.name(),
         started_at,
         decoder: spec.decoder.as_str().to_owned(),
         notices: spec.notices.clone(),

@@ -316,7 +316,7 @@ fn load_runs_have_ids_of_their_own_and_a_bad_row_is_named_not_fatal() {
     let ids: Vec<String> = [&a, &b]
         .iter()
         .map(|r| {
-            let stored = StoredLoad::new(r, "db").expect("serializable");
+            let stored = StoredLoad::new(r).expect("serializable");
             store.save_load(&stored).expect("saves")
         })
         .collect();

@@ -115,6 +115,15 @@ fn runs_that_do_not_match_are_refused_by_name() {
     shorter.steps.pop();
     let error = merge(&[a.clone(), shorter]).expect_err("fewer steps");
     assert!(error.to_string().contains("1 steps, not 2"), "{error}");
+    let (mut here, mut there) = (a.clone(), a.clone());
+    here.database = "orders".into();
+    there.database = "orders-copy".into();
+    let error = merge(&[here.clone(), there]).expect_err("another database");
+    assert!(error.to_string().contains("another database"), "{error}");
+    assert!(
+        merge(&[here, a.clone()]).is_ok(),
+        "a report that does not name its database is taken"
+    );
     let mut broken = a.clone();
     broken.steps[1].histogram = "not base64!".into();
     assert!(matches!(
