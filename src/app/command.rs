@@ -1,7 +1,8 @@
 //! `Command`: what a panel asks the app to do. The panels return one from their `ui`; the frame
 //! hands each to `SpanprofApp::handle` after drawing (a leaf, so every panel can name it).
 
-use super::export::{ExportFormat, LoadExportFormat};
+use super::export::LoadExportFormat;
+use crate::export::Format;
 
 /// What the panels ask the app to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +20,7 @@ pub enum Command {
     /// Open a report (JSON, or an HTML report with one inside).
     OpenReport,
     /// Export the runs marked for export.
-    Export(ExportFormat),
+    Export(Format),
     /// Copy the Markdown summary of the runs marked for export.
     CopySummary,
     /// Start a load test of the query panel's query with the Load tab's settings.

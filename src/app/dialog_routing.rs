@@ -9,14 +9,15 @@ use std::path::PathBuf;
 use super::SpanprofApp;
 use super::connection::repaint_notifier;
 use super::dialogs::{DialogAnswer, DialogPurpose, DialogRequest};
-use super::export::{ExportFormat, FileDone, LoadExportFormat};
+use super::export::{FileDone, LoadExportFormat};
 use super::file_dialog::home_dir;
 use super::settings::Tab;
+use crate::export::Format;
 
 impl SpanprofApp {
     /// What the Export menu does once its dialog has a path: writes the runs marked for export on
     /// a thread of its own; the window says where (or why not) a frame after it is done.
-    pub fn save_export(&mut self, format: ExportFormat, path: PathBuf) {
+    pub fn save_export(&mut self, format: Format, path: PathBuf) {
         let ctx = self.ctx.clone();
         let reports = self.export_reports();
         if let Err(e) = self

@@ -13,8 +13,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use super::export::{ExportFormat, LoadExportFormat};
+use super::export::LoadExportFormat;
 use super::file_dialog::{DialogOutcome, FileDialog};
+use crate::export::Format;
 
 /// An answer of nothing sooner than this after the desktop's dialog was asked for means it
 /// showed none.
@@ -24,7 +25,7 @@ pub const NO_DIALOG_WITHIN: Duration = Duration::from_millis(1500);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DialogPurpose {
     /// Save an export.
-    Save(ExportFormat),
+    Save(Format),
     /// Save the last load run's export.
     SaveLoad(LoadExportFormat),
     /// Open a report (JSON, or an HTML report with one inside).
@@ -39,11 +40,11 @@ impl DialogPurpose {
     /// The dialog's title.
     pub fn title(self) -> &'static str {
         match self {
-            DialogPurpose::Save(ExportFormat::Csv) => "Export the CSV of iterations",
-            DialogPurpose::Save(ExportFormat::Json) => "Export the JSON report",
-            DialogPurpose::Save(ExportFormat::Markdown) => "Export the Markdown summary",
-            DialogPurpose::Save(ExportFormat::Trace) => "Export a Chrome trace",
-            DialogPurpose::Save(ExportFormat::Html) => "Export an HTML report",
+            DialogPurpose::Save(Format::Csv) => "Export the CSV of iterations",
+            DialogPurpose::Save(Format::Json) => "Export the JSON report",
+            DialogPurpose::Save(Format::Markdown) => "Export the Markdown summary",
+            DialogPurpose::Save(Format::Trace) => "Export a Chrome trace",
+            DialogPurpose::Save(Format::Html) => "Export an HTML report",
             DialogPurpose::SaveLoad(LoadExportFormat::Json) => "Export the load run's JSON report",
             DialogPurpose::SaveLoad(LoadExportFormat::Csv) => "Export the load run's CSV of steps",
             DialogPurpose::SaveLoad(LoadExportFormat::Html) => "Export the load run's HTML report",

@@ -9,87 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use crate::export::{Csv, ExportError, Exporter, Html, Json, Markdown, Trace, write_atomically};
+use crate::export::{ExportError, Format, file_name_part, is_date, write_atomically};
 use crate::load::LoadReport;
 use crate::report::RunReport;
-
-/// The formats the app exports to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportFormat {
-    /// One row per iteration, the engine's columns.
-    Csv,
-    /// The whole report, which the app (and `spanprof compare`) can read back.
-    Json,
-    /// A summary table per run.
-    Markdown,
-    /// Chrome trace event JSON of the iterations' timelines (Perfetto UI, chrome://tracing,
-    /// speedscope).
-    Trace,
-    /// One offline HTML page of the runs (every run after the first compared with the first),
-    /// with the JSON report inside, which the app reads back.
-    Html,
-}
-
-impl ExportFormat {
-    /// Every format, in menu order.
-    pub const ALL: [ExportFormat; 5] = [
-        ExportFormat::Csv,
-        ExportFormat::Json,
-        ExportFormat::Markdown,
-        ExportFormat::Trace,
-        ExportFormat::Html,
-    ];
-
-    fn exporter(self) -> Box<dyn Exporter> {
-        match self {
-            ExportFormat::Csv => Box::new(Csv),
-            ExportFormat::Json => Box::new(Json),
-            ExportFormat::Markdown => Box::new(Markdown),
-            ExportFormat::Trace => Box::new(Trace),
-            ExportFormat::Html => Box::new(Html::default()),
-        }
-    }
-
-    /// The menu's name for it.
-    pub fn label(self) -> &'static str {
-        match self {
-            ExportFormat::Csv => "CSV of iterations…",
-            ExportFormat::Json => "JSON report…",
-            ExportFormat::Markdown => "Markdown summary…",
-            ExportFormat::Trace => "Trace (Perfetto, chrome://tracing)…",
-            ExportFormat::Html => "HTML report (one offline page)…",
-        }
-    }
-
-    /// The file name a save dialog proposes for `reports`: `spanprof-<label>-<date>.<ext>`, the
-    /// label of the one run (or how many there are) and the day the newest one started.
-    pub fn file_name(self, reports: &[RunReport]) -> String {
-        let label = match reports {
-            [one] => file_name_part(&one.config.label),
-            [] => String::new(),
-            many => format!("{}-runs", many.len()),
-        };
-        let date = reports
-            .iter()
-            .map(|r| r.started_at.get(..10).unwrap_or_default())
-            .filter(|d| is_date(d))
-            .max()
-            .unwrap_or_default();
-        let mut name = String::from("spanprof");
-        for part in [label.as_str(), date] {
-            if !part.is_empty() {
-                name.push('-');
-                name.push_str(part);
-            }
-        }
-        // A trace is JSON too: its own suffix keeps it from taking the report's name.
-        let extension = match self {
-            ExportFormat::Trace => "trace.json",
-            other => other.exporter().extension(),
-        };
-        format!("{name}.{extension}")
-    }
-}
 
 /// The formats a load run exports to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,54 +77,20 @@ impl LoadExportFormat {
     }
 }
 
-/// `label` as part of a file name: letters, digits, `.`, `_` and `-` kept, every other run of
-/// characters one `-`, at most 60 characters.
-fn file_name_part(label: &str) -> String {
-    let mut part = String::new();
-    for c in label.chars() {
-        if c.is_alphanumeric() || matches!(c, '.' | '_' | '-') {
-            part.push(c);
-        } else if !part.ends_with('-') {
-            part.push('-');
-        }
-    }
-    part.trim_matches(|c| c == '-' || c == '.')
-        .chars()
-        .take(60)
-        .collect()
-}
-
-/// Whether `text` is a `YYYY-MM-DD` date.
-fn is_date(text: &str) -> bool {
-    let b = text.as_bytes();
-    b.len() == 10
-        && b.iter().enumerate().all(|(i, c)| {
-            if i == 4 || i == 7 {
-                *c == b'-'
-            } else {
-                c.is_ascii_digit()
-            }
-        })
-}
-
 /// The document for `reports` in `format`.
-pub fn export_bytes(format: ExportFormat, reports: &[RunReport]) -> Result<Vec<u8>, ExportError> {
+pub fn export_bytes(format: Format, reports: &[RunReport]) -> Result<Vec<u8>, ExportError> {
     format.exporter().export(reports)
 }
 
 /// Writes `reports` in `format` to `path`, whole or not at all (what the Export menu does after
 /// its dialog; tests call it with a path).
-pub fn export_to(
-    path: &Path,
-    format: ExportFormat,
-    reports: &[RunReport],
-) -> Result<(), ExportError> {
+pub fn export_to(path: &Path, format: Format, reports: &[RunReport]) -> Result<(), ExportError> {
     write_atomically(path, &export_bytes(format, reports)?)
 }
 
 /// The Markdown summary of `reports`, as text ("Copy summary").
 pub fn summary_text(reports: &[RunReport]) -> Result<String, ExportError> {
-    let bytes = export_bytes(ExportFormat::Markdown, reports)?;
+    let bytes = export_bytes(Format::Markdown, reports)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -236,7 +124,7 @@ impl FileJobs {
     /// [`FileJobs::drain`], and `notify` is called when it is there.
     pub fn save(
         &mut self,
-        format: ExportFormat,
+        format: Format,
         reports: Vec<RunReport>,
         path: PathBuf,
         notify: impl Fn() + Send + 'static,
@@ -391,7 +279,7 @@ mod tests {
     fn a_save_proposes_the_runs_label_and_the_newest_date() {
         let one = [report("wide scan", "2026-03-01T10:00:00Z")];
         assert_eq!(
-            ExportFormat::Csv.file_name(&one),
+            Format::Csv.file_name(&one),
             "spanprof-wide-scan-2026-03-01.csv"
         );
         let two = [
@@ -399,18 +287,15 @@ mod tests {
             report("b", "2026-03-04T09:00:00Z"),
         ];
         assert_eq!(
-            ExportFormat::Json.file_name(&two),
+            Format::Json.file_name(&two),
             "spanprof-2-runs-2026-03-04.json"
         );
         // What a file name cannot hold goes; a date that is not one is left out.
         let odd = [report("../x/y: \u{1b}[31m", "yesterday")];
+        assert_eq!(Format::Markdown.file_name(&odd), "spanprof-x-y-31m.md");
+        assert_eq!(Format::Csv.file_name(&[]), "spanprof.csv");
         assert_eq!(
-            ExportFormat::Markdown.file_name(&odd),
-            "spanprof-x-y-31m.md"
-        );
-        assert_eq!(ExportFormat::Csv.file_name(&[]), "spanprof.csv");
-        assert_eq!(
-            ExportFormat::Trace.file_name(&one),
+            Format::Trace.file_name(&one),
             "spanprof-wide-scan-2026-03-01.trace.json"
         );
     }

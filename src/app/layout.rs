@@ -5,11 +5,11 @@
 use super::SpanprofApp;
 use super::command::Command;
 use super::connection::{ConnectionSettings, TargetKind, repaint_notifier};
-use super::export::ExportFormat;
 use super::query::mode_label;
 use super::settings::Tab;
 use super::theme;
 use crate::engine::QueryMode;
+use crate::export::Format;
 use crate::text::count;
 
 impl SpanprofApp {
@@ -24,7 +24,7 @@ impl SpanprofApp {
                     command = Some(Command::OpenReport);
                 }
                 ui.separator();
-                for format in ExportFormat::ALL {
+                for format in Format::ALL {
                     if ui.button(format!("Export {}", format.label())).clicked() {
                         command = Some(Command::Export(format));
                     }
@@ -49,7 +49,7 @@ impl SpanprofApp {
                     command = Some(Command::CopySummary);
                 }
                 ui.menu_button("Export", |ui| {
-                    for format in ExportFormat::ALL {
+                    for format in Format::ALL {
                         if ui.button(format.label()).clicked() {
                             command = Some(Command::Export(format));
                         }

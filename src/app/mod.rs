@@ -56,6 +56,7 @@ mod verdicts;
 use std::path::Path;
 use std::time::Instant;
 
+pub use crate::export::Format;
 pub use command::Command;
 pub use compare::CompareView;
 pub use connection::{ConnectionPanel, ConnectionSettings, LocalSettings, TargetKind, TestOutcome};
@@ -63,7 +64,7 @@ pub use details::{DetailsView, Log, LogEntry};
 pub use dialogs::{DialogBackend, NO_DIALOG_WITHIN};
 pub use emulator::EmulatorSettings;
 pub use export::LoadExportFormat;
-pub use export::{ExportFormat, ReportError, export_bytes, export_to, summary_text};
+pub use export::{ReportError, export_bytes, export_to, summary_text};
 pub use frames::{FrameSample, FrameStats};
 pub use history_view::HistoryView;
 pub use iterations::IterationsView;
@@ -276,7 +277,7 @@ impl SpanprofApp {
     /// Export menu writes on a thread of its own: [`SpanprofApp::save_export`]).
     pub fn export_selected(
         &self,
-        format: ExportFormat,
+        format: Format,
         path: &Path,
     ) -> Result<(), crate::export::ExportError> {
         export_to(path, format, &self.export_reports())

@@ -13,6 +13,7 @@ mod html;
 mod load;
 mod operators;
 mod options;
+mod outputs;
 mod profile;
 mod reports;
 mod seed;

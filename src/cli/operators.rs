@@ -91,7 +91,7 @@ pub fn run_plan(args: &PlanArgs, mut out: impl Write) -> anyhow::Result<()> {
 /// The plans in a file and the plan-change findings.
 fn load(bytes: &[u8]) -> anyhow::Result<(Vec<Shown>, Vec<String>)> {
     // What the file is, read without keeping any of it: a JSON document was read whole as a
-    // generic value first, and 63 MiB of small objects took 5.1 GB (issue 32).
+    // generic value first, and 63 MiB of small objects took 5.1 GB.
     let kind = serde_json::from_slice::<Kind>(bytes);
     if let Err(e) = &kind
         && looks_like_json(bytes)

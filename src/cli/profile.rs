@@ -17,7 +17,7 @@ use super::target::TargetArgs;
 use super::variants::{FromCommandLine, SweepSpec, parse_sweep, variants};
 use crate::analysis::parse_slowdown;
 use crate::engine::{Engine, EngineEvent, Order, Param, ProfileSpec, QueryMode, Variant};
-use crate::export::{Csv, Exporter, Json, Markdown, Trace, write_atomically};
+use crate::export::{Exporter, Markdown, write_atomically};
 use crate::part::Measure;
 use crate::report::{RunReport, Status, printable};
 
@@ -107,22 +107,9 @@ pub struct ProfileArgs {
     /// row-decode, client-work, descheduled, untimed, a cold start's dns... session).
     #[arg(long, value_name = "PART", value_parser = parse_measure, requires = "fail_if_slower")]
     pub phase: Option<Measure>,
-    /// Write every iteration as CSV here.
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
-    /// Write the JSON report here (for `spanprof compare`).
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Write the Markdown summary here.
-    #[arg(long)]
-    pub markdown: Option<PathBuf>,
-    /// The HTML report.
+    /// Where the runs are written.
     #[command(flatten)]
-    pub html: super::html::HtmlArgs,
-    /// Write a Chrome trace event JSON here (Perfetto UI, chrome://tracing, speedscope): a
-    /// process per variant, a thread per stream, each iteration's waits and decodes.
-    #[arg(long)]
-    pub trace: Option<PathBuf>,
+    pub out: super::outputs::ReportOutputs,
     /// Where the run is saved.
     #[command(flatten)]
     pub history: super::history::HistoryArgs,
@@ -355,16 +342,6 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
     let history = args.history.worker();
     super::history::save(history.as_ref(), &reports, database);
     print_summary(&mut out, &reports, &reference)?;
-    for (path, exporter) in [
-        (&args.csv, &Csv as &dyn Exporter),
-        (&args.json, &Json),
-        (&args.markdown, &Markdown),
-        (&args.trace, &Trace),
-    ] {
-        if let Some(path) = path {
-            write_atomically(path, &exporter.export(&reports)?)?;
-        }
-    }
     // The page compares every variant with the reference, as the summary printed does.
     let reference_at = reports.iter().position(|r| r.config.label == reference);
     let pairs = reference_at.map(|at| {
@@ -373,7 +350,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
             .map(|i| (at, i))
             .collect()
     });
-    args.html.write(&reports, pairs)?;
+    args.out.write(&reports, pairs)?;
     let all_ok = reports
         .iter()
         .flat_map(|r| &r.iterations)

@@ -4,7 +4,6 @@
 //! prints each iteration's time as the server saw it, the row check, and the verdict.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +14,7 @@ use super::profile::{OrderArg, check_label};
 use super::serve::ServeArgs;
 use super::target::parse_limit;
 use crate::engine::{DEFAULT_SUBJECT_SQL, Engine, EngineEvent, Order, SubjectSpec};
-use crate::export::{Csv, Exporter, Json, Markdown, write_atomically};
+use crate::export::{Exporter, Markdown};
 use crate::part::Part;
 use crate::report::{IterationRecord, RunReport, Status, printable};
 use crate::server::ServerConfig;
@@ -54,18 +53,9 @@ pub struct SubjectArgs {
     /// How long one run of the command may take before it is killed (`300s`, `5m`).
     #[arg(long, default_value = "300s", value_parser = parse_limit)]
     pub limit: Duration,
-    /// Write every iteration as CSV here.
-    #[arg(long)]
-    pub csv: Option<PathBuf>,
-    /// Write the JSON report here.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Write the Markdown summary here.
-    #[arg(long)]
-    pub markdown: Option<PathBuf>,
-    /// The HTML report.
+    /// Where the runs are written.
     #[command(flatten)]
-    pub html: super::html::HtmlArgs,
+    pub out: super::outputs::ReportOutputs,
     /// Where the runs are saved.
     #[command(flatten)]
     pub history: super::history::HistoryArgs,
@@ -147,16 +137,7 @@ pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bo
             "\nno verdict: the command has no timed iteration that read the query to its end"
         )?,
     }
-    for (path, exporter) in [
-        (&args.csv, &Csv as &dyn Exporter),
-        (&args.json, &Json),
-        (&args.markdown, &Markdown),
-    ] {
-        if let Some(path) = path {
-            write_atomically(path, &exporter.export(&reports)?)?;
-        }
-    }
-    args.html.write(&reports, None)?;
+    args.out.write(&reports, None)?;
     super::history::finish(history);
     Ok(reports
         .iter()

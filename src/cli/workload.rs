@@ -404,7 +404,7 @@ mod tests {
 
     #[test]
     fn a_hundred_thousand_params_are_read_each_once_the_last_of_its_name_kept() {
-        // Issue 32: a search per parameter made 10^5 of them cost 32.8 s of CPU. Half the names
+        // A search per parameter made 10^5 of them cost 32.8 s of CPU. Half the names
         // come twice, so a variant keeps 75,000, each with the value given last.
         let texts: Vec<String> = (0..100_000)
             .map(|i| format!("\"p{}:INT64={i}\"", i % 75_000))

@@ -380,7 +380,7 @@ fn combine(
 mod tests {
     use super::*;
 
-    /// Issue 32 (F2's class): two partitions' row counts from the network that add past u64
+    /// Two partitions' row counts from the network that add past u64 once
     /// panicked (an overflow in debug builds); the sum is unknown instead.
     #[test]
     fn partition_counts_that_add_past_u64_are_unknown() {

@@ -68,7 +68,7 @@ mod tests {
         );
     }
 
-    /// Issue 32, F2: `dur=1e300` panicked the engine thread (`Duration::from_secs_f64` overflows).
+    /// `dur=1e300` once panicked the engine thread (`Duration::from_secs_f64` overflows).
     #[test]
     fn durations_past_any_measurable_one_are_left_out_without_a_panic() {
         for header in [

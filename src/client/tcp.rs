@@ -3,7 +3,7 @@
 //! has had [`ATTEMPT_DELAY`] without an answer, or at once when one fails; the first to connect
 //! wins and the others are dropped (the sequential part of RFC 8305, "Happy Eyeballs v2", with its
 //! recommended 250 ms). One at a time, an address that drops SYNs held its attempt for the
-//! kernel's minutes of retries and no later address was ever tried (issue 32). The whole connect
+//! kernel's minutes of retries and no later address was ever tried. The whole connect
 //! stays within the caller's timeout.
 
 use std::future::Future;

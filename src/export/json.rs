@@ -213,7 +213,7 @@ mod tests {
 
     #[test]
     fn a_report_s_plan_nodes_are_read_within_one_budget() -> Result<(), ExportError> {
-        // Issue 32: a plan node's metadata is read as JSON values, which cost far more than their
+        // A plan node's metadata is read as JSON values, which cost far more than their
         // text; a report holding 500,000 small objects there (5,000,000 units) is refused.
         let node = |objects: usize| crate::wire::PlanNode {
             index: 0,

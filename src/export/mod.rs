@@ -9,6 +9,7 @@
 
 mod csv;
 mod file;
+mod format;
 mod html;
 mod json;
 mod load;
@@ -28,6 +29,7 @@ use crate::report::RunReport;
 
 pub use self::csv::{COLUMNS, Csv};
 pub use self::file::{MAX_REPORT_BYTES, read_bounded, write_atomically};
+pub use self::format::{Format, file_name_part, is_date};
 pub use self::html::{Html, MAX_BARS, MAX_TABLE_ROWS, is_html, load_html};
 pub use self::json::{FORMAT_VERSION, Json, read_json};
 pub use self::load::{LOAD_COLUMNS, load_csv, load_hdr_log, load_json};

@@ -1,6 +1,6 @@
 //! JSON read into `serde_json::Value`s within a budget. A `Value` costs far more than its text:
 //! `{"a":1}` is 7 bytes and an object of its own (a map, its entry, its key), so 63 MiB of small
-//! objects read as one `Value` took 5.1 GB and aborted `spanprof plan` (issue 32). Where a file
+//! objects read as one `Value` took 5.1 GB and aborted `spanprof plan`. Where a file
 //! from anyone is read into `Value`s (a query plan in Spanner's JSON, a plan node's metadata and
 //! statistics in a report), each value is charged to a budget first, and the read fails once the
 //! budget is spent: the memory follows the budget, not the file.

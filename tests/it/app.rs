@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable};
-use spanprof::app::{AppOptions, ExportFormat, SpanprofApp, Tab};
+use spanprof::app::{AppOptions, Format, SpanprofApp, Tab};
 use spanprof::report::Status;
 
 /// The real app on a local instance with 10,000 Seed23 rows, nothing persisted. A glyph that no
@@ -311,7 +311,7 @@ fn export_writes_a_csv_with_the_engines_columns() -> Result<(), Box<dyn std::err
     run_to_end(&mut h);
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("runs.csv");
-    h.state().export_selected(ExportFormat::Csv, &path)?;
+    h.state().export_selected(Format::Csv, &path)?;
     let mut reader = csv::Reader::from_path(&path)?;
     let header: Vec<String> = reader.headers()?.iter().map(str::to_owned).collect();
     assert_eq!(header, spanprof::export::COLUMNS);
@@ -321,7 +321,7 @@ fn export_writes_a_csv_with_the_engines_columns() -> Result<(), Box<dyn std::err
 
     // The JSON export reads back into the compare view.
     let json = dir.path().join("runs.json");
-    h.state().export_selected(ExportFormat::Json, &json)?;
+    h.state().export_selected(Format::Json, &json)?;
     assert_eq!(h.state_mut().open_report(&json), Ok(1));
     assert_eq!(h.state().runs().len(), 2);
     Ok(())
@@ -654,7 +654,7 @@ fn an_export_is_written_off_the_ui_thread_and_the_window_says_where() {
     run_to_end(&mut h);
     let dir = tempfile::tempdir().expect("a temp dir");
     let path = dir.path().join("runs.csv");
-    h.state_mut().save_export(ExportFormat::Csv, path.clone());
+    h.state_mut().save_export(Format::Csv, path.clone());
     step_until(&mut h, "the export to be written", |app| !app.files_busy());
     let notice = h.state().notice().unwrap_or_default().to_owned();
     assert_eq!(notice, format!("exported to {}", path.display()));
@@ -668,8 +668,7 @@ fn an_export_is_written_off_the_ui_thread_and_the_window_says_where() {
 
     // A write that fails is said in the window and in the log, and writes nothing.
     let missing = dir.path().join("no-such-dir").join("runs.csv");
-    h.state_mut()
-        .save_export(ExportFormat::Csv, missing.clone());
+    h.state_mut().save_export(Format::Csv, missing.clone());
     step_until(&mut h, "the failed export to end", |app| !app.files_busy());
     let notice = h.state().notice().unwrap_or_default().to_owned();
     assert!(notice.contains("no-such-dir"), "{notice}");

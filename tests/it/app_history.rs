@@ -171,7 +171,7 @@ fn a_run_of_this_launch_and_an_imported_report_appear_in_history() {
     });
     let older = report("from last year", "SELECT 2", "2025-03-01T10:00:00Z", &[3.0]);
     let file = dir.path().join("old.json");
-    spanprof::app::export_to(&file, spanprof::app::ExportFormat::Json, &[older])
+    spanprof::app::export_to(&file, spanprof::app::Format::Json, &[older])
         .expect("writes a report");
     h.state_mut().history_view().import(file);
     until(&mut h, "the imported run", |app| {

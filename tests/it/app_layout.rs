@@ -92,7 +92,7 @@ fn a_warm_up_far_above_the_rest_is_cut_so_the_timed_bars_fill_the_chart() {
     };
     let dir = tempfile::tempdir().expect("a temp dir");
     let path = dir.path().join("cold.json");
-    spanprof::app::export_to(&path, spanprof::app::ExportFormat::Json, &[report])
+    spanprof::app::export_to(&path, spanprof::app::Format::Json, &[report])
         .expect("writes a report");
     let mut h = small();
     assert_eq!(h.state_mut().open_report(&path), Ok(1));

@@ -248,7 +248,7 @@ mod tests {
         cached.fresh_at(asked + life.saturating_sub(left))
     }
 
-    /// Issue 32, F3: a token of 300 s or less was renewed before every call (the margin was five
+    /// A token of 300 s or less was once renewed before every call (the margin was five
     /// minutes whatever the token's life).
     #[test]
     fn a_token_is_renewed_within_a_quarter_of_its_life_or_five_minutes() {

@@ -68,7 +68,7 @@ impl Database {
         // SQLite's memdb VFS, not a shared cache: a name starting with '/' is one in-memory database
         // for every connection of the process, each with a page cache and locks of its own, so readers
         // run side by side. A shared cache serializes every step of every connection on one mutex:
-        // one long query held up all the others (issue 23, item 4).
+        // one long query held up all the others.
         let uri = format!("file:/spanprof-local-{}-{n}?vfs=memdb", std::process::id());
         let keeper = Connection::open_with_flags(&uri, flags())?;
         let mut catalog = HashMap::new();
