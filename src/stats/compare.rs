@@ -132,14 +132,18 @@ fn median_of_counted(sorted: &[f64], counts: &[u32]) -> Option<f64> {
 /// When B is faster (`ratio < 1`) the factor is `1 / ratio` and its interval is
 /// `1 / ci_high` to `1 / ci_low`; when B is slower the factor is `ratio` itself. The "±" is half
 /// the width of the factor's interval (the bootstrap interval need not be symmetric about the
-/// factor: the interval given after it is the exact one). A ratio of exactly 1 reads "as fast as".
+/// factor: the interval given after it is the exact one). A difference that is not significant
+/// names no winner and no factor: its interval holds 1 (either could be faster), so it reads
+/// "no significant difference between B and A (B/A 0.98, 90% CI 0.90–1.05)".
 pub fn verdict(c: &Comparison, a_label: &str, b_label: &str) -> String {
-    let outcome = if c.significant {
-        "significant"
-    } else {
-        "not significant"
-    };
     let level = percent(c.confidence);
+    if !c.significant {
+        return format!(
+            "no significant difference between {b_label} and {a_label} ({b_label}/{a_label} \
+             {:.2}, {level}% CI {:.2}–{:.2})",
+            c.ratio, c.ci_low, c.ci_high
+        );
+    }
     let (factor, low, high, direction) = if c.ratio < 1.0 {
         (
             1.0 / c.ratio,
@@ -147,20 +151,13 @@ pub fn verdict(c: &Comparison, a_label: &str, b_label: &str) -> String {
             1.0 / c.ci_low,
             "faster than",
         )
-    } else if c.ratio > 1.0 {
-        (c.ratio, c.ci_low, c.ci_high, "slower than")
     } else {
-        let half = (c.ci_high - c.ci_low) / 2.0;
-        return format!(
-            "{b_label} is as fast as {a_label} ({:.2}× ± {half:.2}, {level}% CI {:.2}–{:.2}): \
-             the difference is {outcome}",
-            c.ratio, c.ci_low, c.ci_high
-        );
+        (c.ratio, c.ci_low, c.ci_high, "slower than")
     };
     let half = (high - low) / 2.0;
     format!(
         "{b_label} is {factor:.2}× ± {half:.2} {direction} {a_label} \
-         ({level}% CI {low:.2}–{high:.2}): the difference is {outcome}"
+         ({level}% CI {low:.2}–{high:.2}): the difference is significant"
     )
 }
 
@@ -385,21 +382,17 @@ mod tests {
     }
 
     #[test]
-    fn verdict_when_not_significant() {
-        // 1 / 0.98 = 1.0204; 1 / 1.05 = 0.9524; 1 / 0.9 = 1.1111; half width 0.0794.
+    fn verdict_when_not_significant_names_no_winner() {
         let c = comparison(0.98, 0.9, 1.05, 0.9);
         assert_eq!(
             verdict(&c, "A", "B"),
-            "B is 1.02× ± 0.08 faster than A (90% CI 0.95–1.11): the difference is not significant"
+            "no significant difference between B and A (B/A 0.98, 90% CI 0.90–1.05)"
         );
-    }
-
-    #[test]
-    fn verdict_when_even_and_with_odd_levels() {
-        let c = comparison(1.0, 0.97, 1.03, 0.999);
+        // A wide interval once read "5.25× ± 9.33 slower".
+        let wide = comparison(5.25, 0.4, 19.1, 0.999);
         assert_eq!(
-            verdict(&c, "A", "B"),
-            "B is as fast as A (1.00× ± 0.03, 99.9% CI 0.97–1.03): the difference is not significant"
+            verdict(&wide, "A", "B"),
+            "no significant difference between B and A (B/A 5.25, 99.9% CI 0.40–19.10)"
         );
     }
 
@@ -423,7 +416,7 @@ mod tests {
     #[test]
     fn verdict_with_nan_does_not_panic() {
         let c = comparison(f64::NAN, f64::NAN, f64::NAN, f64::NAN);
-        assert!(verdict(&c, "A", "B").contains("not significant"));
+        assert!(verdict(&c, "A", "B").starts_with("no significant difference"));
     }
 
     #[test]
