@@ -97,6 +97,30 @@ pub fn part_stats(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Opt
     PartStats::of(chosen(records, selection))
 }
 
+/// The run in flight's records of one variant, as last copied.
+#[derive(Debug)]
+struct RunningCopy {
+    /// The run's id.
+    run: u64,
+    /// The variant's label.
+    variant: String,
+    /// How many records the run had when they were copied.
+    seen: usize,
+    /// The variant's records then.
+    records: Vec<IterationRecord>,
+}
+
+/// The iteration streaming now.
+#[derive(Debug, Clone)]
+struct Streaming {
+    /// Its number.
+    iteration: u32,
+    /// Its milliseconds so far.
+    so_far_ms: f64,
+    /// What it has streamed, in words.
+    words: String,
+}
+
 /// The iterations view's state: the selection, and which run it belongs to.
 #[derive(Debug, Default)]
 pub struct IterationsView {
@@ -113,11 +137,10 @@ pub struct IterationsView {
     /// The timeline of the iteration whose bar or flag was clicked.
     timeline: TimelineView,
     /// The run in flight's records of the variant streaming now, copied when one is added (not
-    /// each frame: each holds its timeline): (run, variant, records seen, the copies).
-    running: Option<(u64, String, usize, Vec<IterationRecord>)>,
-    /// The iteration streaming now, drawn as a partial bar: its number, milliseconds so far, and
-    /// what it has streamed in words.
-    streaming: Option<(u32, f64, String)>,
+    /// each frame: each holds its timeline).
+    running: Option<RunningCopy>,
+    /// The iteration streaming now, drawn as a partial bar.
+    streaming: Option<Streaming>,
 }
 
 impl IterationsView {
@@ -276,30 +299,35 @@ impl IterationsView {
         ui.heading(format!("{label} (running)"));
         let seen = run.records().len();
         let cached = match self.running.take() {
-            Some(c) if c.0 == id && c.1 == label && c.2 == seen => c,
-            _ => {
-                let records = run
+            Some(c) if c.run == id && c.variant == label && c.seen == seen => c,
+            _ => RunningCopy {
+                run: id,
+                variant: label.clone(),
+                seen,
+                records: run
                     .records()
                     .iter()
                     .filter(|r| r.run == label)
                     .cloned()
-                    .collect();
-                (id, label.clone(), seen, records)
-            }
+                    .collect(),
+            },
         };
         self.set_plan_changes([]);
         let progress = run.progress();
         self.streaming = progress.iteration.map(|_| {
-            let next = cached.3.last().map_or(0, |r| r.iteration + 1);
-            let so_far = format!(
-                "#{next} streaming: {} · {} rows · {}",
-                ms(progress.elapsed_ms),
-                count(progress.rows),
-                bytes(progress.wire_bytes)
-            );
-            (next, progress.elapsed_ms, so_far)
+            let iteration = cached.records.last().map_or(0, |r| r.iteration + 1);
+            Streaming {
+                iteration,
+                so_far_ms: progress.elapsed_ms,
+                words: format!(
+                    "#{iteration} streaming: {} · {} rows · {}",
+                    ms(progress.elapsed_ms),
+                    count(progress.rows),
+                    bytes(progress.wire_bytes)
+                ),
+            }
         });
-        self.ui(ui, (id, &label), &cached.3, run.mode());
+        self.ui(ui, (id, &label), &cached.records, run.mode());
         self.streaming = None;
         self.running = Some(cached);
     }
@@ -410,10 +438,10 @@ impl IterationsView {
         let mut charts = self.stacked_charts(stacked, records, &flagged, clip);
         charts.extend(overlap_chart(records, clip));
         let streaming = self.streaming.clone();
-        if let Some((next, so_far_ms, _)) = &streaming {
+        if let Some(now) = &streaming {
             // The iteration streaming now, as far as it has come: the axes have a scale from the
             // first frame of a long first iteration.
-            let bar = Bar::new(f64::from(*next), *so_far_ms)
+            let bar = Bar::new(f64::from(now.iteration), now.so_far_ms)
                 .width(BAR_WIDTH)
                 .fill(theme::MUTED.gamma_multiply(0.35))
                 .stroke(egui::Stroke::new(1.0, theme::MUTED));
@@ -439,7 +467,7 @@ impl IterationsView {
         let tallest = records
             .iter()
             .map(|r| clip.map_or(r.total_ms, |c| r.total_ms.min(c)))
-            .chain(streaming.as_ref().map(|s| s.1))
+            .chain(streaming.as_ref().map(|s| s.so_far_ms))
             .fold(0.0, f64::max);
         let plan_marks: Vec<u32> = self.plan_changes.iter().map(|(i, _)| *i).collect();
         let response = Plot::new("iterations-plot")
@@ -473,12 +501,12 @@ impl IterationsView {
                             .anchor(egui::Align2::LEFT_BOTTOM),
                     );
                 }
-                if let Some((next, so_far_ms, words)) = &streaming {
+                if let Some(now) = &streaming {
                     plot.text(
                         Text::new(
                             "",
-                            PlotPoint::new(f64::from(*next), *so_far_ms),
-                            words.as_str(),
+                            PlotPoint::new(f64::from(now.iteration), now.so_far_ms),
+                            now.words.as_str(),
                         )
                         .id("streaming")
                         .color(theme::MUTED)
