@@ -277,7 +277,9 @@ fn load_action(
         HistoryAction::Show { json: true, .. } => {
             out.write_all(&crate::export::load_json(&run)?)?
         }
-        HistoryAction::Show { .. } => out.write_all(super::load::summary(&run).as_bytes())?,
+        HistoryAction::Show { .. } => {
+            out.write_all(super::load_summary::summary(&run).as_bytes())?
+        }
         HistoryAction::Export {
             out: path,
             html: html_path,
@@ -334,7 +336,7 @@ fn write_load_table(out: &mut impl Write, loads: &[LoadSummary]) -> std::io::Res
         let cut = |s: &str, n: usize| printable(s).chars().take(n).collect::<String>();
         let knee = r
             .knee
-            .map_or_else(|| "-".to_owned(), |k| super::load::trim_level(k));
+            .map_or_else(|| "-".to_owned(), super::load_summary::trim_level);
         writeln!(
             out,
             "{:>6}  {:<24}  {:<20}  {:<16}  {:<16}  {:<6}  {:>5}  {:>9}  {:>8}",

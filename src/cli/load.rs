@@ -3,7 +3,6 @@
 //! and from the actual start, the knee, where the time went, the client's CPU per request.
 //! Ctrl-C (or SIGTERM) stops the run and still prints and writes what was measured.
 
-use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,6 +12,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use super::headers::HeaderArgs;
+use super::load_summary::{step_line, summary};
 use super::options::RequestOptionArgs;
 use super::profile::{QueryArgs, check_label};
 use super::target::{TargetArgs, parse_limit};
@@ -20,12 +20,9 @@ use crate::engine::Variant;
 use crate::engine::load::{LoadEvent, LoadRun, LoadSpec};
 use crate::export::{load_csv, load_hdr_log, load_json, write_atomically};
 use crate::load::{
-    LoadPlan, LoadReport, MAX_IN_FLIGHT, Model, StepLevel, StepResult, parse_concurrencies,
-    parse_rates,
+    LoadPlan, LoadReport, MAX_IN_FLIGHT, Model, StepLevel, parse_concurrencies, parse_rates,
 };
-use crate::part::Part;
 use crate::report::printable;
-use crate::text::ms;
 
 /// Arguments of `spanprof load`.
 #[derive(Debug, Clone, clap::Args)]
@@ -303,204 +300,5 @@ fn stop_on_signal(cancel: Arc<AtomicBool>) {
         });
     if let Err(e) = spawned {
         eprintln!("Ctrl-C will end the run without its report: {e}");
-    }
-}
-
-fn opt_ms(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_owned(), ms)
-}
-
-fn share(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_owned(), |s| format!("{:.1}%", s * 100.0))
-}
-
-/// One step in a line, as it ends.
-fn step_line(s: &StepResult) -> String {
-    format!(
-        "{}: {:.1}/s achieved, {} ok, {} errors, {} late, {} dropped; p50 {} p99 {} (uncorrected p99 {})",
-        s.level().describe(),
-        s.achieved_rate,
-        s.count,
-        s.errors,
-        s.late,
-        s.dropped,
-        opt_ms(s.p50_ms),
-        opt_ms(s.p99_ms),
-        opt_ms(s.p99_uncorrected_ms)
-    )
-}
-
-/// The summary: the steps with both sets of percentiles, where their time went, the knee, the
-/// client's CPU.
-pub fn summary(r: &LoadReport) -> String {
-    let mut t = String::new();
-    let model = match r.model {
-        Model::Open => format!("open model, at most {} in flight", r.max_in_flight),
-        Model::Closed => "closed model".to_owned(),
-    };
-    let _ = writeln!(
-        t,
-        "load \"{}\": {} on {}, {model}, {} steps{}",
-        printable(&r.label),
-        printable(&crate::text::excerpt(&r.sql, 80)),
-        printable(&r.target),
-        ms(r.step_duration_s * 1e3),
-        if r.cancelled {
-            " (cancelled: the last step is partial)"
-        } else {
-            ""
-        }
-    );
-    let _ = writeln!(
-        t,
-        "\nlatency from the intended start (corrected for coordinated omission) | from the actual start"
-    );
-    let _ = writeln!(
-        t,
-        "{:>16} {:>9} {:>7} {:>6} {:>6} {:>7} {:>9} {:>9} {:>9} {:>7} | {:>9} {:>9} {:>7} | {:>9}",
-        "step",
-        "achieved",
-        "ok",
-        "errors",
-        "late",
-        "dropped",
-        "p50",
-        "p90",
-        "p99",
-        ">100ms",
-        "p50",
-        "p99",
-        ">100ms",
-        "gen lag99"
-    );
-    for s in &r.steps {
-        let _ = writeln!(
-            t,
-            "{:>16} {:>7.1}/s {:>7} {:>6} {:>6} {:>7} {:>9} {:>9} {:>9} {:>7} | {:>9} {:>9} {:>7} | {:>9}",
-            s.level().describe(),
-            s.achieved_rate,
-            s.count,
-            s.errors,
-            s.late,
-            s.dropped,
-            opt_ms(s.p50_ms),
-            opt_ms(s.p90_ms),
-            opt_ms(s.p99_ms),
-            share(s.over_100ms_share),
-            opt_ms(s.p50_uncorrected_ms),
-            opt_ms(s.p99_uncorrected_ms),
-            share(s.over_100ms_share_uncorrected),
-            opt_ms(s.generator_lag_p99_ms),
-        );
-    }
-    for s in r.steps.iter().filter(|s| !s.errors_by_status.is_empty()) {
-        let codes: Vec<String> = s
-            .errors_by_status
-            .iter()
-            .map(|(c, n)| format!("{c} {n}"))
-            .collect();
-        let _ = writeln!(
-            t,
-            "errors at {}: {}",
-            s.level().describe(),
-            codes.join(", ")
-        );
-    }
-    parts_table(&mut t, r);
-    processes(&mut t, r);
-    let _ = writeln!(t, "\nknee: {}", r.knee_words);
-    let _ = writeln!(t, "  (rule: {})", r.knee_rule);
-    client_cpu(&mut t, r);
-    for notice in &r.notices {
-        let _ = writeln!(t, "note: {notice}");
-    }
-    t
-}
-
-/// A merged run's processes, step by step: each one's level, achieved rate and generator lag,
-/// kept apart.
-fn processes(t: &mut String, r: &LoadReport) {
-    if r.steps.iter().all(|s| s.processes.is_empty()) {
-        return;
-    }
-    let _ = writeln!(t, "\neach process's generator (merged run)");
-    for s in &r.steps {
-        for p in &s.processes {
-            let _ = writeln!(
-                t,
-                "{:>16}  {}: {} asked, {:.1}/s achieved, {} ok, generator lag p99 {}, max {}",
-                s.level().describe(),
-                printable(&crate::text::excerpt(&p.run, 60)),
-                trim_level(p.level),
-                p.achieved_rate,
-                p.count,
-                opt_ms(p.generator_lag_p99_ms),
-                opt_ms(p.generator_lag_max_ms),
-            );
-        }
-    }
-}
-
-/// A level as written: `50`, `0.5`.
-pub(super) fn trim_level(level: f64) -> String {
-    let text = format!("{level:.3}");
-    text.trim_end_matches('0').trim_end_matches('.').to_owned()
-}
-
-/// Where each step's time went: the accounting's parts, each its mean per request.
-fn parts_table(t: &mut String, r: &LoadReport) {
-    let shown: Vec<Part> = Part::QUERY
-        .into_iter()
-        .filter(|p| r.steps.iter().any(|s| s.part_ms(*p) > 0.0))
-        .collect();
-    if shown.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        t,
-        "\nwhere the time went (mean per request, from the actual start)"
-    );
-    let _ = write!(t, "{:>16}", "step");
-    for p in &shown {
-        let _ = write!(t, " {:>11}", p.label());
-    }
-    let _ = writeln!(t);
-    for s in &r.steps {
-        let _ = write!(t, "{:>16}", s.level().describe());
-        for p in &shown {
-            let _ = write!(t, " {:>11}", ms(s.part_ms(*p)));
-        }
-        let _ = writeln!(t);
-    }
-}
-
-/// The client's CPU per request, its decode capacity, and where it saturated.
-fn client_cpu(t: &mut String, r: &LoadReport) {
-    if let Some(cpu) = r.client_cpu_ms_per_query {
-        let _ = writeln!(
-            t,
-            "client CPU per request: {} (decode and its own work, at the first step)",
-            ms(cpu)
-        );
-    }
-    if let Some(n) = r.decode_capacity_per_core {
-        let _ = writeln!(
-            t,
-            "one core decodes about {} of these per second",
-            crate::text::count(n.round() as u64)
-        );
-    }
-    if let Some(at) = r.client_saturated_at {
-        let level = match r.model {
-            Model::Open => StepLevel::Rate(at),
-            Model::Closed => StepLevel::Concurrency(at as u32),
-        };
-        let _ = writeln!(
-            t,
-            "the client's CPU saturates at {}: its decode and own work ran on, or waited for, 80% \
-             of the {} cores (or were most of this process's 80%)",
-            level.describe(),
-            r.cores
-        );
     }
 }

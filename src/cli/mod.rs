@@ -11,6 +11,7 @@ mod headers;
 mod history;
 mod html;
 mod load;
+mod load_summary;
 mod operators;
 mod options;
 mod outputs;

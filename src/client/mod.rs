@@ -4,6 +4,7 @@
 //! [`Session`] and plain data.
 
 pub mod admin;
+mod admin_call;
 pub mod auth;
 pub mod cloud;
 pub mod codec;
@@ -18,6 +19,7 @@ pub mod options;
 pub mod params;
 pub mod partitioned;
 pub mod resume;
+pub mod rows;
 pub mod server_timing;
 pub mod session;
 pub mod session_kind;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 
 use crate::client::admin::{self, AdminError, Ensured};
+use crate::client::rows;
 use crate::client::{
     Readable, Timeouts, check_host_port, connect_plaintext_answering_within, probe,
 };
@@ -210,7 +211,7 @@ async fn load_table(
     seed23_rows: u64,
 ) -> Result<u64, AdminError> {
     let load = |rows: Box<dyn Iterator<Item = Vec<Value>> + Send>| {
-        admin::load_rows(channel.clone(), database_name, table, rows, BATCH_ROWS)
+        rows::load_rows(channel.clone(), database_name, table, rows, BATCH_ROWS)
     };
     let last_id = i64::try_from(seed23_rows).unwrap_or(i64::MAX);
     match table.name {

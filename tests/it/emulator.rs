@@ -281,6 +281,7 @@ fn seed_cli_rejects_a_missing_or_unreachable_endpoint() {
 #[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
 fn ensure_database_adds_only_the_missing_tables() {
     use spanprof::client::admin::{self, Ensured};
+    use spanprof::client::rows;
 
     let emulator = start_emulator();
     let ddl: Vec<String> = spanprof::demo::tables()
@@ -327,7 +328,7 @@ fn ensure_database_adds_only_the_missing_tables() {
         let database = admin::database_name("test-project", "test-instance", "test-db");
         let table = spanprof::demo::blobs::table();
         let short = std::iter::once(vec![Value::Int64(1)]);
-        let err = admin::load_rows(channel.clone(), &database, &table, short, 10)
+        let err = rows::load_rows(channel.clone(), &database, &table, short, 10)
             .await
             .expect_err("a short row is refused");
         assert!(err.to_string().contains("Blobs"), "{err}");

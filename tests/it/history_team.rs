@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use spanprof::client::admin;
+use spanprof::client::rows;
 use spanprof::history::spanner::{SpannerStore, TABLE};
 use spanprof::history::{
     Baseline, Filter, HistoryStore, Location, StoredRun, Wanted, baseline, fingerprint,
@@ -90,7 +90,7 @@ fn write_row(host: &str, name: &str, id: &str, day: u32, iterations: i64, report
             spanprof::client::connect_plaintext_answering_within(host, Duration::from_secs(10))
                 .await
                 .expect("connects");
-        admin::insert_rows(channel, name, TABLE, &columns, &[row])
+        rows::insert_rows(channel, name, TABLE, &columns, &[row])
             .await
             .expect("written");
     });
@@ -173,7 +173,7 @@ fn a_report_too_long_for_one_cell_is_saved_in_parts_and_read_back_whole() {
         )
         .await
         .expect("connects");
-        admin::text_rows(
+        rows::text_rows(
             channel,
             &database.name(),
             "SELECT COUNT(*) FROM SpanprofReportParts",

@@ -19,7 +19,7 @@ use super::record::{Filter, MAX_STORED_REPORT_BYTES, RunSummary, StoredRun, chec
 use super::trend::{QuerySummary, TrendPoint};
 use super::{HistoryError, HistoryStore, LoadSummary, StoredLoad};
 use crate::client::Param;
-use crate::client::admin;
+use crate::client::{admin, rows};
 use crate::load::LoadReport;
 use crate::report::RunReport;
 use crate::wire::{Timestamp, Value};
@@ -105,7 +105,7 @@ impl SpannerStore {
     fn rows(&self, sql: &str, params: &[Param]) -> Result<Vec<Vec<Option<String>>>, HistoryError> {
         let name = self.database.name();
         self.runtime
-            .block_on(admin::text_rows(self.channel.clone(), &name, sql, params))
+            .block_on(rows::text_rows(self.channel.clone(), &name, sql, params))
             .map_err(|e| self.fail(e))
     }
 }
@@ -255,7 +255,7 @@ impl HistoryStore for SpannerStore {
         let columns = ["Id".to_owned(), "Label".to_owned()];
         let name = self.database.name();
         self.runtime
-            .block_on(admin::update_rows(
+            .block_on(rows::update_rows(
                 self.channel.clone(),
                 &name,
                 TABLE,
@@ -383,7 +383,7 @@ impl SpannerStore {
         let columns: Vec<String> = columns.iter().map(|c| (*c).to_owned()).collect();
         let name = self.database.name();
         self.runtime
-            .block_on(admin::insert_rows(
+            .block_on(rows::insert_rows(
                 self.channel.clone(),
                 &name,
                 table,
@@ -398,7 +398,7 @@ impl SpannerStore {
     fn remove(&self, table: &str, id: &str) -> Result<(), HistoryError> {
         let name = self.database.name();
         self.runtime
-            .block_on(admin::delete_rows(
+            .block_on(rows::delete_rows(
                 self.channel.clone(),
                 &name,
                 table,
@@ -498,7 +498,7 @@ impl SpannerStore {
     fn remove_parts(&self, id: &str) -> Result<(), HistoryError> {
         let name = self.database.name();
         self.runtime
-            .block_on(admin::delete_prefixed(
+            .block_on(rows::delete_prefixed(
                 self.channel.clone(),
                 &name,
                 PARTS,
