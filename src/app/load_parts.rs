@@ -30,7 +30,12 @@ impl StepBar {
         if let Some(part) = hovered
             && let Some((_, value)) = self.parts.iter().find(|(p, _)| *p == part)
         {
-            text.push_str(&format!("{} · {}: {}\n", self.name, part.label(), ms(*value)));
+            text.push_str(&format!(
+                "{} · {}: {}\n",
+                self.name,
+                part.label(),
+                ms(*value)
+            ));
         }
         text.push_str(&format!(
             "at {}, the mean per request that ended ok:",
@@ -86,7 +91,11 @@ impl LoadParts {
     fn stacked(&self) -> Vec<Part> {
         Part::ALL
             .into_iter()
-            .filter(|p| self.bars.iter().any(|b| b.parts.iter().any(|(q, _)| q == p)))
+            .filter(|p| {
+                self.bars
+                    .iter()
+                    .any(|b| b.parts.iter().any(|(q, _)| q == p))
+            })
             .collect()
     }
 
@@ -139,10 +148,7 @@ impl LoadParts {
              Iterations; they add up to the mean latency from the actual start",
         );
         let stacked = self.stacked();
-        theme::legend(
-            ui,
-            stacked.iter().map(|p| (p.label(), theme::part(*p))),
-        );
+        theme::legend(ui, stacked.iter().map(|p| (p.label(), theme::part(*p))));
         let width = self.width();
         let hovered_step = self.hovered.map(|(i, _)| i);
         let mut charts: Vec<BarChart> = Vec::with_capacity(stacked.len());
@@ -239,10 +245,14 @@ mod tests {
         recorder.ok(&Ended::default(), &Default::default());
         let mut step = recorder.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default());
         // A key no part has (a newer report's) is left out, not drawn.
-        step.parts = [("server", server_ms), ("network", network_ms), ("warp", 1.0)]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect();
+        step.parts = [
+            ("server", server_ms),
+            ("network", network_ms),
+            ("warp", 1.0),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
         step
     }
 
@@ -264,7 +274,10 @@ mod tests {
         assert!((chart.width() - 90.0).abs() < 1e-9);
         let words = chart.bars[0].tooltip(Some(Part::Network));
         let first = words.lines().next().unwrap_or_default();
-        assert_eq!(first, format!("50 req/s · network: {}", ms(a.parts["network"])));
+        assert_eq!(
+            first,
+            format!("50 req/s · network: {}", ms(a.parts["network"]))
+        );
         assert!(words.contains(&format!("\nserver {}", ms(a.parts["server"]))));
     }
 }

@@ -122,7 +122,8 @@ impl LoadPercentiles {
     pub fn push(&mut self, step: &StepResult) {
         let name = step.level().describe();
         let read = percentile_series(&step.histogram).and_then(|corrected| {
-            percentile_series(&step.histogram_uncorrected).map(|uncorrected| (corrected, uncorrected))
+            percentile_series(&step.histogram_uncorrected)
+                .map(|uncorrected| (corrected, uncorrected))
         });
         match read {
             Ok((corrected, uncorrected)) => self.steps.push(StepLines {
@@ -285,12 +286,19 @@ mod tests {
             .find(|p| (p.x - 2.0).abs() < 1e-9)
             .expect("a point at 99%");
         assert_eq!(Some(at_99.y), h.quantile_ms(0.99));
-        assert!(series.windows(2).all(|w| w[0].x <= w[1].x && w[0].y <= w[1].y));
+        assert!(
+            series
+                .windows(2)
+                .all(|w| w[0].x <= w[1].x && w[0].y <= w[1].y)
+        );
     }
 
     #[test]
     fn an_empty_step_has_no_line_and_what_is_no_histogram_is_refused() {
-        assert_eq!(percentile_series(&encoded(std::iter::empty())), Ok(Vec::new()));
+        assert_eq!(
+            percentile_series(&encoded(std::iter::empty())),
+            Ok(Vec::new())
+        );
         assert!(percentile_series("not base64!").is_err());
         // One request: a single point, at 0%.
         let one = percentile_series(&encoded([7])).expect("decodes");

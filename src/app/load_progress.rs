@@ -256,10 +256,16 @@ mod tests {
         let generating = p.phase(began + Duration::from_secs(1));
         assert_eq!(generating.drain, None);
         assert!((generating.fraction - 0.75).abs() < 1e-6);
-        assert!(generating.words.starts_with("step 2 of 2: 20 req/s · 1.0 s of 2.0 s"));
+        assert!(
+            generating
+                .words
+                .starts_with("step 2 of 2: 20 req/s · 1.0 s of 2.0 s")
+        );
         let draining = p.phase(began + Duration::from_millis(5_000));
         assert!(
-            draining.words.contains("draining the requests still in flight: 3.0 s (up to 30 s)"),
+            draining
+                .words
+                .contains("draining the requests still in flight: 3.0 s (up to 30 s)"),
             "{}",
             draining.words
         );
@@ -268,7 +274,11 @@ mod tests {
         p.step_done();
         p.step_done();
         let after = p.phase(Instant::now());
-        assert!(after.words.starts_with("the last step ended"), "{}", after.words);
+        assert!(
+            after.words.starts_with("the last step ended"),
+            "{}",
+            after.words
+        );
         assert_eq!(after.fraction, 1.0);
     }
 }

@@ -241,8 +241,7 @@ impl LoadView {
         local: bool,
     ) -> Option<Command> {
         // The charts' height from the tab's own (inside the scroll, the height is unbounded).
-        let chart_height =
-            (ui.available_height() * 0.4).clamp(CHART_MIN_HEIGHT, CHART_MAX_HEIGHT);
+        let chart_height = (ui.available_height() * 0.4).clamp(CHART_MIN_HEIGHT, CHART_MAX_HEIGHT);
         egui::ScrollArea::vertical()
             .id_salt("load-tab")
             .auto_shrink([false, false])

@@ -27,7 +27,10 @@ pub(crate) fn text_of<'t>(node: &impl egui_kittest::kittest::NodeT<'t>) -> Optio
 
 /// Steps frames until a node whose label contains `text` shows, for at most ten seconds; its
 /// whole label.
-pub(crate) fn label_containing(h: &mut Harness<'static, SpanprofApp>, text: &str) -> Option<String> {
+pub(crate) fn label_containing(
+    h: &mut Harness<'static, SpanprofApp>,
+    text: &str,
+) -> Option<String> {
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         h.run_steps(1);

@@ -71,11 +71,18 @@ fn a_load_run_shows_each_step_as_it_ends_and_the_knee_past_the_queues_capacity()
         "the second step is still going"
     );
     // The first step's row and its percentile line's legend; nothing of the second yet.
-    assert!(h.query_all_by_label("40 req/s").count() >= 1, "the first row");
+    assert!(
+        h.query_all_by_label("40 req/s").count() >= 1,
+        "the first row"
+    );
     assert!(h.query_all_by_label("200 req/s").next().is_none());
     let view = h.state().load_view();
     assert_eq!(view.parts_chart().drawn(), 1, "a bar as the step ends");
-    assert_eq!(view.percentile_plot().drawn().0, 1, "a line as the step ends");
+    assert_eq!(
+        view.percentile_plot().drawn().0,
+        1,
+        "a line as the step ends"
+    );
     assert!(
         h.query_by_label_contains("No knee yet").is_some(),
         "one step makes no knee"
@@ -248,13 +255,19 @@ fn the_side_panel_s_run_on_the_load_tab_starts_a_load_run_not_an_iterations_run(
     );
     type_rates(&mut h, "20,20,20");
     run_load(&mut h);
-    assert!(h.state().load_view().is_running(), "Run load started a load run");
+    assert!(
+        h.state().load_view().is_running(),
+        "Run load started a load run"
+    );
     assert!(!h.state().is_running(), "and no Iterations run");
     step_until(&mut h, "the first step's row", |app| {
         !app.load_view().steps().is_empty()
     });
     assert!(h.query_all_by_label("20 req/s").count() >= 1, "its row");
-    assert!(h.state().runs().is_empty(), "no Iterations run joined the list");
+    assert!(
+        h.state().runs().is_empty(),
+        "no Iterations run joined the list"
+    );
     h.get_by_label("Cancel").click();
     step_until(&mut h, "the cancelled run to end", |app| {
         !app.load_view().is_running()
@@ -264,7 +277,10 @@ fn the_side_panel_s_run_on_the_load_tab_starts_a_load_run_not_an_iterations_run(
     // Ctrl+Enter on the Load tab: a load run again.
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Enter);
     h.run_steps(2);
-    assert!(h.state().load_view().is_running(), "Ctrl+Enter started a load run");
+    assert!(
+        h.state().load_view().is_running(),
+        "Ctrl+Enter started a load run"
+    );
     assert!(!h.state().is_running());
     h.get_by_label("Cancel").click();
     step_until(&mut h, "the second run to end", |app| {
@@ -329,7 +345,11 @@ fn each_step_s_parts_and_percentiles_are_drawn_with_its_own_figures() {
     assert_eq!(steps.len(), 3);
     let view = h.state().load_view();
     assert_eq!(view.parts_chart().drawn(), steps.len(), "one bar per step");
-    assert_eq!(view.percentile_plot().drawn(), (3, 1), "a line per step, the last dashed");
+    assert_eq!(
+        view.percentile_plot().drawn(),
+        (3, 1),
+        "a line per step, the last dashed"
+    );
     for (step, (name, points)) in steps.iter().zip(view.percentile_plot().lines()) {
         assert_eq!(name, step.level().describe());
         let at_99 = points
@@ -361,7 +381,8 @@ fn each_step_s_parts_and_percentiles_are_drawn_with_its_own_figures() {
     }
     // The plot is below the table: scrolled to, as a person would, then the toggle.
     h.hover_at(egui::pos2(1.0, 1.0));
-    h.get_by_label("every step from the actual start").scroll_to_me();
+    h.get_by_label("every step from the actual start")
+        .scroll_to_me();
     h.run_steps(3);
     h.get_by_label("every step from the actual start").click();
     h.run_steps(2);
