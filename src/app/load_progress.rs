@@ -172,11 +172,13 @@ impl LoadProgress {
 
 /// The side panel's Run load and Cancel on the Load tab, and a line on the run in flight;
 /// `progress` while one is in flight, `blocked` why none can start (a run in Iterations, an
-/// empty query). The command a click asked for.
+/// empty query), `other_run` whether a run is in flight in Iterations (Cancel cancels it). The
+/// command a click asked for.
 pub fn run_bar(
     ui: &mut egui::Ui,
     progress: Option<&LoadProgress>,
     blocked: Option<&str>,
+    other_run: bool,
 ) -> Option<Command> {
     let mut command = None;
     ui.add_space(4.0);
@@ -199,14 +201,20 @@ pub fn run_bar(
         if run.clicked() {
             command = Some(Command::RunLoad);
         }
+        // With no load run, Cancel still reaches a run in flight in Iterations (what blocks).
+        let (can_cancel, asks) = match progress {
+            Some(p) => (!p.stopping(), Command::StopLoad),
+            None => (other_run, Command::Cancel),
+        };
         let cancel = ui
-            .add_enabled(
-                progress.is_some_and(|p| !p.stopping()),
-                egui::Button::new("Cancel"),
-            )
-            .on_hover_text("Stops the load run; the steps measured so far are kept");
+            .add_enabled(can_cancel, egui::Button::new("Cancel"))
+            .on_hover_text(if progress.is_some() {
+                "Stops the load run; the steps measured so far are kept"
+            } else {
+                "Cancels the run in flight in Iterations"
+            });
         if cancel.clicked() {
-            command = Some(Command::StopLoad);
+            command = Some(asks);
         }
     });
     match progress {

@@ -426,7 +426,7 @@ impl LoadView {
         } else {
             None
         };
-        load_progress::run_bar(ui, self.progress(), blocked)
+        load_progress::run_bar(ui, self.progress(), blocked, iterations_running)
     }
 }
 
