@@ -119,6 +119,26 @@ pub const RUN_COLOURS: [[u8; 3]; 6] = [
     [0xdd, 0x22, 0xee],
 ];
 
+/// The colours of a load run's steps, from the lightest load to the heaviest: blue through
+/// orange to red, at 0, 0.5 and 1 of the way ([`level_colour`]). The window's percentile lines
+/// and the HTML page's take them from here.
+pub const LEVEL_RAMP: [Rgb; 3] = [[33, 102, 172], [230, 140, 30], [178, 24, 43]];
+
+/// The colour `t` of the way (0 to 1, clamped; not a number is 0) from the lightest load's to the
+/// heaviest's along [`LEVEL_RAMP`].
+pub fn level_colour(t: f64) -> Rgb {
+    let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
+    let (a, b, f) = if t <= 0.5 {
+        (LEVEL_RAMP[0], LEVEL_RAMP[1], t * 2.0)
+    } else {
+        (LEVEL_RAMP[1], LEVEL_RAMP[2], (t - 0.5) * 2.0)
+    };
+    [0, 1, 2].map(|k| {
+        let (a, b) = (f64::from(a[k]), f64::from(b[k]));
+        (a + (b - a) * f).round() as u8
+    })
+}
+
 /// Every part's words and colour, in [`Part::ALL`] order. The colours of each set of parts drawn
 /// together (a query's, a cold start's steps, a client program's) stay apart for readers with a
 /// colour-vision deficiency: at least 20 apart in CIE76 ΔE under deuteranopia, protanopia and

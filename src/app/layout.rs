@@ -1,6 +1,7 @@
 //! The window's panels around the views: the menu bar (File, the tabs, Export, Copy summary), the
 //! status bar (the run or load run, the target, the last notice, a desktop dialog being waited
-//! for), the side panel (connection, then query) and the central area's tab.
+//! for), the side panel (connection, then query; its Run bar starts a load run on the Load tab)
+//! and the central area's tab.
 
 use super::SpanprofApp;
 use super::command::Command;
@@ -104,13 +105,20 @@ impl SpanprofApp {
     pub(super) fn side_panel(&mut self, ui: &mut egui::Ui) -> Option<Command> {
         let mut command = None;
         let running = self.active.is_some();
-        // Run, Cancel and the progress first, pinned at the bottom: in view at any height.
+        // Run, Cancel and the progress first, pinned at the bottom: in view at any height. On
+        // the Load tab they start and stop a load run.
         egui::Panel::bottom("run-bar")
             .resizable(false)
             .show(ui, |ui| {
-                command = self
-                    .query
-                    .run_bar(ui, &self.settings.query, self.active.as_ref());
+                command = if self.settings.tab == Tab::Load {
+                    let query = &self.settings.query;
+                    let empty =
+                        !query.client && query.variants.iter().all(|v| v.sql.trim().is_empty());
+                    self.load.run_bar(ui, running, empty)
+                } else {
+                    self.query
+                        .run_bar(ui, &self.settings.query, self.active.as_ref())
+                };
             });
         egui::ScrollArea::vertical().show(ui, |ui| {
             egui::CollapsingHeader::new(egui::RichText::new("Connection").strong())

@@ -1,7 +1,7 @@
 //! The Load tab's figures, made once when a step ends (never per frame): a table row per step, its
 //! cells written, and the curve's points; then their drawing: latency against the step's level
 //! (p50 and p99 from the intended start, p99 from the actual start dashed) with the knee as a
-//! vertical line, and the steps' table.
+//! vertical line, and the steps' table (in the tab's own scroll).
 
 use egui_extras::{Column, TableBuilder};
 use egui_plot::{Line, LineStyle, MarkerShape, Plot, PlotPoint, PlotPoints, Points, VLine};
@@ -118,6 +118,10 @@ impl LoadFigures {
 
     /// The curve: latency against the step's level, the knee a vertical line, `height` tall.
     pub fn plot(&self, ui: &mut egui::Ui, height: f32) {
+        ui.strong("Latency against the level").on_hover_text(
+            "Each step's p50 and p99 from the intended start (corrected for coordinated \
+             omission), and its p99 from the actual start",
+        );
         theme::legend(
             ui,
             [
@@ -177,9 +181,12 @@ impl LoadFigures {
         egui::ScrollArea::horizontal()
             .id_salt("load-steps-h")
             .show(ui, |ui| {
+                // The tab scrolls as a whole: no scroll of the table's own (its rows out of
+                // view are still not laid out).
                 TableBuilder::new(ui)
                     .id_salt("load-steps")
                     .striped(true)
+                    .vscroll(false)
                     .column(Column::initial(120.0).at_least(80.0))
                     .columns(Column::initial(82.0).at_least(50.0), COLUMNS.len() - 1)
                     .header(row_height, |mut header| {

@@ -1,11 +1,14 @@
 //! A load run's start and end as the app sees it: the spec made from the panels (the query
 //! panel's first query, the connection panel's target and timeouts, the Load tab's plan, the
 //! built-in instance's queue), refused in words when it cannot run; and what its end says in the
-//! status bar and the log, the finished run saved in the history.
+//! status bar, the log and the status file (as an Iterations run's: `running`, then `finished
+//! LABEL ok=N other=M` with N the requests that ended ok and M the others, or `failed MESSAGE`);
+//! the finished run saved in the history.
 
 use super::SpanprofApp;
 use super::connection::repaint_notifier;
 use super::load_view::LoadEnded;
+use super::status_file::RunState;
 use crate::engine::Target;
 use crate::engine::load::{LoadRun, LoadSpec};
 
@@ -36,6 +39,7 @@ impl SpanprofApp {
                 self.settings.query.remember(&sql);
                 self.load.started(run, &plan, notices);
                 self.notice = None;
+                self.write_status(RunState::Running);
             }
             Err(e) => self
                 .load
@@ -91,18 +95,33 @@ impl SpanprofApp {
     }
 
     /// Reads what the load run in flight reported since the last frame; its end is said in the
-    /// status bar (a failure in the log too).
+    /// status bar (a failure in the log too) and the status file.
     pub(super) fn drain_load(&mut self) {
         match self.load.drain() {
             None => {}
             Some(LoadEnded::Finished(said)) => {
                 self.notice = Some(said);
-                // Kept in the history as `spanprof load` keeps its runs.
-                if let (Some(history), Some(report)) = (&self.history, self.load.report()) {
-                    history.save_load(report.clone());
+                if let Some(report) = self.load.report() {
+                    // Kept in the history as `spanprof load` keeps its runs.
+                    if let Some(history) = &self.history {
+                        history.save_load(report.clone());
+                    }
+                    let steps = &report.steps;
+                    let state = RunState::Finished {
+                        label: report.label.clone(),
+                        ok: steps.iter().map(|s| s.count).sum::<u64>() as usize,
+                        other: steps
+                            .iter()
+                            .map(|s| s.errors + s.dropped + s.unfinished)
+                            .sum::<u64>() as usize,
+                    };
+                    self.write_status(state);
                 }
             }
-            Some(LoadEnded::Failed(why)) => self.error(format!("the load run failed: {why}")),
+            Some(LoadEnded::Failed(why)) => {
+                self.error(format!("the load run failed: {why}"));
+                self.write_status(RunState::Failed(why));
+            }
         }
     }
 }

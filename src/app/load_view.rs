@@ -1,21 +1,30 @@
 //! The Load tab: a load test of the query panel's first query on the connection panel's target,
 //! its controls (the model and its levels, the step's length, the bound on requests in flight,
-//! the built-in instance's queue), Run load and Stop; while it runs, each step that ends appears
-//! at once as a row and a point of the curve, and the knee found so far is marked; once it ends,
-//! the run's own knee and its exports.
+//! the built-in instance's queue; the side panel's Run load and Cancel start and stop it); while
+//! it runs, each step that ends appears at once as a row, a point of the curve, a stacked bar of
+//! its parts and a line of its percentiles, and the knee found so far is marked; once it ends (or
+//! is stopped), the run's own knee and its exports. The tab scrolls, its charts a minimum height.
 //!
 //! The engine runs on its own thread; the view reads what it reported once per frame and remakes
-//! its figures only when a step ends ([`LoadFigures`]).
-
-use std::time::{Duration, Instant};
+//! its figures only when a step ends ([`LoadFigures`], [`LoadParts`], [`LoadPercentiles`]).
 
 use super::command::Command;
 use super::export::LoadExportFormat;
 use super::load_chart::LoadFigures;
+use super::load_parts::LoadParts;
+use super::load_percentiles::{LevelScale, LoadPercentiles};
+use super::load_progress::{self, LoadProgress};
 use super::load_settings::{LoadModel, LoadSettings, QueueSettings};
 use super::theme::{self, form_row};
 use crate::engine::load::{LoadEvent, LoadRun};
-use crate::load::{KneeRule, LoadPlan, LoadReport, StepLevel, StepResult, find_knee};
+use crate::load::{KneeRule, LoadPlan, LoadReport, StepResult, find_knee};
+
+/// The narrowest a chart is drawn (it keeps this height at any window size; the tab scrolls).
+const CHART_MIN_HEIGHT: f32 = 180.0;
+/// The tallest a chart is drawn.
+const CHART_MAX_HEIGHT: f32 = 320.0;
+/// From this width on, the curve and the parts share a row (both have the level as x).
+const TWO_COLUMNS_FROM: f32 = 760.0;
 
 /// How a drained load run ended, when it did.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,14 +33,6 @@ pub enum LoadEnded {
     Finished(String),
     /// It could not start: why.
     Failed(String),
-}
-
-/// The step running now.
-#[derive(Debug, Clone, Copy)]
-struct RunningStep {
-    index: usize,
-    level: StepLevel,
-    began: Instant,
 }
 
 /// The knee shown above the curve: its words, and the rule it was found by.
@@ -45,13 +46,13 @@ struct KneeText {
 #[derive(Default)]
 pub struct LoadView {
     run: Option<LoadRun>,
-    stopping: bool,
-    target: Option<String>,
-    running: Option<RunningStep>,
-    planned: usize,
-    step_duration: Duration,
+    progress: LoadProgress,
+    /// The plan's levels' spread: each step's colour among them.
+    scale: LevelScale,
     steps: Vec<StepResult>,
     figures: LoadFigures,
+    parts: LoadParts,
+    percentiles: LoadPercentiles,
     knee: Option<KneeText>,
     report: Option<LoadReport>,
     /// Why the last run could not start, or failed.
@@ -86,13 +87,34 @@ impl LoadView {
         self.knee.as_ref().map(|k| k.words.as_str())
     }
 
-    /// A run of `plan` started: what the last run showed goes.
+    /// The stacked bars of the steps' parts, as drawn.
+    pub fn parts_chart(&self) -> &LoadParts {
+        &self.parts
+    }
+
+    /// The percentile plot's lines, as drawn.
+    pub fn percentile_plot(&self) -> &LoadPercentiles {
+        &self.percentiles
+    }
+
+    /// Where the run in flight is, while one is.
+    pub fn progress(&self) -> Option<&LoadProgress> {
+        self.run.as_ref().map(|_| &self.progress)
+    }
+
+    /// A run of `plan` started: what the last run showed goes. Keeps the percentile plot's
+    /// toggle.
     pub(super) fn started(&mut self, run: LoadRun, plan: &LoadPlan, notices: Vec<String>) {
+        let scale = LevelScale::of(plan.levels.iter().map(|l| l.value()));
+        let mut percentiles = LoadPercentiles::new(scale);
+        percentiles.every_actual = self.percentiles.every_actual;
         *self = LoadView {
             run: Some(run),
-            planned: plan.levels.len(),
-            step_duration: plan.step_duration,
+            progress: LoadProgress::new(plan),
+            scale,
             figures: LoadFigures::new(plan.model),
+            parts: LoadParts::new(plan.model),
+            percentiles,
             notices,
             ..LoadView::default()
         };
@@ -107,7 +129,7 @@ impl LoadView {
     pub(super) fn stop(&mut self) {
         if let Some(run) = &self.run {
             run.cancel();
-            self.stopping = true;
+            self.progress.stop();
         }
     }
 
@@ -115,17 +137,13 @@ impl LoadView {
     pub(super) fn drain(&mut self) -> Option<LoadEnded> {
         while let Some(event) = self.run.as_ref()?.try_next() {
             match event {
-                LoadEvent::Connected(target) => self.target = Some(target),
-                LoadEvent::StepStarted { index, level } => {
-                    self.running = Some(RunningStep {
-                        index,
-                        level,
-                        began: Instant::now(),
-                    });
-                }
+                LoadEvent::Connected(target) => self.progress.connected(target),
+                LoadEvent::StepStarted { index, level } => self.progress.step_started(index, level),
                 LoadEvent::StepDone(step) => {
-                    self.running = None;
+                    self.progress.step_done();
                     self.figures.push(&step);
+                    self.parts.push(&step);
+                    self.percentiles.push(&step);
                     self.steps.push(*step);
                     self.knee_so_far();
                 }
@@ -133,7 +151,6 @@ impl LoadView {
                 LoadEvent::Failed(error) => {
                     let why = error.to_string();
                     self.run = None;
-                    self.running = None;
                     self.error = Some(why.clone());
                     return Some(LoadEnded::Failed(why));
                 }
@@ -162,12 +179,22 @@ impl LoadView {
     /// The run's report arrived: its steps, its knee and its notices are what the view shows.
     fn finished(&mut self, report: LoadReport) -> LoadEnded {
         self.run = None;
-        self.running = None;
         // The report carries the notices said before the run, with its own.
         self.notices.clear();
         let mut figures = LoadFigures::new(report.model);
         for step in &report.steps {
             figures.push(step);
+        }
+        if report.steps != self.steps {
+            // The steps said as they ended are the report's; read again only if not.
+            self.parts = LoadParts::new(report.model);
+            let mut percentiles = LoadPercentiles::new(self.scale);
+            percentiles.every_actual = self.percentiles.every_actual;
+            for step in &report.steps {
+                self.parts.push(step);
+                percentiles.push(step);
+            }
+            self.percentiles = percentiles;
         }
         let knee = report.knee.and_then(|level| {
             let index = report
@@ -204,16 +231,33 @@ impl LoadView {
         LoadEnded::Finished(said)
     }
 
-    /// The tab: the controls, the run's state, the knee, the curve and the table; the command a
-    /// click asked for. `local` says whether the target is the built-in instance (the queue's
-    /// knobs apply there only).
+    /// The tab, in one vertical scroll: the controls, the run's state, the knee, the curve and
+    /// the parts, the table, the percentiles; the command a click asked for. `local` says
+    /// whether the target is the built-in instance (the queue's knobs apply there only).
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
         settings: &mut LoadSettings,
         local: bool,
     ) -> Option<Command> {
-        let mut command = self.controls(ui, settings);
+        // The charts' height from the tab's own (inside the scroll, the height is unbounded).
+        let chart_height = (ui.available_height() * 0.4).clamp(CHART_MIN_HEIGHT, CHART_MAX_HEIGHT);
+        egui::ScrollArea::vertical()
+            .id_salt("load-tab")
+            .auto_shrink([false, false])
+            .show(ui, |ui| self.contents(ui, settings, local, chart_height))
+            .inner
+    }
+
+    fn contents(
+        &mut self,
+        ui: &mut egui::Ui,
+        settings: &mut LoadSettings,
+        local: bool,
+        chart_height: f32,
+    ) -> Option<Command> {
+        let mut command = None;
+        self.controls(ui, settings);
         queue_ui(ui, &mut settings.queue, local, !self.is_running());
         ui.separator();
         self.state_ui(ui);
@@ -229,7 +273,10 @@ impl LoadView {
         }
         if self.figures.is_empty() {
             if !self.is_running() && self.error.is_none() {
-                ui.label("No load run yet: set the levels and press Run load.");
+                ui.label(
+                    "No load run yet: set the levels and press Run load (below the query \
+                     panel, or Ctrl+Enter).",
+                );
             }
             return command;
         }
@@ -246,16 +293,32 @@ impl LoadView {
                 }
             });
         }
-        let height = (ui.available_height() * 0.5).clamp(160.0, 360.0);
-        self.figures.plot(ui, height);
-        ui.add_space(4.0);
-        self.figures.table(ui);
+        self.charts(ui, chart_height);
         command
     }
 
-    /// The model, its levels, the step, the bound in flight, and Run load or Stop.
-    fn controls(&self, ui: &mut egui::Ui, settings: &mut LoadSettings) -> Option<Command> {
-        let mut command = None;
+    /// The curve and the parts side by side where the tab is wide enough (both have the level
+    /// as x), else one above the other; the steps' table, then the percentiles, the whole width.
+    fn charts(&mut self, ui: &mut egui::Ui, height: f32) {
+        if ui.available_width() >= TWO_COLUMNS_FROM {
+            ui.columns(2, |columns| {
+                self.figures.plot(&mut columns[0], height);
+                self.parts.plot(&mut columns[1], height);
+            });
+        } else {
+            self.figures.plot(ui, height);
+            ui.add_space(4.0);
+            self.parts.plot(ui, height);
+        }
+        ui.add_space(4.0);
+        self.figures.table(ui);
+        ui.add_space(8.0);
+        self.percentiles.plot(ui, height);
+        ui.add_space(4.0);
+    }
+
+    /// The model, its levels, the step, the bound in flight (fixed while a run is in flight).
+    fn controls(&self, ui: &mut egui::Ui, settings: &mut LoadSettings) {
         let idle = !self.is_running();
         ui.add_enabled_ui(idle, |ui| {
             egui::Grid::new("load-controls")
@@ -263,7 +326,7 @@ impl LoadView {
                 .spacing([8.0, 4.0])
                 .show(ui, |ui| {
                     ui.label("Model");
-                    ui.horizontal(|ui| {
+                    ui.horizontal_wrapped(|ui| {
                         ui.radio_value(&mut settings.model, LoadModel::Open, "Open (rates)")
                             .on_hover_text(
                                 "Requests arrive at a steady rate whatever the answers do \
@@ -318,75 +381,21 @@ impl LoadView {
                     }
                 });
         });
-        ui.horizontal(|ui| {
-            if idle {
-                if ui
-                    .button(egui::RichText::new("Run load").strong())
-                    .on_hover_text("Runs the query panel's first query at each level in turn")
-                    .clicked()
-                {
-                    command = Some(Command::RunLoad);
-                }
-            } else if ui
-                .add_enabled(!self.stopping, egui::Button::new("Stop"))
-                .on_hover_text("Stops generating; the steps measured so far are kept")
-                .clicked()
-            {
-                command = Some(Command::StopLoad);
-            }
-            ui.label(
-                egui::RichText::new("the query panel's first query, on the connection's target")
-                    .small()
-                    .color(theme::MUTED),
-            );
-        });
-        command
+        ui.label(
+            egui::RichText::new(
+                "Run load (below the query panel, or Ctrl+Enter) runs the query panel's first \
+                 query on the connection's target; Cancel stops it and keeps the steps measured",
+            )
+            .small()
+            .color(theme::MUTED),
+        );
     }
 
-    /// Where the run in flight is: its step, that step's progress, or that it is stopping; or how
-    /// the last run ended.
+    /// Where the run in flight is (its step, that step's progress or drain, or that it is
+    /// stopping); or how the last run ended.
     fn state_ui(&self, ui: &mut egui::Ui) {
         if self.is_running() {
-            let target = self.target.as_deref().unwrap_or("connecting");
-            let (said, fraction) = match self.running {
-                Some(step) => {
-                    let elapsed = step.began.elapsed();
-                    let length = self.step_duration.as_secs_f64().max(1e-9);
-                    let within = (elapsed.as_secs_f64() / length).min(1.0);
-                    let draining = if elapsed > self.step_duration {
-                        " · waiting for the requests in flight"
-                    } else {
-                        ""
-                    };
-                    (
-                        format!(
-                            "step {} of {}: {} · {:.1} s of {:.1} s{draining}",
-                            step.index + 1,
-                            self.planned,
-                            step.level.describe(),
-                            elapsed.as_secs_f64().min(length),
-                            length
-                        ),
-                        (step.index as f64 + within) / self.planned.max(1) as f64,
-                    )
-                }
-                None => (
-                    format!("{} of {} steps done", self.steps.len(), self.planned),
-                    self.steps.len() as f64 / self.planned.max(1) as f64,
-                ),
-            };
-            ui.horizontal(|ui| {
-                ui.spinner();
-                if self.stopping {
-                    ui.colored_label(
-                        theme::WARN,
-                        "stopping: the step in flight is being reported",
-                    );
-                } else {
-                    ui.label(format!("{said} · {target}"));
-                }
-            });
-            ui.add(egui::ProgressBar::new(fraction as f32).desired_height(6.0));
+            self.progress.state_ui(ui);
         } else if let Some(report) = &self.report {
             let how = if report.cancelled {
                 "Stopped: the steps measured before the stop are kept (the last one is partial)"
@@ -399,6 +408,25 @@ impl LoadView {
                 crate::text::excerpt(&report.sql, 80)
             ));
         }
+    }
+
+    /// The side panel's Run load and Cancel and the run's progress, for the Load tab;
+    /// `iterations_running` says whether a run is in flight in Iterations, `empty` whether the
+    /// query panel's query is empty.
+    pub fn run_bar(
+        &self,
+        ui: &mut egui::Ui,
+        iterations_running: bool,
+        empty: bool,
+    ) -> Option<Command> {
+        let blocked = if iterations_running {
+            Some("A run is in flight in Iterations: wait for it or cancel it first")
+        } else if empty {
+            Some("The query is empty: write one to run")
+        } else {
+            None
+        };
+        load_progress::run_bar(ui, self.progress(), blocked, iterations_running)
     }
 }
 

@@ -3,7 +3,9 @@
 //!
 //! The protocol, one line each, in this order, a line only when there is something to say:
 //! - the last run's state: `running`, `finished LABEL ok=N other=M` (LABEL the first variant's
-//!   run, N the iterations that succeeded, M the others) or `failed MESSAGE` (it could not start);
+//!   run, N the iterations that succeeded, M the others; for a load run its label, N the
+//!   requests that ended ok, M the failed, dropped and unfinished) or `failed MESSAGE` (it could
+//!   not start);
 //! - `notice TEXT`: the notice the status bar shows, on one line, at most 500 characters;
 //! - `dialog PATH`: spanprof's own file dialog is open, proposing PATH (its folder and name).
 //!

@@ -52,15 +52,27 @@ pub fn apply(ctx: &egui::Context) {
 }
 
 /// A plot's legend as a row of its own (above the plot, so it never covers data): a swatch of
-/// each item's colour and its name, wrapped when the row is full.
+/// each item's colour and its name, wrapped when the row is full (between items, never inside
+/// one: a name is not cut from its swatch).
 pub fn legend<'a>(ui: &mut egui::Ui, items: impl IntoIterator<Item = (&'a str, Color32)>) {
     ui.horizontal_wrapped(|ui| {
+        let row_start = ui.max_rect().left();
         for (name, color) in items {
+            // 12.5 points: readable (the small style's 9 were not), a step below body text.
+            let text = egui::WidgetText::from(egui::RichText::new(name).size(12.5)).into_galley(
+                ui,
+                Some(egui::TextWrapMode::Extend),
+                f32::INFINITY,
+                egui::TextStyle::Body,
+            );
             let size = egui::vec2(10.0, 10.0);
+            let width = size.x + ui.spacing().item_spacing.x + text.size().x;
+            if width > ui.available_size_before_wrap().x && ui.cursor().left() > row_start + 1.0 {
+                ui.end_row();
+            }
             let (rect, _) = ui.allocate_exact_size(size, egui::Sense::hover());
             ui.painter().rect_filled(rect, 2.0, color);
-            // 12.5 points: readable (the small style's 9 were not), a step below body text.
-            ui.label(egui::RichText::new(name).size(12.5));
+            ui.label(text);
             ui.add_space(6.0);
         }
     });

@@ -233,3 +233,17 @@ fn the_simulation_matches_known_values() {
     assert!((lab([1.0, 1.0, 1.0])[0] - 100.0).abs() < 0.01);
     assert!((lab([linear(128); 3])[0] - 53.6).abs() < 0.2);
 }
+
+#[test]
+fn a_step_s_colour_runs_from_the_lightest_load_s_to_the_heaviest_s() {
+    use crate::part::{LEVEL_RAMP, level_colour};
+    assert_eq!(level_colour(0.0), LEVEL_RAMP[0]);
+    assert_eq!(level_colour(0.5), LEVEL_RAMP[1]);
+    assert_eq!(level_colour(1.0), LEVEL_RAMP[2]);
+    assert_eq!(level_colour(-3.0), LEVEL_RAMP[0], "clamped");
+    assert_eq!(level_colour(7.0), LEVEL_RAMP[2], "clamped");
+    assert_eq!(level_colour(f64::NAN), LEVEL_RAMP[0]);
+    // A quarter of the way: halfway between the first two stops.
+    let [r, g, b] = level_colour(0.25);
+    assert_eq!([r, g, b], [132, 121, 101]);
+}

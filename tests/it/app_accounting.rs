@@ -16,7 +16,7 @@ use spanprof::part::Part;
 use crate::app::{app, run_to_end, set_query};
 
 /// A node's text: a label widget's is its value (AccessKit keeps it there), another's its label.
-fn text_of<'t>(node: &impl egui_kittest::kittest::NodeT<'t>) -> Option<String> {
+pub(crate) fn text_of<'t>(node: &impl egui_kittest::kittest::NodeT<'t>) -> Option<String> {
     let n = node.accesskit_node();
     if n.role() == egui::accesskit::Role::Label {
         n.value()
@@ -27,7 +27,10 @@ fn text_of<'t>(node: &impl egui_kittest::kittest::NodeT<'t>) -> Option<String> {
 
 /// Steps frames until a node whose label contains `text` shows, for at most ten seconds; its
 /// whole label.
-fn label_containing(h: &mut Harness<'static, SpanprofApp>, text: &str) -> Option<String> {
+pub(crate) fn label_containing(
+    h: &mut Harness<'static, SpanprofApp>,
+    text: &str,
+) -> Option<String> {
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         h.run_steps(1);

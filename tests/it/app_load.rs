@@ -1,15 +1,21 @@
 //! The window's Load tab through egui_kittest, as a person drives it: rates typed in, the
-//! built-in instance made a known queue, Run load; each step appears as a row while the run goes
-//! on, the knee is said above the curve; bad levels and an unreachable target are said in the
-//! view and start nothing; Stop keeps the steps measured; the report exports.
+//! built-in instance made a known queue, the side panel's Run load; each step appears as a row, a
+//! stacked bar of its parts and a line of its percentiles while the run goes on, the knee is said
+//! above the curve; a step that cannot keep up is seen draining; bad levels and an unreachable
+//! target are said in the view and start nothing; Cancel keeps the steps measured; the report
+//! exports.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use spanprof::app::{SpanprofApp, Tab, TargetKind};
+use spanprof::part::Part;
+use spanprof::text::ms;
 
 use crate::app::{app, set_query, step_until};
+use crate::app_accounting::label_containing;
 
 /// The Load tab open, the query a short one, steps of `step_seconds`, and the built-in instance a
 /// queue of one query thread holding each query `service_ms`.
@@ -55,7 +61,7 @@ fn a_load_run_shows_each_step_as_it_ends_and_the_knee_past_the_queues_capacity()
     type_rates(&mut h, "40,200");
     run_load(&mut h);
     assert!(h.state().load_view().is_running(), "Run load started a run");
-    assert!(h.query_by_label("Stop").is_some());
+    assert!(h.query_by_label("Cancel").is_some());
 
     step_until(&mut h, "the first step", |app| {
         !app.load_view().steps().is_empty()
@@ -64,8 +70,19 @@ fn a_load_run_shows_each_step_as_it_ends_and_the_knee_past_the_queues_capacity()
         h.state().load_view().is_running(),
         "the second step is still going"
     );
-    assert!(h.query_by_label("40 req/s").is_some(), "the first row");
-    assert!(h.query_by_label("200 req/s").is_none());
+    // The first step's row and its percentile line's legend; nothing of the second yet.
+    assert!(
+        h.query_all_by_label("40 req/s").count() >= 1,
+        "the first row"
+    );
+    assert!(h.query_all_by_label("200 req/s").next().is_none());
+    let view = h.state().load_view();
+    assert_eq!(view.parts_chart().drawn(), 1, "a bar as the step ends");
+    assert_eq!(
+        view.percentile_plot().drawn().0,
+        1,
+        "a line as the step ends"
+    );
     assert!(
         h.query_by_label_contains("No knee yet").is_some(),
         "one step makes no knee"
@@ -86,7 +103,7 @@ fn a_load_run_shows_each_step_as_it_ends_and_the_knee_past_the_queues_capacity()
     );
     assert_eq!(report.knee, Some(200.0), "{}", report.knee_words);
     for row in ["40 req/s", "200 req/s"] {
-        assert!(h.query_by_label(row).is_some(), "the row {row}");
+        assert!(h.query_all_by_label(row).count() >= 1, "the row {row}");
     }
     for heading in ["achieved/s", "p50", "p99.9", "max", "p99 actual", "dropped"] {
         assert!(h.query_by_label(heading).is_some(), "the column {heading}");
@@ -144,8 +161,8 @@ fn an_unreachable_target_is_said_in_the_view() {
     assert!(h.query_by_label("Run load").is_some());
 }
 
-/// Stop while the second of three long steps runs: the run ends at once, the first step stays in
-/// the table, and the view says the run was stopped.
+/// Cancel while the second of three long steps runs: the run ends at once, the first step stays
+/// in the table, the chart and the plot, and the view says the run was stopped.
 #[test]
 fn stop_keeps_the_steps_measured() {
     let mut h = load_tab(1.0, 0);
@@ -155,7 +172,7 @@ fn stop_keeps_the_steps_measured() {
     step_until(&mut h, "the first step", |app| {
         !app.load_view().steps().is_empty()
     });
-    h.get_by_label("Stop").click();
+    h.get_by_label("Cancel").click();
     let stopped = Instant::now();
     step_until(&mut h, "the stopped run to end", |app| {
         !app.load_view().is_running()
@@ -173,7 +190,14 @@ fn stop_keeps_the_steps_measured() {
         report.steps.len()
     );
     assert!(report.steps[0].count > 0);
-    assert_eq!(h.query_all_by_label("20 req/s").count(), report.steps.len());
+    // Each step's row, and its percentile line's legend.
+    assert_eq!(
+        h.query_all_by_label("20 req/s").count(),
+        2 * report.steps.len()
+    );
+    let view = h.state().load_view();
+    assert_eq!(view.parts_chart().drawn(), report.steps.len());
+    assert_eq!(view.percentile_plot().drawn().0, report.steps.len());
     assert!(
         h.query_by_label_contains("Stopped: the steps measured")
             .is_some()
@@ -218,4 +242,174 @@ fn the_load_report_exports_as_json_from_the_view() -> Result<(), Box<dyn std::er
     let report = spanprof::load::LoadReport::from_json(&std::fs::read(&path)?)?;
     assert_eq!(Some(&report), h.state().load_view().report());
     Ok(())
+}
+
+/// Issue 34: on the Load tab the side panel's Run says Run load and starts a load run (a step
+/// row appears), not an Iterations run; its Cancel stops it; Ctrl+Enter starts one too.
+#[test]
+fn the_side_panel_s_run_on_the_load_tab_starts_a_load_run_not_an_iterations_run() {
+    let mut h = load_tab(1.0, 0);
+    assert!(
+        h.query_by_label("Run").is_none(),
+        "the Iterations run's button is not offered on the Load tab"
+    );
+    type_rates(&mut h, "20,20,20");
+    run_load(&mut h);
+    assert!(
+        h.state().load_view().is_running(),
+        "Run load started a load run"
+    );
+    assert!(!h.state().is_running(), "and no Iterations run");
+    step_until(&mut h, "the first step's row", |app| {
+        !app.load_view().steps().is_empty()
+    });
+    assert!(h.query_all_by_label("20 req/s").count() >= 1, "its row");
+    assert!(
+        h.state().runs().is_empty(),
+        "no Iterations run joined the list"
+    );
+    h.get_by_label("Cancel").click();
+    step_until(&mut h, "the cancelled run to end", |app| {
+        !app.load_view().is_running()
+    });
+    assert!(h.state().load_view().report().expect("a report").cancelled);
+
+    // Ctrl+Enter on the Load tab: a load run again.
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Enter);
+    h.run_steps(2);
+    assert!(
+        h.state().load_view().is_running(),
+        "Ctrl+Enter started a load run"
+    );
+    assert!(!h.state().is_running());
+    h.get_by_label("Cancel").click();
+    step_until(&mut h, "the second run to end", |app| {
+        !app.load_view().is_running()
+    });
+    assert!(h.state().runs().is_empty());
+
+    // Back on Iterations, the side panel's Run is the query's again.
+    h.state_mut().set_tab(Tab::Iterations);
+    h.run_steps(2);
+    assert!(h.query_by_label("Run").is_some());
+    assert!(h.query_by_label("Run load").is_none());
+}
+
+/// `label figure` lines of a tooltip whose label is a part's, as label -> figure.
+fn part_lines(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|line| {
+            let part = Part::ALL
+                .into_iter()
+                .find(|p| line.starts_with(&format!("{} ", p.label())))?;
+            let figure = line.strip_prefix(&format!("{} ", part.label()))?;
+            Some((part.label().to_owned(), figure.to_owned()))
+        })
+        .collect()
+}
+
+/// Hovers the middle of step `index`'s `part` segment until the chart says it is hovered; the
+/// tooltip's text.
+fn hover_segment(h: &mut Harness<'static, SpanprofApp>, index: usize, part: Part) -> String {
+    let at = h
+        .state()
+        .load_view()
+        .parts_chart()
+        .segment_position(index, part)
+        .expect("the segment was drawn");
+    h.hover_at(at);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().load_view().parts_chart().hovered(),
+        Some((index, Some(part))),
+        "the pointer at {at:?} is over step {index}'s {part:?}"
+    );
+    let level = h.state().load_view().steps()[index].level().describe();
+    label_containing(h, &format!("{level} · {}: ", part.label())).expect("the segment's tooltip")
+}
+
+/// Issue 34: after a real run, the parts chart has a bar per step whose segments' figures (read
+/// off their tooltips) are the steps' own `parts`, and the percentile plot a line per step read
+/// off its histogram, its 99% the step's p99; the uncorrected lines on the toggle.
+#[test]
+fn each_step_s_parts_and_percentiles_are_drawn_with_its_own_figures() {
+    // A 1 ms service time: the server's part is the largest of every step; every step has more
+    // than 100 requests, so its line reaches 99%.
+    let mut h = load_tab(1.0, 1);
+    type_rates(&mut h, "150,300,450");
+    run_load(&mut h);
+    step_until(&mut h, "the run to end", |app| {
+        !app.load_view().is_running()
+    });
+    let steps = h.state().load_view().steps().to_vec();
+    assert_eq!(steps.len(), 3);
+    let view = h.state().load_view();
+    assert_eq!(view.parts_chart().drawn(), steps.len(), "one bar per step");
+    assert_eq!(
+        view.percentile_plot().drawn(),
+        (3, 1),
+        "a line per step, the last dashed"
+    );
+    for (step, (name, points)) in steps.iter().zip(view.percentile_plot().lines()) {
+        assert_eq!(name, step.level().describe());
+        let at_99 = points
+            .iter()
+            .find(|p| (p.x - 2.0).abs() < 1e-9)
+            .expect("a point at 99%");
+        assert_eq!(Some(at_99.y), step.p99_ms, "{name}'s 99%");
+    }
+    for (index, step) in steps.iter().enumerate() {
+        assert!(step.parts.contains_key("server"), "{:?}", step.parts);
+        // The tallest segment is always big enough to point at.
+        let (key, value) = step
+            .parts
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .expect("parts");
+        let part = Part::from_key(key).expect("a part's key");
+        let tooltip = hover_segment(&mut h, index, part);
+        let first = tooltip.lines().next().unwrap_or_default().to_owned();
+        let level = step.level().describe();
+        assert_eq!(first, format!("{level} · {}: {}", part.label(), ms(*value)));
+        // Every part of the step, each as its figures say.
+        let want: BTreeMap<String, String> = step
+            .parts
+            .iter()
+            .filter_map(|(k, v)| Some((Part::from_key(k)?.label().to_owned(), ms(*v))))
+            .collect();
+        assert_eq!(part_lines(&tooltip), want, "{tooltip}");
+    }
+    // The plot is below the table: scrolled to, as a person would, then the toggle.
+    h.hover_at(egui::pos2(1.0, 1.0));
+    h.get_by_label("every step from the actual start")
+        .scroll_to_me();
+    h.run_steps(3);
+    h.get_by_label("every step from the actual start").click();
+    h.run_steps(2);
+    assert_eq!(h.state().load_view().percentile_plot().drawn(), (3, 3));
+}
+
+/// Issue 34: a step that cannot keep up stops generating with requests still in flight; while
+/// they drain (up to 30 s) the tab says so, rather than looking idle.
+#[test]
+fn a_step_that_cannot_keep_up_is_seen_draining_its_requests_in_flight() {
+    // One 20 ms thread serves 50 a second: 150/s for half a second leaves about a second's work.
+    let mut h = load_tab(0.5, 20);
+    type_rates(&mut h, "150");
+    run_load(&mut h);
+    step_until(&mut h, "the drain", |app| {
+        app.load_view()
+            .progress()
+            .is_some_and(|p| p.phase(Instant::now()).drain.is_some())
+    });
+    assert!(h.state().load_view().is_running(), "still in flight");
+    let said = label_containing(&mut h, "draining the requests still in flight")
+        .expect("the drain said in the tab");
+    assert!(said.contains("(up to 30 s)"), "{said}");
+    step_until(&mut h, "the run to end", |app| {
+        !app.load_view().is_running()
+    });
+    let step = &h.state().load_view().steps()[0];
+    assert!(step.count > 0 && step.unfinished == 0, "drained: {step:?}");
+    assert!(h.query_by_label_contains("draining").is_none());
 }

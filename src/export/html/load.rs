@@ -264,22 +264,12 @@ fn percentiles(steps: &[StepResult]) -> String {
 
 /// The `i`th of `n` steps' colour: from blue (the lightest load) through orange to red.
 fn step_colour(i: usize, n: usize) -> [u8; 3] {
-    const STOPS: [[f64; 3]; 3] = [
-        [33.0, 102.0, 172.0],
-        [230.0, 140.0, 30.0],
-        [178.0, 24.0, 43.0],
-    ];
     let t = if n > 1 {
         i as f64 / (n - 1) as f64
     } else {
         0.0
     };
-    let (a, b, f) = if t <= 0.5 {
-        (STOPS[0], STOPS[1], t * 2.0)
-    } else {
-        (STOPS[1], STOPS[2], (t - 0.5) * 2.0)
-    };
-    [0, 1, 2].map(|k| (a[k] + (b[k] - a[k]) * f).round() as u8)
+    crate::part::level_colour(t)
 }
 
 /// A row per step: its level, what it achieved, its percentiles both ways, its failures and

@@ -1,0 +1,283 @@
+//! The Load tab's parts per step: one stacked bar per step at its level, each segment a part's
+//! mean per request that ended ok, as the step's figures hold them (`StepResult::parts`, the
+//! same figures the command line's CSV and the HTML page show; nothing is computed here), in the
+//! parts' own colours and order (`crate::part`, as the Iterations tab stacks them). Whether
+//! latency under load is the server's, the network's or the client's decode is seen at a glance;
+//! hovering a segment names its part and figure, the step's other parts beneath.
+
+use egui_plot::{Bar, BarChart, Plot, PlotPoint, PlotResponse, PlotTransform};
+
+use super::theme;
+use crate::load::{Model, StepResult};
+use crate::part::Part;
+use crate::text::ms;
+
+/// A bar's width, as a share of the narrowest gap between two steps' levels.
+const BAR_SHARE: f64 = 0.6;
+
+/// One step's bar: its level, and its parts' means bottom to top.
+struct StepBar {
+    level: f64,
+    name: String,
+    parts: Vec<(Part, f64)>,
+}
+
+impl StepBar {
+    /// The bar's words on hover: the segment under the pointer first, when there is one, then
+    /// every part of the step (`label figure`, a line each).
+    fn tooltip(&self, hovered: Option<Part>) -> String {
+        let mut text = String::new();
+        if let Some(part) = hovered
+            && let Some((_, value)) = self.parts.iter().find(|(p, _)| *p == part)
+        {
+            text.push_str(&format!(
+                "{} · {}: {}\n",
+                self.name,
+                part.label(),
+                ms(*value)
+            ));
+        }
+        text.push_str(&format!(
+            "at {}, the mean per request that ended ok:",
+            self.name
+        ));
+        for (part, value) in &self.parts {
+            text.push_str(&format!("\n{} {}", part.label(), ms(*value)));
+        }
+        text.push_str(&format!(
+            "\nthe parts add up to the mean from the actual start: {}",
+            ms(self.parts.iter().map(|(_, v)| v).sum())
+        ));
+        text
+    }
+}
+
+/// The stacked bars of the steps that ended, made once per step; where they were drawn.
+#[derive(Default)]
+pub struct LoadParts {
+    model: Option<Model>,
+    bars: Vec<StepBar>,
+    /// The step and the part the pointer was over last frame.
+    hovered: Option<(usize, Option<Part>)>,
+    transform: Option<PlotTransform>,
+    /// Bars drawn in the last frame.
+    drawn: usize,
+}
+
+impl LoadParts {
+    /// No step yet, for a run of `model`.
+    pub fn new(model: Model) -> Self {
+        LoadParts {
+            model: Some(model),
+            ..LoadParts::default()
+        }
+    }
+
+    /// Adds a step that ended: its parts as its figures hold them, in [`Part::ALL`] order.
+    pub fn push(&mut self, step: &StepResult) {
+        let parts = Part::ALL
+            .into_iter()
+            .filter_map(|p| Some((p, *step.parts.get(p.key())?)))
+            .filter(|(_, v)| v.is_finite())
+            .collect();
+        self.bars.push(StepBar {
+            level: step.level().value(),
+            name: step.level().describe(),
+            parts,
+        });
+    }
+
+    /// The parts some step had, bottom to top.
+    fn stacked(&self) -> Vec<Part> {
+        Part::ALL
+            .into_iter()
+            .filter(|p| {
+                self.bars
+                    .iter()
+                    .any(|b| b.parts.iter().any(|(q, _)| q == p))
+            })
+            .collect()
+    }
+
+    /// A bar's width: [`BAR_SHARE`] of the narrowest gap between levels (of the level itself
+    /// for a lone step).
+    fn width(&self) -> f64 {
+        let mut levels: Vec<f64> = self.bars.iter().map(|b| b.level).collect();
+        levels.sort_by(f64::total_cmp);
+        let gap = levels
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .filter(|g| *g > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let gap = if gap.is_finite() {
+            gap
+        } else {
+            levels.first().copied().filter(|l| *l > 0.0).unwrap_or(1.0)
+        };
+        gap * BAR_SHARE
+    }
+
+    /// Bars drawn in the last frame.
+    pub fn drawn(&self) -> usize {
+        self.drawn
+    }
+
+    /// The step and part the pointer was over in the last frame.
+    pub fn hovered(&self) -> Option<(usize, Option<Part>)> {
+        self.hovered
+    }
+
+    /// Where the middle of step `index`'s `part` segment was drawn in the last frame.
+    pub fn segment_position(&self, index: usize, part: Part) -> Option<egui::Pos2> {
+        let bar = self.bars.get(index)?;
+        let mut below = 0.0;
+        for (p, value) in &bar.parts {
+            if *p == part {
+                let point = PlotPoint::new(bar.level, below + value / 2.0);
+                return Some(self.transform.as_ref()?.position_from_point(&point));
+            }
+            below += value;
+        }
+        None
+    }
+
+    /// The chart, `height` tall, the parts' legend above it.
+    pub fn plot(&mut self, ui: &mut egui::Ui, height: f32) {
+        ui.strong("Where each step's time went").on_hover_text(
+            "Each step's parts, their means per request that ended ok, stacked as in \
+             Iterations; they add up to the mean latency from the actual start",
+        );
+        let stacked = self.stacked();
+        theme::legend(ui, stacked.iter().map(|p| (p.label(), theme::part(*p))));
+        let width = self.width();
+        let hovered_step = self.hovered.map(|(i, _)| i);
+        let mut charts: Vec<BarChart> = Vec::with_capacity(stacked.len());
+        for &part in &stacked {
+            let bars = self
+                .bars
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    let value = b
+                        .parts
+                        .iter()
+                        .find(|(p, _)| *p == part)
+                        .map_or(0.0, |(_, v)| *v);
+                    let stroke = if hovered_step == Some(i) {
+                        egui::Stroke::new(1.5, theme::SELECTED)
+                    } else {
+                        egui::Stroke::new(1.0, theme::SEPARATOR)
+                    };
+                    Bar::new(b.level, value)
+                        .width(width)
+                        .fill(theme::part(part))
+                        .stroke(stroke)
+                        .name(&b.name)
+                })
+                .collect();
+            let refs: Vec<&BarChart> = charts.iter().collect();
+            // No text beside the hovered bar (egui_plot's goes past the plot's edge): the
+            // tooltip says it.
+            let chart = BarChart::new(part.label(), bars)
+                .color(theme::part(part))
+                .element_formatter(Box::new(|_, _| String::new()))
+                .stack_on(&refs);
+            charts.push(chart);
+        }
+        let x_label = match self.model {
+            Some(Model::Closed) => "clients (concurrency)",
+            _ => "requests a second asked",
+        };
+        let response = Plot::new("load-parts")
+            .height(height)
+            .include_y(0.0)
+            .include_x(0.0)
+            .allow_scroll(false)
+            .x_axis_label(x_label)
+            .y_axis_label("mean per request")
+            .y_axis_formatter(|mark, _| ms(mark.value))
+            .show(ui, |plot| {
+                for chart in charts {
+                    plot.bar_chart(chart);
+                }
+            });
+        self.drawn = self.bars.len();
+        self.hovered = self.hit(&response, width);
+        self.transform = Some(response.transform);
+        if let Some((index, part)) = self.hovered
+            && let Some(bar) = self.bars.get(index)
+        {
+            let text = bar.tooltip(part);
+            response.response.on_hover_ui_at_pointer(|ui| {
+                ui.label(text);
+            });
+        }
+    }
+
+    /// The step whose bar the pointer is over, and the part under it (none above the bar).
+    fn hit(&self, plot: &PlotResponse<()>, width: f64) -> Option<(usize, Option<Part>)> {
+        let pos = plot.response.hover_pos()?;
+        let at = plot.transform.value_from_position(pos);
+        let index = self
+            .bars
+            .iter()
+            .position(|b| (at.x - b.level).abs() <= width / 2.0)?;
+        let mut below = 0.0;
+        let part = self.bars[index].parts.iter().find_map(|(p, value)| {
+            let hit = at.y >= below && at.y < below + value;
+            below += value;
+            hit.then_some(*p)
+        });
+        Some((index, part))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::load::step::{StepCpu, StepRecorder};
+    use crate::load::{Ended, StepLevel};
+
+    fn step(rate: f64, server_ms: f64, network_ms: f64) -> StepResult {
+        let mut recorder = StepRecorder::new(StepLevel::Rate(rate));
+        recorder.ok(&Ended::default(), &Default::default());
+        let mut step = recorder.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default());
+        // A key no part has (a newer report's) is left out, not drawn.
+        step.parts = [
+            ("server", server_ms),
+            ("network", network_ms),
+            ("warp", 1.0),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        step
+    }
+
+    #[test]
+    fn each_step_is_a_bar_of_its_own_figures_in_the_parts_order() {
+        let mut chart = LoadParts::new(Model::Open);
+        let (a, b) = (step(50.0, 3.0, 1.5), step(200.0, 9.0, 0.25));
+        chart.push(&a);
+        chart.push(&b);
+        assert_eq!(chart.bars.len(), 2);
+        assert_eq!(chart.stacked(), [Part::Server, Part::Network]);
+        for (bar, step) in chart.bars.iter().zip([&a, &b]) {
+            assert_eq!(bar.level, step.level().value());
+            for (part, value) in &bar.parts {
+                assert_eq!(*value, step.parts[part.key()], "{part:?}");
+            }
+        }
+        // The narrowest gap is 150: bars 90 wide.
+        assert!((chart.width() - 90.0).abs() < 1e-9);
+        let words = chart.bars[0].tooltip(Some(Part::Network));
+        let first = words.lines().next().unwrap_or_default();
+        assert_eq!(
+            first,
+            format!("50 req/s · network: {}", ms(a.parts["network"]))
+        );
+        assert!(words.contains(&format!("\nserver {}", ms(a.parts["server"]))));
+    }
+}
