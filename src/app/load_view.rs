@@ -8,6 +8,8 @@
 //! The engine runs on its own thread; the view reads what it reported once per frame and remakes
 //! its figures only when a step ends ([`LoadFigures`], [`LoadParts`], [`LoadPercentiles`]).
 
+use std::time::{Duration, Instant};
+
 use super::command::Command;
 use super::export::LoadExportFormat;
 use super::load_chart::LoadFigures;
@@ -177,6 +179,22 @@ impl LoadView {
     }
 
     /// The run's report arrived: its steps, its knee and its notices are what the view shows.
+    /// Stops the run in flight (the window is closing) and waits at most `wait` for the report
+    /// of what it measured; `None` when there was no run, it failed, or it did not report in time.
+    pub(super) fn stop_and_wait(&mut self, wait: Duration) -> Option<LoadReport> {
+        let run = self.run.take()?;
+        run.cancel();
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            match run.next_within(left)? {
+                LoadEvent::Finished(report) => return Some(*report),
+                LoadEvent::Failed(_) => return None,
+                _ => {}
+            }
+        }
+    }
+
     fn finished(&mut self, report: LoadReport) -> LoadEnded {
         self.run = None;
         // The report carries the notices said before the run, with its own.

@@ -57,7 +57,7 @@ mod timeouts;
 mod verdicts;
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub use crate::export::Format;
 pub use command::Command;
@@ -497,6 +497,18 @@ impl eframe::App for SpanprofApp {
 
     fn persist_egui_memory(&self) -> bool {
         self.persist
+    }
+
+    /// A load run in flight when the window closes is stopped and what it measured is kept in
+    /// the history, as Ctrl-C keeps `spanprof load`'s (its report waited for a few seconds at
+    /// most; the history worker, dropped with the app, finishes the save).
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        if let (Some(report), Some(history)) = (
+            self.load.stop_and_wait(Duration::from_secs(5)),
+            &self.history,
+        ) {
+            history.save_load(report);
+        }
     }
 }
 

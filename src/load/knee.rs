@@ -133,33 +133,58 @@ fn knee_of(steps: &[StepResult], rule: &KneeRule, cores: Option<usize>) -> Optio
         level: steps[index].level(),
         short,
         tail,
-        words: format!("{}: {cause}", words(steps, index, short, tail)),
+        words: format!("{}: {cause}", words(steps, index, short, tail, rule)),
     })
 }
 
 /// The share of the cores at which a client's CPU counts as saturated.
 pub const SATURATED: f64 = 0.8;
 
-fn words(steps: &[StepResult], index: usize, short: bool, tail: bool) -> String {
+/// One of a step's figures (its p50, its p99).
+type Figure = fn(&StepResult) -> Option<f64>;
+
+fn words(steps: &[StepResult], index: usize, short: bool, tail: bool, rule: &KneeRule) -> String {
     let step = &steps[index];
     let level = step.level().describe();
     let mut said = Vec::new();
     if tail {
-        let before = &steps[index - 1];
-        let (base, p99) = (before.p99_ms.unwrap_or(0.0), step.p99_ms.unwrap_or(0.0));
-        let (p50_before, p50) = (before.p50_ms.unwrap_or(0.0), step.p50_ms.unwrap_or(0.0));
+        // The measure that departed by the rule (the p99 when both did), against the first
+        // step's, as the rule compares; the step before the knee besides.
+        let first = &steps[0];
+        let p99_departed = match (first.p99_ms, step.p99_ms) {
+            (Some(base), Some(now)) => now > base * rule.p99_factor && now - base > rule.floor_ms,
+            _ => false,
+        };
+        let p99: Figure = |s| s.p99_ms;
+        let p50: Figure = |s| s.p50_ms;
+        let (name, pick, other, unpick) = if p99_departed {
+            ("p99", p99, "p50", p50)
+        } else {
+            ("p50", p50, "p99", p99)
+        };
+        let at = |s: &StepResult, f: Figure| {
+            format!(
+                "{} at {}",
+                f(s).map_or_else(|| "–".to_owned(), crate::text::ms),
+                s.level().describe()
+            )
+        };
+        let (base, now) = (pick(first).unwrap_or(0.0), pick(step).unwrap_or(0.0));
         let times = if base > 0.0 {
-            p99 / base
+            now / base
         } else {
             f64::INFINITY
         };
+        let mut path = vec![at(first, pick)];
+        if index > 1 {
+            path.push(at(&steps[index - 1], pick));
+        }
+        path.push(at(step, pick));
         said.push(format!(
-            "p99 rises {times:.1}x between {} and {level} ({} to {}; p50 {} to {})",
-            before.level().describe(),
-            crate::text::ms(base),
-            crate::text::ms(p99),
-            crate::text::ms(p50_before),
-            crate::text::ms(p50)
+            "{name} rises to {times:.1}x the first step's ({}; {other} {} to {})",
+            path.join(", "),
+            unpick(first).map_or_else(|| "–".to_owned(), crate::text::ms),
+            unpick(step).map_or_else(|| "–".to_owned(), crate::text::ms),
         ));
     }
     let achieved = format!("achieved {:.0}/s at {level}", step.achieved_rate);
@@ -306,13 +331,35 @@ mod tests {
         assert_eq!(knee.level, StepLevel::Rate(200.0));
         assert!(knee.tail && !knee.short, "191 is within 10% of 200");
         assert!(
-            knee.words
-                .contains("p99 rises 20.0x between 150 req/s and 200 req/s"),
+            knee.words.contains(
+                "p99 rises to 21.8x the first step's (11.0 ms at 50 req/s, 12.0 ms at 150 req/s, \
+                 240 ms at 200 req/s;"
+            ),
             "{}",
             knee.words
         );
         assert!(
             knee.words.contains("the server is saturated"),
+            "{}",
+            knee.words
+        );
+        // The p50 departs while the p99 falls (a busy machine's first steps): said as such, not
+        // as "p99 rises 0.7x".
+        let with_p50 = |r, p50, p99| StepResult {
+            p50_ms: Some(p50),
+            ..rate(r, r, p99)
+        };
+        let steps = [
+            with_p50(50.0, 8.48, 263.0),
+            with_p50(100.0, 7.46, 304.0),
+            with_p50(200.0, 17.0, 209.0),
+        ];
+        let knee = find_knee(&steps, &KneeRule::DEFAULT).expect("a knee at 200");
+        assert!(
+            knee.words.starts_with(
+                "p50 rises to 2.0x the first step's (8.48 ms at 50 req/s, 7.46 ms at 100 req/s, \
+                 17.0 ms at 200 req/s; p99 263 ms to 209 ms)"
+            ),
             "{}",
             knee.words
         );

@@ -20,7 +20,15 @@ use crate::app_accounting::label_containing;
 /// The Load tab open, the query a short one, steps of `step_seconds`, and the built-in instance a
 /// queue of one query thread holding each query `service_ms`.
 fn load_tab(step_seconds: f64, service_ms: u64) -> Harness<'static, SpanprofApp> {
-    let mut h = app();
+    load_tab_of(app(), step_seconds, service_ms)
+}
+
+/// [`load_tab`] of the app `h`.
+fn load_tab_of(
+    mut h: Harness<'static, SpanprofApp>,
+    step_seconds: f64,
+    service_ms: u64,
+) -> Harness<'static, SpanprofApp> {
     set_query(&mut h, "SELECT * FROM Seed23 LIMIT 10", 1, "loaded");
     {
         let load = &mut h.state_mut().settings_mut().load;
@@ -412,4 +420,52 @@ fn a_step_that_cannot_keep_up_is_seen_draining_its_requests_in_flight() {
     let step = &h.state().load_view().steps()[0];
     assert!(step.count > 0 && step.unfinished == 0, "drained: {step:?}");
     assert!(h.query_by_label_contains("draining").is_none());
+}
+
+/// A load run in flight when the window closes is stopped, and what it measured is kept in the
+/// history, as Ctrl-C keeps `spanprof load`'s.
+#[test]
+fn a_closed_window_keeps_what_the_load_run_measured_in_the_history() {
+    use spanprof::history::{Filter, HistoryStore, Location, Retention, SqliteStore};
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("history.sqlite");
+    let history = Location::File(path.clone());
+    let h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(move |cc| {
+            let options = spanprof::app::AppOptions {
+                history,
+                ..spanprof::app::AppOptions::in_memory(10_000)
+            };
+            SpanprofApp::new(cc, options)
+        });
+    let mut h = load_tab_of(h, 1.0, 0);
+    type_rates(&mut h, "20,20,20,20,20");
+    run_load(&mut h);
+    step_until(&mut h, "the first step", |app| {
+        !app.load_view().steps().is_empty()
+    });
+    let closing = Instant::now();
+    eframe::App::on_exit(h.state_mut(), None);
+    // The app goes with the window: its history worker finishes the save as it goes.
+    drop(h);
+    assert!(
+        closing.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        closing.elapsed()
+    );
+    let mut store = SqliteStore::open(&path, Retention::default()).expect("the store");
+    let loads = store.list_loads(&Filter::default()).expect("lists");
+    assert_eq!(loads.len(), 1, "{loads:?}");
+    let report = store
+        .get_load(&loads[0].id)
+        .expect("reads")
+        .expect("the load run");
+    assert!(report.cancelled);
+    assert!(
+        (1..5).contains(&report.steps.len()),
+        "{} steps",
+        report.steps.len()
+    );
+    assert!(report.steps[0].count > 0);
 }

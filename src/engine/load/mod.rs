@@ -123,6 +123,11 @@ impl LoadRun {
         self.events.try_recv().ok()
     }
 
+    /// Waits for the next event at most `wait`; `None` when none came (or the run has ended).
+    pub fn next_within(&self, wait: Duration) -> Option<LoadEvent> {
+        self.events.recv_timeout(wait).ok()
+    }
+
     /// Waits for the next event; `None` once the run has ended and every event was read.
     pub fn next(&self) -> Option<LoadEvent> {
         self.events.recv().ok()
