@@ -140,7 +140,8 @@ impl LoadFigures {
             .include_y(0.0)
             .include_x(0.0)
             .x_axis_label(x_label)
-            .y_axis_label("latency (ms)")
+            .y_axis_label("latency")
+            .y_axis_formatter(|mark, _| crate::text::ms(mark.value))
             .allow_scroll(false)
             .show(ui, |plot| {
                 if let Some((_, level)) = self.knee {

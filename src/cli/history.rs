@@ -55,9 +55,9 @@ impl HistoryArgs {
     }
 }
 
-/// Saves the load run `report` in the store `args` choose,
-/// at once, and says under which id on stderr (`load merge history:ID` takes it); a store that
-/// cannot take it is said, never failing the run.
+/// Saves the load run `report` in the store `args` choose, at once, and says under which id on
+/// stderr (`load merge history:ID` takes it); a store that cannot take it is said, never failing
+/// the run.
 pub fn save_load(args: &HistoryArgs, report: &LoadReport) {
     let saved = (|| -> anyhow::Result<Option<(String, String)>> {
         let location = args.location()?;
@@ -175,7 +175,7 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
         })
     };
     match &args.action {
-        Some(action) if action.id().is_some_and(is_load_id) => {
+        Some(action) if is_load_id(action.id()) => {
             load_action(action, &mut *store, &location, &mut out)?;
         }
         Some(HistoryAction::Show { id, json }) => {
@@ -251,9 +251,9 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
 
 impl HistoryAction {
     /// The run the action names.
-    fn id(&self) -> Option<&str> {
+    fn id(&self) -> &str {
         match self {
-            HistoryAction::Show { id, .. } | HistoryAction::Export { id, .. } => Some(id),
+            HistoryAction::Show { id, .. } | HistoryAction::Export { id, .. } => id,
         }
     }
 }
@@ -265,7 +265,7 @@ fn load_action(
     location: &Location,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let id = action.id().unwrap_or_default();
+    let id = action.id();
     let run = store.get_load(id)?.with_context(|| {
         format!(
             "the history {} holds no load run {}",

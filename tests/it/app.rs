@@ -272,7 +272,11 @@ fn the_window_and_the_command_line_give_the_same_verdict_for_the_same_reports()
     spanprof::cli::run_compare(&args, &mut printed)?;
     let printed = String::from_utf8(printed)?;
     let cli_verdict = printed.lines().last().unwrap_or_default();
-    assert!(cli_verdict.starts_with("after is "), "{printed}");
+    assert!(
+        cli_verdict.starts_with("after is ")
+            || cli_verdict.starts_with("no significant difference between after and before"),
+        "{printed}"
+    );
     assert!(
         printed.starts_with("| part | before mean | after mean | change |\n"),
         "{printed}"
