@@ -263,40 +263,15 @@ impl HistoryStore for SqliteStore {
         let Ok(number) = id.parse::<i64>() else {
             return Ok(None);
         };
-        let bad = |reason: String| HistoryError::BadRecord {
-            id: id.to_owned(),
-            reason,
-        };
-        // Its size first (from the record's header, without reading it): a report is read back
-        // only within the bound a report file has.
-        let bytes: Option<Option<i64>> = self
-            .connection
-            .query_row(
-                "SELECT octet_length(report) FROM runs WHERE id = ?1",
-                [number],
-                |row| row.get(0),
-            )
-            .optional()
-            .map_err(|e| self.error(e))?;
-        let Some(bytes) = bytes else {
+        let Some(json) = self.report_text("runs", number, id)? else {
             return Ok(None);
         };
-        if bytes.unwrap_or(0) as u64 > MAX_STORED_REPORT_BYTES {
-            return Err(bad(format!(
-                "its stored report is {} MiB, more than the {} MiB a report may be",
-                bytes.unwrap_or(0) >> 20,
-                MAX_STORED_REPORT_BYTES >> 20
-            )));
-        }
-        let json: String = self
-            .connection
-            .query_row("SELECT report FROM runs WHERE id = ?1", [number], |row| {
-                row.get(0)
-            })
-            .map_err(|e| bad(format!("its stored report is not text ({e})")))?;
         serde_json::from_str(&json)
             .map(Some)
-            .map_err(|e| bad(e.to_string()))
+            .map_err(|e| HistoryError::BadRecord {
+                id: id.to_owned(),
+                reason: e.to_string(),
+            })
     }
 
     fn queries(&mut self, search: &str, limit: usize) -> Result<Vec<QuerySummary>, HistoryError> {
@@ -421,6 +396,49 @@ impl SqliteStore {
             }
         }
         runs
+    }
+
+    /// The stored report of row `number` of `table` (run `id`, as errors name it); `None` when
+    /// there is no such row. Its size is read first (from the record's header, without reading
+    /// it): a report is read back only within the bound a report file has.
+    fn report_text(
+        &self,
+        table: &str,
+        number: i64,
+        id: &str,
+    ) -> Result<Option<String>, HistoryError> {
+        let bad = |reason: String| HistoryError::BadRecord {
+            id: id.to_owned(),
+            reason,
+        };
+        let bytes: Option<Option<i64>> = self
+            .connection
+            .query_row(
+                &format!("SELECT octet_length(report) FROM {table} WHERE id = ?1"),
+                [number],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|e| self.error(e))?;
+        let Some(bytes) = bytes else {
+            return Ok(None);
+        };
+        if bytes.unwrap_or(0) as u64 > MAX_STORED_REPORT_BYTES {
+            return Err(bad(format!(
+                "its stored report is {} MiB, more than the {} MiB a report may be",
+                bytes.unwrap_or(0) >> 20,
+                MAX_STORED_REPORT_BYTES >> 20
+            )));
+        }
+        let json: String = self
+            .connection
+            .query_row(
+                &format!("SELECT report FROM {table} WHERE id = ?1"),
+                [number],
+                |row| row.get(0),
+            )
+            .map_err(|e| bad(format!("its stored report is not text ({e})")))?;
+        Ok(Some(json))
     }
 
     /// Whether SQLite has given its last id (a row numbered `i64::MAX`, which AUTOINCREMENT

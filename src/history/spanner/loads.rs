@@ -86,20 +86,8 @@ impl SpannerStore {
 
     /// Load run `id`, whole; `None` when there is none.
     pub(super) fn load_report(&mut self, id: &str) -> Result<Option<LoadReport>, HistoryError> {
-        let rows = self.rows(
-            &format!("SELECT Report FROM {LOADS} WHERE Id = @id"),
-            &[string_param("id", id)],
-        )?;
-        let Some(cell) = rows
-            .into_iter()
-            .next()
-            .and_then(|r| r.into_iter().next().flatten())
-        else {
+        let Some(json) = self.report_json(LOADS, id)? else {
             return Ok(None);
-        };
-        let json = match parts::parts_of(&cell) {
-            Some(n) => self.read_parts(id, n)?,
-            None => cell,
         };
         LoadReport::from_json(json.as_bytes())
             .map(Some)

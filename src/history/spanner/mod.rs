@@ -158,20 +158,8 @@ impl HistoryStore for SpannerStore {
     }
 
     fn get(&mut self, id: &str) -> Result<Option<RunReport>, HistoryError> {
-        let rows = self.rows(
-            &format!("SELECT Report FROM {TABLE} WHERE Id = @id"),
-            &[string_param("id", id)],
-        )?;
-        let Some(cell) = rows
-            .into_iter()
-            .next()
-            .and_then(|r| r.into_iter().next().flatten())
-        else {
+        let Some(json) = self.report_json(TABLE, id)? else {
             return Ok(None);
-        };
-        let json = match parts::parts_of(&cell) {
-            Some(n) => self.read_parts(id, n)?,
-            None => cell,
         };
         serde_json::from_str(&json)
             .map(Some)
@@ -364,6 +352,26 @@ fn string_param(name: &str, value: &str) -> Param {
 }
 
 impl SpannerStore {
+    /// The report of row `id` of `table`, joined from its parts when it was cut into them; `None`
+    /// when there is no such row.
+    fn report_json(&self, table: &str, id: &str) -> Result<Option<String>, HistoryError> {
+        let rows = self.rows(
+            &format!("SELECT Report FROM {table} WHERE Id = @id"),
+            &[string_param("id", id)],
+        )?;
+        let Some(cell) = rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten())
+        else {
+            return Ok(None);
+        };
+        Ok(Some(match parts::parts_of(&cell) {
+            Some(n) => self.read_parts(id, n)?,
+            None => cell,
+        }))
+    }
+
     /// Whether run `id` is stored.
     fn exists(&self, id: &str) -> Result<bool, HistoryError> {
         let rows = self.rows(

@@ -1,12 +1,12 @@
 //! Load runs in the SQLite file: the `load_runs` table (migration 3), ids shown as `L<n>`, kept
 //! like the runs (no older than the retention's days, at most its count).
 
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use super::SqliteStore;
 use crate::history::HistoryError;
 use crate::history::load_record::{LOAD_ID_PREFIX, LoadSummary, StoredLoad};
-use crate::history::record::{Filter, MAX_STORED_REPORT_BYTES, NotARun, check_size, now_ms};
+use crate::history::record::{Filter, NotARun, check_size, now_ms};
 use crate::history::trend::like_pattern;
 use crate::load::LoadReport;
 
@@ -114,38 +114,15 @@ impl SqliteStore {
         let Some(n) = number(id) else {
             return Ok(None);
         };
-        let bad = |reason: String| HistoryError::BadRecord {
-            id: id.to_owned(),
-            reason,
-        };
-        let bytes: Option<Option<i64>> = self
-            .connection
-            .query_row(
-                "SELECT octet_length(report) FROM load_runs WHERE id = ?1",
-                [n],
-                |row| row.get(0),
-            )
-            .optional()
-            .map_err(|e| self.error(e))?;
-        let Some(bytes) = bytes else {
+        let Some(json) = self.report_text("load_runs", n, id)? else {
             return Ok(None);
         };
-        if bytes.unwrap_or(0) as u64 > MAX_STORED_REPORT_BYTES {
-            return Err(bad(format!(
-                "its stored report is {} MiB, more than the {} MiB a report may be",
-                bytes.unwrap_or(0) >> 20,
-                MAX_STORED_REPORT_BYTES >> 20
-            )));
-        }
-        let json: String = self
-            .connection
-            .query_row("SELECT report FROM load_runs WHERE id = ?1", [n], |row| {
-                row.get(0)
-            })
-            .map_err(|e| bad(format!("its stored report is not text ({e})")))?;
         LoadReport::from_json(json.as_bytes())
             .map(Some)
-            .map_err(|e| bad(e.to_string()))
+            .map_err(|e| HistoryError::BadRecord {
+                id: id.to_owned(),
+                reason: e.to_string(),
+            })
     }
 
     /// Deletes load run `id`; whether there was one.
