@@ -19,19 +19,19 @@ use crate::report::{IterationRecord, RunReport, SetupStep, Status};
 
 /// The run's warm sessions, one per kind of session its variants ask for (the first variant's
 /// first), and where its cold iterations connect.
-pub(super) struct Sessions {
+pub(super) struct RunSessions {
     warm: Vec<Session>,
     cold: Option<ColdStart>,
 }
 
-impl Sessions {
+impl RunSessions {
     /// Opens a session of each kind the variants ask for and prepares every variant's query on
     /// its kind's session; closes what it opened when something fails.
     pub(super) async fn open(
         target: &Target,
         spec: &ProfileSpec,
-    ) -> Result<(Sessions, Vec<PreparedQuery>), ClientError> {
-        let mut sessions = Sessions {
+    ) -> Result<(RunSessions, Vec<PreparedQuery>), ClientError> {
+        let mut sessions = RunSessions {
             warm: Vec::new(),
             cold: None,
         };
@@ -120,7 +120,7 @@ impl Sessions {
 
 /// Runs one iteration of `variant`: warm on its kind's session, or a cold start first.
 pub(super) async fn iteration(
-    sessions: &Sessions,
+    sessions: &RunSessions,
     query: &PreparedQuery,
     (spec, variant): (&ProfileSpec, &Variant),
     at: Position,

@@ -418,7 +418,7 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
         return sink.send(EngineEvent::Failed(e.into()));
     }
     let opening = tokio::select! {
-        o = cold::Sessions::open(&target, &spec) => Some(o),
+        o = cold::RunSessions::open(&target, &spec) => Some(o),
         _ = cancel.notify.notified() => None,
     };
     let (sessions, queries) = match opening {
@@ -674,7 +674,7 @@ pub enum RecordError {
 pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, RecordError> {
     spec.check()?;
     runtime("spanprof-record")?.block_on(async {
-        let (sessions, queries) = cold::Sessions::open(&target, spec).await?;
+        let (sessions, queries) = cold::RunSessions::open(&target, spec).await?;
         let query = queries
             .into_iter()
             .next()

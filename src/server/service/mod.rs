@@ -19,7 +19,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tonic::{Request, Response, Status};
 
 pub use admin::LocalAdmin;
-use session_store::Sessions;
+use session_store::SessionStore;
 
 use super::control::{Slots, grpc_timeout};
 use super::encoded::EncodedResultSet;
@@ -40,7 +40,7 @@ use crate::proto::google::spanner::v1 as pb;
 pub struct LocalSpanner {
     db: Arc<Database>,
     knobs: Arc<Knobs>,
-    sessions: Arc<Sessions>,
+    sessions: Arc<SessionStore>,
     parked: Arc<Parked<LiveStream>>,
     slots: Arc<Slots>,
     /// The queue model's query threads and freezes (off unless its knobs are set).
@@ -74,7 +74,7 @@ pub struct Load {
 pub struct Handle {
     slots: Arc<Slots>,
     parked: Arc<Parked<LiveStream>>,
-    sessions: Arc<Sessions>,
+    sessions: Arc<SessionStore>,
     shutdown: Arc<AtomicBool>,
     tap: Arc<Tap>,
     unread: Arc<Unread>,

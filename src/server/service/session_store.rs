@@ -32,7 +32,7 @@ const LINKS_PER_SESSION: usize = 4;
 
 /// The open sessions.
 #[derive(Debug)]
-pub struct Sessions {
+pub struct SessionStore {
     inner: Mutex<Inner>,
 }
 
@@ -95,9 +95,9 @@ fn is_open(link: &Weak<Link>) -> bool {
     link.upgrade().is_some_and(|link| !link.is_closed())
 }
 
-impl Default for Sessions {
+impl Default for SessionStore {
     fn default() -> Self {
-        Sessions {
+        SessionStore {
             inner: Mutex::new(Inner {
                 by_name: HashMap::new(),
                 swept: Instant::now(),
@@ -106,7 +106,7 @@ impl Default for Sessions {
     }
 }
 
-impl Sessions {
+impl SessionStore {
     /// Creates a session in `database` named with `id` for the connection `via`, copying the
     /// template's labels, role and kind; at the cap, another session makes room if one may.
     pub fn create(
@@ -380,7 +380,7 @@ mod tests {
 
     #[test]
     fn a_multiplexed_session_is_granted_and_not_deleted() {
-        let sessions = Sessions::default();
+        let sessions = SessionStore::default();
         let template = pb::Session {
             multiplexed: true,
             ..pb::Session::default()
@@ -429,7 +429,7 @@ mod tests {
 
     #[test]
     fn idle_sessions_expire_and_used_ones_do_not() {
-        let sessions = Sessions::default();
+        let sessions = SessionStore::default();
         let k = knobs(150, 10);
         let used = sessions
             .create(DB, None, (1, None), &k)
@@ -450,7 +450,7 @@ mod tests {
 
     #[test]
     fn sessions_are_capped_and_a_delete_makes_room() {
-        let sessions = Sessions::default();
+        let sessions = SessionStore::default();
         let k = knobs(60_000, 2);
         let a = sessions
             .create(DB, None, (1, None), &k)
@@ -469,7 +469,7 @@ mod tests {
 
     #[test]
     fn transactions_belong_to_their_session_and_are_bounded() {
-        let sessions = Sessions::default();
+        let sessions = SessionStore::default();
         let k = knobs(60_000, 10);
         let a = sessions.create(DB, None, (1, None), &k).expect("a").name;
         let b = sessions.create(DB, None, (2, None), &k).expect("b").name;
@@ -502,7 +502,7 @@ mod tests {
 
     #[test]
     fn templates_with_too_many_or_too_long_labels_are_refused() {
-        let sessions = Sessions::default();
+        let sessions = SessionStore::default();
         let k = KnobSettings::default();
         let labels = |n: usize, len: usize| pb::Session {
             labels: (0..n).map(|i| (format!("k{i}"), "v".repeat(len))).collect(),
@@ -527,7 +527,7 @@ mod tests {
 
     #[test]
     fn a_connection_that_created_the_most_makes_room_and_closed_ones_go_first() {
-        let sessions = Sessions::default();
+        let sessions = SessionStore::default();
         let k = knobs(60_000, 4);
         let (a, b) = (Arc::new(Link::accepted(1)), Arc::new(Link::accepted(2)));
         let oldest_of_a = sessions
@@ -571,7 +571,7 @@ mod tests {
 
     #[test]
     fn a_multiplexed_session_goes_with_the_last_connection_that_used_it() {
-        let sessions = Sessions::default();
+        let sessions = SessionStore::default();
         let k = knobs(60_000, 10);
         let template = pb::Session {
             multiplexed: true,
