@@ -80,7 +80,7 @@ fn query_cpu_seconds(last: &[u8]) -> Option<f64> {
     let stats = message.stats?.query_stats?;
     match &stats.fields.get("cpu_time")?.kind {
         Some(Kind::StringValue(text)) => {
-            spanprof::wire::stats::parse_duration(text).map(|d| d.as_secs_f64())
+            spanprof::wire::result_stats::parse_duration(text).map(|d| d.as_secs_f64())
         }
         _ => None,
     }

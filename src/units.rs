@@ -1,6 +1,7 @@
 //! Units of time as Spanner and the emulator write them in query statistics and plan figures
-//! (`"1.22 msecs"`, `"1.2ms"`, `{total: "3", unit: "usecs"}`): one table, read by `wire::stats`
-//! for durations and by `plan::model` for figures. A leaf: it names nothing else in the crate.
+//! (`"1.22 msecs"`, `"1.2ms"`, `{total: "3", unit: "usecs"}`): one table, read by
+//! `wire::result_stats` for durations and by `plan::model` for figures. A leaf: it names nothing
+//! else in the crate.
 
 /// Every spelling of a unit of time that is read, with the unit's length in nanoseconds.
 pub const TIME_UNITS: &[(&str, u64)] = &[

@@ -8,7 +8,7 @@ use egui_extras::{Column, TableBuilder};
 
 use super::theme;
 use crate::engine::IterationDetails;
-use crate::wire::stats::duration_ms;
+use crate::wire::result_stats::duration_ms;
 
 /// One line of the error log.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use super::decoder::{Row, StreamDecoder};
 use super::error::DecodeError;
 use super::fast::{FastDecoder, RowBatch, Scanned};
-use super::stats::ResultStats;
+use super::result_stats::ResultStats;
 use super::stream_state::StreamCounters;
 use super::types::Field;
 use crate::proto::google::spanner::v1 as pb;

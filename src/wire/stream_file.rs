@@ -6,7 +6,7 @@ use bytes::Bytes;
 use super::decoder::{Row, StreamDecoder};
 use super::error::DecodeError;
 use super::fast::{FastDecoder, RowBatch};
-use super::stats::ResultStats;
+use super::result_stats::ResultStats;
 use super::stream_state::StreamCounters;
 use super::stream_state::StreamState;
 use super::types::Field;

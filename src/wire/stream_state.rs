@@ -9,7 +9,7 @@ use prost::bytes::Bytes;
 
 use super::error::{ColumnRef, DecodeError, DecodeErrorKind};
 use super::metadata::Header;
-use super::stats::ResultStats;
+use super::result_stats::ResultStats;
 use super::types::{Field, Type};
 use super::value::Timestamp;
 use crate::proto::google::spanner::v1 as pb;

@@ -73,7 +73,7 @@ pub fn query_stats(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::stats::parse_duration;
+    use crate::wire::result_stats::parse_duration;
 
     #[test]
     fn durations_use_production_units_and_parse_back() {

@@ -6,7 +6,7 @@ use super::plan_nodes::plan_nodes;
 use super::query_stats::{format_duration, query_stats, string};
 use super::totals::QueryTotals;
 use crate::proto::google::spanner::v1 as pb;
-use crate::wire::stats::CLIENT_WAIT_TIME;
+use crate::wire::result_stats::CLIENT_WAIT_TIME;
 
 /// What the last message of an answer reports, by query mode: statistics (WITH_STATS, PROFILE,
 /// WITH_PLAN_AND_STATS), a plan (PLAN, PROFILE, WITH_PLAN_AND_STATS), or nothing (NORMAL).
