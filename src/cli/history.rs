@@ -213,7 +213,7 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
                 target: None,
                 since_ms: args
                     .since
-                    .map(|d| history::record::now_ms() - d.as_millis() as i64),
+                    .map(|d| history::stored::now_ms() - d.as_millis() as i64),
                 limit: Some(args.limit),
             };
             let runs = store.list(&filter)?;

@@ -9,7 +9,7 @@
 use crate::report::RunReport;
 
 use super::fingerprint::same_query;
-use super::record::{Baseline, Filter, RunSummary, unix_ms};
+use super::stored::{Baseline, Filter, RunSummary, unix_ms};
 use super::{HistoryError, HistoryStore};
 
 /// Candidates read at most before a gate gives up: what a store of hostile rows can cost it.
@@ -49,7 +49,7 @@ pub fn baseline(
         let median = |r: &RunSummary| r.median_total_ms.unwrap_or(f64::INFINITY);
         runs.sort_by(|a, b| median(a).total_cmp(&median(b)));
     }
-    let before = unix_ms(&wanted.report.started_at).unwrap_or_else(super::record::now_ms);
+    let before = unix_ms(&wanted.report.started_at).unwrap_or_else(super::stored::now_ms);
     for run in runs.iter().take(MAX_TRIED) {
         match qualify(store, run, wanted, before) {
             Ok(report) => return Ok(Some(report)),

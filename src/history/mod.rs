@@ -6,20 +6,20 @@
 
 pub mod baseline;
 pub mod fingerprint;
-pub mod load_record;
 pub mod location;
-pub mod record;
 pub mod spanner;
 pub mod sqlite;
+pub mod stored;
+pub mod stored_load;
 pub mod trend;
 pub mod worker;
 
 pub use baseline::{Wanted, baseline};
 pub use fingerprint::{fingerprint, normalize_sql, same_query};
-pub use load_record::{LoadSummary, StoredLoad, is_load_id, load_fingerprint};
 pub use location::{Location, default_path};
-pub use record::{Baseline, Filter, NotARun, RunSummary, StoredRun};
 pub use sqlite::{Retention, SqliteStore};
+pub use stored::{Baseline, Filter, NotARun, RunSummary, StoredRun};
+pub use stored_load::{LoadSummary, StoredLoad, is_load_id, load_fingerprint};
 pub use trend::{PhaseFigures, QuerySummary, TrendPoint};
 pub use worker::HistoryWorker;
 
@@ -82,7 +82,7 @@ pub enum HistoryError {
         "the report of run {label:?} is {} MiB, more than the {} MiB a stored report may be: the \
          runs of this profile were not saved",
         bytes >> 20,
-        record::MAX_STORED_REPORT_BYTES >> 20
+        stored::MAX_STORED_REPORT_BYTES >> 20
     )]
     TooLarge {
         /// The run's label.

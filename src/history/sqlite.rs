@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 use super::location::parent_of;
-use super::record::{
+use super::stored::{
     Filter, MAX_STORED_REPORT_BYTES, NotARun, RunSummary, StoredRun, check_sizes, now_ms,
 };
 use super::trend::{QuerySummary, TrendPoint, like_pattern};

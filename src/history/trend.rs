@@ -8,7 +8,7 @@ use crate::part::Measure;
 use crate::report::{RunReport, Status};
 
 use super::HistoryError;
-use super::record::RunSummary;
+use super::stored::RunSummary;
 
 /// A query the store holds runs of.
 #[derive(Debug, Clone, PartialEq)]

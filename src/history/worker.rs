@@ -6,9 +6,9 @@
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use super::load_record::StoredLoad;
 use super::location::Location;
-use super::record::StoredRun;
+use super::stored::StoredRun;
+use super::stored_load::StoredLoad;
 use super::{HistoryStore, open};
 use crate::load::LoadReport;
 use crate::report::RunReport;

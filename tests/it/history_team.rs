@@ -57,7 +57,7 @@ fn write_row(host: &str, name: &str, id: &str, day: u32, iterations: i64, report
         Value::String(good.summary.started_at.clone()),
         Value::Int64(good.started_ms),
         Value::Timestamp(
-            spanprof::wire::Timestamp::new(spanprof::history::record::now_ms() / 1000, 0)
+            spanprof::wire::Timestamp::new(spanprof::history::stored::now_ms() / 1000, 0)
                 .expect("a time"),
         ),
         Value::String(format!("hostile {id}")),

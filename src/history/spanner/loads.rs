@@ -4,8 +4,8 @@
 use super::table::LOADS;
 use super::{SpannerStore, new_id, parts, string_param};
 use crate::history::HistoryError;
-use crate::history::load_record::{LOAD_ID_PREFIX, LoadSummary, StoredLoad};
-use crate::history::record::{Filter, NotARun, check_size};
+use crate::history::stored::{Filter, NotARun, check_size};
+use crate::history::stored_load::{LOAD_ID_PREFIX, LoadSummary, StoredLoad};
 use crate::load::LoadReport;
 use crate::wire::Value;
 

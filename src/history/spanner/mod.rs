@@ -15,7 +15,7 @@ use std::time::Duration;
 use tonic::transport::Channel;
 
 use super::location::SpannerDatabase;
-use super::record::{Filter, MAX_STORED_REPORT_BYTES, RunSummary, StoredRun, check_sizes, now_ms};
+use super::stored::{Filter, MAX_STORED_REPORT_BYTES, RunSummary, StoredRun, check_sizes, now_ms};
 use super::trend::{QuerySummary, TrendPoint};
 use super::{HistoryError, HistoryStore, LoadSummary, StoredLoad};
 use crate::client::Param;

@@ -3,7 +3,7 @@
 //! team's database can write any row: a bad one is named and skipped by the caller, never the
 //! whole listing).
 
-use crate::history::record::{NotARun, RunSummary};
+use crate::history::stored::{NotARun, RunSummary};
 
 /// The runs' table.
 pub const TABLE: &str = "SpanprofRuns";

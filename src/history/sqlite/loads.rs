@@ -5,8 +5,8 @@ use rusqlite::params;
 
 use super::SqliteStore;
 use crate::history::HistoryError;
-use crate::history::load_record::{LOAD_ID_PREFIX, LoadSummary, StoredLoad};
-use crate::history::record::{Filter, NotARun, check_size, now_ms};
+use crate::history::stored::{Filter, NotARun, check_size, now_ms};
+use crate::history::stored_load::{LOAD_ID_PREFIX, LoadSummary, StoredLoad};
 use crate::history::trend::like_pattern;
 use crate::load::LoadReport;
 

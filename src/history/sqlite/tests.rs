@@ -1,5 +1,5 @@
 use super::*;
-use crate::history::record::Filter;
+use crate::history::stored::Filter;
 use crate::report::{IterationRecord, RunConfig};
 
 fn report(label: &str, sql: &str, started_at: &str, totals: &[f64]) -> RunReport {
@@ -65,7 +65,7 @@ fn runs_are_listed_newest_first_with_their_medians_and_read_back_whole() {
     assert_eq!(by_text.len(), 1);
     let since = store
         .list(&Filter {
-            since_ms: crate::history::record::unix_ms("2026-01-02T00:00:00Z"),
+            since_ms: crate::history::stored::unix_ms("2026-01-02T00:00:00Z"),
             limit: Some(1),
             ..Filter::default()
         })

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::fingerprint::normalize_sql;
-use super::record::unix_ms;
+use super::stored::unix_ms;
 use crate::load::{LoadReport, Model};
 
 /// What starts the id of a load run.
