@@ -225,23 +225,23 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::load::step::{StepCpu, StepRecorder};
+    use crate::load::step::{StepCpu, StepTally};
     use crate::load::{Ended, StepLevel};
 
     fn step(rate: f64, latencies_ms: &[u64], errors: u64) -> StepResult {
-        let mut recorder = StepRecorder::new(StepLevel::Rate(rate));
+        let mut tally = StepTally::new(StepLevel::Rate(rate));
         for &ms in latencies_ms {
             let ended = Ended {
                 from_intended: Duration::from_millis(ms),
                 from_start: Duration::from_millis(ms / 2),
                 ..Ended::default()
             };
-            recorder.ok(&ended, &Default::default());
+            tally.ok(&ended, &Default::default());
         }
         for _ in 0..errors {
-            recorder.error("UNAVAILABLE", Duration::ZERO);
+            tally.error("UNAVAILABLE", Duration::ZERO);
         }
-        recorder.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default())
+        tally.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default())
     }
 
     #[test]

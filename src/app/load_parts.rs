@@ -237,13 +237,13 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::load::step::{StepCpu, StepRecorder};
+    use crate::load::step::{StepCpu, StepTally};
     use crate::load::{Ended, StepLevel};
 
     fn step(rate: f64, server_ms: f64, network_ms: f64) -> StepResult {
-        let mut recorder = StepRecorder::new(StepLevel::Rate(rate));
-        recorder.ok(&Ended::default(), &Default::default());
-        let mut step = recorder.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default());
+        let mut tally = StepTally::new(StepLevel::Rate(rate));
+        tally.ok(&Ended::default(), &Default::default());
+        let mut step = tally.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default());
         // A key no part has (a newer report's) is left out, not drawn.
         step.parts = [
             ("server", server_ms),

@@ -22,7 +22,7 @@ use super::resume::{
     MAX_RESUME_TOKEN_BYTES, ResumePolicy, back_off, late_error, may_resume, token_too_large,
 };
 use super::server_timing::parse_server_timing;
-use super::timeline::{DEFAULT_KEPT_MESSAGES, Fed, Recorder, Stopwatch, Timed};
+use super::timeline::{DEFAULT_KEPT_MESSAGES, Fed, Stopwatch, Timed, TimelineBuilder};
 use super::timeouts::Timeouts;
 use super::timing::{IterationError, IterationTiming};
 use crate::proto::google::spanner::v1 as pb;
@@ -71,7 +71,7 @@ struct Progress<'a> {
     timing: IterationTiming,
     decoder: AnyDecoder,
     held: Vec<Held>,
-    recorder: Recorder,
+    timeline: TimelineBuilder,
     on_rows: &'a mut (dyn FnMut(RowsView<'_>, usize) + Send),
     recording: Option<&'a mut Vec<u8>>,
     /// Where the client's current stretch of its own work began (the end of its last span), when
@@ -85,7 +85,7 @@ impl Progress<'_> {
     fn worked_until(&mut self, now: &Stopwatch) {
         if let Some(from) = self.since.take() {
             let (wall, cpu) = now.since(&from);
-            self.recorder.between(wall, cpu);
+            self.timeline.between(wall, cpu);
             let cpu = cpu.unwrap_or(wall);
             self.timing.client_work += wall;
             self.timing.client_work_cpu += cpu;
@@ -109,7 +109,7 @@ impl Progress<'_> {
 
     /// The response headers came at `at`: their `server-timing`, and the time in the timeline.
     fn took_headers(&mut self, at: Instant, metadata: &tonic::metadata::MetadataMap) {
-        self.recorder.headers(at);
+        self.timeline.headers(at);
         if let Some(header) = metadata.get("server-timing").and_then(|v| v.to_str().ok()) {
             self.timing.server_timing = parse_server_timing(header);
         }
@@ -149,7 +149,7 @@ pub async fn run_iteration(
         },
         decoder: AnyDecoder::new(decoding.decoder),
         held: Vec::new(),
-        recorder: Recorder::new(start, decoding.kept_messages),
+        timeline: TimelineBuilder::new(start, decoding.kept_messages),
         on_rows: decoding.on_rows,
         recording: decoding.recording,
         since: Some(began),
@@ -161,7 +161,7 @@ pub async fn run_iteration(
     loop {
         let messages_before = run.decoder.counters().messages + run.held.len() as u64;
         let wait = run.wait_begins();
-        run.recorder.request_sent(wait);
+        run.timeline.request_sent(wait);
         let first_due = (wait + timeouts.first_response).min(deadline);
         let mut call_request = tonic::Request::new(request.clone());
         *call_request.metadata_mut() = call.attempt(run.timing.resumes + 1);
@@ -212,18 +212,18 @@ pub async fn run_iteration(
             .take(200)
             .collect();
         let dropped = (dropped, dropped_bytes as u64);
-        run.recorder
+        run.timeline
             .resumed(broke, said, dropped, resent - waiting, resent);
     }
     let end = finish(&mut run)?;
     let Progress {
         mut timing,
         mut decoder,
-        recorder,
+        timeline,
         ..
     } = run;
     timing.total = end - start;
-    timing.lanes = vec![recorder.end(end)];
+    timing.lanes = vec![timeline.end(end)];
     timing.counters = *decoder.counters();
     timing.rows = timing.counters.rows;
     timing.stats = decoder.take_stats();
@@ -281,7 +281,7 @@ fn finish(run: &mut Progress<'_>) -> Result<Instant, IterationError> {
     let finish = watch.stop();
     run.timing.row_decode += finish.wall;
     run.count_cpu(&finish, false);
-    run.recorder.finished(&finish);
+    run.timeline.finished(&finish);
     run.since = Some(finish.end);
     let ended = Stopwatch::start();
     run.worked_until(&ended);
@@ -312,7 +312,7 @@ fn take_message(
     }
     let token = msg.resume_token().to_vec();
     let number = run
-        .recorder
+        .timeline
         .arrived((wait, arrived), bytes.len(), !token.is_empty(), &wire);
     run.held.push(Held { msg, bytes, number });
     let held_bytes: usize = run.held.iter().map(|h| h.bytes.len()).sum();
@@ -363,7 +363,7 @@ fn feed(run: &mut Progress<'_>) -> Result<(), IterationError> {
         };
         run.timing.row_decode += row.wall;
         run.count_cpu(&row, false);
-        run.recorder.fed(number, &row, fed);
+        run.timeline.fed(number, &row, fed);
     }
     // The emptied vector goes back, keeping its capacity.
     run.held = held;

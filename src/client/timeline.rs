@@ -1,4 +1,4 @@
-//! Recording an iteration's timeline as it runs ([`Recorder`]), cheaply: per message one push
+//! Building an iteration's timeline as it runs ([`TimelineBuilder`]), cheaply: per message one push
 //! of plain figures (or an addition to the last bucket once the kept messages reach their limit),
 //! and per decode span two readings of the thread's CPU clock beside the wall clock.
 //!
@@ -103,19 +103,19 @@ pub struct Fed {
     pub chunked: bool,
 }
 
-/// One lane's timeline, recorded as the stream runs.
+/// One lane's timeline, built as the stream runs.
 #[derive(Debug)]
-pub struct Recorder {
+pub struct TimelineBuilder {
     origin: Instant,
     keep: usize,
     lane: Lane,
     arrivals: u32,
 }
 
-impl Recorder {
+impl TimelineBuilder {
     /// A lane whose offsets count from `origin`, keeping `keep` messages one by one.
     pub fn new(origin: Instant, keep: usize) -> Self {
-        Recorder {
+        TimelineBuilder {
             origin,
             keep,
             lane: Lane {
@@ -307,12 +307,12 @@ mod tests {
     #[test]
     fn messages_past_the_limit_go_to_a_bounded_number_of_buckets_losing_no_count() {
         let origin = Instant::now();
-        let mut recorder = Recorder::new(origin, 3);
+        let mut timeline = TimelineBuilder::new(origin, 3);
         let total = 10_000u32;
         for i in 0..total {
             let at = origin + Duration::from_micros(u64::from(i) * 10);
             let wait = if i == 5_000 { 9 } else { 1 };
-            let number = recorder.arrived(
+            let number = timeline.arrived(
                 (at - Duration::from_micros(wait), at),
                 100,
                 i % 2 == 0,
@@ -324,9 +324,9 @@ mod tests {
                 values: 3,
                 chunked: false,
             };
-            recorder.fed(number, &timed(at, 2), fed);
+            timeline.fed(number, &timed(at, 2), fed);
         }
-        let lane = recorder.end(origin + Duration::from_secs(1));
+        let lane = timeline.end(origin + Duration::from_secs(1));
         assert_eq!(lane.messages.len(), 3);
         assert!(lane.buckets.len() <= MAX_BUCKETS);
         let in_buckets: u32 = lane.buckets.iter().map(|b| b.last - b.first + 1).sum();
@@ -357,10 +357,10 @@ mod tests {
         let (wall, cpu) = next.since(&first.end);
         let cpu = cpu.expect("Linux has a thread CPU clock");
         assert!(cpu > Duration::ZERO && cpu <= wall, "{cpu:?} of {wall:?}");
-        let mut recorder = Recorder::new(first.start, 1);
-        recorder.between(wall, Some(cpu));
-        recorder.between(Duration::from_micros(10), None);
-        let lane = recorder.end(next.at());
+        let mut timeline = TimelineBuilder::new(first.start, 1);
+        timeline.between(wall, Some(cpu));
+        timeline.between(Duration::from_micros(10), None);
+        let lane = timeline.end(next.at());
         assert_eq!(lane.between.wall_us, us(wall) + 10);
         assert_eq!(
             lane.between.cpu_us,

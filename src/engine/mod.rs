@@ -656,7 +656,7 @@ pub struct Recording {
 
 /// Why a recording could not be made.
 #[derive(Debug, thiserror::Error)]
-pub enum RecordError {
+pub enum RecordingError {
     /// No session, or the query could not be prepared.
     #[error(transparent)]
     Client(#[from] ClientError),
@@ -671,14 +671,14 @@ pub enum RecordError {
 /// Runs the first variant's query once (blocking the calling thread on a runtime of its own) and
 /// records every message the decoder consumed, after any resume, so that `spanprof decode`
 /// reproduces its rows offline.
-pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, RecordError> {
+pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, RecordingError> {
     spec.check()?;
     runtime("spanprof-record")?.block_on(async {
         let (sessions, queries) = cold::RunSessions::open(&target, spec).await?;
         let query = queries
             .into_iter()
             .next()
-            .ok_or(RecordError::Spec(SpecError::NoVariants))?;
+            .ok_or(RecordingError::Spec(SpecError::NoVariants))?;
         let mut file = Vec::new();
         let outcome = sessions
             .first()

@@ -300,12 +300,12 @@ pub fn client_saturates(steps: &[StepResult], cores: usize, share: f64) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::step::StepRecorder;
+    use crate::load::step::StepTally;
     use std::collections::BTreeMap;
     use std::time::Duration;
 
     fn step(level: StepLevel, achieved: f64, p99: f64) -> StepResult {
-        let mut r = StepRecorder::new(level).finish(
+        let mut r = StepTally::new(level).finish(
             Duration::ZERO,
             Duration::from_secs(1),
             Default::default(),

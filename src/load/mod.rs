@@ -16,7 +16,7 @@ pub use histogram::{HistogramError, Latencies};
 pub use knee::{Knee, KneeRule, find_knee, find_knee_on};
 pub use merge::{MergeError, merge};
 pub use report::{LoadReport, RunFacts};
-pub use step::{Ended, ProcessStep, StepCpu, StepRecorder, StepResult};
+pub use step::{Ended, ProcessStep, StepCpu, StepResult, StepTally};
 
 /// The highest arrival rate a step may ask for, per second; a higher one is capped with a notice
 /// (one generator thread cannot start requests faster than a few tens of microseconds apart).

@@ -141,7 +141,7 @@ impl LoadReport {
 mod tests {
     use super::*;
     use crate::load::StepLevel;
-    use crate::load::step::{StepCpu, StepRecorder};
+    use crate::load::step::{StepCpu, StepTally};
 
     #[test]
     fn a_report_names_its_knee_and_reads_back() {
@@ -155,7 +155,7 @@ mod tests {
         let steps: Vec<StepResult> = [(50.0, 50.0), (100.0, 60.0)]
             .into_iter()
             .map(|(rate, achieved)| {
-                let mut s = StepRecorder::new(StepLevel::Rate(rate)).finish(
+                let mut s = StepTally::new(StepLevel::Rate(rate)).finish(
                     Duration::ZERO,
                     Duration::from_secs(2),
                     StepCpu::default(),

@@ -1,5 +1,5 @@
 //! One step of a load test: what its requests measured as they ended, folded into fixed-size
-//! aggregates ([`StepRecorder`]: three HDR histograms, counters, and the accounting's parts summed
+//! aggregates ([`StepTally`]: three HDR histograms, counters, and the accounting's parts summed
 //! per part; no record is kept per request), and the step's figures once it is over
 //! ([`StepResult`], what the JSON and CSV hold).
 
@@ -35,7 +35,7 @@ pub struct Ended {
 
 /// A step's aggregates while it runs: fixed size, whatever the count.
 #[derive(Debug, Clone)]
-pub struct StepRecorder {
+pub struct StepTally {
     level: StepLevel,
     corrected: Latencies,
     uncorrected: Latencies,
@@ -63,10 +63,10 @@ pub struct StepCpu {
     pub process: Duration,
 }
 
-impl StepRecorder {
+impl StepTally {
     /// An empty step at `level`.
     pub fn new(level: StepLevel) -> Self {
-        StepRecorder {
+        StepTally {
             level,
             corrected: Latencies::new(),
             uncorrected: Latencies::new(),
@@ -331,7 +331,7 @@ mod tests {
 
     #[test]
     fn a_step_counts_errors_apart_and_shares_slow_requests_both_ways() {
-        let mut step = StepRecorder::new(StepLevel::Rate(10.0));
+        let mut step = StepTally::new(StepLevel::Rate(10.0));
         let parts = Parts::default();
         for i in 0..18u64 {
             step.ok(&ended(5, 5, 100 * i), &parts);
@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn an_empty_step_has_no_percentiles_and_no_rate() {
-        let r = StepRecorder::new(StepLevel::Concurrency(4)).finish(
+        let r = StepTally::new(StepLevel::Concurrency(4)).finish(
             Duration::from_secs(3),
             Duration::ZERO,
             StepCpu::default(),

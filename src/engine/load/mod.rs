@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use super::{EngineError, Notifier, Variant, now_rfc3339};
 use crate::client::{DatabasePath, HeaderOptions, Session, Target, Timeouts};
 use crate::load::step::StepCpu;
-use crate::load::{LoadPlan, LoadReport, Model, RunFacts, StepLevel, StepRecorder, StepResult};
+use crate::load::{LoadPlan, LoadReport, Model, RunFacts, StepLevel, StepResult, StepTally};
 use crate::wire::DecoderKind;
 use generator::{Generator, InFlight, OpenStep};
 use request::{Shared, StepSink};
@@ -226,7 +226,7 @@ async fn one_step(
     let (abandon_tx, abandon) = watch::channel(false);
     let process_cpu = cpu_time::ProcessTime::try_now().ok();
     let sink = Arc::new(StepSink {
-        recorder: Mutex::new(StepRecorder::new(level)),
+        tally: Mutex::new(StepTally::new(level)),
         // The first start a little ahead, so that the generator thread's own start is not
         // counted as its lag.
         began: Instant::now() + LEAD,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::client::{Decoding, IterationError, PreparedQuery, ResumePolicy, Session};
-use crate::load::{Ended, StepRecorder};
+use crate::load::{Ended, StepTally};
 use crate::report::IterationRecord;
 use crate::wire::{DecoderKind, RowsView};
 
@@ -21,17 +21,17 @@ pub(super) struct Shared {
 
 /// One step's place for its requests' results, and when the step began.
 pub(super) struct StepSink {
-    pub(super) recorder: Mutex<StepRecorder>,
+    pub(super) tally: Mutex<StepTally>,
     pub(super) began: Instant,
     /// Set when the step's requests still in flight must stop (drain over, or cancelled).
     pub(super) abandon: watch::Receiver<bool>,
 }
 
 impl StepSink {
-    /// The step's recorder, locked (a panic elsewhere cannot leave it half-written: each update
+    /// The step's tally, locked (a panic elsewhere cannot leave it half-written: each update
     /// is a few additions).
-    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, StepRecorder> {
-        self.recorder.lock().unwrap_or_else(PoisonError::into_inner)
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, StepTally> {
+        self.tally.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

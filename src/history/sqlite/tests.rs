@@ -280,7 +280,7 @@ fn a_store_of_the_first_schema_is_migrated_and_keeps_its_runs() {
 
 fn load_report(sql: &str, started_at: &str) -> crate::load::LoadReport {
     use crate::load::{LoadPlan, Model, StepLevel};
-    use crate::load::{StepCpu, StepRecorder};
+    use crate::load::{StepCpu, StepTally};
     let plan = LoadPlan {
         model: Model::Open,
         levels: vec![StepLevel::Rate(10.0)],
@@ -288,7 +288,7 @@ fn load_report(sql: &str, started_at: &str) -> crate::load::LoadReport {
         max_in_flight: 10,
         drain: Duration::from_secs(1),
     };
-    let step = StepRecorder::new(StepLevel::Rate(10.0)).finish(
+    let step = StepTally::new(StepLevel::Rate(10.0)).finish(
         Duration::ZERO,
         Duration::from_secs(1),
         StepCpu::default(),

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::load::Model;
-use crate::load::step::{Ended, StepCpu, StepRecorder};
+use crate::load::step::{Ended, StepCpu, StepTally};
 use crate::report::Parts;
 
 /// A run of one process: two steps at `rates`, each request's latencies in `samples` (ms from
@@ -12,9 +12,9 @@ fn run(label: &str, rates: [f64; 2], samples: [&[u64]; 2]) -> LoadReport {
         .iter()
         .zip(samples)
         .map(|(&rate, ms)| {
-            let mut recorder = StepRecorder::new(StepLevel::Rate(rate));
+            let mut tally = StepTally::new(StepLevel::Rate(rate));
             for &m in ms {
-                recorder.ok(
+                tally.ok(
                     &Ended {
                         from_intended: Duration::from_millis(m),
                         from_start: Duration::from_millis(m / 2),
@@ -27,8 +27,8 @@ fn run(label: &str, rates: [f64; 2], samples: [&[u64]; 2]) -> LoadReport {
                     &Parts::default(),
                 );
             }
-            recorder.error("UNAVAILABLE", Duration::from_millis(10));
-            recorder.finish(Duration::ZERO, Duration::from_secs(2), StepCpu::default())
+            tally.error("UNAVAILABLE", Duration::from_millis(10));
+            tally.finish(Duration::ZERO, Duration::from_secs(2), StepCpu::default())
         })
         .collect();
     let plan = LoadPlan {
