@@ -99,7 +99,7 @@ impl CompareView {
                 ui.ctx(),
             );
             verdict_line(ui, k, verdict, &names[0], &names[k]);
-            super::operator_view::diff_ui(ui, (a.id, &a.report), (b.id, &b.report));
+            super::plan_view::diff_ui(ui, (a.id, &a.report), (b.id, &b.report));
         }
         ui.add_space(4.0);
         theme::legend(

@@ -94,7 +94,7 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
             if let Some(verdict) = comparison.verdict_with_deltas() {
                 writeln!(out, "\n{}", printable(&verdict))?;
             }
-            out.write_all(super::operators::plan_diff_text(base, other).as_bytes())?;
+            out.write_all(super::plan::plan_diff_text(base, other).as_bytes())?;
         }
     }
     let Some(max_slowdown) = args.fail_if_slower else {

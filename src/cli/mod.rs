@@ -12,10 +12,11 @@ mod history;
 mod html;
 mod load;
 mod load_summary;
-mod operators;
 mod options;
 mod outputs;
+mod plan;
 mod profile;
+mod record;
 mod reports;
 mod seed;
 mod serve;
@@ -35,12 +36,12 @@ pub use driver::{DriverArgs, run_driver};
 pub use explain::{ExplainArgs, run_explain};
 pub use history::{HistoryAction, HistoryArgs, HistoryCommandArgs, run_history};
 pub use load::{LoadArgs, run_load};
-pub use operators::{PlanArgs, plan_diff_text, plan_summary, run_plan};
 pub use options::RequestOptionArgs;
+pub use plan::{PlanArgs, plan_diff_text, plan_summary, run_plan};
 pub use profile::{
-    ModeArg, OrderArg, ProfileArgs, ProfileOutcome, QueryArgs, RecordArgs, findings, run_profile,
-    run_record,
+    ModeArg, OrderArg, ProfileArgs, ProfileOutcome, QueryArgs, findings, run_profile,
 };
+pub use record::{RecordArgs, run_record};
 pub use seed::{SeedArgs, run_seed};
 pub use serve::{QueueArgs, ServeArgs, apply_knob, run_serve};
 pub use subject::{SubjectArgs, run_subject};

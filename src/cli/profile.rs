@@ -1,6 +1,6 @@
 //! `spanprof profile`: run one or more query variants N times, interleaved, and print where the
 //! time went, how each variant compares with the reference, how a sweep grows, and (with
-//! `--baseline`) whether the run regressed. `spanprof record`: one execution's stream to a file.
+//! `--baseline`) whether the run regressed.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -16,8 +16,8 @@ use super::summary;
 use super::target::TargetArgs;
 use super::variants::{FromCommandLine, SweepSpec, parse_sweep, variants};
 use crate::analysis::parse_slowdown;
-use crate::engine::{Engine, EngineEvent, Order, Param, ProfileSpec, QueryMode, Variant};
-use crate::export::{Exporter, Markdown, write_atomically};
+use crate::engine::{Engine, EngineEvent, Order, Param, ProfileSpec, QueryMode};
+use crate::export::{Exporter, Markdown};
 use crate::part::Measure;
 use crate::report::{RunReport, Status, printable};
 
@@ -113,26 +113,6 @@ pub struct ProfileArgs {
     /// Where the run is saved.
     #[command(flatten)]
     pub history: super::history::HistoryArgs,
-}
-
-/// Arguments of `spanprof record`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RecordArgs {
-    /// Where to run.
-    #[command(flatten)]
-    pub target: TargetArgs,
-    /// What to run (one --sql).
-    #[command(flatten)]
-    pub query: QueryArgs,
-    /// How the query is asked.
-    #[command(flatten)]
-    pub options: RequestOptionArgs,
-    /// What every call says besides the query.
-    #[command(flatten)]
-    pub headers: HeaderArgs,
-    /// The stream file to write.
-    #[arg(long)]
-    pub out: PathBuf,
 }
 
 /// `--query-mode` values.
@@ -276,47 +256,6 @@ fn profile_spec(args: &ProfileArgs) -> anyhow::Result<(ProfileSpec, String)> {
     Ok((spec, reference))
 }
 
-/// Records one execution's stream to `--out`; prints what it wrote.
-pub fn run_record(args: &RecordArgs, mut out: impl Write) -> anyhow::Result<()> {
-    let [sql] = args.query.sql.as_slice() else {
-        anyhow::bail!("record writes one query's stream: give one --sql");
-    };
-    let options = args.options.options()?;
-    anyhow::ensure!(
-        options.partitioned.is_none(),
-        "record writes one stream; a partitioned read is several: record the plain query"
-    );
-    let spec = ProfileSpec {
-        database: args.target.database(),
-        variants: vec![Variant {
-            params: args.query.params.clone(),
-            mode: args.query.mode(&args.target),
-            options,
-            ..Variant::new("record", sql.clone())
-        }],
-        iterations: 1,
-        warmup: 0,
-        decoder: args.query.decoder.into(),
-        timeouts: args.target.timeouts.timeouts(),
-        order: Order::default(),
-        headers: args.headers.options(),
-    };
-    let recording = crate::engine::record(args.target.target(), &spec)?;
-    write_atomically(&args.out, &recording.file)?;
-    let t = &recording.timing;
-    writeln!(
-        out,
-        "recorded {} rows in {} messages ({} bytes, {} resumes) to {}; `spanprof decode {}` replays them",
-        t.rows,
-        t.counters.messages,
-        recording.file.len(),
-        t.resumes,
-        args.out.display(),
-        args.out.display()
-    )?;
-    Ok(())
-}
-
 /// What a reader should notice beyond the table: query statistics that did not come, a slow first
 /// (cold) iteration and outlying ones, as [`analysis::findings`](crate::analysis::findings) found
 /// them.
@@ -453,7 +392,7 @@ fn print_summary(
     out.write_all(&Markdown.export(reports)?)?;
     for report in reports {
         let found = summary::findings(report);
-        let plan = super::operators::plan_summary(report, 5);
+        let plan = super::plan::plan_summary(report, 5);
         for text in [found, plan, super::headers::traces(report)] {
             if !text.is_empty() {
                 if several {

@@ -95,7 +95,7 @@ pub fn against_reference(reports: &[RunReport], reference: &str) -> String {
     }
     // Then each variant's plan against the reference's, where both kept one.
     for other in reports.iter().filter(|r| r.config.label != reference) {
-        text.push_str(&super::operators::plan_diff_text(base, other));
+        text.push_str(&super::plan::plan_diff_text(base, other));
     }
     text
 }

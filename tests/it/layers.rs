@@ -2,7 +2,8 @@
 //! names through `crate::`, no cycle among them, and the two rules issue 11 set (the engine knows
 //! nothing of tonic, prost or the generated types; the app nothing of the command line). Then the
 //! rooms (issue 22, read with syn by [`rooms`]): no circle of files inside any folder, no file over
-//! 800 lines and no non-test function over 120, the server in rooms, one module called `plan`.
+//! 800 lines and no non-test function over 120, the server in rooms, one module called `plan`
+//! (besides the `plan` subcommand's file, `cli/plan.rs`).
 
 mod rooms;
 
@@ -387,7 +388,9 @@ fn the_server_is_in_rooms_and_only_src_plan_is_called_plan() {
             .module
             .as_ref()
             .is_some_and(|m| m.iter().any(|part| part == "plan"));
-        if named_plan && !file.path.starts_with("plan/") {
+        // The `plan` subcommand's file is named as the command is: `cli/plan.rs`, a leaf.
+        let subcommand = file.path == "cli/plan.rs";
+        if named_plan && !file.path.starts_with("plan/") && !subcommand {
             problems.push(format!(
                 "src/{} is a module called plan beside src/plan/",
                 file.path
