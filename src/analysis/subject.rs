@@ -1,4 +1,4 @@
-//! A client profile's verdict (`spanprof client`): the program's time for the query against
+//! A subject's verdict (`spanprof client`): the program's time for the query against
 //! spanprof's own decoder and the wire floor, read the same way for all three (from the first
 //! query request to the end, at the server), and how much of what the program adds the server
 //! spent waiting for it to read.
@@ -8,13 +8,13 @@ use std::fmt;
 use crate::report::{IterationRecord, Reader, RunReport};
 use crate::stats::median;
 
-/// Medians of the timed iterations of a client profile's runs.
+/// Medians of the timed iterations of a subject's profile's runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubjectComparison {
-    /// The program's run label.
-    pub client: String,
-    /// The program: first query request to exit, median, ms.
-    pub client_ms: f64,
+    /// The subject's run label.
+    pub subject: String,
+    /// The subject: first query request to exit, median, ms.
+    pub subject_ms: f64,
     /// Of it, the server blocked on the program not reading, median, ms.
     pub blocked_ms: f64,
     /// spanprof's decoder: first request to last row decoded, median, ms.
@@ -29,7 +29,7 @@ impl SubjectComparison {
     pub fn adds_ms(&self) -> Option<f64> {
         self.floor_ms
             .or(self.spanprof_ms)
-            .map(|base| self.client_ms - base)
+            .map(|base| self.subject_ms - base)
     }
 }
 
@@ -39,17 +39,17 @@ fn median_of(report: &RunReport, value: fn(&IterationRecord) -> Option<f64>) -> 
     median(&mut samples)
 }
 
-/// The comparison of a client profile's `reports`: `None` unless one of them is a program's run
+/// The comparison of a subject's profile's `reports`: `None` unless one of them is a program's run
 /// (it has a command) with its phases measured in every timed iteration.
 pub fn subject_comparison(reports: &[RunReport]) -> Option<SubjectComparison> {
-    let client = reports.iter().find(|r| !r.config.command.is_empty())?;
+    let subject = reports.iter().find(|r| !r.config.command.is_empty())?;
     let others = || reports.iter().filter(|r| r.config.command.is_empty());
     let floor = others().find(|r| r.config.decoder == Reader::BytesOnly);
     let spanprof = others().find(|r| r.config.decoder != Reader::BytesOnly);
     Some(SubjectComparison {
-        client: client.config.label.clone(),
-        client_ms: median_of(client, IterationRecord::request_to_end_ms)?,
-        blocked_ms: median_of(client, |r| r.blocked_ms)?,
+        subject: subject.config.label.clone(),
+        subject_ms: median_of(subject, IterationRecord::request_to_end_ms)?,
+        blocked_ms: median_of(subject, |r| r.blocked_ms)?,
         spanprof_ms: spanprof.and_then(|r| median_of(r, IterationRecord::request_to_end_ms)),
         floor_ms: floor.and_then(|r| median_of(r, IterationRecord::request_to_end_ms)),
     })
@@ -59,9 +59,9 @@ impl fmt::Display for SubjectComparison {
     /// `python3 python_client.py 783 ms; spanprof 30.0 ms; wire floor 15.0 ms: the client adds 768 ms,
     /// 745 ms of it while the server waited on it`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let client = crate::report::printable(&self.client);
+        let subject = crate::report::printable(&self.subject);
         use crate::text::ms;
-        write!(f, "{client} {}", ms(self.client_ms))?;
+        write!(f, "{subject} {}", ms(self.subject_ms))?;
         if let Some(x) = self.spanprof_ms {
             write!(f, "; spanprof {}", ms(x))?;
         }
@@ -125,7 +125,7 @@ mod tests {
     }
 
     #[test]
-    fn the_client_is_measured_against_the_floor_with_its_blocked_time() {
+    fn the_subject_is_measured_against_the_floor_with_its_blocked_time() {
         let reports = vec![
             report(
                 "python3 python_client.py",
@@ -145,8 +145,8 @@ mod tests {
                 vec![record(2.0, 12.0, 1.0, 0.0)],
             ),
         ];
-        let c = subject_comparison(&reports).expect("a client profile");
-        assert_eq!(c.client_ms, 783.0);
+        let c = subject_comparison(&reports).expect("a subject's profile");
+        assert_eq!(c.subject_ms, 783.0);
         assert_eq!(c.blocked_ms, 745.0);
         assert_eq!(c.spanprof_ms, Some(30.0));
         assert_eq!(c.floor_ms, Some(15.0));
@@ -163,7 +163,7 @@ mod tests {
         assert_eq!(subject_comparison(std::slice::from_ref(&ours)), None);
         let mut unmeasured = record(1.0, 1.0, 1.0, 0.0);
         unmeasured.tail_ms = None;
-        let client = report("c", "the command", true, vec![unmeasured]);
-        assert_eq!(subject_comparison(&[client, ours]), None);
+        let subject = report("c", "the command", true, vec![unmeasured]);
+        assert_eq!(subject_comparison(&[subject, ours]), None);
     }
 }

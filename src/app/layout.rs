@@ -113,7 +113,7 @@ impl SpanprofApp {
                 command = if self.settings.tab == Tab::Load {
                     let query = &self.settings.query;
                     let empty =
-                        !query.client && query.variants.iter().all(|v| v.sql.trim().is_empty());
+                        !query.subject && query.variants.iter().all(|v| v.sql.trim().is_empty());
                     self.load.run_bar(ui, running, empty)
                 } else {
                     self.query

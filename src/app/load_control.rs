@@ -50,7 +50,7 @@ impl SpanprofApp {
     /// The target and the spec of the next load run, or what is wrong with the input.
     fn load_spec(&self) -> Result<(Target, LoadSpec), String> {
         let query = &self.settings.query;
-        if query.client {
+        if query.subject {
             return Err(
                 "a load run runs the query panel's SQL, not a client program: choose the query \
                  in the query panel"

@@ -51,8 +51,8 @@ impl QueryPanel {
         refusal: Option<Refusal<'_>>,
     ) {
         settings.keep_one();
-        client_ui(ui, settings);
-        if !settings.client {
+        subject_ui(ui, settings);
+        if !settings.subject {
             variant_tabs(ui, settings);
         }
         sql_editor(ui, settings, refusal);
@@ -76,7 +76,7 @@ impl QueryPanel {
         active: Option<&ActiveRun>,
     ) -> Option<Command> {
         ui.add_space(4.0);
-        let empty = !settings.client && settings.variants.iter().all(|v| v.sql.trim().is_empty());
+        let empty = !settings.subject && settings.variants.iter().all(|v| v.sql.trim().is_empty());
         let command = run_buttons(ui, active.is_some(), empty);
         if let Some(run) = active {
             progress_ui(ui, run);
@@ -308,13 +308,14 @@ fn run_buttons(ui: &mut egui::Ui, running: bool, empty: bool) -> Option<Command>
     command
 }
 
-/// The run kind (the query, or a client program reading it) and the program's command line.
-fn client_ui(ui: &mut egui::Ui, settings: &mut QuerySettings) {
+/// The run kind (the query, or a subject reading it: "Client program") and the subject's command
+/// line.
+fn subject_ui(ui: &mut egui::Ui, settings: &mut QuerySettings) {
     ui.horizontal(|ui| {
         ui.label("Profile");
-        ui.selectable_value(&mut settings.client, false, "Query")
+        ui.selectable_value(&mut settings.subject, false, "Query")
             .on_hover_text("Profile the query with spanprof's own client");
-        ui.selectable_value(&mut settings.client, true, "Client program")
+        ui.selectable_value(&mut settings.subject, true, "Client program")
             .on_hover_text(
                 "Run another program's Spanner client N times against the local instance \
                  (SPANNER_EMULATOR_HOST and SPANPROF_SQL in its environment): where its time \
@@ -322,7 +323,7 @@ fn client_ui(ui: &mut egui::Ui, settings: &mut QuerySettings) {
                  decoder and the wire floor",
             );
     });
-    if settings.client {
+    if settings.subject {
         ui.horizontal(|ui| {
             let label = ui.label("Command");
             ui.add(

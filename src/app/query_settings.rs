@@ -1,6 +1,6 @@
 //! What the query panel persists: the variants, every one stored alike (the first is the run's own
 //! query, the others are compared with it), the mode, decoder, iterations, warm-up, sweep, order,
-//! recent queries and a client program's command line; the engine's spec made from them.
+//! recent queries and a subject's command line; the engine's spec made from them.
 //!
 //! Settings saved before the variants were stored alike kept the first variant's SQL, parameters,
 //! label and options apart, beside a `variants` list of the others: they are read back into the
@@ -44,9 +44,11 @@ pub struct QuerySettings {
     pub order: Order,
     /// Queries run before, most recent first.
     pub recent: Vec<String>,
-    /// Whether Run profiles a client program (`spanprof client`) instead of the query.
-    pub client: bool,
-    /// The client program's command line, as a shell would split it (no variables or globs).
+    /// Whether Run profiles a subject, another program's client (`spanprof client`), instead of
+    /// the query. Saved as `client`, as settings saved before were.
+    #[serde(rename = "client")]
+    pub subject: bool,
+    /// The subject's command line, as a shell would split it (no variables or globs).
     pub command: String,
 }
 
@@ -87,7 +89,7 @@ impl Default for QuerySettings {
             sweep: String::new(),
             order: Order::default(),
             recent: Vec::new(),
-            client: false,
+            subject: false,
             command: String::new(),
         }
     }
@@ -108,7 +110,8 @@ struct StoredQuery {
     sweep: String,
     order: Order,
     recent: Vec<String>,
-    client: bool,
+    #[serde(rename = "client")]
+    subject: bool,
     command: String,
     #[serde(deserialize_with = "present")]
     sql: Option<String>,
@@ -139,7 +142,7 @@ impl Default for StoredQuery {
             sweep: d.sweep,
             order: d.order,
             recent: d.recent,
-            client: d.client,
+            subject: d.subject,
             command: d.command,
             sql: None,
             params: None,
@@ -181,7 +184,7 @@ impl From<StoredQuery> for QuerySettings {
             sweep: stored.sweep,
             order: stored.order,
             recent: stored.recent,
-            client: stored.client,
+            subject: stored.subject,
             command: stored.command,
         };
         settings.keep_one();
@@ -224,7 +227,7 @@ impl QuerySettings {
         &mut self.variants[self.editing]
     }
 
-    /// The first variant's SQL, trimmed (what a client program reads, and what is remembered).
+    /// The first variant's SQL, trimmed (what a subject reads, and what is remembered).
     pub fn first_sql(&self) -> &str {
         self.first().map_or("", |v| v.sql.trim())
     }
@@ -235,9 +238,9 @@ impl QuerySettings {
         self.first().map_or("", |v| v.label.trim())
     }
 
-    /// The engine's spec for a client program's run on the local instance `server`, the program's
-    /// run labelled `label`, or what is wrong with the input.
-    pub fn client_spec(&self, label: String, server: ServerConfig) -> Result<SubjectSpec, String> {
+    /// The engine's spec for a subject's run on the local instance `server`, the program's run
+    /// labelled `label`, or what is wrong with the input.
+    pub fn subject_spec(&self, label: String, server: ServerConfig) -> Result<SubjectSpec, String> {
         if self.first_sql().is_empty() {
             return Err("the SQL is empty".into());
         }
@@ -473,5 +476,20 @@ mod tests {
         assert!(cleared.spec("a".into(), DatabasePath::default()).is_err());
         cleared.editing_mut().sql = "SELECT 1".into();
         assert_eq!(cleared.first_sql(), "SELECT 1");
+    }
+
+    #[test]
+    fn the_subject_switch_is_saved_and_read_as_client() {
+        let settings = QuerySettings {
+            subject: true,
+            ..QuerySettings::default()
+        };
+        let saved = serde_json::to_value(&settings).expect("writes");
+        assert_eq!(saved["client"], serde_json::Value::Bool(true));
+        assert!(saved.get("subject").is_none(), "{saved}");
+        let read: QuerySettings =
+            serde_json::from_str(r#"{"client": true, "command": "python3 p.py"}"#).expect("reads");
+        assert!(read.subject);
+        assert_eq!(read.command, "python3 p.py");
     }
 }

@@ -82,7 +82,7 @@ impl ActiveRun {
         Ok(Self::of_engine(engine, labels, mode, of))
     }
 
-    /// Starts a client program's profile (`spanprof client`); `notify` as for [`ActiveRun::start`].
+    /// Starts a subject's profile (`spanprof client`); `notify` as for [`ActiveRun::start`].
     pub fn start_subject(spec: SubjectSpec, notify: Notifier) -> std::io::Result<Self> {
         let labels = spec.labels();
         let per_run = spec.warmup + spec.iterations;

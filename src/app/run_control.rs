@@ -25,13 +25,13 @@ impl SpanprofApp {
             return;
         }
         let query = &self.settings.query;
-        if !query.client && query.variants.iter().all(|v| v.sql.trim().is_empty()) {
+        if !query.subject && query.variants.iter().all(|v| v.sql.trim().is_empty()) {
             // Said, not logged: there is nothing wrong to keep.
             self.notice = Some("nothing to run: the query is empty".into());
             return;
         }
         let notify = repaint_notifier(&self.ctx);
-        let started = if self.settings.query.client {
+        let started = if self.settings.query.subject {
             self.start_subject(notify)
         } else {
             self.start_query(notify)
@@ -64,7 +64,7 @@ impl SpanprofApp {
         ActiveRun::start(target, spec, notify).map_err(|e| format!("cannot start the engine: {e}"))
     }
 
-    /// A client program's run: on the local instance the connection panel describes (its rows and
+    /// A subject's run: on the local instance the connection panel describes (its rows and
     /// knobs), the only kind a program can be profiled against.
     fn start_subject(&self, notify: Notifier) -> Result<ActiveRun, String> {
         let server = match self.settings.connection.target()? {
@@ -77,7 +77,7 @@ impl SpanprofApp {
                 );
             }
         };
-        let mut spec = self.settings.query.client_spec(String::new(), server)?;
+        let mut spec = self.settings.query.subject_spec(String::new(), server)?;
         // The program's run is named as the user named it, else by the program; a name already
         // taken gets a number, as a query's run does.
         let wanted = match self.settings.query.run_label() {

@@ -292,9 +292,9 @@ slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by
     }
 
     #[test]
-    fn a_client_profile_carries_the_server_s_phases_and_the_check()
+    fn a_subject_profile_carries_the_server_s_phases_and_the_check()
     -> Result<(), Box<dyn std::error::Error>> {
-        let bytes = Csv.export(&[crate::export::fixture::client_report()])?;
+        let bytes = Csv.export(&[crate::export::fixture::subject_report()])?;
         let mut reader = ::csv::Reader::from_reader(bytes.as_slice());
         let row = reader.records().next().ok_or("a row")??;
         let cell = |name: &str| {

@@ -122,9 +122,9 @@ pub fn reports() -> Vec<RunReport> {
     ]
 }
 
-/// A client profile's run (`spanprof client`): a program's iteration with the server's phases,
+/// A subject's run (`spanprof client`): a program's iteration with the server's phases,
 /// its rows checked by value, the command and the stream's settings.
-pub fn client_report() -> RunReport {
+pub fn subject_report() -> RunReport {
     RunReport {
         config: RunConfig {
             label: "python3 python_client.py".into(),

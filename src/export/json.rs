@@ -258,9 +258,9 @@ mod tests {
     }
 
     #[test]
-    fn a_client_profile_carries_the_server_s_phases_the_command_and_the_shape()
+    fn a_subject_profile_carries_the_server_s_phases_the_command_and_the_shape()
     -> Result<(), ExportError> {
-        let report = crate::export::fixture::client_report();
+        let report = crate::export::fixture::subject_report();
         let bytes = Json.export(std::slice::from_ref(&report))?;
         let text = String::from_utf8_lossy(&bytes);
         for key in [

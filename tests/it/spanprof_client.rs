@@ -412,7 +412,7 @@ fn official_client_in_every_shape(command: CommandLine, known_bug: Option<KnownB
         let verdict = spanprof::analysis::subject_comparison(&reports).expect("a verdict");
         eprintln!("{shape}: {verdict}");
         assert!(
-            verdict.client_ms > 0.0 && verdict.floor_ms.is_some(),
+            verdict.subject_ms > 0.0 && verdict.floor_ms.is_some(),
             "{verdict:?}"
         );
     }

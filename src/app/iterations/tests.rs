@@ -59,7 +59,7 @@ fn an_overlap_is_drawn_over_the_decode_and_said_apart_in_the_tooltip() {
 }
 
 #[test]
-fn a_client_programs_bar_splits_its_transfer_into_streaming_and_blocked() {
+fn a_subjects_bar_splits_its_transfer_into_streaming_and_blocked() {
     let r = IterationRecord {
         total_ms: 200.0,
         startup_ms: Some(100.0),

@@ -150,7 +150,7 @@ fn a_report_without_cpu_times_counts_decode_wall_time_as_decode() {
 }
 
 #[test]
-fn a_client_program_s_time_splits_as_the_server_saw_it() {
+fn a_subject_s_time_splits_as_the_server_saw_it() {
     let record = IterationRecord {
         total_ms: 1_900.0,
         startup_ms: Some(950.25),
