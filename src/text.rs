@@ -77,6 +77,16 @@ pub fn ms(ms: f64) -> String {
     format!("{sign}{body}")
 }
 
+/// A duration in milliseconds that may be missing, as [`ms`] writes it; `–` when it is.
+pub fn maybe_ms(value: Option<f64>) -> String {
+    value.map_or_else(|| "–".to_owned(), ms)
+}
+
+/// A duration given in whole microseconds (a timeline's unit), as [`ms`] writes it.
+pub fn micros(us: u64) -> String {
+    ms(us as f64 / 1000.0)
+}
+
 /// `x` with three significant digits (at least none after the point) and `unit`: `1.23 ms`,
 /// `12.3 ms`, `123 ms`.
 fn significant(x: f64, unit: &str) -> String {
@@ -101,6 +111,17 @@ pub fn signed_ms(change: f64) -> String {
     }
 }
 
+/// A number as written, with at most `decimals` decimals and no trailing zeros: `50`, `0.5`,
+/// `12.25`.
+pub fn trimmed(x: f64, decimals: usize) -> String {
+    let text = format!("{x:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    }
+}
+
 /// A size in bytes, in binary units: `512 B`, `64.0 KiB`, `1.00 MiB`, `3.21 GiB`.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
@@ -122,6 +143,20 @@ pub fn bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_trimmed_of_trailing_zeros_and_microseconds_scaled() {
+        assert_eq!(trimmed(50.0, 3), "50");
+        assert_eq!(trimmed(0.5, 3), "0.5");
+        assert_eq!(trimmed(12.2504, 3), "12.25");
+        assert_eq!(trimmed(95.0, 2), "95");
+        assert_eq!(trimmed(99.9, 2), "99.9");
+        assert_eq!(trimmed(1e20, 0), "100000000000000000000");
+        assert_eq!(micros(456), "456 µs");
+        assert_eq!(micros(1234), "1.23 ms");
+        assert_eq!(maybe_ms(None), "–");
+        assert_eq!(maybe_ms(Some(45.6)), "45.6 ms");
+    }
 
     #[test]
     fn counts_group_their_digits() {

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::part::Part;
 use crate::report::{Bucket, IterationRecord, Lane, RunReport, Timeline};
+use crate::text::micros;
 
 /// What made an iteration's time differ from the median iteration's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -276,11 +277,6 @@ fn bucket_len(b: &Bucket) -> u64 {
     u64::from(b.last.saturating_sub(b.first)) + 1
 }
 
-/// Microseconds as a person reads them (`crate::text::ms`).
-fn human(us: u64) -> String {
-    crate::text::ms(us as f64 / 1000.0)
-}
-
 fn ms(us: i128) -> f64 {
     us as f64 / 1000.0
 }
@@ -408,11 +404,11 @@ fn named_gaps(it: &Spent, typical_wait: u64) -> Vec<Gap> {
 /// The server cause in words: what it reported against the median iteration, and where the
 /// client waited for it.
 fn server_detail(it: &Spent, base: &Spent, stall: Option<Stall>, typical_wait: u64) -> String {
-    let figure = |us: Option<u64>| us.map_or("–".to_owned(), human);
+    let figure = |us: Option<u64>| us.map_or("–".to_owned(), micros);
     let mut text = format!(
         "the client waited {} on the server's work (the median iteration {}); the server reported {} elapsed and {} of CPU (the median iteration {} and {})",
-        human(it.server.part),
-        human(base.server.part),
+        micros(it.server.part),
+        micros(base.server.part),
         figure(it.server.elapsed),
         figure(it.server.cpu),
         figure(base.server.elapsed),
@@ -421,10 +417,10 @@ fn server_detail(it: &Spent, base: &Spent, stall: Option<Stall>, typical_wait: u
     if let Some(s) = stall {
         text.push_str(&format!(
             "; {} of it in the wait before message {} (waited {}, typically {})",
-            human(s.taken),
+            micros(s.taken),
             s.number,
-            human(s.wait),
-            human(typical_wait)
+            micros(s.wait),
+            micros(typical_wait)
         ));
     }
     text
@@ -495,8 +491,8 @@ impl WaitChange {
             None,
             format!(
                 "first message after {} (the median iteration's after {})",
-                human(it.first_byte),
-                human(base.first_byte)
+                micros(it.first_byte),
+                micros(base.first_byte)
             ),
         ));
         for gap in &self.gaps {
@@ -506,9 +502,9 @@ impl WaitChange {
                 Some(gap.number),
                 format!(
                     "waited {} before message {} (typically {})",
-                    human(gap.wait),
+                    micros(gap.wait),
                     gap.number,
-                    human(typical_wait)
+                    micros(typical_wait)
                 ),
             ));
         }
@@ -551,9 +547,9 @@ fn causes(it: &Spent, base: &Spent, typical_wait: u64, extra_ms: f64) -> Vec<Cau
         None,
         format!(
             "{} of decode CPU over {} messages (the median iteration's {} over {})",
-            human(it.decode_cpu),
+            micros(it.decode_cpu),
             it.messages,
-            human(base.decode_cpu),
+            micros(base.decode_cpu),
             base.messages
         ),
     ));
@@ -563,8 +559,8 @@ fn causes(it: &Spent, base: &Spent, typical_wait: u64, extra_ms: f64) -> Vec<Cau
         None,
         format!(
             "the client's thread was off the CPU for {} of its decode and its work between (the median iteration's {})",
-            human(it.descheduled),
-            human(base.descheduled)
+            micros(it.descheduled),
+            micros(base.descheduled)
         ),
     ));
     out.push(cause(
@@ -573,7 +569,7 @@ fn causes(it: &Spent, base: &Spent, typical_wait: u64, extra_ms: f64) -> Vec<Cau
         None,
         format!(
             "{} in back-offs and first messages after re-sent requests",
-            human(it.resume)
+            micros(it.resume)
         ),
     ));
     for (i, (kind, steps)) in SETUP.iter().enumerate() {
@@ -584,8 +580,8 @@ fn causes(it: &Spent, base: &Spent, typical_wait: u64, extra_ms: f64) -> Vec<Cau
             format!(
                 "{} took {} before the query (the median iteration's {})",
                 steps.join(" + "),
-                human(it.setup[i]),
-                human(base.setup[i])
+                micros(it.setup[i]),
+                micros(base.setup[i])
             ),
         ));
     }
@@ -596,8 +592,8 @@ fn causes(it: &Spent, base: &Spent, typical_wait: u64, extra_ms: f64) -> Vec<Cau
         at_message: None,
         detail: format!(
             "the client's own work between its spans took {} of CPU (the median iteration's {}); the rest is untimed",
-            human(it.between_cpu),
-            human(base.between_cpu)
+            micros(it.between_cpu),
+            micros(base.between_cpu)
         ),
     });
     out.retain(|c| c.ms.is_finite() && c.ms.abs() >= 0.01);

@@ -8,7 +8,7 @@ use egui_plot::{Line, LineStyle, MarkerShape, Plot, PlotPoint, PlotPoints, Point
 
 use super::theme;
 use crate::load::{Model, StepResult};
-use crate::text::{count, ms};
+use crate::text::{count, maybe_ms};
 
 /// The table's columns: each heading, and what it means (its tooltip).
 const COLUMNS: [(&str, &str); 11] = [
@@ -87,17 +87,16 @@ impl LoadFigures {
                 points.push(PlotPoint::new(x, y));
             }
         }
-        let latency = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), ms);
         self.rows.push(StepRow {
             cells: [
                 step.level().describe(),
                 format!("{:.1}", step.achieved_rate),
-                latency(step.p50_ms),
-                latency(step.p90_ms),
-                latency(step.p99_ms),
-                latency(step.p999_ms),
-                latency(step.max_ms),
-                latency(step.p99_uncorrected_ms),
+                maybe_ms(step.p50_ms),
+                maybe_ms(step.p90_ms),
+                maybe_ms(step.p99_ms),
+                maybe_ms(step.p999_ms),
+                maybe_ms(step.max_ms),
+                maybe_ms(step.p99_uncorrected_ms),
                 count(step.errors),
                 count(step.late),
                 count(step.dropped),

@@ -12,6 +12,7 @@ use super::theme;
 use super::timeline_rows::{BLOCK, Block, Item, Kind, Mark, Row, RowKind, Source};
 use crate::part::Part;
 use crate::report::{Lane, Timeline};
+use crate::text::micros;
 
 /// An item narrower than this (pixels) is merged with its small neighbours.
 const MERGE_PX: f32 = 2.0;
@@ -401,22 +402,17 @@ pub fn hit(drawn: &[Drawn], row: usize, x: f32) -> Option<&Drawn> {
         .map(|(_, d)| d)
 }
 
-/// Microseconds as a person reads them (`crate::text::ms`).
-fn ms(us: u64) -> String {
-    crate::text::ms(us as f64 / 1000.0)
-}
-
 /// A span's figures: wall, CPU and off-CPU time.
 fn span_text(item: &Item) -> String {
     let wall = item.len_us();
     let cpu = item.cpu_us.unwrap_or(wall).min(wall);
     format!(
         "{} wall · {} CPU · {} off the CPU\nfrom {:.3} to {}",
-        ms(wall),
-        ms(cpu),
-        ms(wall - cpu),
-        ms(item.start_us),
-        ms(item.end_us)
+        micros(wall),
+        micros(cpu),
+        micros(wall - cpu),
+        micros(item.start_us),
+        micros(item.end_us)
     )
 }
 
@@ -426,8 +422,8 @@ pub fn item_text(row: &Row, timeline: &Timeline, item: &Item, server_ms: Option<
     match (item.source, lane) {
         (Source::Server, _) => format!(
             "the server reports {} elapsed\ndrawn from the request's sending ({}), the earliest it can have begun",
-            server_ms.map_or_else(|| ms(item.len_us()), crate::text::ms),
-            ms(item.start_us)
+            server_ms.map_or_else(|| micros(item.len_us()), crate::text::ms),
+            micros(item.start_us)
         ),
         (Source::Message(i), Some(lane)) => message_text(row, lane, i, item),
         (Source::Bucket(i), Some(lane)) => bucket_text(lane, i),
@@ -437,8 +433,8 @@ pub fn item_text(row: &Row, timeline: &Timeline, item: &Item, server_ms: Option<
                 crate::report::printable(&r.status),
                 r.dropped_messages,
                 r.dropped_bytes,
-                ms(r.backoff_us),
-                ms(lane.origin_us.saturating_add(r.resent_us))
+                micros(r.backoff_us),
+                micros(lane.origin_us.saturating_add(r.resent_us))
             )
         }),
         (Source::Finish, _) => format!("end-of-stream check\n{}", span_text(item)),
@@ -446,9 +442,9 @@ pub fn item_text(row: &Row, timeline: &Timeline, item: &Item, server_ms: Option<
             format!(
                 "cold start: {} {}\nfrom {:.3} to {}, before the query's request",
                 crate::report::printable(&step.step),
-                ms(item.len_us()),
-                ms(item.start_us),
-                ms(item.end_us)
+                micros(item.len_us()),
+                micros(item.start_us),
+                micros(item.end_us)
             )
         }),
         _ => String::new(),
@@ -472,9 +468,9 @@ fn message_text(row: &Row, lane: &Lane, i: usize, item: &Item) -> String {
             } else {
                 ""
             },
-            ms(m.wait_us()),
-            ms(item.start_us),
-            ms(item.end_us)
+            micros(m.wait_us()),
+            micros(item.start_us),
+            micros(item.end_us)
         ),
     };
     format!(
@@ -495,18 +491,18 @@ fn bucket_text(lane: &Lane, i: usize) -> String {
         "messages {}–{}, summed (the report keeps each message up to a limit)\nfrom {:.3} to {} · {} bytes · {} values · {} rows\nwaits {}, the longest {} before message {}\nwire decode {} wall, {} CPU · row decode {} wall, {} CPU\n{} with a resume token · {} chunked",
         b.first,
         b.last,
-        ms(lane.origin_us.saturating_add(b.from_us)),
-        ms(lane.origin_us.saturating_add(b.to_us)),
+        micros(lane.origin_us.saturating_add(b.from_us)),
+        micros(lane.origin_us.saturating_add(b.to_us)),
         b.bytes,
         b.values,
         b.rows,
-        ms(b.wait_us),
-        ms(b.max_wait_us),
+        micros(b.wait_us),
+        micros(b.max_wait_us),
         b.max_wait_at,
-        ms(b.wire_wall_us),
-        ms(b.wire_cpu_us),
-        ms(b.row_wall_us),
-        ms(b.row_cpu_us),
+        micros(b.wire_wall_us),
+        micros(b.wire_cpu_us),
+        micros(b.row_wall_us),
+        micros(b.row_cpu_us),
         b.resume_tokens,
         b.chunked
     )
@@ -541,18 +537,18 @@ pub fn drawn_text(row: &Row, timeline: &Timeline, d: &Drawn, server_ms: Option<f
     let mut text = format!(
         "{} items, messages {lo}–{hi} (zoom in to see each)\nfrom {:.3} to {}",
         items.len(),
-        ms(from),
-        ms(to)
+        micros(from),
+        micros(to)
     );
     match row.kind {
-        RowKind::Setup => text.push_str(&format!("\nsteps {}", ms(wall))),
+        RowKind::Setup => text.push_str(&format!("\nsteps {}", micros(wall))),
         RowKind::Decode => text.push_str(&format!(
             "\ndecode {} wall · {} CPU · {} off the CPU",
-            ms(wall),
-            ms(cpu),
-            ms(wall - cpu.min(wall))
+            micros(wall),
+            micros(cpu),
+            micros(wall - cpu.min(wall))
         )),
-        _ => text.push_str(&format!("\nwaits {}", ms(wall))),
+        _ => text.push_str(&format!("\nwaits {}", micros(wall))),
     }
     text
 }

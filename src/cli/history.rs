@@ -336,7 +336,7 @@ fn write_load_table(out: &mut impl Write, loads: &[LoadSummary]) -> std::io::Res
         let cut = |s: &str, n: usize| printable(s).chars().take(n).collect::<String>();
         let knee = r
             .knee
-            .map_or_else(|| "-".to_owned(), super::load_summary::trim_level);
+            .map_or_else(|| "-".to_owned(), |l| crate::text::trimmed(l, 3));
         writeln!(
             out,
             "{:>6}  {:<24}  {:<20}  {:<16}  {:<16}  {:<6}  {:>5}  {:>9}  {:>8}",

@@ -7,11 +7,7 @@ use std::fmt::Write as _;
 use crate::load::{LoadReport, Model, StepLevel, StepResult};
 use crate::part::Part;
 use crate::report::printable;
-use crate::text::ms;
-
-fn opt_ms(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_owned(), ms)
-}
+use crate::text::{maybe_ms, ms};
 
 fn share(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_owned(), |s| format!("{:.1}%", s * 100.0))
@@ -27,9 +23,9 @@ pub(super) fn step_line(s: &StepResult) -> String {
         s.errors,
         s.late,
         s.dropped,
-        opt_ms(s.p50_ms),
-        opt_ms(s.p99_ms),
-        opt_ms(s.p99_uncorrected_ms)
+        maybe_ms(s.p50_ms),
+        maybe_ms(s.p99_ms),
+        maybe_ms(s.p99_uncorrected_ms)
     )
 }
 
@@ -86,14 +82,14 @@ pub fn summary(r: &LoadReport) -> String {
             s.errors,
             s.late,
             s.dropped,
-            opt_ms(s.p50_ms),
-            opt_ms(s.p90_ms),
-            opt_ms(s.p99_ms),
+            maybe_ms(s.p50_ms),
+            maybe_ms(s.p90_ms),
+            maybe_ms(s.p99_ms),
             share(s.over_100ms_share),
-            opt_ms(s.p50_uncorrected_ms),
-            opt_ms(s.p99_uncorrected_ms),
+            maybe_ms(s.p50_uncorrected_ms),
+            maybe_ms(s.p99_uncorrected_ms),
             share(s.over_100ms_share_uncorrected),
-            opt_ms(s.generator_lag_p99_ms),
+            maybe_ms(s.generator_lag_p99_ms),
         );
     }
     for s in r.steps.iter().filter(|s| !s.errors_by_status.is_empty()) {
@@ -134,20 +130,14 @@ fn processes(t: &mut String, r: &LoadReport) {
                 "{:>16}  {}: {} asked, {:.1}/s achieved, {} ok, generator lag p99 {}, max {}",
                 s.level().describe(),
                 printable(&crate::text::excerpt(&p.run, 60)),
-                trim_level(p.level),
+                crate::text::trimmed(p.level, 3),
                 p.achieved_rate,
                 p.count,
-                opt_ms(p.generator_lag_p99_ms),
-                opt_ms(p.generator_lag_max_ms),
+                maybe_ms(p.generator_lag_p99_ms),
+                maybe_ms(p.generator_lag_max_ms),
             );
         }
     }
-}
-
-/// A level as written: `50`, `0.5`.
-pub(super) fn trim_level(level: f64) -> String {
-    let text = format!("{level:.3}");
-    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// Where each step's time went: the accounting's parts, each its mean per request.

@@ -165,7 +165,7 @@ fn words(steps: &[StepResult], index: usize, short: bool, tail: bool, rule: &Kne
         let at = |s: &StepResult, f: Figure| {
             format!(
                 "{} at {}",
-                f(s).map_or_else(|| "–".to_owned(), crate::text::ms),
+                crate::text::maybe_ms(f(s)),
                 s.level().describe()
             )
         };
@@ -183,8 +183,8 @@ fn words(steps: &[StepResult], index: usize, short: bool, tail: bool, rule: &Kne
         said.push(format!(
             "{name} rises to {times:.1}x the first step's ({}; {other} {} to {})",
             path.join(", "),
-            unpick(first).map_or_else(|| "–".to_owned(), crate::text::ms),
-            unpick(step).map_or_else(|| "–".to_owned(), crate::text::ms),
+            crate::text::maybe_ms(unpick(first)),
+            crate::text::maybe_ms(unpick(step)),
         ));
     }
     let achieved = format!("achieved {:.0}/s at {level}", step.achieved_rate);

@@ -47,7 +47,7 @@ impl StepLevel {
     /// `200 req/s` or `concurrency 4`.
     pub fn describe(&self) -> String {
         match *self {
-            StepLevel::Rate(r) => format!("{} req/s", trim(r)),
+            StepLevel::Rate(r) => format!("{} req/s", crate::text::trimmed(r, 3)),
             StepLevel::Concurrency(c) => format!("concurrency {c}"),
         }
     }
@@ -59,12 +59,6 @@ impl StepLevel {
             StepLevel::Concurrency(c) => f64::from(c),
         }
     }
-}
-
-/// A rate as written: no trailing zeros.
-fn trim(r: f64) -> String {
-    let text = format!("{r:.3}");
-    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// How requests arrive.
