@@ -3,9 +3,9 @@
 //! goes back to the view; notices go to the status bar.
 
 use super::SpanprofApp;
-use super::dialogs::DialogPurpose;
-use super::history_view::HistoryEvent;
-use super::run_list::RunSource;
+use super::files::DialogPurpose;
+use super::history::HistoryEvent;
+use super::runs::RunSource;
 use super::settings::Tab;
 
 impl SpanprofApp {

@@ -7,7 +7,7 @@
 
 use super::SpanprofApp;
 use super::connection::repaint_notifier;
-use super::load_view::LoadEnded;
+use super::load::LoadEnded;
 use super::status_file::RunState;
 use crate::engine::Target;
 use crate::engine::load::{LoadRun, LoadSpec};

@@ -12,85 +12,59 @@
 //! and end, shown by the Load tab's `load_view.rs`), `dialog_routing.rs` (where a dialog's
 //! answer goes), `history_routing.rs` (what the History tab asks of the app), `status_file.rs` (the scripts' protocol) and `layout.rs` (the panels).
 
-mod cause_words;
 mod command;
 mod compare;
 mod connection;
 mod details;
 mod dialog_routing;
-mod dialogs;
-mod emulator;
-mod export;
-mod file_dialog;
+mod files;
 mod frames;
-mod history_reader;
+mod history;
 mod history_routing;
-mod history_view;
-mod iteration_words;
 mod iterations;
 mod labels;
 mod layout;
-mod load_chart;
+mod load;
 mod load_control;
-mod load_parts;
-mod load_percentiles;
-mod load_progress;
-mod load_settings;
-mod load_view;
-mod options;
-mod phases;
 mod plan_view;
 mod query;
-mod query_settings;
-mod run;
 mod run_control;
-mod run_list;
+mod runs;
 mod settings;
 mod startup;
 mod status_file;
-mod summary_table;
 mod theme;
-mod timeline_paint;
-mod timeline_rows;
-mod timeline_view;
-mod timeouts;
-mod verdicts;
+mod timeline;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub use crate::export::Format;
 pub use command::Command;
-pub use compare::CompareView;
-pub use connection::{ConnectionPanel, ConnectionSettings, LocalSettings, TargetKind, TestOutcome};
+pub use compare::{CompareView, Curve, SweepAxis};
+pub use connection::{
+    ConnectionPanel, ConnectionSettings, EmulatorSettings, LocalSettings, TargetKind, TestOutcome,
+};
 pub use details::{DetailsView, Log, LogEntry};
-pub use dialogs::{DialogBackend, NO_DIALOG_WITHIN};
-pub use emulator::EmulatorSettings;
-pub use export::LoadExportFormat;
-pub use export::{ReportError, export_bytes, export_to, summary_text};
+pub use files::{DialogBackend, NO_DIALOG_WITHIN};
+pub use files::{LoadExportFormat, ReportError, export_bytes, export_to, summary_text};
 pub use frames::{FrameSample, FrameStats};
-pub use history_view::HistoryView;
+pub use history::HistoryView;
 pub use iterations::IterationsView;
-pub use load_parts::LoadParts;
-pub use load_percentiles::LoadPercentiles;
-pub use load_progress::{LoadProgress, Phase};
-pub use load_settings::{LoadModel, LoadSettings, QueueSettings};
-pub use load_view::LoadView;
-pub use options::{OptionSettings, Replicas};
-pub use phases::{Curve, SweepAxis};
+pub use load::{
+    LoadModel, LoadParts, LoadPercentiles, LoadProgress, LoadSettings, LoadView, Phase,
+    QueueSettings,
+};
 pub use plan_view::{PlanColumn, PlanView};
-pub use query_settings::{DEFAULT_SQL, QuerySettings, VariantSettings};
-pub use run::Progress;
-pub use run_list::{RunEntry, RunSource};
+pub use query::{DEFAULT_SQL, OptionSettings, QuerySettings, Replicas, VariantSettings};
+pub use runs::{Progress, RunEntry, RunSource};
 pub use settings::{Settings, Tab};
 pub use startup::AppOptions;
-pub use timeline_view::{StallShown, TimelineView};
+pub use timeline::{StallShown, TimelineView};
 
 use crate::report::RunReport;
-use dialogs::{DialogPurpose, Dialogs};
-use export::FileJobs;
-use run::ActiveRun;
-use run_list::RunList;
+use files::{DialogPurpose, Dialogs, FileJobs};
+use runs::{ActiveRun, RunList};
 use status_file::{RunState, StatusFile};
 
 /// How often the window redraws while a run streams, with no input.
@@ -104,7 +78,7 @@ pub struct SpanprofApp {
     settings: Settings,
     persist: bool,
     connection: ConnectionPanel,
-    emulator: emulator::EmulatorProcess,
+    emulator: connection::EmulatorProcess,
     query: query::QueryPanel,
     active: Option<ActiveRun>,
     /// The id the run in flight has among the runs (its bars' selection belongs to it).
@@ -146,7 +120,7 @@ impl SpanprofApp {
             settings: options.settings(saved),
             persist: options.persist,
             connection: ConnectionPanel::default(),
-            emulator: emulator::EmulatorProcess::default(),
+            emulator: connection::EmulatorProcess::default(),
             query: query::QueryPanel,
             active: None,
             active_id: 0,
@@ -165,7 +139,7 @@ impl SpanprofApp {
             status: StatusFile::new(options.status_file),
             history_view: HistoryView::new(match &options.history {
                 crate::history::Location::Off => None,
-                location => history_reader::HistoryReader::start(
+                location => history::HistoryReader::start(
                     location.clone(),
                     connection::repaint_notifier(&cc.egui_ctx),
                 )
@@ -292,7 +266,7 @@ impl SpanprofApp {
     /// Adds the runs of a JSON report read from `path`, on the calling thread (tests and scripts;
     /// the File menu reads on a thread of its own: [`SpanprofApp::load_report`]).
     pub fn open_report(&mut self, path: &Path) -> Result<usize, ReportError> {
-        let reports = export::read_report(path)?;
+        let reports = files::read_report(path)?;
         Ok(self.runs.add_opened(path, reports))
     }
 

@@ -5,8 +5,7 @@
 
 use super::SpanprofApp;
 use super::connection::repaint_notifier;
-use super::run::{ActiveRun, Ended};
-use super::run_list::RunSource;
+use super::runs::{ActiveRun, Ended, RunSource};
 use super::settings::Tab;
 use super::status_file::RunState;
 use crate::engine::{IterationDetails, Notifier, Target};

@@ -14,10 +14,10 @@
 use egui_plot::{GridMark, Plot, PlotTransform};
 
 use super::cause_words::{cause_words, coverage_words};
-use super::theme;
-use super::timeline_paint::{self as paint, Band, Drawn};
-use super::timeline_rows::{self as rows, Item, Kind, Row, RowKind};
+use super::paint::{self, Band, Drawn};
+use super::rows::{self, Item, Kind, Row, RowKind};
 use crate::analysis::causes::{self, CauseKind, IterationCauses};
+use crate::app::theme;
 use crate::report::IterationRecord;
 use crate::text::capitalised;
 
