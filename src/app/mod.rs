@@ -64,7 +64,7 @@ pub use timeline::{StallShown, TimelineView};
 
 use crate::report::RunReport;
 use files::{DialogPurpose, Dialogs, FileJobs};
-use runs::{ActiveRun, RunList};
+use runs::{ActiveRun, RunController};
 use status_file::{RunState, StatusFile};
 
 /// How often the window redraws while a run streams, with no input.
@@ -80,10 +80,8 @@ pub struct SpanprofApp {
     connection: ConnectionPanel,
     emulator: connection::EmulatorProcess,
     query: query::QueryPanel,
-    active: Option<ActiveRun>,
-    /// The id the run in flight has among the runs (its bars' selection belongs to it).
-    active_id: u64,
-    runs: RunList,
+    /// The run in flight, the run list and the history worker.
+    runs: RunController,
     iterations: IterationsView,
     compare: CompareView,
     details: DetailsView,
@@ -98,8 +96,6 @@ pub struct SpanprofApp {
     frame_stats: Option<FrameStats>,
     frame_started: Option<Instant>,
     status: StatusFile,
-    /// Saves finished runs on its own thread; `None` when the history is off.
-    history: Option<crate::history::HistoryWorker>,
     /// The History tab, reading the store on a thread of its own.
     history_view: HistoryView,
     /// The Load tab, with its load run in flight.
@@ -116,15 +112,26 @@ impl SpanprofApp {
             .filter(|_| options.persist)
             .and_then(|s| eframe::get_value(s, eframe::APP_KEY));
         let start_emulator = options.start_emulator.is_some();
+        let settings = options.settings(saved);
+        let history_view = HistoryView::new(match &options.history {
+            crate::history::Location::Off => None,
+            location => history::HistoryReader::start(
+                location.clone(),
+                connection::repaint_notifier(&cc.egui_ctx),
+            )
+            .ok(),
+        });
+        let history = match options.history {
+            crate::history::Location::Off => None,
+            location => crate::history::HistoryWorker::start(location).ok(),
+        };
         let mut app = SpanprofApp {
-            settings: options.settings(saved),
+            settings,
             persist: options.persist,
             connection: ConnectionPanel::default(),
             emulator: connection::EmulatorProcess::default(),
             query: query::QueryPanel,
-            active: None,
-            active_id: 0,
-            runs: RunList::default(),
+            runs: RunController::new(history),
             iterations: IterationsView::default(),
             compare: CompareView::default(),
             details: DetailsView::default(),
@@ -137,18 +144,7 @@ impl SpanprofApp {
             frame_stats: options.frame_stats.map(FrameStats::new),
             frame_started: None,
             status: StatusFile::new(options.status_file),
-            history_view: HistoryView::new(match &options.history {
-                crate::history::Location::Off => None,
-                location => history::HistoryReader::start(
-                    location.clone(),
-                    connection::repaint_notifier(&cc.egui_ctx),
-                )
-                .ok(),
-            }),
-            history: match options.history {
-                crate::history::Location::Off => None,
-                location => crate::history::HistoryWorker::start(location).ok(),
-            },
+            history_view,
             load: LoadView::default(),
             ctx: cc.egui_ctx.clone(),
         };
@@ -195,7 +191,7 @@ impl SpanprofApp {
 
     /// Whether a run is in flight.
     pub fn is_running(&self) -> bool {
-        self.active.is_some()
+        self.runs.is_running()
     }
 
     /// How the last connection test ended, or that it is running.
@@ -205,7 +201,7 @@ impl SpanprofApp {
 
     /// Where the run in flight is, if one is.
     pub fn progress(&self) -> Option<Progress> {
-        self.active.as_ref().map(ActiveRun::progress)
+        self.runs.active().map(ActiveRun::progress)
     }
 
     /// The error log.
@@ -250,7 +246,7 @@ impl SpanprofApp {
 
     /// The reports of the runs marked for export, oldest first.
     pub fn export_reports(&self) -> Vec<RunReport> {
-        self.runs.export_reports()
+        self.runs.list().export_reports()
     }
 
     /// Exports the runs marked for export to `path`, on the calling thread (tests and scripts; the
@@ -330,9 +326,7 @@ impl SpanprofApp {
         match command {
             Command::Run => self.start_run(),
             Command::Cancel => {
-                if let Some(run) = &mut self.active {
-                    run.cancel();
-                }
+                self.runs.cancel();
                 self.load.stop();
             }
             Command::RunLoad => self.start_load(),
@@ -408,7 +402,7 @@ impl SpanprofApp {
         {
             self.iterations.timeline().close();
         }
-        if on_iterations && self.active.is_none() && !ctx.text_edit_focused() {
+        if on_iterations && !self.runs.is_running() && !ctx.text_edit_focused() {
             let delta = if pressed(egui::Modifiers::NONE, egui::Key::ArrowLeft) {
                 -1
             } else if pressed(egui::Modifiers::NONE, egui::Key::ArrowRight) {
@@ -416,7 +410,7 @@ impl SpanprofApp {
             } else {
                 0
             };
-            if let (true, Some(run)) = (delta != 0, self.runs.shown()) {
+            if let (true, Some(run)) = (delta != 0, self.runs.list().shown()) {
                 self.iterations.step(run.id, &run.report.iterations, delta);
             }
         }
@@ -453,7 +447,7 @@ impl eframe::App for SpanprofApp {
             // The step's progress moves.
             ui.ctx().request_repaint_after(RUNNING_REPAINT);
         }
-        if self.active.is_some() {
+        if self.runs.is_running() {
             // Keep drawing while a run streams (the progress moves), at a rate that leaves the
             // CPU to the run being measured; input still repaints at once.
             ui.ctx().request_repaint_after(RUNNING_REPAINT);
@@ -479,7 +473,7 @@ impl eframe::App for SpanprofApp {
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         if let (Some(report), Some(history)) = (
             self.load.stop_and_wait(Duration::from_secs(5)),
-            &self.history,
+            self.runs.history(),
         ) {
             history.save_load(report);
         }
