@@ -6,11 +6,14 @@
 //! What the user chose (connection, query, recent queries, the open tab, the layout) persists
 //! through eframe's storage; runs and results do not.
 //!
-//! This file holds the app's state ([`SpanprofApp`]) and its frame; the rooms around it are
-//! `settings.rs` and `startup.rs` (what persists, and the start-up overrides), `run_list.rs` and
-//! `run_control.rs` (the runs, and a run's start and end), `load_control.rs` (a load run's start
-//! and end, shown by the Load tab's `load_view.rs`), `dialog_routing.rs` (where a dialog's
-//! answer goes), `history_routing.rs` (what the History tab asks of the app), `status_file.rs` (the scripts' protocol) and `layout.rs` (the panels).
+//! This file holds the app's state ([`SpanprofApp`]) and its frame. Beside it are the files that
+//! add its methods: `run_control.rs` (a run's start and end, the runs asked of the
+//! `runs::RunController`), `load_control.rs` (a load run's start and end), `dialog_routing.rs`
+//! (where a dialog's answer goes), `history_routing.rs` (what the History tab asks) and
+//! `layout.rs` (the panels); and the leaves the panels share (`settings.rs`, `startup.rs`,
+//! `command.rs`, `status_file.rs`, `theme.rs`, `labels.rs`, `frames.rs`). The rest is in folders
+//! by what it is: `runs/`, `connection/`, `query/`, `iterations/`, `timeline/`, `compare/`,
+//! `load/`, `history/` and `files/`.
 
 mod command;
 mod compare;

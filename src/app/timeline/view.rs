@@ -7,7 +7,7 @@
 //! to pan, Ctrl+scroll to zoom, double-click to fit; every figure on hover.
 //!
 //! What is drawn is found in the rows by binary search and merged below two pixels
-//! (`timeline_paint.rs`), and the rows and the explanation are built once per opened iteration
+//! (`paint.rs`), and the rows and the explanation are built once per opened iteration
 //! (again when the run in flight adds an iteration), so a frame's cost follows the pixels, not
 //! the messages.
 
