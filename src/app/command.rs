@@ -1,7 +1,7 @@
 //! `Command`: what a panel asks the app to do. The panels return one from their `ui`; the frame
 //! hands each to `SpanprofApp::handle` after drawing (a leaf, so every panel can name it).
 
-use super::export::LoadExportFormat;
+use super::files::LoadExportFormat;
 use crate::export::Format;
 
 /// What the panels ask the app to do.

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 use super::SpanprofApp;
 use super::connection::repaint_notifier;
-use super::dialogs::{DialogAnswer, DialogPurpose, DialogRequest};
-use super::export::{FileDone, LoadExportFormat};
-use super::file_dialog::home_dir;
+use super::files::{
+    DialogAnswer, DialogPurpose, DialogRequest, FileDone, LoadExportFormat, home_dir,
+};
 use super::settings::Tab;
 use crate::export::Format;
 

@@ -3,9 +3,8 @@
 //! goes back to the view; notices go to the status bar.
 
 use super::SpanprofApp;
-use super::dialogs::DialogPurpose;
-use super::history_view::HistoryEvent;
-use super::run_list::RunSource;
+use super::files::DialogPurpose;
+use super::history::HistoryEvent;
 use super::settings::Tab;
 
 impl SpanprofApp {
@@ -22,18 +21,9 @@ impl SpanprofApp {
 
     /// Adds the stored runs (those not in the list yet) and compares them.
     fn compare_stored(&mut self, runs: Vec<(String, crate::report::RunReport)>) {
-        let mut ids = Vec::new();
-        for (stored, report) in runs {
-            let source = RunSource::History(stored);
-            let known = self.runs.entries().iter().find(|r| r.source == source);
-            let id = match known {
-                Some(entry) => entry.id,
-                None => self.runs.add(report, None, source),
-            };
-            ids.push(id);
-        }
+        let ids = self.runs.add_stored(runs);
         self.compare.pick_only(&ids);
-        self.runs.show(ids.first().copied());
+        self.runs.list_mut().show(ids.first().copied());
         self.settings.tab = Tab::Compare;
     }
 }

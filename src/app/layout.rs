@@ -76,7 +76,7 @@ impl SpanprofApp {
                 }
                 ui.separator();
             }
-            match &self.active {
+            match self.runs.active() {
                 Some(run) => {
                     ui.colored_label(theme::WARN, "running");
                     let target = run.target().unwrap_or("connecting");
@@ -104,7 +104,7 @@ impl SpanprofApp {
     /// The side panel: the connection, then the query; the command a click asked for.
     pub(super) fn side_panel(&mut self, ui: &mut egui::Ui) -> Option<Command> {
         let mut command = None;
-        let running = self.active.is_some();
+        let running = self.runs.is_running();
         // Run, Cancel and the progress first, pinned at the bottom: in view at any height. On
         // the Load tab they start and stop a load run.
         egui::Panel::bottom("run-bar")
@@ -117,7 +117,7 @@ impl SpanprofApp {
                     self.load.run_bar(ui, running, empty)
                 } else {
                     self.query
-                        .run_bar(ui, &self.settings.query, self.active.as_ref())
+                        .run_bar(ui, &self.settings.query, self.runs.active())
                 };
             });
         egui::ScrollArea::vertical().show(ui, |ui| {
@@ -169,31 +169,31 @@ impl SpanprofApp {
     pub(super) fn central(&mut self, ui: &mut egui::Ui) -> Option<Command> {
         match self.settings.tab {
             Tab::Iterations => {
-                let active = self.active.as_ref().map(|run| (self.active_id, run));
+                let (active, list) = self.runs.in_flight_and_list();
                 if let (None, Some(why)) = (&active, &self.failed_run) {
                     failed_run_ui(ui, why);
                 }
-                self.iterations.tab(ui, active, &mut self.runs);
-                if self.runs.shown().is_some() {
+                self.iterations.tab(ui, active, list);
+                if self.runs.list().shown().is_some() {
                     // A run picked: the failure was seen.
                     self.failed_run = None;
                 }
             }
-            Tab::Compare => self.compare.ui(ui, self.runs.entries_mut()),
+            Tab::Compare => self.compare.ui(ui, self.runs.list_mut().entries_mut()),
             Tab::History => self.history_view.ui(ui),
             Tab::Load => {
                 let local = self.settings.connection.kind == TargetKind::Local;
                 return self.load.ui(ui, &mut self.settings.load, local);
             }
             Tab::Details => {
-                let shown = self.runs.shown();
+                let shown = self.runs.list().shown();
                 let details = shown.and_then(|r| r.details.as_deref());
                 // With no run shown, nothing was asked of the server.
                 let mode = shown.map_or(QueryMode::Normal, |r| r.report.config.query_mode);
                 self.details.ui(ui, details, mode, &self.log);
             }
             Tab::Plan => {
-                let run = self.runs.shown().map(|r| (r.id, &r.report));
+                let run = self.runs.list().shown().map(|r| (r.id, &r.report));
                 let selection = match run {
                     Some((id, _)) if self.iterations.run() == Some(id) => {
                         self.iterations.selection().clone()

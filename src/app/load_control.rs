@@ -7,7 +7,7 @@
 
 use super::SpanprofApp;
 use super::connection::repaint_notifier;
-use super::load_view::LoadEnded;
+use super::load::LoadEnded;
 use super::status_file::RunState;
 use crate::engine::Target;
 use crate::engine::load::{LoadRun, LoadSpec};
@@ -19,7 +19,7 @@ impl SpanprofApp {
         if self.load.is_running() {
             return;
         }
-        if self.active.is_some() {
+        if self.runs.is_running() {
             self.load.refused(
                 "a run is in flight in Iterations: wait for it or cancel it, so that the two do \
                  not measure each other"
@@ -103,7 +103,7 @@ impl SpanprofApp {
                 self.notice = Some(said);
                 if let Some(report) = self.load.report() {
                     // Kept in the history as `spanprof load` keeps its runs.
-                    if let Some(history) = &self.history {
+                    if let Some(history) = self.runs.history() {
                         history.save_load(report.clone());
                     }
                     let steps = &report.steps;

@@ -6,91 +6,68 @@
 //! What the user chose (connection, query, recent queries, the open tab, the layout) persists
 //! through eframe's storage; runs and results do not.
 //!
-//! This file holds the app's state ([`SpanprofApp`]) and its frame; the rooms around it are
-//! `settings.rs` and `startup.rs` (what persists, and the start-up overrides), `run_list.rs` and
-//! `run_control.rs` (the runs, and a run's start and end), `load_control.rs` (a load run's start
-//! and end, shown by the Load tab's `load_view.rs`), `dialog_routing.rs` (where a dialog's
-//! answer goes), `history_routing.rs` (what the History tab asks of the app), `status_file.rs` (the scripts' protocol) and `layout.rs` (the panels).
+//! This file holds the app's state ([`SpanprofApp`]) and its frame. Beside it are the files that
+//! add its methods: `run_control.rs` (a run's start and end, the runs asked of the
+//! `runs::RunController`), `load_control.rs` (a load run's start and end), `dialog_routing.rs`
+//! (where a dialog's answer goes), `history_routing.rs` (what the History tab asks) and
+//! `layout.rs` (the panels); and the leaves the panels share (`settings.rs`, `startup.rs`,
+//! `command.rs`, `status_file.rs`, `theme.rs`, `labels.rs`, `frames.rs`). The rest is in folders
+//! by what it is: `runs/`, `connection/`, `query/`, `iterations/`, `timeline/`, `compare/`,
+//! `load/`, `history/` and `files/`.
 
-mod cause_words;
 mod command;
 mod compare;
 mod connection;
 mod details;
 mod dialog_routing;
-mod dialogs;
-mod emulator;
-mod export;
-mod file_dialog;
+mod files;
 mod frames;
-mod history_reader;
+mod history;
 mod history_routing;
-mod history_view;
-mod iteration_words;
 mod iterations;
 mod labels;
 mod layout;
-mod load_chart;
+mod load;
 mod load_control;
-mod load_parts;
-mod load_percentiles;
-mod load_progress;
-mod load_settings;
-mod load_view;
-mod options;
-mod phases;
 mod plan_view;
 mod query;
-mod query_settings;
-mod run;
 mod run_control;
-mod run_list;
+mod runs;
 mod settings;
 mod startup;
 mod status_file;
-mod summary_table;
 mod theme;
-mod timeline_paint;
-mod timeline_rows;
-mod timeline_view;
-mod timeouts;
-mod verdicts;
+mod timeline;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub use crate::export::Format;
 pub use command::Command;
-pub use compare::CompareView;
-pub use connection::{ConnectionPanel, ConnectionSettings, LocalSettings, TargetKind, TestOutcome};
+pub use compare::{CompareView, Curve, SweepAxis};
+pub use connection::{
+    ConnectionPanel, ConnectionSettings, EmulatorSettings, LocalSettings, TargetKind, TestOutcome,
+};
 pub use details::{DetailsView, Log, LogEntry};
-pub use dialogs::{DialogBackend, NO_DIALOG_WITHIN};
-pub use emulator::EmulatorSettings;
-pub use export::LoadExportFormat;
-pub use export::{ReportError, export_bytes, export_to, summary_text};
+pub use files::{DialogBackend, NO_DIALOG_WITHIN};
+pub use files::{LoadExportFormat, ReportError, export_bytes, export_to, summary_text};
 pub use frames::{FrameSample, FrameStats};
-pub use history_view::HistoryView;
+pub use history::HistoryView;
 pub use iterations::IterationsView;
-pub use load_parts::LoadParts;
-pub use load_percentiles::LoadPercentiles;
-pub use load_progress::{LoadProgress, Phase};
-pub use load_settings::{LoadModel, LoadSettings, QueueSettings};
-pub use load_view::LoadView;
-pub use options::{OptionSettings, Replicas};
-pub use phases::{Curve, SweepAxis};
+pub use load::{
+    LoadModel, LoadParts, LoadPercentiles, LoadProgress, LoadSettings, LoadView, Phase,
+    QueueSettings,
+};
 pub use plan_view::{PlanColumn, PlanView};
-pub use query_settings::{DEFAULT_SQL, QuerySettings, VariantSettings};
-pub use run::Progress;
-pub use run_list::{RunEntry, RunSource};
+pub use query::{DEFAULT_SQL, OptionSettings, QuerySettings, Replicas, VariantSettings};
+pub use runs::{Progress, RunEntry, RunSource};
 pub use settings::{Settings, Tab};
 pub use startup::AppOptions;
-pub use timeline_view::{StallShown, TimelineView};
+pub use timeline::{StallShown, TimelineView};
 
 use crate::report::RunReport;
-use dialogs::{DialogPurpose, Dialogs};
-use export::FileJobs;
-use run::ActiveRun;
-use run_list::RunList;
+use files::{DialogPurpose, Dialogs, FileJobs};
+use runs::{ActiveRun, RunController};
 use status_file::{RunState, StatusFile};
 
 /// How often the window redraws while a run streams, with no input.
@@ -104,12 +81,10 @@ pub struct SpanprofApp {
     settings: Settings,
     persist: bool,
     connection: ConnectionPanel,
-    emulator: emulator::EmulatorProcess,
+    emulator: connection::EmulatorProcess,
     query: query::QueryPanel,
-    active: Option<ActiveRun>,
-    /// The id the run in flight has among the runs (its bars' selection belongs to it).
-    active_id: u64,
-    runs: RunList,
+    /// The run in flight, the run list and the history worker.
+    runs: RunController,
     iterations: IterationsView,
     compare: CompareView,
     details: DetailsView,
@@ -124,8 +99,6 @@ pub struct SpanprofApp {
     frame_stats: Option<FrameStats>,
     frame_started: Option<Instant>,
     status: StatusFile,
-    /// Saves finished runs on its own thread; `None` when the history is off.
-    history: Option<crate::history::HistoryWorker>,
     /// The History tab, reading the store on a thread of its own.
     history_view: HistoryView,
     /// The Load tab, with its load run in flight.
@@ -142,15 +115,26 @@ impl SpanprofApp {
             .filter(|_| options.persist)
             .and_then(|s| eframe::get_value(s, eframe::APP_KEY));
         let start_emulator = options.start_emulator.is_some();
+        let settings = options.settings(saved);
+        let history_view = HistoryView::new(match &options.history {
+            crate::history::Location::Off => None,
+            location => history::HistoryReader::start(
+                location.clone(),
+                connection::repaint_notifier(&cc.egui_ctx),
+            )
+            .ok(),
+        });
+        let history = match options.history {
+            crate::history::Location::Off => None,
+            location => crate::history::HistoryWorker::start(location).ok(),
+        };
         let mut app = SpanprofApp {
-            settings: options.settings(saved),
+            settings,
             persist: options.persist,
             connection: ConnectionPanel::default(),
-            emulator: emulator::EmulatorProcess::default(),
+            emulator: connection::EmulatorProcess::default(),
             query: query::QueryPanel,
-            active: None,
-            active_id: 0,
-            runs: RunList::default(),
+            runs: RunController::new(history),
             iterations: IterationsView::default(),
             compare: CompareView::default(),
             details: DetailsView::default(),
@@ -163,18 +147,7 @@ impl SpanprofApp {
             frame_stats: options.frame_stats.map(FrameStats::new),
             frame_started: None,
             status: StatusFile::new(options.status_file),
-            history_view: HistoryView::new(match &options.history {
-                crate::history::Location::Off => None,
-                location => history_reader::HistoryReader::start(
-                    location.clone(),
-                    connection::repaint_notifier(&cc.egui_ctx),
-                )
-                .ok(),
-            }),
-            history: match options.history {
-                crate::history::Location::Off => None,
-                location => crate::history::HistoryWorker::start(location).ok(),
-            },
+            history_view,
             load: LoadView::default(),
             ctx: cc.egui_ctx.clone(),
         };
@@ -221,7 +194,7 @@ impl SpanprofApp {
 
     /// Whether a run is in flight.
     pub fn is_running(&self) -> bool {
-        self.active.is_some()
+        self.runs.is_running()
     }
 
     /// How the last connection test ended, or that it is running.
@@ -231,7 +204,7 @@ impl SpanprofApp {
 
     /// Where the run in flight is, if one is.
     pub fn progress(&self) -> Option<Progress> {
-        self.active.as_ref().map(ActiveRun::progress)
+        self.runs.active().map(ActiveRun::progress)
     }
 
     /// The error log.
@@ -276,7 +249,7 @@ impl SpanprofApp {
 
     /// The reports of the runs marked for export, oldest first.
     pub fn export_reports(&self) -> Vec<RunReport> {
-        self.runs.export_reports()
+        self.runs.list().export_reports()
     }
 
     /// Exports the runs marked for export to `path`, on the calling thread (tests and scripts; the
@@ -292,7 +265,7 @@ impl SpanprofApp {
     /// Adds the runs of a JSON report read from `path`, on the calling thread (tests and scripts;
     /// the File menu reads on a thread of its own: [`SpanprofApp::load_report`]).
     pub fn open_report(&mut self, path: &Path) -> Result<usize, ReportError> {
-        let reports = export::read_report(path)?;
+        let reports = files::read_report(path)?;
         Ok(self.runs.add_opened(path, reports))
     }
 
@@ -356,9 +329,7 @@ impl SpanprofApp {
         match command {
             Command::Run => self.start_run(),
             Command::Cancel => {
-                if let Some(run) = &mut self.active {
-                    run.cancel();
-                }
+                self.runs.cancel();
                 self.load.stop();
             }
             Command::RunLoad => self.start_load(),
@@ -434,7 +405,7 @@ impl SpanprofApp {
         {
             self.iterations.timeline().close();
         }
-        if on_iterations && self.active.is_none() && !ctx.text_edit_focused() {
+        if on_iterations && !self.runs.is_running() && !ctx.text_edit_focused() {
             let delta = if pressed(egui::Modifiers::NONE, egui::Key::ArrowLeft) {
                 -1
             } else if pressed(egui::Modifiers::NONE, egui::Key::ArrowRight) {
@@ -442,7 +413,7 @@ impl SpanprofApp {
             } else {
                 0
             };
-            if let (true, Some(run)) = (delta != 0, self.runs.shown()) {
+            if let (true, Some(run)) = (delta != 0, self.runs.list().shown()) {
                 self.iterations.step(run.id, &run.report.iterations, delta);
             }
         }
@@ -479,7 +450,7 @@ impl eframe::App for SpanprofApp {
             // The step's progress moves.
             ui.ctx().request_repaint_after(RUNNING_REPAINT);
         }
-        if self.active.is_some() {
+        if self.runs.is_running() {
             // Keep drawing while a run streams (the progress moves), at a rate that leaves the
             // CPU to the run being measured; input still repaints at once.
             ui.ctx().request_repaint_after(RUNNING_REPAINT);
@@ -505,7 +476,7 @@ impl eframe::App for SpanprofApp {
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         if let (Some(report), Some(history)) = (
             self.load.stop_and_wait(Duration::from_secs(5)),
-            &self.history,
+            self.runs.history(),
         ) {
             history.save_load(report);
         }

@@ -5,18 +5,16 @@
 
 use super::SpanprofApp;
 use super::connection::repaint_notifier;
-use super::run::{ActiveRun, Ended};
-use super::run_list::RunSource;
+use super::runs::{ActiveRun, Drained, Ended};
 use super::settings::Tab;
 use super::status_file::RunState;
 use crate::engine::{IterationDetails, Notifier, Target};
-use crate::history::worker::SaveOutcome;
 use crate::report::{RunReport, Status};
 
 impl SpanprofApp {
     /// Starts a run of what the panels describe, unless one is in flight; says why it cannot.
     pub(super) fn start_run(&mut self) {
-        if self.active.is_some() {
+        if self.runs.is_running() {
             return;
         }
         if self.load.is_running() {
@@ -40,8 +38,7 @@ impl SpanprofApp {
             Ok(run) => {
                 let sql = self.settings.query.first_sql().to_owned();
                 self.settings.query.remember(&sql);
-                self.active_id = self.runs.take_id();
-                self.active = Some(run);
+                self.runs.begin(run);
                 self.notice = None;
                 self.failed_run = None;
                 self.write_status(RunState::Running);
@@ -93,17 +90,10 @@ impl SpanprofApp {
     /// message goes to the log (the last one to the status bar), and an end is acted on.
     pub(super) fn drain_run(&mut self) {
         let mut errors = Vec::new();
-        let ended = self
-            .active
-            .as_mut()
-            .and_then(|run| run.drain(|e| errors.push(e)));
-        if let Some(history) = &self.history {
-            errors.extend(history.notices());
-            let saved = history.outcomes();
-            if saved.iter().any(|o| matches!(o, SaveOutcome::Saved(_))) {
-                // A run of this launch is in the history now: the History view shows it.
-                self.history_view.refresh();
-            }
+        let Drained { ended, saved } = self.runs.drain(&mut errors);
+        if saved {
+            // A run of this launch is in the history now: the History view shows it.
+            self.history_view.refresh();
         }
         if let Some(last) = errors.last() {
             self.notice = Some(last.clone());
@@ -115,7 +105,7 @@ impl SpanprofApp {
             None => {}
             Some(Ended::Failed(message, target)) => {
                 self.finish_frames();
-                self.active = None;
+                self.runs.end();
                 self.write_status(RunState::Failed(message.clone()));
                 if target {
                     // Beside the fields at fault, until they change.
@@ -124,12 +114,12 @@ impl SpanprofApp {
                 }
                 // Where the eye is: the central area says it, not the previous run's figures.
                 self.failed_run = Some(message.clone());
-                self.runs.show(None);
+                self.runs.list_mut().show(None);
                 self.error(message);
             }
             Some(Ended::Finished(reports, details)) => {
                 self.finish_frames();
-                self.active = None;
+                self.runs.end();
                 self.finished(reports, details);
             }
         }
@@ -137,7 +127,7 @@ impl SpanprofApp {
 
     /// A run that ended: one report per variant joins the list with its own last details; a run
     /// of several variants (or a sweep) is shown in the Compare tab.
-    fn finished(&mut self, reports: Vec<RunReport>, mut details: Vec<IterationDetails>) {
+    fn finished(&mut self, reports: Vec<RunReport>, details: Vec<IterationDetails>) {
         let iterations = || reports.iter().flat_map(|r| &r.iterations);
         let ok = iterations().filter(|i| i.status == Status::Ok).count();
         let other = iterations().count() - ok;
@@ -154,23 +144,16 @@ impl SpanprofApp {
             self.notice = Some(format!("{first} was cancelled before it connected"));
             return;
         }
-        if let Some(history) = &self.history {
+        if let Some(history) = self.runs.history() {
             let database = self.settings.connection.target().map(|(_, d)| d.name());
             history.save(reports.clone(), database.unwrap_or_default());
         }
         let several = reports.len() > 1;
-        let mut ids = Vec::new();
-        for report in reports {
-            let own = details
-                .iter()
-                .position(|d| d.run == report.config.label)
-                .map(|at| Box::new(details.swap_remove(at)));
-            ids.push(self.runs.add(report, own, RunSource::Live));
-        }
+        let ids = self.runs.add_live(reports, details);
         if several {
             // A comparison was asked for: show it.
             self.compare.pick_only(&ids);
-            self.runs.show(ids.first().copied());
+            self.runs.list_mut().show(ids.first().copied());
             self.settings.tab = Tab::Compare;
         }
     }
@@ -178,8 +161,8 @@ impl SpanprofApp {
     /// Appends the frame times recorded while the run streamed (`SPANPROF_FRAME_STATS`).
     fn finish_frames(&mut self) {
         let label = self
-            .active
-            .as_ref()
+            .runs
+            .active()
             .map(|r| r.label().to_owned())
             .unwrap_or_default();
         if let Some(stats) = &mut self.frame_stats

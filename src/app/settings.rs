@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::connection::ConnectionSettings;
-use super::load_settings::LoadSettings;
-use super::query_settings::QuerySettings;
+use super::load::LoadSettings;
+use super::query::QuerySettings;
 
 /// The views of the central area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -67,7 +67,7 @@ mod tests {
 
     use super::*;
     use crate::app::TargetKind;
-    use crate::app::query_settings::VariantSettings;
+    use crate::app::query::VariantSettings;
     use crate::engine::Priority;
 
     /// What the version before the variants were stored alike saved (eframe writes RON): the

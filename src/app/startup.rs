@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::dialogs::DialogBackend;
+use super::files::DialogBackend;
 use super::settings::{Settings, Tab};
 use crate::engine::QueryMode;
 

@@ -3,7 +3,9 @@
 //! nothing of tonic, prost or the generated types; the app nothing of the command line). Then the
 //! rooms (issue 22, read with syn by [`rooms`]): no circle of files inside any folder, no file over
 //! 800 lines and no non-test function over 120, the server in rooms, one module called `plan`
-//! (besides the `plan` subcommand's file, `cli/plan.rs`).
+//! (besides the `plan` subcommand's file, `cli/plan.rs`). And the app's rooms (issue 36): its
+//! files in folders, the methods of `SpanprofApp` added only from the top of `src/app/`, and the
+//! runs (the run in flight, the run list, the history worker) owned by `RunController` alone.
 
 mod rooms;
 
@@ -321,12 +323,54 @@ fn the_reader_of_rooms_measures_functions_from_fn_to_brace_tests_aside() {
 }
 
 #[test]
+fn the_reader_of_rooms_lists_struct_fields_and_impls_tests_aside() {
+    let (_dir, tree) = synthetic_tree(&[
+        ("lib.rs", "mod a;\nmod b;\n#[cfg(test)]\nmod t;\n"),
+        (
+            "a.rs",
+            "pub struct Owner { run: Option<ActiveRun>, id: u64 }\nimpl Owner {}\n",
+        ),
+        (
+            "b.rs",
+            "struct Pair(RunList);\nimpl crate::a::Owner { fn f(&self) {} }\n#[cfg(test)]\nstruct Fake { r: RunList }\n",
+        ),
+        ("t.rs", "struct T { h: HistoryWorker }\nimpl Owner {}\n"),
+    ]);
+    let fields: Vec<(String, String)> = tree
+        .struct_fields()
+        .into_iter()
+        .map(|(path, field, ty)| (format!("{path} {field}"), ty))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            (
+                "a.rs Owner.run".to_owned(),
+                "Option < ActiveRun >".to_owned()
+            ),
+            ("a.rs Owner.id".to_owned(), "u64".to_owned()),
+            ("b.rs Pair.0".to_owned(), "RunList".to_owned()),
+        ]
+    );
+    assert_eq!(tree.impls_of("Owner"), ["a.rs", "b.rs"]);
+}
+
+#[test]
 fn no_circle_of_files_inside_any_folder_of_src() {
     let tree = src_tree();
     let graphs = tree.folder_graphs();
     assert!(
         graphs.get("client").is_some_and(|g| g.len() > 5),
         "read the client's files: {graphs:?}"
+    );
+    assert!(
+        graphs
+            .get("app")
+            .is_some_and(|g| g.values().any(|e| e.contains_key("runs")))
+            && graphs
+                .get("app/load")
+                .is_some_and(|g| g.contains_key("view")),
+        "read the app's folders: {graphs:?}"
     );
     let circles = all_circles(&tree);
     assert!(
@@ -398,4 +442,77 @@ fn the_server_is_in_rooms_and_only_src_plan_is_called_plan() {
         }
     }
     assert!(problems.is_empty(), "the rooms:\n{}", problems.join("\n"));
+}
+
+/// The app's rooms (issue 36): its top holds the app itself and the leaves every panel shares;
+/// the rest is in folders. Only files at the top add methods to `SpanprofApp` (they name nearly
+/// every folder, so inside one they would close a circle), and the run in flight, the run list
+/// and the history worker are the `RunController`'s own state, no other struct's field.
+#[test]
+fn the_app_is_in_folders_and_its_runs_are_the_run_controllers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let app = src.join("app");
+    let mut problems = Vec::new();
+    let top = std::fs::read_dir(&app)
+        .expect("src/app/ is readable")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        })
+        .count();
+    if top > 16 {
+        problems.push(format!(
+            "src/app/ has {top} files directly in it, wants 16 at most"
+        ));
+    }
+    for folder in [
+        "runs",
+        "connection",
+        "query",
+        "iterations",
+        "timeline",
+        "compare",
+        "load",
+        "history",
+        "files",
+    ] {
+        if !app.join(folder).join("mod.rs").is_file() {
+            problems.push(format!("src/app/{folder}/mod.rs is missing"));
+        }
+    }
+    let tree = src_tree();
+    for path in tree.impls_of("SpanprofApp") {
+        let at_top = path
+            .strip_prefix("app/")
+            .is_some_and(|rest| !rest.contains('/'));
+        if !at_top {
+            problems.push(format!(
+                "src/{path} adds methods to SpanprofApp from inside a folder"
+            ));
+        }
+    }
+    if !tree
+        .impls_of("RunController")
+        .contains(&"app/runs/controller.rs".to_owned())
+    {
+        problems.push("src/app/runs/controller.rs holds no RunController".into());
+    }
+    for (path, field, ty) in tree.struct_fields() {
+        let owned = ["ActiveRun", "RunList", "HistoryWorker"]
+            .iter()
+            .any(|name| {
+                ty.split(|c: char| !c.is_alphanumeric() && c != '_')
+                    .any(|w| w == *name)
+            });
+        if owned && path.starts_with("app/") && path != "app/runs/controller.rs" {
+            problems.push(format!(
+                "src/{path}: {field}: {ty} is the RunController's to own"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the app's rooms:\n{}",
+        problems.join("\n")
+    );
 }

@@ -226,6 +226,48 @@ impl Tree {
         }
         found
     }
+
+    /// Every field of a non-test struct in a non-test file: (file path, `Struct.field`, the
+    /// field's type as written).
+    pub fn struct_fields(&self) -> Vec<(String, String, String)> {
+        let mut found = Vec::new();
+        for file in self.files.iter().filter(|f| !self.is_test_file(f)) {
+            for item in &file.syntax.items {
+                if let syn::Item::Struct(s) = item
+                    && !is_test(&s.attrs)
+                {
+                    for (at, field) in s.fields.iter().enumerate() {
+                        let name = field
+                            .ident
+                            .as_ref()
+                            .map_or_else(|| at.to_string(), ToString::to_string);
+                        found.push((
+                            file.path.clone(),
+                            format!("{}.{name}", s.ident),
+                            field.ty.to_token_stream().to_string(),
+                        ));
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// The files whose non-test code has an `impl` block for the type `name`.
+    pub fn impls_of(&self, name: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for file in self.files.iter().filter(|f| !self.is_test_file(f)) {
+            let has = file.syntax.items.iter().any(|item| {
+                matches!(item, syn::Item::Impl(i) if !is_test(&i.attrs)
+                    && matches!(&*i.self_ty, syn::Type::Path(p)
+                        if p.path.segments.last().is_some_and(|s| s.ident == name)))
+            });
+            if has {
+                found.push(file.path.clone());
+            }
+        }
+        found
+    }
 }
 
 /// The circles of a folder's graph: each strongly connected set of two or more nodes, with one

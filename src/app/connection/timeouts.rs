@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::theme::form_row;
+use crate::app::theme::form_row;
 use crate::client::{Readable, Timeouts, parse_duration};
 
 /// The four timeouts as the user wrote them.
@@ -93,7 +93,7 @@ impl TimeoutSettings {
                 }
             });
         if let Err(message) = self.timeouts() {
-            ui.colored_label(super::theme::ERROR, message);
+            ui.colored_label(crate::app::theme::ERROR, message);
         }
     }
 }

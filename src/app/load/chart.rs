@@ -6,7 +6,7 @@
 use egui_extras::{Column, TableBuilder};
 use egui_plot::{Line, LineStyle, MarkerShape, Plot, PlotPoint, PlotPoints, Points, VLine};
 
-use super::theme;
+use crate::app::theme;
 use crate::load::{Model, StepResult};
 use crate::text::{count, maybe_ms};
 

@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 use egui_plot::{Bar, BarChart, BoxElem, BoxPlot, BoxSpread, Plot};
 
 use super::phases::{self, Curve, SweepAxis, one_mark_per_run, run_label};
-use super::run_list::{self, RunEntry};
-use super::theme;
 use super::verdicts::{Verdict, Verdicts};
 use crate::analysis::totals_distribution;
+use crate::app::runs::{self, RunEntry};
+use crate::app::theme;
 use crate::text::ms;
 
 /// The compare view's state: which runs are picked, and the verdicts asked for so far.
@@ -90,7 +90,7 @@ impl CompareView {
             ui.label("Pick two or more runs to compare them.");
             return;
         }
-        let names = run_list::names(&picked.iter().map(|&(_, r)| r).collect::<Vec<_>>());
+        let names = runs::names(&picked.iter().map(|&(_, r)| r).collect::<Vec<_>>());
         let (_, a) = picked[0];
         for &(k, b) in &picked[1..] {
             let verdict = self.verdicts.request(
@@ -99,7 +99,7 @@ impl CompareView {
                 ui.ctx(),
             );
             verdict_line(ui, k, verdict, &names[0], &names[k]);
-            super::plan_view::diff_ui(ui, (a.id, &a.report), (b.id, &b.report));
+            crate::app::plan_view::diff_ui(ui, (a.id, &a.report), (b.id, &b.report));
         }
         ui.add_space(4.0);
         theme::legend(
@@ -230,7 +230,11 @@ fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], names: &[Strin
     });
     if let Some((k, r)) = hit {
         plot.response.on_hover_ui_at_pointer(|ui| {
-            ui.label(format!("{}\n{}", names[k], super::iterations::tooltip(r)));
+            ui.label(format!(
+                "{}\n{}",
+                names[k],
+                crate::app::iterations::tooltip(r)
+            ));
         });
     }
 }

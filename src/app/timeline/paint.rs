@@ -8,8 +8,8 @@
 
 use egui::{Align2, Color32, FontId, Pos2, Rect, Stroke, StrokeKind};
 
-use super::theme;
-use super::timeline_rows::{BLOCK, Block, Item, Kind, Mark, Row, RowKind, Source};
+use super::rows::{BLOCK, Block, Item, Kind, Mark, Row, RowKind, Source};
+use crate::app::theme;
 use crate::part::Part;
 use crate::report::{Lane, Timeline};
 use crate::text::micros;
@@ -588,7 +588,7 @@ mod tests {
             }),
             ..IterationRecord::new("r", 1, false, "t")
         };
-        let built = super::super::timeline_rows::iteration_rows(
+        let built = super::super::rows::iteration_rows(
             "#1",
             &record,
             record.timeline.as_ref().expect("a timeline"),

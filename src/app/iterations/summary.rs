@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use super::theme;
 use crate::analysis::PartStats;
+use crate::app::theme;
 use crate::report::Figure;
 use crate::stats::Summary;
 use crate::text::{count, ms};

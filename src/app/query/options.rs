@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::theme::form_row;
+use crate::app::theme::form_row;
 use crate::client::{DirectedReads, Partitioned, Priority, RequestOptions, SessionKind};
 
 /// Which replicas a variant's reads may use.

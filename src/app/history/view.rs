@@ -9,8 +9,8 @@
 
 use egui_plot::{Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, VLine};
 
-use super::history_reader::{Answer, Ask, HistoryReader, QUERY_LIMIT, TREND_LIMIT};
-use super::theme;
+use super::reader::{Answer, Ask, HistoryReader, QUERY_LIMIT, TREND_LIMIT};
+use crate::app::theme;
 use crate::history::{QuerySummary, TrendPoint};
 use crate::part::{Measure, Part};
 use crate::report::RunReport;

@@ -7,7 +7,7 @@
 
 use egui_plot::{Bar, BarChart, Plot, PlotPoint, PlotResponse, PlotTransform};
 
-use super::theme;
+use crate::app::theme;
 use crate::load::{Model, StepResult};
 use crate::part::Part;
 use crate::text::ms;

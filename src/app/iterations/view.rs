@@ -12,19 +12,18 @@ use std::collections::BTreeSet;
 
 use egui_plot::{Bar, BarChart, Plot, PlotPoint, Text};
 
-use super::labels::one_line;
-use super::run::ActiveRun;
-use super::run_list::{RunEntry, RunList};
-use super::theme;
-use super::timeline_view::TimelineView;
 use crate::analysis::{self, PartStats};
+use crate::app::labels::one_line;
+use crate::app::runs::{ActiveRun, RunEntry, RunList};
+use crate::app::theme;
+use crate::app::timeline::TimelineView;
 use crate::part::Part;
 use crate::report::{Figure, IterationRecord, Status, figure_summaries};
 use crate::stats::Summary;
 use crate::text::{bytes, count, ms};
 
-pub use super::iteration_words::{Flag, failures, flags, tooltip};
-pub use super::summary_table::summary_table;
+pub use super::summary::summary_table;
+pub use super::words::{Flag, failures, flags, tooltip};
 
 /// A bar's width, in iterations.
 const BAR_WIDTH: f64 = 0.7;
@@ -723,5 +722,4 @@ fn hovered_bar<'r>(
 }
 
 #[cfg(test)]
-#[path = "iterations/tests.rs"]
 mod tests;

@@ -8,9 +8,9 @@
 use egui_plot::{Bar, BarChart, FilledArea, GridInput, GridMark, Line, Plot, PlotPoints};
 use serde::{Deserialize, Serialize};
 
-use super::run_list::RunEntry;
-use super::theme;
 use crate::analysis::{self, PartStats, Sweep};
+use crate::app::runs::RunEntry;
+use crate::app::theme;
 use crate::part::{Measure, Part};
 use crate::report::RunReport;
 use crate::text::ms;

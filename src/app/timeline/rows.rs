@@ -479,8 +479,7 @@ mod tests {
             .collect();
         assert_eq!(spans[0], (0, 90));
         assert_eq!(spans[5], (500, 590));
-        let text =
-            super::super::timeline_paint::item_text(&rows[0], timeline, &rows[0].items[2], None);
+        let text = super::super::paint::item_text(&rows[0], timeline, &rows[0].items[2], None);
         assert!(text.contains("cold start: tls 90.0 µs"), "{text}");
         assert!(
             iteration_rows("#3", &record(None), timeline, &[])

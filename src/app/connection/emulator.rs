@@ -6,8 +6,8 @@ use std::sync::mpsc;
 
 use serde::{Deserialize, Serialize};
 
-use super::command::Command;
-use super::theme::form_row;
+use crate::app::command::Command;
+use crate::app::theme::form_row;
 use crate::client::{Timeouts, error_chain};
 use crate::emulator::{Emulator, SeedTarget, seed_blocking};
 

@@ -8,7 +8,7 @@
 use egui::Color32;
 use egui_plot::{GridInput, GridMark, HoverPosition, Line, LineStyle, Plot, PlotPoint, PlotPoints};
 
-use super::theme;
+use crate::app::theme;
 use crate::load::{HistogramError, Latencies, StepResult};
 use crate::text::ms;
 

@@ -7,17 +7,17 @@
 //! to pan, Ctrl+scroll to zoom, double-click to fit; every figure on hover.
 //!
 //! What is drawn is found in the rows by binary search and merged below two pixels
-//! (`timeline_paint.rs`), and the rows and the explanation are built once per opened iteration
+//! (`paint.rs`), and the rows and the explanation are built once per opened iteration
 //! (again when the run in flight adds an iteration), so a frame's cost follows the pixels, not
 //! the messages.
 
 use egui_plot::{GridMark, Plot, PlotTransform};
 
 use super::cause_words::{cause_words, coverage_words};
-use super::theme;
-use super::timeline_paint::{self as paint, Band, Drawn};
-use super::timeline_rows::{self as rows, Item, Kind, Row, RowKind};
+use super::paint::{self, Band, Drawn};
+use super::rows::{self, Item, Kind, Row, RowKind};
 use crate::analysis::causes::{self, CauseKind, IterationCauses};
+use crate::app::theme;
 use crate::report::IterationRecord;
 use crate::text::capitalised;
 

@@ -205,7 +205,7 @@ fn apply(store: &mut dyn HistoryStore, change: Ask) -> Result<String, String> {
             found(store.delete(&id).map_err(e)?, &id, done)
         }
         Ask::Import(path) => {
-            let reports = super::export::read_report(&path).map_err(|e| e.to_string())?;
+            let reports = crate::app::files::read_report(&path).map_err(|e| e.to_string())?;
             let stored = reports
                 .iter()
                 .map(|r| StoredRun::new(r, &database_of(r)))

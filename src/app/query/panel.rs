@@ -3,11 +3,11 @@
 //! the order of the variants' iterations; Run (or Ctrl+Enter) and Cancel; the progress of the run
 //! in flight. What it edits is [`QuerySettings`].
 
-use super::command::Command;
 use super::options::options_ui;
-use super::query_settings::QuerySettings;
-use super::run::ActiveRun;
-use super::theme::form_row;
+use super::settings::QuerySettings;
+use crate::app::command::Command;
+use crate::app::runs::ActiveRun;
+use crate::app::theme::form_row;
 use crate::engine::{Order, QueryMode};
 use crate::text::count;
 use crate::wire::DecoderKind;
@@ -30,7 +30,7 @@ pub struct Refusal<'a> {
 
 impl<'a> Refusal<'a> {
     /// The refusal of the newest run in `runs`, when it stopped on one.
-    pub fn of_latest(runs: &'a [super::run_list::RunEntry]) -> Option<Refusal<'a>> {
+    pub fn of_latest(runs: &'a [crate::app::runs::RunEntry]) -> Option<Refusal<'a>> {
         let report = &runs.last()?.report;
         Some(Refusal {
             sql: &report.config.sql,
@@ -118,7 +118,7 @@ fn sql_editor(ui: &mut egui::Ui, settings: &mut QuerySettings, refusal: Option<R
     )
     .labelled_by(sql_label.id);
     if let Some(r) = refused {
-        ui.colored_label(super::theme::ERROR, r.text);
+        ui.colored_label(crate::app::theme::ERROR, r.text);
     }
     let params_label = ui.label("Parameters (name:TYPE=value, one per line)");
     ui.add(
@@ -150,8 +150,8 @@ fn marked_sql(
         return job;
     };
     let marked = egui::TextFormat {
-        background: super::theme::ERROR.gamma_multiply(0.45),
-        underline: egui::Stroke::new(1.5, super::theme::ERROR),
+        background: crate::app::theme::ERROR.gamma_multiply(0.45),
+        underline: egui::Stroke::new(1.5, crate::app::theme::ERROR),
         ..plain.clone()
     };
     job.append(&sql[..span.start], 0.0, plain.clone());
@@ -292,7 +292,7 @@ fn run_buttons(ui: &mut egui::Ui, running: bool, empty: bool) -> Option<Command>
             ui.label(
                 egui::RichText::new("the query is empty")
                     .small()
-                    .color(super::theme::MUTED),
+                    .color(crate::app::theme::MUTED),
             );
         }
         if run.clicked() {

@@ -10,14 +10,14 @@
 
 use std::time::{Duration, Instant};
 
-use super::command::Command;
-use super::export::LoadExportFormat;
-use super::load_chart::LoadFigures;
-use super::load_parts::LoadParts;
-use super::load_percentiles::{LevelScale, LoadPercentiles};
-use super::load_progress::{self, LoadProgress};
-use super::load_settings::{LoadModel, LoadSettings, QueueSettings};
-use super::theme::{self, form_row};
+use super::chart::LoadFigures;
+use super::parts::LoadParts;
+use super::percentiles::{LevelScale, LoadPercentiles};
+use super::progress::{self, LoadProgress};
+use super::settings::{LoadModel, LoadSettings, QueueSettings};
+use crate::app::command::Command;
+use crate::app::files::LoadExportFormat;
+use crate::app::theme::{self, form_row};
 use crate::engine::load::{LoadEvent, LoadRun};
 use crate::load::{KneeRule, LoadPlan, LoadReport, StepResult, find_knee};
 
@@ -106,7 +106,7 @@ impl LoadView {
 
     /// A run of `plan` started: what the last run showed goes. Keeps the percentile plot's
     /// toggle.
-    pub(super) fn started(&mut self, run: LoadRun, plan: &LoadPlan, notices: Vec<String>) {
+    pub(in crate::app) fn started(&mut self, run: LoadRun, plan: &LoadPlan, notices: Vec<String>) {
         let scale = LevelScale::of(plan.levels.iter().map(|l| l.value()));
         let mut percentiles = LoadPercentiles::new(scale);
         percentiles.every_actual = self.percentiles.every_actual;
@@ -123,12 +123,12 @@ impl LoadView {
     }
 
     /// A run could not start: `why` is said above what the last run showed.
-    pub(super) fn refused(&mut self, why: String) {
+    pub(in crate::app) fn refused(&mut self, why: String) {
         self.error = Some(why);
     }
 
     /// Asks the run in flight to stop; the steps it measured stay.
-    pub(super) fn stop(&mut self) {
+    pub(in crate::app) fn stop(&mut self) {
         if let Some(run) = &self.run {
             run.cancel();
             self.progress.stop();
@@ -136,7 +136,7 @@ impl LoadView {
     }
 
     /// Reads every waiting event (never blocks); returns how the run ended once it has.
-    pub(super) fn drain(&mut self) -> Option<LoadEnded> {
+    pub(in crate::app) fn drain(&mut self) -> Option<LoadEnded> {
         while let Some(event) = self.run.as_ref()?.try_next() {
             match event {
                 LoadEvent::Connected(target) => self.progress.connected(target),
@@ -181,7 +181,7 @@ impl LoadView {
     /// The run's report arrived: its steps, its knee and its notices are what the view shows.
     /// Stops the run in flight (the window is closing) and waits at most `wait` for the report
     /// of what it measured; `None` when there was no run, it failed, or it did not report in time.
-    pub(super) fn stop_and_wait(&mut self, wait: Duration) -> Option<LoadReport> {
+    pub(in crate::app) fn stop_and_wait(&mut self, wait: Duration) -> Option<LoadReport> {
         let run = self.run.take()?;
         run.cancel();
         let deadline = Instant::now() + wait;
@@ -444,7 +444,7 @@ impl LoadView {
         } else {
             None
         };
-        load_progress::run_bar(ui, self.progress(), blocked, iterations_running)
+        progress::run_bar(ui, self.progress(), blocked, iterations_running)
     }
 }
 

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::command::Command;
 use super::emulator::EmulatorSettings;
-use super::theme::form_row;
 use super::timeouts::TimeoutSettings;
+use crate::app::command::Command;
+use crate::app::theme::form_row;
 use crate::client::HeaderOptions;
 use crate::client::auth::Credentials;
 use crate::client::cloud::{CloudTarget, DEFAULT_ENDPOINT};
@@ -333,10 +333,10 @@ impl ConnectionPanel {
                         ui.spinner();
                     }
                     Some(TestOutcome::Ok(_)) => {
-                        ui.colored_label(super::theme::OK, "connected");
+                        ui.colored_label(crate::app::theme::OK, "connected");
                     }
                     Some(TestOutcome::Failed(_)) => {
-                        ui.colored_label(super::theme::ERROR, "failed");
+                        ui.colored_label(crate::app::theme::ERROR, "failed");
                     }
                     None => {}
                 }
@@ -346,7 +346,7 @@ impl ConnectionPanel {
                     ui.label(egui::RichText::new(text).small());
                 }
                 Some(TestOutcome::Failed(text)) => {
-                    ui.colored_label(super::theme::ERROR, text);
+                    ui.colored_label(crate::app::theme::ERROR, text);
                 }
                 _ => {}
             }

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 
-use super::theme;
+use crate::app::theme;
 
 /// Entries a listing keeps, at most (the list is virtualised; this bounds its memory).
 const MAX_ENTRIES: usize = 10_000;

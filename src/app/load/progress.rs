@@ -7,8 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::command::Command;
-use super::theme;
+use crate::app::command::Command;
+use crate::app::theme;
 use crate::load::{LoadPlan, StepLevel};
 
 /// The step running now.

@@ -1,0 +1,18 @@
+//! The Load tab (`view.rs`): its curve and table (`chart.rs`), parts (`parts.rs`), percentiles
+//! (`percentiles.rs`), where the load run in flight is (`progress.rs`) and what the tab persists
+//! (`settings.rs`).
+
+mod chart;
+mod parts;
+mod percentiles;
+mod progress;
+mod settings;
+mod view;
+
+pub use parts::LoadParts;
+pub use percentiles::LoadPercentiles;
+pub use progress::{LoadProgress, Phase};
+pub use settings::{LoadModel, LoadSettings, QueueSettings};
+pub use view::LoadView;
+
+pub(super) use view::LoadEnded;

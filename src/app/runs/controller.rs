@@ -1,0 +1,158 @@
+//! [`RunController`]: the runs as the app holds them, the run in flight (if one is), the list of
+//! runs, and the history worker that keeps finished runs. The app asks it to start, cancel, drain
+//! and end a run, and to add runs to the list; what the panels show of it they read through it.
+
+use std::path::Path;
+
+use chrono::{DateTime, Local};
+
+use super::active::{ActiveRun, Ended};
+use super::list::{RunEntry, RunList, RunSource};
+use crate::engine::IterationDetails;
+use crate::history::HistoryWorker;
+use crate::history::worker::SaveOutcome;
+use crate::report::RunReport;
+
+/// The run in flight, the run list and the history worker, owned together.
+pub struct RunController {
+    active: Option<ActiveRun>,
+    /// The id the run in flight has among the runs (its bars' selection belongs to it).
+    active_id: u64,
+    list: RunList,
+    /// Saves finished runs on its own thread; `None` when the history is off.
+    history: Option<HistoryWorker>,
+}
+
+/// What one frame's drain found: the run's end, if it ended, and whether the history saved a run.
+pub struct Drained {
+    /// How the run in flight ended, if it did this frame.
+    pub ended: Option<Ended>,
+    /// Whether the history worker saved a run of this launch since the last frame.
+    pub saved: bool,
+}
+
+impl RunController {
+    /// No run yet; finished runs saved by `history` when there is one.
+    pub fn new(history: Option<HistoryWorker>) -> Self {
+        RunController {
+            active: None,
+            active_id: 0,
+            list: RunList::default(),
+            history,
+        }
+    }
+
+    /// The runs.
+    pub fn list(&self) -> &RunList {
+        &self.list
+    }
+
+    /// The runs, to pick one or mark them.
+    pub fn list_mut(&mut self) -> &mut RunList {
+        &mut self.list
+    }
+
+    /// The run in flight, if one is.
+    pub fn active(&self) -> Option<&ActiveRun> {
+        self.active.as_ref()
+    }
+
+    /// Whether a run is in flight.
+    pub fn is_running(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// The run in flight with its id, and the runs to pick from: what the Iterations tab draws.
+    pub fn in_flight_and_list(&mut self) -> (Option<(u64, &ActiveRun)>, &mut RunList) {
+        let active = self.active.as_ref().map(|run| (self.active_id, run));
+        (active, &mut self.list)
+    }
+
+    /// A new run's label (see [`RunList::next_label`]).
+    pub fn next_label(&self, wanted: &str, sql: &str, now: DateTime<Local>) -> String {
+        self.list.next_label(wanted, sql, now)
+    }
+
+    /// `run` is in flight now, with the next id.
+    pub fn begin(&mut self, run: ActiveRun) {
+        self.active_id = self.list.take_id();
+        self.active = Some(run);
+    }
+
+    /// Cancels the run in flight, if one is.
+    pub fn cancel(&mut self) {
+        if let Some(run) = &mut self.active {
+            run.cancel();
+        }
+    }
+
+    /// Reads what the run in flight and then the history worker reported since the last frame;
+    /// their messages are pushed onto `errors`.
+    pub fn drain(&mut self, errors: &mut Vec<String>) -> Drained {
+        let ended = self
+            .active
+            .as_mut()
+            .and_then(|run| run.drain(|e| errors.push(e)));
+        let mut saved = false;
+        if let Some(history) = &self.history {
+            errors.extend(history.notices());
+            saved = history
+                .outcomes()
+                .iter()
+                .any(|o| matches!(o, SaveOutcome::Saved(_)));
+        }
+        Drained { ended, saved }
+    }
+
+    /// The run in flight is over.
+    pub fn end(&mut self) {
+        self.active = None;
+    }
+
+    /// The history worker, when finished runs are kept.
+    pub fn history(&self) -> Option<&HistoryWorker> {
+        self.history.as_ref()
+    }
+
+    /// Adds a run of this launch's variants, each report with its own last details; their ids.
+    pub fn add_live(
+        &mut self,
+        reports: Vec<RunReport>,
+        mut details: Vec<IterationDetails>,
+    ) -> Vec<u64> {
+        let mut ids = Vec::new();
+        for report in reports {
+            let own = details
+                .iter()
+                .position(|d| d.run == report.config.label)
+                .map(|at| Box::new(details.swap_remove(at)));
+            ids.push(self.list.add(report, own, RunSource::Live));
+        }
+        ids
+    }
+
+    /// Adds the stored runs not in the list yet; the ids of all of them, in order.
+    pub fn add_stored(&mut self, runs: Vec<(String, RunReport)>) -> Vec<u64> {
+        let mut ids = Vec::new();
+        for (stored, report) in runs {
+            let source = RunSource::History(stored);
+            let known = self.list.entries().iter().find(|r| r.source == source);
+            let id = match known {
+                Some(entry) => entry.id,
+                None => self.list.add(report, None, source),
+            };
+            ids.push(id);
+        }
+        ids
+    }
+
+    /// Adds the runs of a report read from `path`; how many.
+    pub fn add_opened(&mut self, path: &Path, reports: Vec<RunReport>) -> usize {
+        self.list.add_opened(path, reports)
+    }
+
+    /// Every run, oldest first.
+    pub fn entries(&self) -> &[RunEntry] {
+        self.list.entries()
+    }
+}
