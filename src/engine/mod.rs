@@ -11,6 +11,7 @@ pub mod load;
 pub mod schedule;
 pub mod subject;
 pub mod sweep;
+pub mod target;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,7 +26,7 @@ use crate::client::{
 };
 pub use crate::client::{
     DatabasePath, HeaderOptions, Param, ParamError, Partitioned, Priority, QueryMode,
-    RequestOptions, SessionKind, Staleness, Target, Timeouts,
+    RequestOptions, SessionKind, Staleness, Timeouts,
 };
 use crate::report::{
     IterationRecord, RUN_MESSAGE_LIMIT, RunConfig, RunReport, Status, SweepPoint, Timeline,
@@ -35,6 +36,7 @@ pub use details::{IterationDetails, PREVIEW_ROWS};
 pub use schedule::{Order, Step, schedule};
 pub use subject::{DEFAULT_COMMAND_LIMIT, DEFAULT_SUBJECT_SQL, SubjectSpec};
 pub use sweep::{SweepError, SweepSpec, parse_sweep};
+pub use target::{Connected, StartLocalError, Target, connect};
 
 /// How long the end of a run waits for the server to delete its session. The wait happens on the
 /// engine's own thread, never the caller's.
@@ -249,6 +251,9 @@ pub fn host_name() -> String {
 /// Why a run could not start.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
+    /// The built-in local instance could not start.
+    #[error(transparent)]
+    StartLocal(#[from] StartLocalError),
     /// The target, the session or a query's preparation failed.
     #[error(transparent)]
     Client(#[from] ClientError),
@@ -423,7 +428,7 @@ async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
     };
     let (sessions, queries) = match opening {
         Some(Ok(opened)) => opened,
-        Some(Err(e)) => return sink.send(EngineEvent::Failed(e.into())),
+        Some(Err(e)) => return sink.send(EngineEvent::Failed(e)),
         None => return sink.send(EngineEvent::Finished(reports)),
     };
     sessions.note_kinds(&spec.variants, &mut reports);
@@ -657,6 +662,9 @@ pub struct Recording {
 /// Why a recording could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordingError {
+    /// The built-in local instance could not start.
+    #[error(transparent)]
+    StartLocal(#[from] StartLocalError),
     /// No session, or the query could not be prepared.
     #[error(transparent)]
     Client(#[from] ClientError),
@@ -666,6 +674,16 @@ pub enum RecordingError {
     /// The execution failed.
     #[error(transparent)]
     Iteration(#[from] IterationError),
+}
+
+impl From<EngineError> for RecordingError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::StartLocal(e) => RecordingError::StartLocal(e),
+            EngineError::Client(e) => RecordingError::Client(e),
+            EngineError::Spec(e) => RecordingError::Spec(e),
+        }
+    }
 }
 
 /// Runs the first variant's query once (blocking the calling thread on a runtime of its own) and
