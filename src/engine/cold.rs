@@ -7,11 +7,11 @@
 use std::time::{Duration, Instant};
 
 use super::details::Preview;
+use super::events::{Cancel, EngineError, Sink};
+use super::iteration::{Position, blank_record, one_iteration};
+use super::spec::{ProfileSpec, Variant};
 use super::target::{Connected, Target, connect};
-use super::{
-    Cancel, EngineError, Position, ProfileSpec, SESSION_DELETE_WAIT, Sink, Variant, blank_record,
-    ms, one_iteration,
-};
+use super::{SESSION_DELETE_WAIT, ms};
 use crate::client::{ColdPhases, ColdStart, IterationTiming, PreparedQuery, Session, SessionKind};
 use crate::report::{IterationRecord, RunReport, SetupStep, Status};
 

@@ -10,9 +10,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{
-    Cancel, Engine, EngineEvent, Notifier, SESSION_DELETE_WAIT, Sink, ms, now_rfc3339, runtime,
-};
+use super::events::{Cancel, EngineEvent, Notifier, Sink};
+use super::handle::Engine;
+use super::{SESSION_DELETE_WAIT, ms, now_rfc3339, runtime};
 use crate::client::{
     DatabasePath, Decoding, Endpoint, PreparedQuery, Query, QueryMode, ResumePolicy, Session,
     Timeouts,
