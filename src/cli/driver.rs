@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use crate::client::{
-    DatabasePath, Decoding, IterationError, Query, QueryMode, ResumePolicy, Session, Target,
+    DatabasePath, Decoding, Endpoint, IterationError, Query, QueryMode, ResumePolicy, Session,
     Timeouts,
 };
 use crate::wire::{DecoderKind, RowsView};
@@ -60,8 +60,8 @@ async fn read(args: &DriverArgs, out: impl Write + Send) -> anyhow::Result<()> {
         instance: env("SPANPROF_INSTANCE")?,
         database: env("SPANPROF_DATABASE")?,
     };
-    let target = Target::Endpoint(env("SPANNER_EMULATOR_HOST")?);
-    let session = Session::open(&target, &database, Timeouts::DEFAULT).await?;
+    let endpoint = Endpoint::plaintext(env("SPANNER_EMULATOR_HOST")?);
+    let session = Session::open(&endpoint, &database, Timeouts::DEFAULT).await?;
     let query = session.prepare(&Query {
         sql: env("SPANPROF_SQL")?,
         params: Vec::new(),

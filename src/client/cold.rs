@@ -6,12 +6,12 @@
 use std::time::{Duration, Instant};
 
 use super::cloud::CloudTarget;
-use super::connect::{ConnectError, ConnectSteps, Dialer, Step};
+use super::connect::{ConnectSteps, Dialer, Step};
+use super::endpoint::{DatabasePath, Endpoint};
 use super::error::ClientError;
 use super::headers::HeaderOptions;
 use super::session::{CallHeaders, Opened, Session, first_token};
 use super::session_kind::SessionKind;
-use super::target::{DatabasePath, Target};
 use super::timeouts::Timeouts;
 
 /// How long each step of a cold start took, before the query's own time.
@@ -56,27 +56,16 @@ pub struct ColdStart {
 }
 
 impl ColdStart {
-    /// Cold starts against `target`; a local instance is reached at `local` (the `host:port` of the
-    /// instance the run started: a cold start is a new connection, not a new instance).
+    /// Cold starts against `endpoint` (for the local instance, the one the run started: a cold
+    /// start is a new connection, not a new instance).
     /// Its sessions' calls carry the optional headers `options` asks for.
-    pub fn new(
-        target: &Target,
-        local: Option<&str>,
-        options: HeaderOptions,
-    ) -> Result<ColdStart, ClientError> {
-        let (endpoint, cloud, ca) = match target {
-            Target::Local(_) => {
-                let host = local.ok_or(ClientError::Connect(ConnectError::BadEndpoint {
-                    endpoint: "local".into(),
-                    why: "the local instance is not running",
-                }))?;
-                (host.to_owned(), None, None)
-            }
-            Target::Endpoint(host_port) => (host_port.clone(), None, None),
-            Target::Cloud(c) => (c.endpoint.clone(), Some(c.clone()), c.ca_file.clone()),
+    pub fn new(endpoint: &Endpoint, options: HeaderOptions) -> Result<ColdStart, ClientError> {
+        let (address, cloud, ca) = match endpoint {
+            Endpoint::Plaintext { host_port, .. } => (host_port.clone(), None, None),
+            Endpoint::Cloud(c) => (c.endpoint.clone(), Some(c.clone()), c.ca_file.clone()),
         };
         Ok(ColdStart {
-            dialer: Dialer::new(&endpoint, ca.as_deref())?,
+            dialer: Dialer::new(&address, ca.as_deref())?,
             cloud,
             options,
         })
@@ -119,7 +108,6 @@ impl ColdStart {
             endpoint,
             description,
             plaintext: !self.dialer.is_tls(),
-            local: None,
         };
         let session = Session::create(opened, database, timeouts, kind, self.options).await?;
         let phases = ColdPhases {

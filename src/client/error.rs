@@ -12,15 +12,11 @@ use super::timeouts::Readable;
 
 /// How long [`ClientError::diagnose`] waits for an endpoint's first bytes.
 const PROBE_WAIT: Duration = Duration::from_secs(2);
-use crate::server::StartError;
 
 /// Why talking to an instance failed before or around a query (the query's own failures are
 /// [`IterationError`](super::iteration::IterationError)s).
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ClientError {
-    /// The built-in local instance could not start.
-    #[error("cannot start the local instance: {0}")]
-    StartLocal(Arc<StartError>),
     /// Nothing answered the connection attempt in time.
     #[error("cannot reach {endpoint}: no connection within {}", Readable(*.after))]
     NoAnswer {
@@ -49,7 +45,7 @@ pub enum ClientError {
     },
     /// The endpoint is not a `host:port` that can be connected to.
     #[error("{0}")]
-    BadEndpoint(super::target::EndpointError),
+    BadEndpoint(super::endpoint::EndpointError),
     /// The connection attempt failed.
     #[error("cannot reach {endpoint}: {reason}")]
     Unreachable {
@@ -167,11 +163,5 @@ impl From<AuthError> for ClientError {
 impl From<CloudError> for ClientError {
     fn from(e: CloudError) -> Self {
         ClientError::Cloud(Arc::new(e))
-    }
-}
-
-impl From<StartError> for ClientError {
-    fn from(e: StartError) -> Self {
-        ClientError::StartLocal(Arc::new(e))
     }
 }

@@ -1,4 +1,4 @@
-//! Talking to an instance: targets, sessions with the headers of every call, queries made into
+//! Talking to an instance: endpoints, sessions with the headers of every call, queries made into
 //! requests, one timed iteration with resume, and typed errors. The only layer above the wire that
 //! knows tonic, prost or the generated types: the engine, the app and the command line use
 //! [`Session`] and plain data.
@@ -10,6 +10,7 @@ pub mod cloud;
 pub mod codec;
 pub mod cold;
 pub mod connect;
+pub mod endpoint;
 pub mod error;
 pub mod floor;
 pub mod headers;
@@ -23,7 +24,6 @@ pub mod rows;
 pub mod server_timing;
 pub mod session;
 pub mod session_kind;
-pub mod target;
 mod tcp;
 pub mod timeline;
 pub mod timeouts;
@@ -32,6 +32,7 @@ pub mod transaction;
 
 pub use cold::{ColdPhases, ColdStart};
 pub use connect::{ConnectError, ConnectSteps, Dialer, Step};
+pub use endpoint::{DatabasePath, Endpoint, EndpointError, QueryMode, check_host_port};
 pub use error::ClientError;
 pub use headers::{HeaderOptions, RequestId};
 pub use iteration::Decoding;
@@ -45,13 +46,12 @@ pub use resume::ResumePolicy;
 pub use server_timing::ServerTiming;
 pub use session::{CallHeaders, CallIds, PreparedQuery, Query, Session};
 pub use session_kind::SessionKind;
-pub use target::{DatabasePath, EndpointError, QueryMode, Target, check_host_port};
 pub use timeouts::{DurationError, Readable, Timeouts, parse_duration};
 pub use timing::{IterationError, IterationTiming, PartitionTiming};
 
 use prost::bytes::Bytes;
 use tonic::codec::Streaming;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Channel, Endpoint as GrpcEndpoint};
 
 use crate::proto::google::spanner::v1 as pb;
 use codec::RawResponseCodec;
@@ -73,7 +73,7 @@ pub const MAX_RESPONSE_HEADER_BYTES: u32 = 16 << 10;
 
 /// Connects to a plaintext endpoint (`host:port`), as the emulator and the local instance serve.
 pub async fn connect_plaintext(host_port: &str) -> Result<Channel, tonic::transport::Error> {
-    Endpoint::from_shared(format!("http://{host_port}"))?
+    GrpcEndpoint::from_shared(format!("http://{host_port}"))?
         .initial_stream_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)
         .http2_max_header_list_size(MAX_RESPONSE_HEADER_BYTES)
@@ -89,7 +89,7 @@ pub async fn connect_plaintext_answering_within(
     host_port: &str,
     call: std::time::Duration,
 ) -> Result<Channel, tonic::transport::Error> {
-    Endpoint::from_shared(format!("http://{host_port}"))?
+    GrpcEndpoint::from_shared(format!("http://{host_port}"))?
         .initial_stream_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)
         .http2_max_header_list_size(MAX_RESPONSE_HEADER_BYTES)

@@ -1,4 +1,4 @@
-//! A session on a target: the channel, the Spanner session, and the headers every call of the run
+//! A session on an endpoint: the channel, the Spanner session, and the headers every call of the run
 //! carries, attached the same way to CreateSession, ExecuteStreamingSql (and its resumes) and
 //! DeleteSession. Queries are prepared here from plain settings into the request the API defines;
 //! nothing above this module sees a generated type.
@@ -10,6 +10,7 @@ use tonic::transport::Channel;
 
 use super::auth::TokenSource;
 use super::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFIX_HEADER, url_encode};
+use super::endpoint::{DatabasePath, Endpoint, QueryMode};
 use super::error::ClientError;
 use super::headers::{self, CallMetadata, HeaderOptions, IterationHeaders, RequestId, RequestIds};
 use super::iteration::{Decoding, run_iteration};
@@ -20,14 +21,12 @@ use super::params::{self, Param};
 use super::partitioned::{self, PartitionCall};
 use super::resume::ResumePolicy;
 use super::session_kind::SessionKind;
-use super::target::{DatabasePath, QueryMode, Target};
 use super::timeouts::Timeouts;
 use super::timing::{IterationError, IterationTiming};
 use super::transaction::read_only;
 use super::{answered, connect_plaintext, error_chain};
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
-use crate::server::LocalInstance;
 
 /// The headers of every call of one session: the resource prefix (and for Cloud Spanner the
 /// routing header), the official clients' own ([`headers`]: the AFE opt-in, the API client, a
@@ -246,7 +245,7 @@ fn wire_mode(mode: QueryMode) -> pb::execute_sql_request::QueryMode {
     }
 }
 
-/// An open session on a target. Close it with [`Session::close`]; a session that is only dropped
+/// An open session on an endpoint. Close it with [`Session::close`]; a session that is only dropped
 /// is left for the server to expire.
 #[derive(Debug)]
 pub struct Session {
@@ -259,8 +258,6 @@ pub struct Session {
     created_in: Duration,
     /// The kind asked for, and the kind the server granted.
     kind: (SessionKind, SessionKind),
-    /// The local instance this session runs on, stopped when the session is dropped.
-    _local: Option<LocalInstance>,
 }
 
 /// What [`Session::create`] needs besides the database: the channel, the headers, where it goes.
@@ -270,7 +267,6 @@ pub(super) struct Opened {
     pub(super) endpoint: String,
     pub(super) description: String,
     pub(super) plaintext: bool,
-    pub(super) local: Option<LocalInstance>,
 }
 
 /// A new token source for `target` with its first token already fetched; that fetch and every
@@ -285,15 +281,15 @@ pub(super) async fn first_token(
 }
 
 impl Session {
-    /// Connects to `target` and creates a regular session in `database` (for Cloud Spanner, the
+    /// Connects to `endpoint` and creates a regular session in `database` (for Cloud Spanner, the
     /// target's own database names the headers), each step within its limit in `timeouts`.
     pub async fn open(
-        target: &Target,
+        endpoint: &Endpoint,
         database: &DatabasePath,
         timeouts: Timeouts,
     ) -> Result<Session, ClientError> {
         Self::open_as(
-            target,
+            endpoint,
             database,
             timeouts,
             SessionKind::Regular,
@@ -305,33 +301,19 @@ impl Session {
     /// [`Session::open`], asking for a session of `kind` (see [`Session::granted`]), every call
     /// carrying the optional headers `options` asks for.
     pub async fn open_as(
-        target: &Target,
+        endpoint: &Endpoint,
         database: &DatabasePath,
         timeouts: Timeouts,
         kind: SessionKind,
         options: HeaderOptions,
     ) -> Result<Session, ClientError> {
-        let mut local = None;
-        let (channel, headers, endpoint, description) = match target {
-            Target::Local(config) => {
-                let instance = LocalInstance::start(config.clone()).await?;
-                let host = instance.host_port();
-                local = Some(instance);
-                let channel = plaintext(&host, timeouts.connect).await?;
-                (
-                    channel,
-                    CallHeaders::plain(database)?,
-                    host.clone(),
-                    format!("local instance {host}"),
-                )
-            }
-            Target::Endpoint(host_port) => (
+        let (channel, headers, address) = match endpoint {
+            Endpoint::Plaintext { host_port, .. } => (
                 plaintext(host_port, timeouts.connect).await?,
                 CallHeaders::plain(database)?,
                 host_port.clone(),
-                format!("endpoint {host_port}"),
             ),
-            Target::Cloud(target) => {
+            Endpoint::Cloud(target) => {
                 let tokens = first_token(target, timeouts.call).await?;
                 let channel = tokio::time::timeout(timeouts.connect, target.connect())
                     .await
@@ -343,17 +325,15 @@ impl Session {
                     channel,
                     CallHeaders::cloud(target, tokens)?,
                     target.endpoint.clone(),
-                    format!("Cloud Spanner {}", target.endpoint),
                 )
             }
         };
         let opened = Opened {
             channel,
             headers,
-            endpoint,
-            description,
-            plaintext: !matches!(target, Target::Cloud(_)),
-            local,
+            endpoint: address,
+            description: endpoint.description(),
+            plaintext: matches!(endpoint, Endpoint::Plaintext { .. }),
         };
         Self::create(opened, database, timeouts, kind, options).await
     }
@@ -373,7 +353,6 @@ impl Session {
             endpoint,
             description,
             plaintext,
-            local,
         } = opened;
         let headers = headers.with_options(options);
         let request = headers
@@ -412,7 +391,6 @@ impl Session {
             description,
             timeouts,
             created_in: started.elapsed(),
-            _local: local,
         })
     }
 
@@ -425,11 +403,6 @@ impl Session {
     /// regular session to a multiplexed request.
     pub fn granted(&self) -> SessionKind {
         self.kind.1
-    }
-
-    /// The host and port of the local instance this session runs on, if it runs on one.
-    pub fn local_host_port(&self) -> Option<String> {
-        self._local.as_ref().map(LocalInstance::host_port)
     }
 
     /// What the session runs on, in words (`local instance 127.0.0.1:PORT`, `endpoint …`).

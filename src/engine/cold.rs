@@ -7,35 +7,37 @@
 use std::time::{Duration, Instant};
 
 use super::details::Preview;
-use super::{
-    Cancel, Position, ProfileSpec, SESSION_DELETE_WAIT, Sink, Variant, blank_record, ms,
-    one_iteration,
-};
-use crate::client::{
-    ClientError, ColdPhases, ColdStart, IterationTiming, PreparedQuery, Session, SessionKind,
-    Target,
-};
+use super::events::{Cancel, EngineError, Sink};
+use super::iteration::{Position, blank_record, one_iteration};
+use super::spec::{ProfileSpec, Variant};
+use super::target::{Connected, Target, connect};
+use super::{SESSION_DELETE_WAIT, ms};
+use crate::client::{ColdPhases, ColdStart, IterationTiming, PreparedQuery, Session, SessionKind};
 use crate::report::{IterationRecord, RunReport, SetupStep, Status};
 
 /// The run's warm sessions, one per kind of session its variants ask for (the first variant's
-/// first), and where its cold iterations connect.
+/// first), and where its cold iterations connect; all of them on the one endpoint the run
+/// connected to (the local instance, if the target is the local one, started once for the run
+/// and held here until the sessions are closed).
 pub(super) struct RunSessions {
     warm: Vec<Session>,
     cold: Option<ColdStart>,
+    connected: Connected,
 }
 
 impl RunSessions {
-    /// Opens a session of each kind the variants ask for and prepares every variant's query on
-    /// its kind's session; closes what it opened when something fails.
+    /// Makes `target` reachable, opens a session of each kind the variants ask for and prepares
+    /// every variant's query on its kind's session; closes what it opened when something fails.
     pub(super) async fn open(
         target: &Target,
         spec: &ProfileSpec,
-    ) -> Result<(RunSessions, Vec<PreparedQuery>), ClientError> {
+    ) -> Result<(RunSessions, Vec<PreparedQuery>), EngineError> {
         let mut sessions = RunSessions {
             warm: Vec::new(),
             cold: None,
+            connected: connect(target).await?,
         };
-        match sessions.open_all(target, spec).await {
+        match sessions.open_all(spec).await {
             Ok(queries) => Ok((sessions, queries)),
             Err(e) => {
                 // Best effort: the sessions are of no use, and the server would expire them anyway.
@@ -45,39 +47,21 @@ impl RunSessions {
         }
     }
 
-    async fn open_all(
-        &mut self,
-        target: &Target,
-        spec: &ProfileSpec,
-    ) -> Result<Vec<PreparedQuery>, ClientError> {
+    async fn open_all(&mut self, spec: &ProfileSpec) -> Result<Vec<PreparedQuery>, EngineError> {
+        let endpoint = &self.connected.endpoint;
         let mut queries = Vec::with_capacity(spec.variants.len());
         for variant in &spec.variants {
             let kind = variant.session_kind();
             if !self.warm.iter().any(|s| s.asked() == kind) {
-                let session = match self.warm.first().and_then(Session::local_host_port) {
-                    // The local instance is started once; other kinds connect to it.
-                    Some(host) => {
-                        Session::open_as(
-                            &Target::Endpoint(host),
-                            &spec.database,
-                            spec.timeouts,
-                            kind,
-                            spec.headers,
-                        )
-                        .await?
-                    }
-                    None => {
-                        Session::open_as(target, &spec.database, spec.timeouts, kind, spec.headers)
-                            .await?
-                    }
-                };
+                let session =
+                    Session::open_as(endpoint, &spec.database, spec.timeouts, kind, spec.headers)
+                        .await?;
                 self.warm.push(session);
             }
             queries.push(self.of_kind(kind).prepare(&variant.query())?);
         }
         if spec.variants.iter().any(|v| v.cold) {
-            let local = self.first().local_host_port();
-            self.cold = Some(ColdStart::new(target, local.as_deref(), spec.headers)?);
+            self.cold = Some(ColdStart::new(endpoint, spec.headers)?);
         }
         Ok(queries)
     }
@@ -110,11 +94,12 @@ impl RunSessions {
     /// Deletes the sessions (multiplexed ones are left to expire), waiting at most
     /// [`SESSION_DELETE_WAIT`] for each.
     pub(super) async fn close(self) {
-        // The first holds the local instance, if the run started one: it goes last.
         for session in self.warm.into_iter().rev() {
             // Best effort: the server drops idle sessions anyway.
             let _ = session.close(SESSION_DELETE_WAIT).await;
         }
+        // The local instance, if the run started one, stops once its sessions are closed.
+        drop(self.connected);
     }
 }
 

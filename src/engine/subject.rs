@@ -10,12 +10,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{
-    Cancel, Engine, EngineEvent, Notifier, SESSION_DELETE_WAIT, Sink, ms, now_rfc3339, runtime,
-};
+use super::events::{Cancel, EngineEvent, Notifier, Sink};
+use super::handle::Engine;
+use super::{SESSION_DELETE_WAIT, ms, now_rfc3339, runtime};
 use crate::client::{
-    ClientError, DatabasePath, Decoding, PreparedQuery, Query, QueryMode, ResumePolicy, Session,
-    Target, Timeouts,
+    DatabasePath, Decoding, Endpoint, PreparedQuery, Query, QueryMode, ResumePolicy, Session,
+    Timeouts,
 };
 use crate::engine::schedule::{Order, Step, schedule};
 use crate::report::{IterationRecord, Reader, RunConfig, RunReport, Status};
@@ -216,12 +216,12 @@ async fn start(
 ) -> Result<(LocalInstance, Option<Ours>), crate::engine::EngineError> {
     let instance = LocalInstance::start(spec.server.clone())
         .await
-        .map_err(ClientError::from)?;
+        .map_err(super::StartLocalError::from)?;
     if spec.compare.is_none() {
         return Ok((instance, None));
     }
-    let target = Target::Endpoint(instance.host_port());
-    let session = Session::open(&target, &spec.database, spec.timeouts).await?;
+    let endpoint = Endpoint::plaintext(instance.host_port());
+    let session = Session::open(&endpoint, &spec.database, spec.timeouts).await?;
     let query = Query {
         sql: spec.sql.clone(),
         params: Vec::new(),

@@ -9,12 +9,10 @@ use std::time::Duration;
 use rsa::pkcs8::{EncodePrivateKey, LineEnding};
 use spanprof::client::auth::{AuthError, Credentials, TokenSource};
 use spanprof::client::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFIX_HEADER};
-use spanprof::client::{
-    DatabasePath, Decoding, Query, ResumePolicy, Session, Target as ClientTarget,
-};
+use spanprof::client::{DatabasePath, Decoding, Endpoint, Query, ResumePolicy, Session};
 
 pub use crate::recorder::{Behaviour, Seen, start_recorder, start_recorder_with};
-use spanprof::engine::{Engine, EngineEvent, ProfileSpec};
+use spanprof::engine::{Engine, EngineEvent, ProfileSpec, Target};
 use spanprof::wire::DecoderKind;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -191,7 +189,7 @@ async fn requests_carry_token_and_routing_headers() {
         database: DATABASE.into(),
     };
     let session = Session::open(
-        &ClientTarget::Cloud(target),
+        &Endpoint::Cloud(target),
         &database,
         spanprof::client::Timeouts::DEFAULT,
     )
@@ -290,8 +288,7 @@ async fn every_call_of_a_cloud_run_carries_the_headers() {
         ..ProfileSpec::default()
     };
     let events = tokio::task::spawn_blocking(move || {
-        let engine =
-            Engine::start(ClientTarget::Cloud(target), spec, Arc::new(|| {})).expect("starts");
+        let engine = Engine::start(Target::Cloud(target), spec, Arc::new(|| {})).expect("starts");
         std::iter::from_fn(|| engine.next()).collect::<Vec<_>>()
     })
     .await

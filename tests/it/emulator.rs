@@ -532,15 +532,15 @@ fn the_emulator_default_mode_returns_server_rows() {
 #[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
 fn partitioned_reads_of_the_emulator_return_exactly_the_plain_querys_rows() {
     use spanprof::client::{
-        DatabasePath, Decoding, Partitioned, Query, QueryMode, RequestOptions, ResumePolicy,
-        Session, Target, Timeouts,
+        DatabasePath, Decoding, Endpoint, Partitioned, Query, QueryMode, RequestOptions,
+        ResumePolicy, Session, Timeouts,
     };
     use spanprof::wire::{DecoderKind, RowsView};
     let emulator = start_emulator();
     seed_library(emulator.address(), "test-project", 3000);
-    let target = Target::Endpoint(emulator.address().to_owned());
+    let endpoint = Endpoint::plaintext(emulator.address());
     runtime().block_on(async {
-        let session = Session::open(&target, &DatabasePath::default(), Timeouts::DEFAULT)
+        let session = Session::open(&endpoint, &DatabasePath::default(), Timeouts::DEFAULT)
             .await
             .expect("a session");
         let read = async |options: RequestOptions| {

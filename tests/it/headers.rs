@@ -14,8 +14,8 @@ use spanprof::client::headers::{
     TRACEPARENT_HEADER,
 };
 use spanprof::client::{
-    DatabasePath, Decoding, Partitioned, Query, QueryMode, RequestOptions, ResumePolicy, Session,
-    Target, Timeouts,
+    DatabasePath, Decoding, Endpoint, Partitioned, Query, QueryMode, RequestOptions, ResumePolicy,
+    Session, Timeouts,
 };
 use spanprof::wire::DecoderKind;
 use tonic::metadata::MetadataMap;
@@ -412,8 +412,8 @@ async fn a_partitioned_read_numbers_its_partition_query_and_each_partition() {
         ..Behaviour::default()
     };
     let url = start_recorder_with(seen.clone(), answers).await;
-    let target = Target::Endpoint(url.trim_start_matches("http://").to_owned());
-    let session = Session::open(&target, &DatabasePath::default(), Timeouts::DEFAULT)
+    let endpoint = Endpoint::plaintext(url.trim_start_matches("http://"));
+    let session = Session::open(&endpoint, &DatabasePath::default(), Timeouts::DEFAULT)
         .await
         .expect("a session");
     let options = RequestOptions {

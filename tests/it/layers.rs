@@ -1,6 +1,8 @@
 //! The layering of `src/`, read from the source: which top-level modules each one's non-test code
-//! names through `crate::`, no cycle among them, and the two rules issue 11 set (the engine knows
-//! nothing of tonic, prost or the generated types; the app nothing of the command line). Then the
+//! names through `crate::`, no cycle among them, the two rules issue 11 set (the engine knows
+//! nothing of tonic, prost or the generated types; the app nothing of the command line), and
+//! issue 36's (the client and the server are siblings: the client names nothing of the server;
+//! the engine starts the local instance and hands the client its endpoint). Then the
 //! rooms (issue 22, read with syn by [`rooms`]): no circle of files inside any folder, no file over
 //! 800 lines and no non-test function over 120, the server in rooms, one module called `plan`
 //! (besides the `plan` subcommand's file, `cli/plan.rs`). And the app's rooms (issue 36): its
@@ -172,6 +174,25 @@ fn the_engine_knows_no_grpc_types_and_the_app_no_command_line() {
             assert!(
                 !named_modules(without_tests(&text)).contains("cli"),
                 "src/app imports from cli"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_client_does_not_use_the_server() {
+    let graph = graph();
+    assert!(
+        !graph["client"].contains("server"),
+        "src/client imports from server: {:?}",
+        graph["client"]
+    );
+    for (module, text) in sources() {
+        if module == "client" {
+            // Tests included, as `grep -rn "crate::server" src/client` reads it.
+            assert!(
+                !text.contains("crate::server"),
+                "src/client names crate::server"
             );
         }
     }

@@ -219,9 +219,8 @@ fn a_client_that_reads_slowly_keeps_the_server_blocked_about_as_long_as_it_sleep
 
 #[test]
 fn the_wire_floor_reads_the_bytes_through_faults_without_waiting_longer_at_each() {
-    use spanprof::client::{
-        DatabasePath, Decoding, Query, ResumePolicy, Session, Target, Timeouts,
-    };
+    use spanprof::client::{DatabasePath, Decoding, Query, ResumePolicy, Session, Timeouts};
+    use spanprof::engine::{Target, connect};
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     runtime.block_on(async {
         let target = Target::Local(ServerConfig {
@@ -230,9 +229,14 @@ fn the_wire_floor_reads_the_bytes_through_faults_without_waiting_longer_at_each(
             knobs: knobs(Shape::Production, 3),
             connections: Default::default(),
         });
-        let session = Session::open(&target, &DatabasePath::default(), Timeouts::DEFAULT)
-            .await
-            .expect("a session");
+        let connected = connect(&target).await.expect("the local instance starts");
+        let session = Session::open(
+            &connected.endpoint,
+            &DatabasePath::default(),
+            Timeouts::DEFAULT,
+        )
+        .await
+        .expect("a session");
         let query = session
             .prepare(&Query {
                 sql: SMALL_SQL.into(),

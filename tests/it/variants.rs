@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use spanprof::client::{
     DatabasePath, Decoding, Partitioned, Query, QueryMode, RequestOptions, ResumePolicy, Session,
-    Target, Timeouts,
+    Timeouts,
 };
+use spanprof::engine::{Target, connect};
 use spanprof::export::read_json;
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::report::RunReport;
@@ -540,9 +541,14 @@ async fn partitioned_reads_of_the_local_instance_return_exactly_the_plain_querys
         },
         connections: Default::default(),
     });
-    let session = Session::open(&target, &DatabasePath::default(), Timeouts::DEFAULT)
-        .await
-        .expect("a session");
+    let connected = connect(&target).await.expect("the local instance starts");
+    let session = Session::open(
+        &connected.endpoint,
+        &DatabasePath::default(),
+        Timeouts::DEFAULT,
+    )
+    .await
+    .expect("a session");
     for sql in [
         "SELECT * FROM Seed23",
         "SELECT Id, Name FROM Seed23 WHERE Id % 7 = 3",
@@ -610,9 +616,14 @@ async fn queries_that_are_not_root_partitionable_are_refused_as_production_words
         knobs: KnobSettings::default(),
         connections: Default::default(),
     });
-    let session = Session::open(&target, &DatabasePath::default(), Timeouts::DEFAULT)
-        .await
-        .expect("a session");
+    let connected = connect(&target).await.expect("the local instance starts");
+    let session = Session::open(
+        &connected.endpoint,
+        &DatabasePath::default(),
+        Timeouts::DEFAULT,
+    )
+    .await
+    .expect("a session");
     for sql in [
         "SELECT * FROM Seed23 ORDER BY Name",
         "SELECT count(*) FROM Seed23",

@@ -227,7 +227,7 @@ fn apply(store: &mut dyn HistoryStore, change: Ask) -> Result<String, String> {
 fn database_of(report: &RunReport) -> String {
     match report.config.target.strip_prefix("cloud ") {
         Some(name) => name.trim().to_owned(),
-        None => crate::client::target::DatabasePath::default().name(),
+        None => crate::client::DatabasePath::default().name(),
     }
 }
 

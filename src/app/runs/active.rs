@@ -151,7 +151,11 @@ impl ActiveRun {
                     return Some(Ended::Finished(reports, std::mem::take(&mut self.details)));
                 }
                 EngineEvent::Failed(error) => {
-                    let target = matches!(error, crate::engine::EngineError::Client(_));
+                    let target = matches!(
+                        error,
+                        crate::engine::EngineError::Client(_)
+                            | crate::engine::EngineError::StartLocal(_)
+                    );
                     return Some(Ended::Failed(error.to_string(), target));
                 }
             }

@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use super::target::{Connected, Target, connect};
 use super::{EngineError, Notifier, Variant, now_rfc3339};
-use crate::client::{DatabasePath, HeaderOptions, Session, Target, Timeouts};
+use crate::client::{DatabasePath, HeaderOptions, Session, Timeouts};
 use crate::load::step::StepCpu;
 use crate::load::{LoadPlan, LoadReport, Model, RunFacts, StepLevel, StepResult, StepTally};
 use crate::wire::DecoderKind;
@@ -155,8 +156,8 @@ async fn run(
     let started_at = now_rfc3339();
     let run_began = Instant::now();
     let opened = open(&target, &spec).await;
-    let shared = match opened {
-        Ok(shared) => Arc::new(shared),
+    let (connected, shared) = match opened {
+        Ok((connected, shared)) => (connected, Arc::new(shared)),
         Err(e) => return send(LoadEvent::Failed(e)),
     };
     send(LoadEvent::Connected(
@@ -192,14 +193,17 @@ async fn run(
         )
         .await;
     }
+    // The local instance, if the run started one, stops once the session is closed.
+    drop(connected);
     send(LoadEvent::Finished(Box::new(report)));
 }
 
-/// The session every request shares (multiplexed unless the variant asks otherwise), and the
-/// query prepared on it.
-async fn open(target: &Target, spec: &LoadSpec) -> Result<Shared, EngineError> {
+/// The target made reachable (the local instance started, held for the run), the session every
+/// request shares (multiplexed unless the variant asks otherwise), and the query prepared on it.
+async fn open(target: &Target, spec: &LoadSpec) -> Result<(Connected, Shared), EngineError> {
+    let connected = connect(target).await?;
     let session = Session::open_as(
-        target,
+        &connected.endpoint,
         &spec.database,
         spec.timeouts,
         spec.variant.session_kind(),
@@ -207,11 +211,12 @@ async fn open(target: &Target, spec: &LoadSpec) -> Result<Shared, EngineError> {
     )
     .await?;
     let query = session.prepare(&spec.variant.query())?;
-    Ok(Shared {
+    let shared = Shared {
         session,
         query,
         decoder: spec.decoder,
-    })
+    };
+    Ok((connected, shared))
 }
 
 /// Runs one step: generates for the step's duration, drains, and returns its figures.

@@ -1,40 +1,50 @@
-//! What a run talks to: the target (the built-in local instance, a plaintext endpoint such as the
-//! emulator, or Cloud Spanner), the database, and the query mode. Plain data; resource names are
-//! spelled by [`names`](super::names).
+//! Where a session goes: an endpoint (a plaintext `host:port`, such as the local instance the
+//! engine started or the emulator, or Cloud Spanner), the database, and the query mode. Plain
+//! data; resource names are spelled by [`names`](super::names). What runs behind an endpoint is
+//! not the client's business: the engine starts the local instance and hands over its endpoint.
 
 use super::cloud::CloudTarget;
 use super::names::database_name;
-use crate::server::ServerConfig;
 
-/// Where to run.
+/// Where a session connects.
 #[derive(Debug, Clone)]
-pub enum Target {
-    /// The built-in local instance, started in-process for the run.
-    Local(ServerConfig),
-    /// A plaintext gRPC endpoint (`host:port`), such as the Cloud Spanner emulator.
-    Endpoint(String),
+pub enum Endpoint {
+    /// A plaintext gRPC endpoint (`host:port`), such as the local instance or the Cloud Spanner
+    /// emulator, with how it is described (`local instance HOST:PORT`, `endpoint HOST:PORT`).
+    Plaintext {
+        /// `host:port`.
+        host_port: String,
+        /// What runs there, in words.
+        description: String,
+    },
     /// Cloud Spanner: TLS, OAuth tokens, resource and routing headers.
     Cloud(CloudTarget),
 }
 
-impl Target {
-    /// The query mode a profile of this target uses unless told otherwise: one that returns the
-    /// query statistics (the server's time and row count, the lost-row check). PROFILE on a
-    /// plaintext endpoint, because the Cloud Spanner emulator returns no statistics in
-    /// WITH_STATS; WITH_STATS elsewhere.
-    pub fn default_mode(&self) -> QueryMode {
-        match self {
-            Target::Endpoint(_) => QueryMode::Profile,
-            Target::Local(_) | Target::Cloud(_) => QueryMode::WithStats,
+impl Endpoint {
+    /// The plaintext endpoint `host_port`, described as `endpoint HOST:PORT`.
+    pub fn plaintext(host_port: impl Into<String>) -> Self {
+        let host_port = host_port.into();
+        Endpoint::Plaintext {
+            description: format!("endpoint {host_port}"),
+            host_port,
         }
     }
 
-    /// How a report names the target: `local`, `endpoint HOST:PORT`, `cloud projects/…`.
-    pub fn report_name(&self) -> String {
+    /// The local instance listening at `host_port`, described as `local instance HOST:PORT`.
+    pub fn local(host_port: impl Into<String>) -> Self {
+        let host_port = host_port.into();
+        Endpoint::Plaintext {
+            description: format!("local instance {host_port}"),
+            host_port,
+        }
+    }
+
+    /// What runs there, in words (`local instance …`, `endpoint …`, `Cloud Spanner …`).
+    pub fn description(&self) -> String {
         match self {
-            Target::Local(_) => "local".into(),
-            Target::Endpoint(h) => format!("endpoint {h}"),
-            Target::Cloud(c) => format!("cloud {}", c.database_name()),
+            Endpoint::Plaintext { description, .. } => description.clone(),
+            Endpoint::Cloud(c) => format!("Cloud Spanner {}", c.endpoint),
         }
     }
 }
@@ -151,8 +161,12 @@ mod tests {
         );
         assert_eq!(instance_name("p", "i"), "projects/p/instances/i");
         assert_eq!(
-            Target::Endpoint("127.0.0.1:9010".into()).report_name(),
+            Endpoint::plaintext("127.0.0.1:9010").description(),
             "endpoint 127.0.0.1:9010"
+        );
+        assert_eq!(
+            Endpoint::local("127.0.0.1:9010").description(),
+            "local instance 127.0.0.1:9010"
         );
     }
 }

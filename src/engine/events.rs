@@ -1,0 +1,99 @@
+//! What the engine reports and how: the [`EngineEvent`]s in order, why a run could not start
+//! ([`EngineError`]), the sink they go through (a notify callback after each), and the
+//! cancellation shared between a run and its handle.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+
+use tokio::sync::Notify;
+
+use crate::client::ClientError;
+use crate::report::{IterationRecord, RunReport};
+
+use super::details::IterationDetails;
+use super::spec::SpecError;
+use super::target::StartLocalError;
+
+/// Why a run could not start.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EngineError {
+    /// The built-in local instance could not start.
+    #[error(transparent)]
+    StartLocal(#[from] StartLocalError),
+    /// The target, the session or a query's preparation failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The profile cannot run as asked.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+}
+
+/// What the engine reports, in order: `Connected` (or `Failed`), then per iteration any number of
+/// `Progress` and one `Iteration`, with each variant's last iteration (when it ended ok) followed
+/// by its `Details`, then `Finished`.
+#[derive(Debug, Clone)]
+pub enum EngineEvent {
+    /// The target is reachable and a session exists; creating it took `session_ms` (not counted in
+    /// any iteration).
+    Connected {
+        /// A description of the target.
+        target: String,
+        /// Milliseconds to create the session.
+        session_ms: f64,
+    },
+    /// Rows decoded so far in the current iteration (sent at most every 100 ms).
+    Progress {
+        /// The variant running.
+        variant: usize,
+        /// Its 0-based iteration number, warm-ups first.
+        iteration: u32,
+        /// The iteration's place in the whole schedule, from 0.
+        step: u32,
+        /// Iterations in the whole schedule, every variant's warm-ups included.
+        steps: u32,
+        /// Rows decoded so far in this iteration.
+        rows: u64,
+        /// Bytes of the messages those rows came from.
+        wire_bytes: u64,
+    },
+    /// An iteration ended (ok, error or cancelled); its `run` names its variant.
+    Iteration(Box<IterationRecord>),
+    /// What a variant's last iteration returned: a bounded preview of its rows, its statistics and
+    /// plan, and the server timing.
+    Details(Box<IterationDetails>),
+    /// The run ended; one report per variant, in the variants' order, holds its iterations.
+    Finished(Vec<RunReport>),
+    /// The run could not start (an unreachable target, no session, a bad parameter or option...).
+    Failed(EngineError),
+}
+
+/// Shared between the engine and its handle.
+#[derive(Debug, Default)]
+pub(super) struct Cancel {
+    pub(super) flag: AtomicBool,
+    pub(super) notify: Notify,
+}
+
+impl Cancel {
+    pub(super) fn is_set(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+/// Called after each event is sent (the app asks for a repaint there).
+pub type Notifier = Arc<dyn Fn() + Send + Sync>;
+
+/// Where a run's events go: the channel, and the callback told after each.
+pub(super) struct Sink {
+    pub(super) tx: mpsc::Sender<EngineEvent>,
+    pub(super) notify: Notifier,
+}
+
+impl Sink {
+    pub(super) fn send(&self, event: EngineEvent) {
+        // A caller that dropped its receiver no longer wants events.
+        let _ = self.tx.send(event);
+        (self.notify)();
+    }
+}

@@ -1,0 +1,230 @@
+//! The run loop: the target connected and its sessions opened ([`cold::RunSessions`]), the
+//! schedule's iterations run in order, each variant's report and last details kept, the sessions
+//! closed; and [`record`], one execution with its stream recorded.
+
+use crate::client::{ClientError, Decoding, IterationError, IterationTiming, ResumePolicy};
+use crate::report::{IterationRecord, RUN_MESSAGE_LIMIT, RunReport, Status};
+
+use super::cold;
+use super::details::{self, IterationDetails, PREVIEW_ROWS};
+use super::events::{Cancel, EngineError, EngineEvent, Sink};
+use super::iteration::{Position, cancelled_record};
+use super::schedule::schedule;
+use super::spec::{ProfileSpec, SpecError, Variant};
+use super::target::{StartLocalError, Target};
+use super::{ms, now_rfc3339, runtime};
+
+/// Runs `spec` against `target`, every event to `sink`, until done or cancelled.
+pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
+    let started_at = now_rfc3339();
+    let mut reports: Vec<RunReport> = spec
+        .variants
+        .iter()
+        .map(|v| RunReport {
+            config: spec.run_config(v, &target),
+            started_at: started_at.clone(),
+            iterations: Vec::new(),
+            plans: Default::default(),
+            stopped: None,
+        })
+        .collect();
+    if let Err(e) = spec.check() {
+        return sink.send(EngineEvent::Failed(e.into()));
+    }
+    let opening = tokio::select! {
+        o = cold::RunSessions::open(&target, &spec) => Some(o),
+        _ = cancel.notify.notified() => None,
+    };
+    let (sessions, queries) = match opening {
+        Some(Ok(opened)) => opened,
+        Some(Err(e)) => return sink.send(EngineEvent::Failed(e)),
+        None => return sink.send(EngineEvent::Finished(reports)),
+    };
+    sessions.note_kinds(&spec.variants, &mut reports);
+    sink.send(EngineEvent::Connected {
+        target: sessions.first().description().to_owned(),
+        session_ms: ms(sessions.first().created_in()),
+    });
+    let steps = schedule(
+        spec.variants.len(),
+        spec.warmup,
+        spec.iterations,
+        spec.order,
+    );
+    let total = u32::try_from(steps.len()).unwrap_or(u32::MAX);
+    // Where each variant runs for the last time: its details are kept there.
+    let mut last_of = vec![0usize; spec.variants.len()];
+    for (i, step) in steps.iter().enumerate() {
+        last_of[step.variant] = i;
+    }
+    for (seq, &step) in (0u32..).zip(&steps) {
+        // A variant whose first iteration failed for good runs no more: every later one would
+        // fail alike.
+        if reports[step.variant].stopped.is_some() {
+            continue;
+        }
+        let variant = &spec.variants[step.variant];
+        let last = last_of[step.variant] == seq as usize;
+        let at = Position {
+            step,
+            seq,
+            steps: total,
+            kept_messages: RUN_MESSAGE_LIMIT.saturating_sub(kept_messages(&reports[step.variant])),
+        };
+        let (record, details) = if cancel.is_set() {
+            (cancelled_record(variant, at), None)
+        } else {
+            let mut preview = details::Preview::new(if last { PREVIEW_ROWS } else { 0 });
+            let query = &queries[step.variant];
+            let (record, timing) = cold::iteration(
+                &sessions,
+                query,
+                (&spec, variant),
+                at,
+                &mut preview,
+                sink,
+                cancel,
+            )
+            .await;
+            // Each iteration's plan goes into the report (its fingerprint, its operators' figures);
+            // the emulator's PROFILE answers carry an empty plan, which is no plan.
+            if let Some(nodes) = timing
+                .as_ref()
+                .and_then(|t| t.stats.as_ref()?.plan.as_deref())
+                .filter(|nodes| !nodes.is_empty())
+            {
+                reports[step.variant].plans.record(step.iteration, nodes);
+            }
+            let details = timing
+                .filter(|_| last)
+                .map(|t| iteration_details(variant, step.iteration, t, preview));
+            (record, details)
+        };
+        let stop = record.status == Status::Cancelled;
+        let report = &mut reports[step.variant];
+        if report.iterations.is_empty() && record.failed_for_good() {
+            report.stopped = Some(stopped_because(&record));
+        }
+        report.iterations.push(record.clone());
+        sink.send(EngineEvent::Iteration(Box::new(record)));
+        if let Some(details) = details {
+            sink.send(EngineEvent::Details(Box::new(details)));
+        }
+        if stop {
+            break;
+        }
+    }
+    sessions.close().await;
+    sink.send(EngineEvent::Finished(reports));
+}
+
+/// Why a variant stopped after its first iteration: its error, and that no retry can fix it.
+fn stopped_because(record: &IterationRecord) -> String {
+    format!(
+        "stopped after the first iteration: {} (an error no retry can fix)",
+        record
+            .error
+            .as_deref()
+            .unwrap_or("the server refused the query")
+    )
+}
+
+/// Messages the timelines of `report` keep one by one.
+fn kept_messages(report: &RunReport) -> usize {
+    let lanes = report
+        .iterations
+        .iter()
+        .filter_map(|r| r.timeline.as_ref())
+        .flat_map(|t| &t.lanes);
+    lanes.map(|lane| lane.messages.len()).sum()
+}
+
+/// The details of a variant's last iteration: its kept rows as text, with its columns' headings.
+fn iteration_details(
+    variant: &Variant,
+    iteration: u32,
+    timing: IterationTiming,
+    preview: details::Preview,
+) -> IterationDetails {
+    IterationDetails {
+        run: variant.label.clone(),
+        iteration,
+        columns: details::column_headings(timing.columns.as_deref().unwrap_or_default()),
+        rows: preview.into_text(),
+        rows_total: timing.rows,
+        stats: timing.stats,
+        server_timing: timing.server_timing,
+        partitions: timing.partitions,
+        request_id: timing.request_id.map(|id| id.to_string()),
+        trace_id: timing.trace_id,
+        operation: timing.operation,
+        attempts: timing.attempts,
+    }
+}
+
+/// A recorded execution: the stream as the decoder consumed it, in the stream-file format.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    /// The stream file's bytes.
+    pub file: Vec<u8>,
+    /// What the iteration measured.
+    pub timing: IterationTiming,
+}
+
+/// Why a recording could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordingError {
+    /// The built-in local instance could not start.
+    #[error(transparent)]
+    StartLocal(#[from] StartLocalError),
+    /// No session, or the query could not be prepared.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The profile cannot run as asked.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The execution failed.
+    #[error(transparent)]
+    Iteration(#[from] IterationError),
+}
+
+impl From<EngineError> for RecordingError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::StartLocal(e) => RecordingError::StartLocal(e),
+            EngineError::Client(e) => RecordingError::Client(e),
+            EngineError::Spec(e) => RecordingError::Spec(e),
+        }
+    }
+}
+
+/// Runs the first variant's query once (blocking the calling thread on a runtime of its own) and
+/// records every message the decoder consumed, after any resume, so that `spanprof decode`
+/// reproduces its rows offline.
+pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, RecordingError> {
+    spec.check()?;
+    runtime("spanprof-record")?.block_on(async {
+        let (sessions, queries) = cold::RunSessions::open(&target, spec).await?;
+        let query = queries
+            .into_iter()
+            .next()
+            .ok_or(RecordingError::Spec(SpecError::NoVariants))?;
+        let mut file = Vec::new();
+        let outcome = sessions
+            .first()
+            .execute(
+                &query,
+                ResumePolicy::default(),
+                Decoding {
+                    recording: Some(&mut file),
+                    ..Decoding::new(spec.decoder, &mut |_, _| {})
+                },
+            )
+            .await;
+        sessions.close().await;
+        Ok(Recording {
+            file,
+            timing: outcome?,
+        })
+    })
+}
