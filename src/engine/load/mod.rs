@@ -1,5 +1,6 @@
 //! A load test: one query started at a steady arrival rate (the open model) or by a fixed number
-//! of clients (the closed model), a step per level, on a runtime of its own in a named thread.
+//! of clients (the closed model), a step per level, on a runtime of its own in a named thread,
+//! after one warm-up request whose figures are kept out (as `profile`'s warm-up is).
 //! Each request's latency is recorded from its intended start and from its actual start
 //! (`crate::load`); a step stops generating after its duration, waits for its requests in flight
 //! (at most the plan's drain), and is reported before the next begins. Cancelling (Ctrl-C, a
@@ -163,6 +164,7 @@ async fn run(
     send(LoadEvent::Connected(
         shared.session.description().to_owned(),
     ));
+    request::warm_up(&shared, cancel).await;
     let mut steps = Vec::with_capacity(spec.plan.levels.len());
     for (index, &level) in spec.plan.levels.iter().enumerate() {
         if cancel.load(Ordering::SeqCst) {
