@@ -197,6 +197,11 @@ impl SpanprofApp {
         self.runs.is_running()
     }
 
+    /// The id of the run in flight, the one it keeps in the run list when it ends.
+    pub fn running_id(&self) -> Option<u64> {
+        self.runs.running_id()
+    }
+
     /// How the last connection test ended, or that it is running.
     pub fn connection_outcome(&self) -> Option<&TestOutcome> {
         self.connection.outcome()

@@ -38,7 +38,9 @@ impl SpanprofApp {
             Ok(run) => {
                 let sql = self.settings.query.first_sql().to_owned();
                 self.settings.query.remember(&sql);
-                self.runs.begin(run);
+                let database = self.settings.connection.target().map(|(_, d)| d.name());
+                self.runs
+                    .begin(run.on_database(database.unwrap_or_default()));
                 self.notice = None;
                 self.failed_run = None;
                 self.write_status(RunState::Running);
@@ -119,15 +121,22 @@ impl SpanprofApp {
             }
             Some(Ended::Finished(reports, details)) => {
                 self.finish_frames();
-                self.runs.end();
-                self.finished(reports, details);
+                if let Some((id, run)) = self.runs.end() {
+                    self.finished(id, run.database(), reports, details);
+                }
             }
         }
     }
 
     /// A run that ended: one report per variant joins the list with its own last details; a run
     /// of several variants (or a sweep) is shown in the Compare tab.
-    fn finished(&mut self, reports: Vec<RunReport>, details: Vec<IterationDetails>) {
+    fn finished(
+        &mut self,
+        run: u64,
+        database: &str,
+        reports: Vec<RunReport>,
+        details: Vec<IterationDetails>,
+    ) {
         let iterations = || reports.iter().flat_map(|r| &r.iterations);
         let ok = iterations().filter(|i| i.status == Status::Ok).count();
         let other = iterations().count() - ok;
@@ -145,11 +154,11 @@ impl SpanprofApp {
             return;
         }
         if let Some(history) = self.runs.history() {
-            let database = self.settings.connection.target().map(|(_, d)| d.name());
-            history.save(reports.clone(), database.unwrap_or_default());
+            // The database the run was started on, not what the panel says now.
+            history.save(reports.clone(), database.to_owned());
         }
         let several = reports.len() > 1;
-        let ids = self.runs.add_live(reports, details);
+        let ids = self.runs.add_live(run, reports, details);
         if several {
             // A comparison was asked for: show it.
             self.compare.pick_only(&ids);

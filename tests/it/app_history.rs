@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use spanprof::app::{AppOptions, SpanprofApp, Tab};
+use spanprof::app::{AppOptions, SpanprofApp, Tab, TargetKind};
+use spanprof::client::DatabasePath;
 use spanprof::history::{HistoryStore, Location, Retention, SqliteStore, StoredRun};
 use spanprof::report::{IterationRecord, RunConfig, RunReport};
 
@@ -237,4 +238,49 @@ fn runs_of_two_launches_have_names_a_person_tells_apart_in_history_and_compare()
         .query_all_by_label_contains(&chrono::Local::now().format("%Y-%m-%d").to_string())
         .count();
     assert!(started >= 2, "a started column: {started}");
+}
+
+/// A run is kept under the database it was started on: the connection panel switched to
+/// another target while it streamed does not move it (the history once read the panel at the end).
+/// And the run keeps the id it had in flight, so what was picked while it streamed stays picked.
+#[test]
+fn a_run_is_kept_under_the_database_it_started_on_and_keeps_its_id() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.sqlite");
+    let mut h = app_on(dir.path());
+    h.state_mut().set_tab(Tab::Iterations);
+    crate::app::set_query(
+        &mut h,
+        "SELECT * FROM Seed23 LIMIT 2000",
+        30,
+        "started on local",
+    );
+    h.get_by_label("Run").click();
+    h.step();
+    assert!(h.state().is_running(), "Run started a run");
+    let in_flight = h.state().running_id().expect("a run in flight has an id");
+    // While it streams, the panel moves to the emulator and another database.
+    let connection = &mut h.state_mut().settings_mut().connection;
+    connection.kind = TargetKind::Emulator;
+    connection.emulator.host_port = "127.0.0.1:1".into();
+    connection.emulator.database = "elsewhere".into();
+    crate::app::step_until(&mut h, "the run to finish", |app| !app.is_running());
+    let runs = h.state().runs();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].id, in_flight, "the finished run keeps its id");
+    let report = runs[0].report.clone();
+    until(&mut h, "the run saved", |app| {
+        !app.history_view().queries().is_empty()
+    });
+    let mut store = SqliteStore::open(&path, Retention::default()).expect("opens");
+    let stored = store.list(&Default::default()).expect("lists");
+    assert_eq!(stored.len(), 1);
+    let started_on = DatabasePath::default().name();
+    let as_started = StoredRun::new(&report, &started_on).expect("serializes");
+    let as_panel = StoredRun::new(&report, "elsewhere").expect("serializes");
+    assert_ne!(as_started.summary.fingerprint, as_panel.summary.fingerprint);
+    assert_eq!(
+        stored[0].fingerprint, as_started.summary.fingerprint,
+        "kept under {started_on}, not the panel's database at the end"
+    );
 }

@@ -62,6 +62,11 @@ impl RunController {
         self.active.is_some()
     }
 
+    /// The id of the run in flight, if one is.
+    pub fn running_id(&self) -> Option<u64> {
+        self.active.as_ref().map(|_| self.active_id)
+    }
+
     /// The run in flight with its id, and the runs to pick from: what the Iterations tab draws.
     pub fn in_flight_and_list(&mut self) -> (Option<(u64, &ActiveRun)>, &mut RunList) {
         let active = self.active.as_ref().map(|run| (self.active_id, run));
@@ -104,9 +109,9 @@ impl RunController {
         Drained { ended, saved }
     }
 
-    /// The run in flight is over.
-    pub fn end(&mut self) {
-        self.active = None;
+    /// The run in flight is over: it, with the id it had in flight.
+    pub fn end(&mut self) -> Option<(u64, ActiveRun)> {
+        self.active.take().map(|run| (self.active_id, run))
     }
 
     /// The history worker, when finished runs are kept.
@@ -115,18 +120,22 @@ impl RunController {
     }
 
     /// Adds a run of this launch's variants, each report with its own last details; their ids.
+    /// The first keeps `run`, the id the run had in flight, so what was picked or opened in it
+    /// while it streamed stays picked or open when it ends.
     pub fn add_live(
         &mut self,
+        run: u64,
         reports: Vec<RunReport>,
         mut details: Vec<IterationDetails>,
     ) -> Vec<u64> {
         let mut ids = Vec::new();
-        for report in reports {
+        for (i, report) in reports.into_iter().enumerate() {
             let own = details
                 .iter()
                 .position(|d| d.run == report.config.label)
                 .map(|at| Box::new(details.swap_remove(at)));
-            ids.push(self.list.add(report, own, RunSource::Live));
+            let id = if i == 0 { run } else { self.list.take_id() };
+            ids.push(self.list.add_as(id, report, own, RunSource::Live));
         }
         ids
     }

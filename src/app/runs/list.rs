@@ -170,6 +170,17 @@ impl RunList {
         source: RunSource,
     ) -> u64 {
         let id = self.take_id();
+        self.add_as(id, report, details, source)
+    }
+
+    /// [`RunList::add`] under `id`, one taken before with [`RunList::take_id`] (a run in flight's).
+    pub fn add_as(
+        &mut self,
+        id: u64,
+        report: RunReport,
+        details: Option<Box<IterationDetails>>,
+        source: RunSource,
+    ) -> u64 {
         self.runs.push(RunEntry {
             id,
             report,
