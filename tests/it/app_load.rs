@@ -397,8 +397,8 @@ fn each_step_s_parts_and_percentiles_are_drawn_with_its_own_figures() {
     assert_eq!(h.state().load_view().percentile_plot().drawn(), (3, 3));
 }
 
-/// Issue 34: a step that cannot keep up stops generating with requests still in flight; while
-/// they drain (up to 30 s) the tab says so, rather than looking idle.
+/// A step that cannot keep up stops generating with requests still in flight; while they drain
+/// (up to 30 s) the tab says so, and how many are left, rather than looking idle.
 #[test]
 fn a_step_that_cannot_keep_up_is_seen_draining_its_requests_in_flight() {
     // One 20 ms thread serves 50 a second: 150/s for half a second leaves about a second's work.
@@ -411,9 +411,16 @@ fn a_step_that_cannot_keep_up_is_seen_draining_its_requests_in_flight() {
             .is_some_and(|p| p.phase(Instant::now()).drain.is_some())
     });
     assert!(h.state().load_view().is_running(), "still in flight");
-    let said = label_containing(&mut h, "draining the requests still in flight")
-        .expect("the drain said in the tab");
+    let said = label_containing(&mut h, "still in flight: ").expect("the drain said in the tab");
     assert!(said.contains("(up to 30 s)"), "{said}");
+    // "draining the N requests still in flight" (or "the 1 request"), N read from the engine.
+    let left: u32 = said
+        .split("draining the ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.replace(',', "").parse().ok())
+        .unwrap_or_else(|| panic!("a count of the requests in flight: {said}"));
+    assert!(left >= 1, "{said}");
     step_until(&mut h, "the run to end", |app| {
         !app.load_view().is_running()
     });

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use crate::app::command::Command;
 use crate::app::theme;
+use crate::engine::load::InFlightCount;
 use crate::load::{LoadPlan, StepLevel};
+use crate::text;
 
 /// The step running now.
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +31,8 @@ pub struct LoadProgress {
     drain: Duration,
     done: usize,
     stopping: bool,
+    /// The run's requests in flight, read while a step drains.
+    in_flight: Option<InFlightCount>,
 }
 
 /// Where the run is, in words and as a share of the whole run; `drain` the drain's own share
@@ -52,6 +56,13 @@ impl LoadProgress {
             drain: plan.drain,
             ..LoadProgress::default()
         }
+    }
+
+    /// Reads the run's requests in flight from `count` (while a step drains, the words say how
+    /// many are left).
+    pub fn counting(mut self, count: InFlightCount) -> Self {
+        self.in_flight = Some(count);
+        self
     }
 
     /// The session exists on `target`.
@@ -86,6 +97,11 @@ impl LoadProgress {
 
     /// Where the run is `now`.
     pub fn phase(&self, now: Instant) -> Phase {
+        self.phase_with(now, self.in_flight.as_ref().map(InFlightCount::get))
+    }
+
+    /// Where the run is `now`, with `in_flight` requests in flight when that is known.
+    fn phase_with(&self, now: Instant, in_flight: Option<u32>) -> Phase {
         let planned = self.planned.max(1) as f32;
         let Some(step) = self.running else {
             let words = if self.target.is_none() {
@@ -114,10 +130,15 @@ impl LoadProgress {
         match elapsed.checked_sub(self.step_duration) {
             Some(draining) if !draining.is_zero() => {
                 let limit = self.drain.as_secs_f64().max(1e-9);
+                let left = match in_flight {
+                    Some(1) => "the 1 request".to_owned(),
+                    Some(n) => format!("the {} requests", text::count(u64::from(n))),
+                    None => "the requests".to_owned(),
+                };
                 Phase {
                     words: format!(
-                        "{head} · generated {length:.1} s · draining the requests still in \
-                         flight: {:.1} s (up to {} s)",
+                        "{head} · generated {length:.1} s · draining {left} still in flight: \
+                         {:.1} s (up to {} s)",
                         draining.as_secs_f64(),
                         self.drain.as_secs()
                     ),
@@ -278,6 +299,20 @@ mod tests {
             draining.words
         );
         assert_eq!(draining.drain, Some(0.1));
+        let counted = p.phase_with(began + Duration::from_millis(5_000), Some(1_234));
+        assert!(
+            counted
+                .words
+                .contains("draining the 1,234 requests still in flight: 3.0 s (up to 30 s)"),
+            "{}",
+            counted.words
+        );
+        let one = p.phase_with(began + Duration::from_millis(5_000), Some(1));
+        assert!(
+            one.words.contains("draining the 1 request still"),
+            "{}",
+            one.words
+        );
         assert!((draining.fraction - 1.0).abs() < 1e-6);
         p.step_done();
         p.step_done();

@@ -110,9 +110,10 @@ impl LoadView {
         let scale = LevelScale::of(plan.levels.iter().map(|l| l.value()));
         let mut percentiles = LoadPercentiles::new(scale);
         percentiles.every_actual = self.percentiles.every_actual;
+        let progress = LoadProgress::new(plan).counting(run.in_flight());
         *self = LoadView {
             run: Some(run),
-            progress: LoadProgress::new(plan),
+            progress,
             scale,
             figures: LoadFigures::new(plan.model),
             parts: LoadParts::new(plan.model),

@@ -9,7 +9,7 @@
 mod generator;
 mod request;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -70,6 +70,34 @@ pub enum LoadEvent {
 pub struct LoadRun {
     cancel: Arc<AtomicBool>,
     events: mpsc::Receiver<LoadEvent>,
+    in_flight: InFlightCount,
+}
+
+/// How many of a load run's requests are in flight now, read from any thread (the window reads it
+/// while a step drains).
+#[derive(Debug, Clone, Default)]
+pub struct InFlightCount(Arc<AtomicU32>);
+
+impl InFlightCount {
+    /// The requests in flight now.
+    pub fn get(&self) -> u32 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// One more is in flight until the guard is dropped.
+    fn enter(&self) -> InFlightGuard {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        InFlightGuard(Arc::clone(&self.0))
+    }
+}
+
+/// A request in flight, counted until it is dropped (ended or abandoned).
+struct InFlightGuard(Arc<AtomicU32>);
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl LoadRun {
@@ -81,6 +109,8 @@ impl LoadRun {
         let (tx, events) = mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&cancel);
+        let in_flight = InFlightCount::default();
+        let counted = in_flight.clone();
         std::thread::Builder::new()
             .name("spanprof-load".into())
             .spawn(move || {
@@ -97,7 +127,7 @@ impl LoadRun {
                 {
                     Ok(rt) => {
                         let handle = rt.handle().clone();
-                        rt.block_on(run(target, spec, &send, (&flag, handle)));
+                        rt.block_on(run(target, spec, &send, (&flag, handle), counted));
                         // Requests abandoned in flight end with the runtime, not after it.
                         rt.shutdown_timeout(Duration::from_secs(1));
                     }
@@ -106,13 +136,22 @@ impl LoadRun {
                     )),
                 }
             })?;
-        Ok(LoadRun { cancel, events })
+        Ok(LoadRun {
+            cancel,
+            events,
+            in_flight,
+        })
     }
 
     /// Asks the run to stop: generation ends, requests in flight are abandoned, the report of
     /// what was measured follows.
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::SeqCst);
+    }
+
+    /// What counts the run's requests in flight, to read while it runs.
+    pub fn in_flight(&self) -> InFlightCount {
+        self.in_flight.clone()
     }
 
     /// A handle that cancels the run from elsewhere (a signal handler's thread).
@@ -153,10 +192,11 @@ async fn run(
     spec: LoadSpec,
     send: Emit<'_>,
     (cancel, runtime): (&Arc<AtomicBool>, tokio::runtime::Handle),
+    in_flight: InFlightCount,
 ) {
     let started_at = now_rfc3339();
     let run_began = Instant::now();
-    let opened = open(&target, &spec).await;
+    let opened = open(&target, &spec, in_flight).await;
     let (connected, shared) = match opened {
         Ok((connected, shared)) => (connected, Arc::new(shared)),
         Err(e) => return send(LoadEvent::Failed(e)),
@@ -202,7 +242,11 @@ async fn run(
 
 /// The target made reachable (the local instance started, held for the run), the session every
 /// request shares (multiplexed unless the variant asks otherwise), and the query prepared on it.
-async fn open(target: &Target, spec: &LoadSpec) -> Result<(Connected, Shared), EngineError> {
+async fn open(
+    target: &Target,
+    spec: &LoadSpec,
+    in_flight: InFlightCount,
+) -> Result<(Connected, Shared), EngineError> {
     let connected = connect(target).await?;
     let session = Session::open_as(
         &connected.endpoint,
@@ -217,6 +261,7 @@ async fn open(target: &Target, spec: &LoadSpec) -> Result<(Connected, Shared), E
         session,
         query,
         decoder: spec.decoder,
+        in_flight,
     };
     Ok((connected, shared))
 }

@@ -18,6 +18,8 @@ pub(super) struct Shared {
     pub(super) session: Session,
     pub(super) query: PreparedQuery,
     pub(super) decoder: DecoderKind,
+    /// The run's requests in flight, counted.
+    pub(super) in_flight: super::InFlightCount,
 }
 
 /// One step's place for its requests' results, and when the step began.
@@ -65,6 +67,7 @@ pub(super) async fn run(
     intended: Instant,
     started: Instant,
 ) -> bool {
+    let _counted = shared.in_flight.enter();
     let (mut rows, mut bytes) = (0u64, 0u64);
     let mut on_rows = |batch: RowsView<'_>, message_bytes: usize| {
         rows += batch.len() as u64;
