@@ -2,7 +2,7 @@
 //! schedule's iterations run in order, each variant's report and last details kept, the sessions
 //! closed; and [`record`], one execution with its stream recorded.
 
-use crate::client::{ClientError, Decoding, IterationError, IterationTiming, ResumePolicy};
+use crate::client::{Decoding, IterationError, IterationTiming, ResumePolicy};
 use crate::report::{IterationRecord, RUN_MESSAGE_LIMIT, RunReport, Status};
 
 use super::cold;
@@ -11,7 +11,7 @@ use super::events::{Cancel, EngineError, EngineEvent, Sink};
 use super::iteration::{Position, cancelled_record};
 use super::schedule::schedule;
 use super::spec::{ProfileSpec, SpecError, Variant};
-use super::target::{StartLocalError, Target};
+use super::target::Target;
 use super::{ms, now_rfc3339, runtime};
 
 /// Runs `spec` against `target`, every event to `sink`, until done or cancelled.
@@ -174,57 +174,44 @@ pub struct Recording {
 /// Why a recording could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordingError {
-    /// The built-in local instance could not start.
+    /// It could not start, as a run cannot: the local instance, the session, the query's
+    /// preparation or the spec.
     #[error(transparent)]
-    StartLocal(#[from] StartLocalError),
-    /// No session, or the query could not be prepared.
-    #[error(transparent)]
-    Client(#[from] ClientError),
-    /// The profile cannot run as asked.
-    #[error(transparent)]
-    Spec(#[from] SpecError),
+    Start(#[from] EngineError),
     /// The execution failed.
     #[error(transparent)]
     Iteration(#[from] IterationError),
-}
-
-impl From<EngineError> for RecordingError {
-    fn from(e: EngineError) -> Self {
-        match e {
-            EngineError::StartLocal(e) => RecordingError::StartLocal(e),
-            EngineError::Client(e) => RecordingError::Client(e),
-            EngineError::Spec(e) => RecordingError::Spec(e),
-        }
-    }
 }
 
 /// Runs the first variant's query once (blocking the calling thread on a runtime of its own) and
 /// records every message the decoder consumed, after any resume, so that `spanprof decode`
 /// reproduces its rows offline.
 pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, RecordingError> {
-    spec.check()?;
-    runtime("spanprof-record")?.block_on(async {
-        let (sessions, queries) = cold::RunSessions::open(&target, spec).await?;
-        let query = queries
-            .into_iter()
-            .next()
-            .ok_or(RecordingError::Spec(SpecError::NoVariants))?;
-        let mut file = Vec::new();
-        let outcome = sessions
-            .first()
-            .execute(
-                &query,
-                ResumePolicy::default(),
-                Decoding {
-                    recording: Some(&mut file),
-                    ..Decoding::new(spec.decoder, &mut |_, _| {})
-                },
-            )
-            .await;
-        sessions.close().await;
-        Ok(Recording {
-            file,
-            timing: outcome?,
+    spec.check().map_err(EngineError::from)?;
+    runtime("spanprof-record")
+        .map_err(EngineError::from)?
+        .block_on(async {
+            let (sessions, queries) = cold::RunSessions::open(&target, spec).await?;
+            let query = queries
+                .into_iter()
+                .next()
+                .ok_or(EngineError::Spec(SpecError::NoVariants))?;
+            let mut file = Vec::new();
+            let outcome = sessions
+                .first()
+                .execute(
+                    &query,
+                    ResumePolicy::default(),
+                    Decoding {
+                        recording: Some(&mut file),
+                        ..Decoding::new(spec.decoder, &mut |_, _| {})
+                    },
+                )
+                .await;
+            sessions.close().await;
+            Ok(Recording {
+                file,
+                timing: outcome?,
+            })
         })
-    })
 }

@@ -219,8 +219,8 @@ fn a_client_that_reads_slowly_keeps_the_server_blocked_about_as_long_as_it_sleep
 
 #[test]
 fn the_wire_floor_reads_the_bytes_through_faults_without_waiting_longer_at_each() {
-    use spanprof::client::{DatabasePath, Decoding, Query, ResumePolicy, Session, Timeouts};
-    use spanprof::engine::{Target, connect};
+    use spanprof::client::{Decoding, Query, ResumePolicy};
+    use spanprof::engine::Target;
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     runtime.block_on(async {
         let target = Target::Local(ServerConfig {
@@ -229,14 +229,7 @@ fn the_wire_floor_reads_the_bytes_through_faults_without_waiting_longer_at_each(
             knobs: knobs(Shape::Production, 3),
             connections: Default::default(),
         });
-        let connected = connect(&target).await.expect("the local instance starts");
-        let session = Session::open(
-            &connected.endpoint,
-            &DatabasePath::default(),
-            Timeouts::DEFAULT,
-        )
-        .await
-        .expect("a session");
+        let (_instance, session) = crate::variants::local_session(&target).await;
         let query = session
             .prepare(&Query {
                 sql: SMALL_SQL.into(),

@@ -529,6 +529,20 @@ fn partitioned(max: u32) -> RequestOptions {
     }
 }
 
+/// A session on `target`'s local instance, started for it; the instance stops when the first half
+/// is dropped.
+pub(crate) async fn local_session(target: &Target) -> (spanprof::engine::Connected, Session) {
+    let connected = connect(target).await.expect("the local instance starts");
+    let session = Session::open(
+        &connected.endpoint,
+        &DatabasePath::default(),
+        Timeouts::DEFAULT,
+    )
+    .await
+    .expect("a session");
+    (connected, session)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn partitioned_reads_of_the_local_instance_return_exactly_the_plain_querys_rows() {
     let target = Target::Local(ServerConfig {
@@ -541,14 +555,7 @@ async fn partitioned_reads_of_the_local_instance_return_exactly_the_plain_querys
         },
         connections: Default::default(),
     });
-    let connected = connect(&target).await.expect("the local instance starts");
-    let session = Session::open(
-        &connected.endpoint,
-        &DatabasePath::default(),
-        Timeouts::DEFAULT,
-    )
-    .await
-    .expect("a session");
+    let (_instance, session) = local_session(&target).await;
     for sql in [
         "SELECT * FROM Seed23",
         "SELECT Id, Name FROM Seed23 WHERE Id % 7 = 3",
@@ -616,14 +623,7 @@ async fn queries_that_are_not_root_partitionable_are_refused_as_production_words
         knobs: KnobSettings::default(),
         connections: Default::default(),
     });
-    let connected = connect(&target).await.expect("the local instance starts");
-    let session = Session::open(
-        &connected.endpoint,
-        &DatabasePath::default(),
-        Timeouts::DEFAULT,
-    )
-    .await
-    .expect("a session");
+    let (_instance, session) = local_session(&target).await;
     for sql in [
         "SELECT * FROM Seed23 ORDER BY Name",
         "SELECT count(*) FROM Seed23",
