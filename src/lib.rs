@@ -1,29 +1,17 @@
 //! spanprof: a profiler for Cloud Spanner queries.
 //!
-//! The binary is a thin layer over this library, so that tests, the command line and the
-//! desktop app drive the same code. See `ARCHITECTURE.md` for a line on each module.
+//! The top floor: the command line (`cli`) and, for the binary, the tests and the benchmarks, every
+//! floor below by the name it has inside its crate (`spanprof::report`, `spanprof::server`...).
+//! See `ARCHITECTURE.md` for a table per floor and a line on each module.
 
-pub mod analysis;
-pub mod app;
-pub mod children;
 pub mod cli;
-pub mod client;
-pub mod demo;
-pub mod emulator;
-pub mod engine;
-pub mod export;
-pub mod files;
-pub mod fnv;
-pub mod history;
-pub mod kind;
-pub mod load;
-pub mod part;
-pub mod plan;
-pub mod proto;
-pub mod report;
-pub mod server;
-pub mod stats;
-pub mod subject;
-pub mod text;
-pub mod units;
-pub mod wire;
+
+pub use spanprof_analysis::{analysis, export};
+pub use spanprof_app::app;
+pub use spanprof_base::{children, files, fnv, stats, text, units};
+pub use spanprof_client::{client, emulator, subject};
+pub use spanprof_engine::engine;
+pub use spanprof_history::history;
+pub use spanprof_model::{demo, load, part, plan, report};
+pub use spanprof_server::server;
+pub use spanprof_wire::{kind, proto, wire};

@@ -12,7 +12,7 @@
 //! functions and files only declared for tests are left out.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use proc_macro2::{Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
@@ -58,23 +58,33 @@ pub struct LongFunction {
 impl Tree {
     /// Reads and parses every `.rs` file under `root`.
     pub fn read(root: &Path) -> Result<Tree, String> {
-        let mut paths = Vec::new();
-        collect_rust_files(root, root, &mut paths)?;
-        paths.sort();
+        Tree::read_all(&[root.to_path_buf()])
+    }
+
+    /// Reads every `.rs` file under each of `roots` (the `src/` of each crate of a workspace) as
+    /// one tree: a module's path is the same in every crate (each crate's root names the floors
+    /// below it by their module names), so the crates read as the one crate they were split from.
+    pub fn read_all(roots: &[PathBuf]) -> Result<Tree, String> {
         let mut files = Vec::new();
-        for relative in paths {
-            let full = root.join(&relative);
-            let text = std::fs::read_to_string(&full).map_err(|e| format!("{relative}: {e}"))?;
-            let syntax = syn::parse_file(&text).map_err(|e| format!("{relative}: {e}"))?;
-            let (module, face) = module_of(root, &relative);
-            files.push(SourceFile {
-                path: relative,
-                module,
-                face,
-                lines: text.lines().count(),
-                syntax,
-            });
+        for root in roots {
+            let mut paths = Vec::new();
+            collect_rust_files(root, root, &mut paths)?;
+            for relative in paths {
+                let full = root.join(&relative);
+                let text =
+                    std::fs::read_to_string(&full).map_err(|e| format!("{relative}: {e}"))?;
+                let syntax = syn::parse_file(&text).map_err(|e| format!("{relative}: {e}"))?;
+                let (module, face) = module_of(root, &relative);
+                files.push(SourceFile {
+                    path: relative,
+                    module,
+                    face,
+                    lines: text.lines().count(),
+                    syntax,
+                });
+            }
         }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
         let mut test_modules = BTreeSet::new();
         for file in &files {
             if let (Some(module), true) = (&file.module, file.face) {

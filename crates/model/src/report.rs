@@ -468,10 +468,11 @@ impl RunReport {
     }
 }
 
-#[cfg(test)]
+// For tests here and in the floors above (their dev-dependency turns on `test-support`).
+#[cfg(any(test, feature = "test-support"))]
 impl RunReport {
     /// A run labelled `label` whose iterations all ended ok, timed, with these totals (tests).
-    pub(crate) fn with_totals(label: &str, totals: &[f64]) -> RunReport {
+    pub fn with_totals(label: &str, totals: &[f64]) -> RunReport {
         RunReport {
             config: RunConfig {
                 label: label.into(),

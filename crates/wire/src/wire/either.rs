@@ -206,7 +206,7 @@ mod tests {
     use super::*;
     use crate::wire::stream_file::frames;
 
-    const VECTOR: &[u8] = include_bytes!("../../tests/vectors/seed23_100_16k.bin");
+    const VECTOR: &[u8] = include_bytes!("../../../../tests/vectors/seed23_100_16k.bin");
 
     fn decode(kind: DecoderKind) -> (Vec<Row>, StreamCounters) {
         let mut decoder = AnyDecoder::new(kind);

@@ -20,7 +20,7 @@ use super::options::{
 use super::params::{self, Param};
 use super::partitioned::{self, PartitionCall};
 use super::resume::ResumePolicy;
-use super::session_kind::SessionKind;
+use super::session_kind::{self, SessionKind};
 use super::timeouts::Timeouts;
 use super::timing::{IterationError, IterationTiming};
 use super::transaction::read_only;
@@ -358,7 +358,7 @@ impl Session {
         let request = headers
             .request(pb::CreateSessionRequest {
                 database: database.name(),
-                session: kind.template(),
+                session: session_kind::template(kind),
             })
             .await?;
         let started = Instant::now();
@@ -384,7 +384,7 @@ impl Session {
         };
         Ok(Session {
             channel,
-            kind: (kind, SessionKind::granted(&session)),
+            kind: (kind, session_kind::granted(&session)),
             name: session.name,
             headers,
             endpoint,

@@ -163,12 +163,7 @@ pub fn verdict(c: &Comparison, a_label: &str, b_label: &str) -> String {
 
 /// A confidence level as a percentage without needless decimals: 0.95 → "95", 0.999 → "99.9".
 fn percent(confidence: f64) -> String {
-    let text = format!("{:.2}", confidence * 100.0);
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        text
-    }
+    crate::text::trimmed(confidence * 100.0, 2)
 }
 
 #[cfg(test)]

@@ -527,8 +527,9 @@ fn sorted(value: Json) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::stream::encode_stream;
-    use crate::wire::Value;
+    use prost_types::value::Kind;
+
+    use crate::proto::google::spanner::v1 as pb;
 
     fn expected() -> Expected {
         let columns = vec![
@@ -545,16 +546,29 @@ mod tests {
                 ty: Type::Json { pg: false },
             },
         ];
-        let rows = (0..100).map(|i| {
-            vec![
-                Value::Int64(i),
-                Value::Float64(i as f64),
-                Value::Json(format!(r#"{{"a":{i},"b":"x"}}"#)),
-            ]
-        });
-        let messages: Vec<Bytes> = encode_stream(&columns, rows, 512)
-            .into_iter()
-            .map(Bytes::from)
+        // Ten messages of ten rows, each value as the wire spells it (INT64 as a string).
+        let messages: Vec<Bytes> = (0..10)
+            .map(|m| {
+                let values = (m * 10..m * 10 + 10)
+                    .flat_map(|i| {
+                        [
+                            Kind::StringValue(i.to_string()),
+                            Kind::NumberValue(i as f64),
+                            Kind::StringValue(format!(r#"{{"a":{i},"b":"x"}}"#)),
+                        ]
+                    })
+                    .map(|kind| prost_types::Value { kind: Some(kind) })
+                    .collect();
+                let message = pb::PartialResultSet {
+                    metadata: (m == 0).then(|| pb::ResultSetMetadata {
+                        row_type: Some(crate::wire::struct_type(&columns)),
+                        ..Default::default()
+                    }),
+                    values,
+                    ..Default::default()
+                };
+                Bytes::from(prost::Message::encode_to_vec(&message))
+            })
             .collect();
         Expected::decode(&messages).expect("decodes")
     }

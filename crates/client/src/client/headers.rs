@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn the_grpc_version_is_the_locked_tonic() {
-        let lock = include_str!("../../Cargo.lock");
+        let lock = include_str!("../../../../Cargo.lock");
         let locked = lock
             .split("[[package]]")
             .find(|p| p.contains("\nname = \"tonic\"\n"))

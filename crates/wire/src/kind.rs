@@ -1,6 +1,6 @@
 //! What kind of run a report holds, typed: its query mode, the session kind asked for and granted,
-//! and what read the answer (one of spanprof's decoders, the wire floor, or another program). A
-//! leaf beside `part`: the record, the engine, the client and every view use these types and
+//! and what read the answer (one of spanprof's decoders, the wire floor, or another program). It
+//! names only `text`: the record, the engine, the client and every view use these types and
 //! their spellings; reports keep writing the spellings they always wrote, and read back older ones
 //! whatever their case.
 

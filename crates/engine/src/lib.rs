@@ -1,0 +1,13 @@
+//! Running a profile or a load test: the only composer. It starts the local instance once per run,
+//! hands the client its endpoint and runs the iterations on its own tokio runtime.
+//!
+//! A floor of spanprof (`ARCHITECTURE.md` has its table). The floors below are named at this
+//! crate's root, so a path reads the same in every crate (`crate::wire::Value`).
+
+pub mod engine;
+
+use spanprof_base::{stats, text};
+use spanprof_client::{client, subject};
+use spanprof_model::{load, report};
+use spanprof_server::server;
+use spanprof_wire::{kind, wire};
