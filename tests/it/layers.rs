@@ -1,11 +1,11 @@
 //! The layering of `src/`, read from the source: which top-level modules each one's non-test code
-//! names through `crate::`, no cycle among them, the two rules issue 11 set (the engine knows
-//! nothing of tonic, prost or the generated types; the app nothing of the command line), and
-//! issue 36's (the client and the server are siblings: the client names nothing of the server;
+//! names through `crate::`, no cycle among them, the two rules of separation (the engine knows
+//! nothing of tonic, prost or the generated types; the app nothing of the command line), and the
+//! client's place (the client and the server are siblings: the client names nothing of the server;
 //! the engine starts the local instance and hands the client its endpoint). Then the
-//! rooms (issue 22, read with syn by [`rooms`]): no circle of files inside any folder, no file over
+//! rooms (read with syn by [`rooms`]): no circle of files inside any folder, no file over
 //! 800 lines and no non-test function over 120, the server in rooms, one module called `plan`
-//! (besides the `plan` subcommand's file, `cli/plan.rs`). And the app's rooms (issue 36): its
+//! (besides the `plan` subcommand's file, `cli/plan.rs`). And the app's rooms: its
 //! files in folders, the methods of `SpanprofApp` added only from the top of `src/app/`, and the
 //! runs (the run in flight, the run list, the history worker) owned by `RunController` alone.
 
@@ -465,7 +465,7 @@ fn the_server_is_in_rooms_and_only_src_plan_is_called_plan() {
     assert!(problems.is_empty(), "the rooms:\n{}", problems.join("\n"));
 }
 
-/// The app's rooms (issue 36): its top holds the app itself and the leaves every panel shares;
+/// The app's rooms: its top holds the app itself and the leaves every panel shares;
 /// the rest is in folders. Only files at the top add methods to `SpanprofApp` (they name nearly
 /// every folder, so inside one they would close a circle), and the run in flight, the run list
 /// and the history worker are the `RunController`'s own state, no other struct's field.
