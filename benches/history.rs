@@ -1,5 +1,5 @@
-//! Listing the run history: a store of N runs (default 100,000; issue 24 asks that listing them
-//! all takes under a second), listed whole through the library and through `spanprof history
+//! Listing the run history: a store of N runs (default 100,000; listing them all should take
+//! under a second), listed whole through the library and through `spanprof history
 //! --json --limit N` as a process, against the one-second budget; and one run read back whole,
 //! against its listing line.
 //!

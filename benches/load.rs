@@ -3,7 +3,7 @@
 //! 1,000 req/s (it should stay flat after the first: a step keeps histograms, not requests).
 //!
 //! `cargo bench --bench load` (optionally `-- SECONDS`, each step's length, default 10; the
-//! issue's 10-minute run is `-- 60` with its ten steps; `lag`, `wide` or `memory` runs that section
+//! 10-minute run is `-- 60` with its ten steps; `lag`, `wide` or `memory` runs that section
 //! alone). Under `cargo test` (no `--bench`) it only checks that it works, on 1-second steps.
 
 use std::alloc::{GlobalAlloc, Layout};

@@ -1,5 +1,5 @@
-//! The window's frame work with an iteration's timeline open while a long run streams (issue 20
-//! item 4: "it stays within the frame budget while a million rows stream"), through egui_kittest
+//! The window's frame work with an iteration's timeline open while a long run streams (it should
+//! stay within the frame budget while a million rows stream), through egui_kittest
 //! (no GPU: the app's logic and drawing, egui's layout, not the painting).
 //!
 //! The built-in instance with 1,000,000 rows in Seed23 and 16 KiB messages, so the first

@@ -1,4 +1,4 @@
-//! One accounting of time (issue 31), as a user meets it through the command line: every
+//! One accounting of time, as a user meets it through the command line: every
 //! iteration's parts add up to its total in the CSV and the JSON, their means to the mean total;
 //! `untimed` stays small, on a quiet machine and on one CPU shared with two busy loops (where the
 //! off-CPU time is `descheduled` and the findings say the machine was busy); a cold server's first
@@ -31,7 +31,7 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The default run of the issue: 20 iterations after 2 warm-ups of 10,000 Seed23 rows.
+/// The default run: 20 iterations after 2 warm-ups of 10,000 Seed23 rows.
 fn default_run(csv: &Path, json: &Path) -> Vec<String> {
     [
         "profile",
@@ -83,7 +83,7 @@ fn number(row: &BTreeMap<String, String>, column: &str) -> f64 {
     }
 }
 
-/// Checks what the issue's first must-show asks of a run's CSV: in every timed iteration the
+/// Checks what one accounting asks of a run's CSV: in every timed iteration the
 /// parts add up to `total_ms` within 0.01 ms and `untimed` is at most max(1 ms, 3%); the parts'
 /// means add up to the mean total within 0.01 ms. Returns the timed rows.
 fn check_the_parts_add_up(csv: &Path) -> Vec<BTreeMap<String, String>> {

@@ -497,7 +497,7 @@ fn test_connection_says_what_is_wrong_and_when_it_works() {
     );
 }
 
-/// Issue 12, item 5: the app's Test connection keeps the client's limits too. An emulator address
+/// The app's Test connection keeps the client's limits too. An emulator address
 /// that takes the connection and never answers is named, with the call it did not answer.
 #[test]
 fn test_connection_names_an_endpoint_that_never_answers() {
@@ -744,7 +744,7 @@ fn finished_run_of(
     h
 }
 
-/// Issue 16: with no desktop dialog, Export > CSV opens spanprof's own in the window, in the last
+/// With no desktop dialog, Export > CSV opens spanprof's own in the window, in the last
 /// folder used, proposing `spanprof-<label>-<date>.csv`; Enter saves there, and the window says
 /// where.
 #[test]
@@ -825,7 +825,7 @@ fn the_in_window_dialog_saves_the_proposed_name_in_the_last_folder_on_enter()
     Ok(())
 }
 
-/// Issue 16: Escape and Cancel close the dialog, write nothing, and say so.
+/// Escape and Cancel close spanprof's own dialog, write nothing, and say so.
 #[test]
 fn cancelling_the_in_window_dialog_writes_nothing_and_says_so()
 -> Result<(), Box<dyn std::error::Error>> {
@@ -862,7 +862,7 @@ fn cancelling_the_in_window_dialog_writes_nothing_and_says_so()
     Ok(())
 }
 
-/// Issue 16: a path typed into the dialog whose folder does not exist: the write fails, and the
+/// A path typed into spanprof's own dialog whose folder does not exist: the write fails, and the
 /// window and the Log tab say why.
 #[test]
 fn a_write_that_fails_after_the_dialog_is_said_in_the_window_and_the_log()
@@ -899,7 +899,7 @@ fn a_write_that_fails_after_the_dialog_is_said_in_the_window_and_the_log()
     Ok(())
 }
 
-/// Issue 16: every dialog the app opens works in the window: File > Open report reads the report
+/// Every dialog the app opens works in the window: File > Open report reads the report
 /// typed, Cloud Spanner's Key file… sets the credentials file.
 #[test]
 fn open_report_and_the_key_file_choose_their_files_in_the_window()
@@ -965,7 +965,7 @@ fn open_report_and_the_key_file_choose_their_files_in_the_window()
     Ok(())
 }
 
-/// Issue 16: a bar's tooltip near the window's right edge stays inside the window.
+/// A bar's tooltip near the window's right edge stays inside the window.
 #[test]
 fn the_tooltip_of_the_last_bar_stays_inside_the_window() {
     let mut h = app();
@@ -1011,7 +1011,7 @@ fn the_tooltip_of_the_last_bar_stays_inside_the_window() {
     );
 }
 
-/// Issue 16: the legend is a row of its own above the plot, never over its bars.
+/// The legend is a row of its own above the plot, never over its bars.
 #[test]
 fn the_legend_is_above_the_plot_and_never_over_its_bars() {
     let mut h = app();
@@ -1044,7 +1044,7 @@ fn the_legend_is_above_the_plot_and_never_over_its_bars() {
     }
 }
 
-/// Issue 16: a run in a mode that asks for statistics and got none (the emulator in with-stats
+/// A run in a mode that asks for statistics and got none (the emulator in with-stats
 /// mode) says so in the window, with what that costs.
 #[test]
 fn statistics_asked_for_and_not_returned_are_said_in_the_window()
@@ -1080,7 +1080,7 @@ fn statistics_asked_for_and_not_returned_are_said_in_the_window()
     Ok(())
 }
 
-/// Issue 16: picking the emulator target picks the query mode that returns statistics there.
+/// Picking the emulator target picks the query mode that returns statistics there.
 #[test]
 fn picking_the_emulator_picks_the_mode_that_returns_statistics() {
     let mut h = app();
@@ -1110,7 +1110,7 @@ fn picking_the_emulator_picks_the_mode_that_returns_statistics() {
     );
 }
 
-/// Issue 13: two variants built in the window run interleaved, and the Compare view shows where
+/// Two variants built in the window run interleaved, and the Compare view shows where
 /// they differ: the verdict names the phases, and the phases are drawn side by side.
 #[test]
 fn two_variants_built_in_the_window_are_compared_phase_by_phase() {
@@ -1172,7 +1172,7 @@ fn two_variants_built_in_the_window_are_compared_phase_by_phase() {
     assert!(h.query_by_label("Mean per part").is_some());
 }
 
-/// Issue 13: a sweep run in the window gives a run per value, and the Compare view draws how each
+/// A sweep run in the window gives a run per value, and the Compare view draws how each
 /// phase grows with it.
 #[test]
 fn a_sweep_run_in_the_window_draws_its_curve() {

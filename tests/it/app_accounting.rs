@@ -1,4 +1,4 @@
-//! One accounting of time in the window (issue 31), through egui_kittest: an iteration's figures
+//! One accounting of time in the window, through egui_kittest: an iteration's figures
 //! read off its bar's tooltip, the summary table and Compare's mean per part are the same text;
 //! Compare's verdict says where the difference is; and a report and a history store written by
 //! the previous release open in the window.

@@ -1,4 +1,4 @@
-//! Errors where the eye is (issue 33, item 1): a query the server refuses for good stops after its
+//! Errors where the eye is: a query the server refuses for good stops after its
 //! first iteration and says so once, beside the editor, the span the server pointed at marked; an
 //! empty query cannot be run, and the window says why; the command line stops alike and underlines
 //! the span.

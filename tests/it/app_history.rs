@@ -1,4 +1,4 @@
-//! Issue 24's window item, through egui_kittest: runs saved by earlier launches (through the
+//! The run history in the window, through egui_kittest: runs saved by earlier launches (through the
 //! store, as a launch saves them) are found in the History tab by their query, two of them
 //! picked and opened in Compare.
 

@@ -1,4 +1,4 @@
-//! The window from the keyboard (issue 33, item 6): Ctrl+R runs, Ctrl+. cancels, the arrows move
+//! The window from the keyboard: Ctrl+R runs, Ctrl+. cancels, the arrows move
 //! between iterations (the open timeline follows), Escape closes the timeline.
 
 use egui_kittest::kittest::Queryable;

@@ -1,4 +1,4 @@
-//! The window at 900x600 (issue 33, item 6): Run stays in view whatever the side panel's scroll,
+//! The window at 900x600: Run stays in view whatever the side panel's scroll,
 //! the summary is there with a timeline open, and a warm-up far above the timed iterations is cut
 //! so that they fill the chart.
 

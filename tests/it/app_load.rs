@@ -252,7 +252,7 @@ fn the_load_report_exports_as_json_from_the_view() -> Result<(), Box<dyn std::er
     Ok(())
 }
 
-/// Issue 34: on the Load tab the side panel's Run says Run load and starts a load run (a step
+/// On the Load tab the side panel's Run says Run load and starts a load run (a step
 /// row appears), not an Iterations run; its Cancel stops it; Ctrl+Enter starts one too.
 #[test]
 fn the_side_panel_s_run_on_the_load_tab_starts_a_load_run_not_an_iterations_run() {
@@ -336,7 +336,7 @@ fn hover_segment(h: &mut Harness<'static, SpanprofApp>, index: usize, part: Part
     label_containing(h, &format!("{level} · {}: ", part.label())).expect("the segment's tooltip")
 }
 
-/// Issue 34: after a real run, the parts chart has a bar per step whose segments' figures (read
+/// After a real load run, the parts chart has a bar per step whose segments' figures (read
 /// off their tooltips) are the steps' own `parts`, and the percentile plot a line per step read
 /// off its histogram, its 99% the step's p99; the uncorrected lines on the toggle.
 #[test]

@@ -1,7 +1,7 @@
-//! Issue 20 item 4 through egui_kittest: a run on the local instance with its Stall knob set,
-//! the timeline of a stalled iteration opened by clicking its bar (and another's by its flag),
-//! the stall drawn where the client waited, its figures on hover, its cause in words beside it,
-//! the median iteration beneath.
+//! An iteration's timeline through egui_kittest: a run on the local instance with its Stall knob
+//! set, the timeline of a stalled iteration opened by clicking its bar (and another's by its flag),
+//! the stall drawn where the client waited, its figures on hover, its cause in words beside it, the
+//! median iteration beneath.
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -360,7 +360,7 @@ fn outlined_bars(h: &mut Harness<'static, SpanprofApp>) -> (usize, Vec<(f32, egu
     (bars.len(), outlined)
 }
 
-/// Issue 20 item 4: the selection outline marks only selected bars (and the flagged one its
+/// The selection outline marks only selected bars (and the flagged one its
 /// warning); every other bar has only the dark hairline between segments (before, each carried
 /// a rim in its own colour, which read as selected).
 #[test]

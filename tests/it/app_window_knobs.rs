@@ -1,4 +1,4 @@
-//! Issue 25's window items, through egui_kittest: the client's timeouts set in the window (and
+//! Knobs in the window, through egui_kittest: the client's timeouts set in the window (and
 //! persisted), repeated runs of a client program labelled apart, the local instance's stream
 //! shape as a knob.
 

@@ -1,4 +1,4 @@
-//! Issue 32, F5: a gate never costs the run. When `--baseline` cannot give a baseline (an empty
+//! A gate never costs the run. When `--baseline` cannot give a baseline (an empty
 //! history, the README's own CI recipe on its first run; a stored report that does not parse; a
 //! newer schema; a row with iterations -1; a locked store; a report file that is not there),
 //! `profile` exited 1 before printing the summary or writing `--json`/`--csv`, and with the newer
@@ -95,7 +95,7 @@ fn one_run_then(dir: &Path, sql: &str) -> PathBuf {
     data
 }
 
-/// The Must show: the README's CI recipe on its first run, against an empty history.
+/// The case that matters most: the README's CI recipe on its first run, against an empty history.
 #[test]
 fn history_last_on_an_empty_store_prints_exports_saves_and_exits_no_baseline() {
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -140,7 +140,7 @@ fn a_row_with_negative_iterations_gives_no_baseline_and_keeps_the_run() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let data = one_run_then(dir.path(), "UPDATE runs SET iterations = -1");
     let out = run(&data, &strs(&gated(dir.path(), "history:last")));
-    // The bad row is skipped and named (issue 32, F11): no earlier run is left to gate against.
+    // The bad row is skipped and named, not fatal: no earlier run is left to gate against.
     assert_run_kept_without_a_baseline(&out, dir.path(), "holds no earlier run");
     assert!(
         text(&out.stderr).contains("skipped row 1")

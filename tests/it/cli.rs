@@ -555,7 +555,7 @@ fn library_decode_matches_the_golden_rows_and_counts() {
     );
 }
 
-/// Issue 23, item 11: `plan`, `compare` and a baseline read at most a bounded number of bytes, so an
+/// `plan`, `compare` and a baseline read at most a bounded number of bytes, so an
 /// endless file (a device) or a huge one gets a one-line error instead of taking all memory.
 #[test]
 fn report_readers_refuse_endless_and_huge_files_in_one_line() {
@@ -575,7 +575,7 @@ fn report_readers_refuse_endless_and_huge_files_in_one_line() {
         let out = spanprof(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?}");
-        // A device is refused unread (issue 32: not a regular file), a huge file past its bound.
+        // A device is refused unread (not a regular file), a huge file past its bound.
         assert!(
             stderr.contains("larger than 64 MiB") || stderr.contains("a character device"),
             "{args:?}: {stderr}"
@@ -584,7 +584,7 @@ fn report_readers_refuse_endless_and_huge_files_in_one_line() {
     }
 }
 
-/// Issue 23, item 11: a plan of 100,000 nested operators (a 29 MB report) printed 5 GB of
+/// A plan of 100,000 nested operators (a 29 MB report) printed 5 GB of
 /// indentation; now deep operators say their depth, and every line stays short.
 #[test]
 fn a_plan_of_a_hundred_thousand_nested_operators_prints_in_short_lines() {

@@ -1,8 +1,8 @@
-//! The first query taken apart (`profile --cold`, issue 21 item 6) and the kinds of session (item
-//! 4): cold iterations against a TLS endpoint (a TLS terminator made here, with a self-signed
-//! certificate, in front of the recording server) with a service-account key whose token endpoint
-//! is local; a server that grants another kind of session than asked; a token endpoint that stalls
-//! during a cold start; and the real emulator's answer to a multiplexed request.
+//! The first query taken apart (`profile --cold`) and the kinds of session: cold iterations against
+//! a TLS endpoint (a TLS terminator made here, with a self-signed certificate, in front of the
+//! recording server) with a service-account key whose token endpoint is local; a server that grants
+//! another kind of session than asked; a token endpoint that stalls during a cold start; and the
+//! real emulator's answer to a multiplexed request.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -136,10 +136,10 @@ fn answering() -> Behaviour {
     }
 }
 
-/// The Must show of item 6: `profile --cold-and-warm` through the binary, over TLS with a key whose
-/// token endpoint is local. Every cold iteration has tcp, tls, token and session above 0 (dns and
-/// http2 measured too), a connection and a token of its own, and its phases add up to its total
-/// within 1 ms; the warm iterations of the same query have none of them.
+/// The first query taken apart end to end: `profile --cold-and-warm` through the binary, over TLS
+/// with a key whose token endpoint is local. Every cold iteration has tcp, tls, token and session
+/// above 0 (dns and http2 measured too), a connection and a token of its own, and its phases add up
+/// to its total within 1 ms; the warm iterations of the same query have none of them.
 #[tokio::test(flavor = "multi_thread")]
 async fn cold_iterations_over_tls_take_the_first_query_apart() {
     let tokens = TokenEndpoint::start(200).await;

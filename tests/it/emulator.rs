@@ -335,7 +335,7 @@ fn ensure_database_adds_only_the_missing_tables() {
     });
 }
 
-/// The issue's acceptance run: 10,000 seeded rows profiled in PROFILE mode for 5 iterations; every
+/// The acceptance run: 10,000 seeded rows profiled in PROFILE mode for 5 iterations; every
 /// timed iteration has all its rows, the server agrees, and the phases add up to the total.
 #[test]
 #[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
@@ -462,7 +462,7 @@ fn profile_emulator(extra: &[&str]) -> (String, Vec<std::collections::HashMap<St
     (stdout, records)
 }
 
-/// Issue 16: the emulator returns no query statistics in with-stats mode; the findings say so,
+/// The emulator returns no query statistics in with-stats mode; the findings say so,
 /// and what it costs, instead of leaving the server's columns silently empty.
 #[test]
 #[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]
@@ -486,7 +486,7 @@ fn with_stats_on_the_emulator_says_no_statistics_were_returned() {
     }
 }
 
-/// Issue 16: against the emulator, the default mode is one that returns the statistics: the
+/// Against the emulator, the default mode is one that returns the statistics: the
 /// server's row count is there to check every iteration's rows against, from the command line
 /// and from the app (picking the emulator target).
 #[test]
@@ -526,7 +526,7 @@ fn the_emulator_default_mode_returns_server_rows() {
     assert!(h.query_by_label_contains("no query statistics").is_none());
 }
 
-/// Issue 13: a partitioned read against the real emulator returns exactly the plain query's rows
+/// A partitioned read against the real emulator returns exactly the plain query's rows
 /// (the emulator implements PartitionQuery; its partitions come back in any order).
 #[test]
 #[ignore = "needs the Cloud Spanner emulator: run ./scripts/test"]

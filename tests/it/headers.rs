@@ -305,7 +305,7 @@ async fn a_malformed_server_timing_and_request_id_echo_do_not_break_the_run() {
     }
 }
 
-/// Issue 32, F2: `server-timing: gfet4t7; dur=1e300` (or `afe`) panicked the engine thread
+/// `server-timing: gfet4t7; dur=1e300` (or `afe`) panicked the engine thread
 /// ("cannot convert float seconds to Duration"): exit 1, no report. Now the run finishes, exit 0,
 /// with the figure absent.
 #[tokio::test(flavor = "multi_thread")]
@@ -348,8 +348,8 @@ async fn a_failed_iteration_keeps_its_request_id_and_trace_id() {
         .filter(|(m, _)| *m == "ExecuteStreamingSql")
         .map(|(_, h)| h)
         .collect();
-    // An invalid argument no retry can fix: the run stops after its first iteration (issue 33),
-    // and that iteration was not resumed.
+    // An invalid argument no retry can fix: the run stops after its first iteration (not one
+    // error per iteration), and that iteration was not resumed.
     assert_eq!(
         (queries.len(), run.rows.len()),
         (1, 1),

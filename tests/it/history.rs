@@ -1,4 +1,4 @@
-//! Runs that last (issue 24): `spanprof` processes against a fresh `XDG_DATA_HOME` save every
+//! Runs that last: `spanprof` processes against a fresh `XDG_DATA_HOME` save every
 //! finished run without a flag; the ones of one query share a fingerprint; two at once both land;
 //! one killed mid-run leaves the store readable; random bytes over the store are kept aside and a
 //! fresh store started; `--baseline history:last` gates against the previous run of the same
@@ -279,7 +279,7 @@ fn random_bytes_over_the_store_are_kept_aside_and_the_baseline_gate_reads_the_pa
     let out = run(&data, &again);
     ok(&out);
     assert!(text(&out.stdout).contains("gate:"), "{}", text(&out.stdout));
-    // With no earlier run of a query, the gate says so, with its own exit code (issue 32, F5).
+    // With no earlier run of a query, the gate says so, with its own exit code.
     let mut first = profile("SELECT 2", "", &csv);
     first.extend(["--baseline", "history:best", "--fail-if-slower", "50%"]);
     let out = run(&data, &first);

@@ -1,4 +1,4 @@
-//! Issue 32, F11: the local store under rows it did not write itself (a file edited, copied from a
+//! The local store under rows it did not write itself (a file edited, copied from a
 //! colleague, or damaged): one bad row failed the whole listing, a row numbered 2^63-1 failed every
 //! later save, a stored escape sequence reached the terminal, a run dated 9999-12-31 or another
 //! query's run was the baseline, one bad page lost the whole store, a 400 MB stored report took

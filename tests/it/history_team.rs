@@ -1,4 +1,4 @@
-//! Issue 32, F10: the team history in Spanner, in the real emulator. Any writer of the team's
+//! The team history in Spanner, in the real emulator. Any writer of the team's
 //! database can write any row: one with `Iterations` -1 or 2^40 broke every listing and every
 //! `history:last` gate of the team ("a row of SpanprofRuns is not a run", no id named), an
 //! unparsable newest report failed everyone's gate, and a report over 2,621,440 characters (about

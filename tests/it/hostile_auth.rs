@@ -1,4 +1,4 @@
-//! Issue 32, F3 and F4: a token endpoint and a credentials path as an attacker or a careless user
+//! A token endpoint and a credentials path as an attacker or a careless user
 //! makes them. A renewal that is never answered hung `profile --cloud` forever (only the first
 //! token was held to `--call-timeout`), a token that lives 300 s or less was fetched for every
 //! call; an endless token answer took GBs, a `Content-Length` of 4 GiB aborted spanprof, a 64 MiB
@@ -205,7 +205,7 @@ fn answering() -> Behaviour {
     }
 }
 
-/// F3, the issue's case: a first token that lives 300 s and a renewal never answered. On main
+/// The case as found: a first token that lives 300 s and a renewal never answered. On main
 /// every call renewed a token with five minutes or less left, and the renewal had no limit: the run
 /// never ended (killed at the limit below). Now a 300 s token is reused for 225 s, and the run ends.
 #[tokio::test(flavor = "multi_thread")]
@@ -231,7 +231,7 @@ async fn a_token_of_300_s_is_reused_and_the_unanswered_renewal_is_never_needed()
     assert_eq!(tokens.requests(), 1, "one token for the whole run");
 }
 
-/// F3: a renewal that is never answered fails within the call limit and names the step and the
+/// A renewal that is never answered fails within the call limit and names the step and the
 /// endpoint; a token that lives 1 s is reused while it is fresh (on main, every call fetched one).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_renewal_never_answered_fails_within_the_limit_and_names_the_token_step() {
@@ -267,7 +267,7 @@ async fn a_renewal_never_answered_fails_within_the_limit_and_names_the_token_ste
     assert_eq!(tokens.requests(), 2);
 }
 
-/// F3: tokens that live 1 s, each always answered: on main 50 iterations fetched 53 tokens (one a
+/// Tokens that live 1 s, each always answered: on main 50 iterations fetched 53 tokens (one a
 /// call). Now a token is renewed only as it nears its expiry (with a quarter of its life left): a
 /// run of 1,000 iterations fetches one per 0.75 s of the run at most, and at least a second one
 /// when the run outlives the first.
@@ -299,11 +299,11 @@ async fn a_token_that_lives_one_second_is_fetched_as_it_expires_not_for_every_ca
     }
 }
 
-/// F4: token answers past any token response, each a one-line error naming the endpoint and the
+/// Token answers past any token response, each a one-line error naming the endpoint and the
 /// bound, fast and with little memory, and no call made with what came. Against main (3e330d3):
 /// the endless answer was killed at this test's 1.5 GB guard after 6.7 s; the 4 GiB
 /// `Content-Length` ended with exit 1 after the 10 s call limit, the size unnamed (this endpoint
-/// sends 17 bytes of it and waits; the issue's abort was not reproduced here); the 64 MiB token
+/// sends 17 bytes of it and waits; the abort once seen was not reproduced here); the 64 MiB token
 /// was taken (peak 264 MB) and failed later; the 16 KiB token was sent as a header (the server
 /// answered HTTP 431). Now each ends within 0.3 s at 3-29 MB.
 #[tokio::test(flavor = "multi_thread")]
@@ -367,7 +367,7 @@ async fn token_answers_past_their_bounds_are_refused_with_little_memory() {
     }
 }
 
-/// F4: `--credentials` (and `GOOGLE_APPLICATION_CREDENTIALS`) naming a device or a FIFO: on main
+/// `--credentials` (and `GOOGLE_APPLICATION_CREDENTIALS`) naming a device or a FIFO: on main
 /// `--credentials /dev/zero` was killed at this test's 1.5 GB guard after 8.0 s, and a FIFO
 /// blocked until killed at 20 s; now each is refused at once, naming what it is.
 #[tokio::test(flavor = "multi_thread")]

@@ -1,6 +1,6 @@
-//! Issue 23's server bounds on what one call may make the local instance hold: a unary answer (item
-//! 3), the values an aggregate or function builds (item 12), and a request that never finishes
-//! (item 2). Each measured on a `spanprof serve` of its own, by its peak resident memory (VmHWM).
+//! The server's bounds on what one call may make the local instance hold: a unary answer, the
+//! values an aggregate or function builds, and a request that never finishes. Each measured on a
+//! `spanprof serve` of its own, by its peak resident memory (VmHWM).
 
 use std::time::{Duration, Instant};
 
@@ -21,7 +21,7 @@ fn nulls(columns: usize, rows: u64) -> String {
     )
 }
 
-/// Item 3: a unary answer was held as a tree of `prost_types::Value`s and then encoded, about 28 times
+/// A unary answer was held as a tree of `prost_types::Value`s and then encoded, about 28 times
 /// its size: eight concurrent calls (six answers of 9.4 MB of NULLs, 4.7 million values each, and two
 /// past the 10 MiB cap) raised the server's peak by 1,064 MB on main (c719ebe); built as bytes (about
 /// 19 MB on the wire each, which tonic copies once), by 264 MB. Past the cap the query is stopped
@@ -66,7 +66,7 @@ async fn concurrent_unary_answers_cost_a_small_multiple_of_their_size() {
     );
 }
 
-/// Item 12: SQLite's JSON builders check the value cap only on the finished value:
+/// SQLite's JSON builders check the value cap only on the finished value:
 /// `json_group_array(printf('%.*c', 1000000, 'x'))` over 1,000 rows and the three others below, four
 /// at once, raised the server's peak by 2,728 MB on main (measured with the official Python client
 /// against main's `spanprof serve`) before each failed; with every block a query thread takes from
@@ -162,7 +162,7 @@ async fn stall(host: String, sent: usize, wait: Duration) -> Option<(String, Dur
     Some((status, started.elapsed()))
 }
 
-/// Item 2: connections that sent 15 MiB of a 16 MiB request and went silent were held whole for as
+/// Connections that sent 15 MiB of a 16 MiB request and went silent were held whole for as
 /// long as they stayed open (3 GB at 225 connections on main, then an abort). Scaled: 40 connections
 /// sending 12 MiB each against a 64 MiB cap on unfinished request bytes and a 3 s time limit. Against
 /// main's `spanprof serve` no request was answered within 12 s and the peak rose by 562 MB; now the
@@ -275,7 +275,7 @@ async fn claim_and_go_silent(host: &str, streams: usize, claim: u32) -> Option<C
     })
 }
 
-/// Issue 32, F1: a 6-byte request body made the server reserve what its gRPC prefix claimed (tonic
+/// A 6-byte request body made the server reserve what its gRPC prefix claimed (tonic
 /// reserves a message's length when it reads the prefix): 1,000 streams claiming 16 MiB, 0.2 MB
 /// sent, took it to 2.1 GB. Against main (3e330d3) the 3,000 streams of this test (30 connections
 /// of 100) took the server's peak to 3,599 MB and another client's `SELECT 1` waited 5.1 s; with

@@ -1,5 +1,5 @@
-//! The client against endpoints that misbehave, and the command line against careless input (issue
-//! 12, items 5 and 8): an endpoint that takes the connection and says nothing, one that is not a
+//! The client against endpoints that misbehave, and the command line against careless input: an
+//! endpoint that takes the connection and says nothing, one that is not a
 //! gRPC server, a query that never streams; ports out of range, labels with control characters, a
 //! comparison with nothing to compare, and a stream file read as it arrives. Each gets a clear
 //! error within its limit, never a wait without end.
@@ -111,8 +111,9 @@ fn every_client_command(endpoint: &str, extra: &[&str]) -> Vec<Vec<String>> {
     commands
 }
 
-/// Item 5: `profile`, `record` and `seed` against an endpoint that accepts connections and never
-/// answers printed nothing and were still waiting after 7 minutes.
+/// `profile`, `record` and `seed` against an endpoint that accepts connections and never
+/// answers printed nothing and were still waiting after 7 minutes; now each names it within the
+/// call limit.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_endpoint_that_never_answers_is_named_within_the_call_limit() {
     let endpoint = silent_endpoint().await;
@@ -133,8 +134,8 @@ async fn an_endpoint_that_never_answers_is_named_within_the_call_limit() {
     }
 }
 
-/// Item 5: an HTTP/1 endpoint gave "operation was canceled" (or "transport error", or "h2 protocol
-/// error", depending on timing).
+/// An HTTP/1 endpoint gave "operation was canceled" (or "transport error", or "h2 protocol
+/// error", depending on timing); now it is named as no gRPC server.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_endpoint_that_is_no_grpc_server_is_named_as_such() {
     let endpoint = http1_endpoint().await;
@@ -152,7 +153,7 @@ async fn an_endpoint_that_is_no_grpc_server_is_named_as_such() {
     }
 }
 
-/// Item 5: a query whose server never sends a message waited for ever; now the first response and
+/// A query whose server never sends a message waited for ever; now the first response and
 /// the whole iteration have limits, and the server is told the deadline.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_query_that_never_streams_fails_at_its_limits_and_the_server_is_told_the_deadline() {
@@ -231,7 +232,7 @@ async fn a_query_that_never_streams_fails_at_its_limits_and_the_server_is_told_t
     );
 }
 
-/// Item 8: `--endpoint 127.0.0.1:99999` connected to port 80.
+/// `--endpoint 127.0.0.1:99999` connected to port 80; now a port out of range is refused.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_port_out_of_range_is_refused_from_the_flag_and_from_the_environment() {
     let (output, _) = spanprof(
@@ -291,7 +292,7 @@ fn write_report(dir: &tempfile::TempDir, name: &str, run: &RunReport) -> String 
     path.to_string_lossy().into_owned()
 }
 
-/// Item 8: `compare` exited 0 with "no successful iterations to compare".
+/// `compare` exited 0 with "no successful iterations to compare"; now that is an error.
 #[tokio::test(flavor = "multi_thread")]
 async fn comparing_a_run_without_a_successful_iteration_is_an_error() {
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -306,8 +307,8 @@ async fn comparing_a_run_without_a_successful_iteration_is_an_error() {
     );
 }
 
-/// Item 8: control characters in a label were printed raw (an escape sequence could clear the
-/// terminal or recolour what follows).
+/// Control characters in a label were printed raw (an escape sequence could clear the
+/// terminal or recolour what follows); now they never reach the terminal.
 #[tokio::test(flavor = "multi_thread")]
 async fn control_characters_in_labels_never_reach_the_terminal() {
     let (output, _) = spanprof(
@@ -333,7 +334,7 @@ async fn control_characters_in_labels_never_reach_the_terminal() {
     assert!(stdout.contains("evil\\u{1b}[31m\\u{7}"), "{stdout}");
 }
 
-/// Item 8: `decode` read a whole file (or `/dev/zero`) before decoding the first frame. Now the
+/// `decode` read a whole file (or `/dev/zero`) before decoding the first frame. Now the
 /// first rows come out while the rest of the stream has not even been written.
 #[tokio::test(flavor = "multi_thread")]
 async fn decode_prints_the_first_rows_before_the_stream_has_ended() {
@@ -371,13 +372,13 @@ async fn decode_prints_the_first_rows_before_the_stream_has_ended() {
     assert_eq!(1 + tail.lines().count(), 100, "every row");
 }
 
-/// Item 8: `decode --repeat` of a device read it for ever.
+/// `decode --repeat` of a device read it for ever; now it is refused.
 #[tokio::test(flavor = "multi_thread")]
 async fn decode_repeat_refuses_what_is_not_a_regular_file() {
     let (output, _) = spanprof(&["decode", "/dev/zero", "--repeat", "3"], &[]).await;
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("--repeat needs a regular file"));
-    // A device is not read as a stream at all (issue 32's FIFO commit: a regular file or a FIFO).
+    // A device is not read as a stream at all (a stream is a regular file or a FIFO).
     let (output, _) = spanprof(&["decode", "/dev/zero"], &[]).await;
     assert_eq!(output.status.code(), Some(1));
     assert!(

@@ -1,4 +1,4 @@
-//! Issue 32, among F12-F17: a FIFO named as a report, a baseline, a workload, a plan file or a
+//! A FIFO named as a report, a baseline, a workload, a plan file or a
 //! recorded stream blocked spanprof forever (`open(2)` of a FIFO waits for a writer);
 //! only `--credentials` was refused. Now every file read whole must be a regular file, refused at
 //! once, and a recorded stream may be a FIFO, read as it comes, empty without a writer.

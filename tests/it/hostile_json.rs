@@ -1,4 +1,4 @@
-//! Issue 32, among F12-F17: `spanprof plan` read any JSON file whole as a generic value before
+//! `spanprof plan` read any JSON file whole as a generic value before
 //! looking at what it was, and 63 MiB of small objects took it to 5.1 GB and an abort. Now the
 //! file's kind is read without keeping anything, and a plan in Spanner's JSON (or a report's
 //! plan nodes) is read into values within a budget (`wire::bounded_json`).
@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use super::row_check::peak_of;
 
-/// The issue's file: 63 MiB of `{"a":1}` objects, as a plan file (`shape` puts them in a top
+/// The file that did it: 63 MiB of `{"a":1}` objects, as a plan file (`shape` puts them in a top
 /// array, or under a plan node's metadata).
 fn small_objects(shape: &str) -> tempfile::NamedTempFile {
     let objects = r#"{"a":1},"#.repeat((63 << 20) / 8);

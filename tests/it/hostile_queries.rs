@@ -1,4 +1,4 @@
-//! Queries under one another's feet (issue 23, item 4): a long query over the demo tables held a lock
+//! Queries under one another's feet: a long query over the demo tables held a lock
 //! that every other query of the instance waited on, so one client's cross join stalled everyone's
 //! `SELECT 1` until it ended.
 
@@ -9,7 +9,7 @@ use spanprof::server::KnobSettings;
 use crate::client::TestClient;
 use crate::local::start;
 
-/// Item 4: while one query runs without a deadline, another client's queries over every demo table
+/// While one query runs without a deadline, another client's queries over every demo table
 /// are answered at once, and the long query is still running afterwards (it was not the one that gave way).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_long_query_does_not_hold_up_another_clients_queries() {

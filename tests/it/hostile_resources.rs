@@ -1,4 +1,4 @@
-//! The local instance's resources under careless or hostile clients (issue 12, items 6 and 8): every
+//! The local instance's resources under careless or hostile clients: every
 //! one is bounded by a knob with a production-like default, and a bound that is reached is an error
 //! the client sees, not memory the server loses.
 
@@ -13,7 +13,7 @@ use crate::client::{DATABASE, TestClient};
 use crate::local::start;
 use crate::serve_process::ServeProcess;
 
-/// Item 6: `SELECT zeroblob(1000000000)` peaked at 6 GB.
+/// `SELECT zeroblob(1000000000)` peaked at 6 GB; now a value past the limit is refused unmade.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_value_past_the_size_limit_is_refused_before_it_is_made() {
     let server = ServeProcess::start(&["--rows", "100"]);
@@ -51,7 +51,7 @@ async fn a_value_past_the_size_limit_is_refused_before_it_is_made() {
     assert_eq!(got.rows.len(), 1);
 }
 
-/// Item 6: unary ExecuteSql buffered any answer; production refuses answers over 10 MiB there.
+/// Unary ExecuteSql buffered any answer; now, as in production, answers over 10 MiB are refused.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_unary_answer_past_the_limit_is_refused_as_production_refuses_it() {
     let instance = start(10, KnobSettings::default()).await;
@@ -84,8 +84,8 @@ async fn a_unary_answer_past_the_limit_is_refused_as_production_refuses_it() {
     assert_eq!(instance.load().queries, 0, "the refused query stopped");
 }
 
-/// Item 6: 40 streams that are never read held 904 MB and 44 threads: there was no cap on the queries
-/// running at once.
+/// 40 streams that are never read held 904 MB and 44 threads: there was no cap on the queries
+/// running at once; now the queries past a cap are refused.
 #[tokio::test(flavor = "multi_thread")]
 async fn queries_past_the_concurrency_cap_are_refused_and_unread_streams_are_bounded() {
     let server = ServeProcess::start(&["--rows", "100000", "--max-concurrent-queries", "6"]);
@@ -128,8 +128,8 @@ async fn queries_past_the_concurrency_cap_are_refused_and_unread_streams_are_bou
     );
 }
 
-/// Item 6: a faulted stream that was never resumed was held past its 60 s limit, until another stream
-/// faulted.
+/// A faulted stream that was never resumed was held past its 60 s limit, until another stream
+/// faulted; now it is released at its limit.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_faulted_stream_nobody_resumes_is_released_at_its_time_limit() {
     let knobs = KnobSettings {
@@ -157,7 +157,7 @@ async fn a_faulted_stream_nobody_resumes_is_released_at_its_time_limit() {
     let faulted = Instant::now();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let load = instance.load();
-    // Its query waits for the resume without a slot (issue 23, item 6): held, not running.
+    // Its query waits for the resume without a slot: held, not running.
     assert_eq!(
         (load.parked_streams, load.queries),
         (1, 0),
@@ -175,7 +175,8 @@ async fn a_faulted_stream_nobody_resumes_is_released_at_its_time_limit() {
     );
 }
 
-/// Item 6: sessions never expired, and a 1 MB database name was accepted.
+/// Sessions never expired, and a 1 MB database name was accepted; now idle ones expire, their
+/// number is capped and names are bounded.
 #[tokio::test(flavor = "multi_thread")]
 async fn idle_sessions_expire_their_number_is_capped_and_names_are_bounded() {
     let knobs = KnobSettings {
@@ -226,7 +227,8 @@ async fn idle_sessions_expire_their_number_is_capped_and_names_are_bounded() {
     assert_eq!(instance.load().sessions, 1);
 }
 
-/// Item 8: `spanprof serve --max-message-bytes 100` was accepted although the help says at least 256.
+/// `spanprof serve --max-message-bytes 100` was accepted although the help says at least 256;
+/// now every knob outside its range is refused.
 #[test]
 fn serve_refuses_knobs_outside_their_range() {
     for args in [

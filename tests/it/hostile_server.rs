@@ -1,4 +1,4 @@
-//! The client against a hostile server (issue 23, items 7, 8 and 14): a stand-in Spanner service
+//! The client against a hostile server: a stand-in Spanner service
 //! that streams without end faster than the client reads, sends a message past the client's size
 //! limit, a resume token of 100 MB, or answers every query with UNAVAILABLE.
 
@@ -319,7 +319,7 @@ async fn resumes_against_an_always_unavailable_server_back_off() {
     assert!((5..=16).contains(&asked), "{asked} requests in {window:?}");
 }
 
-/// Issue 32, among F12-F17: the client's HTTP/2 layer refuses response headers past its limit,
+/// The client's HTTP/2 layer refuses response headers past its limit,
 /// and tonic says "h2 protocol error"; the iteration says what it was. Past 4 times the limit
 /// the connection is closed (certain); past the limit only, the stream is reset (as for a
 /// malformed block, which the words name too).

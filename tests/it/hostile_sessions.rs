@@ -1,4 +1,4 @@
-//! Issue 32, F7: sessions filled the local instance for an hour. Each `--cold` iteration created a
+//! Sessions filled the local instance for an hour. Each `--cold` iteration created a
 //! multiplexed session that nobody may delete and that expired only after an hour, so a long cold
 //! profile (and a hostile client, in seconds) left every client's CreateSession refused.
 

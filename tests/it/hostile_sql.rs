@@ -1,4 +1,4 @@
-//! The local instance against hostile and careless SQL (issue 12, items 1, 3, 4 and 7): statements
+//! The local instance against hostile and careless SQL: statements
 //! that would harm the server or the host are refused before they run, queries that never produce a
 //! row still stop, and a value never reaches a client as another type than its column's.
 
@@ -14,7 +14,7 @@ use crate::local::start;
 use crate::serve_process::ServeProcess;
 use crate::support::s;
 
-/// Item 1: `PRAGMA hard_heap_limit` (read-only in SQLite's eyes, process-wide in effect) was accepted,
+/// `PRAGMA hard_heap_limit` (read-only in SQLite's eyes, process-wide in effect) was accepted,
 /// and from then on no query could open its connection. The server runs as its own process here, so
 /// that on a server without the fix the harm stays there.
 #[tokio::test(flavor = "multi_thread")]
@@ -66,7 +66,7 @@ async fn no_statement_breaks_the_server_for_the_clients_after_it() {
     }
 }
 
-/// Item 4: `ATTACH '/some/path.db'` created the file, and the error texts told whether a path existed
+/// `ATTACH '/some/path.db'` created the file, and the error texts told whether a path existed
 /// or was readable.
 #[tokio::test(flavor = "multi_thread")]
 async fn attach_neither_reaches_nor_reveals_the_host_filesystem() {
@@ -127,7 +127,7 @@ async fn attach_neither_reaches_nor_reveals_the_host_filesystem() {
 const ENDLESS: &str =
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c";
 
-/// Item 3: a query that returns no rows kept its thread busy for ever: past the client's deadline,
+/// A query that returns no rows kept its thread busy for ever: past the client's deadline,
 /// and after the client left (the thread noticed a departed client only when it sent rows).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_query_without_rows_stops_at_its_deadline_and_when_its_client_leaves() {
@@ -187,7 +187,7 @@ async fn a_query_without_rows_stops_at_its_deadline_and_when_its_client_leaves()
     }
 }
 
-/// Item 3, shutdown: stopping the instance stops the queries it runs, which report it.
+/// A query without rows at shutdown: stopping the instance stops its queries, which report it.
 #[tokio::test(flavor = "multi_thread")]
 async fn stopping_the_instance_stops_its_queries() {
     let instance = start(10, KnobSettings::default()).await;
@@ -230,7 +230,7 @@ async fn rows_until_error(client: &mut TestClient, sql: &str) -> (Vec<Row>, Opti
     }
 }
 
-/// Item 7: column types were guessed from the first 128 rows, and a later value of another type was
+/// Column types were guessed from the first 128 rows, and a later value of another type was
 /// sent anyway (text in an INT64 column, bytes in a STRING column).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_value_that_does_not_fit_its_column_fails_the_query_naming_the_column() {
@@ -279,7 +279,7 @@ async fn a_value_that_does_not_fit_its_column_fails_the_query_naming_the_column(
     assert_eq!(rows.len(), 300);
 }
 
-/// Item 7: a FLOAT64 parameter NaN came back NULL (SQLite keeps no NaN).
+/// A FLOAT64 parameter NaN came back NULL (SQLite keeps no NaN); now it comes back NaN.
 #[tokio::test(flavor = "multi_thread")]
 async fn nan_parameters_come_back_as_nan() {
     let instance = start(10, KnobSettings::default()).await;

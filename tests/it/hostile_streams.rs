@@ -1,8 +1,8 @@
-//! Clients that never read (issue 23, items 1 and 6): each connection holding one unread stream of
+//! Clients that never read: each connection holding one unread stream of
 //! a large answer kept the whole answer in the server (about 6.4 MB for Seed23 at 5,000 rows; 850
 //! connections aborted it), and 32 of them held every query slot. Now a stream's query pauses once
-//! `max_stream_buffer_bytes` wait for its client, and gives its slot back while it waits. Items 2
-//! and 5: connections are capped and silent ones closed.
+//! `max_stream_buffer_bytes` wait for its client, and gives its slot back while it waits. And
+//! connections are capped and silent ones closed.
 
 use std::time::Duration;
 
@@ -140,12 +140,12 @@ pub fn allow_files(n: u64) {
     assert!(status.success(), "prlimit raises the file limit");
 }
 
-/// Item 1 at full size: 900 connections, each holding one never-read stream of a 25 MB answer
-/// (Seed23 at 20,000 rows, 1 MiB messages). A paused stream costs about 6-7 MiB, so without the cap
-/// (`--max-unread-streams 1000000`, as main was) the server peaked at 5.31 GiB with 900 query threads
-/// paused. Now at most `--max-unread-streams` (64) streams wait on their clients past a second; the
-/// connection of the one that has waited longest is closed. Measured: peak 0.64 GiB, 64 query
-/// threads left; asserted under 2 GiB.
+/// Unread streams at full size: 900 connections, each holding one never-read stream of a 25 MB
+/// answer (Seed23 at 20,000 rows, 1 MiB messages). A paused stream costs about 6-7 MiB, so without
+/// the cap (`--max-unread-streams 1000000`, as main was) the server peaked at 5.31 GiB with 900
+/// query threads paused. Now at most `--max-unread-streams` (64) streams wait on their clients past
+/// a second; the connection of the one that has waited longest is closed. Measured: peak 0.64 GiB,
+/// 64 query threads left; asserted under 2 GiB.
 #[tokio::test(flavor = "multi_thread")]
 async fn nine_hundred_never_read_streams_leave_the_server_alive_and_small() {
     const CONNECTIONS: usize = 900;
@@ -325,9 +325,9 @@ async fn to_the_end(conn: &mut tokio::net::TcpStream) -> usize {
     total
 }
 
-/// Items 2 and 5: silent TCP connections were kept for ever (1,100 of them locked every client out
+/// Silent TCP connections were kept for ever (1,100 of them locked every client out
 /// under `ulimit -n 1024`). Now a connection that sends nothing for `--idle-timeout-ms` is closed,
-/// and at `--max-connections` an idle one (the one that never asked, issue 32's F8) makes room for
+/// and at `--max-connections` an idle one (the one that never asked) makes room for
 /// the new one; only when every connection has a request in flight is the new one closed at once.
 #[tokio::test(flavor = "multi_thread")]
 async fn at_the_cap_idle_connections_make_room_and_silent_ones_time_out() {

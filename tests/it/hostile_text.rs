@@ -1,4 +1,4 @@
-//! Issue 32, among F12-F17: a server's error text reached the terminal as it came, escape
+//! A server's error text reached the terminal as it came, escape
 //! sequences and all (a server could retitle, clear or restyle the user's terminal through an
 //! error message). Now every line spanprof prints of it has its control characters escaped.
 

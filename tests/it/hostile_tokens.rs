@@ -1,4 +1,4 @@
-//! Resume tokens under attack (issue 12, item 2): the token carried the message size in clear, so a
+//! Resume tokens under attack: the token carried the message size in clear, so a
 //! client could set it to 0..64 and make the query thread allocate without bound, or to 0xFFFFFFFF
 //! and get OK with no messages. Tokens are authenticated now: thousands of tampered ones are all
 //! refused, and the server's memory does not move.
@@ -29,8 +29,8 @@ impl Xorshift {
 }
 
 /// Ways to spoil `token`: every single bit flipped, every byte zeroed and saturated, every
-/// truncation short of empty, extensions, the clear-text size field set to the sizes the issue used (0..=64 and
-/// 0xFFFFFFFF), and `random` tokens with one to four random bytes changed.
+/// truncation short of empty, extensions, the clear-text size field set to the sizes that did harm
+/// (0..=64 and 0xFFFFFFFF), and `random` tokens with one to four random bytes changed.
 fn tamperings(token: &[u8], random: usize) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     for bit in 0..token.len() * 8 {

@@ -1,4 +1,4 @@
-//! Issue 32, F6, F8 and F9: the caps that protect the local instance choose their victim by what
+//! The caps that protect the local instance choose their victim by what
 //! it holds, and never the client that is reading, asking or sending.
 
 use std::sync::Arc;
@@ -68,7 +68,7 @@ async fn hold_one(host: &str, body: tonic::codegen::Bytes) {
     let _ = task.await;
 }
 
-/// Issue 32, F6: with 80 streams never read (past the cap of 64), each reopened when the server
+/// With 80 streams never read (past the cap of 64), each reopened when the server
 /// closes it, the cap closed the connection of a client reading its 5.7 MB answer at 128 KiB/s
 /// (granting window as it read): its query had waited longest. Against the tree before the fix
 /// (ef0cf4c) none of 10 such readers finished, each closed 3.4 to 4.0 s in. Now a stream whose
@@ -148,7 +148,7 @@ async fn select_one(host: &str) -> Result<(), String> {
     }
 }
 
-/// Issue 32, F8: 1,000 connections that answer the server's pings and never send a request held
+/// 1,000 connections that answer the server's pings and never send a request held
 /// every place under the connection cap, and every other client was closed on accept ("Socket
 /// closed") for as long as they stayed. Against the tree before the fix (76d749b) none of 20
 /// newcomers was answered. Now at the cap the idle connection that never asked is closed to make
@@ -237,7 +237,7 @@ async fn unfinished_bodies(host: String, bodies: usize, bytes: usize, every: Dur
     }
 }
 
-/// Issue 32, F9: unfinished request bodies of 256 KiB, re-sent every 8 s, kept the cap on pending
+/// Unfinished request bodies of 256 KiB, re-sent every 8 s, kept the cap on pending
 /// request bytes full, and a legitimate 300 KiB query was refused 28 times of 31. Scaled from
 /// 1,100 bodies against the default 256 MiB: 280 bodies (70 MiB) against a cap of 64 MiB. Against
 /// the tree before the fix (14b9a06) 30 of 31 queries were refused. Now bodies that have sent

@@ -559,7 +559,7 @@ fn the_server_is_in_rooms_and_only_src_plan_is_called_plan() {
     assert!(problems.is_empty(), "the rooms:\n{}", problems.join("\n"));
 }
 
-/// The app's rooms (issue 36): its top holds the app itself and the leaves every panel shares;
+/// The app's rooms: its top holds the app itself and the leaves every panel shares;
 /// the rest is in folders. Only files at the top add methods to `SpanprofApp` (they name nearly
 /// every folder, so inside one they would close a circle), and the run in flight, the run list
 /// and the history worker are the `RunController`'s own state, no other struct's field.

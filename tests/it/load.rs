@@ -1,11 +1,11 @@
-//! Issue 34's must-shows for `spanprof load`, through the binary: the built-in instance as a known
+//! What `spanprof load` must show, through the binary: the built-in instance as a known
 //! queue (2 query threads, 10 ms of service) and its knee; a periodic freeze measured from the
 //! intended and from the actual start; bad input refused or capped with a message; a refusing
 //! server counted while the run goes on; Ctrl-C keeping what was measured; the HDR interval log
 //! read back by HdrHistogram's own Python package.
 //!
-//! Durations: the queue's steps last 2 s each (the issue leaves the step's length open; 2 s is
-//! 100 to 800 requests a step), the freeze runs the issue's 20 s at 50 req/s as stated.
+//! Durations: the queue's steps last 2 s each (no length is prescribed; 2 s is 100 to 800
+//! requests a step), the freeze runs the prescribed 20 s at 50 req/s.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -126,7 +126,7 @@ async fn twenty_official_clients_resuming_through_faults_each_get_every_row() {
     .await;
 }
 
-/// Issue 12, item 7: the official client raised ValueError on text sent in an INT64 column.
+/// The official client raised ValueError on text sent in an INT64 column; now a clean error.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs the official Python client: run ./scripts/test"]
 async fn the_official_client_gets_a_clean_error_for_a_column_that_changes_type() {

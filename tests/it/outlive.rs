@@ -1,4 +1,4 @@
-//! Nothing spanprof starts outlives it (issue 25, issue 23 item 9): the window that started the
+//! Nothing spanprof starts outlives it: the window that started the
 //! emulator, ended by SIGTERM or SIGKILL; `spanprof client` with a program that leaves sleepers
 //! behind (one in its group, one `setsid`), ended normally, by `--limit` and by SIGINT, SIGTERM,
 //! SIGHUP, SIGQUIT, SIGUSR1 and SIGALRM; a test that started the emulator and panics or is killed mid-way. What was started
@@ -358,8 +358,8 @@ fn a_client_run_ended_by_sighup_leaves_nothing() {
     a_client_run_ended_by("HUP", 129);
 }
 
-// Issue 32, among F12-F17: these three ended spanprof by their default action and left the
-// program's children running.
+// These three signals ended spanprof by their default action and left the program's children
+// running.
 #[test]
 fn a_client_run_ended_by_sigquit_leaves_nothing() {
     a_client_run_ended_by("QUIT", 131);

@@ -1,4 +1,4 @@
-//! Issue 32, among F12-F17: a partitioned profile of 40 partitions against the local instance
+//! A partitioned profile of 40 partitions against the local instance
 //! failed every iteration: the client streams up to 64 partitions at once, the instance runs 32
 //! queries at once and refused the rest with RESOURCE_EXHAUSTED.
 

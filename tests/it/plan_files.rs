@@ -1,4 +1,4 @@
-//! `spanprof plan` on files that are not what they claim (issue 23, item 14): a report whose plan is
+//! `spanprof plan` on files that are not what they claim: a report whose plan is
 //! not a tree, and a file that starts as JSON and is not, each get one line that names the cause.
 
 use std::process::{Command, Output};

@@ -1,4 +1,4 @@
-//! `spanprof client`'s row check holds a bounded multiple of what it compares (issue 23, item 10):
+//! `spanprof client`'s row check holds a bounded multiple of what it compares:
 //! the printed rows are compared as they are read, not all kept first.
 
 use prost::bytes::Bytes;
@@ -70,7 +70,7 @@ pub(crate) fn peak_of(child: std::process::Child) -> (u64, std::process::Output)
     (peak, output)
 }
 
-/// Item 10 in a real process, at the issue's size: a program that reads its query and then prints
+/// In a real process, at full size: a program that reads its query and then prints
 /// 20,000,000 lines of `[]` (60 MB, under the 256 MiB output cap) took `spanprof client` to 2.7 GB
 /// before 07836c8, which kept every printed row as a JSON value. Now the rows are compared as they
 /// are read: the output itself and a bounded rest. Measured (debug build): peak 195-221 MiB;

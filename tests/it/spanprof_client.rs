@@ -387,9 +387,9 @@ fn rust_driver() -> CommandLine {
 /// A client's known bug: the shape that shows it, and whether an iteration's error is it.
 type KnownBug = (Shape, fn(&str) -> bool);
 
-/// The must-show: 5 iterations of the query through `command`, with a fault every third
-/// message, in every shape, every row checked, beside spanprof's decoder and the floor; except in
-/// `known_bug`'s shape, where the client's first wrong value must be the one described.
+/// What the official client must show: 5 iterations of the query through `command`, with a fault
+/// every third message, in every shape, every row checked, beside spanprof's decoder and the floor;
+/// except in `known_bug`'s shape, where the client's first wrong value must be the one described.
 fn official_client_in_every_shape(command: CommandLine, known_bug: Option<KnownBug>) {
     for shape in Shape::ALL {
         let reports = profile(SubjectSpec {

@@ -1,7 +1,7 @@
-//! Issue 20's first must-show: a server that stalls every third query before its fourth message,
+//! A stall explained end to end: a server that stalls every third query before its fourth message,
 //! a profile of it with every export, `explain` naming the stall for exactly those iterations, and
 //! the trace strictly nested with one top-level slice per iteration as long as the CSV's total;
-//! and item 6, nothing big hiding in "other" on the built-in instance.
+//! and nothing big hiding in "other" on the built-in instance.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -182,7 +182,7 @@ fn a_stall_before_message_4_is_explained_there_and_the_trace_nests() {
     }
 }
 
-/// Issue 20's item 6: on the built-in instance every timed iteration's "other" is at most
+/// On the built-in instance every timed iteration's "other" is at most
 /// max(1 ms, 3% of its total), or the part beyond that is named in its timeline (the client's own
 /// work between its spans, each lane's `between`, timed on both clocks).
 #[test]

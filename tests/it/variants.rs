@@ -1,4 +1,4 @@
-//! Issue 13: what a user changes, compared in one run. Variants interleave their iterations, each
+//! What a user changes, compared in one run. Variants interleave their iterations, each
 //! request option reaches the wire as the API defines it (from the command line and from a
 //! workload file), a sweep gives a row per value and a cost model, partitioned reads return the
 //! plain query's rows, and the CI gate exits 4 on a real slowdown only.
@@ -746,7 +746,7 @@ fn the_gate_passes_two_runs_of_the_same_query() {
     assert!(stdout.contains("the gate passes"), "{stdout}");
 }
 
-/// Issue 13, item 4: the local instance takes every option, returns the read timestamp a staleness
+/// The local instance takes every option, returns the read timestamp a staleness
 /// implies, and says in its statistics which optimizer ran.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_local_instance_honours_staleness_and_the_optimizer_asked_for() {
