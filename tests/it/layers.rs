@@ -630,3 +630,56 @@ fn the_app_is_in_folders_and_its_runs_are_the_run_controllers() {
         problems.join("\n")
     );
 }
+
+/// Whether a comment line cites an issue by its number (the word, then a number), which a reader
+/// of the code cannot open.
+fn cites_an_issue(line: &str) -> bool {
+    let Some(at) = line.find("//") else {
+        return false;
+    };
+    let comment = line[at..].to_ascii_lowercase();
+    comment.match_indices("issue").any(|(i, _)| {
+        let rest = comment[i + "issue".len()..].trim_start_matches('s');
+        rest.strip_prefix(' ')
+            .or_else(|| rest.strip_prefix(" #"))
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    })
+}
+
+#[test]
+fn no_comment_cites_an_issue_number() {
+    // Spelled apart, so that this file does not cite one itself.
+    assert!(cites_an_issue(&format!(
+        "    // Skipped (issue {}, F11).",
+        32
+    )));
+    assert!(cites_an_issue(&format!("//! Issues {} and 24: ...", 23)));
+    assert!(!cites_an_issue(
+        "/// The server issues a token; 3 issues of it."
+    ));
+    assert!(!cites_an_issue("let issue = 3; // issue"));
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut roots = source_roots();
+    roots.extend([top.join("tests"), top.join("benches")]);
+    let mut files = Vec::new();
+    for root in &roots {
+        rust_files(root, &mut files);
+    }
+    assert!(files.len() > 300, "read the sources: {}", files.len());
+    let cited: Vec<String> = files
+        .iter()
+        .flat_map(|path| {
+            let text = std::fs::read_to_string(path).expect("a readable source file");
+            text.lines()
+                .enumerate()
+                .filter(|(_, line)| cites_an_issue(line))
+                .map(|(n, line)| format!("{}:{}: {}", path.display(), n + 1, line.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        cited.is_empty(),
+        "comments citing issues:\n{}",
+        cited.join("\n")
+    );
+}
