@@ -14,6 +14,7 @@ pub use crate::text::printable;
 
 mod accounting;
 mod figures;
+mod id;
 mod timeline;
 
 pub use crate::kind::{QueryMode, Reader, SessionKind};
@@ -21,6 +22,7 @@ pub use crate::part::{Measure, Part, Split};
 pub use accounting::{Accounting, Parts};
 
 pub use figures::{Figure, figure_summaries};
+pub use id::RunId;
 pub use timeline::{
     Between, Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, SetupStep, Span,
     Timeline,

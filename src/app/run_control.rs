@@ -9,7 +9,7 @@ use super::runs::{ActiveRun, Drained, Ended};
 use super::settings::Tab;
 use super::status_file::RunState;
 use crate::engine::{IterationDetails, Notifier, Target};
-use crate::report::{RunReport, Status};
+use crate::report::{RunId, RunReport, Status};
 
 impl SpanprofApp {
     /// Starts a run of what the panels describe, unless one is in flight; says why it cannot.
@@ -132,7 +132,7 @@ impl SpanprofApp {
     /// of several variants (or a sweep) is shown in the Compare tab.
     fn finished(
         &mut self,
-        run: u64,
+        run: RunId,
         database: &str,
         reports: Vec<RunReport>,
         details: Vec<IterationDetails>,

@@ -119,8 +119,8 @@ fn two_runs_of_earlier_launches_are_found_in_history_and_opened_in_compare() {
         titles[1].starts_with("after the index (history #"),
         "{titles:?}"
     );
-    let ids: Vec<u64> = h.state().runs().iter().map(|r| r.id).collect();
-    let picked: Vec<u64> = h
+    let ids: Vec<spanprof::report::RunId> = h.state().runs().iter().map(|r| r.id).collect();
+    let picked: Vec<spanprof::report::RunId> = h
         .state_mut()
         .compare_view()
         .picked()

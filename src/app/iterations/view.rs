@@ -18,7 +18,7 @@ use crate::app::runs::{ActiveRun, RunEntry, RunList};
 use crate::app::theme;
 use crate::app::timeline::TimelineView;
 use crate::part::Part;
-use crate::report::{Figure, IterationRecord, Status, figure_summaries};
+use crate::report::{Figure, IterationRecord, RunId, Status, figure_summaries};
 use crate::stats::Summary;
 use crate::text::{bytes, count, ms};
 
@@ -100,7 +100,7 @@ pub fn part_stats(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Opt
 #[derive(Debug)]
 struct RunningCopy {
     /// The run's id.
-    run: u64,
+    run: RunId,
     /// The variant's label.
     variant: String,
     /// How many records the run had when they were copied.
@@ -123,7 +123,7 @@ struct Streaming {
 /// The iterations view's state: the selection, and which run it belongs to.
 #[derive(Debug, Default)]
 pub struct IterationsView {
-    run: Option<u64>,
+    run: Option<RunId>,
     selection: BTreeSet<u32>,
     drag_from: Option<f64>,
     bars: usize,
@@ -157,7 +157,7 @@ impl IterationsView {
     /// among `records` in the order they ran: the timeline follows when one is open, the
     /// selection always (the arrow keys). Without one open or selected, the first (or last)
     /// is picked.
-    pub fn step(&mut self, run: u64, records: &[IterationRecord], delta: i32) {
+    pub fn step(&mut self, run: RunId, records: &[IterationRecord], delta: i32) {
         let numbers: Vec<u32> = records.iter().map(|r| r.iteration).collect();
         let Some((&first, &last)) = numbers.first().zip(numbers.last()) else {
             return;
@@ -211,7 +211,7 @@ impl IterationsView {
     }
 
     /// The run whose iterations the view shows (its selection belongs to it).
-    pub fn run(&self) -> Option<u64> {
+    pub fn run(&self) -> Option<RunId> {
         self.run
     }
 
@@ -230,7 +230,7 @@ impl IterationsView {
     pub fn tab(
         &mut self,
         ui: &mut egui::Ui,
-        active: Option<(u64, &ActiveRun)>,
+        active: Option<(RunId, &ActiveRun)>,
         runs: &mut RunList,
     ) {
         if let Some((id, run)) = active {
@@ -289,7 +289,7 @@ impl IterationsView {
     }
 
     /// The run in flight, numbered `id`: with several variants, the bars of the one streaming now.
-    fn running(&mut self, ui: &mut egui::Ui, id: u64, run: &ActiveRun) {
+    fn running(&mut self, ui: &mut egui::Ui, id: RunId, run: &ActiveRun) {
         let label = run
             .progress()
             .variant
@@ -336,7 +336,7 @@ impl IterationsView {
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
-        (run, label): (u64, &str),
+        (run, label): (RunId, &str),
         records: &[IterationRecord],
         query_mode: crate::kind::QueryMode,
     ) {
@@ -427,7 +427,7 @@ impl IterationsView {
     fn chart(
         &mut self,
         ui: &mut egui::Ui,
-        (run, stacked): (u64, &[Part]),
+        (run, stacked): (RunId, &[Part]),
         records: &[IterationRecord],
         flags: &[Flag],
         height: f32,

@@ -11,13 +11,13 @@ use super::list::{RunEntry, RunList, RunSource};
 use crate::engine::IterationDetails;
 use crate::history::HistoryWorker;
 use crate::history::worker::SaveOutcome;
-use crate::report::RunReport;
+use crate::report::{RunId, RunReport};
 
 /// The run in flight, the run list and the history worker, owned together.
 pub struct RunController {
-    active: Option<ActiveRun>,
-    /// The id the run in flight has among the runs (its bars' selection belongs to it).
-    active_id: u64,
+    /// The run in flight with the id the run list gave it when it began: the id its bars'
+    /// selection belongs to, and the one its first report keeps in the list.
+    active: Option<(RunId, ActiveRun)>,
     list: RunList,
     /// Saves finished runs on its own thread; `None` when the history is off.
     history: Option<HistoryWorker>,
@@ -36,7 +36,6 @@ impl RunController {
     pub fn new(history: Option<HistoryWorker>) -> Self {
         RunController {
             active: None,
-            active_id: 0,
             list: RunList::default(),
             history,
         }
@@ -54,7 +53,7 @@ impl RunController {
 
     /// The run in flight, if one is.
     pub fn active(&self) -> Option<&ActiveRun> {
-        self.active.as_ref()
+        self.active.as_ref().map(|(_, run)| run)
     }
 
     /// Whether a run is in flight.
@@ -63,13 +62,13 @@ impl RunController {
     }
 
     /// The id of the run in flight, if one is.
-    pub fn running_id(&self) -> Option<u64> {
-        self.active.as_ref().map(|_| self.active_id)
+    pub fn running_id(&self) -> Option<RunId> {
+        self.active.as_ref().map(|&(id, _)| id)
     }
 
     /// The run in flight with its id, and the runs to pick from: what the Iterations tab draws.
-    pub fn in_flight_and_list(&mut self) -> (Option<(u64, &ActiveRun)>, &mut RunList) {
-        let active = self.active.as_ref().map(|run| (self.active_id, run));
+    pub fn in_flight_and_list(&mut self) -> (Option<(RunId, &ActiveRun)>, &mut RunList) {
+        let active = self.active.as_ref().map(|(id, run)| (*id, run));
         (active, &mut self.list)
     }
 
@@ -78,15 +77,16 @@ impl RunController {
         self.list.next_label(wanted, sql, now)
     }
 
-    /// `run` is in flight now, with the next id.
-    pub fn begin(&mut self, run: ActiveRun) {
-        self.active_id = self.list.take_id();
-        self.active = Some(run);
+    /// `run` is in flight now, under the next id (the one it keeps when it ends).
+    pub fn begin(&mut self, run: ActiveRun) -> RunId {
+        let id = self.list.take_id();
+        self.active = Some((id, run));
+        id
     }
 
     /// Cancels the run in flight, if one is.
     pub fn cancel(&mut self) {
-        if let Some(run) = &mut self.active {
+        if let Some((_, run)) = &mut self.active {
             run.cancel();
         }
     }
@@ -97,7 +97,7 @@ impl RunController {
         let ended = self
             .active
             .as_mut()
-            .and_then(|run| run.drain(|e| errors.push(e)));
+            .and_then(|(_, run)| run.drain(|e| errors.push(e)));
         let mut saved = false;
         if let Some(history) = &self.history {
             errors.extend(history.notices());
@@ -110,8 +110,8 @@ impl RunController {
     }
 
     /// The run in flight is over: it, with the id it had in flight.
-    pub fn end(&mut self) -> Option<(u64, ActiveRun)> {
-        self.active.take().map(|run| (self.active_id, run))
+    pub fn end(&mut self) -> Option<(RunId, ActiveRun)> {
+        self.active.take()
     }
 
     /// The history worker, when finished runs are kept.
@@ -124,10 +124,10 @@ impl RunController {
     /// while it streamed stays picked or open when it ends.
     pub fn add_live(
         &mut self,
-        run: u64,
+        run: RunId,
         reports: Vec<RunReport>,
         mut details: Vec<IterationDetails>,
-    ) -> Vec<u64> {
+    ) -> Vec<RunId> {
         let mut ids = Vec::new();
         for (i, report) in reports.into_iter().enumerate() {
             let own = details
@@ -140,8 +140,11 @@ impl RunController {
         ids
     }
 
-    /// Adds the stored runs not in the list yet; the ids of all of them, in order.
-    pub fn add_stored(&mut self, runs: Vec<(String, RunReport)>) -> Vec<u64> {
+    /// Adds the stored runs not in the list yet; the ids of all of them, in order. Each comes
+    /// with the history's id of it (a row in its database), kept as its [`RunSource::History`]:
+    /// a run already in the list under that stored id keeps the [`RunId`] it has; another gets a
+    /// new one.
+    pub fn add_stored(&mut self, runs: Vec<(String, RunReport)>) -> Vec<RunId> {
         let mut ids = Vec::new();
         for (stored, report) in runs {
             let source = RunSource::History(stored);
