@@ -332,6 +332,11 @@ pub struct RunConfig {
     /// Where the query ran: `local`, `endpoint 127.0.0.1:9010` (the emulator, or any plaintext
     /// endpoint), or `cloud projects/p/instances/i/databases/d`.
     pub target: String,
+    /// The database it ran against, by name (`projects/p/instances/i/databases/d`, the local
+    /// instance's and the emulator's too), as the run was started: what the history keeps the run
+    /// under. Empty in older reports.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub database: String,
     /// The SQL text of the query.
     pub sql: String,
     /// The query parameters as (`name:TYPE`, value) pairs, values as the user wrote them.

@@ -279,7 +279,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
     // Read before this run is saved: `history:last` is an earlier run.
     let baseline = baseline.map(|source| source.read(&reports, &database));
     let history = args.history.worker();
-    super::history::save(history.as_ref(), &reports, database);
+    super::history::save(history.as_ref(), &reports);
     print_summary(&mut out, &reports, &reference)?;
     // The page compares every variant with the reference, as the summary printed does.
     let reference_at = reports.iter().position(|r| r.config.label == reference);

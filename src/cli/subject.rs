@@ -126,8 +126,7 @@ pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bo
     }
     let reports: Vec<RunReport> = reports.context("the engine stopped without a report")?;
     let history = args.history.worker();
-    let database = crate::engine::DatabasePath::default().name();
-    super::history::save(history.as_ref(), &reports, database);
+    super::history::save(history.as_ref(), &reports);
     writeln!(out)?;
     out.write_all(&Markdown.export(&reports)?)?;
     match crate::analysis::subject_comparison(&reports) {

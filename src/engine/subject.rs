@@ -128,6 +128,7 @@ impl SubjectSpec {
         RunConfig {
             label: run.label(self),
             target: "local".into(),
+            database: self.database.name(),
             sql: self.sql.clone(),
             query_mode: QueryMode::Normal,
             iterations: self.iterations,

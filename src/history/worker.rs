@@ -23,7 +23,7 @@ pub enum SaveOutcome {
 }
 
 enum Job {
-    Save(Vec<RunReport>, String),
+    Save(Vec<RunReport>),
     SaveLoad(Box<LoadReport>),
 }
 
@@ -48,7 +48,7 @@ impl HistoryWorker {
                 let mut failed_once = false;
                 for job in rx {
                     let outcome = match job {
-                        Job::Save(runs, database) => save(&location, &mut store, &runs, &database),
+                        Job::Save(runs) => save(&location, &mut store, &runs),
                         Job::SaveLoad(run) => save_load(&location, &mut store, &run),
                     };
                     if let Some(s) = store.as_mut() {
@@ -77,10 +77,11 @@ impl HistoryWorker {
         })
     }
 
-    /// Hands `runs` (of a database named `database`) to the worker; returns at once.
-    pub fn save(&self, runs: Vec<RunReport>, database: String) {
+    /// Hands `runs` to the worker, each kept under the database its configuration names
+    /// ([`database_of`](super::database_of)); returns at once.
+    pub fn save(&self, runs: Vec<RunReport>) {
         if let Some(jobs) = &self.jobs {
-            let _ = jobs.send(Job::Save(runs, database));
+            let _ = jobs.send(Job::Save(runs));
         }
     }
 
@@ -154,14 +155,13 @@ fn save(
     location: &Location,
     store: &mut Option<Box<dyn HistoryStore>>,
     runs: &[RunReport],
-    database: &str,
 ) -> Result<Vec<String>, String> {
     let Some(store) = opened(location, store)? else {
         return Ok(Vec::new());
     };
     let stored: Vec<StoredRun> = runs
         .iter()
-        .map(|r| StoredRun::new(r, database))
+        .map(StoredRun::of)
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
     store.save(&stored).map_err(|e| e.to_string())

@@ -69,8 +69,6 @@ pub struct ActiveRun {
     /// MB/s of the last iteration that ended.
     mb_per_s: Option<f64>,
     cancelled: bool,
-    /// The database the run was started on, as the connection panel named it then.
-    database: String,
 }
 
 impl ActiveRun {
@@ -93,18 +91,6 @@ impl ActiveRun {
         Ok(Self::of_engine(engine, labels, QueryMode::Normal, of))
     }
 
-    /// The run, as started on `database` (its name): what the history keeps it under, whatever
-    /// the connection panel says by the time it ends.
-    pub fn on_database(mut self, database: String) -> Self {
-        self.database = database;
-        self
-    }
-
-    /// The database the run was started on.
-    pub fn database(&self) -> &str {
-        &self.database
-    }
-
     fn of_engine(engine: Engine, labels: Vec<String>, mode: QueryMode, of: u32) -> Self {
         ActiveRun {
             engine,
@@ -121,7 +107,6 @@ impl ActiveRun {
             target: None,
             mb_per_s: None,
             cancelled: false,
-            database: String::new(),
         }
     }
 
