@@ -440,6 +440,44 @@ pub struct RunReport {
     pub stopped: Option<String>,
 }
 
+/// What a run's report holds besides its records: the configuration, the start, the plans and
+/// why it stopped early. The engine's `Finished` event carries one per variant, its records having
+/// crossed one by one before it; [`ReportHead::with_records`] makes the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportHead {
+    /// What the run was asked to do.
+    pub config: RunConfig,
+    /// When the run started, RFC 3339 in UTC.
+    pub started_at: String,
+    /// The query plans its iterations returned ([`RunReport::plans`]).
+    pub plans: PlanHistory,
+    /// Why the run stopped before its iterations were done ([`RunReport::stopped`]).
+    pub stopped: Option<String>,
+}
+
+impl ReportHead {
+    /// A run of `config` started at `started_at`, no plan yet, not stopped.
+    pub fn new(config: RunConfig, started_at: String) -> Self {
+        ReportHead {
+            config,
+            started_at,
+            plans: PlanHistory::default(),
+            stopped: None,
+        }
+    }
+
+    /// The report: this, and `iterations`, its records in the order they ran.
+    pub fn with_records(self, iterations: Vec<IterationRecord>) -> RunReport {
+        RunReport {
+            config: self.config,
+            started_at: self.started_at,
+            iterations,
+            plans: self.plans,
+            stopped: self.stopped,
+        }
+    }
+}
+
 impl RunReport {
     /// The iterations its plan aggregates cover: `selection` when it is not empty, else the
     /// timed iterations (not warm-ups, ended ok); when none of those returned a plan, every

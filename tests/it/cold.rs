@@ -113,9 +113,11 @@ async fn run(target: Target, spec: ProfileSpec) -> Vec<EngineEvent> {
     .expect("joins")
 }
 
-fn reports(events: &[EngineEvent]) -> &[RunReport] {
+fn reports(events: &[EngineEvent]) -> Vec<RunReport> {
     match events.last() {
-        Some(EngineEvent::Finished(reports)) => reports,
+        Some(EngineEvent::Finished(_)) => {
+            spanprof::engine::collect_reports(events).expect("a Finished event")
+        }
         other => panic!("the run did not finish: {other:?}"),
     }
 }

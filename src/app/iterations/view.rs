@@ -96,19 +96,6 @@ pub fn part_stats(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Opt
     PartStats::of(chosen(records, selection))
 }
 
-/// The run in flight's records of one variant, as last copied.
-#[derive(Debug)]
-struct RunningCopy {
-    /// The run's id.
-    run: RunId,
-    /// The variant's label.
-    variant: String,
-    /// How many records the run had when they were copied.
-    seen: usize,
-    /// The variant's records then.
-    records: Vec<IterationRecord>,
-}
-
 /// The iteration streaming now.
 #[derive(Debug, Clone)]
 struct Streaming {
@@ -135,9 +122,6 @@ pub struct IterationsView {
     transform: Option<egui_plot::PlotTransform>,
     /// The timeline of the iteration whose bar or flag was clicked.
     timeline: TimelineView,
-    /// The run in flight's records of the variant streaming now, copied when one is added (not
-    /// each frame: each holds its timeline).
-    running: Option<RunningCopy>,
     /// The iteration streaming now, drawn as a partial bar.
     streaming: Option<Streaming>,
 }
@@ -289,32 +273,19 @@ impl IterationsView {
     }
 
     /// The run in flight, numbered `id`: with several variants, the bars of the one streaming now.
+    /// Its records are read where the run keeps them, never copied.
     fn running(&mut self, ui: &mut egui::Ui, id: RunId, run: &ActiveRun) {
+        let variant = run.progress().variant.unwrap_or(0);
         let label = run
-            .progress()
-            .variant
-            .and_then(|v| run.labels().get(v))
+            .labels()
+            .get(variant)
             .map_or_else(|| run.label().to_owned(), Clone::clone);
         ui.heading(format!("{label} (running)"));
-        let seen = run.records().len();
-        let cached = match self.running.take() {
-            Some(c) if c.run == id && c.variant == label && c.seen == seen => c,
-            _ => RunningCopy {
-                run: id,
-                variant: label.clone(),
-                seen,
-                records: run
-                    .records()
-                    .iter()
-                    .filter(|r| r.run == label)
-                    .cloned()
-                    .collect(),
-            },
-        };
+        let records = run.records(variant);
         self.set_plan_changes([]);
         let progress = run.progress();
         self.streaming = progress.iteration.map(|_| {
-            let iteration = cached.records.last().map_or(0, |r| r.iteration + 1);
+            let iteration = records.last().map_or(0, |r| r.iteration + 1);
             Streaming {
                 iteration,
                 so_far_ms: progress.elapsed_ms,
@@ -326,9 +297,8 @@ impl IterationsView {
                 ),
             }
         });
-        self.ui(ui, (id, &label), &cached.records, run.mode());
+        self.ui(ui, (id, &label), records, run.mode());
         self.streaming = None;
-        self.running = Some(cached);
     }
 
     /// Draws the view of `records`, the iterations of run `run` (its id, a run in flight has its
