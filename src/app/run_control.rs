@@ -146,13 +146,14 @@ impl SpanprofApp {
             self.notice = Some(format!("{first} was cancelled before it connected"));
             return;
         }
-        if let Some(history) = self.runs.history() {
-            // Under the database each report's configuration names, the one the run was started
-            // on: what the panel says now plays no part.
-            history.save(reports.clone());
-        }
+        // Saved under the database each report's configuration names, the one the run was
+        // started on: what the panel says now plays no part.
+        let saving = self.runs.history().is_some().then(|| reports.clone());
         let several = reports.len() > 1;
         let ids = self.runs.add_live(run, reports, details);
+        if let Some(reports) = saving {
+            self.runs.save(ids.clone(), reports);
+        }
         if several {
             // A comparison was asked for: show it.
             self.compare.pick_only(&ids);

@@ -101,10 +101,16 @@ impl RunController {
         let mut saved = false;
         if let Some(history) = &self.history {
             errors.extend(history.notices());
-            saved = history
-                .outcomes()
-                .iter()
-                .any(|o| matches!(o, SaveOutcome::Saved(_)));
+            for outcome in history.outcomes() {
+                if let SaveOutcome::Saved { stored, runs } = outcome {
+                    saved = true;
+                    // Each run's id in the history beside its own: opened from the History tab,
+                    // it is found in the list, not added again.
+                    for (run, stored) in runs.into_iter().zip(stored) {
+                        self.list.saved_as(run, stored);
+                    }
+                }
+            }
         }
         Drained { ended, saved }
     }
@@ -117,6 +123,14 @@ impl RunController {
     /// The history worker, when finished runs are kept.
     pub fn history(&self) -> Option<&HistoryWorker> {
         self.history.as_ref()
+    }
+
+    /// Hands the runs `ids` (their `reports`) to the history worker, when there is one; when it
+    /// has saved them, each one's id there is noted beside its [`RunId`].
+    pub fn save(&self, ids: Vec<RunId>, reports: Vec<RunReport>) {
+        if let Some(history) = &self.history {
+            history.save_as(ids, reports);
+        }
     }
 
     /// Adds a run of this launch's variants, each report with its own last details; their ids.
@@ -141,17 +155,16 @@ impl RunController {
     }
 
     /// Adds the stored runs not in the list yet; the ids of all of them, in order. Each comes
-    /// with the history's id of it (a row in its database), kept as its [`RunSource::History`]:
-    /// a run already in the list under that stored id keeps the [`RunId`] it has; another gets a
-    /// new one.
+    /// with the history's id of it (a row in its database): a run the list holds under that
+    /// stored id (read from the history before, or run in this launch and saved) keeps the
+    /// [`RunId`] it has; another gets a new one, its stored id kept as its
+    /// [`RunSource::History`].
     pub fn add_stored(&mut self, runs: Vec<(String, RunReport)>) -> Vec<RunId> {
         let mut ids = Vec::new();
         for (stored, report) in runs {
-            let source = RunSource::History(stored);
-            let known = self.list.entries().iter().find(|r| r.source == source);
-            let id = match known {
-                Some(entry) => entry.id,
-                None => self.list.add(report, None, source),
+            let id = match self.list.stored(&stored) {
+                Some(id) => id,
+                None => self.list.add(report, None, RunSource::History(stored)),
             };
             ids.push(id);
         }

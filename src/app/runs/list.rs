@@ -36,9 +36,20 @@ pub struct RunEntry {
     pub source: RunSource,
     /// Whether exports include it.
     pub export: bool,
+    /// The history's id of it once the history saved it (a run of this launch's).
+    pub saved_as: Option<String>,
 }
 
 impl RunEntry {
+    /// The history's id of it (a row in its database): the one it was read from, or the one the
+    /// history saved it under; `None` for a run the history does not hold (yet).
+    pub fn stored_id(&self) -> Option<&str> {
+        match &self.source {
+            RunSource::History(id) => Some(id),
+            _ => self.saved_as.as_deref(),
+        }
+    }
+
     /// Its name in the run picker: the label, and the file it came from when opened.
     pub fn title(&self) -> String {
         match &self.source {
@@ -189,9 +200,23 @@ impl RunList {
             details,
             export: source == RunSource::Live,
             source,
+            saved_as: None,
         });
         self.shown = Some(id);
         id
+    }
+
+    /// Notes that the history saved run `id` as `stored` (its id there).
+    pub fn saved_as(&mut self, id: RunId, stored: String) {
+        if let Some(entry) = self.runs.iter_mut().find(|r| r.id == id) {
+            entry.saved_as = Some(stored);
+        }
+    }
+
+    /// The run the history holds as `stored` (its id there), if the list has it.
+    pub fn stored(&self, stored: &str) -> Option<RunId> {
+        let entry = self.runs.iter().find(|r| r.stored_id() == Some(stored));
+        entry.map(|r| r.id)
     }
 
     /// Adds the runs of a report read from `path`; returns how many.
@@ -310,6 +335,7 @@ mod tests {
             details: None,
             source: RunSource::Live,
             export: true,
+            saved_as: None,
         };
         let t = |s: &str, f: &str| at(s).format(f).to_string();
         let (a, b, c) = (
