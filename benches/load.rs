@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use spanprof::engine::load::{LoadEvent, LoadRun, LoadSpec};
 use spanprof::engine::{
-    DatabasePath, Engine, EngineEvent, HeaderOptions, ProfileSpec, QueryMode, Target, Timeouts,
-    Variant,
+    DatabasePath, Engine, EngineEvent, HeaderOptions, ProfileSpec, QueryMode, ReportCollector,
+    Target, Timeouts, Variant,
 };
 use spanprof::load::{LoadPlan, LoadReport, Model, StepLevel};
 use spanprof::server::{KnobSettings, ServerConfig};
@@ -156,9 +156,12 @@ fn profile_decode_cpu_ms(
         ..ProfileSpec::default()
     };
     let engine = Engine::start(target, spec, Arc::new(|| {}))?;
+    let mut records = ReportCollector::default();
     while let Some(event) = engine.next() {
         match event {
-            EngineEvent::Finished(reports) => {
+            EngineEvent::Iteration { variant, record } => records.push(variant, *record),
+            EngineEvent::Finished(heads) => {
+                let reports = records.finish(heads);
                 let mut cpu: Vec<f64> = reports
                     .iter()
                     .flat_map(|r| r.timed())

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use spanprof::client::connect_plaintext;
-use spanprof::engine::{Engine, EngineEvent, ProfileSpec, QueryMode, Target, Variant};
+use spanprof::engine::{
+    Engine, EngineEvent, ProfileSpec, QueryMode, ReportCollector, Target, Variant,
+};
 use spanprof::report::{IterationRecord, RunReport, Status};
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
 use spanprof::stats::median;
@@ -132,9 +134,12 @@ fn profile(
         ..ProfileSpec::default()
     };
     let engine = Engine::start(Target::Local(config.clone()), spec, Arc::new(|| {}))?;
+    let mut records = ReportCollector::default();
     while let Some(event) = engine.next() {
         match event {
-            EngineEvent::Finished(reports) => {
+            EngineEvent::Iteration { variant, record } => records.push(variant, *record),
+            EngineEvent::Finished(heads) => {
+                let reports = records.finish(heads);
                 let timed: Vec<_> = reports.iter().flat_map(RunReport::timed).cloned().collect();
                 if let Some(bad) = timed.iter().find(|it| it.status != Status::Ok) {
                     anyhow::bail!("an iteration failed: {:?}", bad.error);

@@ -392,9 +392,10 @@ fn write_table(out: &mut impl Write, runs: &[RunSummary]) -> std::io::Result<()>
     Ok(())
 }
 
-/// Hands `reports` (of the database named `database`) to `worker`, when there is one.
-pub fn save(worker: Option<&HistoryWorker>, reports: &[RunReport], database: String) {
+/// Hands `reports` to `worker`, when there is one (each kept under the database its
+/// configuration names).
+pub fn save(worker: Option<&HistoryWorker>, reports: &[RunReport]) {
     if let Some(worker) = worker {
-        worker.save(reports.to_vec(), database);
+        worker.save(reports.to_vec());
     }
 }

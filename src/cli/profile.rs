@@ -16,7 +16,7 @@ use super::summary;
 use super::target::TargetArgs;
 use super::variants::{FromCommandLine, SweepSpec, parse_sweep, variants};
 use crate::analysis::parse_slowdown;
-use crate::engine::{Engine, EngineEvent, Order, Param, ProfileSpec, QueryMode};
+use crate::engine::{Engine, EngineEvent, Order, Param, ProfileSpec, QueryMode, ReportCollector};
 use crate::export::{Exporter, Markdown};
 use crate::part::Measure;
 use crate::report::{RunReport, Status, printable};
@@ -279,7 +279,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
     // Read before this run is saved: `history:last` is an earlier run.
     let baseline = baseline.map(|source| source.read(&reports, &database));
     let history = args.history.worker();
-    super::history::save(history.as_ref(), &reports, database);
+    super::history::save(history.as_ref(), &reports);
     print_summary(&mut out, &reports, &reference)?;
     // The page compares every variant with the reference, as the summary printed does.
     let reference_at = reports.iter().position(|r| r.config.label == reference);
@@ -329,6 +329,7 @@ fn run_engine(args: &ProfileArgs, spec: ProfileSpec) -> anyhow::Result<Vec<RunRe
     let engine = Engine::start(args.target.target(), spec, Arc::new(|| {}))
         .context("cannot start the profiling engine")?;
     let mut reports: Option<Vec<RunReport>> = None;
+    let mut records = ReportCollector::default();
     while let Some(event) = engine.next() {
         match event {
             EngineEvent::Connected { target, session_ms } => {
@@ -354,7 +355,7 @@ fn run_engine(args: &ProfileArgs, spec: ProfileSpec) -> anyhow::Result<Vec<RunRe
                     crate::text::bytes(wire_bytes)
                 ));
             }
-            EngineEvent::Iteration(record) => {
+            EngineEvent::Iteration { variant, record } => {
                 bar.inc(1);
                 if let Some(error) = &record.error {
                     let name = if several {
@@ -367,10 +368,11 @@ fn run_engine(args: &ProfileArgs, spec: ProfileSpec) -> anyhow::Result<Vec<RunRe
                     let error = printable(error);
                     bar.suspend(|| eprintln!("{name}iteration {}: {error}", record.iteration));
                 }
+                records.push(variant, *record);
             }
             // The headless profile prints timings only.
             EngineEvent::Details(_) => {}
-            EngineEvent::Finished(r) => reports = Some(r),
+            EngineEvent::Finished(heads) => reports = Some(records.finish(heads)),
             EngineEvent::Failed(error) => {
                 bar.finish_and_clear();
                 return Err(error.into());

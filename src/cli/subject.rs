@@ -13,7 +13,9 @@ use super::decode::DecoderChoice;
 use super::profile::{OrderArg, check_label};
 use super::serve::ServeArgs;
 use super::target::parse_limit;
-use crate::engine::{DEFAULT_SUBJECT_SQL, Engine, EngineEvent, Order, SubjectSpec};
+use crate::engine::{
+    DEFAULT_SUBJECT_SQL, Engine, EngineEvent, Order, ReportCollector, SubjectSpec,
+};
 use crate::export::{Exporter, Markdown};
 use crate::part::Part;
 use crate::report::{IterationRecord, RunReport, Status, printable};
@@ -104,11 +106,12 @@ pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bo
     let engine =
         Engine::start_subject(spec, Arc::new(|| {})).context("cannot start the client profile")?;
     let mut reports = None;
+    let mut records = ReportCollector::default();
     writeln!(out, "{}", header())?;
     while let Some(event) = engine.next() {
         match event {
             EngineEvent::Connected { target, .. } => eprintln!("profiling on {target}"),
-            EngineEvent::Iteration(record) => {
+            EngineEvent::Iteration { variant, record } => {
                 writeln!(out, "{}", iteration_line(&record))?;
                 if let Some(error) = &record.error {
                     eprintln!(
@@ -118,16 +121,16 @@ pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bo
                         printable(error)
                     );
                 }
+                records.push(variant, *record);
             }
-            EngineEvent::Finished(r) => reports = Some(r),
+            EngineEvent::Finished(heads) => reports = Some(records.finish(heads)),
             EngineEvent::Failed(error) => return Err(error.into()),
             EngineEvent::Progress { .. } | EngineEvent::Details(_) => {}
         }
     }
     let reports: Vec<RunReport> = reports.context("the engine stopped without a report")?;
     let history = args.history.worker();
-    let database = crate::engine::DatabasePath::default().name();
-    super::history::save(history.as_ref(), &reports, database);
+    super::history::save(history.as_ref(), &reports);
     writeln!(out)?;
     out.write_all(&Markdown.export(&reports)?)?;
     match crate::analysis::subject_comparison(&reports) {

@@ -1250,3 +1250,49 @@ fn a_client_program_run_shows_the_server_s_phases_and_its_rows_checked() {
         );
     }
 }
+
+/// What is picked in a run while it streams stays picked when it ends: the selected bars and the
+/// open timeline belong to its RunId, which its report keeps in the run list (a run once got a
+/// new id at its end, and the views let go of what they held).
+#[test]
+fn what_is_picked_in_a_run_in_flight_stays_picked_under_its_run_id_when_it_ends() {
+    let mut h = app();
+    h.state_mut().set_tab(Tab::Iterations);
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 2000", 100, "picked");
+    h.get_by_label("Run").click();
+    h.step();
+    let in_flight = h.state().running_id().expect("a run in flight has an id");
+    step_until(&mut h, "three iterations in flight", |app| {
+        app.progress().and_then(|p| p.iteration) >= Some(3)
+    });
+    assert!(h.state().is_running(), "still streaming");
+    assert_eq!(h.state_mut().iterations_view().run(), Some(in_flight));
+    h.state_mut().iterations_view().select([1, 2]);
+    h.state_mut()
+        .iterations_view()
+        .timeline()
+        .open(in_flight, 2);
+    h.run_steps(2);
+    step_until(&mut h, "the run to finish", |app| !app.is_running());
+    let runs = h.state().runs();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].id, in_flight, "the finished run keeps its id");
+    assert_eq!(runs[0].report.iterations.len(), 100);
+    let view = h.state_mut().iterations_view();
+    assert_eq!(view.run(), Some(in_flight));
+    assert_eq!(
+        view.selection().iter().copied().collect::<Vec<u32>>(),
+        [1, 2],
+        "the selection made in flight"
+    );
+    assert_eq!(view.timeline().run(), Some(in_flight));
+    assert_eq!(
+        view.timeline().opened(),
+        Some(2),
+        "the timeline opened in flight"
+    );
+    assert!(
+        h.query_by_label("Timeline of #2").is_some(),
+        "and drawn from the finished run"
+    );
+}

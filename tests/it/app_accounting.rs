@@ -88,7 +88,7 @@ fn one_iteration_s_figures_are_the_same_in_its_tooltip_the_summary_and_compare()
     run_to_end(&mut h);
     set_query(&mut h, "SELECT * FROM Seed23 LIMIT 300", 1, "narrow");
     run_to_end(&mut h);
-    let runs: Vec<(u64, String)> = h
+    let runs: Vec<(spanprof::report::RunId, String)> = h
         .state()
         .runs()
         .iter()

@@ -119,8 +119,8 @@ fn two_runs_of_earlier_launches_are_found_in_history_and_opened_in_compare() {
         titles[1].starts_with("after the index (history #"),
         "{titles:?}"
     );
-    let ids: Vec<u64> = h.state().runs().iter().map(|r| r.id).collect();
-    let picked: Vec<u64> = h
+    let ids: Vec<spanprof::report::RunId> = h.state().runs().iter().map(|r| r.id).collect();
+    let picked: Vec<spanprof::report::RunId> = h
         .state_mut()
         .compare_view()
         .picked()
@@ -282,5 +282,52 @@ fn a_run_is_kept_under_the_database_it_started_on_and_keeps_its_id() {
     assert_eq!(
         stored[0].fingerprint, as_started.summary.fingerprint,
         "kept under {started_on}, not the panel's database at the end"
+    );
+}
+
+/// Runs of this launch opened from the History tab are the runs already in the list, under the
+/// RunIds they had since Run: the history's id of each (a row in its database) is noted when it
+/// is saved and mapped back, where Open in Compare once added each a second time.
+#[test]
+fn runs_of_this_launch_opened_from_history_are_the_ones_in_the_list() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut h = app_on(dir.path());
+    let sql = "SELECT * FROM Seed23 LIMIT 10";
+    for label in ["mapped one", "mapped two"] {
+        crate::app::set_query(&mut h, sql, 2, label);
+        crate::app::run_to_end(&mut h);
+    }
+    let ids: Vec<spanprof::report::RunId> = h.state().runs().iter().map(|r| r.id).collect();
+    assert_eq!(ids.len(), 2);
+    h.state_mut().set_tab(Tab::History);
+    until(&mut h, "the query", |app| {
+        app.history_view().queries().len() == 1
+    });
+    h.get_by_label_contains("Seed23 LIMIT").click();
+    until(&mut h, "both runs saved", |app| {
+        app.history_view().points().len() == 2
+    });
+    for label in ["mapped one", "mapped two"] {
+        h.get_by_label(label).click();
+        h.run_steps(1);
+    }
+    assert_eq!(h.state_mut().history_view().picked().len(), 2);
+    h.get_by_label("Open in Compare").click();
+    until(&mut h, "the Compare tab", |app| {
+        app.settings().tab == Tab::Compare
+    });
+    let runs = h.state().runs();
+    assert_eq!(runs.len(), 2, "no run added twice");
+    assert!(runs.iter().all(|r| r.saved_as.is_some()), "each saved");
+    let picked: Vec<spanprof::report::RunId> = h
+        .state_mut()
+        .compare_view()
+        .picked()
+        .iter()
+        .copied()
+        .collect();
+    assert_eq!(
+        picked, ids,
+        "the runs of this launch are picked, under their ids"
     );
 }

@@ -29,7 +29,7 @@ fn the_keyboard_runs_cancels_moves_between_iterations_and_closes_the_timeline() 
     h.step();
     step_until(&mut h, "the run", |app| !app.is_running());
     let run = h.state().runs().last().expect("the run");
-    let (id, numbers): (u64, Vec<u32>) = (
+    let (id, numbers): (spanprof::report::RunId, Vec<u32>) = (
         run.id,
         run.report.iterations.iter().map(|r| r.iteration).collect(),
     );

@@ -113,9 +113,11 @@ async fn run(target: Target, spec: ProfileSpec) -> Vec<EngineEvent> {
     .expect("joins")
 }
 
-fn reports(events: &[EngineEvent]) -> &[RunReport] {
+fn reports(events: &[EngineEvent]) -> Vec<RunReport> {
     match events.last() {
-        Some(EngineEvent::Finished(reports)) => reports,
+        Some(EngineEvent::Finished(_)) => {
+            spanprof::engine::collect_reports(events).expect("a Finished event")
+        }
         other => panic!("the run did not finish: {other:?}"),
     }
 }
@@ -264,7 +266,7 @@ async fn a_session_of_another_kind_is_reported_not_refused() {
         ..ProfileSpec::default()
     };
     let events = run(Target::Endpoint(host), spec).await;
-    let runs = reports(&events);
+    let runs = &reports(&events);
     for report in runs {
         assert_eq!(
             report.config.session,
@@ -319,7 +321,8 @@ async fn a_token_endpoint_that_stalls_during_a_cold_start_is_named() {
     };
     let started = Instant::now();
     let events = run(cloud(endpoint, key, None), spec).await;
-    let it = &reports(&events)[0].iterations[0];
+    let runs = &reports(&events);
+    let it = &runs[0].iterations[0];
     assert_eq!(it.status, Status::Error, "{it:?}");
     let error = it.error.as_deref().unwrap_or_default();
     assert!(
@@ -364,7 +367,7 @@ async fn the_local_instance_grants_both_kinds_in_one_run() {
         ..ProfileSpec::default()
     };
     let events = run(target, spec).await;
-    let runs = reports(&events);
+    let runs = &reports(&events);
     let spelled = |k: Option<SessionKind>| k.map_or("", SessionKind::as_str);
     let kinds: Vec<(&str, &str)> = runs
         .iter()
@@ -413,7 +416,8 @@ async fn a_tls_handshake_that_stalls_during_a_cold_start_is_named() {
     };
     let started = Instant::now();
     let events = run(cloud(endpoint.clone(), key, Some(ca)), spec).await;
-    let it = &reports(&events)[0].iterations[0];
+    let runs = &reports(&events);
+    let it = &runs[0].iterations[0];
     assert_eq!(it.status, Status::Error, "{it:?}");
     let error = it.error.as_deref().unwrap_or_default();
     assert!(
@@ -462,7 +466,7 @@ fn the_emulator_grants_a_regular_session_to_a_multiplexed_request() {
     let target = Target::Endpoint(emulator.address().to_owned());
     let rt = tokio::runtime::Runtime::new().expect("a runtime");
     let events = rt.block_on(run(target, spec));
-    let runs = reports(&events);
+    let runs = &reports(&events);
     assert_eq!(runs[0].config.session, Some(SessionKind::Regular));
     assert_eq!(runs[0].config.session_granted, None, "granted as asked");
     for report in &runs[1..] {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use spanprof::engine::{
-    DatabasePath, Engine, EngineEvent, ProfileSpec, QueryMode, Target, Variant,
+    DatabasePath, Engine, EngineEvent, ProfileSpec, QueryMode, Target, Variant, collect_reports,
 };
 use spanprof::report::{RunReport, Status};
 use spanprof::server::{KnobSettings, ServerConfig};
@@ -41,13 +41,9 @@ fn run(target: Target, spec: ProfileSpec) -> Vec<EngineEvent> {
     std::iter::from_fn(|| engine.next()).collect()
 }
 
-fn report(events: &[EngineEvent]) -> &RunReport {
-    events
-        .iter()
-        .find_map(|e| match e {
-            EngineEvent::Finished(r) => r.first(),
-            _ => None,
-        })
+fn report(events: &[EngineEvent]) -> RunReport {
+    collect_reports(events)
+        .and_then(|reports| reports.into_iter().next())
         .expect("a Finished event")
 }
 
@@ -77,6 +73,44 @@ fn iterations_have_all_rows_and_phases_that_add_up() {
             it.total_ms
         );
         assert!(it.wire_bytes > 2_000_000 && it.messages > 0);
+    }
+}
+
+/// Each record crosses the engine's channel once, in its `Iteration` event (`Finished` carries
+/// only what the reports hold besides their records), and the reports collected from the events
+/// hold exactly the records sent, each variant's in the order they ran, with the variant's
+/// configuration and its database.
+#[test]
+fn the_records_cross_once_and_the_collected_reports_hold_exactly_them() {
+    let events = run(
+        local(KnobSettings::default()),
+        ProfileSpec {
+            variants: vec![
+                Variant::new("narrow", "SELECT Id FROM Seed23 LIMIT 100"),
+                Variant::new("wide", "SELECT * FROM Seed23 LIMIT 100"),
+            ],
+            ..spec("", 3)
+        },
+    );
+    let mut sent: [Vec<spanprof::report::IterationRecord>; 2] = Default::default();
+    for event in &events {
+        if let EngineEvent::Iteration { variant, record } = event {
+            assert_eq!(record.run, ["narrow", "wide"][*variant]);
+            sent[*variant].push(record.as_ref().clone());
+        }
+    }
+    let Some(EngineEvent::Finished(heads)) = events.last() else {
+        panic!("the run ends with Finished: {:?}", events.last());
+    };
+    let labels: Vec<&str> = heads.iter().map(|h| h.config.label.as_str()).collect();
+    assert_eq!(labels, ["narrow", "wide"]);
+    let reports = collect_reports(&events).expect("a Finished event");
+    assert_eq!(reports.len(), 2);
+    for (report, sent) in reports.iter().zip(&sent) {
+        assert_eq!(sent.len(), 4, "a warm-up and three timed iterations");
+        assert_eq!(&report.iterations, sent);
+        assert_eq!(report.config.database, DatabasePath::default().name());
+        assert_eq!(report.config.target, "local");
     }
 }
 
@@ -198,11 +232,13 @@ fn cancelling_stops_the_run_at_once() {
     let cancelled = Instant::now();
     engine.cancel();
     let mut last = None;
+    // The first iteration was streaming when it was cancelled: no record came before.
+    let mut records = spanprof::engine::ReportCollector::default();
     while let Some(event) = engine.next() {
-        if let EngineEvent::Iteration(record) = &event {
+        if let EngineEvent::Iteration { record, .. } = &event {
             last = Some(record.as_ref().clone());
         }
-        if let EngineEvent::Finished(report) = event {
+        if let Some(report) = records.take(&event) {
             let waited = cancelled.elapsed();
             eprintln!("cancel to Finished: {waited:?}");
             // 100 ms is the target; the bound leaves room for a loaded 2-core machine.
@@ -410,7 +446,7 @@ fn a_missing_credentials_file_is_named_and_nothing_runs() {
 #[test]
 fn findings_flag_a_slow_cold_start_and_outliers() {
     let events = run(local(KnobSettings::default()), spec("SELECT 1", 3));
-    let mut report = report(&events).clone();
+    let mut report = report(&events);
     // Shape the totals: a cold first iteration, then 8 steady ones and one outlier.
     let totals = [50.0, 10.0, 10.5, 9.8, 10.2, 10.1, 9.9, 10.0, 10.3, 40.0];
     let template = report.iterations[1].clone();

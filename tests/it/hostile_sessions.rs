@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use spanprof::engine::{
-    DatabasePath, Engine, EngineEvent, ProfileSpec, QueryMode, SessionKind, Target, Variant,
+    DatabasePath, Engine, ProfileSpec, QueryMode, SessionKind, Target, Variant,
 };
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::proto::google::spanner::v1::spanner_client::SpannerClient;
@@ -90,12 +90,8 @@ fn cold_iterations_leave_no_session_behind() {
     .expect("starts");
     let events: Vec<_> = std::iter::from_fn(|| engine.next()).collect();
     drop(engine);
-    let report = events
-        .iter()
-        .find_map(|e| match e {
-            EngineEvent::Finished(runs) => runs.first(),
-            _ => None,
-        })
+    let report = spanprof::engine::collect_reports(&events)
+        .and_then(|runs| runs.into_iter().next())
         .expect("a Finished event");
     let failed: Vec<_> = report
         .iterations

@@ -55,11 +55,13 @@ fn knobs(shape: Shape, fail_every: u64) -> KnobSettings {
 /// Runs a client profile to its end; its reports.
 fn profile(spec: SubjectSpec) -> Vec<RunReport> {
     let engine = Engine::start_subject(spec, std::sync::Arc::new(|| {})).expect("starts");
+    let mut records = spanprof::engine::ReportCollector::default();
     while let Some(event) = engine.next() {
-        match event {
-            EngineEvent::Finished(reports) => return reports,
-            EngineEvent::Failed(e) => panic!("the client profile failed to start: {e}"),
-            _ => {}
+        if let EngineEvent::Failed(e) = &event {
+            panic!("the client profile failed to start: {e}");
+        }
+        if let Some(reports) = records.take(&event) {
+            return reports;
         }
     }
     panic!("the engine ended without a report");

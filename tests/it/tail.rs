@@ -201,11 +201,9 @@ fn nothing_big_hides_in_other_on_the_built_in_instance() {
         ..ProfileSpec::default()
     };
     let engine = Engine::start(target, spec, Arc::new(|| {})).expect("starts");
-    let report = std::iter::from_fn(|| engine.next())
-        .find_map(|e| match e {
-            EngineEvent::Finished(runs) => runs.first().cloned(),
-            _ => None,
-        })
+    let events: Vec<EngineEvent> = std::iter::from_fn(|| engine.next()).collect();
+    let report = spanprof::engine::collect_reports(&events)
+        .and_then(|runs| runs.into_iter().next())
         .expect("a Finished event");
     assert_eq!(report.timed().count(), 20);
     for it in report.timed() {

@@ -14,6 +14,7 @@ pub use crate::text::printable;
 
 mod accounting;
 mod figures;
+mod id;
 mod timeline;
 
 pub use crate::kind::{QueryMode, Reader, SessionKind};
@@ -21,6 +22,7 @@ pub use crate::part::{Measure, Part, Split};
 pub use accounting::{Accounting, Parts};
 
 pub use figures::{Figure, figure_summaries};
+pub use id::RunId;
 pub use timeline::{
     Between, Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, SetupStep, Span,
     Timeline,
@@ -330,6 +332,11 @@ pub struct RunConfig {
     /// Where the query ran: `local`, `endpoint 127.0.0.1:9010` (the emulator, or any plaintext
     /// endpoint), or `cloud projects/p/instances/i/databases/d`.
     pub target: String,
+    /// The database it ran against, by name (`projects/p/instances/i/databases/d`, the local
+    /// instance's and the emulator's too), as the run was started: what the history keeps the run
+    /// under. Empty in older reports.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub database: String,
     /// The SQL text of the query.
     pub sql: String,
     /// The query parameters as (`name:TYPE`, value) pairs, values as the user wrote them.
@@ -431,6 +438,44 @@ pub struct RunReport {
     /// error no retry can fix ([`IterationRecord::failed_for_good`]), which it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+}
+
+/// What a run's report holds besides its records: the configuration, the start, the plans and
+/// why it stopped early. The engine's `Finished` event carries one per variant, its records having
+/// crossed one by one before it; [`ReportHead::with_records`] makes the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportHead {
+    /// What the run was asked to do.
+    pub config: RunConfig,
+    /// When the run started, RFC 3339 in UTC.
+    pub started_at: String,
+    /// The query plans its iterations returned ([`RunReport::plans`]).
+    pub plans: PlanHistory,
+    /// Why the run stopped before its iterations were done ([`RunReport::stopped`]).
+    pub stopped: Option<String>,
+}
+
+impl ReportHead {
+    /// A run of `config` started at `started_at`, no plan yet, not stopped.
+    pub fn new(config: RunConfig, started_at: String) -> Self {
+        ReportHead {
+            config,
+            started_at,
+            plans: PlanHistory::default(),
+            stopped: None,
+        }
+    }
+
+    /// The report: this, and `iterations`, its records in the order they ran.
+    pub fn with_records(self, iterations: Vec<IterationRecord>) -> RunReport {
+        RunReport {
+            config: self.config,
+            started_at: self.started_at,
+            iterations,
+            plans: self.plans,
+            stopped: self.stopped,
+        }
+    }
 }
 
 impl RunReport {

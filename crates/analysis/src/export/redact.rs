@@ -90,6 +90,7 @@ impl Redaction {
         }
         if self.names {
             out.config.target = redact_names(&report.config.target, &mut secrets);
+            out.config.database = redact_names(&report.config.database, &mut secrets);
         }
         out.config.label = secrets.scrub(&out.config.label);
         for arg in out.config.command.iter_mut().skip(1) {

@@ -65,7 +65,7 @@ pub use settings::{Settings, Tab};
 pub use startup::AppOptions;
 pub use timeline::{StallShown, TimelineView};
 
-use crate::report::RunReport;
+use crate::report::{RunId, RunReport};
 use files::{DialogPurpose, Dialogs, FileJobs};
 use runs::{ActiveRun, RunController};
 use status_file::{RunState, StatusFile};
@@ -166,7 +166,7 @@ impl SpanprofApp {
                 self.error(format!("cannot open {}: {e}", path.display()));
             }
         }
-        let ids: Vec<u64> = self.runs.entries().iter().map(|r| r.id).collect();
+        let ids: Vec<RunId> = self.runs.entries().iter().map(|r| r.id).collect();
         if ids.len() >= 2 {
             self.compare.pick_only(&ids);
             if !tab_asked {
@@ -198,7 +198,7 @@ impl SpanprofApp {
     }
 
     /// The id of the run in flight, the one it keeps in the run list when it ends.
-    pub fn running_id(&self) -> Option<u64> {
+    pub fn running_id(&self) -> Option<RunId> {
         self.runs.running_id()
     }
 

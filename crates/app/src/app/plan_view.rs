@@ -16,7 +16,7 @@ use egui_extras::{Column, TableBuilder};
 
 use super::theme;
 use crate::plan::{self, DiffKind, Operator, OperatorTree, PlanAggregate, PlanDiff, SelfTime};
-use crate::report::RunReport;
+use crate::report::{RunId, RunReport};
 
 /// A column of the tree table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +66,7 @@ impl PlanColumn {
 /// The aggregates of one run over one selection.
 #[derive(Debug, Clone)]
 struct Computed {
-    run: u64,
+    run: RunId,
     selection: BTreeSet<u32>,
     aggregates: Vec<PlanAggregate>,
     changes: Vec<String>,
@@ -138,7 +138,7 @@ impl PlanView {
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
-        run: Option<(u64, &RunReport)>,
+        run: Option<(RunId, &RunReport)>,
         selection: &BTreeSet<u32>,
     ) {
         self.rows_shown.clear();
@@ -545,7 +545,7 @@ type CachedDiff = Arc<Option<(PlanDiff, String, String)>>;
 
 /// The plan diff of two runs (`(id, report)` each) in the compare view: nothing when either kept
 /// no plan. Computed once per pair and kept in egui's memory (runs never change).
-pub fn diff_ui(ui: &mut egui::Ui, a: (u64, &RunReport), b: (u64, &RunReport)) {
+pub fn diff_ui(ui: &mut egui::Ui, a: (RunId, &RunReport), b: (RunId, &RunReport)) {
     let key = egui::Id::unique(("plan-diff", a.0, b.0));
     let cached: Option<CachedDiff> = ui.data(|d| d.get_temp(key));
     let cached = cached.unwrap_or_else(|| {

@@ -9,7 +9,7 @@ use super::runs::{ActiveRun, Drained, Ended};
 use super::settings::Tab;
 use super::status_file::RunState;
 use crate::engine::{IterationDetails, Notifier, Target};
-use crate::report::{RunReport, Status};
+use crate::report::{RunId, RunReport, Status};
 
 impl SpanprofApp {
     /// Starts a run of what the panels describe, unless one is in flight; says why it cannot.
@@ -38,9 +38,7 @@ impl SpanprofApp {
             Ok(run) => {
                 let sql = self.settings.query.first_sql().to_owned();
                 self.settings.query.remember(&sql);
-                let database = self.settings.connection.target().map(|(_, d)| d.name());
-                self.runs
-                    .begin(run.on_database(database.unwrap_or_default()));
+                self.runs.begin(run);
                 self.notice = None;
                 self.failed_run = None;
                 self.write_status(RunState::Running);
@@ -121,22 +119,17 @@ impl SpanprofApp {
             }
             Some(Ended::Finished(reports, details)) => {
                 self.finish_frames();
-                if let Some((id, run)) = self.runs.end() {
-                    self.finished(id, run.database(), reports, details);
+                if let Some((id, _)) = self.runs.end() {
+                    self.finished(id, reports, details);
                 }
             }
         }
     }
 
     /// A run that ended: one report per variant joins the list with its own last details; a run
-    /// of several variants (or a sweep) is shown in the Compare tab.
-    fn finished(
-        &mut self,
-        run: u64,
-        database: &str,
-        reports: Vec<RunReport>,
-        details: Vec<IterationDetails>,
-    ) {
+    /// of several variants (or a sweep) is shown in the Compare tab; the first keeps `run`, the
+    /// id it had in flight.
+    fn finished(&mut self, run: RunId, reports: Vec<RunReport>, details: Vec<IterationDetails>) {
         let iterations = || reports.iter().flat_map(|r| &r.iterations);
         let ok = iterations().filter(|i| i.status == Status::Ok).count();
         let other = iterations().count() - ok;
@@ -153,12 +146,14 @@ impl SpanprofApp {
             self.notice = Some(format!("{first} was cancelled before it connected"));
             return;
         }
-        if let Some(history) = self.runs.history() {
-            // The database the run was started on, not what the panel says now.
-            history.save(reports.clone(), database.to_owned());
-        }
+        // Saved under the database each report's configuration names, the one the run was
+        // started on: what the panel says now plays no part.
+        let saving = self.runs.history().is_some().then(|| reports.clone());
         let several = reports.len() > 1;
         let ids = self.runs.add_live(run, reports, details);
+        if let Some(reports) = saving {
+            self.runs.save(ids.clone(), reports);
+        }
         if several {
             // A comparison was asked for: show it.
             self.compare.pick_only(&ids);

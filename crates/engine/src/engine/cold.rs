@@ -13,7 +13,7 @@ use super::spec::{ProfileSpec, Variant};
 use super::target::{Connected, Target, connect};
 use super::{SESSION_DELETE_WAIT, ms};
 use crate::client::{ColdPhases, ColdStart, IterationTiming, PreparedQuery, Session, SessionKind};
-use crate::report::{IterationRecord, RunReport, SetupStep, Status};
+use crate::report::{IterationRecord, ReportHead, SetupStep, Status};
 
 /// The run's warm sessions, one per kind of session its variants ask for (the first variant's
 /// first), and where its cold iterations connect; all of them on the one endpoint the run
@@ -79,9 +79,9 @@ impl RunSessions {
             .unwrap_or(&self.warm[0])
     }
 
-    /// Records in each report the kind of session its variant asked for and, when the server
+    /// Records in each variant's report the kind of session it asked for and, when the server
     /// granted another, that one.
-    pub(super) fn note_kinds(&self, variants: &[Variant], reports: &mut [RunReport]) {
+    pub(super) fn note_kinds(&self, variants: &[Variant], reports: &mut [ReportHead]) {
         for (variant, report) in variants.iter().zip(reports) {
             let session = self.of_kind(variant.session_kind());
             report.config.session = Some(session.asked());

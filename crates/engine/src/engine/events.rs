@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use tokio::sync::Notify;
 
 use crate::client::ClientError;
-use crate::report::{IterationRecord, RunReport};
+use crate::report::{IterationRecord, ReportHead};
 
 use super::details::IterationDetails;
 use super::spec::SpecError;
@@ -31,7 +31,8 @@ pub enum EngineError {
 
 /// What the engine reports, in order: `Connected` (or `Failed`), then per iteration any number of
 /// `Progress` and one `Iteration`, with each variant's last iteration (when it ended ok) followed
-/// by its `Details`, then `Finished`.
+/// by its `Details`, then `Finished`. Each record crosses once, in its `Iteration`; a
+/// `ReportCollector` (`reports.rs`) puts the reports together.
 #[derive(Debug, Clone)]
 pub enum EngineEvent {
     /// The target is reachable and a session exists; creating it took `session_ms` (not counted in
@@ -57,13 +58,20 @@ pub enum EngineEvent {
         /// Bytes of the messages those rows came from.
         wire_bytes: u64,
     },
-    /// An iteration ended (ok, error or cancelled); its `run` names its variant.
-    Iteration(Box<IterationRecord>),
+    /// An iteration ended (ok, error or cancelled).
+    Iteration {
+        /// Its variant's place in the spec (its record's `run` is the variant's label).
+        variant: usize,
+        /// What it measured: the only copy the engine sends.
+        record: Box<IterationRecord>,
+    },
     /// What a variant's last iteration returned: a bounded preview of its rows, its statistics and
     /// plan, and the server timing.
     Details(Box<IterationDetails>),
-    /// The run ended; one report per variant, in the variants' order, holds its iterations.
-    Finished(Vec<RunReport>),
+    /// The run ended: per variant, in the variants' order, what its report holds besides the
+    /// records (its configuration, start, plans, and why it stopped early); the records came
+    /// before, one `Iteration` each, and are not sent again.
+    Finished(Vec<ReportHead>),
     /// The run could not start (an unreachable target, no session, a bad parameter or option...).
     Failed(EngineError),
 }

@@ -5,8 +5,8 @@
 //! when one is waiting) and can cancel at any moment. Talking to the instance is the client layer's
 //! job ([`Session`](crate::client::Session)); the engine keeps the run loop, the events and
 //! cancellation. This file is the face: the rooms are the spec ([`spec`]), the events
-//! ([`events`]), the handle ([`handle`]), the run loop ([`run`]) and one iteration
-//! ([`iteration`]).
+//! ([`events`]), the handle ([`handle`]), the run loop ([`run`]), one iteration
+//! ([`iteration`]) and the reports put together from the events ([`reports`]).
 
 pub mod cold;
 pub mod details;
@@ -14,6 +14,7 @@ mod events;
 mod handle;
 mod iteration;
 pub mod load;
+mod reports;
 mod run;
 pub mod schedule;
 mod spec;
@@ -34,6 +35,7 @@ pub use details::{IterationDetails, PREVIEW_ROWS};
 pub use events::{EngineError, EngineEvent, Notifier};
 pub use handle::Engine;
 pub use iteration::fill;
+pub use reports::{ReportCollector, collect_reports};
 pub use run::{Recording, RecordingError, record};
 pub use schedule::{Order, Step, schedule};
 pub use spec::{MAX_VARIANTS, ProfileSpec, SpecError, Variant, host_name};

@@ -1,9 +1,10 @@
 //! The run loop: the target connected and its sessions opened ([`cold::RunSessions`]), the
-//! schedule's iterations run in order, each variant's report and last details kept, the sessions
+//! schedule's iterations run in order, each record sent as it ends (and not kept: only what the
+//! loop needs of them is counted), each variant's plans and last details kept, the sessions
 //! closed; and [`record`], one execution with its stream recorded.
 
 use crate::client::{Decoding, IterationError, IterationTiming, ResumePolicy};
-use crate::report::{IterationRecord, RUN_MESSAGE_LIMIT, RunReport, Status};
+use crate::report::{IterationRecord, RUN_MESSAGE_LIMIT, ReportHead, Status};
 
 use super::cold;
 use super::details::{self, IterationDetails, PREVIEW_ROWS};
@@ -17,16 +18,10 @@ use super::{ms, now_rfc3339, runtime};
 /// Runs `spec` against `target`, every event to `sink`, until done or cancelled.
 pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
     let started_at = now_rfc3339();
-    let mut reports: Vec<RunReport> = spec
+    let mut reports: Vec<ReportHead> = spec
         .variants
         .iter()
-        .map(|v| RunReport {
-            config: spec.run_config(v, &target),
-            started_at: started_at.clone(),
-            iterations: Vec::new(),
-            plans: Default::default(),
-            stopped: None,
-        })
+        .map(|v| ReportHead::new(spec.run_config(v, &target), started_at.clone()))
         .collect();
     if let Err(e) = spec.check() {
         return sink.send(EngineEvent::Failed(e.into()));
@@ -57,6 +52,8 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
     for (i, step) in steps.iter().enumerate() {
         last_of[step.variant] = i;
     }
+    // What each variant's records sent so far hold, as far as the loop reads them.
+    let mut sent = vec![Sent::default(); spec.variants.len()];
     for (seq, &step) in (0u32..).zip(&steps) {
         // A variant whose first iteration failed for good runs no more: every later one would
         // fail alike.
@@ -69,7 +66,7 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
             step,
             seq,
             steps: total,
-            kept_messages: RUN_MESSAGE_LIMIT.saturating_sub(kept_messages(&reports[step.variant])),
+            kept_messages: RUN_MESSAGE_LIMIT.saturating_sub(sent[step.variant].messages),
         };
         let (record, details) = if cancel.is_set() {
             (cancelled_record(variant, at), None)
@@ -101,12 +98,16 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
             (record, details)
         };
         let stop = record.status == Status::Cancelled;
-        let report = &mut reports[step.variant];
-        if report.iterations.is_empty() && record.failed_for_good() {
-            report.stopped = Some(stopped_because(&record));
+        let so_far = &mut sent[step.variant];
+        if so_far.records == 0 && record.failed_for_good() {
+            reports[step.variant].stopped = Some(stopped_because(&record));
         }
-        report.iterations.push(record.clone());
-        sink.send(EngineEvent::Iteration(Box::new(record)));
+        so_far.records += 1;
+        so_far.messages += kept_messages(&record);
+        sink.send(EngineEvent::Iteration {
+            variant: step.variant,
+            record: Box::new(record),
+        });
         if let Some(details) = details {
             sink.send(EngineEvent::Details(Box::new(details)));
         }
@@ -129,13 +130,18 @@ fn stopped_because(record: &IterationRecord) -> String {
     )
 }
 
-/// Messages the timelines of `report` keep one by one.
-fn kept_messages(report: &RunReport) -> usize {
-    let lanes = report
-        .iterations
-        .iter()
-        .filter_map(|r| r.timeline.as_ref())
-        .flat_map(|t| &t.lanes);
+/// What a variant's records sent so far hold, as far as the run loop reads them.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sent {
+    /// How many were sent.
+    records: usize,
+    /// The messages their timelines keep one by one (against the run's limit).
+    messages: usize,
+}
+
+/// Messages the timeline of `record` keeps one by one.
+fn kept_messages(record: &IterationRecord) -> usize {
+    let lanes = record.timeline.iter().flat_map(|t| &t.lanes);
     lanes.map(|lane| lane.messages.len()).sum()
 }
 

@@ -75,7 +75,7 @@ impl Variant {
 /// What to profile.
 #[derive(Debug, Clone)]
 pub struct ProfileSpec {
-    /// The database.
+    /// The database; its reports carry its name, and the history keeps them under it.
     pub database: DatabasePath,
     /// The variants, at least one, with distinct labels; the first is the comparisons' reference
     /// unless said otherwise.
@@ -183,6 +183,7 @@ impl ProfileSpec {
         RunConfig {
             label: variant.label.clone(),
             target: target.report_name(),
+            database: self.database.name(),
             sql: variant.sql.clone(),
             params: variant
                 .params

@@ -18,7 +18,7 @@ use crate::client::{
     Timeouts,
 };
 use crate::engine::schedule::{Order, Step, schedule};
-use crate::report::{IterationRecord, Reader, RunConfig, RunReport, Status};
+use crate::report::{IterationRecord, Reader, ReportHead, RunConfig, Status};
 use crate::server::tap::Observed;
 use crate::server::{LocalInstance, ServerConfig};
 use crate::subject::check::{Expected, check};
@@ -128,6 +128,7 @@ impl SubjectSpec {
         RunConfig {
             label: run.label(self),
             target: "local".into(),
+            database: self.database.name(),
             sql: self.sql.clone(),
             query_mode: QueryMode::Normal,
             iterations: self.iterations,
@@ -240,15 +241,9 @@ async fn start(
 async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
     let started_at = now_rfc3339();
     let runs = spec.runs();
-    let mut reports: Vec<RunReport> = runs
+    let reports: Vec<ReportHead> = runs
         .iter()
-        .map(|&run| RunReport {
-            config: spec.run_config(run),
-            started_at: started_at.clone(),
-            iterations: Vec::new(),
-            plans: Default::default(),
-            stopped: None,
-        })
+        .map(|&run| ReportHead::new(spec.run_config(run), started_at.clone()))
         .collect();
     let opening = tokio::select! {
         o = start(&spec) => Some(o),
@@ -295,8 +290,10 @@ async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
             }
         }
         let stop = record.status == Status::Cancelled;
-        reports[step.variant].iterations.push(record.clone());
-        sink.send(EngineEvent::Iteration(Box::new(record)));
+        sink.send(EngineEvent::Iteration {
+            variant: step.variant,
+            record: Box::new(record),
+        });
         if stop {
             break;
         }

@@ -45,6 +45,11 @@ pub struct RunSummary {
 }
 
 impl StoredRun {
+    /// `report` as stored under the database its configuration names ([`database_of`]).
+    pub fn of(report: &RunReport) -> Result<Self, serde_json::Error> {
+        Self::new(report, &database_of(report))
+    }
+
     /// `report` as stored, its fingerprint taken with `database` (the database's name).
     pub fn new(report: &RunReport, database: &str) -> Result<Self, serde_json::Error> {
         let total = crate::stats::summarize(&report.samples(Measure::Total));
@@ -63,6 +68,19 @@ impl StoredRun {
             started_ms: unix_ms(&report.started_at).unwrap_or(0),
             report_json: serde_json::to_string(report)?,
         })
+    }
+}
+
+/// The database `report`'s run measured, by name: the one its configuration carries (the run
+/// was started on it); an older report, which does not say, is taken as a live run of it would
+/// have been: a Cloud target names it, the emulator and the local instance used the default one.
+pub fn database_of(report: &RunReport) -> String {
+    if !report.config.database.is_empty() {
+        return report.config.database.clone();
+    }
+    match report.config.target.strip_prefix("cloud ") {
+        Some(name) => name.trim().to_owned(),
+        None => crate::client::DatabasePath::default().name(),
     }
 }
 
@@ -162,6 +180,28 @@ impl Baseline {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runs_database_is_the_one_its_config_names_else_its_cloud_targets_or_the_default() {
+        let mut r = RunReport {
+            config: Default::default(),
+            started_at: String::new(),
+            iterations: vec![],
+            plans: Default::default(),
+            stopped: None,
+        };
+        r.config.target = "cloud projects/p/instances/i/databases/d".into();
+        assert_eq!(database_of(&r), "projects/p/instances/i/databases/d");
+        r.config.target = "local".into();
+        assert!(database_of(&r).ends_with("databases/test-db"));
+        // A run that says (the emulator's, here) is kept under its own, whatever its target.
+        r.config.target = "endpoint 127.0.0.1:9010".into();
+        r.config.database = "projects/p/instances/i/databases/elsewhere".into();
+        assert_eq!(database_of(&r), r.config.database);
+        let stored = StoredRun::of(&r).expect("serializes");
+        let named = StoredRun::new(&r, &r.config.database).expect("serializes");
+        assert_eq!(stored.summary.fingerprint, named.summary.fingerprint);
+    }
 
     #[test]
     fn baselines_are_read_from_their_history_spelling() {

@@ -11,19 +11,25 @@ use super::stored::StoredRun;
 use super::stored_load::StoredLoad;
 use super::{HistoryStore, open};
 use crate::load::LoadReport;
-use crate::report::RunReport;
+use crate::report::{RunId, RunReport};
 
 /// What the worker did with one batch of runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SaveOutcome {
-    /// Saved under these ids.
-    Saved(Vec<String>),
+    /// Saved: the history's id of each run of the batch, in order, and beside them the runs' ids
+    /// in this process when the batch was handed over with them ([`HistoryWorker::save_as`]).
+    Saved {
+        /// The history's ids (a row of its database each: `17`, a load run's `L...`).
+        stored: Vec<String>,
+        /// The same runs' ids here; empty when none were given.
+        runs: Vec<RunId>,
+    },
     /// Not saved (the first failure only is reported; later ones are silent).
     Failed(String),
 }
 
 enum Job {
-    Save(Vec<RunReport>, String),
+    Save(Vec<RunReport>, Vec<RunId>),
     SaveLoad(Box<LoadReport>),
 }
 
@@ -47,9 +53,9 @@ impl HistoryWorker {
                 let mut store: Option<Box<dyn HistoryStore>> = None;
                 let mut failed_once = false;
                 for job in rx {
-                    let outcome = match job {
-                        Job::Save(runs, database) => save(&location, &mut store, &runs, &database),
-                        Job::SaveLoad(run) => save_load(&location, &mut store, &run),
+                    let (outcome, runs) = match job {
+                        Job::Save(reports, runs) => (save(&location, &mut store, &reports), runs),
+                        Job::SaveLoad(run) => (save_load(&location, &mut store, &run), Vec::new()),
                     };
                     if let Some(s) = store.as_mut() {
                         for notice in s.take_notices() {
@@ -57,7 +63,7 @@ impl HistoryWorker {
                         }
                     }
                     let outcome = match outcome {
-                        Ok(ids) => SaveOutcome::Saved(ids),
+                        Ok(stored) => SaveOutcome::Saved { stored, runs },
                         Err(message) => {
                             if !failed_once {
                                 let _ = notice_tx.send(format!("history was not saved: {message}"));
@@ -77,10 +83,17 @@ impl HistoryWorker {
         })
     }
 
-    /// Hands `runs` (of a database named `database`) to the worker; returns at once.
-    pub fn save(&self, runs: Vec<RunReport>, database: String) {
+    /// Hands `runs` to the worker, each kept under the database its configuration names
+    /// ([`database_of`](super::database_of)); returns at once.
+    pub fn save(&self, runs: Vec<RunReport>) {
+        self.save_as(Vec::new(), runs);
+    }
+
+    /// [`HistoryWorker::save`], `reports` being the runs numbered `runs` in this process: the
+    /// outcome gives each one's id in the history beside its own.
+    pub fn save_as(&self, runs: Vec<RunId>, reports: Vec<RunReport>) {
         if let Some(jobs) = &self.jobs {
-            let _ = jobs.send(Job::Save(runs, database));
+            let _ = jobs.send(Job::Save(reports, runs));
         }
     }
 
@@ -154,14 +167,13 @@ fn save(
     location: &Location,
     store: &mut Option<Box<dyn HistoryStore>>,
     runs: &[RunReport],
-    database: &str,
 ) -> Result<Vec<String>, String> {
     let Some(store) = opened(location, store)? else {
         return Ok(Vec::new());
     };
     let stored: Vec<StoredRun> = runs
         .iter()
-        .map(|r| StoredRun::new(r, database))
+        .map(StoredRun::of)
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
     store.save(&stored).map_err(|e| e.to_string())

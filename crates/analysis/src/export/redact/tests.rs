@@ -60,6 +60,7 @@ fn other_texts_lose_what_the_sql_lost_and_keep_the_rest() {
 fn names_go_from_the_target_and_from_errors() {
     let mut report = RunReport::with_totals("r", &[1.0]);
     report.config.target = "cloud projects/acme-prod/instances/west1/databases/orders".into();
+    report.config.database = "projects/acme-prod/instances/west1/databases/orders".into();
     report.iterations[0].error =
         Some("Database not found: projects/acme-prod/instances/west1/databases/orders".into());
     let reports = [report];
@@ -68,6 +69,7 @@ fn names_go_from_the_target_and_from_errors() {
         out[0].config.target,
         "cloud projects/?/instances/?/databases/?"
     );
+    assert_eq!(out[0].config.database, "projects/?/instances/?/databases/?");
     let error = out[0].iterations[0].error.as_deref().unwrap_or("");
     for name in ["acme-prod", "west1", "orders"] {
         assert!(!error.contains(name), "{error}");

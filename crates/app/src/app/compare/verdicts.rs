@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use std::sync::mpsc;
 
 use crate::analysis::{self, BootstrapSettings};
-use crate::report::RunReport;
+use crate::report::{RunId, RunReport};
 
 /// Two runs' ids, the baseline's first.
-pub type Pair = (u64, u64);
+pub type Pair = (RunId, RunId);
 
 /// Where the verdict of a pair of runs stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,8 +47,8 @@ impl Verdicts {
     /// started).
     pub fn request(
         &mut self,
-        (a_id, a, a_name): (u64, &RunReport, &str),
-        (b_id, b, b_name): (u64, &RunReport, &str),
+        (a_id, a, a_name): (RunId, &RunReport, &str),
+        (b_id, b, b_name): (RunId, &RunReport, &str),
         ctx: &egui::Context,
     ) -> &Verdict {
         let pair = (a_id, b_id);
@@ -125,6 +125,11 @@ mod tests {
         RunReport::with_totals(label, totals)
     }
 
+    /// The `n`th id a run list hands out.
+    fn id(n: u64) -> RunId {
+        (1..n).fold(RunId::FIRST, |id, _| id.next())
+    }
+
     /// Drains `verdicts` until `pair` is no longer pending, for at most 60 s.
     fn wait(verdicts: &mut Verdicts, pair: Pair) -> Verdict {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -144,21 +149,21 @@ mod tests {
         let ctx = egui::Context::default();
         let (a, b) = (run("a", &[10.0, 11.0, 12.0]), run("b", &[20.0, 21.0, 22.0]));
         let mut verdicts = Verdicts::default();
-        assert_eq!(verdicts.get((1, 2)), None);
+        assert_eq!(verdicts.get((id(1), id(2))), None);
         assert_eq!(
-            verdicts.request((1, &a, "a"), (2, &b, "b"), &ctx),
+            verdicts.request((id(1), &a, "a"), (id(2), &b, "b"), &ctx),
             &Verdict::Pending
         );
         let expected =
             analysis::compare_runs(&a, &b, BootstrapSettings::DEFAULT).verdict_with_deltas();
         assert!(expected.is_some());
         assert_eq!(
-            wait(&mut verdicts, (1, 2)),
+            wait(&mut verdicts, (id(1), id(2))),
             Verdict::Ready(expected.clone())
         );
         // Asked again, it is known: no second computation.
         assert_eq!(
-            verdicts.request((1, &a, "a"), (2, &b, "b"), &ctx),
+            verdicts.request((id(1), &a, "a"), (id(2), &b, "b"), &ctx),
             &Verdict::Ready(expected)
         );
         assert!(verdicts.pending.is_empty());
@@ -169,8 +174,8 @@ mod tests {
         let ctx = egui::Context::default();
         let (a, empty) = (run("a", &[10.0, 11.0]), run("empty", &[]));
         let mut verdicts = Verdicts::default();
-        verdicts.request((1, &a, "a"), (3, &empty, "empty"), &ctx);
-        assert_eq!(wait(&mut verdicts, (1, 3)), Verdict::Ready(None));
+        verdicts.request((id(1), &a, "a"), (id(3), &empty, "empty"), &ctx);
+        assert_eq!(wait(&mut verdicts, (id(1), id(3))), Verdict::Ready(None));
     }
 
     #[test]
@@ -181,8 +186,12 @@ mod tests {
             run("run 1", &[20.0, 21.0, 22.0]),
         );
         let mut verdicts = Verdicts::default();
-        verdicts.request((1, &a, "run 1 · 10:00"), (2, &b, "run 1 · 11:00"), &ctx);
-        let Verdict::Ready(Some(text)) = wait(&mut verdicts, (1, 2)) else {
+        verdicts.request(
+            (id(1), &a, "run 1 · 10:00"),
+            (id(2), &b, "run 1 · 11:00"),
+            &ctx,
+        );
+        let Verdict::Ready(Some(text)) = wait(&mut verdicts, (id(1), id(2))) else {
             panic!("a verdict")
         };
         assert!(
@@ -190,11 +199,11 @@ mod tests {
             "{text}"
         );
         verdicts.request(
-            (1, &a, "run 1 · Dec 2 10:00"),
-            (2, &b, "run 1 · Dec 3 11:00"),
+            (id(1), &a, "run 1 · Dec 2 10:00"),
+            (id(2), &b, "run 1 · Dec 3 11:00"),
             &ctx,
         );
-        let Verdict::Ready(Some(text)) = wait(&mut verdicts, (1, 2)) else {
+        let Verdict::Ready(Some(text)) = wait(&mut verdicts, (id(1), id(2))) else {
             panic!("a verdict")
         };
         assert!(

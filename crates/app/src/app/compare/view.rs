@@ -12,12 +12,13 @@ use super::verdicts::{Verdict, Verdicts};
 use crate::analysis::totals_distribution;
 use crate::app::runs::{self, RunEntry};
 use crate::app::theme;
+use crate::report::RunId;
 use crate::text::ms;
 
 /// The compare view's state: which runs are picked, and the verdicts asked for so far.
 #[derive(Debug, Default)]
 pub struct CompareView {
-    picked: BTreeSet<u64>,
+    picked: BTreeSet<RunId>,
     verdicts: Verdicts,
     sweep_axis: SweepAxis,
     /// The sweep curves drawn in the last frame (none when the picked runs are no sweep).
@@ -26,7 +27,7 @@ pub struct CompareView {
 
 impl CompareView {
     /// Picks (or unpicks) run `id`.
-    pub fn set_picked(&mut self, id: u64, picked: bool) {
+    pub fn set_picked(&mut self, id: RunId, picked: bool) {
         if picked {
             self.picked.insert(id);
         } else {
@@ -41,12 +42,12 @@ impl CompareView {
     }
 
     /// Picks exactly these runs (the variants of a run just finished).
-    pub fn pick_only(&mut self, ids: &[u64]) {
+    pub fn pick_only(&mut self, ids: &[RunId]) {
         self.picked = ids.iter().copied().collect();
     }
 
     /// The picked runs' ids, in the order the runs were listed.
-    pub fn picked(&self) -> &BTreeSet<u64> {
+    pub fn picked(&self) -> &BTreeSet<RunId> {
         &self.picked
     }
 

@@ -235,13 +235,13 @@ impl ConnectionPanel {
                     self.outcome = Some(TestOutcome::Failed(error.to_string()));
                     self.test = None;
                 }
-                EngineEvent::Iteration(record) if record.status != Status::Ok => {
+                EngineEvent::Iteration { record, .. } if record.status != Status::Ok => {
                     self.outcome = Some(TestOutcome::Failed(format!(
                         "connected, but SELECT 1 failed: {}",
                         record.error.clone().unwrap_or_default()
                     )));
                 }
-                EngineEvent::Iteration(record) => {
+                EngineEvent::Iteration { record, .. } => {
                     self.outcome = Some(TestOutcome::Ok(format!(
                         "{}; SELECT 1 in {}",
                         self.connected.take().unwrap_or_else(|| "connected".into()),

@@ -208,7 +208,7 @@ fn apply(store: &mut dyn HistoryStore, change: Ask) -> Result<String, String> {
             let reports = crate::app::files::read_report(&path).map_err(|e| e.to_string())?;
             let stored = reports
                 .iter()
-                .map(|r| StoredRun::new(r, &database_of(r)))
+                .map(StoredRun::of)
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| e.to_string())?;
             let ids = store.save(&stored).map_err(e)?;
@@ -219,34 +219,5 @@ fn apply(store: &mut dyn HistoryStore, change: Ask) -> Result<String, String> {
             ))
         }
         Ask::Queries(_) | Ask::Trend(_) | Ask::Load(_) => Ok(String::new()),
-    }
-}
-
-/// The database an imported report's run measured, as a live run of it would be fingerprinted:
-/// a Cloud target names it; the emulator and the local instance use the default one.
-fn database_of(report: &RunReport) -> String {
-    match report.config.target.strip_prefix("cloud ") {
-        Some(name) => name.trim().to_owned(),
-        None => crate::client::DatabasePath::default().name(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_imported_runs_database_is_its_cloud_targets_or_the_default() {
-        let mut r = RunReport {
-            config: Default::default(),
-            started_at: String::new(),
-            iterations: vec![],
-            plans: Default::default(),
-            stopped: None,
-        };
-        r.config.target = "cloud projects/p/instances/i/databases/d".into();
-        assert_eq!(database_of(&r), "projects/p/instances/i/databases/d");
-        r.config.target = "local".into();
-        assert!(database_of(&r).ends_with("databases/test-db"));
     }
 }

@@ -18,7 +18,7 @@ use crate::app::runs::{ActiveRun, RunEntry, RunList};
 use crate::app::theme;
 use crate::app::timeline::TimelineView;
 use crate::part::Part;
-use crate::report::{Figure, IterationRecord, Status, figure_summaries};
+use crate::report::{Figure, IterationRecord, RunId, Status, figure_summaries};
 use crate::stats::Summary;
 use crate::text::{bytes, count, ms};
 
@@ -96,19 +96,6 @@ pub fn part_stats(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Opt
     PartStats::of(chosen(records, selection))
 }
 
-/// The run in flight's records of one variant, as last copied.
-#[derive(Debug)]
-struct RunningCopy {
-    /// The run's id.
-    run: u64,
-    /// The variant's label.
-    variant: String,
-    /// How many records the run had when they were copied.
-    seen: usize,
-    /// The variant's records then.
-    records: Vec<IterationRecord>,
-}
-
 /// The iteration streaming now.
 #[derive(Debug, Clone)]
 struct Streaming {
@@ -123,7 +110,7 @@ struct Streaming {
 /// The iterations view's state: the selection, and which run it belongs to.
 #[derive(Debug, Default)]
 pub struct IterationsView {
-    run: Option<u64>,
+    run: Option<RunId>,
     selection: BTreeSet<u32>,
     drag_from: Option<f64>,
     bars: usize,
@@ -135,9 +122,6 @@ pub struct IterationsView {
     transform: Option<egui_plot::PlotTransform>,
     /// The timeline of the iteration whose bar or flag was clicked.
     timeline: TimelineView,
-    /// The run in flight's records of the variant streaming now, copied when one is added (not
-    /// each frame: each holds its timeline).
-    running: Option<RunningCopy>,
     /// The iteration streaming now, drawn as a partial bar.
     streaming: Option<Streaming>,
 }
@@ -157,7 +141,7 @@ impl IterationsView {
     /// among `records` in the order they ran: the timeline follows when one is open, the
     /// selection always (the arrow keys). Without one open or selected, the first (or last)
     /// is picked.
-    pub fn step(&mut self, run: u64, records: &[IterationRecord], delta: i32) {
+    pub fn step(&mut self, run: RunId, records: &[IterationRecord], delta: i32) {
         let numbers: Vec<u32> = records.iter().map(|r| r.iteration).collect();
         let Some((&first, &last)) = numbers.first().zip(numbers.last()) else {
             return;
@@ -211,7 +195,7 @@ impl IterationsView {
     }
 
     /// The run whose iterations the view shows (its selection belongs to it).
-    pub fn run(&self) -> Option<u64> {
+    pub fn run(&self) -> Option<RunId> {
         self.run
     }
 
@@ -230,7 +214,7 @@ impl IterationsView {
     pub fn tab(
         &mut self,
         ui: &mut egui::Ui,
-        active: Option<(u64, &ActiveRun)>,
+        active: Option<(RunId, &ActiveRun)>,
         runs: &mut RunList,
     ) {
         if let Some((id, run)) = active {
@@ -289,32 +273,19 @@ impl IterationsView {
     }
 
     /// The run in flight, numbered `id`: with several variants, the bars of the one streaming now.
-    fn running(&mut self, ui: &mut egui::Ui, id: u64, run: &ActiveRun) {
+    /// Its records are read where the run keeps them, never copied.
+    fn running(&mut self, ui: &mut egui::Ui, id: RunId, run: &ActiveRun) {
+        let variant = run.progress().variant.unwrap_or(0);
         let label = run
-            .progress()
-            .variant
-            .and_then(|v| run.labels().get(v))
+            .labels()
+            .get(variant)
             .map_or_else(|| run.label().to_owned(), Clone::clone);
         ui.heading(format!("{label} (running)"));
-        let seen = run.records().len();
-        let cached = match self.running.take() {
-            Some(c) if c.run == id && c.variant == label && c.seen == seen => c,
-            _ => RunningCopy {
-                run: id,
-                variant: label.clone(),
-                seen,
-                records: run
-                    .records()
-                    .iter()
-                    .filter(|r| r.run == label)
-                    .cloned()
-                    .collect(),
-            },
-        };
+        let records = run.records(variant);
         self.set_plan_changes([]);
         let progress = run.progress();
         self.streaming = progress.iteration.map(|_| {
-            let iteration = cached.records.last().map_or(0, |r| r.iteration + 1);
+            let iteration = records.last().map_or(0, |r| r.iteration + 1);
             Streaming {
                 iteration,
                 so_far_ms: progress.elapsed_ms,
@@ -326,9 +297,8 @@ impl IterationsView {
                 ),
             }
         });
-        self.ui(ui, (id, &label), &cached.records, run.mode());
+        self.ui(ui, (id, &label), records, run.mode());
         self.streaming = None;
-        self.running = Some(cached);
     }
 
     /// Draws the view of `records`, the iterations of run `run` (its id, a run in flight has its
@@ -336,7 +306,7 @@ impl IterationsView {
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
-        (run, label): (u64, &str),
+        (run, label): (RunId, &str),
         records: &[IterationRecord],
         query_mode: crate::kind::QueryMode,
     ) {
@@ -427,7 +397,7 @@ impl IterationsView {
     fn chart(
         &mut self,
         ui: &mut egui::Ui,
-        (run, stacked): (u64, &[Part]),
+        (run, stacked): (RunId, &[Part]),
         records: &[IterationRecord],
         flags: &[Flag],
         height: f32,

@@ -1,10 +1,12 @@
 //! A run in flight: the engine handle, and what its events said so far (progress, the iterations
-//! that ended, each variant's last iteration's details). The app drains it once per frame.
+//! that ended, each variant's last iteration's details). The app drains it once per frame; when
+//! the run ends, its records are moved into its reports, never copied.
 
 use std::time::Instant;
 
 use crate::engine::{
-    Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, QueryMode, SubjectSpec, Target,
+    Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, QueryMode, ReportCollector,
+    SubjectSpec, Target,
 };
 use crate::report::{IterationRecord, RunReport};
 
@@ -63,14 +65,13 @@ pub struct ActiveRun {
     rows: u64,
     wire_bytes: u64,
     iteration_started: Instant,
-    records: Vec<IterationRecord>,
+    /// Each variant's records so far: the app's only copy until the run ends.
+    records: ReportCollector,
     details: Vec<IterationDetails>,
     target: Option<String>,
     /// MB/s of the last iteration that ended.
     mb_per_s: Option<f64>,
     cancelled: bool,
-    /// The database the run was started on, as the connection panel named it then.
-    database: String,
 }
 
 impl ActiveRun {
@@ -93,18 +94,6 @@ impl ActiveRun {
         Ok(Self::of_engine(engine, labels, QueryMode::Normal, of))
     }
 
-    /// The run, as started on `database` (its name): what the history keeps it under, whatever
-    /// the connection panel says by the time it ends.
-    pub fn on_database(mut self, database: String) -> Self {
-        self.database = database;
-        self
-    }
-
-    /// The database the run was started on.
-    pub fn database(&self) -> &str {
-        &self.database
-    }
-
     fn of_engine(engine: Engine, labels: Vec<String>, mode: QueryMode, of: u32) -> Self {
         ActiveRun {
             engine,
@@ -116,12 +105,11 @@ impl ActiveRun {
             rows: 0,
             wire_bytes: 0,
             iteration_started: Instant::now(),
-            records: Vec::new(),
+            records: ReportCollector::default(),
             details: Vec::new(),
             target: None,
             mb_per_s: None,
             cancelled: false,
-            database: String::new(),
         }
     }
 
@@ -148,7 +136,7 @@ impl ActiveRun {
                     self.rows = rows;
                     self.wire_bytes = wire_bytes;
                 }
-                EngineEvent::Iteration(record) => {
+                EngineEvent::Iteration { variant, record } => {
                     if let Some(error) = &record.error
                         && !(self.cancelled && error == "cancelled")
                     {
@@ -159,10 +147,11 @@ impl ActiveRun {
                     }
                     let next = record.seq.map_or(record.iteration, |s| s) + 1;
                     self.start_iteration(next);
-                    self.records.push(*record);
+                    self.records.push(variant, *record);
                 }
                 EngineEvent::Details(details) => self.details.push(*details),
-                EngineEvent::Finished(reports) => {
+                EngineEvent::Finished(heads) => {
+                    let reports = self.records.finish(heads);
                     return Some(Ended::Finished(reports, std::mem::take(&mut self.details)));
                 }
                 EngineEvent::Failed(error) => {
@@ -211,9 +200,10 @@ impl ActiveRun {
         self.target.as_deref()
     }
 
-    /// The iterations that ended so far.
-    pub fn records(&self) -> &[IterationRecord] {
-        &self.records
+    /// The iterations of the variant at `variant` (its place among [`ActiveRun::labels`]) that
+    /// ended so far, in the order they ended.
+    pub fn records(&self, variant: usize) -> &[IterationRecord] {
+        self.records.records(variant)
     }
 
     /// Where the run is.

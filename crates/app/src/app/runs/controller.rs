@@ -11,13 +11,13 @@ use super::list::{RunEntry, RunList, RunSource};
 use crate::engine::IterationDetails;
 use crate::history::HistoryWorker;
 use crate::history::worker::SaveOutcome;
-use crate::report::RunReport;
+use crate::report::{RunId, RunReport};
 
 /// The run in flight, the run list and the history worker, owned together.
 pub struct RunController {
-    active: Option<ActiveRun>,
-    /// The id the run in flight has among the runs (its bars' selection belongs to it).
-    active_id: u64,
+    /// The run in flight with the id the run list gave it when it began: the id its bars'
+    /// selection belongs to, and the one its first report keeps in the list.
+    active: Option<(RunId, ActiveRun)>,
     list: RunList,
     /// Saves finished runs on its own thread; `None` when the history is off.
     history: Option<HistoryWorker>,
@@ -36,7 +36,6 @@ impl RunController {
     pub fn new(history: Option<HistoryWorker>) -> Self {
         RunController {
             active: None,
-            active_id: 0,
             list: RunList::default(),
             history,
         }
@@ -54,7 +53,7 @@ impl RunController {
 
     /// The run in flight, if one is.
     pub fn active(&self) -> Option<&ActiveRun> {
-        self.active.as_ref()
+        self.active.as_ref().map(|(_, run)| run)
     }
 
     /// Whether a run is in flight.
@@ -63,13 +62,13 @@ impl RunController {
     }
 
     /// The id of the run in flight, if one is.
-    pub fn running_id(&self) -> Option<u64> {
-        self.active.as_ref().map(|_| self.active_id)
+    pub fn running_id(&self) -> Option<RunId> {
+        self.active.as_ref().map(|&(id, _)| id)
     }
 
     /// The run in flight with its id, and the runs to pick from: what the Iterations tab draws.
-    pub fn in_flight_and_list(&mut self) -> (Option<(u64, &ActiveRun)>, &mut RunList) {
-        let active = self.active.as_ref().map(|run| (self.active_id, run));
+    pub fn in_flight_and_list(&mut self) -> (Option<(RunId, &ActiveRun)>, &mut RunList) {
+        let active = self.active.as_ref().map(|(id, run)| (*id, run));
         (active, &mut self.list)
     }
 
@@ -78,15 +77,16 @@ impl RunController {
         self.list.next_label(wanted, sql, now)
     }
 
-    /// `run` is in flight now, with the next id.
-    pub fn begin(&mut self, run: ActiveRun) {
-        self.active_id = self.list.take_id();
-        self.active = Some(run);
+    /// `run` is in flight now, under the next id (the one it keeps when it ends).
+    pub fn begin(&mut self, run: ActiveRun) -> RunId {
+        let id = self.list.take_id();
+        self.active = Some((id, run));
+        id
     }
 
     /// Cancels the run in flight, if one is.
     pub fn cancel(&mut self) {
-        if let Some(run) = &mut self.active {
+        if let Some((_, run)) = &mut self.active {
             run.cancel();
         }
     }
@@ -97,21 +97,27 @@ impl RunController {
         let ended = self
             .active
             .as_mut()
-            .and_then(|run| run.drain(|e| errors.push(e)));
+            .and_then(|(_, run)| run.drain(|e| errors.push(e)));
         let mut saved = false;
         if let Some(history) = &self.history {
             errors.extend(history.notices());
-            saved = history
-                .outcomes()
-                .iter()
-                .any(|o| matches!(o, SaveOutcome::Saved(_)));
+            for outcome in history.outcomes() {
+                if let SaveOutcome::Saved { stored, runs } = outcome {
+                    saved = true;
+                    // Each run's id in the history beside its own: opened from the History tab,
+                    // it is found in the list, not added again.
+                    for (run, stored) in runs.into_iter().zip(stored) {
+                        self.list.saved_as(run, stored);
+                    }
+                }
+            }
         }
         Drained { ended, saved }
     }
 
     /// The run in flight is over: it, with the id it had in flight.
-    pub fn end(&mut self) -> Option<(u64, ActiveRun)> {
-        self.active.take().map(|run| (self.active_id, run))
+    pub fn end(&mut self) -> Option<(RunId, ActiveRun)> {
+        self.active.take()
     }
 
     /// The history worker, when finished runs are kept.
@@ -119,15 +125,23 @@ impl RunController {
         self.history.as_ref()
     }
 
+    /// Hands the runs `ids` (their `reports`) to the history worker, when there is one; when it
+    /// has saved them, each one's id there is noted beside its [`RunId`].
+    pub fn save(&self, ids: Vec<RunId>, reports: Vec<RunReport>) {
+        if let Some(history) = &self.history {
+            history.save_as(ids, reports);
+        }
+    }
+
     /// Adds a run of this launch's variants, each report with its own last details; their ids.
     /// The first keeps `run`, the id the run had in flight, so what was picked or opened in it
     /// while it streamed stays picked or open when it ends.
     pub fn add_live(
         &mut self,
-        run: u64,
+        run: RunId,
         reports: Vec<RunReport>,
         mut details: Vec<IterationDetails>,
-    ) -> Vec<u64> {
+    ) -> Vec<RunId> {
         let mut ids = Vec::new();
         for (i, report) in reports.into_iter().enumerate() {
             let own = details
@@ -140,15 +154,17 @@ impl RunController {
         ids
     }
 
-    /// Adds the stored runs not in the list yet; the ids of all of them, in order.
-    pub fn add_stored(&mut self, runs: Vec<(String, RunReport)>) -> Vec<u64> {
+    /// Adds the stored runs not in the list yet; the ids of all of them, in order. Each comes
+    /// with the history's id of it (a row in its database): a run the list holds under that
+    /// stored id (read from the history before, or run in this launch and saved) keeps the
+    /// [`RunId`] it has; another gets a new one, its stored id kept as its
+    /// [`RunSource::History`].
+    pub fn add_stored(&mut self, runs: Vec<(String, RunReport)>) -> Vec<RunId> {
         let mut ids = Vec::new();
         for (stored, report) in runs {
-            let source = RunSource::History(stored);
-            let known = self.list.entries().iter().find(|r| r.source == source);
-            let id = match known {
-                Some(entry) => entry.id,
-                None => self.list.add(report, None, source),
+            let id = match self.list.stored(&stored) {
+                Some(id) => id,
+                None => self.list.add(report, None, RunSource::History(stored)),
             };
             ids.push(id);
         }

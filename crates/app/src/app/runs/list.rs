@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Local};
 
 use crate::engine::IterationDetails;
-use crate::report::RunReport;
+use crate::report::{RunId, RunReport};
 
 /// Where a run in the list came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,15 +18,16 @@ pub enum RunSource {
     Live,
     /// Read from an exported JSON report.
     Opened(PathBuf),
-    /// Read from the run history: the stored run's id.
+    /// Read from the run history: the history's id of the stored run (a row in its database:
+    /// `17`, a load run's `L...`), not its [`RunId`] here.
     History(String),
 }
 
 /// A run the app knows about.
 #[derive(Debug, Clone)]
 pub struct RunEntry {
-    /// Unique within this app's life.
-    pub id: u64,
+    /// Unique within this app's life; a live run's is the one it had in flight.
+    pub id: RunId,
     /// The report.
     pub report: RunReport,
     /// What its last iteration returned (live runs only).
@@ -35,9 +36,20 @@ pub struct RunEntry {
     pub source: RunSource,
     /// Whether exports include it.
     pub export: bool,
+    /// The history's id of it once the history saved it (a run of this launch's).
+    pub saved_as: Option<String>,
 }
 
 impl RunEntry {
+    /// The history's id of it (a row in its database): the one it was read from, or the one the
+    /// history saved it under; `None` for a run the history does not hold (yet).
+    pub fn stored_id(&self) -> Option<&str> {
+        match &self.source {
+            RunSource::History(id) => Some(id),
+            _ => self.saved_as.as_deref(),
+        }
+    }
+
     /// Its name in the run picker: the label, and the file it came from when opened.
     pub fn title(&self) -> String {
         match &self.source {
@@ -109,8 +121,8 @@ pub fn first_words(sql: &str) -> String {
 #[derive(Debug)]
 pub struct RunList {
     runs: Vec<RunEntry>,
-    shown: Option<u64>,
-    next_id: u64,
+    shown: Option<RunId>,
+    next_id: RunId,
 }
 
 impl Default for RunList {
@@ -118,7 +130,7 @@ impl Default for RunList {
         RunList {
             runs: Vec::new(),
             shown: None,
-            next_id: 1,
+            next_id: RunId::FIRST,
         }
     }
 }
@@ -140,12 +152,12 @@ impl RunList {
     }
 
     /// The id of the run shown, if any.
-    pub fn shown_id(&self) -> Option<u64> {
+    pub fn shown_id(&self) -> Option<RunId> {
         self.shown
     }
 
     /// Shows the run `id` (or none).
-    pub fn show(&mut self, id: Option<u64>) {
+    pub fn show(&mut self, id: Option<RunId>) {
         self.shown = id;
     }
 
@@ -154,10 +166,11 @@ impl RunList {
         self.runs.iter().find(|r| Some(r.id) == self.shown)
     }
 
-    /// An id no run has had (a run in flight takes one before its reports exist).
-    pub fn take_id(&mut self) -> u64 {
+    /// An id no run has had (a run in flight takes one before its reports exist): the only
+    /// place a [`RunId`] is made.
+    pub fn take_id(&mut self) -> RunId {
         let id = self.next_id;
-        self.next_id += 1;
+        self.next_id = id.next();
         id
     }
 
@@ -168,7 +181,7 @@ impl RunList {
         report: RunReport,
         details: Option<Box<IterationDetails>>,
         source: RunSource,
-    ) -> u64 {
+    ) -> RunId {
         let id = self.take_id();
         self.add_as(id, report, details, source)
     }
@@ -176,20 +189,34 @@ impl RunList {
     /// [`RunList::add`] under `id`, one taken before with [`RunList::take_id`] (a run in flight's).
     pub fn add_as(
         &mut self,
-        id: u64,
+        id: RunId,
         report: RunReport,
         details: Option<Box<IterationDetails>>,
         source: RunSource,
-    ) -> u64 {
+    ) -> RunId {
         self.runs.push(RunEntry {
             id,
             report,
             details,
             export: source == RunSource::Live,
             source,
+            saved_as: None,
         });
         self.shown = Some(id);
         id
+    }
+
+    /// Notes that the history saved run `id` as `stored` (its id there).
+    pub fn saved_as(&mut self, id: RunId, stored: String) {
+        if let Some(entry) = self.runs.iter_mut().find(|r| r.id == id) {
+            entry.saved_as = Some(stored);
+        }
+    }
+
+    /// The run the history holds as `stored` (its id there), if the list has it.
+    pub fn stored(&self, stored: &str) -> Option<RunId> {
+        let entry = self.runs.iter().find(|r| r.stored_id() == Some(stored));
+        entry.map(|r| r.id)
     }
 
     /// Adds the runs of a report read from `path`; returns how many.
@@ -298,8 +325,9 @@ mod tests {
 
     #[test]
     fn names_carry_the_time_where_labels_repeat_and_the_date_where_days_differ() {
-        let entry = |label: &str, started: &str, id| RunEntry {
-            id,
+        // Names are not ids: every entry here has the same one.
+        let entry = |label: &str, started: &str| RunEntry {
+            id: RunId::FIRST,
             report: RunReport {
                 started_at: started.into(),
                 ..report(label)
@@ -307,12 +335,13 @@ mod tests {
             details: None,
             source: RunSource::Live,
             export: true,
+            saved_as: None,
         };
         let t = |s: &str, f: &str| at(s).format(f).to_string();
         let (a, b, c) = (
-            entry("wide", "2026-12-03T10:00:00Z", 1),
-            entry("wide", "2026-12-03T11:30:00Z", 2),
-            entry("narrow", "2026-12-03T10:30:00Z", 3),
+            entry("wide", "2026-12-03T10:00:00Z"),
+            entry("wide", "2026-12-03T11:30:00Z"),
+            entry("narrow", "2026-12-03T10:30:00Z"),
         );
         // Same day (in UTC; the local day may differ, so the test asks which it is).
         let same_day = at("2026-12-03T10:00:00Z").date_naive()
@@ -328,7 +357,7 @@ mod tests {
                 ]
             );
         }
-        let d = entry("narrow", "2026-11-20T10:30:00Z", 4);
+        let d = entry("narrow", "2026-11-20T10:30:00Z");
         assert_eq!(
             names(&[&c, &d]),
             [
@@ -347,8 +376,8 @@ mod tests {
         let in_flight = list.take_id();
         let opened = list.add_opened(Path::new("/tmp/r.json"), vec![report("b"), report("c")]);
         assert_eq!(opened, 2);
-        let ids: Vec<u64> = list.entries().iter().map(|r| r.id).collect();
-        assert_eq!(ids, [a, in_flight + 1, in_flight + 2]);
+        let ids: Vec<RunId> = list.entries().iter().map(|r| r.id).collect();
+        assert_eq!(ids, [a, in_flight.next(), in_flight.next().next()]);
         assert_eq!(
             list.shown().map(RunEntry::title).as_deref(),
             Some("c (from r.json)")

@@ -18,7 +18,7 @@ use super::paint::{self, Band, Drawn};
 use super::rows::{self, Item, Kind, Row, RowKind};
 use crate::analysis::causes::{self, CauseKind, IterationCauses};
 use crate::app::theme;
-use crate::report::IterationRecord;
+use crate::report::{IterationRecord, RunId};
 use crate::text::capitalised;
 
 /// Rows of one iteration and the median one, with the explanation, built once.
@@ -58,7 +58,7 @@ pub struct StallShown {
 /// The timeline view's state: which iteration of which run is open, what it drew last frame.
 #[derive(Debug, Default)]
 pub struct TimelineView {
-    open: Option<(u64, u32)>,
+    open: Option<(RunId, u32)>,
     built: Option<Built>,
     drawn: Vec<Drawn>,
     stalls: Vec<StallShown>,
@@ -189,7 +189,7 @@ fn longest_wait(timeline: &crate::report::Timeline) -> Option<(u32, u64, u64)> {
 
 impl TimelineView {
     /// Opens the timeline of `iteration` of run `run`.
-    pub fn open(&mut self, run: u64, iteration: u32) {
+    pub fn open(&mut self, run: RunId, iteration: u32) {
         if self.open != Some((run, iteration)) {
             self.open = Some((run, iteration));
             self.built = None;
@@ -213,7 +213,7 @@ impl TimelineView {
     }
 
     /// The run whose iteration is open.
-    pub fn run(&self) -> Option<u64> {
+    pub fn run(&self) -> Option<RunId> {
         self.open.map(|(r, _)| r)
     }
 
@@ -245,7 +245,7 @@ impl TimelineView {
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
-        run: u64,
+        run: RunId,
         label: &str,
         records: &[IterationRecord],
     ) -> bool {
@@ -387,8 +387,8 @@ impl TimelineView {
             .collect();
         let marks: Vec<f64> = built.ys.clone();
         let bottom = built.ys.last().copied().unwrap_or(0.0);
-        let (run, iteration) = self.open.unwrap_or_default();
-        let response = Plot::new(("timeline-plot", run, iteration))
+        // The open iteration (of which run) names the plot.
+        let response = Plot::new(("timeline-plot", self.open))
             .height(height)
             .allow_zoom([true, false])
             .allow_drag([true, false])
