@@ -1,19 +1,19 @@
 //! The sessions a run holds (one per kind its variants ask for) and its cold iterations: each
-//! opens a new connection, token source and session ([`ColdStart`]), runs its query there, and
-//! records the steps before the query beside the query's own phases; the iteration's total is the
-//! wall time of all of it, so the steps and the query's phases add up to it. The cold session is
-//! closed after the iteration, outside its time.
+//! opens a new connection, token source and session ([`ColdStart`]) and runs the warm iteration
+//! there, given the start ([`ColdSetup`]): its record has the steps before the query beside the
+//! query's own phases, and its total is the wall time of all of it, so the steps and the query's
+//! phases add up to it. The cold session is closed after the iteration, outside its time.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::details::Preview;
-use super::events::{Cancel, EngineError, Sink};
-use super::iteration::{Position, blank_record, one_iteration};
+use super::events::EngineError;
+use super::iteration::{ColdSetup, IterationContext, blank_record, one_iteration};
 use super::spec::{ProfileSpec, Variant};
 use super::target::{Connected, Target, connect};
 use super::{SESSION_DELETE_WAIT, ms};
-use crate::client::{ColdPhases, ColdStart, IterationTiming, PreparedQuery, Session, SessionKind};
-use crate::report::{IterationRecord, ReportHead, SetupStep, Status};
+use crate::client::{ColdStart, IterationTiming, PreparedQuery, Session, SessionKind};
+use crate::report::{IterationRecord, ReportHead, Status};
 
 /// The run's warm sessions, one per kind of session its variants ask for (the first variant's
 /// first), and where its cold iterations connect; all of them on the one endpoint the run
@@ -103,157 +103,95 @@ impl RunSessions {
     }
 }
 
-/// Runs one iteration of `variant`: warm on its kind's session, or a cold start first.
+/// Runs one iteration: warm on its variant's kind of session, or on a new one after a cold start,
+/// which it wraps around the warm iteration.
 pub(super) async fn iteration(
     sessions: &RunSessions,
     query: &PreparedQuery,
-    (spec, variant): (&ProfileSpec, &Variant),
-    at: Position,
+    cx: &IterationContext<'_>,
     preview: &mut Preview,
-    sink: &Sink,
-    cancel: &Cancel,
 ) -> (IterationRecord, Option<IterationTiming>) {
-    let kind = variant.session_kind();
-    let Some(cold) = sessions.cold.as_ref().filter(|_| variant.cold) else {
-        let session = sessions.of_kind(kind);
-        let (mut record, timing) =
-            one_iteration(session, query, (spec, variant), at, preview, sink, cancel).await;
-        record.session_kind = Some(session.granted().as_str().to_owned());
-        return (record, timing);
+    let kind = cx.variant.session_kind();
+    let Some(cold) = sessions.cold.as_ref().filter(|_| cx.variant.cold) else {
+        return one_iteration(sessions.of_kind(kind), query, cx, preview, None).await;
     };
     let started = Instant::now();
     let opening = tokio::select! {
-        o = cold.open(&spec.database, spec.timeouts, kind) => Some(o),
-        _ = cancel.notify.notified() => None,
+        o = cold.open(&cx.spec.database, cx.spec.timeouts, kind) => Some(o),
+        _ = cx.cancel.notify.notified() => None,
     };
     let (session, phases) = match opening {
         Some(Ok(opened)) => opened,
-        Some(Err(e)) => {
-            let error = (Status::Error, e.to_string());
-            return (failed(variant, at, started, error), None);
-        }
+        Some(Err(e)) => return (failed(cx, started, Status::Error, e.to_string()), None),
         None => {
-            let cancelled = (Status::Cancelled, "cancelled".to_owned());
-            return (failed(variant, at, started, cancelled), None);
+            let cancelled = "cancelled".to_owned();
+            return (failed(cx, started, Status::Cancelled, cancelled), None);
         }
     };
     let query = query.in_session(session.name());
-    let query_from = started.elapsed();
-    let (mut record, timing) =
-        one_iteration(&session, &query, (spec, variant), at, preview, sink, cancel).await;
-    let wall = started.elapsed();
-    record.session_kind = Some(session.granted().as_str().to_owned());
-    add_setup(&mut record, &phases, query_from, wall);
+    let setup = ColdSetup {
+        phases,
+        query_from: started.elapsed(),
+        started,
+    };
+    let done = one_iteration(&session, &query, cx, preview, Some(&setup)).await;
     // Outside the iteration's time: a regular session is deleted, a multiplexed one left.
     let _ = session.close(SESSION_DELETE_WAIT).await;
-    (record, timing)
+    done
 }
 
 /// A cold iteration that did not reach its query (an error names the step), or was cancelled
 /// before it did.
 fn failed(
-    variant: &Variant,
-    at: Position,
+    cx: &IterationContext<'_>,
     started: Instant,
-    (status, error): (Status, String),
+    status: Status,
+    error: String,
 ) -> IterationRecord {
     IterationRecord {
         status,
         error: Some(error),
         total_ms: ms(started.elapsed()),
-        ..blank_record(variant, at)
+        ..blank_record(cx.variant, cx.at)
     }
-}
-
-/// Puts a cold start's steps into `record`: its phases, its timeline's setup (the query's lanes
-/// moved to begin at `query_from`), and a total that is the whole `wall` time. What lies between
-/// the steps and the query (the client's own work) goes to `other`, so the phases add up to the
-/// total.
-fn add_setup(
-    record: &mut IterationRecord,
-    phases: &ColdPhases,
-    query_from: Duration,
-    wall: Duration,
-) {
-    let c = &phases.connect;
-    record.dns_ms = Some(ms(c.dns));
-    record.tcp_ms = Some(ms(c.tcp));
-    record.tls_ms = Some(ms(c.tls));
-    record.http2_ms = Some(ms(c.http2));
-    record.token_ms = Some(ms(phases.token));
-    record.session_ms = Some(ms(phases.session));
-    if record.status != Status::Ok {
-        record.total_ms = ms(wall);
-        return;
-    }
-    let query_ms = record.total_ms;
-    record.total_ms = ms(wall);
-    let named = ms(phases.total()) + query_ms;
-    record.other_ms = Some(record.other_ms.unwrap_or(0.0) + (record.total_ms - named).max(0.0));
-    record.total_ms = record.total_ms.max(named);
-    if let Some(timeline) = &mut record.timeline {
-        let shift = us(query_from);
-        for lane in &mut timeline.lanes {
-            lane.origin_us = lane.origin_us.saturating_add(shift);
-        }
-        timeline.total_us = us(wall).max(timeline.total_us.saturating_add(shift));
-        let mut start_us = 0u64;
-        timeline.setup = phases
-            .steps()
-            .into_iter()
-            .map(|(step, took)| {
-                let wall_us = us(took);
-                let s = SetupStep {
-                    step: step.as_str().to_owned(),
-                    start_us,
-                    wall_us,
-                };
-                start_us = start_us.saturating_add(wall_us);
-                s
-            })
-            .collect();
-    }
-}
-
-fn us(d: Duration) -> u64 {
-    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::iteration::{Ended, built};
     use super::*;
-    use crate::client::ConnectSteps;
-    use crate::report::{Lane, Timeline};
+    use crate::client::{ColdPhases, ConnectSteps};
+    use crate::report::Lane;
+    use std::time::Duration;
 
     #[test]
     fn a_cold_start_s_steps_and_the_query_add_up_to_the_wall_time() {
-        let mut record = IterationRecord {
-            total_ms: 10.0,
-            network_ms: Some(6.0),
-            wire_decode_ms: Some(2.0),
-            row_decode_ms: Some(1.0),
-            other_ms: Some(1.0),
-            timeline: Some(Timeline {
-                lanes: vec![Lane::default()],
-                total_us: 10_000,
-                setup: Vec::new(),
-            }),
-            ..IterationRecord::new("cold", 0, false, "2026-01-02T03:04:05Z")
+        let timing = IterationTiming {
+            total: Duration::from_millis(10),
+            network: Duration::from_millis(6),
+            wire_decode: Duration::from_millis(2),
+            row_decode: Duration::from_millis(1),
+            lanes: vec![Lane::default()],
+            ..IterationTiming::default()
         };
-        let phases = ColdPhases {
-            connect: ConnectSteps {
-                dns: Duration::from_millis(1),
-                tcp: Duration::from_millis(2),
-                tls: Duration::from_millis(3),
-                http2: Duration::from_millis(4),
+        let setup = ColdSetup {
+            phases: ColdPhases {
+                connect: ConnectSteps {
+                    dns: Duration::from_millis(1),
+                    tcp: Duration::from_millis(2),
+                    tls: Duration::from_millis(3),
+                    http2: Duration::from_millis(4),
+                },
+                token: Duration::from_millis(5),
+                session: Duration::from_millis(6),
             },
-            token: Duration::from_millis(5),
-            session: Duration::from_millis(6),
+            query_from: Duration::from_millis(22),
+            started: Instant::now(),
         };
-        add_setup(
-            &mut record,
-            &phases,
-            Duration::from_millis(22),
+        let record = built(
+            IterationRecord::new("cold", 0, false, "2026-01-02T03:04:05Z"),
+            Ended::Ok(&timing),
+            Some(&setup),
             Duration::from_millis(32),
         );
         let parts = [

@@ -1,13 +1,15 @@
-//! One iteration on a session: where it falls in the schedule ([`Position`]), its record (blank,
-//! cancelled, or filled from what the client measured), and its run with progress sent and
-//! cancellation watched.
+//! One iteration on a session: where it falls in the schedule ([`Position`]), what it runs with
+//! ([`IterationContext`]), its run with progress sent and cancellation watched, and its record,
+//! built once ([`built`]): blank, cancelled, failed, or filled from what the client measured and,
+//! after a cold start, the start's steps.
 
 use std::time::{Duration, Instant};
 
 use crate::client::{
-    Decoding, IterationError, IterationTiming, PreparedQuery, ResumePolicy, Session,
+    CallIds, ColdPhases, Decoding, IterationError, IterationTiming, PreparedQuery, ResumePolicy,
+    Session,
 };
-use crate::report::{IterationRecord, Status, Timeline};
+use crate::report::{IterationRecord, SetupStep, Status, Timeline};
 use crate::wire::RowsView;
 
 use super::details;
@@ -46,18 +48,48 @@ pub(super) fn blank_record(variant: &Variant, at: Position) -> IterationRecord {
     }
 }
 
-/// Runs one iteration of `variant` at `at`; rows stream past `preview`. The timing comes back too
-/// when the iteration ended ok.
+/// What one iteration runs with: the run's spec, the iteration's variant and place, where its
+/// events go and the run's cancel.
+pub(super) struct IterationContext<'a> {
+    pub(super) spec: &'a ProfileSpec,
+    pub(super) variant: &'a Variant,
+    pub(super) at: Position,
+    pub(super) sink: &'a Sink,
+    pub(super) cancel: &'a Cancel,
+}
+
+/// A cold start before an iteration's query: its steps, when the query began (from the start),
+/// and when the start began.
+pub(super) struct ColdSetup {
+    pub(super) phases: ColdPhases,
+    pub(super) query_from: Duration,
+    pub(super) started: Instant,
+}
+
+/// How an iteration's query ended.
+pub(super) enum Ended<'a> {
+    /// With what the client measured.
+    Ok(&'a IterationTiming),
+    /// With an error, and the ids its call carried.
+    Failed(&'a CallIds, &'a IterationError),
+    /// Cancelled before it did.
+    Cancelled,
+}
+
+/// Runs one iteration on `session` (after a `cold` start, if any) and builds its record; rows
+/// stream past `preview`. The timing comes back too when the iteration ended ok.
 pub(super) async fn one_iteration(
     session: &Session,
     query: &PreparedQuery,
-    (spec, variant): (&ProfileSpec, &Variant),
-    at: Position,
+    cx: &IterationContext<'_>,
     preview: &mut details::Preview,
-    sink: &Sink,
-    cancel: &Cancel,
+    cold: Option<&ColdSetup>,
 ) -> (IterationRecord, Option<IterationTiming>) {
-    let mut record = blank_record(variant, at);
+    let (at, sink) = (cx.at, cx.sink);
+    let blank = IterationRecord {
+        session_kind: Some(session.granted().as_str().to_owned()),
+        ..blank_record(cx.variant, at)
+    };
     let started = Instant::now();
     let (mut rows, mut wire_bytes) = (0u64, 0u64);
     let mut last_progress = Instant::now();
@@ -83,34 +115,101 @@ pub(super) async fn one_iteration(
             ResumePolicy::default(),
             Decoding {
                 kept_messages: at.kept_messages,
-                ..Decoding::new(spec.decoder, &mut on_rows)
+                ..Decoding::new(cx.spec.decoder, &mut on_rows)
             },
         ) => Some(r),
-        _ = cancel.notify.notified() => None,
+        _ = cx.cancel.notify.notified() => None,
     };
-    match outcome {
-        Some((_, Ok(timing))) => {
-            fill(&mut record, &timing);
-            return (record, Some(timing));
-        }
-        Some((ids, Err(e))) => {
+    let wall = cold.map_or(started, |c| c.started).elapsed();
+    let ended = match &outcome {
+        Some((_, Ok(timing))) => Ended::Ok(timing),
+        Some((ids, Err(e))) => Ended::Failed(ids, e),
+        None => Ended::Cancelled,
+    };
+    let record = built(blank, ended, cold, wall);
+    (record, outcome.and_then(|(_, r)| r.ok()))
+}
+
+/// An iteration's record, built once: `blank` (its variant, place and session), then how its
+/// query `ended` and, after a `cold` start, the start's steps. `wall` is the iteration's wall time,
+/// from the cold start when there was one. A query that did not end ok has `wall` as its total. A
+/// cold query that did gets the start's steps beside its own phases and the whole `wall` time as
+/// its total; what lies between the steps and the query (the client's own work) goes to `other`,
+/// so the steps and the query's phases add up to the total, and its timeline's lanes move to
+/// begin where the query did, after the steps laid end to end.
+pub(super) fn built(
+    mut record: IterationRecord,
+    ended: Ended<'_>,
+    cold: Option<&ColdSetup>,
+    wall: Duration,
+) -> IterationRecord {
+    if let Some(cold) = cold {
+        let (c, phases) = (&cold.phases.connect, &cold.phases);
+        record.dns_ms = Some(ms(c.dns));
+        record.tcp_ms = Some(ms(c.tcp));
+        record.tls_ms = Some(ms(c.tls));
+        record.http2_ms = Some(ms(c.http2));
+        record.token_ms = Some(ms(phases.token));
+        record.session_ms = Some(ms(phases.session));
+    }
+    let timing = match ended {
+        Ended::Ok(timing) => timing,
+        Ended::Failed(ids, e) => {
             record.status = Status::Error;
             record.request_id = ids.request_id.map(|id| id.to_string());
-            record.trace_id = ids.trace_id;
-            if let IterationError::RowCountMismatch { server, decoded } = &e {
+            record.trace_id.clone_from(&ids.trace_id);
+            if let IterationError::RowCountMismatch { server, decoded } = e {
                 record.rows = *decoded;
                 record.server_rows = Some(*server);
             }
             record.error = Some(e.to_string());
             record.error_code = e.status_code();
+            record.total_ms = ms(wall);
+            return record;
         }
-        None => {
+        Ended::Cancelled => {
             record.status = Status::Cancelled;
             record.error = Some("cancelled".into());
+            record.total_ms = ms(wall);
+            return record;
         }
+    };
+    fill(&mut record, timing);
+    let Some(cold) = cold else {
+        return record;
+    };
+    let query_ms = ms(timing.total);
+    let named = ms(cold.phases.total()) + query_ms;
+    record.other_ms = Some(record.other_ms.unwrap_or(0.0) + (ms(wall) - named).max(0.0));
+    record.total_ms = ms(wall).max(named);
+    if let Some(timeline) = &mut record.timeline {
+        let shift = us(cold.query_from);
+        for lane in &mut timeline.lanes {
+            lane.origin_us = lane.origin_us.saturating_add(shift);
+        }
+        timeline.total_us = us(wall).max(timeline.total_us.saturating_add(shift));
+        let mut start_us = 0u64;
+        timeline.setup = cold
+            .phases
+            .steps()
+            .into_iter()
+            .map(|(step, took)| {
+                let wall_us = us(took);
+                let s = SetupStep {
+                    step: step.as_str().to_owned(),
+                    start_us,
+                    wall_us,
+                };
+                start_us = start_us.saturating_add(wall_us);
+                s
+            })
+            .collect();
     }
-    record.total_ms = ms(started.elapsed());
-    (record, None)
+    record
+}
+
+fn us(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// Copies an iteration's measurements into its record.

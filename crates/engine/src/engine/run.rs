@@ -9,7 +9,7 @@ use crate::report::{IterationRecord, RUN_MESSAGE_LIMIT, ReportHead, Status};
 use super::cold;
 use super::details::{self, IterationDetails, PREVIEW_ROWS};
 use super::events::{Cancel, EngineError, EngineEvent, Sink};
-use super::iteration::{Position, cancelled_record};
+use super::iteration::{IterationContext, Position, cancelled_record};
 use super::schedule::schedule;
 use super::spec::{ProfileSpec, SpecError, Variant};
 use super::target::Target;
@@ -73,16 +73,14 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
         } else {
             let mut preview = details::Preview::new(if last { PREVIEW_ROWS } else { 0 });
             let query = &queries[step.variant];
-            let (record, timing) = cold::iteration(
-                &sessions,
-                query,
-                (&spec, variant),
+            let cx = IterationContext {
+                spec: &spec,
+                variant,
                 at,
-                &mut preview,
                 sink,
                 cancel,
-            )
-            .await;
+            };
+            let (record, timing) = cold::iteration(&sessions, query, &cx, &mut preview).await;
             // Each iteration's plan goes into the report (its fingerprint, its operators' figures);
             // the emulator's PROFILE answers carry an empty plan, which is no plan.
             if let Some(nodes) = timing
