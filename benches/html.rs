@@ -13,9 +13,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
-use spanprof::engine::{
-    Engine, EngineEvent, ProfileSpec, QueryMode, ReportCollector, Target, Variant,
-};
+use spanprof::engine::{Engine, ProfileSpec, QueryMode, Target, Variant};
 use spanprof::export::{Exporter, Html, Json, MAX_BARS, MAX_TABLE_ROWS, read_reports};
 use spanprof::report::RunReport;
 use spanprof::server::{KnobSettings, ServerConfig};
@@ -102,16 +100,9 @@ fn run(iterations: u32) -> anyhow::Result<Vec<RunReport>> {
         ..ProfileSpec::default()
     };
     let engine = Engine::start(Target::Local(config), spec, Arc::new(|| {}))?;
-    let mut records = ReportCollector::default();
-    while let Some(event) = engine.next() {
-        match event {
-            EngineEvent::Iteration { variant, record } => records.push(variant, *record),
-            EngineEvent::Finished(heads) => return Ok(records.finish(heads)),
-            EngineEvent::Failed(error) => return Err(error.into()),
-            _ => {}
-        }
-    }
-    anyhow::bail!("the engine ended without a report")
+    engine
+        .reports()?
+        .ok_or_else(|| anyhow::anyhow!("the engine ended without a report"))
 }
 
 fn chromium() -> Option<String> {

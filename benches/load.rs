@@ -13,8 +13,7 @@ use std::time::Duration;
 
 use spanprof::engine::load::{LoadEvent, LoadRun, LoadSpec};
 use spanprof::engine::{
-    DatabasePath, Engine, EngineEvent, HeaderOptions, ProfileSpec, QueryMode, ReportCollector,
-    Target, Timeouts, Variant,
+    DatabasePath, Engine, HeaderOptions, ProfileSpec, QueryMode, Target, Timeouts, Variant,
 };
 use spanprof::load::{LoadPlan, LoadReport, Model, StepLevel};
 use spanprof::server::{KnobSettings, ServerConfig};
@@ -156,27 +155,15 @@ fn profile_decode_cpu_ms(
         ..ProfileSpec::default()
     };
     let engine = Engine::start(target, spec, Arc::new(|| {}))?;
-    let mut records = ReportCollector::default();
-    while let Some(event) = engine.next() {
-        match event {
-            EngineEvent::Iteration { variant, record } => records.push(variant, *record),
-            EngineEvent::Finished(heads) => {
-                let reports = records.finish(heads);
-                let mut cpu: Vec<f64> = reports
-                    .iter()
-                    .flat_map(|r| r.timed())
-                    .map(|it| {
-                        it.wire_decode_cpu_ms.unwrap_or(0.0) + it.row_decode_cpu_ms.unwrap_or(0.0)
-                    })
-                    .collect();
-                return spanprof::stats::median(&mut cpu)
-                    .ok_or_else(|| anyhow::anyhow!("no timed iteration"));
-            }
-            EngineEvent::Failed(error) => return Err(error.into()),
-            _ => {}
-        }
-    }
-    anyhow::bail!("the engine ended without a report")
+    let reports = engine
+        .reports()?
+        .ok_or_else(|| anyhow::anyhow!("the engine ended without a report"))?;
+    let mut cpu: Vec<f64> = reports
+        .iter()
+        .flat_map(|r| r.timed())
+        .map(|it| it.wire_decode_cpu_ms.unwrap_or(0.0) + it.row_decode_cpu_ms.unwrap_or(0.0))
+        .collect();
+    spanprof::stats::median(&mut cpu).ok_or_else(|| anyhow::anyhow!("no timed iteration"))
 }
 
 /// A wide answer read by `decoder`: the decode capacity `load` states against the one

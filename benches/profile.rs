@@ -11,9 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use spanprof::client::connect_plaintext;
-use spanprof::engine::{
-    Engine, EngineEvent, ProfileSpec, QueryMode, ReportCollector, Target, Variant,
-};
+use spanprof::engine::{Engine, ProfileSpec, QueryMode, Target, Variant};
 use spanprof::report::{IterationRecord, RunReport, Status};
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
 use spanprof::stats::median;
@@ -134,23 +132,14 @@ fn profile(
         ..ProfileSpec::default()
     };
     let engine = Engine::start(Target::Local(config.clone()), spec, Arc::new(|| {}))?;
-    let mut records = ReportCollector::default();
-    while let Some(event) = engine.next() {
-        match event {
-            EngineEvent::Iteration { variant, record } => records.push(variant, *record),
-            EngineEvent::Finished(heads) => {
-                let reports = records.finish(heads);
-                let timed: Vec<_> = reports.iter().flat_map(RunReport::timed).cloned().collect();
-                if let Some(bad) = timed.iter().find(|it| it.status != Status::Ok) {
-                    anyhow::bail!("an iteration failed: {:?}", bad.error);
-                }
-                return Ok(timed);
-            }
-            EngineEvent::Failed(error) => return Err(error.into()),
-            _ => {}
-        }
+    let reports = engine
+        .reports()?
+        .ok_or_else(|| anyhow::anyhow!("the engine ended without a report"))?;
+    let timed: Vec<_> = reports.iter().flat_map(RunReport::timed).cloned().collect();
+    if let Some(bad) = timed.iter().find(|it| it.status != Status::Ok) {
+        anyhow::bail!("an iteration failed: {:?}", bad.error);
     }
-    anyhow::bail!("the engine ended without a report")
+    Ok(timed)
 }
 
 /// The median time for a client that only receives the bytes of the same answer.

@@ -114,6 +114,37 @@ fn the_records_cross_once_and_the_collected_reports_hold_exactly_them() {
     }
 }
 
+/// `Engine::reports`, for a caller that reads no event on the way: a variant's report per
+/// variant, each with its warm-up and timed iterations; a run that cannot start is its error.
+#[test]
+fn waiting_for_the_reports_gives_one_per_variant_or_why_the_run_could_not_start() {
+    let two = ProfileSpec {
+        variants: vec![
+            Variant::new("narrow", "SELECT Id FROM Seed23 LIMIT 100"),
+            Variant::new("wide", "SELECT * FROM Seed23 LIMIT 100"),
+        ],
+        ..spec("", 2)
+    };
+    let engine =
+        Engine::start(local(KnobSettings::default()), two, Arc::new(|| {})).expect("starts");
+    let reports = engine.reports().expect("runs").expect("finishes");
+    let shape: Vec<(&str, usize)> = reports
+        .iter()
+        .map(|r| (r.config.label.as_str(), r.iterations.len()))
+        .collect();
+    assert_eq!(shape, [("narrow", 3), ("wide", 3)]);
+
+    let closed = ClosedPort::new();
+    let engine = Engine::start(
+        Target::Endpoint(closed.host_port.clone()),
+        spec("SELECT 1", 1),
+        Arc::new(|| {}),
+    )
+    .expect("starts");
+    let error = engine.reports().expect_err("the endpoint refuses");
+    assert!(error.to_string().contains(&closed.host_port), "{error}");
+}
+
 #[test]
 fn either_decoder_runs_a_profile_and_the_report_names_it() {
     let mut seen = Vec::new();

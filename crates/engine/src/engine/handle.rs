@@ -5,7 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 
-use super::events::{Cancel, EngineEvent, Notifier, Sink};
+use crate::report::RunReport;
+
+use super::events::{Cancel, EngineError, EngineEvent, Notifier, Sink};
+use super::reports::ReportCollector;
 use super::run::run;
 use super::runtime;
 use super::spec::ProfileSpec;
@@ -52,6 +55,21 @@ impl Engine {
     /// Waits for the next event; `None` once the engine has ended and every event was read.
     pub fn next(&self) -> Option<EngineEvent> {
         self.events.recv().ok()
+    }
+
+    /// Waits for the run to end and returns its reports, one per variant, for a caller that reads
+    /// no event on the way; `Ok(None)` when the engine ended without finishing.
+    pub fn reports(self) -> Result<Option<Vec<RunReport>>, EngineError> {
+        let mut records = ReportCollector::default();
+        while let Some(event) = self.next() {
+            match event {
+                EngineEvent::Iteration { variant, record } => records.push(variant, *record),
+                EngineEvent::Finished(heads) => return Ok(Some(records.finish(heads))),
+                EngineEvent::Failed(error) => return Err(error),
+                _ => {}
+            }
+        }
+        Ok(None)
     }
 }
 
