@@ -146,9 +146,10 @@ impl SendBudget {
         self.retake(&interrupt)
     }
 
-    /// Runs `wait` (a send the stream is not ready for) with the query's place given back, and
-    /// takes a place again after it.
-    pub fn paused<T>(&self, wait: impl FnOnce() -> T) -> Result<T, Stop> {
+    /// Runs `send` (a send the stream is not ready for) with the query's place given back; if it
+    /// went, takes a place again. Whether the query goes on: not when the send failed (its stream
+    /// is gone, so it quits without a place) or it was stopped waiting for one.
+    pub fn paused(&self, send: impl FnOnce() -> bool) -> bool {
         let interrupt = {
             let mut state = self.lock();
             vacate(&mut state);
@@ -157,9 +158,9 @@ impl SendBudget {
         // Counted but not looked at again: it blocks on its channel, and a stream closed for it
         // unblocks it (the channel's receiver goes with the connection).
         let counted = self.begin_wait(&interrupt);
-        let done = wait();
+        let sent = send();
         drop(counted);
-        self.retake(&interrupt).map(|()| done)
+        sent && self.retake(&interrupt).is_ok()
     }
 
     /// Takes the vacated place again, waiting while every place is taken.
@@ -195,11 +196,12 @@ impl SendBudget {
     }
 }
 
-/// Gives the held place back, if there is one.
+/// Gives the held place back, if there is one; a place already given back stays so.
 fn vacate(state: &mut State) {
-    if let Place::Held(slot) = std::mem::take(&mut state.slot) {
-        state.slot = Place::Vacated(slot.vacate());
-    }
+    state.slot = match std::mem::take(&mut state.slot) {
+        Place::Held(slot) => Place::Vacated(slot.vacate()),
+        kept => kept,
+    };
 }
 
 #[cfg(test)]
@@ -230,6 +232,29 @@ mod tests {
         drop(other);
         assert_eq!(waiter.join().expect("joins"), Ok(()));
         assert_eq!((budget.held(), slots.running()), (10, 1));
+        budget.end();
+        assert_eq!(slots.running(), 0);
+    }
+
+    /// A stream released while its query waited to send (a parked one at its limit) closes the
+    /// channel: the query quits without taking a place again, so the server never counts a
+    /// running query for a stream that is gone.
+    #[test]
+    fn a_paused_send_that_fails_quits_without_taking_a_place_again() {
+        let slots = Slots::default();
+        let budget = SendBudget::new(100);
+        budget.hold(slots.take(1), Interrupt::unbounded());
+        assert_eq!(slots.running(), 1);
+        let mut running_while_sending = None;
+        let goes_on = budget.paused(|| {
+            running_while_sending = Some(slots.running());
+            false
+        });
+        assert!(!goes_on, "its stream is gone");
+        assert_eq!(running_while_sending, Some(0), "no place while it waits");
+        assert_eq!(slots.running(), 0, "no place taken again to quit");
+        assert!(budget.paused(|| true), "a send that went goes on");
+        assert_eq!(slots.running(), 1, "with a place again");
         budget.end();
         assert_eq!(slots.running(), 0);
     }

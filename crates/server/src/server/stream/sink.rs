@@ -217,7 +217,6 @@ fn send_ready(
         Ok(()) => Ok(()),
         Err(mpsc::error::TrySendError::Full(event)) => budget
             .paused(|| events.blocking_send(event).is_ok())
-            .map_err(|_| Gone)?
             .then_some(())
             .ok_or(Gone),
         Err(mpsc::error::TrySendError::Closed(_)) => Err(Gone),
