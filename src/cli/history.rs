@@ -1,5 +1,5 @@
 //! The run history on the command line: `--history` / `--no-history` on the commands that save
-//! (`profile`, `client`), saving on `history::HistoryWorker` after a run, and `spanprof history`
+//! (`profile`, `client`, `load`), saving on `history::HistoryWorker` after a run, and `spanprof history`
 //! (list, `show`, `export`). `--baseline history:...` is read back by `gate.rs`.
 
 use std::io::Write;
