@@ -10,12 +10,15 @@ use base64::Engine as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
 
+mod v2;
+
 /// The longest latency kept apart, in microseconds (an hour); longer ones count as an hour.
 pub const HIGHEST_US: u64 = 3_600_000_000;
 /// Significant digits kept.
 pub const SIGFIG: u8 = 3;
-/// The longest encoded histogram read back (a full one encodes to a few tens of KB).
-pub const MAX_ENCODED: usize = 4 << 20;
+/// The longest encoded histogram read back, in base64 (spanprof's compress to a few tens of KB;
+/// the most counts its bounds hold, each at its longest, about 200 KB before compression).
+pub const MAX_ENCODED: usize = 1 << 20;
 
 /// Why an encoded histogram cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,9 +29,20 @@ pub enum HistogramError {
     /// Longer than [`MAX_ENCODED`].
     #[error("the histogram's encoding is {0} bytes, more than a histogram takes")]
     TooLong(usize),
-    /// Not HdrHistogram's V2 encoding.
+    /// Not HdrHistogram's V2 encoding, or its counts malformed.
     #[error("the histogram does not decode: {0}")]
     Decode(String),
+    /// A length in it claims more bytes than it holds, or than its bounds take.
+    #[error("the histogram claims {claimed} bytes where it holds (or its bounds take) {held}")]
+    Claims {
+        /// What it claims.
+        claimed: u64,
+        /// What is there (or the most its bounds take).
+        held: usize,
+    },
+    /// A compressed histogram that inflates past what any histogram of spanprof's bounds takes.
+    #[error("the compressed histogram inflates past {0} bytes, more than a histogram takes")]
+    Inflates(usize),
     /// Decoded, but with other bounds than spanprof records with.
     #[error("the histogram's range is {0}..={1} at {2} digits, not spanprof's")]
     Bounds(u64, u64, u8),
@@ -129,7 +143,9 @@ impl Latencies {
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
-    /// Reads [`Latencies::encode`]'s form back; refuses what spanprof would not have written.
+    /// Reads [`Latencies::encode`]'s form back; refuses what spanprof would not have written,
+    /// in memory and time bounded by the text's length (every length and count checked first,
+    /// by [`v2::checked`]).
     pub fn decode(text: &str) -> Result<Latencies, HistogramError> {
         if text.len() > MAX_ENCODED {
             return Err(HistogramError::TooLong(text.len()));
@@ -137,8 +153,9 @@ impl Latencies {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text.trim())
             .map_err(|_| HistogramError::Base64)?;
+        let plain = v2::checked(&bytes)?;
         let h: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
+            .deserialize(&mut plain.as_slice())
             .map_err(|e| HistogramError::Decode(format!("{e:?}")))?;
         if h.low() != 1 || h.high() < HIGHEST_US || h.sigfig() != SIGFIG {
             return Err(HistogramError::Bounds(h.low(), h.high(), h.sigfig()));
