@@ -26,6 +26,15 @@ pub enum MergeError {
         /// What differs.
         why: String,
     },
+    /// A sum over the runs that does not fit its type (or is no longer finite): one of the runs
+    /// holds figures no real run has.
+    #[error("step {step}: {what} summed over the runs overflows")]
+    Overflow {
+        /// The step's position (from 1), 0 for the run's own figures.
+        step: usize,
+        /// The figure's name.
+        what: &'static str,
+    },
     /// A step's histogram does not read back.
     #[error("run {index}, step {step}: {error}")]
     Histogram {
@@ -74,11 +83,13 @@ pub fn merge(runs: &[LoadReport]) -> Result<LoadReport, MergeError> {
     let steps = (0..first.steps.len())
         .map(|k| merge_step(runs, k))
         .collect::<Result<Vec<_>, _>>()?;
+    let overflow = |what| MergeError::Overflow { step: 0, what };
     let plan = LoadPlan {
         model: first.model,
         levels: steps.iter().map(StepResult::level).collect(),
         step_duration: first.step_duration(),
-        max_in_flight: runs.iter().map(|r| r.max_in_flight).sum(),
+        max_in_flight: checked_sum(runs.iter().map(|r| r.max_in_flight))
+            .ok_or_else(|| overflow("max_in_flight"))?,
         drain: std::time::Duration::ZERO,
     };
     let mut notices: Vec<String> = runs.iter().flat_map(|r| r.notices.clone()).collect();
@@ -99,10 +110,20 @@ pub fn merge(runs: &[LoadReport]) -> Result<LoadReport, MergeError> {
             .unwrap_or_default(),
         decoder: first.decoder.clone(),
         notices,
-        cores: runs.iter().map(|r| r.cores).sum(),
+        cores: checked_sum(runs.iter().map(|r| r.cores as u64))
+            .and_then(|c| usize::try_from(c).ok())
+            .ok_or_else(|| overflow("cores"))?,
         cancelled: runs.iter().any(|r| r.cancelled),
     };
     Ok(LoadReport::new(facts, &plan, steps))
+}
+
+/// The sum of `values`, `None` past `T`'s range.
+fn checked_sum<T: Into<u64> + TryFrom<u64>>(values: impl IntoIterator<Item = T>) -> Option<T> {
+    let total = values
+        .into_iter()
+        .try_fold(0u64, |total, v| total.checked_add(v.into()))?;
+    T::try_from(total).ok()
 }
 
 fn run_name(run: &LoadReport) -> String {
@@ -124,9 +145,19 @@ fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
         corrected.add(&read(&step.histogram)?);
         uncorrected.add(&read(&step.histogram_uncorrected)?);
     }
-    let sum = |f: fn(&StepResult) -> u64| steps.iter().map(|s| f(s)).sum::<u64>();
-    let sum_f = |f: fn(&StepResult) -> f64| steps.iter().map(|s| f(s)).sum::<f64>();
-    let count = sum(|s| s.count);
+    let overflow = |what| MergeError::Overflow { step: k + 1, what };
+    let sum = |what, f: fn(&StepResult) -> u64| {
+        checked_sum(steps.iter().map(|s| f(s))).ok_or_else(|| overflow(what))
+    };
+    let sum_f = |what, f: fn(&StepResult) -> f64| {
+        let total = steps.iter().map(|s| f(s)).sum::<f64>();
+        if total.is_finite() {
+            Ok(total)
+        } else {
+            Err(overflow(what))
+        }
+    };
+    let count = sum("count", |s| s.count)?;
     // A mean per request, weighted by each process's requests.
     let per_request = |f: fn(&StepResult) -> Option<f64>| -> Option<f64> {
         let (mut total, mut n) = (0.0, 0u64);
@@ -141,7 +172,10 @@ fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
     let mut errors_by_status: BTreeMap<String, u64> = BTreeMap::new();
     for s in &steps {
         for (status, n) in &s.errors_by_status {
-            *errors_by_status.entry(status.clone()).or_default() += n;
+            let total = errors_by_status.entry(status.clone()).or_default();
+            *total = total
+                .checked_add(*n)
+                .ok_or_else(|| overflow("errors_by_status"))?;
         }
     }
     let mut parts: BTreeMap<String, f64> = BTreeMap::new();
@@ -157,10 +191,11 @@ fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
         (n > 0).then(|| h.count_above(SLOW) as f64 / n as f64)
     };
     let level = match steps[0].level() {
-        StepLevel::Rate(_) => StepLevel::Rate(sum_f(|s| s.level().value())),
-        StepLevel::Concurrency(_) => {
-            StepLevel::Concurrency(steps.iter().map(|s| s.concurrency.unwrap_or(0)).sum())
-        }
+        StepLevel::Rate(_) => StepLevel::Rate(sum_f("target_rate", |s| s.level().value())?),
+        StepLevel::Concurrency(_) => StepLevel::Concurrency(
+            checked_sum(steps.iter().map(|s| s.concurrency.unwrap_or(0)))
+                .ok_or_else(|| overflow("concurrency"))?,
+        ),
     };
     let (target_rate, concurrency) = match level {
         StepLevel::Rate(r) => (Some(r), None),
@@ -179,7 +214,7 @@ fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
             .map(|s| s.started_s)
             .fold(f64::INFINITY, f64::min),
         duration_s: steps.iter().map(|s| s.duration_s).fold(0.0, f64::max),
-        achieved_rate: sum_f(|s| s.achieved_rate),
+        achieved_rate: sum_f("achieved_rate", |s| s.achieved_rate)?,
         p50_ms: corrected.quantile_ms(0.5),
         p90_ms: corrected.quantile_ms(0.9),
         p99_ms: corrected.quantile_ms(0.99),
@@ -191,11 +226,11 @@ fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
         over_100ms_share: share(&corrected),
         over_100ms_share_uncorrected: share(&uncorrected),
         count,
-        errors: sum(|s| s.errors),
+        errors: sum("errors", |s| s.errors)?,
         errors_by_status,
-        late: sum(|s| s.late),
-        dropped: sum(|s| s.dropped),
-        unfinished: sum(|s| s.unfinished),
+        late: sum("late", |s| s.late)?,
+        dropped: sum("dropped", |s| s.dropped)?,
+        unfinished: sum("unfinished", |s| s.unfinished)?,
         // The worst process's: the merged step is as trustworthy as its laggiest generator.
         generator_lag_p99_ms: steps
             .iter()
@@ -209,11 +244,11 @@ fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
             .iter()
             .filter_map(|s| s.generator_cpu_ms)
             .reduce(|a, b| a + b),
-        process_cpu_ms: sum_f(|s| s.process_cpu_ms),
-        rows: sum(|s| s.rows),
-        bytes: sum(|s| s.bytes),
-        rows_per_s: sum_f(|s| s.rows_per_s),
-        bytes_per_s: sum_f(|s| s.bytes_per_s),
+        process_cpu_ms: sum_f("process_cpu_ms", |s| s.process_cpu_ms)?,
+        rows: sum("rows", |s| s.rows)?,
+        bytes: sum("bytes", |s| s.bytes)?,
+        rows_per_s: sum_f("rows_per_s", |s| s.rows_per_s)?,
+        bytes_per_s: sum_f("bytes_per_s", |s| s.bytes_per_s)?,
         decode_cpu_ms_per_query: per_request(|s| s.decode_cpu_ms_per_query),
         client_cpu_ms_per_query: per_request(|s| s.client_cpu_ms_per_query),
         parts,

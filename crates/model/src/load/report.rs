@@ -6,10 +6,14 @@ use std::time::Duration;
 
 use super::knee::{Knee, KneeRule, SATURATED, client_saturates, find_knee_on};
 use super::step::StepResult;
-use super::{LoadPlan, Model};
+use super::{LoadPlan, MAX_STEP, MAX_STEPS, Model};
 
 /// The version of the JSON a load report is written in.
 pub const LOAD_REPORT_VERSION: u32 = 1;
+/// The largest figure a load report read back may hold (a rate, a duration in ms or s, a byte
+/// rate): far past any real one, small enough that sums of a thousand steps of many merged runs
+/// stay finite.
+pub const MAX_FIGURE: f64 = 1e15;
 
 /// A finished (or cancelled) load run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -126,9 +130,65 @@ impl LoadReport {
         }
     }
 
-    /// Reads a report written by `--json`.
+    /// Reads a report written by `--json`, refusing what spanprof would not have written (see
+    /// [`LoadReport::check`]) as a JSON error that says why.
     pub fn from_json(bytes: &[u8]) -> Result<LoadReport, serde_json::Error> {
-        serde_json::from_slice(bytes)
+        let report: LoadReport = serde_json::from_slice(bytes)?;
+        report
+            .check()
+            .map_err(<serde_json::Error as serde::de::Error>::custom)?;
+        Ok(report)
+    }
+
+    /// Whether this is a report spanprof could have written: its version, at most
+    /// [`MAX_STEPS`] steps, a step duration within [`MAX_STEP`], and every figure a finite
+    /// number no larger than [`MAX_FIGURE`] either way (so that sums over steps and over merged
+    /// runs stay finite). A merged report passes as a run of one process does.
+    pub fn check(&self) -> Result<(), String> {
+        if self.version != LOAD_REPORT_VERSION {
+            return Err(format!(
+                "load report version {} is not supported (this build reads {LOAD_REPORT_VERSION})",
+                self.version
+            ));
+        }
+        if self.steps.len() > MAX_STEPS {
+            return Err(format!(
+                "{} steps: a load run has at most {MAX_STEPS}",
+                self.steps.len()
+            ));
+        }
+        if !(0.0..=MAX_STEP.as_secs_f64()).contains(&self.step_duration_s) {
+            return Err(format!(
+                "a step duration of {} s: a step lasts at most {} s",
+                self.step_duration_s,
+                MAX_STEP.as_secs()
+            ));
+        }
+        let run = [
+            ("knee", self.knee),
+            ("client_cpu_ms_per_query", self.client_cpu_ms_per_query),
+            ("decode_capacity_per_core", self.decode_capacity_per_core),
+            ("client_saturated_at", self.client_saturated_at),
+        ];
+        let run = run.into_iter().filter_map(|(k, v)| Some((0, k, v?)));
+        let steps = self
+            .steps
+            .iter()
+            .enumerate()
+            .flat_map(|(i, step)| step.figures().into_iter().map(move |(k, v)| (i + 1, k, v)));
+        for (step, name, value) in run.chain(steps) {
+            if value.is_nan() || value.abs() > MAX_FIGURE {
+                let at = if step == 0 {
+                    String::new()
+                } else {
+                    format!("step {step}'s ")
+                };
+                return Err(format!(
+                    "{at}{name} is {value}: a figure is a finite number, at most {MAX_FIGURE:e}"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The step duration.

@@ -311,6 +311,53 @@ impl StepResult {
     pub fn part_ms(&self, part: Part) -> f64 {
         self.parts.get(part.key()).copied().unwrap_or(0.0)
     }
+
+    /// Every figure of the step that is a real number, by its JSON name (a part's by its key,
+    /// a process's prefixed): what a report read back is checked on.
+    pub fn figures(&self) -> Vec<(&str, f64)> {
+        let optional = [
+            ("target_rate", self.target_rate),
+            ("p50_ms", self.p50_ms),
+            ("p90_ms", self.p90_ms),
+            ("p99_ms", self.p99_ms),
+            ("p999_ms", self.p999_ms),
+            ("max_ms", self.max_ms),
+            ("p50_uncorrected_ms", self.p50_uncorrected_ms),
+            ("p90_uncorrected_ms", self.p90_uncorrected_ms),
+            ("p99_uncorrected_ms", self.p99_uncorrected_ms),
+            ("over_100ms_share", self.over_100ms_share),
+            (
+                "over_100ms_share_uncorrected",
+                self.over_100ms_share_uncorrected,
+            ),
+            ("generator_lag_p99_ms", self.generator_lag_p99_ms),
+            ("generator_lag_max_ms", self.generator_lag_max_ms),
+            ("generator_cpu_ms", self.generator_cpu_ms),
+            ("decode_cpu_ms_per_query", self.decode_cpu_ms_per_query),
+            ("client_cpu_ms_per_query", self.client_cpu_ms_per_query),
+        ];
+        let mut figures: Vec<(&str, f64)> = vec![
+            ("started_s", self.started_s),
+            ("duration_s", self.duration_s),
+            ("achieved_rate", self.achieved_rate),
+            ("process_cpu_ms", self.process_cpu_ms),
+            ("rows_per_s", self.rows_per_s),
+            ("bytes_per_s", self.bytes_per_s),
+        ];
+        figures.extend(optional.into_iter().filter_map(|(k, v)| Some((k, v?))));
+        figures.extend(self.parts.iter().map(|(k, v)| (k.as_str(), *v)));
+        for p in &self.processes {
+            figures.push(("processes.level", p.level));
+            figures.push(("processes.achieved_rate", p.achieved_rate));
+            let lags = [
+                ("processes.generator_lag_p99_ms", p.generator_lag_p99_ms),
+                ("processes.generator_lag_max_ms", p.generator_lag_max_ms),
+                ("processes.generator_cpu_ms", p.generator_cpu_ms),
+            ];
+            figures.extend(lags.into_iter().filter_map(|(k, v)| Some((k, v?))));
+        }
+        figures
+    }
 }
 
 #[cfg(test)]

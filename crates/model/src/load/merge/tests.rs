@@ -135,3 +135,83 @@ fn runs_that_do_not_match_are_refused_by_name() {
         })
     ));
 }
+
+#[test]
+fn sums_past_their_type_are_refused_not_wrapped() {
+    let a = run("a", [50.0, 100.0], [&[5], &[6]]);
+    let mut b = run("bb", [50.0, 100.0], [&[7], &[8]]);
+    let mut huge = b.clone();
+    huge.steps[1].count = u64::MAX;
+    assert_eq!(
+        merge(&[a.clone(), huge]),
+        Err(MergeError::Overflow {
+            step: 2,
+            what: "count"
+        })
+    );
+    b.max_in_flight = u32::MAX;
+    assert_eq!(
+        merge(&[a.clone(), b.clone()]),
+        Err(MergeError::Overflow {
+            step: 0,
+            what: "max_in_flight"
+        })
+    );
+    // Finite figures whose sum is not.
+    let mut wide = run("bb", [50.0, 100.0], [&[7], &[8]]);
+    let mut wider = a.clone();
+    wide.steps[0].bytes_per_s = f64::MAX;
+    wider.steps[0].bytes_per_s = f64::MAX;
+    assert_eq!(
+        merge(&[wider, wide]),
+        Err(MergeError::Overflow {
+            step: 1,
+            what: "bytes_per_s"
+        })
+    );
+}
+
+#[test]
+fn a_report_spanprof_would_not_write_does_not_read_back() {
+    let good = run("a", [50.0, 100.0], [&[5], &[6]]);
+    let read = |r: &LoadReport| {
+        LoadReport::from_json(&serde_json::to_vec(r).expect("serialises"))
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(read(&good), Ok(good.clone()));
+    let mut version = good.clone();
+    version.version = 99;
+    assert!(
+        read(&version).is_err_and(|e| e.contains("version 99")),
+        "{:?}",
+        read(&version)
+    );
+    let mut many = good.clone();
+    many.steps = vec![good.steps[0].clone(); crate::load::MAX_STEPS + 1];
+    assert!(
+        read(&many).is_err_and(|e| e.contains("1001 steps")),
+        "{:?}",
+        read(&many)
+    );
+    let mut long = good.clone();
+    long.step_duration_s = 1e308;
+    assert!(
+        read(&long).is_err_and(|e| e.contains("step duration")),
+        "{:?}",
+        read(&long)
+    );
+    let mut figure = good.clone();
+    figure.steps[1].duration_s = 1e308;
+    assert!(
+        read(&figure).is_err_and(|e| e.contains("step 2's duration_s")),
+        "{:?}",
+        read(&figure)
+    );
+    let mut part = good;
+    part.steps[0].parts.insert("server".into(), -1e300);
+    assert!(
+        read(&part).is_err_and(|e| e.contains("server")),
+        "{:?}",
+        read(&part)
+    );
+}
