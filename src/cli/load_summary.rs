@@ -16,11 +16,12 @@ fn share(v: Option<f64>) -> String {
 /// One step in a line, as it ends.
 pub(super) fn step_line(s: &StepResult) -> String {
     format!(
-        "{}: {:.1}/s achieved, {} ok, {} errors, {} late, {} dropped; p50 {} p99 {} (uncorrected p99 {})",
+        "{}: {:.1}/s achieved, {} ok, {} errors, {} unfinished, {} late, {} dropped; p50 {} p99 {} (uncorrected p99 {})",
         s.level().describe(),
         s.achieved_rate,
         s.count,
         s.errors,
+        s.unfinished,
         s.late,
         s.dropped,
         maybe_ms(s.p50_ms),
@@ -56,11 +57,12 @@ pub fn summary(r: &LoadReport) -> String {
     );
     let _ = writeln!(
         t,
-        "{:>16} {:>9} {:>7} {:>6} {:>6} {:>7} {:>9} {:>9} {:>9} {:>7} | {:>9} {:>9} {:>7} | {:>9}",
+        "{:>16} {:>9} {:>7} {:>6} {:>10} {:>6} {:>7} {:>9} {:>9} {:>9} {:>7} | {:>9} {:>9} {:>7} | {:>9}",
         "step",
         "achieved",
         "ok",
         "errors",
+        "unfinished",
         "late",
         "dropped",
         "p50",
@@ -75,11 +77,12 @@ pub fn summary(r: &LoadReport) -> String {
     for s in &r.steps {
         let _ = writeln!(
             t,
-            "{:>16} {:>7.1}/s {:>7} {:>6} {:>6} {:>7} {:>9} {:>9} {:>9} {:>7} | {:>9} {:>9} {:>7} | {:>9}",
+            "{:>16} {:>7.1}/s {:>7} {:>6} {:>10} {:>6} {:>7} {:>9} {:>9} {:>9} {:>7} | {:>9} {:>9} {:>7} | {:>9}",
             s.level().describe(),
             s.achieved_rate,
             s.count,
             s.errors,
+            s.unfinished,
             s.late,
             s.dropped,
             maybe_ms(s.p50_ms),

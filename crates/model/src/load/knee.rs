@@ -244,10 +244,20 @@ fn saturation_cause(step: &StepResult, cores: usize) -> String {
     words
 }
 
-/// What a step's time went to, in words: the largest of the server's part (its queue
-/// included), the transport, the client's decode CPU and its descheduling; or the generator, when
-/// it could not keep its schedule.
+/// What a step's time went to, in words: requests that never ended, when they were as many as
+/// those that did (a server that answers nothing keeps the generator waiting for room in flight,
+/// which is no fault of this machine); the generator, when it could not keep its schedule; or the
+/// largest of the server's part (its queue included), the transport, the client's decode CPU and
+/// its descheduling.
 pub fn cause(step: &StepResult) -> String {
+    let ended = step.count.saturating_add(step.errors);
+    if step.unfinished > 0 && step.unfinished >= ended {
+        return format!(
+            "the server did not answer: {} requests were still in flight when the step's drain \
+             ran out (abandoned, counted unfinished), {ended} ended",
+            step.unfinished
+        );
+    }
     if let Some(lag) = step.generator_lag_p99_ms.filter(|&lag| lag > 10.0) {
         return format!(
             "the generator itself lagged (p99 {}): this machine may be the limit, not the server",
@@ -314,6 +324,25 @@ mod tests {
         r.p99_ms = Some(p99);
         r.parts = BTreeMap::from([("server".to_owned(), 9.0), ("network".to_owned(), 1.0)]);
         r
+    }
+
+    #[test]
+    fn a_server_that_answers_nothing_is_blamed_not_the_generator() {
+        let mut silent = step(StepLevel::Rate(200.0), 0.0, 0.0);
+        silent.p99_ms = None;
+        silent.parts.clear();
+        silent.unfinished = 96_324;
+        silent.generator_lag_p99_ms = Some(250.0);
+        let words = cause(&silent);
+        assert!(
+            words.contains("did not answer") && words.contains("96324 requests"),
+            "{words}"
+        );
+        assert!(!words.contains("this machine"), "{words}");
+        // A few abandoned among many answered: the usual causes.
+        silent.count = 10_000;
+        silent.unfinished = 3;
+        assert!(cause(&silent).contains("generator"), "{}", cause(&silent));
     }
 
     #[test]
