@@ -540,3 +540,150 @@ async fn application_default_credentials_come_from_the_environment() {
     );
     assert!(tokens.requests() >= 1);
 }
+
+/// A key file whose `token_uri` is `http://` to a host that is not loopback would send the signed
+/// assertion (good for an hour's tokens) across the network in clear: it was taken, and the
+/// assertion sent. Now the key file is refused when it is read, naming the field and the rule,
+/// before anything is sent; `0.0.0.0` reaches this machine's endpoint but is not loopback by name,
+/// and names that merely begin like a loopback host are names like any other. Loopback hosts
+/// keep working.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_uri_in_clear_to_a_host_that_is_not_loopback_is_refused() {
+    let tokens = TokenEndpoint::start(200).await;
+    let port = tokens.uri.rsplit_once(':').expect("a port").1;
+    let port = port.trim_end_matches("/token");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    for uri in [
+        format!("http://0.0.0.0:{port}/token"),
+        format!("http://localhost.evil.com:{port}/token"),
+        format!("http://127.0.0.1.nip.io:{port}/token"),
+        "http://oauth2.googleapis.com/token".to_owned(),
+    ] {
+        let key = write_key_file(dir.path(), &uri);
+        let error = match TokenSource::new(Credentials::ServiceAccountFile(key.clone())) {
+            Err(error) => error,
+            Ok(source) => {
+                // What was refused before: a token asked for over plain HTTP.
+                if uri.contains("0.0.0.0") {
+                    let _ = source.authorization().await;
+                }
+                panic!(
+                    "{uri} was taken ({} token requests sent in clear)",
+                    tokens.requests()
+                )
+            }
+        };
+        assert!(
+            matches!(error, AuthError::TokenUriInClear { .. }),
+            "{error:?}"
+        );
+        let text = error.to_string();
+        for wanted in [
+            key.display().to_string(),
+            uri.clone(),
+            "\"token_uri\"".to_owned(),
+            "must be https://, except to a loopback host (127.0.0.1, ::1 or localhost)".to_owned(),
+        ] {
+            assert!(text.contains(&wanted), "{wanted:?} in {text}");
+        }
+    }
+    assert_eq!(tokens.requests(), 0, "nothing was sent");
+    for uri in [
+        format!("http://localhost:{port}/token"),
+        format!("http://[::1]:{port}/token"),
+        "https://oauth2.googleapis.com/token".to_owned(),
+    ] {
+        let key = write_key_file(dir.path(), &uri);
+        TokenSource::new(Credentials::ServiceAccountFile(key)).expect("a loopback or https URI");
+    }
+    let key = write_key_file(dir.path(), &tokens.uri);
+    let source = TokenSource::new(Credentials::ServiceAccountFile(key)).expect("loopback");
+    source.authorization().await.expect("a token over loopback");
+    assert_eq!(tokens.requests(), 1);
+}
+
+/// `--cloud-endpoint http://` to a host that is not loopback sent every call's bearer token in
+/// clear: `0.0.0.0` reaches the recorder here, and it was sent CreateSession with the token. Now
+/// the run is refused before a token is fetched, naming the option and the rule; `http://` to a
+/// loopback host is still taken (every other test here runs on one).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cloud_endpoint_in_clear_to_a_host_that_is_not_loopback_is_refused() {
+    let tokens = TokenEndpoint::start(200).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key = write_key_file(dir.path(), &tokens.uri);
+    let seen = Seen::default();
+    let loopback = start_recorder(seen.clone()).await;
+    let port = loopback.rsplit_once(':').expect("a port").1.to_owned();
+    let endpoint = format!("http://0.0.0.0:{port}");
+    let database = DatabasePath {
+        project: PROJECT.into(),
+        instance: INSTANCE.into(),
+        database: DATABASE.into(),
+    };
+    let opened = Session::open(
+        &Endpoint::Cloud(target(endpoint.clone(), key.clone())),
+        &database,
+        spanprof::client::Timeouts::DEFAULT,
+    )
+    .await;
+    let wanted = [
+        endpoint.as_str(),
+        "(--cloud-endpoint) is http:// to a host that is not loopback",
+        "It must be https://, except to a loopback host (127.0.0.1, ::1 or localhost)",
+    ];
+    match opened {
+        Ok(_) => panic!(
+            "{endpoint} was taken: {:?} sent with a token",
+            seen.lock()
+                .expect("not poisoned")
+                .iter()
+                .map(|(m, _)| *m)
+                .collect::<Vec<_>>()
+        ),
+        Err(error) => {
+            let text = error.to_string();
+            for w in wanted {
+                assert!(text.contains(w), "{w:?} in {text}");
+            }
+        }
+    }
+
+    // The same through the command line, cold starts included.
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_spanprof"));
+    command
+        .args(["profile", "--cloud", "--cloud-endpoint", &endpoint])
+        .arg("--credentials")
+        .arg(&key)
+        .args(["--sql", "SELECT 1", "--iterations", "2", "--no-history"])
+        .arg("--cold")
+        .env_remove("GOOGLE_APPLICATION_CREDENTIALS");
+    let out = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .expect("joins")
+        .expect("spanprof runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for w in wanted {
+        assert!(stderr.contains(w), "{w:?} in {stderr}");
+    }
+    assert!(seen.lock().expect("not poisoned").is_empty(), "no call");
+    assert_eq!(tokens.requests(), 0, "no token was fetched for it");
+
+    for good in [
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+    ] {
+        target(good.clone(), key.clone())
+            .check_endpoint()
+            .unwrap_or_else(|e| panic!("{good}: {e}"));
+    }
+    for bad in [
+        format!("http://localhost.evil.com:{port}"),
+        format!("http://127.0.0.1.nip.io:{port}"),
+    ] {
+        let error = target(bad.clone(), key.clone())
+            .check_endpoint()
+            .expect_err("not loopback");
+        assert!(error.to_string().contains("not loopback"), "{bad}: {error}");
+    }
+}

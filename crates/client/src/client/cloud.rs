@@ -1,12 +1,14 @@
 //! Cloud Spanner as a target: the database's name, a channel (TLS for `https`, plaintext for
-//! `http`, so tests can stand in a local server), and the names of the headers every request
-//! carries ([`CallHeaders::cloud`](super::CallHeaders::cloud) attaches them).
+//! `http` to a loopback host only, so tests can stand in a local server), and the names of the
+//! headers every request carries ([`CallHeaders::cloud`](super::CallHeaders::cloud) attaches
+//! them).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
+use super::auth::in_clear::{Carriage, LOOPBACK_HOSTS, carriage};
 use super::auth::{AuthError, Credentials, TokenSource};
 use super::{CONNECTION_WINDOW, STREAM_WINDOW};
 
@@ -27,7 +29,8 @@ pub struct CloudTarget {
     pub instance: String,
     /// The database ID.
     pub database: String,
-    /// `https://host[:port]` (TLS) or `http://host:port` (plaintext); default [`DEFAULT_ENDPOINT`].
+    /// `https://host[:port]` (TLS) or `http://host:port` (plaintext, to a loopback host only);
+    /// default [`DEFAULT_ENDPOINT`].
     pub endpoint: String,
     /// Where tokens come from.
     pub credentials: Credentials,
@@ -46,6 +49,17 @@ pub enum CloudError {
     /// The endpoint is not an `http` or `https` URI.
     #[error("the endpoint {endpoint:?} is not an http:// or https:// URI")]
     BadEndpoint {
+        /// The endpoint as given.
+        endpoint: String,
+    },
+    /// The endpoint is `http://` to a host that is not loopback: every call's bearer token would
+    /// cross the network in clear.
+    #[error(
+        "the Cloud Spanner endpoint {endpoint} (--cloud-endpoint) is http:// to a host that is not \
+         loopback: every call's access token would cross the network in clear. It must be \
+         https://, except to a loopback host ({LOOPBACK_HOSTS})"
+    )]
+    EndpointInClear {
         /// The endpoint as given.
         endpoint: String,
     },
@@ -95,9 +109,22 @@ impl CloudTarget {
         Ok(TokenSource::new(self.credentials.clone())?.within(limit))
     }
 
+    /// Whether the endpoint may carry this target's tokens: `https://`, or `http://` to a loopback
+    /// host only (see [`in_clear`](super::auth::in_clear)). Checked before a token is fetched
+    /// for it and again when it is connected to.
+    pub fn check_endpoint(&self) -> Result<(), CloudError> {
+        let endpoint = self.endpoint.clone();
+        match carriage(&self.endpoint) {
+            Carriage::Tls | Carriage::Loopback => Ok(()),
+            Carriage::Clear => Err(CloudError::EndpointInClear { endpoint }),
+            Carriage::NotHttp => Err(CloudError::BadEndpoint { endpoint }),
+        }
+    }
+
     /// Connects to the endpoint: TLS with the system's and Mozilla's roots (and the certificates
-    /// of [`CloudTarget::ca_file`]) for `https`, plaintext for `http`.
+    /// of [`CloudTarget::ca_file`]) for `https`, plaintext for `http` to a loopback host.
     pub async fn connect(&self) -> Result<Channel, CloudError> {
+        self.check_endpoint()?;
         let endpoint = &self.endpoint;
         let connect_error = |source| CloudError::Connect {
             endpoint: endpoint.clone(),

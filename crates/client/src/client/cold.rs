@@ -62,7 +62,10 @@ impl ColdStart {
     pub fn new(endpoint: &Endpoint, options: HeaderOptions) -> Result<ColdStart, ClientError> {
         let (address, cloud, ca) = match endpoint {
             Endpoint::Plaintext { host_port, .. } => (host_port.clone(), None, None),
-            Endpoint::Cloud(c) => (c.endpoint.clone(), Some(c.clone()), c.ca_file.clone()),
+            Endpoint::Cloud(c) => {
+                c.check_endpoint()?;
+                (c.endpoint.clone(), Some(c.clone()), c.ca_file.clone())
+            }
         };
         Ok(ColdStart {
             dialer: Dialer::new(&address, ca.as_deref())?,

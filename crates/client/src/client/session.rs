@@ -314,6 +314,7 @@ impl Session {
                 host_port.clone(),
             ),
             Endpoint::Cloud(target) => {
+                target.check_endpoint()?;
                 let tokens = first_token(target, timeouts.call).await?;
                 let channel = tokio::time::timeout(timeouts.connect, target.connect())
                     .await

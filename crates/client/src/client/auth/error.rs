@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::in_clear::LOOPBACK_HOSTS;
 use crate::client::timeouts::Readable;
 
 /// Why no token could be had.
@@ -51,6 +52,20 @@ pub enum AuthError {
         path: PathBuf,
         /// What is wrong, in words that never quote the file.
         reason: String,
+    },
+    /// The key file's `token_uri` is `http://` to a host that is not loopback: the signed
+    /// assertion (good for an hour's tokens) would cross the network in clear.
+    #[error(
+        "the credentials file {} has an http:// \"token_uri\" ({token_uri}) to a host that is \
+         not loopback: the signed assertion would cross the network in clear. Its token_uri must \
+         be https://, except to a loopback host ({LOOPBACK_HOSTS})",
+        path.display()
+    )]
+    TokenUriInClear {
+        /// The file asked for.
+        path: PathBuf,
+        /// Its `token_uri`.
+        token_uri: String,
     },
     /// No credentials were found, or the provider could not be set up.
     #[error("no usable Google credentials: {0}")]

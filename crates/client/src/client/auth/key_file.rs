@@ -1,6 +1,7 @@
 //! A service-account key file: read with a bound (a key file is a few KiB; `/dev/zero` was read
 //! to 3.18 GB before failing), refused when it is not a regular file (a FIFO blocked forever), and
-//! checked (JSON, the fields, a PKCS#8 RSA key) without ever quoting it.
+//! checked (JSON, the fields, a PKCS#8 RSA key, a `token_uri` that is `https://` or goes to a
+//! loopback host, see [`in_clear`](super::in_clear)) without ever quoting it.
 
 use std::fmt;
 use std::fs::File;
@@ -13,6 +14,7 @@ use tokio_rustls::rustls::pki_types::PrivatePkcs8KeyDer;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 
 use super::error::AuthError;
+use super::in_clear::{Carriage, carriage};
 
 /// The most of a credentials file read: a service-account key is about 2.4 KiB.
 pub const MAX_KEY_FILE_BYTES: u64 = 1 << 20;
@@ -105,6 +107,20 @@ pub fn service_account(
     let token_uri = field("token_uri")?;
     let key = parse_key(&private_key)
         .ok_or_else(|| malformed("its \"private_key\" is not a PEM PKCS#8 RSA private key"))?;
+    match carriage(&token_uri) {
+        Carriage::Tls | Carriage::Loopback => {}
+        Carriage::Clear => {
+            return Err(AuthError::TokenUriInClear {
+                path: path.to_owned(),
+                token_uri,
+            });
+        }
+        Carriage::NotHttp => {
+            return Err(malformed(
+                "its \"token_uri\" is not an http:// or https:// URI with a host",
+            ));
+        }
+    }
     Ok(ServiceAccount {
         path: path.to_owned(),
         client_email,

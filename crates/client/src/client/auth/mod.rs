@@ -16,6 +16,7 @@ pub mod adc;
 pub mod error;
 pub mod exchange;
 pub mod http;
+pub mod in_clear;
 pub mod jwt;
 pub mod key_file;
 
