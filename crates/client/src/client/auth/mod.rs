@@ -6,7 +6,12 @@
 //! Every fetch, the first and each renewal, is held to the call limit and its error names the
 //! step (a renewal that was never answered hung `profile --cloud` forever). A token is reused
 //! until shortly before it expires: the margin is five minutes or a quarter of its life, whichever
-//! is shorter, so a token that lives 300 s or less is not fetched again for every call.
+//! is shorter, so a token that lives 300 s or less is not fetched again for every call. A token
+//! said to live less than [`SHORTEST_TOKEN_LIFE`] (`expires_in: 0`, or a thousandth of a second)
+//! is taken to live that long, and reused for three quarters of it: such an answer is a mistake
+//! or an attack, and believing it fetched a token for every call. Refusing it would not have
+//! helped (each call would then ask again and fail); if the token really had expired, Spanner
+//! answers `UNAUTHENTICATED`, which stops a run as any query that cannot succeed does.
 //!
 //! Secrets never reach `Display` or `Debug`: not the token, not the key file's contents. Errors
 //! about a key file name the file and say what is wrong with it in our own words, because the
@@ -41,6 +46,10 @@ pub const SPANNER_DATA_SCOPE: &str = "https://www.googleapis.com/auth/spanner.da
 /// its life).
 pub const REFRESH_MARGIN: Duration = Duration::from_secs(5 * 60);
 
+/// The shortest lifetime believed: a token said to live less (`expires_in: 0`) is taken to live
+/// this long, so it is fetched at most every 0.75 s rather than for every call.
+pub const SHORTEST_TOKEN_LIFE: Duration = Duration::from_secs(1);
+
 /// How long a fetch may take when no limit is given: the default call limit.
 pub const DEFAULT_FETCH_LIMIT: Duration = Duration::from_secs(10);
 
@@ -71,6 +80,16 @@ struct Cached {
 }
 
 impl Cached {
+    /// A token asked for at `asked` whose issuer says it lives `life`, taken to live at least
+    /// [`SHORTEST_TOKEN_LIFE`].
+    fn new(authorization: MetadataValue<Ascii>, asked: Instant, life: Duration) -> Cached {
+        Cached {
+            authorization,
+            asked,
+            expires: asked + life.max(SHORTEST_TOKEN_LIFE),
+        }
+    }
+
     fn remaining(&self) -> Duration {
         self.expires.saturating_duration_since(Instant::now())
     }
@@ -208,11 +227,7 @@ impl TokenSource {
         let mut authorization = MetadataValue::try_from(format!("Bearer {}", issued.access_token))
             .map_err(|_| AuthError::InvalidToken)?;
         authorization.set_sensitive(true);
-        state.cached = Some(Cached {
-            authorization: authorization.clone(),
-            asked,
-            expires: asked + issued.expires_in,
-        });
+        state.cached = Some(Cached::new(authorization.clone(), asked, issued.expires_in));
         state.fetches += 1;
         Ok(authorization)
     }
@@ -238,15 +253,16 @@ impl TokenSource {
 mod tests {
     use super::*;
 
+    /// Whether a token said to live `life` is still used `after` it was asked for.
+    fn fresh_after(life: Duration, after: Duration) -> bool {
+        let asked = Instant::now();
+        let cached = Cached::new(MetadataValue::from_static("Bearer t"), asked, life);
+        cached.fresh_at(asked + after)
+    }
+
     /// Whether a token that lives `life` is still used with `left` of it to go.
     fn fresh(life: Duration, left: Duration) -> bool {
-        let asked = Instant::now();
-        let cached = Cached {
-            authorization: MetadataValue::from_static("Bearer t"),
-            asked,
-            expires: asked + life,
-        };
-        cached.fresh_at(asked + life.saturating_sub(left))
+        fresh_after(life, life.saturating_sub(left))
     }
 
     /// A token of 300 s or less was once renewed before every call (the margin was five
@@ -260,6 +276,17 @@ mod tests {
         assert!(!fresh(s(3600), s(299)), "five minutes at most");
         assert!(fresh(s(1), ms(900)));
         assert!(!fresh(s(1), ms(200)));
-        assert!(!fresh(s(0), s(0)), "a token issued expired is never reused");
+    }
+
+    /// A token said to live 0 s (or a thousandth of one) was fetched again for every call: it
+    /// is taken to live a second, so it is reused for 0.75 s.
+    #[test]
+    fn a_token_said_to_be_expired_is_reused_for_three_quarters_of_a_second() {
+        let ms = Duration::from_millis;
+        for life in [ms(0), ms(1), ms(999)] {
+            assert!(fresh_after(life, ms(0)), "{life:?}: fresh when issued");
+            assert!(fresh_after(life, ms(700)), "{life:?}: fresh at 0.7 s");
+            assert!(!fresh_after(life, ms(800)), "{life:?}: renewed by 0.8 s");
+        }
     }
 }
