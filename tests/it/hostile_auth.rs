@@ -116,6 +116,7 @@ async fn answer(mut stream: TcpStream, reply: Reply, token: &str) {
 /// What a watched child did.
 struct Watched {
     status: Option<ExitStatus>,
+    stdout: String,
     stderr: String,
     peak: u64,
     took: Duration,
@@ -126,16 +127,19 @@ struct Watched {
 async fn watch(mut command: Command, limit: Duration, memory: u64) -> Watched {
     tokio::task::spawn_blocking(move || {
         let mut child = command
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spanprof starts");
-        let mut stderr = child.stderr.take().expect("piped");
-        let reader = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
-            text
-        });
+        let read_all = |mut from: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = from.read_to_string(&mut text);
+                text
+            })
+        };
+        let reader = read_all(Box::new(child.stderr.take().expect("piped")));
+        let out_reader = read_all(Box::new(child.stdout.take().expect("piped")));
         let started = Instant::now();
         let status_file = format!("/proc/{}/status", child.id());
         let mut peak = 0;
@@ -162,6 +166,7 @@ async fn watch(mut command: Command, limit: Duration, memory: u64) -> Watched {
         };
         Watched {
             status,
+            stdout: out_reader.join().expect("the reader"),
             stderr: reader.join().expect("the reader"),
             peak,
             took: started.elapsed(),
@@ -297,6 +302,92 @@ async fn a_token_that_lives_one_second_is_fetched_as_it_expires_not_for_every_ca
             "the first token was used past its expiry: {took:.2} s"
         );
     }
+}
+
+/// A token endpoint that hangs after the first token: every later iteration waited the call
+/// limit for a renewal and failed, so 3,000 iterations took 3,000 call limits (at 1 s here, 50
+/// minutes: killed at this test's minute). Now the run stops after three iterations in a row
+/// without a token, saying so, within seconds; the endpoint is asked once per failed iteration.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_endpoint_that_dies_after_the_first_token_stops_the_run_within_seconds() {
+    let tokens = ScriptedEndpoint::start(vec![Reply::Token { expires_in: 1 }, Reply::Silent]).await;
+    let endpoint = start_recorder_with(Seen::default(), answering()).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key = write_key_file(dir.path(), &tokens.uri);
+    let run = profile(
+        &endpoint,
+        &key,
+        &["--iterations", "3000", "--call-timeout", "1s"],
+    );
+    let watched = watch(run, Duration::from_secs(60), 2048 * MB).await;
+    eprintln!(
+        "{:?} after {:?}, {} token requests",
+        watched.status,
+        watched.took,
+        tokens.requests()
+    );
+    assert_eq!(
+        watched.status.and_then(|s| s.code()),
+        Some(3),
+        "the run ended, its failed iterations counted, after {:?}: {}",
+        watched.took,
+        watched.stderr
+    );
+    assert!(watched.took < Duration::from_secs(20), "{:?}", watched.took);
+    let stopped = "Stopped after 3 iterations in a row could not get an access token";
+    assert!(watched.stdout.contains(stopped), "{}", watched.stdout);
+    let why = "fetching an access token (token) did not finish within 1 s";
+    assert!(watched.stdout.contains(why), "{}", watched.stdout);
+    assert!(watched.stdout.contains(&tokens.uri), "{}", watched.stdout);
+    assert_eq!(
+        watched.stderr.matches(why).count(),
+        3,
+        "three iterations failed: {}",
+        watched.stderr
+    );
+    // The first token, a renewal per failed iteration, and perhaps one for DeleteSession.
+    let asked = tokens.requests();
+    assert!((4..=5).contains(&asked), "{asked} token requests");
+}
+
+/// A token said to live 0 s was fetched again for every call (400 calls, 400 fetches): it is
+/// taken to live a second now, so it is fetched at most every 0.75 s however many calls ask.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_said_to_live_no_time_is_not_fetched_for_every_call() {
+    let tokens = ScriptedEndpoint::start(vec![Reply::Token { expires_in: 0 }]).await;
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key = write_key_file(dir.path(), &tokens.uri);
+    let source = TokenSource::new(Credentials::ServiceAccountFile(key.clone())).expect("a key");
+    let started = Instant::now();
+    for _ in 0..400 {
+        source.authorization().await.expect("a token");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let took = started.elapsed().as_secs_f64();
+    let fetched = tokens.requests();
+    eprintln!("{fetched} tokens for 400 calls in {took:.2} s");
+    assert!(
+        fetched <= 1 + (took / 0.75).ceil() as usize,
+        "{fetched} tokens for 400 calls in {took:.2} s"
+    );
+
+    // And through a whole run.
+    let tokens = ScriptedEndpoint::start(vec![Reply::Token { expires_in: 0 }]).await;
+    let key = write_key_file(dir.path(), &tokens.uri);
+    let endpoint = start_recorder_with(Seen::default(), answering()).await;
+    let run = profile(&endpoint, &key, &["--iterations", "500"]);
+    let watched = watch(run, Duration::from_secs(120), 2048 * MB).await;
+    assert!(
+        watched.status.is_some_and(|s| s.success()),
+        "{}",
+        watched.stderr
+    );
+    let (fetched, took) = (tokens.requests(), watched.took.as_secs_f64());
+    eprintln!("{fetched} tokens for 500 iterations in {took:.2} s");
+    assert!(
+        fetched <= 2 + (took / 0.75).ceil() as usize,
+        "{fetched} tokens for 500 iterations in {took:.2} s"
+    );
 }
 
 /// Token answers past any token response, each a one-line error naming the endpoint and the

@@ -143,6 +143,21 @@ impl ClientError {
     }
 }
 
+impl ClientError {
+    /// Whether no access token could be had (refused, unreachable, malformed, or not in time):
+    /// the call was never made. A run stops after a few of these in a row.
+    pub fn is_token_failure(&self) -> bool {
+        use super::{ConnectError, Step};
+        match self {
+            ClientError::Auth(_) => true,
+            ClientError::Connect(
+                ConnectError::TimedOut { step, .. } | ConnectError::Failed { step, .. },
+            ) => *step == Step::Token,
+            _ => false,
+        }
+    }
+}
+
 impl From<AuthError> for ClientError {
     /// A token that did not come in time is the connection's token step that outlived its limit
     /// (a cold start's timeline names it); any other is an auth error.

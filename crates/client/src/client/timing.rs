@@ -145,6 +145,16 @@ impl IterationError {
             _ => None,
         }
     }
+
+    /// Whether the call was never made for want of an access token (a partition's included):
+    /// see [`ClientError::is_token_failure`].
+    pub fn is_token_failure(&self) -> bool {
+        match self {
+            IterationError::Client(e) => e.is_token_failure(),
+            IterationError::Partition { error, .. } => error.is_token_failure(),
+            _ => false,
+        }
+    }
 }
 
 /// What one partition of an iteration measured.

@@ -8,11 +8,11 @@ use std::time::Instant;
 
 use super::details::Preview;
 use super::events::EngineError;
-use super::iteration::{ColdSetup, IterationContext, blank_record, one_iteration};
+use super::iteration::{ColdSetup, Done, IterationContext, blank_record, one_iteration};
 use super::spec::{ProfileSpec, Variant};
 use super::target::{Connected, Target, connect};
 use super::{SESSION_DELETE_WAIT, ms};
-use crate::client::{ColdStart, IterationTiming, PreparedQuery, Session, SessionKind};
+use crate::client::{ColdStart, PreparedQuery, Session, SessionKind};
 use crate::report::{IterationRecord, ReportHead, Status};
 
 /// The run's warm sessions, one per kind of session its variants ask for (the first variant's
@@ -110,7 +110,7 @@ pub(super) async fn iteration(
     query: &PreparedQuery,
     cx: &IterationContext<'_>,
     preview: &mut Preview,
-) -> (IterationRecord, Option<IterationTiming>) {
+) -> Done {
     let kind = cx.variant.session_kind();
     let Some(cold) = sessions.cold.as_ref().filter(|_| cx.variant.cold) else {
         return one_iteration(sessions.of_kind(kind), query, cx, preview, None).await;
@@ -122,10 +122,20 @@ pub(super) async fn iteration(
     };
     let (session, phases) = match opening {
         Some(Ok(opened)) => opened,
-        Some(Err(e)) => return (failed(cx, started, Status::Error, e.to_string()), None),
+        Some(Err(e)) => {
+            return Done {
+                record: failed(cx, started, Status::Error, e.to_string()),
+                timing: None,
+                no_token: e.is_token_failure(),
+            };
+        }
         None => {
             let cancelled = "cancelled".to_owned();
-            return (failed(cx, started, Status::Cancelled, cancelled), None);
+            return Done {
+                record: failed(cx, started, Status::Cancelled, cancelled),
+                timing: None,
+                no_token: false,
+            };
         }
     };
     let query = query.in_session(session.name());
@@ -160,7 +170,7 @@ fn failed(
 mod tests {
     use super::super::iteration::{Ended, built};
     use super::*;
-    use crate::client::{ColdPhases, ConnectSteps};
+    use crate::client::{ColdPhases, ConnectSteps, IterationTiming};
     use crate::report::Lane;
     use std::time::Duration;
 

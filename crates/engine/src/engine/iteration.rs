@@ -66,6 +66,14 @@ pub(super) struct ColdSetup {
     pub(super) started: Instant,
 }
 
+/// An iteration as the run loop reads it: its record, what the client measured when it ended ok,
+/// and whether it failed for want of an access token (the call was never made).
+pub(super) struct Done {
+    pub(super) record: IterationRecord,
+    pub(super) timing: Option<IterationTiming>,
+    pub(super) no_token: bool,
+}
+
 /// How an iteration's query ended.
 pub(super) enum Ended<'a> {
     /// With what the client measured.
@@ -84,7 +92,7 @@ pub(super) async fn one_iteration(
     cx: &IterationContext<'_>,
     preview: &mut details::Preview,
     cold: Option<&ColdSetup>,
-) -> (IterationRecord, Option<IterationTiming>) {
+) -> Done {
     let (at, sink) = (cx.at, cx.sink);
     let blank = IterationRecord {
         session_kind: Some(session.granted().as_str().to_owned()),
@@ -126,8 +134,13 @@ pub(super) async fn one_iteration(
         Some((ids, Err(e))) => Ended::Failed(ids, e),
         None => Ended::Cancelled,
     };
+    let no_token = matches!(&ended, Ended::Failed(_, e) if e.is_token_failure());
     let record = built(blank, ended, cold, wall);
-    (record, outcome.and_then(|(_, r)| r.ok()))
+    Done {
+        record,
+        timing: outcome.and_then(|(_, r)| r.ok()),
+        no_token,
+    }
 }
 
 /// An iteration's record, built once: `blank` (its variant, place and session), then how its

@@ -1,7 +1,9 @@
 //! The run loop: the target connected and its sessions opened ([`cold::RunSessions`]), the
 //! schedule's iterations run in order, each record sent as it ends (and not kept: only what the
 //! loop needs of them is counted), each variant's plans and last details kept, the sessions
-//! closed; and [`record`], one execution with its stream recorded.
+//! closed; a variant stops after a first iteration that cannot succeed, the run after a few
+//! iterations in a row without an access token; and [`record`], one execution with its stream
+//! recorded.
 
 use crate::client::{Decoding, IterationError, IterationTiming, ResumePolicy};
 use crate::report::{IterationRecord, RUN_MESSAGE_LIMIT, ReportHead, Status};
@@ -9,7 +11,7 @@ use crate::report::{IterationRecord, RUN_MESSAGE_LIMIT, ReportHead, Status};
 use super::cold;
 use super::details::{self, IterationDetails, PREVIEW_ROWS};
 use super::events::{Cancel, EngineError, EngineEvent, Sink};
-use super::iteration::{IterationContext, Position, cancelled_record};
+use super::iteration::{Done, IterationContext, Position, cancelled_record};
 use super::schedule::schedule;
 use super::spec::{ProfileSpec, SpecError, Variant};
 use super::target::Target;
@@ -54,6 +56,7 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
     }
     // What each variant's records sent so far hold, as far as the loop reads them.
     let mut sent = vec![Sent::default(); spec.variants.len()];
+    let mut no_token = NoToken::default();
     for (seq, &step) in (0u32..).zip(&steps) {
         // A variant whose first iteration failed for good runs no more: every later one would
         // fail alike.
@@ -68,8 +71,8 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
             steps: total,
             kept_messages: RUN_MESSAGE_LIMIT.saturating_sub(sent[step.variant].messages),
         };
-        let (record, details) = if cancel.is_set() {
-            (cancelled_record(variant, at), None)
+        let (record, details, tokenless) = if cancel.is_set() {
+            (cancelled_record(variant, at), None, false)
         } else {
             let mut preview = details::Preview::new(if last { PREVIEW_ROWS } else { 0 });
             let query = &queries[step.variant];
@@ -80,7 +83,11 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
                 sink,
                 cancel,
             };
-            let (record, timing) = cold::iteration(&sessions, query, &cx, &mut preview).await;
+            let Done {
+                record,
+                timing,
+                no_token,
+            } = cold::iteration(&sessions, query, &cx, &mut preview).await;
             // Each iteration's plan goes into the report (its fingerprint, its operators' figures);
             // the emulator's PROFILE answers carry an empty plan, which is no plan.
             if let Some(nodes) = timing
@@ -93,12 +100,19 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
             let details = timing
                 .filter(|_| last)
                 .map(|t| iteration_details(variant, step.iteration, t, preview));
-            (record, details)
+            (record, details, no_token)
         };
         let stop = record.status == Status::Cancelled;
         let so_far = &mut sent[step.variant];
         if so_far.records == 0 && record.failed_for_good() {
             reports[step.variant].stopped = Some(stopped_because(&record));
+        }
+        if let Some(why) = no_token.after(tokenless, &record) {
+            for later in &steps[seq as usize + 1..] {
+                reports[later.variant]
+                    .stopped
+                    .get_or_insert_with(|| why.clone());
+            }
         }
         so_far.records += 1;
         so_far.messages += kept_messages(&record);
@@ -126,6 +140,33 @@ fn stopped_because(record: &IterationRecord) -> String {
             .as_deref()
             .unwrap_or("the server refused the query")
     )
+}
+
+/// Iterations in a row that could not get an access token before the run stops. A token endpoint
+/// that dies (or hangs) after the first token fails every later iteration alike, each after the
+/// call limit: 3,000 iterations took four hours to fail. A few in a row rather than the first
+/// (as a query that cannot succeed stops): one renewal can fail and the next succeed.
+const TOKEN_FAILURES_TO_STOP: u32 = 3;
+
+/// Counts the iterations in a row that could not get an access token.
+#[derive(Debug, Default)]
+struct NoToken {
+    in_a_row: u32,
+}
+
+impl NoToken {
+    /// Counts an iteration that had no token (`tokenless`), or starts again after one that had;
+    /// why the run stops when this one makes [`TOKEN_FAILURES_TO_STOP`] in a row.
+    fn after(&mut self, tokenless: bool, record: &IterationRecord) -> Option<String> {
+        self.in_a_row = if tokenless { self.in_a_row + 1 } else { 0 };
+        (self.in_a_row == TOKEN_FAILURES_TO_STOP).then(|| {
+            format!(
+                "stopped after {TOKEN_FAILURES_TO_STOP} iterations in a row could not get an \
+                 access token: {}",
+                record.error.as_deref().unwrap_or("no token")
+            )
+        })
+    }
 }
 
 /// What a variant's records sent so far hold, as far as the run loop reads them.
