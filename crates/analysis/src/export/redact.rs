@@ -1,14 +1,20 @@
-//! Redaction of run reports before they leave the machine: the literal values of the SQL and the
-//! parameters' values (`literals`), and the project, instance and database names (`names`).
+//! Redaction of run reports before they leave the machine: the literal values of the SQL and its
+//! comments and the parameters' values (`literals`), and the project, instance and database names
+//! (`names`).
 //!
-//! The SQL is read as GoogleSQL tokens: string and bytes literals (quoted, triple-quoted, raw) and
-//! numbers become `?`, comments are left out, identifiers, keywords and `@parameters` stay. What
-//! was taken out is then also taken out of every other text a report carries (labels, errors, the
-//! plans' operators and conditions, a subject's command line), so it cannot come back through an
-//! error message that echoes the query.
+//! The SQL is read as GoogleSQL tokens ([`sql`]): literals become `?` and comments are left out,
+//! each remembered as every text a server could echo of it (as written, its escapes decoded, a hex
+//! number in decimal). What was taken out is then taken out of the whole report as it is
+//! serialized: every string in it, whatever field holds it and whatever echoed the secret there
+//! (an error, a resume's status, a plan's condition, a label), so no field added later escapes.
 
+mod sql;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::load::LoadReport;
 use crate::report::RunReport;
 
 /// What to leave out.
@@ -74,11 +80,41 @@ impl Redaction {
         std::borrow::Cow::Owned(reports.iter().map(|r| self.apply_one(r)).collect())
     }
 
+    /// A load run's report with what this redaction names taken out of every field that could
+    /// carry it (as it is when it names nothing).
+    pub fn apply_load(self, report: &LoadReport) -> LoadReport {
+        let mut out = report.clone();
+        if !self.any() {
+            return out;
+        }
+        let mut secrets = Secrets::default();
+        if self.literals {
+            out.sql = secrets.sql(&report.sql);
+        }
+        if self.names {
+            out.target = redact_names(&report.target, &mut secrets);
+            out.database = redact_names(&report.database, &mut secrets);
+        }
+        let sql = std::mem::take(&mut out.sql);
+        let mut out = scrubbed(&out, &secrets).unwrap_or_else(|| LoadReport {
+            label: secrets.scrub(&out.label),
+            knee_words: secrets.scrub(&out.knee_words),
+            steps: Vec::new(),
+            ..out
+        });
+        out.sql = if self.literals {
+            sql
+        } else {
+            secrets.scrub(&sql)
+        };
+        out
+    }
+
     fn apply_one(self, report: &RunReport) -> RunReport {
         let mut secrets = Secrets::default();
         let mut out = report.clone();
         if self.literals {
-            out.config.sql = redact_sql(&report.config.sql, &mut secrets);
+            out.config.sql = secrets.sql(&report.config.sql);
             for (_, value) in &mut out.config.params {
                 secrets.add(value);
                 *value = "?".into();
@@ -92,42 +128,81 @@ impl Redaction {
             out.config.target = redact_names(&report.config.target, &mut secrets);
             out.config.database = redact_names(&report.config.database, &mut secrets);
         }
-        out.config.label = secrets.scrub(&out.config.label);
-        for arg in out.config.command.iter_mut().skip(1) {
-            *arg = secrets.scrub(arg);
-        }
-        if let Some(stopped) = &mut out.stopped {
-            *stopped = secrets.scrub(stopped);
-        }
-        for record in &mut out.iterations {
-            record.run = secrets.scrub(&record.run);
-            if let Some(error) = &mut record.error {
-                *error = secrets.scrub(error);
-            }
-        }
-        // The plans carry the query's conditions and constants in their nodes' texts.
-        if !out.plans.is_empty()
-            && let Ok(mut value) = serde_json::to_value(&out.plans)
-        {
-            scrub_value(&mut value, &secrets);
-            if let Ok(plans) = serde_json::from_value(value) {
-                out.plans = plans;
-            } else {
-                out.plans = Default::default();
-            }
-        }
+        // The redacted SQL keeps its identifiers even where a literal spells one: it is the one
+        // field not scrubbed again.
+        let sql = std::mem::take(&mut out.config.sql);
+        let mut out = scrubbed(&out, &secrets).unwrap_or_else(|| scrub_by_field(out, &secrets));
+        out.config.sql = if self.literals {
+            sql
+        } else {
+            secrets.scrub(&sql)
+        };
         out
     }
 }
 
-/// `sql` with its literals written `?` and its comments left out.
-pub fn redact_text_sql(sql: &str) -> String {
-    redact_sql(sql, &mut Secrets::default())
+/// `value` with every secret taken out of every string it serializes to; `None` when what is
+/// left no longer reads back as a `T`.
+fn scrubbed<T: Serialize + DeserializeOwned>(value: &T, secrets: &Secrets) -> Option<T> {
+    let original = serde_json::to_value(value).ok()?;
+    let mut out = original.clone();
+    scrub_value(&mut out, secrets);
+    if let Ok(back) = T::deserialize(&out) {
+        return Some(back);
+    }
+    // A secret that spells one of spanprof's own words (a mode, a decoder, an outcome) broke a
+    // field that holds one of a few words: those keep their spelling, spanprof's, not the query's.
+    keep_words(&mut out, &original);
+    T::deserialize(&out).ok()
 }
 
-/// A target's text with its project, instance and database names written `?`.
-pub fn redact_target(target: &str) -> String {
-    redact_names(target, &mut Secrets::default())
+/// Every string of `out` that was one word in `original` (letters, digits, `_`, `-`) as it was.
+fn keep_words(out: &mut Value, original: &Value) {
+    match (out, original) {
+        (Value::String(s), Value::String(o)) => {
+            let word = !o.is_empty()
+                && o.len() <= 40
+                && o.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if word {
+                s.clone_from(o);
+            }
+        }
+        (Value::Array(items), Value::Array(was)) => {
+            for (item, o) in items.iter_mut().zip(was) {
+                keep_words(item, o);
+            }
+        }
+        (Value::Object(map), Value::Object(was)) => {
+            for (key, item) in map.iter_mut() {
+                if let Some(o) = was.get(key) {
+                    keep_words(item, o);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The last resort when a scrubbed report no longer reads back: the free texts it is known to
+/// carry scrubbed one by one, and the plans and timelines (whose texts cannot be) left out.
+fn scrub_by_field(mut out: RunReport, secrets: &Secrets) -> RunReport {
+    out.config.label = secrets.scrub(&out.config.label);
+    for arg in out.config.command.iter_mut().skip(1) {
+        *arg = secrets.scrub(arg);
+    }
+    if let Some(stopped) = &mut out.stopped {
+        *stopped = secrets.scrub(stopped);
+    }
+    for record in &mut out.iterations {
+        record.run = secrets.scrub(&record.run);
+        if let Some(error) = &mut record.error {
+            *error = secrets.scrub(error);
+        }
+        record.timeline = None;
+    }
+    out.plans = Default::default();
+    out
 }
 
 /// The texts taken out, to take out of other fields too.
@@ -141,6 +216,15 @@ struct Secrets {
 }
 
 impl Secrets {
+    /// `sql` with its literals written `?` and its comments left out, each remembered.
+    fn sql(&mut self, sql: &str) -> String {
+        let (out, taken) = sql::redact(sql);
+        for text in &taken {
+            self.add(text);
+        }
+        out
+    }
+
     fn add(&mut self, text: &str) {
         let text = text.trim();
         if text.is_empty() {
@@ -216,118 +300,6 @@ fn redact_names(target: &str, secrets: &mut Secrets) -> String {
         }
     }
     parts.join("/")
-}
-
-/// The SQL with its literals as `?` (strings `'?'`, bytes `b'?'`, numbers `?`) and its comments
-/// left out; each literal's text remembered.
-fn redact_sql(sql: &str, secrets: &mut Secrets) -> String {
-    let chars: Vec<char> = sql.chars().collect();
-    let mut out = String::with_capacity(sql.len());
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        // Comments: -- and # to the line's end, /* */.
-        if (c == '-' && next == Some('-')) || c == '#' {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-            continue;
-        }
-        if c == '/' && next == Some('*') {
-            i += 2;
-            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
-                i += 1;
-            }
-            i = (i + 2).min(chars.len());
-            out.push(' ');
-            continue;
-        }
-        // Quoted identifiers stay as written.
-        if c == '`' {
-            let end = (i + 1..chars.len())
-                .find(|&j| chars[j] == '`')
-                .unwrap_or(chars.len() - 1);
-            out.extend(&chars[i..=end]);
-            i = end + 1;
-            continue;
-        }
-        // Identifiers and keywords, with the string prefixes r, b, rb, br.
-        if c.is_alphabetic() || c == '_' || c == '@' {
-            let start = i;
-            i += 1;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect();
-            let prefix = word.to_ascii_lowercase();
-            let quoted = chars.get(i).is_some_and(|&q| q == '\'' || q == '"');
-            if quoted && matches!(prefix.as_str(), "r" | "b" | "rb" | "br") {
-                let (end, text) = string_literal(&chars, i, prefix.contains('r'));
-                secrets.add(&text);
-                out.push_str(&word);
-                out.push_str("'?'");
-                i = end;
-            } else {
-                out.push_str(&word);
-            }
-            continue;
-        }
-        if c == '\'' || c == '"' {
-            let (end, text) = string_literal(&chars, i, false);
-            secrets.add(&text);
-            out.push_str("'?'");
-            i = end;
-            continue;
-        }
-        if c.is_ascii_digit() || (c == '.' && next.is_some_and(|n| n.is_ascii_digit())) {
-            let start = i;
-            while i < chars.len()
-                && (chars[i].is_ascii_alphanumeric()
-                    || chars[i] == '.'
-                    || ((chars[i] == '+' || chars[i] == '-') && matches!(chars[i - 1], 'e' | 'E')))
-            {
-                i += 1;
-            }
-            let text: String = chars[start..i].iter().collect();
-            secrets.add(&text);
-            out.push('?');
-            continue;
-        }
-        out.push(c);
-        i += 1;
-    }
-    out
-}
-
-/// The string literal opening at `start` (a quote, or three): where it ends and its contents.
-fn string_literal(chars: &[char], start: usize, raw: bool) -> (usize, String) {
-    let quote = chars[start];
-    let triple = chars.get(start + 1) == Some(&quote) && chars.get(start + 2) == Some(&quote);
-    let open = if triple { 3 } else { 1 };
-    let mut i = start + open;
-    let mut text = String::new();
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\\' && !raw {
-            if let Some(&escaped) = chars.get(i + 1) {
-                text.push(escaped);
-            }
-            i += 2;
-            continue;
-        }
-        let closes = if triple {
-            c == quote && chars.get(i + 1) == Some(&quote) && chars.get(i + 2) == Some(&quote)
-        } else {
-            c == quote
-        };
-        if closes {
-            return (i + open, text);
-        }
-        text.push(c);
-        i += 1;
-    }
-    (chars.len(), text)
 }
 
 #[cfg(test)]

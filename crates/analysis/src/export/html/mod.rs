@@ -89,13 +89,7 @@ impl Exporter for Html {
 /// A load run's HTML report: its steps, the latency/throughput curve with the knee, the
 /// percentiles of each step, from the intended and the actual start.
 pub fn load_html(report: &LoadReport, redaction: Redaction) -> Result<Vec<u8>, ExportError> {
-    let mut report = report.clone();
-    if redaction.literals {
-        report.sql = super::redact::redact_text_sql(&report.sql);
-    }
-    if redaction.names {
-        report.target = super::redact::redact_target(&report.target);
-    }
+    let report = redaction.apply_load(report);
     let json = serde_json::to_vec(&report)?;
     let title = format!("load: {}", report.label);
     Ok(page(&Page {

@@ -133,3 +133,29 @@ fn other_html_and_load_reports_are_refused_by_name() {
     assert!(!is_html(b"{\"spanprof_report\": 1}"));
     assert!(is_html(b"\xef\xbb\xbf  <!doctype HTML>"));
 }
+
+#[test]
+fn a_load_run_s_page_redacted_with_names_holds_no_name_and_no_literal_anywhere() {
+    let plan = crate::load::LoadPlan {
+        model: crate::load::Model::Open,
+        levels: vec![crate::load::StepLevel::Rate(50.0)],
+        step_duration: std::time::Duration::from_secs(1),
+        max_in_flight: 10,
+        drain: std::time::Duration::from_secs(1),
+    };
+    let facts = crate::load::RunFacts {
+        label: "orders of 'Zanzibar'".into(),
+        sql: "SELECT * FROM Orders WHERE Place = 'Zanzibar'".into(),
+        target: "cloud projects/acme-prod/instances/west1/databases/orderbook".into(),
+        database: "projects/acme-prod/instances/west1/databases/orderbook".into(),
+        ..Default::default()
+    };
+    let report = LoadReport::new(facts, &plan, Vec::new());
+    let page = load_html(&report, Redaction::parse("names").expect("names")).expect("a page");
+    let page = String::from_utf8(page).expect("UTF-8");
+    for secret in ["Zanzibar", "acme-prod", "west1", "orderbook"] {
+        assert!(!page.contains(secret), "{secret} is in the page");
+    }
+    let back = crate::export::read_load_report(page.as_bytes()).expect("reads back");
+    assert_eq!(back.database, "projects/?/instances/?/databases/?");
+}

@@ -2,7 +2,7 @@ use super::*;
 
 fn sql(text: &str) -> (String, Secrets) {
     let mut secrets = Secrets::default();
-    (redact_sql(text, &mut secrets), secrets)
+    (secrets.sql(text), secrets)
 }
 
 #[test]
@@ -90,4 +90,133 @@ fn parameters_keep_their_names_and_types_and_lose_their_values() {
     );
     assert_eq!(out[0].config.label, "label with ?");
     assert!(Redaction::parse("everything").is_err());
+}
+
+/// A report of `sql` whose one iteration failed with `error`, redacted as `what` says: the
+/// whole redacted report as JSON.
+fn redacted_with_error(what: &str, sql: &str, error: &str) -> String {
+    let mut report = RunReport::with_totals("r", &[1.0]);
+    report.config.sql = sql.into();
+    report.iterations[0].error = Some(error.into());
+    let out = Redaction::parse(what)
+        .expect("a redaction")
+        .apply(std::slice::from_ref(&report));
+    serde_json::to_string(&out[0]).expect("serializes")
+}
+
+#[test]
+fn escaped_literals_are_taken_out_as_the_server_decodes_them() {
+    let out = redacted_with_error(
+        "literals",
+        "SELECT ERROR('RTSEC\\x45RRX1'), CAST('AB\\x43DEFG' AS INT64), '''TRI\\x50LE''', \
+         'OCT\\101L', \"UNI\\u00e9CODE\", 'NL\\nBELOW', r'RAW\\x41'",
+        "Operation was attempted past the valid range: RTSECERRX1; Bad int64 value: ABCDEFG; \
+         TRIPLE; OCTAL; UNIéCODE; NL\nBELOW; RAW\\x41",
+    );
+    for gone in [
+        "RTSECERRX1",
+        "ABCDEFG",
+        "TRIPLE",
+        "OCTAL",
+        "UNIéCODE",
+        "BELOW",
+        "RAW\\\\x41",
+        "RTSEC\\\\x45",
+    ] {
+        assert!(!out.contains(gone), "{gone} in {out}");
+    }
+    assert!(out.contains("Bad int64 value"), "{out}");
+}
+
+#[test]
+fn comments_are_secrets_wherever_an_error_quotes_the_line() {
+    let sql = "SELECT 1 /* secret plan */ + 'x' -- tail words\nFROM t # hash note";
+    let out = redacted_with_error(
+        "literals",
+        sql,
+        &format!("No matching signature for operator + [at 1:8]\n{sql}\n       ^"),
+    );
+    for gone in ["secret plan", "tail words", "hash note"] {
+        assert!(!out.contains(gone), "{gone} in {out}");
+    }
+    assert!(out.contains("No matching signature"), "{out}");
+}
+
+#[test]
+fn a_hex_literal_goes_in_decimal_too() {
+    let out = redacted_with_error(
+        "literals",
+        "SELECT 0x7FFFFFFFFFFFFFF0 + 0x7FFFFFFFFFFFFFF1",
+        "int64 overflow: 9223372036854775792 + 9223372036854775793",
+    );
+    for gone in [
+        "9223372036854775792",
+        "9223372036854775793",
+        "7FFFFFFFFFFFFFF",
+    ] {
+        assert!(!out.contains(gone), "{gone} in {out}");
+    }
+}
+
+#[test]
+fn escapes_decode_as_googlesql_spells_them_and_odd_ones_stay() {
+    assert_eq!(
+        sql::decode_escapes("a\\x41\\101\\u00e9\\U0001F600\\n\\'"),
+        "aAAé😀\n'"
+    );
+    assert_eq!(sql::decode_escapes("\\xZZ \\q \\"), "\\xZZ \\q \\");
+}
+
+#[test]
+fn a_resume_s_status_loses_what_an_error_of_the_same_text_loses() {
+    let mut report = RunReport::with_totals("r", &[1.0]);
+    report.config.sql = "SELECT * FROM t WHERE name = 'Zanzibar'".into();
+    report.iterations[0].timeline = Some(crate::report::Timeline {
+        lanes: vec![crate::report::Lane {
+            resumes: vec![crate::report::Resume {
+                status: "UNAVAILABLE: stream broke reading 'Zanzibar'".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let out = Redaction::parse("literals")
+        .expect("literals")
+        .apply(std::slice::from_ref(&report));
+    let timeline = out[0].iterations[0].timeline.as_ref().expect("kept");
+    assert_eq!(
+        timeline.lanes[0].resumes[0].status,
+        "UNAVAILABLE: stream broke reading '?'"
+    );
+}
+
+#[test]
+fn a_literal_that_spells_one_of_spanprof_s_own_words_leaves_the_report_readable() {
+    let mut report = RunReport::with_totals("r", &[1.0, 2.0]);
+    let mode = serde_json::to_value(&report.config).expect("serializes");
+    let words: Vec<String> = mode
+        .as_object()
+        .expect("an object")
+        .values()
+        .filter_map(|v| v.as_str())
+        .filter(|s| s.len() >= 3 && s.chars().all(|c| c.is_ascii_alphanumeric()))
+        .map(|s| format!("'{s}'"))
+        .collect();
+    assert!(
+        !words.is_empty(),
+        "the config holds some of spanprof's words"
+    );
+    report.config.sql = format!("SELECT {} FROM t WHERE x = 'Zanzibar'", words.join(", "));
+    report.iterations[0].error = Some("no Zanzibar here".into());
+    report.iterations[0].timeline = Some(crate::report::Timeline::default());
+    let out = Redaction::parse("literals")
+        .expect("literals")
+        .apply(std::slice::from_ref(&report));
+    assert_eq!(out[0].iterations.len(), 2);
+    assert!(
+        out[0].iterations[0].timeline.is_some(),
+        "the report was scrubbed whole, not field by field"
+    );
+    assert_eq!(out[0].iterations[0].error.as_deref(), Some("no ? here"));
 }
