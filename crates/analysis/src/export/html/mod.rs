@@ -8,6 +8,7 @@
 
 mod bars;
 mod compare;
+mod embedded;
 mod load;
 mod markup;
 mod run;
@@ -17,6 +18,7 @@ use std::fmt::Write as _;
 
 use base64::Engine as _;
 
+use self::embedded::{LOAD_ID, REPORT_ID};
 use self::markup::{clipped, esc};
 use super::redact::Redaction;
 use super::{ExportError, Exporter, Json};
@@ -24,15 +26,11 @@ use crate::load::LoadReport;
 use crate::report::RunReport;
 
 pub use self::bars::MAX_BARS;
+pub use self::embedded::{read_embedded, read_embedded_load};
 pub use self::run::MAX_TABLE_ROWS;
 
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("script.js");
-
-/// The embedded run report's element id.
-const REPORT_ID: &str = "spanprof-report";
-/// The embedded load report's element id.
-const LOAD_ID: &str = "spanprof-load-report";
 
 /// The HTML report of runs: each run's section, preceded by the comparisons asked for.
 #[derive(Debug, Clone, Default)]
@@ -201,43 +199,6 @@ pub fn is_html(bytes: &[u8]) -> bool {
         .map(u8::to_ascii_lowercase)
         .collect();
     head.starts_with(b"<!doctype html") || head.starts_with(b"<html")
-}
-
-/// The JSON report an HTML report of spanprof's embeds; an error naming what the file is when it
-/// embeds none (or a load report's).
-pub fn read_embedded(bytes: &[u8]) -> Result<&[u8], ExportError> {
-    let find = |id: &str| -> Option<&[u8]> {
-        let open = format!("<script type=\"application/json\" id=\"{id}\">");
-        let start = find_bytes(bytes, open.as_bytes())? + open.len();
-        let len = find_bytes(&bytes[start..], b"</script>")?;
-        Some(&bytes[start..start + len])
-    };
-    if let Some(json) = find(REPORT_ID) {
-        return Ok(json);
-    }
-    if find(LOAD_ID).is_some() {
-        return Err(ExportError::NotARunReport(
-            "it is a load run's HTML report (its steps, not a run's iterations)".into(),
-        ));
-    }
-    Err(ExportError::NotARunReport(
-        "an HTML file without a spanprof report in it".into(),
-    ))
-}
-
-/// The load report a load run's HTML report embeds.
-pub fn read_embedded_load(bytes: &[u8]) -> Result<&[u8], ExportError> {
-    let open = format!("<script type=\"application/json\" id=\"{LOAD_ID}\">");
-    let start = find_bytes(bytes, open.as_bytes())
-        .map(|at| at + open.len())
-        .ok_or_else(|| ExportError::NotARunReport("no load run's report in it".into()))?;
-    let len = find_bytes(&bytes[start..], b"</script>")
-        .ok_or_else(|| ExportError::NotARunReport("its load report does not end".into()))?;
-    Ok(&bytes[start..start + len])
-}
-
-fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]

@@ -159,3 +159,60 @@ fn a_load_run_s_page_redacted_with_names_holds_no_name_and_no_literal_anywhere()
     let back = crate::export::read_load_report(page.as_bytes()).expect("reads back");
     assert_eq!(back.database, "projects/?/instances/?/databases/?");
 }
+
+#[test]
+fn a_report_embedded_anywhere_but_where_spanprof_writes_it_is_refused() {
+    let runs = reports();
+    let page = html(&runs, Redaction::NONE);
+    let open = "<script type=\"application/json\" id=\"spanprof-report\">";
+    let at = page.find(open).expect("the embedded report");
+    let end = at + page[at..].find("</script>").expect("its end") + "</script>".len();
+    let element = &page[at..end];
+    let mut other = runs.clone();
+    other[0].config.label = "the hidden report".into();
+    let hidden = html(&other, Redaction::NONE);
+    let hidden_at = hidden.find(open).expect("embedded");
+    let hidden_end =
+        hidden_at + hidden[hidden_at..].find("</script>").expect("ends") + "</script>".len();
+    let hidden_element = &hidden[hidden_at..hidden_end];
+    let body = page.find("<main>").expect("the body") + "<main>".len();
+    let footer = page.find("</footer>").expect("the footer") + "</footer>".len();
+    let without = format!("{}{}", &page[..at], &page[end..]);
+    let forged = [
+        // Inside a comment, the page's own report taken out.
+        format!(
+            "{}<!-- </footer>{hidden_element}<script></script></body></html>\n",
+            &without[..footer]
+        ),
+        // Inside a comment before the page's own.
+        format!(
+            "{}<!-- {hidden_element} -->{}",
+            &page[..body],
+            &page[body..]
+        ),
+        // In an attribute's value.
+        format!(
+            "{}<p title=\"</footer>{hidden_element}<script></script></body></html>\n",
+            &without[..footer]
+        ),
+        // In a textarea's text.
+        format!(
+            "{}<textarea></footer>{hidden_element}<script></script></body></html>\n",
+            &without[..footer]
+        ),
+        // In the page's body, not after its footer.
+        format!("{}{hidden_element}{}", &without[..body], &without[body..]),
+    ];
+    for (i, forged) in forged.iter().enumerate() {
+        let read = read_reports(forged.as_bytes());
+        assert!(
+            read.as_ref()
+                .map_or(true, |r| r[0].config.label != "the hidden report"),
+            "forgery {i} was read as the hidden report"
+        );
+        assert!(read.is_err(), "forgery {i} was read");
+    }
+    // The page as written still reads back, and its element is where the check looks for it.
+    assert!(read_reports(page.as_bytes()).is_ok());
+    assert!(page[..at].ends_with("</footer>"), "{element}");
+}
