@@ -29,7 +29,8 @@ pub struct TargetArgs {
     /// login, or the metadata server).
     #[arg(long, requires = "cloud")]
     pub credentials: Option<PathBuf>,
-    /// The Cloud Spanner API endpoint for --cloud (https://, or http:// for a local test server).
+    /// The Cloud Spanner API endpoint for --cloud: https://, or http:// to a loopback host only
+    /// (127.0.0.1, ::1 or localhost: a local test server), since every call carries a token.
     #[arg(long, requires = "cloud", default_value = crate::client::cloud::DEFAULT_ENDPOINT)]
     pub cloud_endpoint: String,
     /// A PEM file of certificates to trust for an https --cloud-endpoint, besides the system's

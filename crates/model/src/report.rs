@@ -434,8 +434,9 @@ pub struct RunReport {
     /// plans; reports written before plans were kept read back with it empty.
     #[serde(default, skip_serializing_if = "PlanHistory::is_empty")]
     pub plans: PlanHistory,
-    /// Why the run stopped before its iterations were done: its first iteration failed with an
-    /// error no retry can fix ([`IterationRecord::failed_for_good`]), which it says.
+    /// Why the run stopped before its iterations were done, which it says: its first iteration
+    /// failed with an error no retry can fix ([`IterationRecord::failed_for_good`]), or a few
+    /// iterations in a row could not get an access token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
 }
