@@ -1,5 +1,6 @@
 //! `--html FILE` and `--redact`: the one HTML report every command that has runs can write
-//! (`profile`, `client`, `compare`, `explain`, `load`; `history export -o FILE.html`).
+//! (`profile`, `client`, `compare`, `explain`, `load`; `history export -o FILE.html`), and what
+//! `--redact` leaves out of it and of the files beside it.
 
 use std::path::PathBuf;
 
@@ -13,9 +14,11 @@ pub struct HtmlArgs {
     /// reads it back (compare, explain, the window's File > Open report).
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<PathBuf>,
-    /// Leave out of the HTML report the SQL's literal values and comments and the parameters'
-    /// values (`literals`, the default), or those and the project, instance and database names
-    /// (`names`). The report says what was left out.
+    /// Leave out of the HTML report, and of every other file the command writes (JSON, CSV,
+    /// Markdown, trace), the SQL's literal values and comments and the parameters' values
+    /// (`literals`, the default), or those and the project, instance and database names
+    /// (`names`). The report says what was left out; what the command prints and the run it
+    /// saves in the history keep them.
     #[arg(
         long,
         value_name = "WHAT",
@@ -36,6 +39,7 @@ impl HtmlArgs {
         pairs: Option<Vec<(usize, usize)>>,
     ) -> anyhow::Result<()> {
         if let Some(path) = &self.html {
+            self.say_what_is_not_redacted();
             let html = Html {
                 redaction: self.redaction(),
                 pairs,
@@ -43,6 +47,18 @@ impl HtmlArgs {
             write_atomically(path, &html.export(reports)?)?;
         }
         Ok(())
+    }
+
+    /// Under `--redact`, says on stderr what it does not cover: the files are redacted, what the
+    /// command prints and what it saves are not.
+    pub fn say_what_is_not_redacted(&self) {
+        if self.redaction().any() {
+            eprintln!(
+                "spanprof: --redact leaves the secrets out of the files written (the HTML report \
+                 and any JSON, CSV, Markdown or trace); what is printed here and the run saved in \
+                 the history (unless --no-history) keep them"
+            );
+        }
     }
 
     /// What to leave out (nothing unless `--redact`).

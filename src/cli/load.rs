@@ -124,11 +124,14 @@ impl LoadOutputs {
     /// Writes `report` to every file asked for.
     fn write(&self, report: &LoadReport) -> anyhow::Result<()> {
         if let Some(path) = &self.html.html {
+            self.html.say_what_is_not_redacted();
             write_atomically(
                 path,
                 &crate::export::load_html(report, self.html.redaction())?,
             )?;
         }
+        // `--redact` covers every file written, as it does a run's.
+        let report = &self.html.redaction().apply_load(report);
         for (path, bytes) in [
             (&self.json, load_json(report)?),
             (&self.csv, load_csv(report)?),

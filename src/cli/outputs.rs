@@ -47,12 +47,15 @@ impl ReportOutputs {
         reports: &[RunReport],
         pairs: Option<Vec<(usize, usize)>>,
     ) -> anyhow::Result<()> {
+        // `--redact` covers every file written: a JSON beside a redacted page would hand over
+        // what the page leaves out.
+        let redacted = self.html.redaction().apply(reports);
         for format in Format::ALL {
             match (format, self.path(format)) {
                 (_, None) => {}
                 (Format::Html, Some(_)) => self.html.write(reports, pairs.clone())?,
                 (format, Some(path)) => {
-                    write_atomically(path, &format.exporter().export(reports)?)?;
+                    write_atomically(path, &format.exporter().export(&redacted)?)?;
                 }
             }
         }

@@ -31,6 +31,7 @@ mod hostile_client;
 mod hostile_files;
 mod hostile_json;
 mod hostile_queries;
+mod hostile_redact;
 mod hostile_resources;
 mod hostile_server;
 mod hostile_sessions;
