@@ -29,6 +29,7 @@ mod hostile_auth;
 mod hostile_bounds;
 mod hostile_client;
 mod hostile_files;
+mod hostile_histograms;
 mod hostile_json;
 mod hostile_queries;
 mod hostile_redact;
