@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
+use self::fallback::Numbered;
 use super::location::parent_of;
 use super::stored::{
     Filter, MAX_STORED_REPORT_BYTES, NotARun, RunSummary, StoredRun, check_sizes, now_ms,
@@ -209,9 +210,12 @@ impl HistoryStore for SqliteStore {
         }
         match self.insert(runs, None) {
             Ok(ids) => Ok(ids),
-            Err(e) if e.sqlite_error_code() == Some(ErrorCode::DiskFull) && self.ids_spent() => {
-                let free =
-                    fallback::free_ids(&self.connection, runs.len()).map_err(|e| self.error(e))?;
+            Err(e)
+                if e.sqlite_error_code() == Some(ErrorCode::DiskFull)
+                    && fallback::ids_spent(&self.connection, Numbered::Runs) =>
+            {
+                let free = fallback::free_ids(&self.connection, Numbered::Runs, runs.len())
+                    .map_err(|e| self.error(e))?;
                 self.notices.push(format!(
                     "the history store {} has a run numbered {}, the last id SQLite gives: this \
                      run took a free id below it",
@@ -439,22 +443,6 @@ impl SqliteStore {
             )
             .map_err(|e| bad(format!("its stored report is not text ({e})")))?;
         Ok(Some(json))
-    }
-
-    /// Whether SQLite has given its last id (a row numbered `i64::MAX`, which AUTOINCREMENT
-    /// remembers even once the row is gone).
-    fn ids_spent(&self) -> bool {
-        self.connection
-            .query_row(
-                "SELECT seq FROM sqlite_sequence WHERE name = 'runs'",
-                [],
-                |row| row.get::<_, i64>(0),
-            )
-            .is_ok_and(|seq| seq == i64::MAX)
-            || self
-                .connection
-                .query_row("SELECT MAX(id) FROM runs", [], |row| row.get::<_, i64>(0))
-                .is_ok_and(|max| max == i64::MAX)
     }
 
     /// A save that found a damaged page: the readable runs are copied into a fresh store (the

@@ -37,9 +37,44 @@ fn immutable_uri(path: &Path) -> String {
     uri
 }
 
-/// The `n` lowest ids no run has.
-pub fn free_ids(c: &Connection, n: usize) -> Result<Vec<i64>, rusqlite::Error> {
-    let mut taken = c.prepare("SELECT id FROM runs ORDER BY id")?;
+/// A table whose rows are numbered by SQLite's AUTOINCREMENT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Numbered {
+    /// `runs`.
+    Runs,
+    /// `load_runs`.
+    LoadRuns,
+}
+
+impl Numbered {
+    /// The table's name.
+    pub fn table(self) -> &'static str {
+        match self {
+            Numbered::Runs => "runs",
+            Numbered::LoadRuns => "load_runs",
+        }
+    }
+}
+
+/// Whether `table` has spent SQLite's ids: its sequence, or a row, at `i64::MAX`, after which
+/// every insert fails as "database or disk is full".
+pub fn ids_spent(c: &Connection, table: Numbered) -> bool {
+    let name = table.table();
+    c.query_row(
+        "SELECT seq FROM sqlite_sequence WHERE name = ?1",
+        [name],
+        |row| row.get::<_, i64>(0),
+    )
+    .is_ok_and(|seq| seq == i64::MAX)
+        || c.query_row(&format!("SELECT MAX(id) FROM {name}"), [], |row| {
+            row.get::<_, i64>(0)
+        })
+        .is_ok_and(|max| max == i64::MAX)
+}
+
+/// The `n` lowest ids no row of `table` has.
+pub fn free_ids(c: &Connection, table: Numbered, n: usize) -> Result<Vec<i64>, rusqlite::Error> {
+    let mut taken = c.prepare(&format!("SELECT id FROM {} ORDER BY id", table.table()))?;
     let taken = taken
         .query_map([], |row| row.get::<_, i64>(0))?
         .collect::<Result<Vec<_>, _>>()?;
@@ -146,7 +181,7 @@ mod tests {
              INSERT INTO runs VALUES (1), (2), (4), (9223372036854775807);",
         )
         .expect("a table");
-        assert_eq!(free_ids(&c, 3).expect("found"), [3, 5, 6]);
+        assert_eq!(free_ids(&c, Numbered::Runs, 3).expect("found"), [3, 5, 6]);
     }
 
     #[test]

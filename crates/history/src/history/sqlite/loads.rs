@@ -4,6 +4,7 @@
 use rusqlite::params;
 
 use super::SqliteStore;
+use super::fallback::{self, Numbered};
 use crate::history::HistoryError;
 use crate::history::stored::{Filter, NotARun, check_size, now_ms};
 use crate::history::stored_load::{LOAD_ID_PREFIX, LoadSummary, StoredLoad};
@@ -16,7 +17,8 @@ fn number(id: &str) -> Option<i64> {
 }
 
 impl SqliteStore {
-    /// Saves `run`, then drops the load runs past the retention.
+    /// Saves `run`, then drops the load runs past the retention. A table whose ids SQLite has
+    /// spent (a row numbered `i64::MAX`) takes the lowest free id below it, with a notice.
     pub(super) fn insert_load(&mut self, run: &StoredLoad) -> Result<String, HistoryError> {
         check_size(&run.summary.label, &run.report_json)?;
         if self.read_only {
@@ -24,15 +26,41 @@ impl SqliteStore {
                 path: self.path.display().to_string(),
             });
         }
+        match self.insert_load_as(run, None) {
+            Err(e)
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+                    && fallback::ids_spent(&self.connection, Numbered::LoadRuns) =>
+            {
+                let free = fallback::free_ids(&self.connection, Numbered::LoadRuns, 1)
+                    .map_err(|e| self.error(e))?;
+                self.notices.push(format!(
+                    "the history store {} has a load run numbered {LOAD_ID_PREFIX}{}, the last id \
+                     SQLite gives: this run took a free id below it",
+                    self.path.display(),
+                    i64::MAX
+                ));
+                self.insert_load_as(run, free.first().copied())
+                    .map_err(|e| self.error(e))
+            }
+            saved => saved.map_err(|e| self.error(e)),
+        }
+    }
+
+    /// Inserts `run` in one transaction, under `id` or the one SQLite gives.
+    fn insert_load_as(
+        &mut self,
+        run: &StoredLoad,
+        id: Option<i64>,
+    ) -> Result<String, rusqlite::Error> {
         let retention = self.retention;
         let saved = now_ms();
         let write = |c: &mut rusqlite::Connection| -> rusqlite::Result<i64> {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let s = &run.summary;
             tx.execute(
-                "INSERT INTO load_runs (started_at, started_ms, saved_ms, label, target,
+                "INSERT INTO load_runs (id, started_at, started_ms, saved_ms, label, target,
                  fingerprint, sql, model, steps, requests, knee, report)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 VALUES (?13, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     s.started_at,
                     run.started_ms,
@@ -46,6 +74,7 @@ impl SqliteStore {
                     i64::try_from(s.requests).unwrap_or(i64::MAX),
                     s.knee,
                     run.report_json,
+                    id,
                 ],
             )?;
             let id = tx.last_insert_rowid();
@@ -59,7 +88,7 @@ impl SqliteStore {
             tx.commit()?;
             Ok(id)
         };
-        let id = write(&mut self.connection).map_err(|e| self.error(e))?;
+        let id = write(&mut self.connection)?;
         Ok(format!("{LOAD_ID_PREFIX}{id}"))
     }
 

@@ -348,3 +348,34 @@ fn load_runs_have_ids_of_their_own_and_a_bad_row_is_named_not_fatal() {
     assert!(!store.delete("L2").expect("gone already"));
     assert!(store.get("1").expect("reads").is_some(), "the run stays");
 }
+
+#[test]
+fn a_load_run_numbered_two_to_the_63_minus_1_does_not_stop_load_saves() {
+    use crate::history::StoredLoad;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("h.sqlite");
+    let mut store = SqliteStore::open(&path, Retention::default()).expect("opens");
+    let save = |store: &mut SqliteStore, day: u32| {
+        let r = load_report("SELECT 1", &format!("2026-01-{day:02}T00:00:00Z"));
+        store.save_load(&StoredLoad::new(&r).expect("serializable"))
+    };
+    assert_eq!(save(&mut store, 1).expect("saves"), "L1");
+    store
+        .connection
+        .execute("UPDATE load_runs SET id = ?1 WHERE id = 1", [i64::MAX])
+        .expect("a hostile row");
+    // Before: "database or disk is full" for this save and every later one.
+    assert_eq!(save(&mut store, 2).expect("saves below it"), "L1");
+    assert_eq!(save(&mut store, 3).expect("saves below it"), "L2");
+    assert!(
+        store
+            .take_notices()
+            .iter()
+            .any(|n| n.contains("L9223372036854775807")),
+        "the spent id is named"
+    );
+    assert_eq!(
+        store.list_loads(&Filter::default()).expect("lists").len(),
+        3
+    );
+}
