@@ -130,9 +130,9 @@ fn run_name(run: &LoadReport) -> String {
     format!("{} at {}", run.label, run.started_at)
 }
 
-/// Step `k` of every run, merged.
-fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
-    let steps: Vec<&StepResult> = runs.iter().map(|r| &r.steps[k]).collect();
+/// Step `k`'s histograms, from the intended and from the actual start, each the sum of every
+/// run's.
+fn histograms(steps: &[&StepResult], k: usize) -> Result<(Latencies, Latencies), MergeError> {
     let (mut corrected, mut uncorrected) = (Latencies::new(), Latencies::new());
     for (i, step) in steps.iter().enumerate() {
         let read = |text: &str| {
@@ -145,6 +145,25 @@ fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
         corrected.add(&read(&step.histogram)?);
         uncorrected.add(&read(&step.histogram_uncorrected)?);
     }
+    Ok((corrected, uncorrected))
+}
+
+/// The steps' failures by status, summed; `None` past a `u64`.
+fn errors_by_status(steps: &[&StepResult]) -> Option<BTreeMap<String, u64>> {
+    let mut sums: BTreeMap<String, u64> = BTreeMap::new();
+    for s in steps {
+        for (status, n) in &s.errors_by_status {
+            let total = sums.entry(status.clone()).or_default();
+            *total = total.checked_add(*n)?;
+        }
+    }
+    Some(sums)
+}
+
+/// Step `k` of every run, merged.
+fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
+    let steps: Vec<&StepResult> = runs.iter().map(|r| &r.steps[k]).collect();
+    let (corrected, uncorrected) = histograms(&steps, k)?;
     let overflow = |what| MergeError::Overflow { step: k + 1, what };
     let sum = |what, f: fn(&StepResult) -> u64| {
         checked_sum(steps.iter().map(|s| f(s))).ok_or_else(|| overflow(what))
@@ -169,15 +188,7 @@ fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
         }
         (n > 0).then(|| total / n as f64)
     };
-    let mut errors_by_status: BTreeMap<String, u64> = BTreeMap::new();
-    for s in &steps {
-        for (status, n) in &s.errors_by_status {
-            let total = errors_by_status.entry(status.clone()).or_default();
-            *total = total
-                .checked_add(*n)
-                .ok_or_else(|| overflow("errors_by_status"))?;
-        }
-    }
+    let errors_by_status = errors_by_status(&steps).ok_or_else(|| overflow("errors_by_status"))?;
     let mut parts: BTreeMap<String, f64> = BTreeMap::new();
     if count > 0 {
         for s in &steps {
