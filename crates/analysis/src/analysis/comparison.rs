@@ -46,13 +46,33 @@ pub struct TotalComparison {
     pub verdict: String,
 }
 
+/// What a comparison calls its two runs: their labels, or the names that tell them apart
+/// ([`run_names`](super::names::run_names)) when the labels may be alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairNames<'a> {
+    /// Run A's (the baseline's) name.
+    pub a: &'a str,
+    /// Run B's name.
+    pub b: &'a str,
+}
+
+impl<'a> PairNames<'a> {
+    /// The runs' labels.
+    pub fn labels(a: &'a RunReport, b: &'a RunReport) -> Self {
+        PairNames {
+            a: &a.config.label,
+            b: &b.config.label,
+        }
+    }
+}
+
 /// Run B against run A (the baseline).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunComparison {
-    /// Run A's label.
-    pub a_label: String,
-    /// Run B's label.
-    pub b_label: String,
+    /// What run A is called by (its label, or the name it was given).
+    pub a_name: String,
+    /// What run B is called by.
+    pub b_name: String,
     /// Their parts compared: the changes of the parts' means add up to the change of the mean
     /// total. `None` when either run has no timed iteration.
     pub parts: Option<PartComparison>,
@@ -81,10 +101,21 @@ impl RunComparison {
 
 /// The bootstrap comparison of one measure (the total, or a part) of run `b` with run `a`, as
 /// [`compare_runs`] compares their totals; `None` when either has no timed iteration (or their
-/// medians are not positive).
+/// medians are not positive). The verdict calls them by their labels.
 pub fn compare_measure(
     a: &RunReport,
     b: &RunReport,
+    measure: Measure,
+    settings: BootstrapSettings,
+) -> Option<TotalComparison> {
+    compare_measure_named(a, b, PairNames::labels(a, b), measure, settings)
+}
+
+/// [`compare_measure`] with a verdict that calls the runs by `names`.
+pub fn compare_measure_named(
+    a: &RunReport,
+    b: &RunReport,
+    names: PairNames<'_>,
     measure: Measure,
     settings: BootstrapSettings,
 ) -> Option<TotalComparison> {
@@ -95,7 +126,7 @@ pub fn compare_measure(
         settings.resamples,
         settings.seed,
     )?;
-    let (a_label, b_label) = (&a.config.label, &b.config.label);
+    let (a_label, b_label) = (names.a, names.b);
     let verdict = if measure == Measure::Total {
         stats::verdict(&comparison, a_label, b_label)
     } else {
@@ -113,17 +144,28 @@ pub fn compare_measure(
 
 /// Compares run `b` with run `a` over their timed iterations. The cost is the bootstrap's, about
 /// `settings.resamples · (a + b)` draws and sorted values: tens of milliseconds for two runs of
-/// 100 iterations at the default settings, too long for a UI thread.
+/// 100 iterations at the default settings, too long for a UI thread. The verdict calls them by
+/// their labels.
 pub fn compare_runs(a: &RunReport, b: &RunReport, settings: BootstrapSettings) -> RunComparison {
+    compare_runs_named(a, b, PairNames::labels(a, b), settings)
+}
+
+/// [`compare_runs`] calling the runs by `names` (two runs of one label told apart).
+pub fn compare_runs_named(
+    a: &RunReport,
+    b: &RunReport,
+    names: PairNames<'_>,
+    settings: BootstrapSettings,
+) -> RunComparison {
     let parts = match (PartStats::of_run(a), PartStats::of_run(b)) {
         (Some(a), Some(b)) => Some(PartComparison::of(&a, &b)),
         _ => None,
     };
     RunComparison {
-        a_label: a.config.label.clone(),
-        b_label: b.config.label.clone(),
+        a_name: names.a.to_owned(),
+        b_name: names.b.to_owned(),
         parts,
-        total: compare_measure(a, b, Measure::Total, settings),
+        total: compare_measure_named(a, b, names, Measure::Total, settings),
     }
 }
 

@@ -3,7 +3,7 @@
 //! the difference is real, so a noisy machine alone does not fail a build, and a real slowdown
 //! within the allowance does not either.
 
-use super::comparison::{BootstrapSettings, TotalComparison, compare_measure};
+use super::comparison::{BootstrapSettings, PairNames, TotalComparison, compare_measure_named};
 use crate::part::Measure;
 use crate::report::RunReport;
 
@@ -44,20 +44,33 @@ pub enum GateError {
     },
 }
 
-/// Gates `new` against `base` under `gate`, with the comparison made under `settings`.
+/// Gates `new` against `base` under `gate`, with the comparison made under `settings`; the
+/// reason calls the runs by their labels.
 pub fn gate(
     base: &RunReport,
     new: &RunReport,
     gate: Gate,
     settings: BootstrapSettings,
 ) -> Result<GateOutcome, GateError> {
-    let comparison = compare_measure(base, new, gate.measure, settings).ok_or_else(|| {
-        GateError::NotComparable {
-            measure: gate.measure.label(),
-            base: base.config.label.clone(),
-            new: new.config.label.clone(),
-        }
-    })?;
+    gate_named(base, new, PairNames::labels(base, new), gate, settings)
+}
+
+/// [`gate()`] with a reason that calls the runs by `names` (the baseline's first).
+pub fn gate_named(
+    base: &RunReport,
+    new: &RunReport,
+    names: PairNames<'_>,
+    gate: Gate,
+    settings: BootstrapSettings,
+) -> Result<GateOutcome, GateError> {
+    let comparison =
+        compare_measure_named(base, new, names, gate.measure, settings).ok_or_else(|| {
+            GateError::NotComparable {
+                measure: gate.measure.label(),
+                base: names.a.to_owned(),
+                new: names.b.to_owned(),
+            }
+        })?;
     let c = &comparison.comparison;
     let allowed = 1.0 + gate.max_slowdown;
     let percent = |x: f64| format!("{:.0}%", x * 100.0);
@@ -194,6 +207,28 @@ mod tests {
         assert!(!outcome.failed, "{}", outcome.reason);
         assert!(
             outcome.reason.contains("but not significantly"),
+            "{}",
+            outcome.reason
+        );
+    }
+
+    #[test]
+    fn a_named_gate_calls_the_runs_by_the_names_given() {
+        let outcome = gate_named(
+            &run("run", 100.0, 30),
+            &run("run", 130.0, 30),
+            PairNames {
+                a: "run · 10:00:00",
+                b: "run · 11:00:00",
+            },
+            TEN_PERCENT,
+            BootstrapSettings::DEFAULT,
+        )
+        .expect("comparable");
+        assert!(
+            outcome
+                .reason
+                .starts_with("run · 11:00:00 is 1.30× ± 0.01 slower than run · 10:00:00"),
             "{}",
             outcome.reason
         );

@@ -10,6 +10,7 @@
 //!   each part's mean (adding up to the total's).
 //! - [`distribution`](mod@distribution): the five-number summary of a run's totals (box plots).
 //! - [`gate`](mod@gate): whether a new run regressed against a baseline, for CI.
+//! - [`names`](mod@names): the distinct names runs are called by side by side.
 //! - [`refusal`](mod@refusal): where in the SQL a server's refusal points.
 //! - [`parts`](mod@parts): the parts of a run's time, summarised (means that add up to the mean
 //!   total), its headline, and two runs' parts compared (changes that add up).
@@ -27,6 +28,7 @@ pub mod comparison;
 pub mod distribution;
 pub mod findings;
 pub mod gate;
+pub mod names;
 pub mod parts;
 pub mod refusal;
 pub mod subject;
@@ -36,13 +38,15 @@ pub use causes::{
     Cause, CauseKind, ExplainError, Explanation, IterationCauses, RunCauses, explain,
 };
 pub use comparison::{
-    BootstrapSettings, RunComparison, TotalComparison, compare_measure, compare_runs,
+    BootstrapSettings, PairNames, RunComparison, TotalComparison, compare_measure,
+    compare_measure_named, compare_runs, compare_runs_named,
 };
 pub use distribution::{Distribution, totals_distribution};
 pub use findings::{
     Busy, Findings, FirstIteration, MissingStatistics, Outlier, findings, missing_statistics,
 };
-pub use gate::{Gate, GateError, GateOutcome, gate, parse_slowdown};
+pub use gate::{Gate, GateError, GateOutcome, gate, gate_named, parse_slowdown};
+pub use names::{RunIdentity, run_names, run_names_utc};
 pub use parts::{Headline, PartChange, PartComparison, PartStats, PartSummary};
 pub use refusal::sql_span;
 pub use subject::{SubjectComparison, subject_comparison};

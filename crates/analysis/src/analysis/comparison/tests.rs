@@ -78,7 +78,7 @@ fn part_changes_are_of_the_timed_iterations_and_add_up_to_the_total_s() {
         .find(|p| p.part == Part::Server)
         .expect("in a");
     assert_eq!((server.a_mean, server.b_mean), (4.0, 0.0));
-    assert_eq!((c.a_label.as_str(), c.b_label.as_str()), ("a", "b"));
+    assert_eq!((c.a_name.as_str(), c.b_name.as_str()), ("a", "b"));
 }
 
 #[test]
@@ -202,4 +202,26 @@ fn a_run_without_timed_iterations_cannot_be_compared() {
     assert_eq!(c.total, None);
     assert_eq!(c.verdict(), None);
     assert!(c.parts.is_none());
+}
+
+#[test]
+fn a_named_comparison_calls_the_runs_by_the_names_given_in_its_verdict() {
+    let (a, b) = (
+        run("run", &spread(30, 100.0, 20.0), None),
+        run("run", &spread(30, 50.0, 10.0), None),
+    );
+    let names = PairNames {
+        a: "run · 10:00:00",
+        b: "run · 10:00:05",
+    };
+    let c = compare_runs_named(&a, &b, names, BootstrapSettings::DEFAULT);
+    assert_eq!((c.a_name.as_str(), c.b_name.as_str()), (names.a, names.b));
+    let verdict = c.verdict().expect("comparable");
+    assert!(
+        verdict.starts_with("run · 10:00:05 is ") && verdict.contains(" than run · 10:00:00 "),
+        "{verdict}"
+    );
+    let total = compare_measure_named(&a, &b, names, Measure::Total, BootstrapSettings::DEFAULT)
+        .expect("comparable");
+    assert_eq!(total.verdict, verdict);
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Local};
 
+use crate::analysis;
 use crate::engine::IterationDetails;
 use crate::report::{RunId, RunReport};
 
@@ -65,6 +66,16 @@ impl RunEntry {
         }
     }
 
+    /// Where it came from, in a few words, to tell it from a run alike in label and time: the
+    /// file's name, the history's id; `None` for a run of this launch.
+    fn source_name(&self) -> Option<String> {
+        match &self.source {
+            RunSource::Live => None,
+            RunSource::Opened(path) => path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            RunSource::History(id) => Some(format!("history #{id}")),
+        }
+    }
+
     /// When it started, in the local time zone (none when its report does not say).
     pub fn started(&self) -> Option<DateTime<Local>> {
         DateTime::parse_from_rfc3339(&self.report.started_at)
@@ -73,26 +84,22 @@ impl RunEntry {
     }
 }
 
-/// The names `runs` are shown by side by side (Compare's legend, charts and verdicts): each one's
-/// label (as `spanprof compare` calls it), with the time it started when another has the same
-/// label, and the date as well when they did not all start on the same day.
+/// The names `runs` are shown by side by side (Compare's legend, charts and verdicts), as
+/// [`analysis::run_names`] gives them in the local time zone: each one's label (as `spanprof
+/// compare` calls it), with the time it started when another has the same label, and the date as
+/// well when they did not all start on the same day; runs alike in those by where they came from.
 pub fn names(runs: &[&RunEntry]) -> Vec<String> {
-    let days: std::collections::BTreeSet<_> = runs
+    let sources: Vec<Option<String>> = runs.iter().map(|r| r.source_name()).collect();
+    let identities: Vec<analysis::RunIdentity<'_>> = runs
         .iter()
-        .filter_map(|r| r.started().map(|t| t.date_naive()))
-        .collect();
-    let titles: Vec<String> = runs.iter().map(|r| r.report.config.label.clone()).collect();
-    runs.iter()
-        .zip(&titles)
-        .map(|(run, title)| {
-            let repeated = titles.iter().filter(|t| *t == title).count() > 1;
-            match (run.started(), days.len() > 1, repeated) {
-                (Some(t), true, _) => format!("{title} · {}", t.format("%b %-d %H:%M")),
-                (Some(t), false, true) => format!("{title} · {}", t.format("%H:%M:%S")),
-                _ => title.clone(),
-            }
+        .zip(&sources)
+        .map(|(run, source)| analysis::RunIdentity {
+            label: &run.report.config.label,
+            started_at: &run.report.started_at,
+            source: source.as_deref(),
         })
-        .collect()
+        .collect();
+    analysis::run_names(&identities, &Local)
 }
 
 /// The first words of `sql`, whitespace collapsed, cut after about 24 characters with an
