@@ -1,7 +1,8 @@
 //! `spanprof load`: one query under a steady arrival rate (`--rate 50,100,200`) or a fixed
 //! concurrency (`--concurrency 1,2,4`), a step each; every step's latencies from the intended
 //! and from the actual start, the knee, where the time went, the client's CPU per request.
-//! Ctrl-C (or SIGTERM) stops the run and still prints and writes what was measured.
+//! Ctrl-C (or SIGTERM, or SIGHUP) stops the run and still prints and writes what was measured;
+//! a second one ends the process at once.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -285,8 +286,10 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
     Ok(report)
 }
 
-/// Cancels the run at the first SIGINT or SIGTERM, on a named thread of its own (the default
-/// action, ending the process, would lose what was measured).
+/// Cancels the run at the first SIGINT, SIGTERM or SIGHUP, on a named thread of its own (the
+/// default action, ending the process, would lose what was measured); a second one ends the
+/// process at once, with the signal's status, whatever the run was still doing (waiting for the
+/// history's lock, writing its exports), the children stopped first.
 fn stop_on_signal(cancel: Arc<AtomicBool>) {
     let spawned = std::thread::Builder::new()
         .name("spanprof-load-signals".into())
@@ -297,9 +300,18 @@ fn stop_on_signal(cancel: Arc<AtomicBool>) {
             else {
                 return;
             };
-            rt.block_on(super::serve::shutdown_signal());
-            eprintln!("stopping: the steps measured so far are reported");
-            cancel.store(true, Ordering::SeqCst);
+            let second = rt.block_on(async {
+                let mut signals = super::serve::StopSignals::new();
+                signals.next().await;
+                eprintln!(
+                    "stopping: the steps measured so far are reported (a second signal ends at once)"
+                );
+                cancel.store(true, Ordering::SeqCst);
+                signals.next().await
+            });
+            eprintln!("a second signal: ending now; what was not yet written is lost");
+            crate::children::stop_all();
+            std::process::exit(128 + second);
         });
     if let Err(e) = spawned {
         eprintln!("Ctrl-C will end the run without its report: {e}");

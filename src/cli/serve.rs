@@ -240,21 +240,64 @@ pub fn run_serve(args: &ServeArgs, mut out: impl Write) -> anyhow::Result<()> {
     })
 }
 
-/// The first SIGINT or SIGTERM (SIGINT alone where there is no SIGTERM): how `serve` and `load`
-/// learn they are asked to stop.
+/// The first SIGINT, SIGTERM or SIGHUP (SIGINT alone where there are no others): how `serve`
+/// learns it is asked to stop.
 pub(super) async fn shutdown_signal() {
+    StopSignals::new().next().await;
+}
+
+/// The signals that ask `serve` and `load` to stop, each caught from the moment this is made
+/// (none is lost between two waits): SIGINT (Ctrl-C), SIGTERM, and SIGHUP, which is how a closed
+/// terminal or an ended SSH session asks; its default action would end the process without a
+/// word of what was measured. Made inside a tokio runtime.
+pub(super) struct StopSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
+    streams: [Option<tokio::signal::unix::Signal>; 3],
+}
+
+/// SIGINT, SIGTERM and SIGHUP's numbers, the same on every Unix system, in `streams`' order.
+#[cfg(unix)]
+const STOP_SIGNOS: [i32; 3] = [2, 15, 1];
+
+impl StopSignals {
+    /// Catches the signals from now on; one that cannot be caught keeps its default action.
+    pub(super) fn new() -> StopSignals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            StopSignals {
+                streams: STOP_SIGNOS.map(|signo| signal(SignalKind::from_raw(signo)).ok()),
             }
-            return;
         }
+        #[cfg(not(unix))]
+        StopSignals {}
     }
-    let _ = tokio::signal::ctrl_c().await;
+
+    /// Waits for the next of them; its number.
+    pub(super) async fn next(&mut self) -> i32 {
+        #[cfg(unix)]
+        {
+            async fn one(stream: &mut Option<tokio::signal::unix::Signal>) {
+                match stream {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            }
+            let [int, term, hup] = &mut self.streams;
+            if int.is_some() || term.is_some() || hup.is_some() {
+                let [int_no, term_no, hup_no] = STOP_SIGNOS;
+                return tokio::select! {
+                    () = one(int) => int_no,
+                    () = one(term) => term_no,
+                    () = one(hup) => hup_no,
+                };
+            }
+        }
+        let _ = tokio::signal::ctrl_c().await;
+        2
+    }
 }
 
 /// Reads `knob value` lines from stdin on a named thread and applies them. Stops at end of input.

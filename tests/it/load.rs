@@ -347,6 +347,19 @@ async fn a_refusing_server_is_counted_by_status_and_the_run_goes_on() {
 
 #[test]
 fn ctrl_c_keeps_what_was_measured() {
+    a_signal_keeps_what_was_measured("INT");
+}
+
+/// SIGHUP is how an ended SSH session or a closed terminal stops a long test. Before, it ended
+/// the process with nothing printed, written or saved.
+#[test]
+fn a_hangup_keeps_what_was_measured_as_ctrl_c_does() {
+    a_signal_keeps_what_was_measured("HUP");
+}
+
+/// `spanprof load` (two steps of a minute) sent `signal` after 4 s: it ends soon, with the
+/// report of the first step written and the run said to be cancelled.
+fn a_signal_keeps_what_was_measured(signal: &str) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let json = dir.path().join("cut.json");
     let child = Command::new(env!("CARGO_BIN_EXE_spanprof"))
@@ -360,16 +373,22 @@ fn ctrl_c_keeps_what_was_measured() {
         .expect("spanprof load starts");
     std::thread::sleep(Duration::from_secs(4));
     let pid = child.id().to_string();
-    let sent = Command::new("kill").args(["-INT", &pid]).status();
-    assert!(sent.is_ok_and(|s| s.success()), "SIGINT sent");
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status();
+    assert!(sent.is_ok_and(|s| s.success()), "SIG{signal} sent");
     let began = Instant::now();
     let out = child.wait_with_output().expect("it ends");
     assert!(
         began.elapsed() < Duration::from_secs(20),
-        "it stops soon after Ctrl-C"
+        "it stops soon after SIG{signal}"
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    assert!(
+        out.status.success(),
+        "SIG{signal}: {:?} {stderr}",
+        out.status
+    );
     let report: Value = serde_json::from_slice(&std::fs::read(&json).expect("written"))
         .expect("the report of what was measured");
     assert_eq!(report["cancelled"], true);
@@ -381,6 +400,53 @@ fn ctrl_c_keeps_what_was_measured() {
         steps[0]
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("cancelled"));
+}
+
+/// After the first Ctrl-C, the run ends and saves what it measured; a second one ends the process
+/// at once, even while the save waits for the history's lock (15 s at most), which another
+/// process holds here. Before, the second was ignored and the process waited out the lock.
+#[test]
+fn a_second_signal_ends_at_once_while_the_history_lock_is_awaited() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = dir.path().join("h.sqlite");
+    let locker = rusqlite::Connection::open(&store).expect("a history file");
+    locker
+        .execute_batch("CREATE TABLE held (x); BEGIN EXCLUSIVE; INSERT INTO held VALUES (1);")
+        .expect("the whole file locked");
+    let child = Command::new(env!("CARGO_BIN_EXE_spanprof"))
+        .args(["load", "--local", "--sql", "SELECT 1", "--rate", "20"])
+        .args(["--step-duration", "60s", "--history"])
+        .arg(&store)
+        .env_remove("SPANNER_EMULATOR_HOST")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spanprof load starts");
+    std::thread::sleep(Duration::from_secs(3));
+    let pid = child.id().to_string();
+    let interrupt = || {
+        let sent = Command::new("kill").args(["-INT", &pid]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "SIGINT sent");
+    };
+    interrupt();
+    // The step ends, the summary is printed, and the save waits for the lock.
+    std::thread::sleep(Duration::from_secs(3));
+    interrupt();
+    let began = Instant::now();
+    let out = child.wait_with_output().expect("it ends");
+    let waited = began.elapsed();
+    drop(locker);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        waited < Duration::from_secs(6),
+        "ended {waited:?} after the second signal: {stderr}"
+    );
+    assert_eq!(out.status.code(), Some(130), "SIGINT's status: {stderr}");
+    assert!(stderr.contains("a second signal"), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("cancelled"),
+        "the summary was printed before"
+    );
 }
 
 fn python() -> String {
