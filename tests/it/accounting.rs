@@ -88,12 +88,11 @@ fn number(row: &BTreeMap<String, String>, column: &str) -> f64 {
 /// means add up to the mean total within 0.01 ms. Returns the timed rows.
 fn check_the_parts_add_up(csv: &Path) -> Vec<BTreeMap<String, String>> {
     let rows = csv_rows(csv);
-    let parts: Vec<String> = rows[0]
-        .keys()
-        .filter(|c| c.starts_with("part_"))
-        .cloned()
+    let parts: Vec<&str> = spanprof::part::Part::ALL
+        .iter()
+        .map(|p| p.column())
         .collect();
-    assert_eq!(parts.len(), spanprof::part::Part::ALL.len(), "{parts:?}");
+    assert!(parts.iter().all(|p| rows[0].contains_key(*p)), "{parts:?}");
     let timed: Vec<_> = rows
         .into_iter()
         .filter(|r| r["warmup"] == "false" && r["status"] == "ok")
@@ -107,7 +106,7 @@ fn check_the_parts_add_up(csv: &Path) -> Vec<BTreeMap<String, String>> {
             "#{}: parts {sum} ms, total {total} ms",
             r["iteration"]
         );
-        let untimed = number(r, "part_untimed_ms");
+        let untimed = number(r, "untimed_ms");
         assert!(
             untimed <= f64::max(1.0, 0.03 * total),
             "#{}: {untimed} ms untimed of {total} ms",
@@ -215,7 +214,7 @@ fn on_one_cpu_beside_two_busy_loops_the_off_cpu_time_is_descheduled_and_said() {
     let printed = ok(&out);
     let timed = check_the_parts_add_up(&csv);
     // The client's decode was off the CPU for much of the time: descheduled, not untimed.
-    let descheduled: f64 = timed.iter().map(|r| number(r, "part_descheduled_ms")).sum();
+    let descheduled: f64 = timed.iter().map(|r| number(r, "descheduled_ms")).sum();
     let total: f64 = timed.iter().map(|r| number(r, "total_ms")).sum();
     assert!(
         descheduled >= 0.1 * total,
@@ -346,7 +345,7 @@ fn compare_s_part_changes_add_up_to_the_change_of_the_total() {
     assert!(
         c["verdict"]
             .as_str()
-            .is_some_and(|v| v.starts_with("q is ")),
+            .is_some_and(|v| v.starts_with("q · ")),
         "{c}"
     );
     // The table says the same, and where the difference is.
@@ -387,6 +386,15 @@ fn a_report_and_a_history_store_of_the_previous_release_read_back() {
     let runs = spanprof::export::read_json(&std::fs::read(&report).expect("the report"))
         .expect("the previous release's report reads back");
     for it in runs[0].timed() {
+        // Its raw measurements, written under their earlier names, read back.
+        let raw = [
+            it.network_ms,
+            it.server_ms,
+            it.wire_decode_ms,
+            it.row_decode_ms,
+        ];
+        assert!(raw.iter().all(Option::is_some), "{raw:?}");
+        assert!(it.other_ms.is_some());
         let a = it.accounting();
         assert!(a.client_work_timed, "derived from the timeline");
         assert!((a.parts.sum_ms() - it.total_ms).abs() <= 0.001);

@@ -201,7 +201,7 @@ async fn over_tls_every_call_carries_a_request_id_and_the_afe_opt_in() {
             "afe came: it was asked for"
         );
         assert_eq!(row["gfe_ms"], format!("{GFE_MS}.000"));
-        assert_eq!(row["server_ms"], "1.250", "the query latency");
+        assert_eq!(row["server_elapsed_ms"], "1.250", "the query latency");
         let (_, first_attempt) = &calls[call];
         assert_eq!(
             Some(row["request_id"].as_str()),

@@ -80,7 +80,7 @@ pub type Rgb = [u8; 3];
 pub struct PartInfo {
     /// Its key in JSON (`parts.<key>`) and on the command line (`--phase <key>`).
     pub key: &'static str,
-    /// Its CSV column: `part_<key>_ms`.
+    /// Its column in a run's CSV: `<key>_ms`.
     pub column: &'static str,
     /// Its name for people.
     pub label: &'static str,
@@ -147,140 +147,140 @@ pub fn level_colour(t: f64) -> Rgb {
 const INFO: [PartInfo; 20] = [
     info(
         "dns",
-        "part_dns_ms",
+        "dns_ms",
         "dns",
         [0xba, 0x00, 0xfb],
         "a cold start resolving the host name",
     ),
     info(
         "tcp",
-        "part_tcp_ms",
+        "tcp_ms",
         "tcp",
         [0x27, 0x6b, 0x45],
         "a cold start's TCP connection",
     ),
     info(
         "tls",
-        "part_tls_ms",
+        "tls_ms",
         "tls",
         [0x91, 0x89, 0x0b],
         "a cold start's TLS handshake (0 in plaintext)",
     ),
     info(
         "http2",
-        "part_http2_ms",
+        "http2_ms",
         "http/2",
         [0x00, 0xfc, 0xb7],
         "a cold start's HTTP/2 handshake, to the channel's first ready",
     ),
     info(
         "token",
-        "part_token_ms",
+        "token_ms",
         "token",
         [0xc5, 0xf8, 0x13],
         "a cold start's new token source and first token (0 without authentication)",
     ),
     info(
         "session",
-        "part_session_ms",
+        "session_ms",
         "session",
         [0xf8, 0x39, 0xc2],
         "a cold start's CreateSession",
     ),
     info(
         "partition_query",
-        "part_partition_query_ms",
+        "partition_query_ms",
         "partition query",
         [0xa2, 0x3e, 0x95],
         "a partitioned read's PartitionQuery call, before its partitions stream",
     ),
     info(
         "server",
-        "part_server_ms",
+        "server_ms",
         "server",
         [0x78, 0x7a, 0xff],
         "waiting while the server was still working on the query",
     ),
     info(
         "network",
-        "part_network_ms",
+        "network_ms",
         "network",
         [0x35, 0xd0, 0xfa],
         "waiting for what the server had already sent: latency and transfer",
     ),
     info(
         "backoff",
-        "part_backoff_ms",
+        "backoff_ms",
         "back-off",
         [0x83, 0x09, 0xff],
         "waiting before re-sending a broken stream (resumes)",
     ),
     info(
         "wire_decode",
-        "part_wire_decode_ms",
+        "wire_decode_ms",
         "wire decode",
         [0xf0, 0xc1, 0x8e],
         "CPU time turning bytes into messages (the fast decoder: into their framing)",
     ),
     info(
         "row_decode",
-        "part_row_decode_ms",
+        "row_decode_ms",
         "row decode",
         [0xfc, 0x8a, 0x1f],
         "CPU time merging chunks and turning values into typed rows",
     ),
     info(
         "client_work",
-        "part_client_work_ms",
+        "client_work_ms",
         "client work",
         [0x06, 0x70, 0x2d],
         "CPU time of the client's own work between its waits and decodes (the rows' callback, bookkeeping)",
     ),
     info(
         "descheduled",
-        "part_descheduled_ms",
+        "descheduled_ms",
         "descheduled",
         [0x99, 0x99, 0x99],
         "the client's timed work off the CPU: the scheduler's time, not the client's",
     ),
     info(
         "untimed",
-        "part_untimed_ms",
+        "untimed_ms",
         "untimed",
         [0xe7, 0xe7, 0xe7],
         "what no measurement covers",
     ),
     info(
         "startup",
-        "part_startup_ms",
+        "startup_ms",
         "start-up",
         [0xff, 0xb0, 0x25],
         "the program's start to its first query request reaching the server",
     ),
     info(
         "first_byte",
-        "part_first_byte_ms",
+        "first_byte_ms",
         "to first byte",
         [0x6a, 0x23, 0xff],
         "the first query request to the server's transport taking the first message",
     ),
     info(
         "streaming",
-        "part_streaming_ms",
+        "streaming_ms",
         "streaming",
         [0x2c, 0xb5, 0xff],
         "the first message taken to the last, less the time the server waited on the program",
     ),
     info(
         "blocked",
-        "part_blocked_ms",
+        "blocked_ms",
         "blocked",
         [0xb3, 0x1e, 0x70],
         "the server waiting, a message ready, on a program that was not reading (its decode)",
     ),
     info(
         "tail",
-        "part_tail_ms",
+        "tail_ms",
         "to exit",
         [0x6a, 0x60, 0x00],
         "the last message taken to the program's exit",
@@ -360,7 +360,7 @@ impl Part {
         self.info().key
     }
 
-    /// Its CSV column (`part_wire_decode_ms`).
+    /// Its column in a run's CSV (`wire_decode_ms`).
     pub const fn column(self) -> &'static str {
         self.info().column
     }

@@ -69,10 +69,13 @@ pub struct IterationRecord {
     /// Time to first byte: from sending the request to the first response bytes.
     pub ttfb_ms: Option<f64>,
     /// Time spent awaiting the transport, all of it: the server's work while the client waited
-    /// and the network. Its parts are `server` and `network` ([`IterationRecord::accounting`]);
-    /// the CSV's `network_ms` column is this whole wait, kept for one release.
+    /// and the network. Its parts are `server` and `network` ([`IterationRecord::accounting`]).
+    /// Written `stream_wait_ms` (the JSON and the CSV); reports before it wrote `network_ms`.
+    #[serde(rename = "stream_wait_ms", alias = "network_ms")]
     pub network_ms: Option<f64>,
-    /// Elapsed time the server reports for the query.
+    /// Elapsed time the server reports for the query (not the part `server`, the wait it
+    /// explains). Written `server_elapsed_ms`; reports before it wrote `server_ms`.
+    #[serde(rename = "server_elapsed_ms", alias = "server_ms")]
     pub server_ms: Option<f64>,
     /// CPU time the server reports for the query.
     pub server_cpu_ms: Option<f64>,
@@ -80,15 +83,21 @@ pub struct IterationRecord {
     pub gfe_ms: Option<f64>,
     /// Latency the API front end reports.
     pub afe_ms: Option<f64>,
-    /// Client time spent decoding the wire messages: bytes to PartialResultSets (the reference
-    /// decoder), or to their framing (the fast decoder).
+    /// Wall time the client spent decoding the wire messages: bytes to PartialResultSets (the
+    /// reference decoder), or to their framing (the fast decoder). The part `wire_decode` is its
+    /// CPU time. Written `wire_decode_wall_ms`; reports before it wrote `wire_decode_ms`.
+    #[serde(rename = "wire_decode_wall_ms", alias = "wire_decode_ms")]
     pub wire_decode_ms: Option<f64>,
-    /// Client time spent merging chunked values and turning wire values into typed rows.
+    /// Wall time the client spent merging chunked values and turning wire values into typed rows
+    /// (the part `row_decode` is its CPU time). Written `row_decode_wall_ms`; reports before it
+    /// wrote `row_decode_ms`.
+    #[serde(rename = "row_decode_wall_ms", alias = "row_decode_ms")]
     pub row_decode_ms: Option<f64>,
     /// The part of `total_ms` outside the waits and decode spans' wall time (the client's own
     /// work, its time off the CPU, a cold start's steps, what nothing timed): the parts
-    /// `client_work`, `descheduled` and `untimed` and the steps say it apart. Kept for one
-    /// release, for scripts that read it.
+    /// `client_work`, `descheduled` and `untimed` and the steps say it apart. Written
+    /// `outside_wait_and_decode_ms`; reports before it wrote `other_ms`.
+    #[serde(rename = "outside_wait_and_decode_ms", alias = "other_ms")]
     pub other_ms: Option<f64>,
     /// Rows the client decoded.
     pub rows: u64,
@@ -190,8 +199,15 @@ pub struct IterationRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_kind: Option<String>,
     /// Wall time of the client's own work between its waits and decode spans (the rows'
-    /// callback, bookkeeping). `None` in older reports (their timelines' lanes carry it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// callback, bookkeeping; the part `client_work` is its CPU time). `None` in older reports
+    /// (their timelines' lanes carry it). Written `client_work_wall_ms`; reports before it wrote
+    /// `client_work_ms`.
+    #[serde(
+        default,
+        rename = "client_work_wall_ms",
+        alias = "client_work_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub client_work_ms: Option<f64>,
     /// The CPU time its thread got during that work.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -5,24 +5,26 @@ use crate::report::{IterationRecord, RunReport};
 
 use super::{ExportError, Exporter};
 
-/// The columns before the parts. The first twenty are fixed; columns added later go at the end,
-/// so scripts that read columns by position keep working. `network_ms` (the whole wait, now the
-/// parts `server` and `network`) and `other_ms` (now `client_work`, `descheduled`, `untimed` and a
-/// cold start's steps) stay for one release.
-const BEFORE_PARTS: [&str; 44] = [
+/// The columns that say which iteration a row is, and its total.
+const BEFORE_PARTS: [&str; 6] = [
     "run",
     "iteration",
     "warmup",
     "status",
     "started_at",
     "total_ms",
+];
+
+/// The columns after the parts: the overlap beside them and how the wait was split, what the
+/// iteration got back and carried, then the raw measurements the parts were derived from, each
+/// named for what it measured (no raw figure takes a part's name: the whole wait on the stream is
+/// `stream_wait_ms`, split into the parts `server_ms` and `network_ms`). A measurement that is
+/// itself a part (a cold start's steps, a partitioned read's PartitionQuery, a resume's back-off,
+/// the time off the CPU, a client program's phases but its transfer) is its part's column.
+const AFTER_PARTS: [&str; 30] = [
+    "overlap_ms",
+    "split",
     "ttfb_ms",
-    "network_ms",
-    "server_ms",
-    "gfe_ms",
-    "wire_decode_ms",
-    "row_decode_ms",
-    "other_ms",
     "rows",
     "server_rows",
     "messages",
@@ -30,49 +32,36 @@ const BEFORE_PARTS: [&str; 44] = [
     "wire_bytes",
     "resumes",
     "error",
-    "server_cpu_ms",
-    "afe_ms",
     "seq",
-    "startup_ms",
-    "first_byte_ms",
-    "transfer_ms",
-    "blocked_ms",
-    "tail_ms",
     "check",
-    "wire_decode_cpu_ms",
-    "row_decode_cpu_ms",
-    "descheduled_ms",
-    "dns_ms",
-    "tcp_ms",
-    "tls_ms",
-    "http2_ms",
-    "token_ms",
-    "session_ms",
     "session_kind",
     "request_id",
     "trace_id",
-    "operation_ms",
     "attempts",
     "attempt_ms",
-];
-
-/// The columns after the parts: the overlap beside them, how the wait was split, and the raw
-/// figures the parts were derived from that no other column holds.
-const AFTER_PARTS: [&str; 7] = [
-    "overlap_ms",
-    "split",
+    "operation_ms",
+    "gfe_ms",
+    "afe_ms",
+    "stream_wait_ms",
+    "server_elapsed_ms",
+    "server_cpu_ms",
     "server_client_wait_ms",
-    "client_work_ms",
+    "wire_decode_wall_ms",
+    "wire_decode_cpu_ms",
+    "row_decode_wall_ms",
+    "row_decode_cpu_ms",
+    "client_work_wall_ms",
     "client_work_cpu_ms",
-    "backoff_ms",
-    "partition_query_ms",
 ];
 
-const WIDTH: usize = BEFORE_PARTS.len() + Part::ALL.len() + AFTER_PARTS.len();
+/// The last columns: what no part or raw column above holds.
+const LAST: [&str; 2] = ["outside_wait_and_decode_ms", "transfer_ms"];
 
-/// The CSV header: the columns before the parts, every part as `part_<key>_ms` in [`Part::ALL`]
-/// order (empty where an iteration did not have the part; the parts of a row add up to its
-/// `total_ms`), then the columns after them.
+const WIDTH: usize = BEFORE_PARTS.len() + Part::ALL.len() + AFTER_PARTS.len() + LAST.len();
+
+/// The CSV header: the columns that say which iteration a row is and its `total_ms`, every part
+/// as `<key>_ms` in [`Part::ALL`] order (empty where an iteration did not have the part; the
+/// parts of a row add up to its `total_ms`), then the columns after them.
 pub const COLUMNS: [&str; WIDTH] = {
     let mut out = [""; WIDTH];
     let mut i = 0;
@@ -91,6 +80,12 @@ pub const COLUMNS: [&str; WIDTH] = {
         out[i] = AFTER_PARTS[a];
         i += 1;
         a += 1;
+    }
+    let mut l = 0;
+    while l < LAST.len() {
+        out[i] = LAST[l];
+        i += 1;
+        l += 1;
     }
     out
 };
@@ -147,45 +142,35 @@ fn in_the_order_they_ran(reports: &[RunReport]) -> Vec<&IterationRecord> {
 fn row(record: &IterationRecord) -> Vec<String> {
     let accounting = record.accounting();
     let mut row = Vec::with_capacity(WIDTH);
-    row.extend(before_parts(record));
-    row.extend(
-        Part::ALL
-            .iter()
-            .map(|&part| optional_ms(accounting.parts.get(part))),
-    );
     row.extend([
-        optional_ms(accounting.overlap_ms),
-        // A row without a wait (a failed iteration) has nothing split.
-        if record.network_ms.is_some() {
-            accounting.split.as_str().to_owned()
-        } else {
-            String::new()
-        },
-        optional_ms(record.server_client_wait_ms),
-        optional_ms(record.client_work_ms),
-        optional_ms(record.client_work_cpu_ms),
-        optional_ms(record.backoff_ms),
-        optional_ms(record.partition_query_ms),
-    ]);
-    row
-}
-
-/// The fields of `record` in [`BEFORE_PARTS`] order.
-fn before_parts(record: &IterationRecord) -> [String; BEFORE_PARTS.len()] {
-    [
         record.run.clone(),
         record.iteration.to_string(),
         record.warmup.to_string(),
         record.status.as_str().to_owned(),
         record.started_at.clone(),
         ms(record.total_ms),
+    ]);
+    row.extend(
+        Part::ALL
+            .iter()
+            .map(|&part| optional_ms(accounting.parts.get(part))),
+    );
+    row.push(optional_ms(accounting.overlap_ms));
+    // A row without a wait (a failed iteration) has nothing split.
+    row.push(if record.network_ms.is_some() {
+        accounting.split.as_str().to_owned()
+    } else {
+        String::new()
+    });
+    row.extend(carried(record));
+    row.extend(raw(record));
+    row
+}
+
+/// What the iteration got back and carried, `ttfb_ms` to `afe_ms` of [`AFTER_PARTS`].
+fn carried(record: &IterationRecord) -> [String; 18] {
+    [
         optional_ms(record.ttfb_ms),
-        optional_ms(record.network_ms),
-        optional_ms(record.server_ms),
-        optional_ms(record.gfe_ms),
-        optional_ms(record.wire_decode_ms),
-        optional_ms(record.row_decode_ms),
-        optional_ms(record.other_ms),
         record.rows.to_string(),
         optional(record.server_rows),
         record.messages.to_string(),
@@ -193,28 +178,11 @@ fn before_parts(record: &IterationRecord) -> [String; BEFORE_PARTS.len()] {
         record.wire_bytes.to_string(),
         record.resumes.to_string(),
         record.error.clone().unwrap_or_default(),
-        optional_ms(record.server_cpu_ms),
-        optional_ms(record.afe_ms),
         optional(record.seq.map(u64::from)),
-        optional_ms(record.startup_ms),
-        optional_ms(record.first_byte_ms),
-        optional_ms(record.transfer_ms),
-        optional_ms(record.blocked_ms),
-        optional_ms(record.tail_ms),
         record.check.clone().unwrap_or_default(),
-        optional_ms(record.wire_decode_cpu_ms),
-        optional_ms(record.row_decode_cpu_ms),
-        optional_ms(record.descheduled_ms),
-        optional_ms(record.dns_ms),
-        optional_ms(record.tcp_ms),
-        optional_ms(record.tls_ms),
-        optional_ms(record.http2_ms),
-        optional_ms(record.token_ms),
-        optional_ms(record.session_ms),
         record.session_kind.clone().unwrap_or_default(),
         record.request_id.clone().unwrap_or_default(),
         record.trace_id.clone().unwrap_or_default(),
-        optional_ms(record.operation_ms),
         optional(record.attempts.map(u64::from)),
         // Each attempt's time, `;`-separated (the JSON report has them as an array).
         record
@@ -223,6 +191,27 @@ fn before_parts(record: &IterationRecord) -> [String; BEFORE_PARTS.len()] {
             .map(|&v| ms(v))
             .collect::<Vec<_>>()
             .join(";"),
+        optional_ms(record.operation_ms),
+        optional_ms(record.gfe_ms),
+        optional_ms(record.afe_ms),
+    ]
+}
+
+/// The raw measurements, `stream_wait_ms` to the end of [`COLUMNS`].
+fn raw(record: &IterationRecord) -> [String; 12] {
+    [
+        optional_ms(record.network_ms),
+        optional_ms(record.server_ms),
+        optional_ms(record.server_cpu_ms),
+        optional_ms(record.server_client_wait_ms),
+        optional_ms(record.wire_decode_ms),
+        optional_ms(record.wire_decode_cpu_ms),
+        optional_ms(record.row_decode_ms),
+        optional_ms(record.row_decode_cpu_ms),
+        optional_ms(record.client_work_ms),
+        optional_ms(record.client_work_cpu_ms),
+        optional_ms(record.other_ms),
+        optional_ms(record.transfer_ms),
     ]
 }
 
@@ -244,14 +233,14 @@ mod tests {
     use crate::export::fixture::{ERROR_MESSAGE, reports};
 
     const GOLDEN: &str = "\
-run,iteration,warmup,status,started_at,total_ms,ttfb_ms,network_ms,server_ms,gfe_ms,wire_decode_ms,row_decode_ms,other_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,server_cpu_ms,afe_ms,seq,startup_ms,first_byte_ms,transfer_ms,blocked_ms,tail_ms,check,wire_decode_cpu_ms,row_decode_cpu_ms,descheduled_ms,dns_ms,tcp_ms,tls_ms,http2_ms,token_ms,session_ms,session_kind,request_id,trace_id,operation_ms,attempts,attempt_ms,part_dns_ms,part_tcp_ms,part_tls_ms,part_http2_ms,part_token_ms,part_session_ms,part_partition_query_ms,part_server_ms,part_network_ms,part_backoff_ms,part_wire_decode_ms,part_row_decode_ms,part_client_work_ms,part_descheduled_ms,part_untimed_ms,part_startup_ms,part_first_byte_ms,part_streaming_ms,part_blocked_ms,part_tail_ms,overlap_ms,split,server_client_wait_ms,client_work_ms,client_work_cpu_ms,backoff_ms,partition_query_ms
-\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,30.000,,25.000,26.000,5.000,3.000,2.000,100,100,2,0,4096,0,,20.000,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,5.000,3.000,,,32.000,,,,,,,,,,,,
-\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,6.500,1.250,5.000,5.500,1.500,1.000,1.250,100,100,2,1,4096,0,,4.000,0.500,,,,,,,,,,,,,,,,,,1.0123456789abcdef.1.1.2.1,4bf92f3577b34da6a3ce929d0e0e4736,9.500,1,9.500,,,,,,,,1.250,0.000,,1.500,1.000,,,6.250,,,,,,3.750,estimated,,,,,
-\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,7.000,,6.000,,2.000,1.500,2.500,100,,2,1,4096,1,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,2.000,1.500,,,8.500,,,,,,,,,,,,
-\"fast, cached\",4,false,error,2026-03-01T10:00:00.300Z,3.250,,,,,,,,0,,0,0,0,0,\"bad value, \"\"x\"\"
-at row 7\",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,3.250,,,,,,,,,,,,
-slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,1,,1,0,12,0,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,100.000,,,,,,,,,,,,
-slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by user,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,0.125,,,,,,,,,,,,
+run,iteration,warmup,status,started_at,total_ms,dns_ms,tcp_ms,tls_ms,http2_ms,token_ms,session_ms,partition_query_ms,server_ms,network_ms,backoff_ms,wire_decode_ms,row_decode_ms,client_work_ms,descheduled_ms,untimed_ms,startup_ms,first_byte_ms,streaming_ms,blocked_ms,tail_ms,overlap_ms,split,ttfb_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,seq,check,session_kind,request_id,trace_id,attempts,attempt_ms,operation_ms,gfe_ms,afe_ms,stream_wait_ms,server_elapsed_ms,server_cpu_ms,server_client_wait_ms,wire_decode_wall_ms,wire_decode_cpu_ms,row_decode_wall_ms,row_decode_cpu_ms,client_work_wall_ms,client_work_cpu_ms,outside_wait_and_decode_ms,transfer_ms
+\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,,,,,,,,,,,5.000,3.000,,,32.000,,,,,,,,30.000,100,100,2,0,4096,0,,,,,,,,,,26.000,,,25.000,20.000,,5.000,,3.000,,,,2.000,
+\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,,,,,,,,1.250,0.000,,1.500,1.000,,,6.250,,,,,,3.750,estimated,6.500,100,100,2,1,4096,0,,,,,1.0123456789abcdef.1.1.2.1,4bf92f3577b34da6a3ce929d0e0e4736,1,9.500,9.500,5.500,0.500,1.250,5.000,4.000,,1.500,,1.000,,,,1.250,
+\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,,,,,,,,,,,2.000,1.500,,,8.500,,,,,,,,7.000,100,,2,1,4096,1,,,,,,,,,,,,,6.000,,,2.000,,1.500,,,,2.500,
+\"fast, cached\",4,false,error,2026-03-01T10:00:00.300Z,3.250,,,,,,,,,,,,,,,3.250,,,,,,,,,0,,0,0,0,0,\"bad value, \"\"x\"\"
+at row 7\",,,,,,,,,,,,,,,,,,,,,,
+slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,,,,,,,,100.000,,,,,,,,,1,,1,0,12,0,,,,,,,,,,,,,,,,,,,,,,,
+slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,,,,,,,,0.125,,,,,,,,,0,,0,0,0,0,cancelled by user,,,,,,,,,,,,,,,,,,,,,,
 ";
 
     #[test]
@@ -262,10 +251,11 @@ slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by
     }
 
     #[test]
-    fn header_starts_with_the_fixed_columns() {
-        let fixed = "run,iteration,warmup,status,started_at,total_ms,ttfb_ms,network_ms,server_ms,\
-                     gfe_ms,wire_decode_ms,row_decode_ms,other_ms,rows,server_rows,messages,\
-                     chunked_values,wire_bytes,resumes,error";
+    fn header_starts_with_the_iteration_then_its_parts() {
+        let fixed = "run,iteration,warmup,status,started_at,total_ms,dns_ms,tcp_ms,tls_ms,\
+                     http2_ms,token_ms,session_ms,partition_query_ms,server_ms,network_ms,\
+                     backoff_ms,wire_decode_ms,row_decode_ms,client_work_ms,descheduled_ms,\
+                     untimed_ms";
         assert!(COLUMNS.join(",").starts_with(&format!("{fixed},")));
     }
 
@@ -315,6 +305,59 @@ slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,0,,0,0,0,0,cancelled by
         let want = ["950.250", "3.500", "700.000", "640.125", "246.000"];
         assert_eq!(got, want.map(|w| Some(w.to_owned())));
         assert_eq!(cell("check").as_deref(), Some("values"));
+        Ok(())
+    }
+
+    #[test]
+    fn each_column_name_is_used_once_and_only_a_part_s_column_has_a_part_s_name() {
+        let mut names = COLUMNS.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), COLUMNS.len(), "every name once");
+        for (i, column) in COLUMNS.iter().enumerate() {
+            // A raw figure named `<part>_ms`, or `part_<part>_ms` beside it, would be a
+            // second column a reader could take for the part.
+            for part in Part::ALL {
+                let is_the_part = i == BEFORE_PARTS.len() + part.index();
+                let named_for_it =
+                    *column == part.column() || column.strip_prefix("part_") == Some(part.column());
+                assert_eq!(named_for_it, is_the_part, "{column} at {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_part_columns_of_every_row_add_up_to_its_total() -> Result<(), Box<dyn std::error::Error>>
+    {
+        let mut reports = reports();
+        reports.push(crate::export::fixture::subject_report());
+        let bytes = Csv.export(&reports)?;
+        let mut reader = ::csv::Reader::from_reader(bytes.as_slice());
+        let header = reader.headers()?.clone();
+        let number = |row: &::csv::StringRecord, name: &str| -> Result<f64, String> {
+            let i = header.iter().position(|h| h == name).ok_or(name)?;
+            let cell = row.get(i).ok_or(name)?;
+            Ok(if cell.is_empty() {
+                0.0
+            } else {
+                cell.parse().map_err(|_| name)?
+            })
+        };
+        let mut rows = 0;
+        for row in reader.records() {
+            let row = row?;
+            let mut sum = 0.0;
+            for part in Part::ALL {
+                sum += number(&row, part.column())?;
+            }
+            let total = number(&row, "total_ms")?;
+            assert!((sum - total).abs() < 1e-6, "{sum} against {total}: {row:?}");
+            rows += 1;
+        }
+        assert_eq!(
+            rows,
+            reports.iter().map(|r| r.iterations.len()).sum::<usize>()
+        );
         Ok(())
     }
 

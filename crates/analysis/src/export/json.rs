@@ -320,6 +320,66 @@ mod tests {
         Ok(())
     }
 
+    /// The raw measurements' names of reports written before they were renamed, and their
+    /// names now: the same figures.
+    const EARLIER_NAMES: [(&str, &str); 6] = [
+        ("network_ms", "stream_wait_ms"),
+        ("server_ms", "server_elapsed_ms"),
+        ("wire_decode_ms", "wire_decode_wall_ms"),
+        ("row_decode_ms", "row_decode_wall_ms"),
+        ("other_ms", "outside_wait_and_decode_ms"),
+        ("client_work_ms", "client_work_wall_ms"),
+    ];
+
+    #[test]
+    fn a_report_with_the_earlier_names_of_the_raw_measurements_reads_back_the_same()
+    -> Result<(), ExportError> {
+        let mut reports = reports();
+        reports[0].iterations[1].client_work_ms = Some(0.75);
+        let now = String::from_utf8_lossy(&Json.export(&reports)?).into_owned();
+        let mut earlier = now.clone();
+        for (old, new) in EARLIER_NAMES {
+            assert!(now.contains(&format!("\"{new}\":")), "{new} written");
+            assert!(!now.contains(&format!("\"{old}\":")), "{old} not written");
+            earlier = earlier.replace(&format!("\"{new}\":"), &format!("\"{old}\":"));
+        }
+        assert_ne!(earlier, now);
+        assert_eq!(read_json(earlier.as_bytes())?, reports);
+        Ok(())
+    }
+
+    #[test]
+    fn a_raw_measurement_named_for_a_part_holds_that_part() -> Result<(), ExportError> {
+        // `network_ms` was the whole wait while `parts.network` was its network part: a name
+        // `<part>_ms` in an iteration is that part (as measured, before the parts are closed).
+        let mut reports = reports();
+        reports.push(crate::export::fixture::subject_report());
+        let document: serde_json::Value = serde_json::from_slice(&Json.export(&reports)?)?;
+        let mut checked = 0;
+        for run in document["runs"].as_array().into_iter().flatten() {
+            for it in run["iterations"].as_array().into_iter().flatten() {
+                for part in crate::part::Part::ALL {
+                    let (Some(raw), Some(part_ms)) = (
+                        it.get(part.column()).and_then(serde_json::Value::as_f64),
+                        it["parts"]
+                            .get(part.key())
+                            .and_then(serde_json::Value::as_f64),
+                    ) else {
+                        continue;
+                    };
+                    assert!(
+                        (raw - part_ms).abs() < 1e-6,
+                        "{}: {raw} against {part_ms}",
+                        part.key()
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 4, "{checked} figures checked");
+        Ok(())
+    }
+
     #[test]
     fn rejects_other_versions_and_other_documents() {
         let other = br#"{"spanprof_report": 2, "something": "else"}"#;
@@ -364,14 +424,14 @@ mod tests {
           "started_at": "2026-03-01T10:00:00.000Z",
           "total_ms": 40.0,
           "ttfb_ms": 30.0,
-          "network_ms": null,
-          "server_ms": 25.0,
+          "stream_wait_ms": null,
+          "server_elapsed_ms": 25.0,
           "server_cpu_ms": 20.0,
           "gfe_ms": 26.0,
           "afe_ms": null,
-          "wire_decode_ms": 5.0,
-          "row_decode_ms": 3.0,
-          "other_ms": 2.0,
+          "wire_decode_wall_ms": 5.0,
+          "row_decode_wall_ms": 3.0,
+          "outside_wait_and_decode_ms": 2.0,
           "rows": 100,
           "server_rows": 100,
           "messages": 2,
@@ -393,14 +453,14 @@ mod tests {
           "started_at": "2026-03-01T10:00:00.100Z",
           "total_ms": 10.0,
           "ttfb_ms": 6.5,
-          "network_ms": 1.25,
-          "server_ms": 5.0,
+          "stream_wait_ms": 1.25,
+          "server_elapsed_ms": 5.0,
           "server_cpu_ms": 4.0,
           "gfe_ms": 5.5,
           "afe_ms": 0.5,
-          "wire_decode_ms": 1.5,
-          "row_decode_ms": 1.0,
-          "other_ms": 1.25,
+          "wire_decode_wall_ms": 1.5,
+          "row_decode_wall_ms": 1.0,
+          "outside_wait_and_decode_ms": 1.25,
           "rows": 100,
           "server_rows": 100,
           "messages": 2,
@@ -433,14 +493,14 @@ mod tests {
           "started_at": "2026-03-01T10:00:00.200Z",
           "total_ms": 12.0,
           "ttfb_ms": 7.0,
-          "network_ms": null,
-          "server_ms": 6.0,
+          "stream_wait_ms": null,
+          "server_elapsed_ms": 6.0,
           "server_cpu_ms": null,
           "gfe_ms": null,
           "afe_ms": null,
-          "wire_decode_ms": 2.0,
-          "row_decode_ms": 1.5,
-          "other_ms": 2.5,
+          "wire_decode_wall_ms": 2.0,
+          "row_decode_wall_ms": 1.5,
+          "outside_wait_and_decode_ms": 2.5,
           "rows": 100,
           "server_rows": null,
           "messages": 2,
@@ -462,14 +522,14 @@ mod tests {
           "started_at": "2026-03-01T10:00:00.300Z",
           "total_ms": 3.25,
           "ttfb_ms": null,
-          "network_ms": null,
-          "server_ms": null,
+          "stream_wait_ms": null,
+          "server_elapsed_ms": null,
           "server_cpu_ms": null,
           "gfe_ms": null,
           "afe_ms": null,
-          "wire_decode_ms": null,
-          "row_decode_ms": null,
-          "other_ms": null,
+          "wire_decode_wall_ms": null,
+          "row_decode_wall_ms": null,
+          "outside_wait_and_decode_ms": null,
           "rows": 0,
           "server_rows": null,
           "messages": 0,
@@ -571,14 +631,14 @@ mod tests {
           "started_at": "2026-03-01T11:00:00Z",
           "total_ms": 100.0,
           "ttfb_ms": null,
-          "network_ms": null,
-          "server_ms": null,
+          "stream_wait_ms": null,
+          "server_elapsed_ms": null,
           "server_cpu_ms": null,
           "gfe_ms": null,
           "afe_ms": null,
-          "wire_decode_ms": null,
-          "row_decode_ms": null,
-          "other_ms": null,
+          "wire_decode_wall_ms": null,
+          "row_decode_wall_ms": null,
+          "outside_wait_and_decode_ms": null,
           "rows": 1,
           "server_rows": null,
           "messages": 1,
@@ -598,14 +658,14 @@ mod tests {
           "started_at": "2026-03-01T11:00:01Z",
           "total_ms": 0.125,
           "ttfb_ms": null,
-          "network_ms": null,
-          "server_ms": null,
+          "stream_wait_ms": null,
+          "server_elapsed_ms": null,
           "server_cpu_ms": null,
           "gfe_ms": null,
           "afe_ms": null,
-          "wire_decode_ms": null,
-          "row_decode_ms": null,
-          "other_ms": null,
+          "wire_decode_wall_ms": null,
+          "row_decode_wall_ms": null,
+          "outside_wait_and_decode_ms": null,
           "rows": 0,
           "server_rows": null,
           "messages": 0,

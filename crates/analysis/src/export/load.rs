@@ -100,13 +100,13 @@ fn row(s: &StepResult) -> Vec<String> {
 }
 
 /// A CSV row per step: [`LOAD_COLUMNS`], then each query part's mean per request as
-/// `part_<key>_ms`.
+/// `part_<key>_ms` (a mean per request, not a run CSV's per-iteration `<key>_ms`).
 pub fn load_csv(report: &LoadReport) -> Result<Vec<u8>, ExportError> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let header = LOAD_COLUMNS
         .iter()
         .map(|c| (*c).to_owned())
-        .chain(Part::QUERY.iter().map(|p| p.column().to_owned()));
+        .chain(Part::QUERY.iter().map(|p| format!("part_{}_ms", p.key())));
     w.write_record(header)?;
     for step in &report.steps {
         w.write_record(row(step))?;

@@ -4,7 +4,7 @@ use super::*;
 fn every_part_has_its_own_row_keys_and_columns() {
     for (i, part) in Part::ALL.into_iter().enumerate() {
         assert_eq!(part.index(), i, "{part:?} out of order");
-        assert_eq!(part.column(), format!("part_{}_ms", part.key()));
+        assert_eq!(part.column(), format!("{}_ms", part.key()));
         assert_eq!(Part::from_key(part.key()), Some(part));
         assert!(!part.description().is_empty());
     }
