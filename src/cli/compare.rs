@@ -7,7 +7,10 @@ use std::path::PathBuf;
 use super::profile::parse_measure;
 use super::reports::load_reports;
 use super::summary;
-use crate::analysis::{BootstrapSettings, Gate, RunComparison, compare_runs, parse_slowdown};
+use crate::analysis::{
+    BootstrapSettings, Gate, PairNames, RunComparison, compare_runs_named, gate_named,
+    parse_slowdown,
+};
 use crate::part::Measure;
 use crate::report::{RunReport, printable};
 
@@ -70,9 +73,17 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
         args.b.display(),
         args.a.display()
     );
+    let files = [file_name(&args.a), file_name(&args.b)];
+    let names: Vec<[String; 2]> = pairs
+        .iter()
+        .map(|(base, other)| super::names::pair_names([base, other], files.clone()))
+        .collect();
     let comparisons: Vec<RunComparison> = pairs
         .iter()
-        .map(|(base, other)| compare_runs(base, other, BootstrapSettings::DEFAULT))
+        .zip(&names)
+        .map(|((base, other), [a, b])| {
+            compare_runs_named(base, other, PairNames { a, b }, BootstrapSettings::DEFAULT)
+        })
         .collect();
     if comparisons.iter().any(|c| c.verdict().is_none()) {
         anyhow::bail!("cannot compare: a run's median total time is not positive");
@@ -86,7 +97,9 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
     } else {
-        for (i, ((base, other), comparison)) in pairs.iter().zip(&comparisons).enumerate() {
+        for (i, (((base, other), comparison), [a, b])) in
+            pairs.iter().zip(&comparisons).zip(&names).enumerate()
+        {
             if i > 0 {
                 writeln!(out)?;
             }
@@ -94,7 +107,8 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
             if let Some(verdict) = comparison.verdict_with_deltas() {
                 writeln!(out, "\n{}", printable(&verdict))?;
             }
-            out.write_all(super::plan::plan_diff_text(base, other).as_bytes())?;
+            let names = PairNames { a, b };
+            out.write_all(super::plan::plan_diff_text(base, other, names).as_bytes())?;
         }
     }
     let Some(max_slowdown) = args.fail_if_slower else {
@@ -105,12 +119,18 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
         measure: args.phase.unwrap_or(Measure::Total),
     };
     let mut regressed = false;
-    for (base, other) in pairs {
-        let outcome = crate::analysis::gate(base, other, gate, BootstrapSettings::DEFAULT)?;
+    for ((base, other), [a, b]) in pairs.iter().zip(&names) {
+        let names = PairNames { a, b };
+        let outcome = gate_named(base, other, names, gate, BootstrapSettings::DEFAULT)?;
         regressed |= outcome.failed;
         writeln!(out, "\ngate: {}", printable(&outcome.reason))?;
     }
     Ok(regressed)
+}
+
+/// The name of the file at `path`, to tell apart runs alike in label and time.
+fn file_name(path: &std::path::Path) -> Option<String> {
+    path.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
 /// The HTML report of both files' runs (A's first), the pairs compared at its top.
@@ -136,8 +156,8 @@ fn comparison_json(c: &RunComparison) -> serde_json::Value {
     let total = c.total.as_ref().map(|t| &t.comparison);
     let parts = c.parts.as_ref();
     serde_json::json!({
-        "a": c.a_label,
-        "b": c.b_label,
+        "a": c.a_name,
+        "b": c.b_name,
         "verdict": c.verdict(),
         "ratio": total.map(|t| t.ratio),
         "ci": total.map(|t| [t.ci_low, t.ci_high]),

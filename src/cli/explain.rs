@@ -31,9 +31,12 @@ pub struct ExplainArgs {
 /// Explains every run of the report (or one iteration of each) and prints it.
 pub fn run_explain(args: &ExplainArgs, mut out: impl Write) -> anyhow::Result<()> {
     let runs = load_reports(&args.report)?;
+    // Runs of one file: told apart by label and time, then by place.
+    let names = super::names::run_names(&runs.iter().collect::<Vec<_>>(), &[]);
     let explained = runs
         .iter()
-        .map(|run| explain_run(run, args.iteration))
+        .zip(&names)
+        .map(|(run, name)| explain_run(run, name, args.iteration))
         .collect::<Result<Vec<_>, _>>()?;
     args.html.write(&runs, None)?;
     if args.json {
@@ -44,25 +47,26 @@ pub fn run_explain(args: &ExplainArgs, mut out: impl Write) -> anyhow::Result<()
         writeln!(out, "{text}")?;
         return Ok(());
     }
-    for (run, explanation) in runs.iter().zip(&explained) {
-        out.write_all(text(run, explanation).as_bytes())?;
+    for (name, explanation) in names.iter().zip(&explained) {
+        out.write_all(text(name, explanation).as_bytes())?;
     }
     Ok(())
 }
 
-fn explain_run(run: &RunReport, iteration: Option<u32>) -> anyhow::Result<Explanation> {
+fn explain_run(run: &RunReport, name: &str, iteration: Option<u32>) -> anyhow::Result<Explanation> {
     let all = analysis::explain(run)?;
     Ok(match iteration {
-        Some(n) => analysis::causes::only(all, &run.config.label, n)?,
+        Some(n) => analysis::causes::only(all, name, n)?,
         None => all,
     })
 }
 
-/// The explanation as text: a line per iteration, its causes indented under it.
-pub fn text(run: &RunReport, explanation: &Explanation) -> String {
+/// The explanation of the run called `name` as text: a line per iteration, its causes indented
+/// under it.
+pub fn text(name: &str, explanation: &Explanation) -> String {
     let mut text = format!(
         "run {}: each iteration against the median one (#{})\n",
-        printable(&run.config.label),
+        printable(name),
         explanation.median_iteration
     );
     for it in &explanation.iterations {

@@ -12,6 +12,7 @@ mod history;
 mod html;
 mod load;
 mod load_summary;
+mod names;
 mod options;
 mod outputs;
 mod plan;

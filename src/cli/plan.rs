@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use serde_json::json;
 
+use crate::analysis::PairNames;
 use crate::export::read_json;
 use crate::plan::{self, OperatorTree, PlanAggregate, QueryPlan, render};
 use crate::report::{RunReport, printable};
@@ -306,17 +307,13 @@ pub fn plan_summary(report: &RunReport, top: usize) -> String {
 }
 
 /// What `spanprof compare` prints after its verdict when both runs kept plans: their main plans
-/// matched operator by operator.
-pub fn plan_diff_text(a: &RunReport, b: &RunReport) -> String {
+/// matched operator by operator, the runs called by `names`.
+pub fn plan_diff_text(a: &RunReport, b: &RunReport, names: PairNames<'_>) -> String {
     let main = |r: &RunReport| r.plan_aggregates(&BTreeSet::new()).into_iter().next();
     match (main(a), main(b)) {
         (Some(pa), Some(pb)) => format!(
             "\n{}",
-            render::diff_text(
-                &plan::diff(&pa.tree, &pb.tree),
-                &a.config.label,
-                &b.config.label
-            )
+            render::diff_text(&plan::diff(&pa.tree, &pb.tree), names.a, names.b)
         ),
         _ => String::new(),
     }

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use crate::analysis::{
     self, BootstrapSettings, Findings, Gate, IterationCauses, RunComparison, compare_runs,
-    gate as run_gate,
+    gate_named,
 };
 use crate::part::Measure;
 use crate::report::{RunReport, printable};
@@ -85,7 +85,7 @@ pub fn against_reference(reports: &[RunReport], reference: &str) -> String {
         let line = comparison.verdict_with_deltas().unwrap_or_else(|| {
             format!(
                 "{} cannot be compared with {}: one of them has no successful timed iteration",
-                comparison.b_label, comparison.a_label
+                comparison.b_name, comparison.a_name
             )
         });
         if text.is_empty() {
@@ -95,7 +95,8 @@ pub fn against_reference(reports: &[RunReport], reference: &str) -> String {
     }
     // Then each variant's plan against the reference's, where both kept one.
     for other in reports.iter().filter(|r| r.config.label != reference) {
-        text.push_str(&super::plan::plan_diff_text(base, other));
+        let names = analysis::PairNames::labels(base, other);
+        text.push_str(&super::plan::plan_diff_text(base, other, names));
     }
     text
 }
@@ -110,8 +111,8 @@ pub fn part_table(comparison: &RunComparison) -> String {
     let _ = writeln!(
         text,
         "| part | {} mean | {} mean | change |",
-        printable(&comparison.a_label),
-        printable(&comparison.b_label)
+        printable(&comparison.a_name),
+        printable(&comparison.b_name)
     );
     let _ = writeln!(text, "| --- | ---: | ---: | ---: |");
     let _ = writeln!(
@@ -233,7 +234,15 @@ pub fn gate(
     );
     let mut regressed = false;
     for (b, n) in pairs {
-        let outcome = run_gate(b, n, gate, BootstrapSettings::DEFAULT)?;
+        // The baseline is usually labelled as this run: called by the time each started, and
+        // where that is alike too, by which is which.
+        let sources = [Some("baseline".to_owned()), Some("this run".to_owned())];
+        let [base_name, new_name] = super::names::pair_names([b, n], sources);
+        let names = analysis::PairNames {
+            a: &base_name,
+            b: &new_name,
+        };
+        let outcome = gate_named(b, n, names, gate, BootstrapSettings::DEFAULT)?;
         regressed |= outcome.failed;
         writeln!(out, "\ngate: {}", printable(&outcome.reason))?;
     }

@@ -343,9 +343,7 @@ fn compare_s_part_changes_add_up_to_the_change_of_the_total() {
     assert!((parts - total).abs() <= 0.1, "{parts} vs {total}: {c}");
     assert!(total > 0.0, "the wide query is slower: {c}");
     assert!(
-        c["verdict"]
-            .as_str()
-            .is_some_and(|v| v.starts_with("q · ")),
+        c["verdict"].as_str().is_some_and(|v| v.starts_with("q · ")),
         "{c}"
     );
     // The table says the same, and where the difference is.

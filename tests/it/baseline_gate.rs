@@ -111,12 +111,13 @@ fn history_last_on_an_empty_store_prints_exports_saves_and_exits_no_baseline() {
         text(&out.stdout),
         text(&out.stderr)
     );
-    // A verdict of the two, significant ("one is 1.10× ± ...") or not ("no significant
-    // difference between one and one ..."), then the gate's decision.
+    // A verdict of the two, each called by when it started ("one · 10:00:05 is 1.10× ± ...
+    // than one · 10:00:01", or "no significant difference between one · ... and one · ..."),
+    // then the gate's decision.
     let stdout = text(&out.stdout);
     assert!(
-        (stdout.contains("gate: one is ")
-            || stdout.contains("gate: no significant difference between one and one"))
+        (stdout.contains("gate: one · ")
+            || stdout.contains("gate: no significant difference between one · "))
             && stdout.contains("the gate "),
         "{stdout}"
     );

@@ -60,6 +60,7 @@ mod props;
 mod raw_h2;
 mod recorder;
 mod row_check;
+mod run_names;
 mod serve_process;
 mod shapes;
 mod spanprof_client;

@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 
 use super::markup::{Cell, Table, clipped, esc, hex, num};
 use crate::analysis::PartComparison;
-use crate::analysis::{BootstrapSettings, compare_runs};
+use crate::analysis::{
+    BootstrapSettings, PairNames, RunIdentity, compare_runs_named, run_names_utc,
+};
 use crate::report::RunReport;
 use crate::text::signed_ms;
 
@@ -24,13 +26,29 @@ pub fn section(reports: &[RunReport], pairs: &[(usize, usize)]) -> String {
     html
 }
 
+/// The names of `a` and `b` on the page: told apart (by the time each started, in UTC) when
+/// their labels are alike.
+fn names(a: &RunReport, b: &RunReport) -> [String; 2] {
+    fn identity(run: &RunReport) -> RunIdentity<'_> {
+        RunIdentity {
+            label: &run.config.label,
+            started_at: &run.started_at,
+            source: None,
+        }
+    }
+    let mut names = run_names_utc(&[identity(a), identity(b)]).into_iter();
+    let mut next = || names.next().unwrap_or_default();
+    [next(), next()]
+}
+
 fn pair(a: &RunReport, b: &RunReport) -> String {
-    let comparison = compare_runs(a, b, BootstrapSettings::DEFAULT);
-    let mut html = format!(
-        "<h3>{} against {}</h3>",
-        clipped(&b.config.label),
-        clipped(&a.config.label)
-    );
+    let [a_name, b_name] = names(a, b);
+    let names = PairNames {
+        a: &a_name,
+        b: &b_name,
+    };
+    let comparison = compare_runs_named(a, b, names, BootstrapSettings::DEFAULT);
+    let mut html = format!("<h3>{} against {}</h3>", clipped(&b_name), clipped(&a_name));
     match comparison.verdict_with_deltas() {
         Some(verdict) => {
             let _ = write!(html, "<p class=\"headline\">{}</p>", clipped(&verdict));
