@@ -362,6 +362,24 @@ slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,,,,,,,,0.125,,,,,,,,,0,
     }
 
     #[test]
+    fn the_readme_s_table_has_every_column_in_order() -> std::io::Result<()> {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))?;
+        let table = readme
+            .split("| column | unit | what it is |")
+            .nth(1)
+            .unwrap_or_default();
+        let names: Vec<&str> = table
+            .lines()
+            .skip(2)
+            .map_while(|line| line.strip_prefix("| `"))
+            .filter_map(|line| line.split('`').next())
+            .collect();
+        assert_eq!(names, COLUMNS);
+        Ok(())
+    }
+
+    #[test]
     fn no_reports_is_just_the_header() -> Result<(), ExportError> {
         let bytes = Csv.export(&[])?;
         assert_eq!(
