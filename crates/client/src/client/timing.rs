@@ -74,8 +74,8 @@ pub struct IterationTiming {
 }
 
 impl IterationTiming {
-    /// The part of the total not in network, wire decode or row decode (the CSV's `other_ms`,
-    /// kept for one release; the record's accounting says it apart).
+    /// The time of the total outside the wait and the decodes' wall time (written
+    /// `outside_wait_and_decode_ms`; the record's accounting says it apart).
     pub fn other(&self) -> Duration {
         self.total
             .saturating_sub(self.network + self.wire_decode + self.row_decode)
