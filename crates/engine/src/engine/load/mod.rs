@@ -201,9 +201,11 @@ async fn run(
         Ok((connected, shared)) => (connected, Arc::new(shared)),
         Err(e) => return send(LoadEvent::Failed(e)),
     };
-    send(LoadEvent::Connected(
-        shared.session.description().to_owned(),
-    ));
+    let description = shared
+        .sessions
+        .first()
+        .map_or_else(String::new, |(s, _)| s.description().to_owned());
+    send(LoadEvent::Connected(description));
     request::warm_up(&shared, cancel).await;
     let mut steps = Vec::with_capacity(spec.plan.levels.len());
     for (index, &level) in spec.plan.levels.iter().enumerate() {
@@ -227,39 +229,73 @@ async fn run(
         cancelled: cancel.load(Ordering::SeqCst),
     };
     let report = LoadReport::new(facts, &spec.plan, steps);
-    // Every request has ended or been abandoned: the session is ours alone again.
+    // Every request has ended or been abandoned: the sessions are ours alone again.
     if let Ok(shared) = Arc::try_unwrap(shared) {
-        let _ = tokio::time::timeout(
-            super::SESSION_DELETE_WAIT,
-            shared.session.close(super::SESSION_DELETE_WAIT),
-        )
-        .await;
+        let mut closes = tokio::task::JoinSet::new();
+        for (session, _) in shared.sessions {
+            closes.spawn(session.close(super::SESSION_DELETE_WAIT));
+        }
+        let _ = tokio::time::timeout(super::SESSION_DELETE_WAIT, closes.join_all()).await;
     }
     // The local instance, if the run started one, stops once the session is closed.
     drop(connected);
     send(LoadEvent::Finished(Box::new(report)));
 }
 
-/// The target made reachable (the local instance started, held for the run), the session every
-/// request shares (multiplexed unless the variant asks otherwise), and the query prepared on it.
+/// The streams a server takes at once on one HTTP/2 connection: gRPC's usual limit, Cloud
+/// Spanner's and the local instance's.
+pub const STREAMS_PER_CONNECTION: u32 = 100;
+/// The most connections a load run opens.
+pub const MAX_CONNECTIONS: u32 = 64;
+
+/// How many connections a run opens so that its requests in flight never wait on this side for a
+/// stream: a request past a connection's [`STREAMS_PER_CONNECTION`] waits in the client's HTTP/2
+/// layer, before the server has seen it, and that wait (a queue, not the network) was counted as
+/// network. One per hundred requests the plan may keep in flight (the open model's bound, the
+/// closed model's largest concurrency), at most [`MAX_CONNECTIONS`].
+pub fn connections_for(plan: &LoadPlan) -> u32 {
+    let in_flight = match plan.model {
+        Model::Open => plan.max_in_flight,
+        Model::Closed => plan
+            .levels
+            .iter()
+            .map(|l| match l {
+                StepLevel::Concurrency(c) => *c,
+                StepLevel::Rate(_) => 1,
+            })
+            .max()
+            .unwrap_or(1),
+    };
+    in_flight
+        .div_ceil(STREAMS_PER_CONNECTION)
+        .clamp(1, MAX_CONNECTIONS)
+}
+
+/// The target made reachable (the local instance started, held for the run), the sessions the
+/// requests take in turn (multiplexed unless the variant asks otherwise), each on a connection of
+/// its own ([`connections_for`]), and the query prepared on each.
 async fn open(
     target: &Target,
     spec: &LoadSpec,
     in_flight: InFlightCount,
 ) -> Result<(Connected, Shared), EngineError> {
     let connected = connect(target).await?;
-    let session = Session::open_as(
-        &connected.endpoint,
-        &spec.database,
-        spec.timeouts,
-        spec.variant.session_kind(),
-        spec.headers,
-    )
-    .await?;
-    let query = session.prepare(&spec.variant.query())?;
+    let mut sessions = Vec::new();
+    for _ in 0..connections_for(&spec.plan) {
+        let session = Session::open_as(
+            &connected.endpoint,
+            &spec.database,
+            spec.timeouts,
+            spec.variant.session_kind(),
+            spec.headers,
+        )
+        .await?;
+        let query = session.prepare(&spec.variant.query())?;
+        sessions.push((session, query));
+    }
     let shared = Shared {
-        session,
-        query,
+        sessions,
+        next: std::sync::atomic::AtomicUsize::new(0),
         decoder: spec.decoder,
         in_flight,
     };
@@ -345,5 +381,39 @@ async fn one_step(
 async fn drain(done: impl Fn() -> bool, until: Instant, cancel: &AtomicBool) {
     while !done() && Instant::now() < until && !cancel.load(Ordering::SeqCst) {
         tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(model: Model, levels: Vec<StepLevel>, max_in_flight: u32) -> LoadPlan {
+        LoadPlan {
+            model,
+            levels,
+            step_duration: Duration::from_secs(1),
+            max_in_flight,
+            drain: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn a_connection_per_hundred_requests_in_flight_so_none_waits_for_a_stream() {
+        let open = |n| connections_for(&plan(Model::Open, vec![StepLevel::Rate(10.0)], n));
+        assert_eq!(open(1), 1);
+        assert_eq!(open(100), 1);
+        assert_eq!(open(101), 2);
+        assert_eq!(open(1_000), 10, "the default bound");
+        assert_eq!(open(100_000), MAX_CONNECTIONS);
+        let closed = connections_for(&plan(
+            Model::Closed,
+            vec![StepLevel::Concurrency(4), StepLevel::Concurrency(250)],
+            1_000,
+        ));
+        assert_eq!(
+            closed, 3,
+            "the largest concurrency, not the open model's bound"
+        );
     }
 }

@@ -1,8 +1,8 @@
-//! One request of a load test: the query run once on the shared session, its rows counted and
+//! One request of a load test: the query run once on one of the run's sessions, its rows counted and
 //! dropped, and what it measured folded into its step (the accounting's parts through the same
 //! record `profile` fills, then the record dropped: nothing is kept per request).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -15,11 +15,23 @@ use crate::wire::{DecoderKind, RowsView};
 
 /// What every request of a run shares.
 pub(super) struct Shared {
-    pub(super) session: Session,
-    pub(super) query: PreparedQuery,
+    /// The run's sessions, each on a connection of its own, and the query prepared on each:
+    /// requests take them in turn (see [`super::connections_for`]).
+    pub(super) sessions: Vec<(Session, PreparedQuery)>,
+    /// The next session a request takes.
+    pub(super) next: AtomicUsize,
     pub(super) decoder: DecoderKind,
     /// The run's requests in flight, counted.
     pub(super) in_flight: super::InFlightCount,
+}
+
+impl Shared {
+    /// The session (and its prepared query) the next request runs on, in turn.
+    pub(super) fn pick(&self) -> (&Session, &PreparedQuery) {
+        let n = self.next.fetch_add(1, Ordering::Relaxed) % self.sessions.len().max(1);
+        let (session, query) = &self.sessions[n];
+        (session, query)
+    }
 }
 
 /// One step's place for its requests' results, and when the step began.
@@ -78,8 +90,9 @@ pub(super) async fn run(
         ..Decoding::new(shared.decoder, &mut on_rows)
     };
     let mut abandon = step.abandon.clone();
+    let (session, query) = shared.pick();
     let outcome = tokio::select! {
-        outcome = shared.session.execute(&shared.query, ResumePolicy::default(), decoding) => outcome,
+        outcome = session.execute(query, ResumePolicy::default(), decoding) => outcome,
         _ = abandon.wait_for(|&stop| stop) => return false,
     };
     let now = Instant::now();
@@ -122,8 +135,9 @@ pub(super) async fn warm_up(shared: &Shared, cancel: &AtomicBool) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     };
+    let (session, query) = shared.pick();
     tokio::select! {
-        _ = shared.session.execute(&shared.query, ResumePolicy::default(), decoding) => {}
+        _ = session.execute(query, ResumePolicy::default(), decoding) => {}
         () = cancelled => {}
     }
 }
