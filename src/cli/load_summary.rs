@@ -168,6 +168,26 @@ fn parts_table(t: &mut String, r: &LoadReport) {
         }
         let _ = writeln!(t);
     }
+    let queued: Vec<&StepResult> = r
+        .steps
+        .iter()
+        .filter(|s| s.server_queue_ms.is_some())
+        .collect();
+    if !queued.is_empty() {
+        let _ = writeln!(
+            t,
+            "of the server's part, the wait in its queue for a query thread (as it reports it):"
+        );
+        for s in queued {
+            let _ = writeln!(
+                t,
+                "{:>16}  {} of {}",
+                s.level().describe(),
+                maybe_ms(s.server_queue_ms),
+                ms(s.part_ms(Part::Server))
+            );
+        }
+    }
 }
 
 /// The client's CPU per request, its decode capacity, and where it saturated.

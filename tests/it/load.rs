@@ -177,6 +177,67 @@ fn a_known_queue_flattens_at_its_capacity_and_the_knee_is_marked_there() {
     assert!(lines[0].contains("part_server_ms"), "{}", lines[0]);
 }
 
+/// `spanprof load --endpoint` at 300 req/s against `serve --query-threads 2 --service-ms 10` (a
+/// 200/s server): the requests wait in the server's queue, and that is the server's time. Before,
+/// one connection carried every request and a connection takes 100 streams at once: the rest
+/// waited in the client's HTTP/2 layer, before the server saw them, and that wait was counted as
+/// network (2,650 ms of network against 481 ms of server per request). Now the run opens a
+/// connection per hundred requests it may keep in flight, and the server says how long each
+/// waited in its queue, shown under its part.
+#[test]
+fn queueing_at_a_saturated_server_is_the_server_s_time_not_the_network_s() {
+    let server =
+        crate::serve_process::ServeProcess::start(&["--query-threads", "2", "--service-ms", "10"]);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let json = dir.path().join("queue.json");
+    let csv = dir.path().join("queue.csv");
+    let (report, stdout) = ok_load(
+        &[
+            "--endpoint",
+            &server.host,
+            "--sql",
+            "SELECT 1",
+            "--rate",
+            "300",
+            "--step-duration",
+            "4s",
+            "--drain",
+            "20s",
+            "--json",
+            json.to_str().expect("utf-8"),
+            "--csv",
+            csv.to_str().expect("utf-8"),
+        ],
+        &json,
+    );
+    let step = &steps(&report)[0];
+    let parts = step["parts"].as_object().expect("parts");
+    let mean: f64 = parts.values().filter_map(Value::as_f64).sum();
+    let network = parts["network"].as_f64().unwrap_or(0.0);
+    assert!(
+        network <= 0.05 * mean,
+        "network {network} ms of {mean} ms per request: {}",
+        step["parts"]
+    );
+    let server = parts["server"].as_f64().unwrap_or(0.0);
+    let queue = f(step, "server_queue_ms");
+    assert!(
+        queue > 0.5 * server && queue <= server,
+        "the queue's wait ({queue} ms) is most of the server's part ({server} ms)"
+    );
+    assert!(
+        stdout.contains("the wait in its queue for a query thread"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(&csv).expect("the CSV is written");
+    assert!(
+        csv.lines()
+            .next()
+            .is_some_and(|h| h.ends_with(",server_queue_ms")),
+        "{csv}"
+    );
+}
+
 #[test]
 fn a_periodic_freeze_shows_in_the_corrected_latencies_and_hides_from_the_uncorrected() {
     let dir = tempfile::tempdir().expect("a temporary directory");

@@ -227,6 +227,11 @@ pub struct IterationRecord {
     /// figure): its elapsed time less this is its own work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_client_wait_ms: Option<f64>,
+    /// Of the server's elapsed time, how long the query waited in the server's queue for a query
+    /// thread before its work began (the local instance's `queue_wait_time`, with its queue model
+    /// on): the queueing inside the `server` part, shown under it, never added to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_queue_ms: Option<f64>,
 }
 
 impl IterationRecord {
@@ -288,6 +293,7 @@ impl IterationRecord {
             backoff_ms: None,
             partition_query_ms: None,
             server_client_wait_ms: None,
+            server_queue_ms: None,
             error_code: None,
         }
     }

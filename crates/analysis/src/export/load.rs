@@ -96,17 +96,20 @@ fn row(s: &StepResult) -> Vec<String> {
         opt(s.client_cpu_ms_per_query),
     ];
     row.extend(Part::QUERY.iter().map(|p| opt(s.parts.get(p.key()))));
+    row.push(opt(s.server_queue_ms));
     row
 }
 
 /// A CSV row per step: [`LOAD_COLUMNS`], then each query part's mean per request as
-/// `part_<key>_ms` (a mean per request, not a run CSV's per-iteration `<key>_ms`).
+/// `part_<key>_ms` (a mean per request, not a run CSV's per-iteration `<key>_ms`), then
+/// `server_queue_ms`: of the server's part, its wait in its queue (not a part of its own).
 pub fn load_csv(report: &LoadReport) -> Result<Vec<u8>, ExportError> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let header = LOAD_COLUMNS
         .iter()
         .map(|c| (*c).to_owned())
-        .chain(Part::QUERY.iter().map(|p| format!("part_{}_ms", p.key())));
+        .chain(Part::QUERY.iter().map(|p| format!("part_{}_ms", p.key())))
+        .chain(std::iter::once("server_queue_ms".to_owned()));
     w.write_record(header)?;
     for step in &report.steps {
         w.write_record(row(step))?;

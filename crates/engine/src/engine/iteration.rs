@@ -252,6 +252,7 @@ pub fn fill(record: &mut IterationRecord, t: &IterationTiming) {
     record.backoff_ms = Some(ms(t.backoff));
     record.partition_query_ms = t.partition_query.map(ms);
     record.server_client_wait_ms = stats.and_then(|s| s.client_wait).map(ms);
+    record.server_queue_ms = stats.and_then(|s| s.queue_wait).map(ms);
     record.request_id = t.request_id.map(|id| id.to_string());
     record.trace_id.clone_from(&t.trace_id);
     record.operation_ms = t.operation.map(ms);

@@ -263,6 +263,7 @@ fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
         decode_cpu_ms_per_query: per_request(|s| s.decode_cpu_ms_per_query),
         client_cpu_ms_per_query: per_request(|s| s.client_cpu_ms_per_query),
         parts,
+        server_queue_ms: per_request(|s| s.server_queue_ms),
         histogram: corrected.encode(),
         histogram_uncorrected: uncorrected.encode(),
         processes,

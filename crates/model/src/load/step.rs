@@ -52,6 +52,9 @@ pub struct StepTally {
     parts_seen: u64,
     decode_cpu: Duration,
     work_cpu: Duration,
+    /// The server's queue waits reported (microseconds summed, and how many reported one).
+    queue_us: u64,
+    queued: u64,
 }
 
 /// The CPU a step's generator and process used, measured by the engine around it.
@@ -83,7 +86,17 @@ impl StepTally {
             parts_seen: 0,
             decode_cpu: Duration::ZERO,
             work_cpu: Duration::ZERO,
+            queue_us: 0,
+            queued: 0,
         }
+    }
+
+    /// Of a request that ended ok, the wait the server reported in its queue (`ms`): inside its
+    /// `server` part, kept beside the parts.
+    pub fn queued(&mut self, ms: f64) {
+        let us = (ms * 1e3).round().max(0.0) as u64;
+        self.queue_us = self.queue_us.saturating_add(us);
+        self.queued += 1;
     }
 
     /// A request that ended ok, with its accounting's parts.
@@ -187,6 +200,8 @@ impl StepTally {
             decode_cpu_ms_per_query: per_query(self.decode_cpu),
             client_cpu_ms_per_query: per_query(self.decode_cpu + self.work_cpu),
             parts,
+            server_queue_ms: (self.queued > 0)
+                .then(|| self.queue_us as f64 / 1e3 / self.queued as f64),
             histogram: self.corrected.encode(),
             histogram_uncorrected: self.uncorrected.encode(),
             processes: Vec::new(),
@@ -287,6 +302,12 @@ pub struct StepResult {
     /// The accounting's parts, each its mean per request that ended ok, by key; they add up
     /// to the mean latency from the actual start.
     pub parts: BTreeMap<String, f64>,
+    /// Of the `server` part, the mean wait in the server's queue for a query thread, per request
+    /// that reported one (the local instance's queue model): queueing shown under the server,
+    /// never added to the parts. `None` where the server reports no queue (Cloud Spanner, the
+    /// emulator, the local instance without its queue model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_queue_ms: Option<f64>,
     /// The latencies from the intended start, HdrHistogram's compressed encoding in base64.
     pub histogram: String,
     /// The latencies from the actual start, encoded alike.
@@ -335,6 +356,7 @@ impl StepResult {
             ("generator_cpu_ms", self.generator_cpu_ms),
             ("decode_cpu_ms_per_query", self.decode_cpu_ms_per_query),
             ("client_cpu_ms_per_query", self.client_cpu_ms_per_query),
+            ("server_queue_ms", self.server_queue_ms),
         ];
         let mut figures: Vec<(&str, f64)> = vec![
             ("started_s", self.started_s),

@@ -25,6 +25,9 @@ pub enum Figure {
     ServerCpu,
     /// Of the server's elapsed time, its wait on the client to read (the local instance).
     ServerWaitOnClient,
+    /// Of the server's elapsed time, its wait in its queue for a query thread (the local
+    /// instance's queue model).
+    ServerQueue,
     /// `operation_latencies`: the first request sent to the last byte of the last response.
     Operation,
     /// `attempt_latencies`: one RPC attempt (every attempt of every iteration is a sample).
@@ -37,12 +40,13 @@ pub enum Figure {
 
 impl Figure {
     /// Every figure, in the order reports show them.
-    pub const ALL: [Figure; 9] = [
+    pub const ALL: [Figure; 10] = [
         Figure::TimeToFirstByte,
         Figure::Overlap,
         Figure::ServerElapsed,
         Figure::ServerCpu,
         Figure::ServerWaitOnClient,
+        Figure::ServerQueue,
         Figure::Operation,
         Figure::Attempt,
         Figure::Gfe,
@@ -57,6 +61,7 @@ impl Figure {
             Figure::ServerElapsed => "server elapsed (query latency)",
             Figure::ServerCpu => "server CPU",
             Figure::ServerWaitOnClient => "server's wait on the client",
+            Figure::ServerQueue => "server's queue (of its elapsed time)",
             Figure::Operation => "operation_latencies",
             Figure::Attempt => "attempt_latencies",
             Figure::Gfe => "gfe_latencies",
@@ -80,6 +85,7 @@ impl Figure {
             Figure::ServerElapsed => record.server_ms.into_iter().collect(),
             Figure::ServerCpu => record.server_cpu_ms.into_iter().collect(),
             Figure::ServerWaitOnClient => record.server_client_wait_ms.into_iter().collect(),
+            Figure::ServerQueue => record.server_queue_ms.into_iter().collect(),
             Figure::Operation => record.operation_ms.into_iter().collect(),
             Figure::Attempt => record.attempt_ms.clone(),
             Figure::Gfe => record.gfe_ms.into_iter().collect(),

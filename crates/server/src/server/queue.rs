@@ -117,6 +117,7 @@ impl Queue {
             tokio::time::sleep_until(start.into()).await;
         }
         Ok(Some(Turn {
+            queued: start.saturating_duration_since(now),
             served_at,
             knobs: *knobs,
             epoch: self.epoch,
@@ -139,6 +140,8 @@ const PRECISE_THREADS: u64 = 64;
 /// A query's place on a query thread, from [`Queue::admit`].
 #[derive(Debug)]
 pub struct Turn {
+    /// How long it waited for its thread, from its admission to its start.
+    pub queued: Duration,
     served_at: Instant,
     knobs: KnobSettings,
     epoch: Instant,
@@ -216,15 +219,23 @@ mod tests {
             let queue = std::sync::Arc::clone(&queue);
             tasks.spawn(async move {
                 let turn = queue.admit(&k, None).await.expect("no deadline");
-                turn.expect("the queue is on").serve().await;
-                start.elapsed()
+                let turn = turn.expect("the queue is on");
+                let queued = turn.queued;
+                turn.serve().await;
+                (start.elapsed(), queued)
             });
         }
-        let mut waits = Vec::new();
+        let mut ends = Vec::new();
         while let Some(done) = tasks.join_next().await {
-            waits.push(done.expect("no panic"));
+            ends.push(done.expect("no panic"));
         }
-        waits.sort();
+        ends.sort();
+        let (waits, queued): (Vec<Duration>, Vec<Duration>) = ends.into_iter().unzip();
+        // The first two took a thread at once; the others waited a service for theirs, and
+        // say so (what the statistics report as the query's queue wait).
+        assert!(queued[0] < Duration::from_millis(5), "{queued:?}");
+        assert!(queued[1] < Duration::from_millis(5), "{queued:?}");
+        assert!(queued[2] >= Duration::from_millis(45), "{queued:?}");
         let ms = Duration::from_millis;
         // Two at once: the second is served beside the first (one thread would make it 100 ms);
         // the third and fourth wait for a thread, so they cannot end before 100 ms.

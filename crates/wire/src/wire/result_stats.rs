@@ -31,6 +31,9 @@ pub enum RowCount {
 
 /// The `query_stats` key under which the local instance reports its wait on the client to read.
 pub const CLIENT_WAIT_TIME: &str = "client_wait_time";
+/// The `query_stats` key under which the local instance reports a query's wait in its queue
+/// model for a query thread (admitted, not yet started).
+pub const QUEUE_WAIT_TIME: &str = "queue_wait_time";
 
 /// `query_stats`: every key as text, plus the well-known ones parsed into numbers and durations.
 ///
@@ -60,6 +63,11 @@ pub struct QueryStats {
     /// the client to read. Only the local instance reports it; production has no such figure.
     #[serde(default)]
     pub client_wait: Option<Duration>,
+    /// `queue_wait_time`: of the elapsed time, how long the query waited in the server's queue
+    /// for a query thread before its work began. Only the local instance reports it (with its
+    /// queue model on); production and the emulator have no such figure.
+    #[serde(default)]
+    pub queue_wait: Option<Duration>,
 }
 
 impl QueryStats {
@@ -77,6 +85,7 @@ impl QueryStats {
             data_bytes_read: count("data_bytes_read"),
             optimizer_version: entries.get("optimizer_version").cloned(),
             client_wait: duration(CLIENT_WAIT_TIME),
+            queue_wait: duration(QUEUE_WAIT_TIME),
             entries,
         }
     }

@@ -113,7 +113,11 @@ pub(super) async fn run(
                 decode_cpu: timing.wire_decode_cpu + timing.row_decode_cpu,
                 work_cpu: timing.client_work_cpu,
             };
-            step.lock().ok(&ended, &parts);
+            let mut tally = step.lock();
+            tally.ok(&ended, &parts);
+            if let Some(queued) = record.server_queue_ms {
+                tally.queued(queued);
+            }
         }
         Err(error) => step.lock().error(&status_name(&error), at),
     }

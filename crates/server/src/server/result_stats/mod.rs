@@ -11,5 +11,5 @@ pub mod report;
 pub mod totals;
 
 pub use optimizer::Optimizer;
-pub use report::Report;
+pub use report::{Report, Waits};
 pub use totals::{Measured, ProgramTraits, QueryTotals, ScanTarget};

@@ -6,7 +6,7 @@ use super::plan_nodes::plan_nodes;
 use super::query_stats::{format_duration, query_stats, string};
 use super::totals::QueryTotals;
 use crate::proto::google::spanner::v1 as pb;
-use crate::wire::result_stats::CLIENT_WAIT_TIME;
+use crate::wire::result_stats::{CLIENT_WAIT_TIME, QUEUE_WAIT_TIME};
 
 /// What the last message of an answer reports, by query mode: statistics (WITH_STATS, PROFILE,
 /// WITH_PLAN_AND_STATS), a plan (PLAN, PROFILE, WITH_PLAN_AND_STATS), or nothing (NORMAL).
@@ -26,15 +26,25 @@ pub struct Report {
     pub data_boost: bool,
 }
 
+/// The local instance's own waits inside a query's elapsed time, reported beside Spanner's
+/// statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Waits {
+    /// A streamed query's wait for its client to read.
+    pub client: Option<std::time::Duration>,
+    /// Its wait in the queue model for a query thread (when the model is on).
+    pub queue: Option<std::time::Duration>,
+}
+
 impl Report {
-    /// The statistics of a finished query that started at `started` and returned `bytes`; a
-    /// streamed one says how long it waited for its client to read (`client_wait`).
+    /// The statistics of a finished query that started at `started` and returned `bytes`, with
+    /// the local instance's own waits inside its elapsed time.
     pub fn stats(
         &self,
         totals: &QueryTotals,
         started: std::time::Instant,
         bytes: u64,
-        client_wait: Option<std::time::Duration>,
+        waits: Waits,
     ) -> Option<pb::ResultSetStats> {
         if !self.with_stats && !self.explain {
             return None;
@@ -51,13 +61,17 @@ impl Report {
             }),
             query_stats: self.with_stats.then(|| {
                 let mut stats = query_stats(&self.sql, totals, elapsed, bytes);
-                if let Some(waited) = client_wait {
-                    // Not a Spanner figure: the local instance's wait on the client, so that a
-                    // profiler can tell its own work from a slow reader.
-                    let waited = format_duration(waited.min(elapsed));
-                    stats
-                        .fields
-                        .insert(CLIENT_WAIT_TIME.to_owned(), string(waited));
+                // Not Spanner figures: the local instance's wait on the client, so that a
+                // profiler can tell its own work from a slow reader, and its queue's, so that
+                // queueing is told from work.
+                for (key, waited) in [
+                    (CLIENT_WAIT_TIME, waits.client),
+                    (QUEUE_WAIT_TIME, waits.queue),
+                ] {
+                    if let Some(waited) = waited {
+                        let waited = format_duration(waited.min(elapsed));
+                        stats.fields.insert(key.to_owned(), string(waited));
+                    }
                 }
                 self.name_the_optimizer(&mut stats);
                 stats

@@ -16,7 +16,7 @@ use crate::server::encoded::{EncodedResultSet, ResultSetWriter};
 use crate::server::knobs::KnobSettings;
 use crate::server::link::Link;
 use crate::server::query::{self, QuerySpec};
-use crate::server::result_stats::{Optimizer, Report};
+use crate::server::result_stats::{Optimizer, Report, Waits};
 use crate::server::stream::builder::{self, ResumePoint, TokenStamp};
 use crate::server::stream::live;
 use crate::server::stream::sink::{Output, QueryEvent};
@@ -139,6 +139,7 @@ impl LocalSpanner {
     ) -> Result<Started, Status> {
         // The queue model's line comes first: a query waiting for a thread holds no slot.
         let turn = self.queue.admit(knobs, deadline).await?;
+        let queued = turn.as_ref().map(|t| t.queued);
         let slot = self
             .slots
             .take(knobs.max_concurrent_queries)
@@ -164,6 +165,7 @@ impl LocalSpanner {
                 columns,
                 events,
                 gone,
+                queued,
             }),
             Some(Err(status)) => Err(status),
             Some(Ok(_)) | None => Err(Status::internal(
@@ -185,6 +187,7 @@ impl LocalSpanner {
             columns,
             mut events,
             gone: _gone,
+            queued,
         } = started;
         let mut answer = ResultSetWriter::new(&prepared.metadata(&columns), columns.len());
         let mut bytes = 0u64;
@@ -200,7 +203,11 @@ impl LocalSpanner {
                     }
                 }
                 Some(Ok(QueryEvent::Done(totals))) => {
-                    let stats = prepared.report.stats(&totals, begun, bytes, None);
+                    let waits = Waits {
+                        client: None,
+                        queue: queued,
+                    };
+                    let stats = prepared.report.stats(&totals, begun, bytes, waits);
                     return Ok(answer.finish(stats.as_ref()));
                 }
                 // Values were asked for: nothing else comes.
@@ -219,6 +226,8 @@ pub(super) struct Started {
     pub(super) columns: Vec<Field>,
     pub(super) events: live::Events,
     pub(super) gone: GoneOnDrop,
+    /// Its wait in the queue model for a query thread, when the model is on.
+    pub(super) queued: Option<std::time::Duration>,
 }
 
 /// A checked query request.

@@ -143,7 +143,8 @@ async fn held_or_started(
         begun,
         prepared.report.clone(),
         prepared.stamp.shape,
-    ))
+    )
+    .queued(started.queued))
 }
 
 /// What the stream's task needs once its response has ended: the knobs, where a faulted stream

@@ -14,7 +14,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use prost::bytes::Bytes;
 use tokio::sync::mpsc;
@@ -29,7 +29,7 @@ use super::tap::Tap;
 use crate::server::control::{GoneOnDrop, Interrupt, Stop};
 use crate::server::encoded::EncodedPartialResultSet;
 use crate::server::knobs::Knobs;
-use crate::server::result_stats::Report;
+use crate::server::result_stats::{Report, Waits};
 use crate::server::shape::Shape;
 
 /// The most a stream that puts its statistics first (the emulator's shape) holds while its answer
@@ -55,6 +55,8 @@ pub struct LiveStream {
     unsent: VecDeque<Bytes>,
     events: Events,
     started: Instant,
+    /// Its query's wait in the queue model for a query thread, when the model is on.
+    queued: Option<Duration>,
     /// The number of the next message to send.
     pub next_seq: u64,
     /// Marks the query's client gone when the stream is dropped, however it ends.
@@ -117,6 +119,7 @@ impl LiveStream {
             unsent: VecDeque::new(),
             events,
             started,
+            queued: None,
             next_seq: 0,
             gone,
             shape,
@@ -124,6 +127,12 @@ impl LiveStream {
             budget,
             query_number,
         }
+    }
+
+    /// This stream's query waited `queued` in the queue model for a query thread.
+    pub fn queued(mut self, queued: Option<Duration>) -> Self {
+        self.queued = queued;
+        self
     }
 
     /// Whether the answer is held until complete.
@@ -272,12 +281,13 @@ impl LiveStream {
                     .builder
                     .take()
                     .ok_or_else(|| Status::internal("the query ended without its last message"))?;
-                let stats = self.report.stats(
-                    &totals,
-                    self.started,
-                    builder.value_bytes(),
-                    Some(self.budget.client_wait()),
-                );
+                let waits = Waits {
+                    client: Some(self.budget.client_wait()),
+                    queue: self.queued,
+                };
+                let stats = self
+                    .report
+                    .stats(&totals, self.started, builder.value_bytes(), waits);
                 let before = self.unsent.len();
                 if self.shape.stats_first() {
                     self.unsent.extend(builder.finish(None));
