@@ -20,6 +20,8 @@ struct StepBar {
     level: f64,
     name: String,
     parts: Vec<(Part, f64)>,
+    /// Of the server's part, its wait in its queue, when the server reported one.
+    queue: Option<f64>,
 }
 
 impl StepBar {
@@ -43,6 +45,11 @@ impl StepBar {
         ));
         for (part, value) in &self.parts {
             text.push_str(&format!("\n{} {}", part.label(), ms(*value)));
+            if *part == Part::Server
+                && let Some(queue) = self.queue
+            {
+                text.push_str(&format!(" (of which {} in its queue)", ms(queue)));
+            }
         }
         text.push_str(&format!(
             "\nthe parts add up to the mean from the actual start: {}",
@@ -84,6 +91,7 @@ impl LoadParts {
             level: step.level().value(),
             name: step.level().describe(),
             parts,
+            queue: step.server_queue_ms.filter(|v| v.is_finite()),
         });
     }
 
@@ -278,6 +286,20 @@ mod tests {
             first,
             format!("50 req/s · network: {}", ms(a.parts["network"]))
         );
-        assert!(words.contains(&format!("\nserver {}", ms(a.parts["server"]))));
+        assert!(words.contains(&format!("\nserver {}\n", ms(a.parts["server"]))));
+        // The server's queue, where it reported one, under its part, not a part of its own.
+        let mut queued = step(300.0, 900.0, 0.5);
+        queued.server_queue_ms = Some(850.0);
+        chart.push(&queued);
+        let words = chart.bars[2].tooltip(None);
+        assert!(
+            words.contains(&format!(
+                "\nserver {} (of which {} in its queue)",
+                ms(900.0),
+                ms(850.0)
+            )),
+            "{words}"
+        );
+        assert_eq!(chart.stacked(), [Part::Server, Part::Network]);
     }
 }
