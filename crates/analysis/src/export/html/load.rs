@@ -294,6 +294,10 @@ fn steps_table(steps: &[StepResult]) -> String {
         "dropped",
     ];
     headings.extend(parts.iter().map(|p| p.label()));
+    let queued = steps.iter().any(|s| s.server_queue_ms.is_some());
+    if queued {
+        headings.push("of server: queue");
+    }
     let mut table = Table::new("sortable steps", &headings);
     for s in steps {
         let mut cells = vec![
@@ -311,6 +315,9 @@ fn steps_table(steps: &[StepResult]) -> String {
             Cell::figure(&s.dropped.to_string(), s.dropped as f64),
         ];
         cells.extend(parts.iter().map(|p| Cell::ms(s.part_ms(*p))));
+        if queued {
+            cells.push(Cell::opt_ms(s.server_queue_ms));
+        }
         table.row("", cells);
     }
     let mut html = format!("<div class=\"wide\">{}</div>", table.finish());
@@ -318,6 +325,12 @@ fn steps_table(steps: &[StepResult]) -> String {
         html.push_str(
             "<p class=\"note\">A step's parts are means per request that ended ok; they add up \
              to its mean latency from the actual start.</p>",
+        );
+    }
+    if queued {
+        html.push_str(
+            "<p class=\"note\">Of server: queue is the server's own figure for the wait in its \
+             queue for a query thread: inside the server part, not added to the parts.</p>",
         );
     }
     html

@@ -216,3 +216,39 @@ fn a_report_embedded_anywhere_but_where_spanprof_writes_it_is_refused() {
     assert!(read_reports(page.as_bytes()).is_ok());
     assert!(page[..at].ends_with("</footer>"), "{element}");
 }
+
+#[test]
+fn a_load_page_shows_the_server_s_queue_under_its_part_where_it_was_reported() {
+    use crate::load::{StepCpu, StepLevel, StepTally};
+    let plan = crate::load::LoadPlan {
+        model: crate::load::Model::Open,
+        levels: vec![StepLevel::Rate(300.0)],
+        step_duration: std::time::Duration::from_secs(1),
+        max_in_flight: 10,
+        drain: std::time::Duration::from_secs(1),
+    };
+    let mut tally = StepTally::new(StepLevel::Rate(300.0));
+    tally.queued(1250.0);
+    let mut step = tally.finish(
+        std::time::Duration::ZERO,
+        std::time::Duration::from_secs(1),
+        StepCpu::default(),
+    );
+    step.parts.insert("server".into(), 1260.0);
+    let report = LoadReport::new(Default::default(), &plan, vec![step.clone()]);
+    let page =
+        String::from_utf8(load_html(&report, Redaction::NONE).expect("a page")).expect("UTF-8");
+    assert!(page.contains("of server: queue"), "the column is named");
+    assert!(
+        page.contains(&crate::text::ms(1250.0)),
+        "the figure is shown"
+    );
+    step.server_queue_ms = None;
+    let report = LoadReport::new(Default::default(), &plan, vec![step]);
+    let page =
+        String::from_utf8(load_html(&report, Redaction::NONE).expect("a page")).expect("UTF-8");
+    assert!(
+        !page.contains("of server: queue"),
+        "no column where no queue was reported"
+    );
+}
