@@ -417,6 +417,32 @@ pub struct RunConfig {
         skip_serializing_if = "Option::is_none"
     )]
     pub session_granted: Option<SessionKind>,
+    /// The CPU the window's own threads took while the run was measured, when it ran in the
+    /// window (not asked for, but said beside what was: the window and the local instance share
+    /// one process and its cores); `None` for the command line's runs and in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_cpu: Option<WindowCpu>,
+}
+
+/// The CPU the window took while a run was measured: every thread of its process outside the
+/// engine and the local instance, from the run's start to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct WindowCpu {
+    /// CPU seconds its threads used, user and system.
+    pub cpu_s: f64,
+    /// The run's wall time over which they were counted, seconds.
+    pub wall_s: f64,
+}
+
+impl WindowCpu {
+    /// How many cores the window kept busy on average (`cpu_s / wall_s`); 0 over no time.
+    pub fn cores(&self) -> f64 {
+        if self.wall_s > 0.0 && self.cpu_s.is_finite() {
+            self.cpu_s / self.wall_s
+        } else {
+            0.0
+        }
+    }
 }
 
 /// One value of a swept query parameter: a sweep of `@n` over 100, 1000, 10000 makes three runs,
@@ -650,6 +676,30 @@ mod tests {
             report.samples(Measure::Part(Part::Untimed)),
             vec![4.0, 12.0]
         );
+    }
+
+    #[test]
+    fn the_window_cpu_round_trips_and_is_absent_from_other_reports() -> Result<(), serde_json::Error>
+    {
+        let mut config = report(vec![]).config;
+        let plain = serde_json::to_string(&config)?;
+        assert!(!plain.contains("window_cpu"), "{plain}");
+        // A report written before the field (this one) reads back without it.
+        assert_eq!(serde_json::from_str::<RunConfig>(&plain)?.window_cpu, None);
+        config.window_cpu = Some(WindowCpu {
+            cpu_s: 0.25,
+            wall_s: 0.5,
+        });
+        let json = serde_json::to_string(&config)?;
+        assert!(
+            json.contains(r#""window_cpu":{"cpu_s":0.25,"wall_s":0.5}"#),
+            "{json}"
+        );
+        let back = serde_json::from_str::<RunConfig>(&json)?;
+        assert_eq!(back, config);
+        assert_eq!(back.window_cpu.map(|w| w.cores()), Some(0.5));
+        assert_eq!(WindowCpu::default().cores(), 0.0);
+        Ok(())
     }
 
     #[test]

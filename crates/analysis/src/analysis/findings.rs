@@ -5,10 +5,12 @@
 //! the iterations that ended `Ok`, in run order and warm-ups included (the cold iteration is the
 //! very first one, usually a warm-up); and [`stats::outliers`] with [`OUTLIER_THRESHOLD`] (the
 //! MAD rule) over the totals of the timed iterations. And whether the statistics the query mode
-//! asked for came back at all ([`missing_statistics`]).
+//! asked for came back at all ([`missing_statistics`]). And whether the window, in whose process
+//! a run it started was measured, took more than [`WINDOW_CORES`] of a core meanwhile
+//! ([`WindowLoad`]).
 
 use crate::part::Part;
-use crate::report::{IterationRecord, QueryMode, RunReport, Status};
+use crate::report::{IterationRecord, QueryMode, RunReport, Status, WindowCpu};
 use crate::stats::{self, OUTLIER_THRESHOLD};
 use crate::text::ms;
 
@@ -78,6 +80,47 @@ impl std::fmt::Display for Busy {
     }
 }
 
+/// A run measured in the window's process while the window kept a notable share of a core busy
+/// (drawing, with software GL its rasteriser's threads too): the process's cores were shared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowLoad {
+    /// The cores the window kept busy on average while the run was measured.
+    pub cores: f64,
+    /// Whether the server was the local instance, which runs in the same process.
+    pub local_instance: bool,
+}
+
+/// The share of a core the window may take during a run before the run says so.
+pub const WINDOW_CORES: f64 = 0.05;
+
+impl WindowLoad {
+    /// The finding, when the window took more than [`WINDOW_CORES`] of a core during the run.
+    pub fn of(cpu: &WindowCpu, local_instance: bool) -> Option<WindowLoad> {
+        let cores = cpu.cores();
+        (cores > WINDOW_CORES).then_some(WindowLoad {
+            cores,
+            local_instance,
+        })
+    }
+}
+
+impl std::fmt::Display for WindowLoad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let used = if self.cores >= 1.05 {
+            format!("{:.1} cores", self.cores)
+        } else if self.cores >= 0.095 {
+            format!("{:.1} of a core", self.cores)
+        } else {
+            format!("{:.2} of a core", self.cores)
+        };
+        write!(f, "the window used {used} while this run was measured")?;
+        if self.local_instance {
+            f.write_str("; the local instance shares this process")?;
+        }
+        Ok(())
+    }
+}
+
 /// The query statistics a run asked for (WITH_STATS or PROFILE) and did not get: no successful
 /// iteration carried the server's time or row count, so the server's share of the time and the
 /// lost-row check (the server's row count against the rows decoded) are unavailable. The Cloud
@@ -128,6 +171,9 @@ pub struct Findings {
     pub missing_statistics: Option<MissingStatistics>,
     /// Whether the client was off the CPU for a notable share ([`BUSY_SHARE`]) of its timed work.
     pub busy: Option<Busy>,
+    /// Whether the window took a notable share of a core while the run was measured
+    /// ([`Findings::of`] only: the report's configuration keeps the window's CPU).
+    pub window: Option<WindowLoad>,
     /// The timed iterations whose `untimed` part was more than max(1 ms, 3%) of their total:
     /// something the client did was not timed.
     pub untimed: Vec<u32>,
@@ -137,11 +183,13 @@ impl Findings {
     /// The findings of a whole run.
     pub fn of(report: &RunReport) -> Self {
         let mut found = findings(&report.iterations);
+        let local = report.config.target == "local";
         if let Some(busy) = &mut found.busy {
-            busy.local_instance = report.config.target == "local";
+            busy.local_instance = local;
         }
         Findings {
             missing_statistics: missing_statistics(report.config.query_mode, &report.iterations),
+            window: (report.config.window_cpu.as_ref()).and_then(|cpu| WindowLoad::of(cpu, local)),
             ..found
         }
     }
@@ -184,12 +232,13 @@ impl Findings {
     }
 
     /// Every finding in words, in the order the command line prints them: statistics that did
-    /// not come, the first iteration, a busy machine, untimed work, outliers.
+    /// not come, the first iteration, a busy machine, a busy window, untimed work, outliers.
     pub fn sentences(&self) -> Vec<String> {
         let mut out = Vec::new();
         out.extend(self.missing_statistics.as_ref().map(ToString::to_string));
         out.extend(self.first.as_ref().map(ToString::to_string));
         out.extend(self.busy.as_ref().map(ToString::to_string));
+        out.extend(self.window.as_ref().map(ToString::to_string));
         out.extend(self.untimed_words());
         out.extend(self.outlier_words());
         out
@@ -222,6 +271,7 @@ pub fn findings(records: &[IterationRecord]) -> Findings {
         outliers: outliers(records),
         missing_statistics: None,
         busy: busy(records),
+        window: None,
         untimed: records
             .iter()
             .filter(|r| r.is_timed() && r.accounting().untimed_is_notable(r.total_ms))
@@ -387,6 +437,47 @@ mod tests {
         let mut two = run(0, &[12.0, 30.0]);
         two[1].status = Status::Error;
         assert_eq!(findings(&two).first, None);
+    }
+
+    #[test]
+    fn a_window_over_a_twentieth_of_a_core_is_a_finding_in_words() {
+        let mut report = RunReport::with_totals("r", &[10.0, 11.0, 12.0]);
+        // The command line's run (no window) and a window that stayed idle say nothing.
+        assert_eq!(Findings::of(&report).window, None);
+        let cpu = |cpu_s: f64| WindowCpu { cpu_s, wall_s: 1.0 };
+        for quiet in [0.0, 0.03, 0.05] {
+            report.config.window_cpu = Some(cpu(quiet));
+            assert_eq!(Findings::of(&report).window, None, "{quiet}");
+        }
+        report.config.window_cpu = Some(WindowCpu {
+            cpu_s: 0.28,
+            wall_s: 0.7,
+        });
+        let found = Findings::of(&report);
+        assert!(
+            found.sentences().contains(
+                &"the window used 0.4 of a core while this run was measured; the local instance \
+              shares this process"
+                    .to_string()
+            )
+        );
+        report.config.target = "endpoint 127.0.0.1:9010".into();
+        report.config.window_cpu = Some(cpu(0.06));
+        assert_eq!(
+            Findings::of(&report)
+                .window
+                .map(|w| w.to_string())
+                .as_deref(),
+            Some("the window used 0.06 of a core while this run was measured")
+        );
+        report.config.window_cpu = Some(cpu(1.5));
+        assert_eq!(
+            Findings::of(&report)
+                .window
+                .map(|w| w.to_string())
+                .as_deref(),
+            Some("the window used 1.5 cores while this run was measured")
+        );
     }
 
     #[test]

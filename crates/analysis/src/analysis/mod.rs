@@ -43,7 +43,8 @@ pub use comparison::{
 };
 pub use distribution::{Distribution, totals_distribution};
 pub use findings::{
-    Busy, Findings, FirstIteration, MissingStatistics, Outlier, findings, missing_statistics,
+    Busy, Findings, FirstIteration, MissingStatistics, Outlier, WINDOW_CORES, WindowLoad, findings,
+    missing_statistics,
 };
 pub use gate::{Gate, GateError, GateOutcome, gate, gate_named, parse_slowdown};
 pub use names::{RunIdentity, run_names, run_names_utc};
