@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::reports::load_reports;
-use super::summary::iteration_text;
+use super::summary::{cause_line, iteration_text};
 use crate::analysis::{self, Explanation};
 use crate::report::{RunReport, printable};
 
@@ -18,8 +18,8 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "N")]
     pub iteration: Option<u32>,
     /// Print JSON: `{"median_iteration", "iterations": [{"iteration", "total_ms", "extra_ms",
-    /// "causes": [{"kind", "ms", "at_message", "detail"}]}], "run": {"causes"}}`, an array of
-    /// those when the report holds several runs.
+    /// "causes": [{"kind", "ms", "location", "at_message", "detail"}]}], "run": {"causes"}}`, an
+    /// array of those when the report holds several runs; a cause's `kind` is a part's key.
     #[arg(long)]
     pub json: bool,
     /// The HTML report of the runs explained (each slowest iteration's timeline beside the
@@ -75,12 +75,7 @@ pub fn text(name: &str, explanation: &Explanation) -> String {
     if !explanation.run.causes.is_empty() {
         text.push_str("the slower iterations together:\n");
         for c in &explanation.run.causes {
-            text.push_str(&format!(
-                "    {:<12} {:>10}  {}\n",
-                c.kind.as_str(),
-                crate::text::signed_ms(c.ms),
-                printable(&c.detail)
-            ));
+            text.push_str(&cause_line(c));
         }
     }
     text

@@ -258,15 +258,18 @@ pub fn iteration_text(it: &IterationCauses) -> String {
         signed_ms(it.extra_ms)
     );
     for c in &it.causes {
-        let at = c
-            .at_message
-            .map_or(String::new(), |n| format!(" at message {n}"));
-        text.push_str(&format!(
-            "    {:<12} {:>10}{at}  {}\n",
-            c.kind.as_str(),
-            signed_ms(c.ms),
-            printable(&c.detail)
-        ));
+        text.push_str(&cause_line(c));
     }
     text
+}
+
+/// One cause as a line: its part, its change, where it happened, and the detail.
+pub fn cause_line(c: &crate::analysis::Cause) -> String {
+    let at = c.location.map_or(String::new(), |l| format!(" {}", l.words()));
+    format!(
+        "    {:<12} {:>10}{at}  {}\n",
+        c.kind.label(),
+        signed_ms(c.ms),
+        printable(&c.detail)
+    )
 }

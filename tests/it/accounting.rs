@@ -297,7 +297,14 @@ fn a_cold_server_s_first_iteration_is_explained_as_the_server_s() {
         server >= 0.67 * extra,
         "the server named for {server} ms of {extra} ms: {first}"
     );
-    for other in ["stream_gap", "first_byte", "decode", "descheduled", "other"] {
+    for other in [
+        "network",
+        "wire_decode",
+        "row_decode",
+        "client_work",
+        "descheduled",
+        "untimed",
+    ] {
         assert!(
             by_kind(other) < server,
             "{other} named before the server: {first}"

@@ -5,7 +5,8 @@
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use spanprof::analysis::{self, CauseKind};
+use spanprof::analysis;
+use spanprof::part::Part;
 use spanprof::app::SpanprofApp;
 
 use crate::app::{app, run_to_end, set_query};
@@ -35,7 +36,7 @@ fn stalled_run(h: &mut Harness<'static, SpanprofApp>) -> Vec<u32> {
     let gap_at_4 = |i: &analysis::IterationCauses| {
         i.causes
             .iter()
-            .any(|c| c.kind == CauseKind::Server && c.at_message == Some(4) && c.ms > 250.0)
+            .any(|c| c.kind == Part::Server && c.at_message == Some(4) && c.ms > 250.0)
     };
     let stalled: Vec<u32> = explained
         .iterations
@@ -286,7 +287,7 @@ fn an_outlier_s_flag_opens_its_timeline_with_the_median_beneath()
         ]
     );
     assert!(
-        h.query_by_label_contains("a stall before message 7")
+        h.query_by_label_contains("a stall before message 7 (network)")
             .is_some()
     );
     assert!(h.query_by_label_contains("Why #4 took ").is_some());

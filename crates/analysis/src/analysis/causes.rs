@@ -1,31 +1,21 @@
-//! Why an iteration was slower (or faster) than the median one: the difference of their totals
-//! split into causes, each with its milliseconds and where it happened, from their timelines.
+//! Why an iteration was slower (or faster) than the median one, in the words of its parts: each
+//! cause is one part of the accounting (`IterationRecord::accounting`: server, network, wire
+//! decode, row decode, client work, descheduled, untimed, back-off, a cold start's steps) with
+//! its change against the median iteration (the timed iteration whose total is the median's, the
+//! lower one of an even count). The causes are the same figures as the parts, so they add up to
+//! the difference of the totals (less the changes under 10 µs, left out).
 //!
-//! An iteration's total is its time to the first message, the client's waits for each later
-//! message, its decode spans (CPU time plus time off the CPU), the resumes (back-off, and the
-//! waits for what came again), and what none of those covers. Each part is set against the same
-//! part of the median iteration (the timed iteration whose total is the median's, the lower one of
-//! an even count):
+//! One line per part, so that lines of one part never cancel each other; the parts that moved in
+//! the direction asked come first, largest first (a slower iteration: the parts that grew). The
+//! median iteration is not explained against itself: it has no causes.
 //!
-//! - `server`: the server worked longer while the client waited: the change of the `server`
-//!   part of their accountings (the client's waits while the server was still working), set
-//!   against the server's reported elapsed and CPU time, and taken out of the waits before they
-//!   are split into a first byte and stream gaps (first out of the gaps it explains, and then
-//!   named at the message of the largest of them);
-//! - `first_byte`: the first message came later (queueing, the network);
-//! - `stream_gap`: a longer wait before one message than the median iteration's typical wait
-//!   (`at_message`, from 1), named when it exceeds the larger of 1 ms and five typical waits; the
-//!   rest of the waits' difference as one cause without a message;
-//! - `decode`: more decode CPU (more or larger messages);
-//! - `descheduled`: more of the client's own work (its decode spans, and what it did between
-//!   them) off the CPU (a busy machine);
-//! - `resume`: more time in resumes;
-//! - `other`: the rest: the CPU time of the client's own work between its spans (the rows'
-//!   callback, bookkeeping; the lane's `between`), named in its detail, and whatever no span or
-//!   stretch covers.
-//!
-//! The kinds `connect`, `tls`, `token` and `session` belong to cold iterations that time their
-//! connection steps; timelines without those steps never name them.
+//! The timeline says where a part moved, as a [`Location`]: the wait that differs most from the
+//! median iteration's in the direction asked (a message's wait against the median iteration's for
+//! the same message, or its typical wait where it had no such message), by the larger of 1 ms and
+//! five typical waits, is put on the wait part (server or network) that moved the most that way;
+//! a longer (or shorter) stretch after the last message, by 1 ms, on the client's own work,
+//! descheduled or untimed, likewise. A part's line is the sum of its changes, so where it says
+//! where, its detail gives that stretch's own figures beside the median iteration's.
 //!
 //! Every figure is integer microseconds read with saturating arithmetic, so a hostile report gets
 //! absurd but finite answers, never a panic.
@@ -33,67 +23,54 @@
 use serde::{Deserialize, Serialize};
 
 use crate::part::Part;
-use crate::report::{Bucket, IterationRecord, Lane, RunReport, Timeline};
+use crate::report::{Bucket, IterationRecord, Lane, Parts, RunReport, Timeline};
 use crate::text::micros;
 
-/// What made an iteration's time differ from the median iteration's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Where in an iteration a cause happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CauseKind {
-    /// The server worked longer while the client waited.
-    Server,
-    /// The first message came later.
-    FirstByte,
-    /// A longer wait before one message.
-    StreamGap,
-    /// More decode CPU.
-    Decode,
-    /// More of the client's work off the CPU.
-    Descheduled,
-    /// More time resuming.
-    Resume,
-    /// Connecting.
-    Connect,
-    /// The TLS handshake.
-    Tls,
-    /// Fetching a token.
-    Token,
-    /// Creating a session.
-    Session,
-    /// What no other cause covers.
-    Other,
+pub enum Location {
+    /// Before the first message came.
+    BeforeFirstMessage,
+    /// In the wait before message N (from 2).
+    BeforeMessage(u32),
+    /// After the last message, to the iteration's end.
+    AfterLastMessage,
 }
 
-impl CauseKind {
-    /// The name in the JSON and in the text (`first_byte`, `stream_gap`...).
-    pub fn as_str(self) -> &'static str {
+impl Location {
+    /// The message it names, if any (the first message is 1).
+    pub fn message(self) -> Option<u32> {
         match self {
-            CauseKind::Server => "server",
-            CauseKind::FirstByte => "first_byte",
-            CauseKind::StreamGap => "stream_gap",
-            CauseKind::Decode => "decode",
-            CauseKind::Descheduled => "descheduled",
-            CauseKind::Resume => "resume",
-            CauseKind::Connect => "connect",
-            CauseKind::Tls => "tls",
-            CauseKind::Token => "token",
-            CauseKind::Session => "session",
-            CauseKind::Other => "other",
+            Location::BeforeFirstMessage => Some(1),
+            Location::BeforeMessage(n) => Some(n),
+            Location::AfterLastMessage => None,
+        }
+    }
+
+    /// In words: "before the first message", "before message 4", "after the last message".
+    pub fn words(self) -> String {
+        match self {
+            Location::BeforeFirstMessage => "before the first message".to_owned(),
+            Location::BeforeMessage(n) => format!("before message {n}"),
+            Location::AfterLastMessage => "after the last message".to_owned(),
         }
     }
 }
 
-/// One cause of an iteration's extra time.
+/// One cause of an iteration's difference from the median one: a part's change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cause {
-    /// What it was.
-    pub kind: CauseKind,
-    /// Its milliseconds (negative where this iteration was faster in that part).
+    /// The part (its key in JSON: `server`, `network`, `wire_decode`...).
+    pub kind: Part,
+    /// Its milliseconds (negative where this iteration spent less in that part).
     pub ms: f64,
-    /// For a stream gap, the message that came late (from 1); for the server, the message
-    /// before which most of its extra work was waited for, when one stands out.
+    /// Where most of it happened, when one place stands out.
+    #[serde(default)]
+    pub location: Option<Location>,
+    /// The message of [`Cause::location`], when it names one (the first message is 1).
     pub at_message: Option<u32>,
-    /// Where and what, in words.
+    /// What and where, in words.
     pub detail: String,
 }
 
@@ -106,15 +83,15 @@ pub struct IterationCauses {
     pub total_ms: f64,
     /// Its total less the median iteration's.
     pub extra_ms: f64,
-    /// The causes, largest first.
+    /// The causes, the parts that moved in the direction of `extra_ms` first, largest first;
+    /// none for the median iteration.
     pub causes: Vec<Cause>,
 }
 
 /// What the slower iterations had in common.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RunCauses {
-    /// Each kind's positive milliseconds summed over the iterations slower than the median one,
-    /// largest first.
+    /// Each part's growth summed over the iterations slower than the median one, largest first.
     pub causes: Vec<Cause>,
 }
 
@@ -145,132 +122,89 @@ pub enum ExplainError {
     },
 }
 
-/// Named stream gaps per iteration, at most (the rest go into one unnamed gap).
-const NAMED_GAPS: usize = 3;
+/// A part's change smaller than this (microseconds) is left out.
+const NOTABLE_US: i128 = 10;
 
-/// What the server reported and how much of the client's waits it accounts for, microseconds.
-#[derive(Debug, Clone, Copy, Default)]
-struct Server {
-    /// The `server` part of the iteration's accounting.
-    part: u64,
-    /// Its reported elapsed time.
+/// What one iteration's accounting and timeline say, in microseconds.
+#[derive(Debug, Clone, Default)]
+struct Side {
+    /// Its parts, as every view reads them.
+    parts: Parts,
+    /// The query's wait for its first message, from its own start (after a cold start's steps).
+    first_wait: u64,
+    /// The waits for the later messages, outside resumes: (number, wait).
+    waits: Vec<(Option<u32>, u64)>,
+    /// From the end of the lane that ended last to the iteration's end.
+    after_last: u64,
+    /// Messages over every lane.
+    messages: u64,
+    /// The server's reported elapsed time.
     elapsed: Option<u64>,
-    /// Its reported CPU time.
+    /// The server's reported CPU time.
     cpu: Option<u64>,
 }
 
-impl Server {
-    fn of(record: &IterationRecord) -> Server {
-        let us = |ms: f64| (ms.is_finite() && ms > 0.0).then(|| (ms * 1000.0).round() as u64);
-        let part = record.accounting().parts.ms(Part::Server);
-        Server {
-            part: us(part).unwrap_or(0),
-            elapsed: record.server_ms.and_then(us),
-            cpu: record.server_cpu_ms.and_then(us),
-        }
-    }
+/// Milliseconds as whole microseconds: a non-finite or negative figure is none.
+fn whole_us(ms: f64) -> Option<u64> {
+    (ms.is_finite() && ms > 0.0).then(|| (ms * 1000.0).round() as u64)
 }
 
-/// What an iteration's timeline adds up to, in microseconds.
-#[derive(Debug, Clone, Default)]
-struct Spent {
-    first_byte: u64,
-    /// Waits for the messages after the first, outside resumes: (number, wait).
-    waits: Vec<(Option<u32>, u64)>,
-    decode_cpu: u64,
-    descheduled: u64,
-    resume: u64,
-    messages: u64,
-    /// CPU time of the client's own work between its spans.
-    between_cpu: u64,
-    /// A cold start's steps: connecting (dns, tcp, http2), tls, token, session.
-    setup: [u64; 4],
-    /// What the server reported (from the record, not the timeline).
-    server: Server,
-}
-
-/// The cause kinds of a cold start's steps, and the steps each covers.
-const SETUP: [(CauseKind, &[&str]); 4] = [
-    (CauseKind::Connect, &["dns", "tcp", "http2"]),
-    (CauseKind::Tls, &["tls"]),
-    (CauseKind::Token, &["token"]),
-    (CauseKind::Session, &["session"]),
-];
-
-impl Spent {
-    fn of(record: &IterationRecord, timeline: &Timeline) -> Spent {
-        let mut parts = Spent {
-            server: Server::of(record),
-            ..Spent::default()
+impl Side {
+    fn of(record: &IterationRecord, timeline: &Timeline) -> Side {
+        let mut side = Side {
+            parts: record.accounting().parts,
+            elapsed: record.server_ms.and_then(whole_us),
+            cpu: record.server_cpu_ms.and_then(whole_us),
+            ..Side::default()
         };
+        for lane in &timeline.lanes {
+            side.messages = side
+                .messages
+                .saturating_add(lane.messages.len() as u64)
+                .saturating_add(lane.buckets.iter().map(bucket_len).sum::<u64>());
+        }
         // The lane that ended last carries the iteration's waits.
         let critical = timeline
             .lanes
             .iter()
             .max_by_key(|l| l.origin_us.saturating_add(l.end_us));
-        for lane in &timeline.lanes {
-            let [wire_wall, wire_cpu, row_wall, row_cpu] = lane.decode_us();
-            let cpu = wire_cpu
-                .min(wire_wall)
-                .saturating_add(row_cpu.min(row_wall));
-            parts.decode_cpu = parts.decode_cpu.saturating_add(cpu);
-            let off = wire_wall.saturating_add(row_wall).saturating_sub(cpu);
-            parts.descheduled = parts
-                .descheduled
-                .saturating_add(off)
-                .saturating_add(lane.between.off_cpu_us());
-            parts.between_cpu = parts.between_cpu.saturating_add(lane.between.cpu_us);
-            parts.messages = parts
-                .messages
-                .saturating_add(lane.messages.len() as u64)
-                .saturating_add(lane.buckets.iter().map(bucket_len).sum::<u64>());
-        }
-        for (slot, (_, steps)) in parts.setup.iter_mut().zip(SETUP) {
-            *slot = steps.iter().fold(0u64, |sum, step| {
-                sum.saturating_add(timeline.setup_us(step))
-            });
-        }
         if let Some(lane) = critical {
-            // The query's first byte, from its own start (after a cold start's steps).
-            parts.first_byte = lane
+            let end = lane.origin_us.saturating_add(lane.end_us);
+            side.first_wait = lane
                 .origin_us
                 .saturating_add(lane.first_arrival_us().unwrap_or(lane.end_us))
                 .saturating_sub(timeline.setup_end_us());
-            let (waits, resume) = waits_and_resumes(lane);
-            parts.waits = waits;
-            parts.resume = resume;
+            side.waits = later_waits(lane);
+            side.after_last = timeline.total_us.saturating_sub(end);
         }
-        parts
+        side
     }
 
-    fn waits_total(&self) -> u64 {
-        self.waits
-            .iter()
-            .fold(0u64, |sum, (_, w)| sum.saturating_add(*w))
+    /// A part's whole microseconds (0 when the iteration did not have it).
+    fn us(&self, part: Part) -> u64 {
+        whole_us(self.parts.ms(part)).unwrap_or(0)
     }
 }
 
-/// A lane's waits after its first message, and its resumes' time: from each break to the first
-/// message after the request re-sent (whose wait is then not among the waits).
-fn waits_and_resumes(lane: &Lane) -> (Vec<(Option<u32>, u64)>, u64) {
-    let mut resume = 0u64;
+/// A lane's waits after its first message, leaving out the first message after each re-sent
+/// request (its wait began before the request did).
+fn later_waits(lane: &Lane) -> Vec<(Option<u32>, u64)> {
     let mut resumes = lane.resumes.iter().peekable();
     let mut waits = Vec::new();
     for m in lane.messages.iter().filter(|m| m.number != 1) {
-        if let Some(r) = resumes.next_if(|r| m.waited_from_us >= r.resent_us) {
-            resume = resume.saturating_add(m.arrived_us.saturating_sub(r.at_us));
+        if resumes
+            .next_if(|r| m.waited_from_us >= r.resent_us)
+            .is_some()
+        {
             continue;
         }
         waits.push((Some(m.number), m.wait_us()));
-    }
-    for r in resumes {
-        resume = resume.saturating_add(r.resent_us.saturating_sub(r.at_us));
     }
     for b in &lane.buckets {
         waits.push((Some(b.max_wait_at), b.max_wait_us));
         waits.push((None, b.wait_us.saturating_sub(b.max_wait_us)));
     }
-    (waits, resume)
+    waits
 }
 
 fn bucket_len(b: &Bucket) -> u64 {
@@ -316,13 +250,19 @@ pub fn explain_records(
         return Err(ExplainError::NoTimelines(label.to_owned()));
     };
     let (median_record, median_timeline) = timed[middle];
-    let base = Spent::of(median_record, median_timeline);
+    let base = Side::of(median_record, median_timeline);
     let typical_wait = median(base.waits.iter().map(|(_, w)| *w).collect());
     let iterations: Vec<IterationCauses> = timed
         .iter()
-        .map(|(record, timeline)| {
+        .enumerate()
+        .map(|(index, (record, timeline))| {
             let extra_ms = record.total_ms - median_record.total_ms;
-            let causes = causes(&Spent::of(record, timeline), &base, typical_wait, extra_ms);
+            // The median iteration is not explained against itself.
+            let causes = if index == middle {
+                Vec::new()
+            } else {
+                causes(&Side::of(record, timeline), &base, typical_wait, extra_ms)
+            };
             IterationCauses {
                 iteration: record.iteration,
                 total_ms: record.total_ms,
@@ -354,265 +294,174 @@ pub fn only(
     Ok(explanation)
 }
 
-fn cause(kind: CauseKind, us: i128, at_message: Option<u32>, detail: String) -> Cause {
-    Cause {
-        kind,
-        ms: ms(us),
-        at_message,
-        detail,
-    }
-}
-
-/// Where the server's extra work was waited for: the message, its wait, and how much of the
-/// server's share it held, in microseconds.
+/// A stretch of an iteration much longer (or shorter) than the median iteration's: where it was,
+/// how long it took, what it is set against (the median iteration's, or its typical wait), and
+/// by how much it differs from that, in microseconds.
 #[derive(Debug, Clone, Copy)]
-struct Stall {
-    number: u32,
-    wait: u64,
-    taken: u64,
-}
-
-/// A wait much longer than the median iteration's typical one.
-struct Gap {
-    number: u32,
-    wait: u64,
-    /// Its excess over the typical wait, less what another cause took of it.
+struct Stretch {
+    location: Location,
+    took: u64,
+    against: u64,
+    typical: bool,
     excess: i128,
 }
 
-/// The longest waits of `it` that exceed the typical one by the larger of 1 ms and five typical
-/// waits, longest first, at most [`NAMED_GAPS`].
-fn named_gaps(it: &Spent, typical_wait: u64) -> Vec<Gap> {
-    let threshold = typical_wait.saturating_mul(5).max(1_000);
-    let mut gaps: Vec<(u32, u64)> = it
-        .waits
-        .iter()
-        .filter_map(|&(n, w)| Some((n?, w)))
-        .filter(|&(_, w)| w.saturating_sub(typical_wait) >= threshold)
-        .collect();
-    gaps.sort_by_key(|&(n, w)| (std::cmp::Reverse(w), n));
-    gaps.truncate(NAMED_GAPS);
-    gaps.into_iter()
-        .map(|(number, wait)| Gap {
-            number,
-            wait,
-            excess: diff(wait, typical_wait),
-        })
-        .collect()
-}
-
-/// The server cause in words: what it reported against the median iteration, and where the
-/// client waited for it.
-fn server_detail(it: &Spent, base: &Spent, stall: Option<Stall>, typical_wait: u64) -> String {
-    let figure = |us: Option<u64>| us.map_or("–".to_owned(), micros);
-    let mut text = format!(
-        "the client waited {} on the server's work (the median iteration {}); the server reported {} elapsed and {} of CPU (the median iteration {} and {})",
-        micros(it.server.part),
-        micros(base.server.part),
-        figure(it.server.elapsed),
-        figure(it.server.cpu),
-        figure(base.server.elapsed),
-        figure(base.server.cpu),
-    );
-    if let Some(s) = stall {
-        text.push_str(&format!(
-            "; {} of it in the wait before message {} (waited {}, typically {})",
-            micros(s.taken),
-            s.number,
-            micros(s.wait),
-            micros(typical_wait)
-        ));
-    }
-    text
-}
-
-/// How the waits of an iteration changed against the median one's: the first byte, the named
-/// gaps and the rest, each in microseconds.
-struct WaitChange {
-    first: i128,
-    gaps: Vec<Gap>,
-    spread: i128,
-}
-
-impl WaitChange {
-    fn of(it: &Spent, base: &Spent, typical_wait: u64) -> WaitChange {
-        let gaps = named_gaps(it, typical_wait);
-        let spread = diff(it.waits_total(), base.waits_total())
-            - gaps.iter().map(|g| g.excess).sum::<i128>();
-        WaitChange {
-            first: diff(it.first_byte, base.first_byte),
-            gaps,
-            spread,
+impl Stretch {
+    fn new(location: Location, took: u64, against: u64) -> Stretch {
+        Stretch {
+            location,
+            took,
+            against,
+            typical: false,
+            excess: diff(took, against),
         }
     }
 
-    fn total(&self) -> i128 {
-        self.first + self.spread + self.gaps.iter().map(|g| g.excess).sum::<i128>()
-    }
-
-    /// Takes `share` out of the waits: a longer wait out of the named gaps first (the largest
-    /// first), then the first byte, then the rest. Returns the largest gap it took a notable part
-    /// of the share from (a tenth, and 5 ms): where the server stalled (its message, its wait,
-    /// and how much of the share it was).
-    fn take(&mut self, share: i128) -> Option<Stall> {
-        let mut left = share;
-        let mut at_message = None;
-        for gap in self.gaps.iter_mut().filter(|_| share > 0) {
-            let taken = left.min(gap.excess).max(0);
-            let notable = taken * 10 >= share && taken >= 5_000;
-            if notable && at_message.is_none() {
-                at_message = Some(Stall {
-                    number: gap.number,
-                    wait: gap.wait,
-                    taken: u64::try_from(taken).unwrap_or(0),
-                });
-            }
-            gap.excess -= taken;
-            left -= taken;
-        }
-        for slot in [&mut self.first, &mut self.spread] {
-            let taken = if share > 0 {
-                left.min(*slot).max(0)
-            } else {
-                left.max(*slot).min(0)
-            };
-            *slot -= taken;
-            left -= taken;
-        }
-        self.spread -= left;
-        at_message
-    }
-
-    /// The first byte, each named gap and the rest as causes.
-    fn causes(&self, it: &Spent, base: &Spent, typical_wait: u64, out: &mut Vec<Cause>) {
-        out.push(cause(
-            CauseKind::FirstByte,
-            self.first,
-            None,
-            format!(
-                "first message after {} (the median iteration's after {})",
-                micros(it.first_byte),
-                micros(base.first_byte)
-            ),
-        ));
-        for gap in &self.gaps {
-            out.push(cause(
-                CauseKind::StreamGap,
-                gap.excess,
-                Some(gap.number),
-                format!(
-                    "waited {} before message {} (typically {})",
-                    micros(gap.wait),
-                    gap.number,
-                    micros(typical_wait)
-                ),
-            ));
-        }
-        out.push(cause(
-            CauseKind::StreamGap,
-            self.spread,
-            None,
-            format!("the other waits, over {} messages", it.waits.len()),
-        ));
-    }
-}
-
-/// `it`'s parts against `base`'s, as causes of `extra_ms`, largest first; parts that differ by
-/// less than 10 µs are left out.
-fn causes(it: &Spent, base: &Spent, typical_wait: u64, extra_ms: f64) -> Vec<Cause> {
-    let mut out = Vec::new();
-    let mut waits = WaitChange::of(it, base, typical_wait);
-    // The server's share of the waits' change comes out of them first.
-    let changed = waits.total();
-    let server = diff(it.server.part, base.server.part);
-    let share = if server.signum() == changed.signum() {
-        server.abs().min(changed.abs()) * server.signum()
-    } else {
-        0
-    };
-    if share != 0 {
-        let stall = waits.take(share);
-        out.push(cause(
-            CauseKind::Server,
-            share,
-            stall.map(|s| s.number),
-            server_detail(it, base, stall, typical_wait),
-        ));
-    }
-    waits.causes(it, base, typical_wait, &mut out);
-    let decode = diff(it.decode_cpu, base.decode_cpu);
-    out.push(cause(
-        CauseKind::Decode,
-        decode,
-        None,
+    fn words(&self) -> String {
+        let against = if self.typical {
+            "typically"
+        } else {
+            "the median iteration"
+        };
+        let what = match self.location {
+            Location::AfterLastMessage => "took",
+            _ => "waited",
+        };
         format!(
-            "{} of decode CPU over {} messages (the median iteration's {} over {})",
-            micros(it.decode_cpu),
+            "; the stretch that changed most was {} ({what} {}, {against} {})",
+            self.location.words(),
+            micros(self.took),
+            micros(self.against)
+        )
+    }
+}
+
+/// The wait of `it` that differs most from the median iteration's in the direction `sign` (a
+/// message's wait against the median's for the same message, or its typical wait where the
+/// median had no such message), by the larger of 1 ms and five typical waits.
+fn longest_wait(it: &Side, base: &Side, typical_wait: u64, sign: i128) -> Option<Stretch> {
+    let threshold = i128::from(typical_wait.saturating_mul(5).max(1_000));
+    let first = Stretch::new(Location::BeforeFirstMessage, it.first_wait, base.first_wait);
+    let later = it.waits.iter().filter_map(|&(n, w)| {
+        let n = n?;
+        let median = base
+            .waits
+            .iter()
+            .find(|(m, _)| *m == Some(n))
+            .map(|(_, w)| *w);
+        Some(Stretch {
+            typical: median.is_none(),
+            ..Stretch::new(
+                Location::BeforeMessage(n),
+                w,
+                median.unwrap_or(typical_wait),
+            )
+        })
+    });
+    std::iter::once(first)
+        .chain(later)
+        .filter(|s| s.excess * sign >= threshold)
+        .max_by_key(|s| (s.excess * sign, std::cmp::Reverse(s.location)))
+}
+
+/// Puts `stretch` on the cause among `parts` that moved the most in the direction `sign`.
+fn place(causes: &mut [Cause], stretch: Stretch, parts: &[Part], sign: f64) {
+    let moved = causes
+        .iter_mut()
+        .filter(|c| parts.contains(&c.kind) && c.ms * sign > 0.0)
+        .max_by(|a, b| (a.ms * sign).total_cmp(&(b.ms * sign)));
+    if let Some(c) = moved {
+        c.location = Some(stretch.location);
+        c.at_message = stretch.location.message();
+        c.detail.push_str(&stretch.words());
+    }
+}
+
+/// What a part was in `it` against `base`, in words.
+fn detail(part: Part, it: &Side, base: &Side) -> String {
+    let (a, b) = (micros(it.us(part)), micros(base.us(part)));
+    let figure = |us: Option<u64>| us.map_or("–".to_owned(), micros);
+    match part {
+        Part::Server => format!(
+            "the client waited {a} on the server's work (the median iteration {b}); the server \
+             reported {} elapsed and {} of CPU (the median iteration {} and {})",
+            figure(it.elapsed),
+            figure(it.cpu),
+            figure(base.elapsed),
+            figure(base.cpu),
+        ),
+        Part::Network => format!(
+            "the client waited {a} on the network over {} messages (the median iteration {b} \
+             over {})",
+            it.messages, base.messages
+        ),
+        Part::WireDecode | Part::RowDecode => format!(
+            "{a} of {} CPU over {} messages (the median iteration {b} over {})",
+            part.label(),
             it.messages,
-            micros(base.decode_cpu),
             base.messages
         ),
-    ));
-    out.push(cause(
-        CauseKind::Descheduled,
-        diff(it.descheduled, base.descheduled),
-        None,
-        format!(
-            "the client's thread was off the CPU for {} of its decode and its work between (the median iteration's {})",
-            micros(it.descheduled),
-            micros(base.descheduled)
+        Part::ClientWork => format!(
+            "the client's own work between its waits and decodes took {a} of CPU (the median \
+             iteration {b})"
         ),
-    ));
-    out.push(cause(
-        CauseKind::Resume,
-        diff(it.resume, base.resume),
-        None,
-        format!(
-            "{} in back-offs and first messages after re-sent requests",
-            micros(it.resume)
+        Part::Descheduled => format!(
+            "the client's thread was off the CPU for {a} of its timed work (the median \
+             iteration {b})"
         ),
-    ));
-    for (i, (kind, steps)) in SETUP.iter().enumerate() {
-        out.push(cause(
-            *kind,
-            diff(it.setup[i], base.setup[i]),
-            None,
-            format!(
-                "{} took {} before the query (the median iteration's {})",
-                steps.join(" + "),
-                micros(it.setup[i]),
-                micros(base.setup[i])
-            ),
-        ));
+        Part::Untimed => format!("{a} that no measurement covers (the median iteration {b})"),
+        _ => format!("{}: {a} (the median iteration {b})", part.description()),
     }
-    let named_ms: f64 = out.iter().map(|c| c.ms).sum();
-    out.push(Cause {
-        kind: CauseKind::Other,
-        ms: extra_ms - named_ms,
-        at_message: None,
-        detail: format!(
-            "the client's own work between its spans took {} of CPU (the median iteration's {}); the rest is untimed",
-            micros(it.between_cpu),
-            micros(base.between_cpu)
-        ),
+}
+
+/// `it`'s parts against `base`'s, one cause per part that changed by 10 µs or more: those that
+/// moved in the direction of `extra_ms` first, largest first.
+fn causes(it: &Side, base: &Side, typical_wait: u64, extra_ms: f64) -> Vec<Cause> {
+    let mut out: Vec<Cause> = Part::ALL
+        .into_iter()
+        .filter(|&part| it.parts.has(part) || base.parts.has(part))
+        .filter_map(|part| {
+            let us = diff(it.us(part), base.us(part));
+            (us.abs() >= NOTABLE_US).then(|| Cause {
+                kind: part,
+                ms: ms(us),
+                location: None,
+                at_message: None,
+                detail: detail(part, it, base),
+            })
+        })
+        .collect();
+    let sign = if extra_ms < 0.0 { -1 } else { 1 };
+    if let Some(wait) = longest_wait(it, base, typical_wait, sign) {
+        place(&mut out, wait, &[Part::Server, Part::Network], sign as f64);
+    }
+    let tail = Stretch::new(Location::AfterLastMessage, it.after_last, base.after_last);
+    if tail.excess * sign >= 1_000 {
+        let own = [Part::ClientWork, Part::Descheduled, Part::Untimed];
+        place(&mut out, tail, &own, sign as f64);
+    }
+    let sign = sign as f64;
+    out.sort_by(|a, b| {
+        (b.ms * sign)
+            .total_cmp(&(a.ms * sign))
+            .then(a.kind.cmp(&b.kind))
     });
-    out.retain(|c| c.ms.is_finite() && c.ms.abs() >= 0.01);
-    out.sort_by(|a, b| b.ms.total_cmp(&a.ms));
     out
 }
 
-/// The positive part of each kind summed over the iterations slower than the median one.
+/// The growth of each part summed over the iterations slower than the median one, with where it
+/// happened most often.
 fn run_causes(iterations: &[IterationCauses]) -> RunCauses {
     let slower: Vec<&IterationCauses> = iterations.iter().filter(|i| i.extra_ms > 0.0).collect();
-    let mut sums: Vec<(CauseKind, f64, Vec<u32>)> = Vec::new();
+    let mut sums: Vec<(Part, f64, Vec<Location>)> = Vec::new();
     for i in &slower {
         for c in i.causes.iter().filter(|c| c.ms > 0.0) {
             match sums.iter_mut().find(|(k, _, _)| *k == c.kind) {
                 Some((_, ms, at)) => {
                     *ms += c.ms;
-                    at.extend(c.at_message);
+                    at.extend(c.location);
                 }
-                None => sums.push((c.kind, c.ms, c.at_message.into_iter().collect())),
+                None => sums.push((c.kind, c.ms, c.location.into_iter().collect())),
             }
         }
     }
@@ -620,26 +469,27 @@ fn run_causes(iterations: &[IterationCauses]) -> RunCauses {
         .into_iter()
         .map(|(kind, ms, at)| {
             let common = most_common(&at);
-            let where_ = common.map_or(String::new(), |(n, times)| {
-                format!(", {times} of them at message {n}")
+            let where_ = common.map_or(String::new(), |(at, times)| {
+                format!(", {times} of them {}", at.words())
             });
             Cause {
                 kind,
                 ms,
-                at_message: common.map(|(n, _)| n),
+                location: common.map(|(at, _)| at),
+                at_message: common.and_then(|(at, _)| at.message()),
                 detail: format!("over {} slower iterations{where_}", slower.len()),
             }
         })
         .collect();
-    causes.sort_by(|a, b| b.ms.total_cmp(&a.ms));
+    causes.sort_by(|a, b| b.ms.total_cmp(&a.ms).then(a.kind.cmp(&b.kind)));
     RunCauses { causes }
 }
 
 /// The most frequent value of `values` with its count (the smallest of a tie).
-fn most_common(values: &[u32]) -> Option<(u32, usize)> {
+fn most_common<T: Ord + Copy>(values: &[T]) -> Option<(T, usize)> {
     let mut sorted = values.to_vec();
     sorted.sort_unstable();
-    let mut best: Option<(u32, usize)> = None;
+    let mut best: Option<(T, usize)> = None;
     for chunk in sorted.chunk_by(|a, b| a == b) {
         if best.is_none_or(|(_, n)| chunk.len() > n) {
             best = Some((chunk[0], chunk.len()));

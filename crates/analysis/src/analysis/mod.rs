@@ -35,7 +35,7 @@ pub mod subject;
 pub mod sweep;
 
 pub use causes::{
-    Cause, CauseKind, ExplainError, Explanation, IterationCauses, RunCauses, explain,
+    Cause, ExplainError, Explanation, IterationCauses, Location, RunCauses, explain,
 };
 pub use comparison::{
     BootstrapSettings, PairNames, RunComparison, TotalComparison, compare_measure,

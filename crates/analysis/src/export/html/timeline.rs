@@ -168,15 +168,20 @@ fn picture(slowest: (&str, &Timeline), median: (&str, &Timeline)) -> String {
     svg
 }
 
-/// The causes of one iteration's extra time as a list.
+/// The causes of one iteration's extra time as a list: each a part, by its label, with its
+/// change and where it happened.
 fn causes_list(it: &IterationCauses) -> String {
     let mut html = String::from("<ul class=\"causes\">");
     for c in &it.causes {
+        let at = c
+            .location
+            .map_or(String::new(), |l| format!(" {}", l.words()));
         let _ = write!(
             html,
-            "<li><b>{}</b> {} — {}</li>",
-            esc(c.kind.as_str()),
+            "<li><b>{}</b> {}{} — {}</li>",
+            esc(c.kind.label()),
             esc(&signed_ms(c.ms)),
+            esc(&at),
             clipped(&c.detail)
         );
     }

@@ -1,43 +1,44 @@
 //! The causes of an iteration's difference from the median one, in words a reader would say:
-//! what made it slower or faster, and how much of the extra time the named causes account for.
+//! which part made it slower or faster, where, and how much of the extra time the named causes
+//! account for.
 
-use crate::analysis::causes::CauseKind;
+use crate::analysis::causes::Location;
+use crate::part::Part;
 
 /// The words for a cause, as a reader would say it: what made the iteration slower when `ms` is
-/// above zero, what made it faster below (a first message that came earlier is not one that
-/// "came later").
-pub fn cause_words(kind: CauseKind, at_message: Option<u32>, ms: f64) -> String {
+/// above zero, what made it faster below (a wait that shrank is not one that "grew"). A cause is
+/// a part of the accounting, said with the part's label, and where it happened when that is known.
+pub fn cause_words(kind: Part, location: Option<Location>, ms: f64) -> String {
     let more = ms >= 0.0;
     let pick = |slower: &str, faster: &str| if more { slower } else { faster }.to_owned();
-    match (kind, at_message) {
-        (CauseKind::Server, Some(n)) if more => format!("the server stalled before message {n}"),
-        (CauseKind::Server, _) => pick("the server worked longer", "the server worked less"),
-        (CauseKind::StreamGap, Some(n)) if more => format!("a stall before message {n}"),
-        (CauseKind::StreamGap, _) => pick(
-            "longer waits between messages",
-            "shorter waits between messages",
+    let said = match (kind, location) {
+        (Part::Server, Some(at)) if more => return format!("the server stalled {}", at.words()),
+        (Part::Network, Some(at)) if more => {
+            return format!("a stall {} (network)", at.words());
+        }
+        (Part::Server, _) => pick("the server worked longer", "the server worked less"),
+        (Part::Network, _) => pick(
+            "longer waits on the network",
+            "shorter waits on the network",
         ),
-        (CauseKind::FirstByte, _) => pick(
-            "the first message came later",
-            "the first message came earlier",
+        (Part::WireDecode | Part::RowDecode, _) => {
+            format!("{} {} CPU", pick("more", "less"), kind.label())
+        }
+        (Part::ClientWork, _) => pick(
+            "more of the client's own work",
+            "less of the client's own work",
         ),
-        (CauseKind::Decode, _) => pick("more decode CPU", "less decode CPU"),
-        (CauseKind::Descheduled, _) => pick(
+        (Part::Descheduled, _) => pick(
             "the client's thread was off the CPU",
             "the client's thread was off the CPU less",
         ),
-        (CauseKind::Resume, _) => pick("resumes", "fewer resumes"),
-        (CauseKind::Connect, _) => pick("connecting took longer", "connecting took less"),
-        (CauseKind::Tls, _) => pick(
-            "the TLS handshake took longer",
-            "the TLS handshake took less",
-        ),
-        (CauseKind::Token, _) => pick("fetching a token took longer", "fetching a token took less"),
-        (CauseKind::Session, _) => pick(
-            "creating a session took longer",
-            "creating a session took less",
-        ),
-        (CauseKind::Other, _) => pick("other work, or untimed", "less other work, or untimed"),
+        (Part::Untimed, _) => pick("more untimed", "less untimed"),
+        (Part::Backoff, _) => pick("backing off to resume", "less backing off"),
+        _ => format!("{} {}", kind.label(), pick("took longer", "took less")),
+    };
+    match location {
+        Some(at) if more => format!("{said}, {}", at.words()),
+        _ => said,
     }
 }
 
@@ -64,27 +65,37 @@ mod tests {
 
     #[test]
     fn causes_are_said_in_words_with_the_message_of_a_stall() {
+        let at_4 = Some(Location::BeforeMessage(4));
         assert_eq!(
-            cause_words(CauseKind::StreamGap, Some(4), 12.0),
-            "a stall before message 4"
+            cause_words(Part::Network, at_4, 12.0),
+            "a stall before message 4 (network)"
         );
         assert_eq!(
-            cause_words(CauseKind::Descheduled, None, 3.0),
+            cause_words(Part::Server, at_4, 12.0),
+            "the server stalled before message 4"
+        );
+        assert_eq!(
+            cause_words(Part::Descheduled, None, 3.0),
             "the client's thread was off the CPU"
         );
         // The sign and the words agree.
         assert_eq!(
-            cause_words(CauseKind::FirstByte, None, 17.03),
-            "the first message came later"
+            cause_words(Part::Network, None, 17.03),
+            "longer waits on the network"
         );
         assert_eq!(
-            cause_words(CauseKind::FirstByte, None, -17.03),
-            "the first message came earlier"
+            cause_words(Part::Network, at_4, -2.0),
+            "shorter waits on the network"
         );
         assert_eq!(
-            cause_words(CauseKind::StreamGap, Some(4), -2.0),
-            "shorter waits between messages"
+            cause_words(Part::Untimed, Some(Location::AfterLastMessage), 2.0),
+            "more untimed, after the last message"
         );
+        assert_eq!(
+            cause_words(Part::WireDecode, None, -1.0),
+            "less wire decode CPU"
+        );
+        assert_eq!(cause_words(Part::Session, None, 5.0), "session took longer");
         assert_eq!(crate::text::capitalised("the server"), "The server");
     }
 

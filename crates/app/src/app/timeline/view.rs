@@ -16,8 +16,9 @@ use egui_plot::{GridMark, Plot, PlotTransform};
 use super::cause_words::{cause_words, coverage_words};
 use super::paint::{self, Band, Drawn};
 use super::rows::{self, Item, Kind, Row, RowKind};
-use crate::analysis::causes::{self, CauseKind, IterationCauses};
+use crate::analysis::causes::{self, IterationCauses};
 use crate::app::theme;
+use crate::part::Part;
 use crate::report::{IterationRecord, RunId};
 use crate::text::capitalised;
 
@@ -105,7 +106,7 @@ impl Built {
             .causes
             .iter()
             .flat_map(|c| &c.causes)
-            .filter(|c| matches!(c.kind, CauseKind::StreamGap | CauseKind::Server) && c.ms > 0.0)
+            .filter(|c| matches!(c.kind, Part::Server | Part::Network) && c.ms > 0.0)
             .filter_map(|c| c.at_message)
             .collect();
         let median_index = median
@@ -682,7 +683,7 @@ fn causes_text(ui: &mut egui::Ui, built: &Built, iteration: u32) {
             egui::RichText::new(format!(
                 "{}  {}",
                 crate::text::signed_ms(c.ms),
-                cause_words(c.kind, c.at_message, c.ms)
+                cause_words(c.kind, c.location, c.ms)
             ))
             .color(colour),
         );
@@ -696,7 +697,7 @@ fn causes_text(ui: &mut egui::Ui, built: &Built, iteration: u32) {
         let named: f64 = explained
             .causes
             .iter()
-            .filter(|c| c.kind != CauseKind::Other && c.ms > 0.0)
+            .filter(|c| c.kind != Part::Untimed && c.ms > 0.0)
             .map(|c| c.ms)
             .sum();
         ui.label(coverage_words(named, explained.extra_ms));
