@@ -315,7 +315,7 @@ fn the_command_line_prints_each_iteration_and_the_verdict_and_exits_3_on_a_wrong
         table
             .lines()
             .next()
-            .is_some_and(|h| h.contains("blocked_ms,tail_ms,check"))
+            .is_some_and(|h| h.contains("blocked_ms,tail_ms,") && h.contains(",check,"))
     );
     assert!(table.contains(",values"), "{table}");
 

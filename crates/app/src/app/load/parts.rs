@@ -48,7 +48,10 @@ impl StepBar {
             if *part == Part::Server
                 && let Some(queue) = self.queue
             {
-                text.push_str(&format!(" (of which {} in its queue)", ms(queue)));
+                text.push_str(&format!(
+                    "\n  of which in the server's queue: {}",
+                    ms(queue)
+                ));
             }
         }
         text.push_str(&format!(
@@ -294,7 +297,7 @@ mod tests {
         let words = chart.bars[2].tooltip(None);
         assert!(
             words.contains(&format!(
-                "\nserver {} (of which {} in its queue)",
+                "\nserver {}\n  of which in the server's queue: {}",
                 ms(900.0),
                 ms(850.0)
             )),
