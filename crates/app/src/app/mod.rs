@@ -70,7 +70,8 @@ use files::{DialogPurpose, Dialogs, FileJobs};
 use runs::{ActiveRun, RunController};
 use status_file::{RunState, StatusFile};
 
-/// How often the window redraws while a run streams, with no input.
+/// How often the window redraws while a load run streams, with no input (a query's run:
+/// [`run_control::RUN_REPAINT`]).
 const RUNNING_REPAINT: std::time::Duration = std::time::Duration::from_millis(33);
 
 /// The window's title.
@@ -455,10 +456,16 @@ impl eframe::App for SpanprofApp {
             // The step's progress moves.
             ui.ctx().request_repaint_after(RUNNING_REPAINT);
         }
-        if self.runs.is_running() {
+        if let Some(run) = self.runs.active() {
             // Keep drawing while a run streams (the progress moves), at a rate that leaves the
-            // CPU to the run being measured; input still repaints at once.
-            ui.ctx().request_repaint_after(RUNNING_REPAINT);
+            // CPU to the run being measured; input still repaints at once. Once its last
+            // iteration is in, its end is looked for sooner.
+            let delay = if run.all_ended() {
+                RUNNING_REPAINT
+            } else {
+                run_control::RUN_REPAINT
+            };
+            ui.ctx().request_repaint_after(delay);
             if let (Some(stats), Some(started)) = (&mut self.frame_stats, self.frame_started) {
                 stats.record(started, frame.info().cpu_usage);
             }

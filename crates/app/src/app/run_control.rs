@@ -2,14 +2,30 @@
 //! connection panel's target, or a client program on the local instance), reading what the engine
 //! reported each frame, and what its end does: the runs join the list, the status file says how
 //! it went, the frame times are written, and a run of several variants opens the comparison.
+//!
+//! While a run is measured the window draws at most every [`RUN_REPAINT`] (input still repaints
+//! at once): its painting shares the process, and the cores, with the local instance.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::SpanprofApp;
-use super::connection::repaint_notifier;
 use super::runs::{ActiveRun, Drained, Ended};
 use super::settings::Tab;
 use super::status_file::RunState;
 use crate::engine::{IterationDetails, Notifier, Target};
 use crate::report::{RunId, RunReport, Status};
+
+/// How often the window draws while a run is measured and nothing is pressed: the progress and
+/// the partial bars move four times a second, and the CPU is left to the run.
+pub(super) const RUN_REPAINT: Duration = Duration::from_millis(250);
+
+/// The notifier a run's engine is given: a repaint of `ctx` within [`RUN_REPAINT`], never one
+/// per event (a run sends several a millisecond as rows stream).
+pub(super) fn run_notifier(ctx: &egui::Context) -> Notifier {
+    let ctx = ctx.clone();
+    Arc::new(move || ctx.request_repaint_after(RUN_REPAINT))
+}
 
 impl SpanprofApp {
     /// Starts a run of what the panels describe, unless one is in flight; says why it cannot.
@@ -28,7 +44,7 @@ impl SpanprofApp {
             self.notice = Some("nothing to run: the query is empty".into());
             return;
         }
-        let notify = repaint_notifier(&self.ctx);
+        let notify = run_notifier(&self.ctx);
         let started = if self.settings.query.subject {
             self.start_subject(notify)
         } else {
@@ -175,5 +191,29 @@ impl SpanprofApp {
             self.log
                 .push(format!("cannot write the frame statistics: {e}"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[test]
+    fn a_run_s_events_ask_for_a_repaint_within_a_quarter_second_not_at_once() {
+        let ctx = egui::Context::default();
+        let delays = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&delays);
+        ctx.set_request_repaint_callback(move |info| {
+            seen.lock().expect("not poisoned").push(info.delay)
+        });
+        let notify = run_notifier(&ctx);
+        for _ in 0..100 {
+            notify();
+        }
+        // One repaint is scheduled for a hundred events, a quarter of a second away.
+        let delays = delays.lock().expect("not poisoned").clone();
+        assert_eq!(delays, vec![Duration::from_millis(250)]);
     }
 }

@@ -10,6 +10,8 @@ use crate::engine::{
 };
 use crate::report::{IterationRecord, RunReport};
 
+use super::cpu::WindowMeter;
+
 /// Where a run is, for the progress bar.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
@@ -72,6 +74,8 @@ pub struct ActiveRun {
     /// MB/s of the last iteration that ended.
     mb_per_s: Option<f64>,
     cancelled: bool,
+    /// The window's own CPU from the run's start: each report keeps it when the run ends.
+    window: Option<WindowMeter>,
 }
 
 impl ActiveRun {
@@ -110,6 +114,7 @@ impl ActiveRun {
             target: None,
             mb_per_s: None,
             cancelled: false,
+            window: WindowMeter::start(),
         }
     }
 
@@ -151,7 +156,11 @@ impl ActiveRun {
                 }
                 EngineEvent::Details(details) => self.details.push(*details),
                 EngineEvent::Finished(heads) => {
-                    let reports = self.records.finish(heads);
+                    let mut reports = self.records.finish(heads);
+                    let window_cpu = self.window.as_ref().and_then(WindowMeter::read);
+                    for report in &mut reports {
+                        report.config.window_cpu = window_cpu;
+                    }
                     return Some(Ended::Finished(reports, std::mem::take(&mut self.details)));
                 }
                 EngineEvent::Failed(error) => {
@@ -204,6 +213,14 @@ impl ActiveRun {
     /// ended so far, in the order they ended.
     pub fn records(&self, variant: usize) -> &[IterationRecord] {
         self.records.records(variant)
+    }
+
+    /// Whether every iteration it was to run has ended (its end is near: the sessions close).
+    pub fn all_ended(&self) -> bool {
+        let ended: usize = (0..self.labels.len())
+            .map(|v| self.records.records(v).len())
+            .sum();
+        ended >= self.of as usize
     }
 
     /// Where the run is.

@@ -1,8 +1,10 @@
-//! The runs: the list of them (`list.rs`), the one in flight (`active.rs`), and the
-//! [`RunController`] that owns both with the history worker (`controller.rs`).
+//! The runs: the list of them (`list.rs`), the one in flight (`active.rs`) with the window's
+//! CPU while it is measured (`cpu.rs`), and the [`RunController`] that owns both with the
+//! history worker (`controller.rs`).
 
 mod active;
 mod controller;
+mod cpu;
 mod list;
 
 pub use active::Progress;
