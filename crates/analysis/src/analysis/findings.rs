@@ -189,7 +189,11 @@ impl Findings {
         }
         Findings {
             missing_statistics: missing_statistics(report.config.query_mode, &report.iterations),
-            window: (report.config.window_cpu.as_ref()).and_then(|cpu| WindowLoad::of(cpu, local)),
+            window: report
+                .config
+                .window_cpu
+                .as_ref()
+                .and_then(|cpu| WindowLoad::of(cpu, local)),
             ..found
         }
     }

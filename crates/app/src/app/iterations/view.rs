@@ -256,6 +256,15 @@ impl IterationsView {
                 .small()
                 .color(theme::MUTED),
             );
+            // The window shares the process with the local instance: what it took is said.
+            let local = config.target == "local";
+            if let Some(load) = config
+                .window_cpu
+                .as_ref()
+                .and_then(|cpu| analysis::WindowLoad::of(cpu, local))
+            {
+                ui.colored_label(theme::WARN, format!("! {load}"));
+            }
             self.set_plan_changes(
                 run.report
                     .plans
