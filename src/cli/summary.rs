@@ -14,8 +14,8 @@ use crate::part::Measure;
 use crate::report::{RunReport, printable};
 use crate::text::{ms, signed_ms};
 
-/// Query statistics that did not come, a slow first (cold) iteration and outlying ones, as
-/// [`Findings`] found them; empty when there is nothing to say.
+/// Query statistics that did not come, a slow first (cold) iteration, a busy machine or window,
+/// and outlying iterations, as [`Findings`] found them; empty when there is nothing to say.
 pub fn findings(report: &RunReport) -> String {
     let found = Findings::of(report);
     let mut text = String::new();
@@ -35,6 +35,7 @@ pub fn findings(report: &RunReport) -> String {
         .as_ref()
         .map(ToString::to_string)
         .into_iter()
+        .chain(found.window.as_ref().map(ToString::to_string))
         .chain(found.untimed_words())
         .chain(found.outlier_words())
     {
@@ -265,11 +266,36 @@ pub fn iteration_text(it: &IterationCauses) -> String {
 
 /// One cause as a line: its part, its change, where it happened, and the detail.
 pub fn cause_line(c: &crate::analysis::Cause) -> String {
-    let at = c.location.map_or(String::new(), |l| format!(" {}", l.words()));
+    let at = c
+        .location
+        .map_or(String::new(), |l| format!(" {}", l.words()));
     format!(
         "    {:<12} {:>10}{at}  {}\n",
         c.kind.label(),
         signed_ms(c.ms),
         printable(&c.detail)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_measured_beside_a_busy_window_says_so() {
+        let mut report = RunReport::with_totals("r", &[10.0, 11.0, 12.0]);
+        assert!(!findings(&report).contains("window"));
+        report.config.window_cpu = Some(crate::report::WindowCpu {
+            cpu_s: 0.28,
+            wall_s: 0.7,
+        });
+        assert!(
+            findings(&report).contains(
+                "the window used 0.4 of a core while this run was measured; the local instance \
+                 shares this process"
+            ),
+            "{}",
+            findings(&report)
+        );
+    }
 }
