@@ -166,7 +166,18 @@ fn a_stall_before_message_4_is_explained_there_and_the_trace_nests() {
             assert!(at_4(it), "the stall named at message 4: {it}");
         }
         if !differs {
-            assert!(!at_4(it), "no stall at message 4 to tell it apart: {it}");
+            // Both stalled, or neither: message 4 may still be the wait that moved most (two
+            // 80 ms waits jitter more than two short ones), but never by a stall's worth.
+            let moved: f64 = causes
+                .iter()
+                .filter(|c| c["kind"] == "server" || c["kind"] == "network")
+                .filter_map(|c| c["ms"].as_f64())
+                .map(f64::abs)
+                .fold(0.0, f64::max);
+            assert!(
+                !at_4(it) || moved < 60.0,
+                "no stall at message 4 to tell it apart: {it}"
+            );
         }
         // The parts add up to the difference of the totals.
         let sum: f64 = causes.iter().filter_map(|c| c["ms"].as_f64()).sum();
