@@ -6,8 +6,8 @@
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use spanprof::analysis;
-use spanprof::part::Part;
 use spanprof::app::SpanprofApp;
+use spanprof::part::Part;
 
 use crate::app::{app, run_to_end, set_query};
 

@@ -34,9 +34,7 @@ pub mod refusal;
 pub mod subject;
 pub mod sweep;
 
-pub use causes::{
-    Cause, ExplainError, Explanation, IterationCauses, Location, RunCauses, explain,
-};
+pub use causes::{Cause, ExplainError, Explanation, IterationCauses, Location, RunCauses, explain};
 pub use comparison::{
     BootstrapSettings, PairNames, RunComparison, TotalComparison, compare_measure,
     compare_measure_named, compare_runs, compare_runs_named,
