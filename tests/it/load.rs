@@ -418,26 +418,36 @@ fn a_hangup_keeps_what_was_measured_as_ctrl_c_does() {
     a_signal_keeps_what_was_measured("HUP");
 }
 
+/// `spanprof load --local` of `SELECT 1` at `rates`, a minute a step, with `extra` arguments,
+/// started with its output piped.
+fn minute_steps(rates: &str, extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_spanprof"))
+        .args(["load", "--local", "--sql", "SELECT 1", "--rate", rates])
+        .args(["--step-duration", "60s"])
+        .args(extra)
+        .env_remove("SPANNER_EMULATOR_HOST")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spanprof load starts")
+}
+
+/// Sends `signal` (`INT`, `HUP`...) to `child`.
+fn send(child: &std::process::Child, signal: &str) {
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status();
+    assert!(sent.is_ok_and(|s| s.success()), "SIG{signal} sent");
+}
+
 /// `spanprof load` (two steps of a minute) sent `signal` after 4 s: it ends soon, with the
 /// report of the first step written and the run said to be cancelled.
 fn a_signal_keeps_what_was_measured(signal: &str) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let json = dir.path().join("cut.json");
-    let child = Command::new(env!("CARGO_BIN_EXE_spanprof"))
-        .args(["load", "--local", "--sql", "SELECT 1", "--rate", "20,40"])
-        .args(["--step-duration", "60s", "--json"])
-        .arg(&json)
-        .env_remove("SPANNER_EMULATOR_HOST")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spanprof load starts");
+    let child = minute_steps("20,40", &["--json", json.to_str().expect("utf-8")]);
     std::thread::sleep(Duration::from_secs(4));
-    let pid = child.id().to_string();
-    let sent = Command::new("kill")
-        .args([&format!("-{signal}"), &pid])
-        .status();
-    assert!(sent.is_ok_and(|s| s.success()), "SIG{signal} sent");
+    send(&child, signal);
     let began = Instant::now();
     let out = child.wait_with_output().expect("it ends");
     assert!(
@@ -474,21 +484,9 @@ fn a_second_signal_ends_at_once_while_the_history_lock_is_awaited() {
     locker
         .execute_batch("CREATE TABLE held (x); BEGIN EXCLUSIVE; INSERT INTO held VALUES (1);")
         .expect("the whole file locked");
-    let child = Command::new(env!("CARGO_BIN_EXE_spanprof"))
-        .args(["load", "--local", "--sql", "SELECT 1", "--rate", "20"])
-        .args(["--step-duration", "60s", "--history"])
-        .arg(&store)
-        .env_remove("SPANNER_EMULATOR_HOST")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spanprof load starts");
+    let child = minute_steps("20", &["--history", store.to_str().expect("utf-8")]);
     std::thread::sleep(Duration::from_secs(3));
-    let pid = child.id().to_string();
-    let interrupt = || {
-        let sent = Command::new("kill").args(["-INT", &pid]).status();
-        assert!(sent.is_ok_and(|s| s.success()), "SIGINT sent");
-    };
+    let interrupt = || send(&child, "INT");
     interrupt();
     // The step ends, the summary is printed, and the save waits for the lock.
     std::thread::sleep(Duration::from_secs(3));
