@@ -13,7 +13,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
-use spanprof::engine::{Engine, ProfileSpec, QueryMode, Target, Variant};
+use spanprof::engine::{Engine, Job, ProfileSpec, QueryMode, Target, Variant};
 use spanprof::export::{Exporter, Html, Json, MAX_BARS, MAX_TABLE_ROWS, read_reports};
 use spanprof::report::RunReport;
 use spanprof::server::{KnobSettings, ServerConfig};
@@ -99,7 +99,7 @@ fn run(iterations: u32) -> anyhow::Result<Vec<RunReport>> {
         warmup: 1,
         ..ProfileSpec::default()
     };
-    let engine = Engine::start(Target::Local(config), spec, Arc::new(|| {}))?;
+    let engine = Engine::start(Job::Profile(Target::Local(config), spec), Arc::new(|| {}))?;
     engine
         .reports()?
         .ok_or_else(|| anyhow::anyhow!("the engine ended without a report"))

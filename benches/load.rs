@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use spanprof::engine::load::{LoadEvent, LoadRun, LoadSpec};
+use spanprof::engine::load::LoadSpec;
 use spanprof::engine::{
-    DatabasePath, Engine, HeaderOptions, ProfileSpec, QueryMode, Target, Timeouts, Variant,
+    DatabasePath, Engine, HeaderOptions, Job, LoadEvent, ProfileSpec, QueryMode, Target, Timeouts,
+    Variant,
 };
 use spanprof::load::{LoadPlan, LoadReport, Model, StepLevel};
 use spanprof::server::{KnobSettings, ServerConfig};
@@ -120,9 +121,9 @@ fn run_on(
     spec: LoadSpec,
     mut each: impl FnMut(usize),
 ) -> anyhow::Result<LoadReport> {
-    let run = LoadRun::start(target, spec, Arc::new(|| {}))?;
+    let run = Engine::start(Job::Load(target, spec), Arc::new(|| {}))?;
     let mut step = 0;
-    while let Some(event) = run.next() {
+    for event in run.load_events() {
         match event {
             LoadEvent::StepDone(_) => {
                 each(step);
@@ -154,7 +155,7 @@ fn profile_decode_cpu_ms(
         decoder,
         ..ProfileSpec::default()
     };
-    let engine = Engine::start(target, spec, Arc::new(|| {}))?;
+    let engine = Engine::start(Job::Profile(target, spec), Arc::new(|| {}))?;
     let reports = engine
         .reports()?
         .ok_or_else(|| anyhow::anyhow!("the engine ended without a report"))?;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use spanprof::client::connect_plaintext;
-use spanprof::engine::{Engine, ProfileSpec, QueryMode, Target, Variant};
+use spanprof::engine::{Engine, Job, ProfileSpec, QueryMode, Target, Variant};
 use spanprof::report::{IterationRecord, RunReport, Status};
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
 use spanprof::stats::median;
@@ -131,7 +131,10 @@ fn profile(
         decoder,
         ..ProfileSpec::default()
     };
-    let engine = Engine::start(Target::Local(config.clone()), spec, Arc::new(|| {}))?;
+    let engine = Engine::start(
+        Job::Profile(Target::Local(config.clone()), spec),
+        Arc::new(|| {}),
+    )?;
     let reports = engine
         .reports()?
         .ok_or_else(|| anyhow::anyhow!("the engine ended without a report"))?;

@@ -7,7 +7,6 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -17,8 +16,8 @@ use super::load_summary::{step_line, summary};
 use super::options::RequestOptionArgs;
 use super::profile::{QueryArgs, check_label};
 use super::target::{TargetArgs, parse_limit};
-use crate::engine::Variant;
-use crate::engine::load::{LoadEvent, LoadRun, LoadSpec};
+use crate::engine::load::LoadSpec;
+use crate::engine::{Canceller, Engine, Job, LoadEvent, Variant};
 use crate::export::{load_csv, load_hdr_log, load_json, write_atomically};
 use crate::load::{
     LoadPlan, LoadReport, MAX_IN_FLIGHT, Model, StepLevel, parse_concurrencies, parse_rates,
@@ -264,11 +263,11 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
     for notice in &spec.notices {
         eprintln!("note: {notice}");
     }
-    let run = LoadRun::start(args.target.target(), spec, Arc::new(|| {}))
+    let run = Engine::start(Job::Load(args.target.target(), spec), Arc::new(|| {}))
         .context("cannot start the load generator")?;
     stop_on_signal(run.canceller());
     let mut report = None;
-    while let Some(event) = run.next() {
+    for event in run.load_events() {
         match event {
             LoadEvent::Connected(target) => eprintln!("connected to {target}"),
             LoadEvent::StepStarted { index, level } => {
@@ -290,7 +289,7 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
 /// default action, ending the process, would lose what was measured); a second one ends the
 /// process at once, with the signal's status, whatever the run was still doing (waiting for the
 /// history's lock, writing its exports), the children stopped first.
-fn stop_on_signal(cancel: Arc<AtomicBool>) {
+fn stop_on_signal(cancel: Canceller) {
     let spawned = std::thread::Builder::new()
         .name("spanprof-load-signals".into())
         .spawn(move || {
@@ -306,7 +305,7 @@ fn stop_on_signal(cancel: Arc<AtomicBool>) {
                 eprintln!(
                     "stopping: the steps measured so far are reported (a second signal ends at once)"
                 );
-                cancel.store(true, Ordering::SeqCst);
+                cancel.cancel();
                 signals.next().await
             });
             eprintln!("a second signal: ending now; what was not yet written is lost");

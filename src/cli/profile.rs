@@ -16,7 +16,9 @@ use super::summary;
 use super::target::TargetArgs;
 use super::variants::{FromCommandLine, SweepSpec, parse_sweep, variants};
 use crate::analysis::parse_slowdown;
-use crate::engine::{Engine, EngineEvent, Order, Param, ProfileSpec, QueryMode, ReportCollector};
+use crate::engine::{
+    Engine, EngineEvent, Job, Order, Param, ProfileSpec, QueryMode, ReportCollector,
+};
 use crate::export::{Exporter, Markdown};
 use crate::part::Measure;
 use crate::report::{RunReport, Status, printable};
@@ -326,11 +328,11 @@ fn run_engine(args: &ProfileArgs, spec: ProfileSpec) -> anyhow::Result<Vec<RunRe
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let engine = Engine::start(args.target.target(), spec, Arc::new(|| {}))
+    let engine = Engine::start(Job::Profile(args.target.target(), spec), Arc::new(|| {}))
         .context("cannot start the profiling engine")?;
     let mut reports: Option<Vec<RunReport>> = None;
     let mut records = ReportCollector::default();
-    while let Some(event) = engine.next() {
+    for event in engine.profile_events() {
         match event {
             EngineEvent::Connected { target, session_ms } => {
                 bar.suspend(|| {

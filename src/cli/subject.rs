@@ -14,7 +14,7 @@ use super::profile::{OrderArg, check_label};
 use super::serve::ServeArgs;
 use super::target::parse_limit;
 use crate::engine::{
-    DEFAULT_SUBJECT_SQL, Engine, EngineEvent, Order, ReportCollector, SubjectSpec,
+    DEFAULT_SUBJECT_SQL, Engine, EngineEvent, Job, Order, ReportCollector, SubjectSpec,
 };
 use crate::export::{Exporter, Markdown};
 use crate::part::Part;
@@ -103,12 +103,12 @@ impl SubjectArgs {
 /// writes the exports. Returns whether every iteration passed.
 pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bool> {
     let spec = args.spec()?;
-    let engine =
-        Engine::start_subject(spec, Arc::new(|| {})).context("cannot start the client profile")?;
+    let engine = Engine::start(Job::Subject(spec), Arc::new(|| {}))
+        .context("cannot start the client profile")?;
     let mut reports = None;
     let mut records = ReportCollector::default();
     writeln!(out, "{}", header())?;
-    while let Some(event) = engine.next() {
+    for event in engine.profile_events() {
         match event {
             EngineEvent::Connected { target, .. } => eprintln!("profiling on {target}"),
             EngineEvent::Iteration { variant, record } => {

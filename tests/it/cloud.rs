@@ -12,7 +12,7 @@ use spanprof::client::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFI
 use spanprof::client::{DatabasePath, Decoding, Endpoint, Query, ResumePolicy, Session};
 
 pub use crate::recorder::{Behaviour, Seen, start_recorder, start_recorder_with};
-use spanprof::engine::{Engine, EngineEvent, ProfileSpec, Target};
+use spanprof::engine::{Engine, EngineEvent, Job, ProfileSpec, Target};
 use spanprof::wire::DecoderKind;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -288,8 +288,9 @@ async fn every_call_of_a_cloud_run_carries_the_headers() {
         ..ProfileSpec::default()
     };
     let events = tokio::task::spawn_blocking(move || {
-        let engine = Engine::start(Target::Cloud(target), spec, Arc::new(|| {})).expect("starts");
-        std::iter::from_fn(|| engine.next()).collect::<Vec<_>>()
+        let engine = Engine::start(Job::Profile(Target::Cloud(target), spec), Arc::new(|| {}))
+            .expect("starts");
+        engine.profile_events().collect::<Vec<_>>()
     })
     .await
     .expect("joins");

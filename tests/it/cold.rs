@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use spanprof::client::auth::Credentials;
 use spanprof::client::cloud::CloudTarget;
-use spanprof::engine::{Engine, EngineEvent, ProfileSpec, SessionKind, Target, Timeouts, Variant};
+use spanprof::engine::{
+    Engine, EngineEvent, Job, ProfileSpec, SessionKind, Target, Timeouts, Variant,
+};
 use spanprof::export::{Exporter, Markdown};
 use spanprof::report::{RunReport, Status};
 use tokio::net::{TcpListener, TcpStream};
@@ -106,8 +108,8 @@ async fn stalling_after(answered: usize, real: &str) -> String {
 /// Runs `spec` against `target` to its end; the events in order.
 async fn run(target: Target, spec: ProfileSpec) -> Vec<EngineEvent> {
     tokio::task::spawn_blocking(move || {
-        let engine = Engine::start(target, spec, Arc::new(|| {})).expect("starts");
-        std::iter::from_fn(|| engine.next()).collect::<Vec<_>>()
+        let engine = Engine::start(Job::Profile(target, spec), Arc::new(|| {})).expect("starts");
+        engine.profile_events().collect::<Vec<_>>()
     })
     .await
     .expect("joins")

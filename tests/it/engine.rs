@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use spanprof::engine::{
-    DatabasePath, Engine, EngineEvent, ProfileSpec, QueryMode, Target, Variant, collect_reports,
+    DatabasePath, Engine, EngineEvent, Job, ProfileSpec, QueryMode, Target, Variant,
+    collect_reports,
 };
 use spanprof::report::{RunReport, Status};
 use spanprof::server::{KnobSettings, ServerConfig};
@@ -37,8 +38,8 @@ fn spec(sql: &str, iterations: u32) -> ProfileSpec {
 
 /// Runs to the end and returns the events.
 fn run(target: Target, spec: ProfileSpec) -> Vec<EngineEvent> {
-    let engine = Engine::start(target, spec, Arc::new(|| {})).expect("starts");
-    std::iter::from_fn(|| engine.next()).collect()
+    let engine = Engine::start(Job::Profile(target, spec), Arc::new(|| {})).expect("starts");
+    engine.profile_events().collect()
 }
 
 fn report(events: &[EngineEvent]) -> RunReport {
@@ -125,8 +126,11 @@ fn waiting_for_the_reports_gives_one_per_variant_or_why_the_run_could_not_start(
         ],
         ..spec("", 2)
     };
-    let engine =
-        Engine::start(local(KnobSettings::default()), two, Arc::new(|| {})).expect("starts");
+    let engine = Engine::start(
+        Job::Profile(local(KnobSettings::default()), two),
+        Arc::new(|| {}),
+    )
+    .expect("starts");
     let reports = engine.reports().expect("runs").expect("finishes");
     let shape: Vec<(&str, usize)> = reports
         .iter()
@@ -136,8 +140,10 @@ fn waiting_for_the_reports_gives_one_per_variant_or_why_the_run_could_not_start(
 
     let closed = ClosedPort::new();
     let engine = Engine::start(
-        Target::Endpoint(closed.host_port.clone()),
-        spec("SELECT 1", 1),
+        Job::Profile(
+            Target::Endpoint(closed.host_port.clone()),
+            spec("SELECT 1", 1),
+        ),
         Arc::new(|| {}),
     )
     .expect("starts");
@@ -237,14 +243,13 @@ fn cancelling_stops_the_run_at_once() {
         ..KnobSettings::default()
     };
     let engine = Engine::start(
-        local(knobs),
-        spec("SELECT * FROM Seed23", 50),
+        Job::Profile(local(knobs), spec("SELECT * FROM Seed23", 50)),
         Arc::new(|| {}),
     )
     .expect("starts");
     // Wait until the first iteration is streaming; progress counts its rows and their bytes.
     loop {
-        match engine.next().expect("events") {
+        match engine.profile_events().next().expect("events") {
             EngineEvent::Progress {
                 rows, wire_bytes, ..
             } => {
@@ -265,7 +270,7 @@ fn cancelling_stops_the_run_at_once() {
     let mut last = None;
     // The first iteration was streaming when it was cancelled: no record came before.
     let mut records = spanprof::engine::ReportCollector::default();
-    while let Some(event) = engine.next() {
+    for event in engine.profile_events() {
         if let EngineEvent::Iteration { record, .. } = &event {
             last = Some(record.as_ref().clone());
         }

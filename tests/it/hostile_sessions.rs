@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use spanprof::engine::{
-    DatabasePath, Engine, ProfileSpec, QueryMode, SessionKind, Target, Variant,
+    DatabasePath, Engine, Job, ProfileSpec, QueryMode, SessionKind, Target, Variant,
 };
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::proto::google::spanner::v1::spanner_client::SpannerClient;
@@ -83,12 +83,11 @@ fn cold_iterations_leave_no_session_behind() {
         ..ProfileSpec::default()
     };
     let engine = Engine::start(
-        Target::Endpoint(instance.host_port()),
-        spec,
+        Job::Profile(Target::Endpoint(instance.host_port()), spec),
         Arc::new(|| {}),
     )
     .expect("starts");
-    let events: Vec<_> = std::iter::from_fn(|| engine.next()).collect();
+    let events: Vec<_> = engine.profile_events().collect();
     drop(engine);
     let report = spanprof::engine::collect_reports(&events)
         .and_then(|runs| runs.into_iter().next())

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use spanprof::engine::{Engine, EngineEvent, SubjectSpec};
+use spanprof::engine::{Engine, EngineEvent, Job, SubjectSpec};
 use spanprof::part::Part;
 use spanprof::report::{IterationRecord, RunReport, Status};
 use spanprof::server::{KnobSettings, ServerConfig, Shape};
@@ -54,9 +54,9 @@ fn knobs(shape: Shape, fail_every: u64) -> KnobSettings {
 
 /// Runs a client profile to its end; its reports.
 fn profile(spec: SubjectSpec) -> Vec<RunReport> {
-    let engine = Engine::start_subject(spec, std::sync::Arc::new(|| {})).expect("starts");
+    let engine = Engine::start(Job::Subject(spec), std::sync::Arc::new(|| {})).expect("starts");
     let mut records = spanprof::engine::ReportCollector::default();
-    while let Some(event) = engine.next() {
+    for event in engine.profile_events() {
         if let EngineEvent::Failed(e) = &event {
             panic!("the client profile failed to start: {e}");
         }

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::Value;
-use spanprof::engine::{DatabasePath, Engine, EngineEvent, ProfileSpec, Target, Variant};
+use spanprof::engine::{DatabasePath, Engine, EngineEvent, Job, ProfileSpec, Target, Variant};
 use spanprof::report::Status;
 use spanprof::server::{KnobSettings, ServerConfig};
 
@@ -266,8 +266,8 @@ fn nothing_big_hides_in_other_on_the_built_in_instance() {
         warmup: 1,
         ..ProfileSpec::default()
     };
-    let engine = Engine::start(target, spec, Arc::new(|| {})).expect("starts");
-    let events: Vec<EngineEvent> = std::iter::from_fn(|| engine.next()).collect();
+    let engine = Engine::start(Job::Profile(target, spec), Arc::new(|| {})).expect("starts");
+    let events: Vec<EngineEvent> = engine.profile_events().collect();
     let report = spanprof::engine::collect_reports(&events)
         .and_then(|runs| runs.into_iter().next())
         .expect("a Finished event");

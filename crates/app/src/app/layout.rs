@@ -82,7 +82,7 @@ impl SpanprofApp {
                     let target = run.target().unwrap_or("connecting");
                     ui.label(format!("{} · {target}", run.label()));
                 }
-                None if self.load.is_running() => {
+                None if self.runs.is_loading() => {
                     ui.colored_label(theme::WARN, "running");
                     ui.label("load run");
                 }

@@ -7,10 +7,9 @@
 //! through eframe's storage; runs and results do not.
 //!
 //! This file holds the app's state ([`SpanprofApp`]) and its frame. Beside it are the files that
-//! add its methods: `run_control.rs` (a run's start and end, the runs asked of the
-//! `runs::RunController`), `load_control.rs` (a load run's start and end), `dialog_routing.rs`
-//! (where a dialog's answer goes), `history_routing.rs` (what the History tab asks) and
-//! `layout.rs` (the panels); and the leaves the panels share (`settings.rs`, `startup.rs`,
+//! add its methods: `run_control.rs` (a run's start and end, of any kind, the run in flight held
+//! by the `runs::RunController`), `dialog_routing.rs` (where a dialog's answer goes),
+//! `history_routing.rs` (what the History tab asks) and `layout.rs` (the panels); and the leaves the panels share (`settings.rs`, `startup.rs`,
 //! `command.rs`, `status_file.rs`, `theme.rs`, `labels.rs`, `frames.rs`). The rest is in folders
 //! by what it is: `runs/`, `connection/`, `query/`, `iterations/`, `timeline/`, `compare/`,
 //! `load/`, `history/` and `files/`.
@@ -28,7 +27,6 @@ mod iterations;
 mod labels;
 mod layout;
 mod load;
-mod load_control;
 mod plan_view;
 mod query;
 mod run_control;
@@ -102,7 +100,7 @@ pub struct SpanprofApp {
     status: StatusFile,
     /// The History tab, reading the store on a thread of its own.
     history_view: HistoryView,
-    /// The Load tab, with its load run in flight.
+    /// The Load tab: what the load run in flight (the controller's) and the last one measured.
     load: LoadView,
     ctx: egui::Context,
 }
@@ -326,7 +324,6 @@ impl SpanprofApp {
             self.file_done(done);
         }
         self.drain_run();
-        self.drain_load();
         self.drain_history_view();
     }
 
@@ -336,10 +333,14 @@ impl SpanprofApp {
             Command::Run => self.start_run(),
             Command::Cancel => {
                 self.runs.cancel();
-                self.load.stop();
+                self.load.stopping();
             }
             Command::RunLoad => self.start_load(),
-            Command::StopLoad => self.load.stop(),
+            Command::StopLoad => {
+                if self.runs.cancel_load() {
+                    self.load.stopping();
+                }
+            }
             Command::ExportLoad(format) => {
                 if self.load.report().is_none() {
                     self.error("nothing to export: no load run has ended".into());
@@ -452,7 +453,7 @@ impl eframe::App for SpanprofApp {
         }
         self.file_dialog(&ui.ctx().clone());
         self.flush_status();
-        if self.load.is_running() {
+        if self.runs.is_loading() {
             // The step's progress moves.
             ui.ctx().request_repaint_after(RUNNING_REPAINT);
         }
@@ -487,7 +488,7 @@ impl eframe::App for SpanprofApp {
     /// most; the history worker, dropped with the app, finishes the save).
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         if let (Some(report), Some(history)) = (
-            self.load.stop_and_wait(Duration::from_secs(5)),
+            self.runs.stop_load_and_wait(Duration::from_secs(5)),
             self.runs.history(),
         ) {
             history.save_load(report);

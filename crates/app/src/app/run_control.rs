@@ -1,7 +1,11 @@
-//! A run's life as the app sees it: starting one from the panels (the query's variants on the
-//! connection panel's target, or a client program on the local instance), reading what the engine
-//! reported each frame, and what its end does: the runs join the list, the status file says how
-//! it went, the frame times are written, and a run of several variants opens the comparison.
+//! A run's life as the app sees it, of any kind, the runs' controller (`runs::RunController`)
+//! holding the one in flight: starting one from the panels (the query's variants on the
+//! connection panel's target, a client program on the local instance, or a load run of the query
+//! panel's first query with the Load tab's plan, refused in words when it cannot run), reading
+//! what the engine reported each frame, and what its end does: the runs join the list, the status
+//! file says how it went (`running`, then `finished LABEL ok=N other=M` or `failed MESSAGE`; a
+//! load run's N the requests that ended ok and M the others), the frame times are written, a run
+//! of several variants opens the comparison, and a finished load run is saved in the history.
 //!
 //! While a run is measured the window draws at most every [`RUN_REPAINT`] (input still repaints
 //! at once): its painting shares the process, and the cores, with the local instance.
@@ -10,10 +14,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::SpanprofApp;
+use super::connection::repaint_notifier;
+use super::load::LoadEnded;
 use super::runs::{ActiveRun, Drained, Ended};
 use super::settings::Tab;
 use super::status_file::RunState;
-use crate::engine::{IterationDetails, Notifier, Target};
+use crate::engine::load::LoadSpec;
+use crate::engine::{Engine, IterationDetails, Job, Notifier, Target};
 use crate::report::{RunId, RunReport, Status};
 
 /// How often the window draws while a run is measured and nothing is pressed: the progress and
@@ -33,7 +40,7 @@ impl SpanprofApp {
         if self.runs.is_running() {
             return;
         }
-        if self.load.is_running() {
+        if self.runs.is_loading() {
             self.notice =
                 Some("a load run is in flight (Load tab): stop it first, or wait for it".into());
             return;
@@ -103,10 +110,16 @@ impl SpanprofApp {
     }
 
     /// Reads what the run in flight reported since the last frame; each failed iteration's
-    /// message goes to the log (the last one to the status bar), and an end is acted on.
+    /// message goes to the log (the last one to the status bar), a load run's events to the Load
+    /// tab, and an end is acted on.
     pub(super) fn drain_run(&mut self) {
         let mut errors = Vec::new();
-        let Drained { ended, saved } = self.runs.drain(&mut errors);
+        let Drained { ended, load, saved } = self.runs.drain(&mut errors);
+        for event in load {
+            if let Some(ended) = self.load.apply(event) {
+                self.load_ended(ended);
+            }
+        }
         if saved {
             // A run of this launch is in the history now: the History view shows it.
             self.history_view.refresh();
@@ -175,6 +188,118 @@ impl SpanprofApp {
             self.compare.pick_only(&ids);
             self.runs.list_mut().show(ids.first().copied());
             self.settings.tab = Tab::Compare;
+        }
+    }
+
+    /// Starts a load run of what the panels and the Load tab describe, unless one is in flight;
+    /// the view says why it cannot.
+    pub(super) fn start_load(&mut self) {
+        if self.runs.is_loading() {
+            return;
+        }
+        if self.runs.is_running() {
+            self.load.refused(
+                "a run is in flight in Iterations: wait for it or cancel it, so that the two do \
+                 not measure each other"
+                    .into(),
+            );
+            return;
+        }
+        let (target, spec) = match self.load_spec() {
+            Ok(made) => made,
+            Err(why) => return self.load.refused(why),
+        };
+        let plan = spec.plan.clone();
+        let notices = spec.notices.clone();
+        match Engine::start(Job::Load(target, spec), repaint_notifier(&self.ctx)) {
+            Ok(engine) => {
+                let sql = self.settings.query.first_sql().to_owned();
+                self.settings.query.remember(&sql);
+                self.load.started(&plan, notices, engine.in_flight());
+                self.runs.begin_load(engine);
+                self.notice = None;
+                self.write_status(RunState::Running);
+            }
+            Err(e) => self
+                .load
+                .refused(format!("cannot start the load generator: {e}")),
+        }
+    }
+
+    /// The target and the spec of the next load run, or what is wrong with the input.
+    fn load_spec(&self) -> Result<(Target, LoadSpec), String> {
+        let query = &self.settings.query;
+        if query.subject {
+            return Err(
+                "a load run runs the query panel's SQL, not a client program: choose the query \
+                 in the query panel"
+                    .into(),
+            );
+        }
+        let (plan, mut notices) = self.settings.load.plan()?;
+        let label = match query.run_label() {
+            "" => "load".to_owned(),
+            label => label.to_owned(),
+        };
+        let variant = query.load_variant(label)?;
+        if query.variants.len() > 1 || !query.sweep.trim().is_empty() {
+            notices.push(
+                "the load runs the first query only; its variants and sweep are Iterations' own"
+                    .into(),
+            );
+        }
+        let (mut target, database) = self.settings.connection.target()?;
+        let queue = self.settings.load.queue;
+        match &mut target {
+            Target::Local(server) => server.knobs = queue.apply(server.knobs),
+            _ if queue.is_set() => notices.push(
+                "the queue's knobs shape the built-in instance only: ignored for this target"
+                    .into(),
+            ),
+            _ => {}
+        }
+        let mut timeouts = self.settings.connection.timeouts.timeouts()?;
+        // No request may outlive its step's drain by much.
+        timeouts.iteration = timeouts.iteration.min(plan.step_duration + plan.drain);
+        let spec = LoadSpec {
+            database,
+            variant,
+            plan,
+            decoder: query.decoder,
+            timeouts,
+            headers: self.settings.connection.headers,
+            notices,
+        };
+        Ok((target, spec))
+    }
+
+    /// A load run's end, as the Load tab drew it: said in the status bar (a failure in the log
+    /// too) and the status file; a finished run kept in the history.
+    fn load_ended(&mut self, ended: LoadEnded) {
+        match ended {
+            LoadEnded::Finished(said) => {
+                self.notice = Some(said);
+                if let Some(report) = self.load.report() {
+                    // Kept in the history as `spanprof load` keeps its runs.
+                    if let Some(history) = self.runs.history() {
+                        history.save_load(report.clone());
+                    }
+                    let steps = &report.steps;
+                    let state = RunState::Finished {
+                        label: report.label.clone(),
+                        ok: steps.iter().map(|s| s.count).sum::<u64>() as usize,
+                        other: steps
+                            .iter()
+                            .map(|s| s.errors + s.dropped + s.unfinished)
+                            .sum::<u64>() as usize,
+                    };
+                    self.write_status(state);
+                }
+            }
+            LoadEnded::Failed(why) => {
+                self.error(format!("the load run failed: {why}"));
+                self.write_status(RunState::Failed(why));
+            }
         }
     }
 

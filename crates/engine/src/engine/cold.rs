@@ -6,12 +6,12 @@
 
 use std::time::Instant;
 
+use super::common::{SESSION_DELETE_WAIT, ms};
 use super::details::Preview;
 use super::events::EngineError;
 use super::iteration::{ColdSetup, Done, IterationContext, blank_record, one_iteration};
 use super::spec::{ProfileSpec, Variant};
 use super::target::{Connected, Target, connect};
-use super::{SESSION_DELETE_WAIT, ms};
 use crate::client::{ColdStart, PreparedQuery, Session, SessionKind};
 use crate::report::{IterationRecord, ReportHead, Status};
 

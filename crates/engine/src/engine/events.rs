@@ -1,6 +1,7 @@
-//! What the engine reports and how: the [`EngineEvent`]s in order, why a run could not start
-//! ([`EngineError`]), the sink they go through (a notify callback after each), and the
-//! cancellation shared between a run and its handle.
+//! What the engine reports and how: a profile's [`EngineEvent`]s in order (a subject's are the
+//! same), a load run's [`LoadEvent`]s, a recording's result, all carried as one [`RunEvent`]; why
+//! a run could not start ([`EngineError`]), the sink they go through (a notify callback after
+//! each), and the cancellation shared between a run and its handle.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,7 +9,8 @@ use std::sync::mpsc;
 
 use tokio::sync::Notify;
 
-use crate::client::ClientError;
+use crate::client::{ClientError, IterationError, IterationTiming};
+use crate::load::{LoadReport, StepLevel, StepResult};
 use crate::report::{IterationRecord, ReportHead};
 
 use super::details::IterationDetails;
@@ -76,16 +78,113 @@ pub enum EngineEvent {
     Failed(EngineError),
 }
 
-/// Shared between the engine and its handle.
+/// What a load run reports, in order: `Connected` (or `Failed`), then per step `StepStarted`
+/// and `StepDone`, then `Finished`.
+#[derive(Debug, Clone)]
+pub enum LoadEvent {
+    /// A session exists on the target, described.
+    Connected(String),
+    /// A step began.
+    StepStarted {
+        /// Its index.
+        index: usize,
+        /// Its level.
+        level: StepLevel,
+    },
+    /// A step ended; its figures.
+    StepDone(Box<StepResult>),
+    /// The run ended (completed or cancelled): its report.
+    Finished(Box<LoadReport>),
+    /// The run could not start.
+    Failed(EngineError),
+}
+
+/// A recorded execution: the stream as the decoder consumed it, in the stream-file format.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    /// The stream file's bytes.
+    pub file: Vec<u8>,
+    /// What the iteration measured.
+    pub timing: IterationTiming,
+}
+
+/// Why a recording could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordingError {
+    /// It could not start, as a run cannot: the local instance, the session, the query's
+    /// preparation or the spec.
+    #[error(transparent)]
+    Start(#[from] EngineError),
+    /// The execution failed.
+    #[error(transparent)]
+    Iteration(#[from] IterationError),
+}
+
+/// What any run reports, by its kind: one handle carries every kind's events, each kind keeping
+/// its own type.
+#[derive(Debug)]
+pub enum RunEvent {
+    /// A profile's or a subject's event.
+    Profile(EngineEvent),
+    /// A load run's event.
+    Load(LoadEvent),
+    /// A recording's one event: the recording, or why there is none.
+    Recorded(Box<Result<Recording, RecordingError>>),
+}
+
+impl RunEvent {
+    /// The profile's (or subject's) event this is, if it is one.
+    pub fn into_profile(self) -> Option<EngineEvent> {
+        match self {
+            RunEvent::Profile(event) => Some(event),
+            _ => None,
+        }
+    }
+
+    /// The load run's event this is, if it is one.
+    pub fn into_load(self) -> Option<LoadEvent> {
+        match self {
+            RunEvent::Load(event) => Some(event),
+            _ => None,
+        }
+    }
+}
+
+impl From<EngineEvent> for RunEvent {
+    fn from(event: EngineEvent) -> Self {
+        RunEvent::Profile(event)
+    }
+}
+
+impl From<LoadEvent> for RunEvent {
+    fn from(event: LoadEvent) -> Self {
+        RunEvent::Load(event)
+    }
+}
+
+impl From<Result<Recording, RecordingError>> for RunEvent {
+    fn from(recorded: Result<Recording, RecordingError>) -> Self {
+        RunEvent::Recorded(Box::new(recorded))
+    }
+}
+
+/// Shared between the engine and its handle. The flag is shared on its own with what runs off
+/// the runtime (a load run's generator threads read it).
 #[derive(Debug, Default)]
 pub(super) struct Cancel {
-    pub(super) flag: AtomicBool,
+    pub(super) flag: Arc<AtomicBool>,
     pub(super) notify: Notify,
 }
 
 impl Cancel {
     pub(super) fn is_set(&self) -> bool {
         self.flag.load(Ordering::SeqCst)
+    }
+
+    /// Stops the run: the flag for the loops, the notification for what awaits in flight.
+    pub(super) fn set(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        self.notify.notify_one();
     }
 }
 
@@ -94,14 +193,15 @@ pub type Notifier = Arc<dyn Fn() + Send + Sync>;
 
 /// Where a run's events go: the channel, and the callback told after each.
 pub(super) struct Sink {
-    pub(super) tx: mpsc::Sender<EngineEvent>,
+    pub(super) tx: mpsc::Sender<RunEvent>,
     pub(super) notify: Notifier,
 }
 
 impl Sink {
-    pub(super) fn send(&self, event: EngineEvent) {
+    /// Sends any kind's event, as the handle's one type.
+    pub(super) fn send(&self, event: impl Into<RunEvent>) {
         // A caller that dropped its receiver no longer wants events.
-        let _ = self.tx.send(event);
+        let _ = self.tx.send(event.into());
         (self.notify)();
     }
 }

@@ -12,11 +12,11 @@ use crate::client::{
 use crate::report::{IterationRecord, SetupStep, Status, Timeline};
 use crate::wire::RowsView;
 
+use super::common::{ms, now_rfc3339};
 use super::details;
 use super::events::{Cancel, EngineEvent, Sink};
 use super::schedule::Step;
 use super::spec::{ProfileSpec, Variant};
-use super::{ms, now_rfc3339};
 
 /// Where an iteration falls: its variant and number, and its place in the schedule.
 #[derive(Debug, Clone, Copy)]

@@ -2,20 +2,19 @@
 //! schedule's iterations run in order, each record sent as it ends (and not kept: only what the
 //! loop needs of them is counted), each variant's plans and last details kept, the sessions
 //! closed; a variant stops after a first iteration that cannot succeed, the run after a few
-//! iterations in a row without an access token; and [`record`], one execution with its stream
-//! recorded.
+//! iterations in a row without an access token.
 
-use crate::client::{Decoding, IterationError, IterationTiming, ResumePolicy};
+use crate::client::IterationTiming;
 use crate::report::{IterationRecord, RUN_MESSAGE_LIMIT, ReportHead, Status};
 
 use super::cold;
+use super::common::{ms, now_rfc3339};
 use super::details::{self, IterationDetails, PREVIEW_ROWS};
-use super::events::{Cancel, EngineError, EngineEvent, Sink};
+use super::events::{Cancel, EngineEvent, Sink};
 use super::iteration::{Done, IterationContext, Position, cancelled_record};
 use super::schedule::schedule;
-use super::spec::{ProfileSpec, SpecError, Variant};
+use super::spec::{ProfileSpec, Variant};
 use super::target::Target;
-use super::{ms, now_rfc3339, runtime};
 
 /// Runs `spec` against `target`, every event to `sink`, until done or cancelled.
 pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: &Cancel) {
@@ -205,58 +204,4 @@ fn iteration_details(
         operation: timing.operation,
         attempts: timing.attempts,
     }
-}
-
-/// A recorded execution: the stream as the decoder consumed it, in the stream-file format.
-#[derive(Debug, Clone)]
-pub struct Recording {
-    /// The stream file's bytes.
-    pub file: Vec<u8>,
-    /// What the iteration measured.
-    pub timing: IterationTiming,
-}
-
-/// Why a recording could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum RecordingError {
-    /// It could not start, as a run cannot: the local instance, the session, the query's
-    /// preparation or the spec.
-    #[error(transparent)]
-    Start(#[from] EngineError),
-    /// The execution failed.
-    #[error(transparent)]
-    Iteration(#[from] IterationError),
-}
-
-/// Runs the first variant's query once (blocking the calling thread on a runtime of its own) and
-/// records every message the decoder consumed, after any resume, so that `spanprof decode`
-/// reproduces its rows offline.
-pub fn record(target: Target, spec: &ProfileSpec) -> Result<Recording, RecordingError> {
-    spec.check().map_err(EngineError::from)?;
-    runtime("spanprof-record")
-        .map_err(EngineError::from)?
-        .block_on(async {
-            let (sessions, queries) = cold::RunSessions::open(&target, spec).await?;
-            let query = queries
-                .into_iter()
-                .next()
-                .ok_or(EngineError::Spec(SpecError::NoVariants))?;
-            let mut file = Vec::new();
-            let outcome = sessions
-                .first()
-                .execute(
-                    &query,
-                    ResumePolicy::default(),
-                    Decoding {
-                        recording: Some(&mut file),
-                        ..Decoding::new(spec.decoder, &mut |_, _| {})
-                    },
-                )
-                .await;
-            sessions.close().await;
-            Ok(Recording {
-                file,
-                timing: outcome?,
-            })
-        })
 }

@@ -7,12 +7,10 @@
 //! It reports the same [`EngineEvent`]s as a query's profile, so the CLI and the app show a
 //! client's run as they show any other.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::events::{Cancel, EngineEvent, Notifier, Sink};
-use super::handle::Engine;
-use super::{SESSION_DELETE_WAIT, ms, now_rfc3339, runtime};
+use super::common::{SESSION_DELETE_WAIT, ms, now_rfc3339};
+use super::events::{Cancel, EngineEvent, Sink};
 use crate::client::{
     DatabasePath, Decoding, Endpoint, PreparedQuery, Query, QueryMode, ResumePolicy, Session,
     Timeouts,
@@ -187,25 +185,6 @@ impl Run {
     }
 }
 
-impl Engine {
-    /// Starts a client profile on a new thread with its own runtime.
-    pub fn start_subject(spec: SubjectSpec, notify: Notifier) -> std::io::Result<Engine> {
-        let (tx, events) = std::sync::mpsc::channel();
-        let cancel = Arc::new(Cancel::default());
-        let engine_cancel = Arc::clone(&cancel);
-        std::thread::Builder::new()
-            .name("spanprof-client".into())
-            .spawn(move || {
-                let sink = Sink { tx, notify };
-                match runtime("spanprof-client-io") {
-                    Ok(rt) => rt.block_on(run(spec, &sink, &engine_cancel)),
-                    Err(e) => sink.send(EngineEvent::Failed(e.into())),
-                }
-            })?;
-        Ok(Engine { cancel, events })
-    }
-}
-
 /// spanprof's own session and query, when it compares.
 struct Ours {
     session: Session,
@@ -238,7 +217,9 @@ async fn start(
     }
 }
 
-async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
+/// Runs `spec`'s program (and spanprof's reads beside it), every event to `sink`, until done or
+/// cancelled.
+pub(super) async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
     let started_at = now_rfc3339();
     let runs = spec.runs();
     let reports: Vec<ReportHead> = runs

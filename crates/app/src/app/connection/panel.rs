@@ -14,7 +14,8 @@ use crate::client::HeaderOptions;
 use crate::client::auth::Credentials;
 use crate::client::cloud::{CloudTarget, DEFAULT_ENDPOINT};
 use crate::engine::{
-    DatabasePath, Engine, EngineEvent, Notifier, ProfileSpec, QueryMode, Target, Variant,
+    DatabasePath, Engine, EngineEvent, Job, Notifier, ProfileSpec, QueryMode, RunEvent, Target,
+    Variant,
 };
 use crate::report::Status;
 use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig, Shape};
@@ -212,7 +213,7 @@ impl ConnectionPanel {
             warmup: 0,
             ..ProfileSpec::default()
         };
-        match Engine::start(target, spec, notify) {
+        match Engine::start(Job::Profile(target, spec), notify) {
             Ok(engine) => {
                 self.test = Some(engine);
                 self.outcome = Some(TestOutcome::Testing);
@@ -224,7 +225,9 @@ impl ConnectionPanel {
     /// Reads what the connection test reported (call once per frame).
     pub fn drain(&mut self) {
         let Some(engine) = &self.test else { return };
-        let events: Vec<EngineEvent> = std::iter::from_fn(|| engine.try_next()).collect();
+        let events: Vec<EngineEvent> = std::iter::from_fn(|| engine.try_next())
+            .filter_map(RunEvent::into_profile)
+            .collect();
         for event in events {
             match event {
                 EngineEvent::Connected { target, session_ms } => {

@@ -5,10 +5,9 @@
 //! its parts and a line of its percentiles, and the knee found so far is marked; once it ends (or
 //! is stopped), the run's own knee and its exports. The tab scrolls, its charts a minimum height.
 //!
-//! The engine runs on its own thread; the view reads what it reported once per frame and remakes
-//! its figures only when a step ends ([`LoadFigures`], [`LoadParts`], [`LoadPercentiles`]).
-
-use std::time::{Duration, Instant};
+//! The run is the app's `RunController`'s, as every run is; the view draws what the run reported,
+//! handed to it once per frame, and remakes its figures only when a step ends ([`LoadFigures`],
+//! [`LoadParts`], [`LoadPercentiles`]).
 
 use super::chart::LoadFigures;
 use super::parts::LoadParts;
@@ -18,7 +17,8 @@ use super::settings::{LoadModel, LoadSettings, QueueSettings};
 use crate::app::command::Command;
 use crate::app::files::LoadExportFormat;
 use crate::app::theme::{self, form_row};
-use crate::engine::load::{LoadEvent, LoadRun};
+use crate::engine::LoadEvent;
+use crate::engine::load::InFlightCount;
 use crate::load::{KneeRule, LoadPlan, LoadReport, StepResult, find_knee};
 
 /// The narrowest a chart is drawn (it keeps this height at any window size; the tab scrolls).
@@ -44,10 +44,11 @@ struct KneeText {
     rule: String,
 }
 
-/// The Load tab's state: the run in flight, and what the last run measured.
+/// The Load tab's state: where the run in flight is, and what the last run measured.
 #[derive(Default)]
 pub struct LoadView {
-    run: Option<LoadRun>,
+    /// Whether a run is in flight: from its start to its report (or its failure).
+    running: bool,
     progress: LoadProgress,
     /// The plan's levels' spread: each step's colour among them.
     scale: LevelScale,
@@ -66,7 +67,7 @@ pub struct LoadView {
 impl LoadView {
     /// Whether a load run is in flight.
     pub fn is_running(&self) -> bool {
-        self.run.is_some()
+        self.running
     }
 
     /// The steps the run in flight (or the last run) measured, in order.
@@ -101,18 +102,23 @@ impl LoadView {
 
     /// Where the run in flight is, while one is.
     pub fn progress(&self) -> Option<&LoadProgress> {
-        self.run.as_ref().map(|_| &self.progress)
+        self.running.then_some(&self.progress)
     }
 
-    /// A run of `plan` started: what the last run showed goes. Keeps the percentile plot's
-    /// toggle.
-    pub(in crate::app) fn started(&mut self, run: LoadRun, plan: &LoadPlan, notices: Vec<String>) {
+    /// A run of `plan` started, its requests in flight counted by `in_flight`: what the last run
+    /// showed goes. Keeps the percentile plot's toggle.
+    pub(in crate::app) fn started(
+        &mut self,
+        plan: &LoadPlan,
+        notices: Vec<String>,
+        in_flight: InFlightCount,
+    ) {
         let scale = LevelScale::of(plan.levels.iter().map(|l| l.value()));
         let mut percentiles = LoadPercentiles::new(scale);
         percentiles.every_actual = self.percentiles.every_actual;
-        let progress = LoadProgress::new(plan).counting(run.in_flight());
+        let progress = LoadProgress::new(plan).counting(in_flight);
         *self = LoadView {
-            run: Some(run),
+            running: true,
             progress,
             scale,
             figures: LoadFigures::new(plan.model),
@@ -128,35 +134,35 @@ impl LoadView {
         self.error = Some(why);
     }
 
-    /// Asks the run in flight to stop; the steps it measured stay.
-    pub(in crate::app) fn stop(&mut self) {
-        if let Some(run) = &self.run {
-            run.cancel();
+    /// The run in flight was asked to stop: the progress says so; the steps it measured stay.
+    pub(in crate::app) fn stopping(&mut self) {
+        if self.running {
             self.progress.stop();
         }
     }
 
-    /// Reads every waiting event (never blocks); returns how the run ended once it has.
-    pub(in crate::app) fn drain(&mut self) -> Option<LoadEnded> {
-        while let Some(event) = self.run.as_ref()?.try_next() {
-            match event {
-                LoadEvent::Connected(target) => self.progress.connected(target),
-                LoadEvent::StepStarted { index, level } => self.progress.step_started(index, level),
-                LoadEvent::StepDone(step) => {
-                    self.progress.step_done();
-                    self.figures.push(&step);
-                    self.parts.push(&step);
-                    self.percentiles.push(&step);
-                    self.steps.push(*step);
-                    self.knee_so_far();
-                }
-                LoadEvent::Finished(report) => return Some(self.finished(*report)),
-                LoadEvent::Failed(error) => {
-                    let why = error.to_string();
-                    self.run = None;
-                    self.error = Some(why.clone());
-                    return Some(LoadEnded::Failed(why));
-                }
+    /// Draws what the run in flight reported; returns how the run ended once it has.
+    pub(in crate::app) fn apply(&mut self, event: LoadEvent) -> Option<LoadEnded> {
+        if !self.running {
+            return None;
+        }
+        match event {
+            LoadEvent::Connected(target) => self.progress.connected(target),
+            LoadEvent::StepStarted { index, level } => self.progress.step_started(index, level),
+            LoadEvent::StepDone(step) => {
+                self.progress.step_done();
+                self.figures.push(&step);
+                self.parts.push(&step);
+                self.percentiles.push(&step);
+                self.steps.push(*step);
+                self.knee_so_far();
+            }
+            LoadEvent::Finished(report) => return Some(self.finished(*report)),
+            LoadEvent::Failed(error) => {
+                let why = error.to_string();
+                self.running = false;
+                self.error = Some(why.clone());
+                return Some(LoadEnded::Failed(why));
             }
         }
         None
@@ -180,24 +186,8 @@ impl LoadView {
     }
 
     /// The run's report arrived: its steps, its knee and its notices are what the view shows.
-    /// Stops the run in flight (the window is closing) and waits at most `wait` for the report
-    /// of what it measured; `None` when there was no run, it failed, or it did not report in time.
-    pub(in crate::app) fn stop_and_wait(&mut self, wait: Duration) -> Option<LoadReport> {
-        let run = self.run.take()?;
-        run.cancel();
-        let deadline = Instant::now() + wait;
-        loop {
-            let left = deadline.checked_duration_since(Instant::now())?;
-            match run.next_within(left)? {
-                LoadEvent::Finished(report) => return Some(*report),
-                LoadEvent::Failed(_) => return None,
-                _ => {}
-            }
-        }
-    }
-
     fn finished(&mut self, report: LoadReport) -> LoadEnded {
-        self.run = None;
+        self.running = false;
         // The report carries the notices said before the run, with its own.
         self.notices.clear();
         let mut figures = LoadFigures::new(report.model);

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use crate::engine::{
-    Engine, EngineEvent, IterationDetails, Notifier, ProfileSpec, QueryMode, ReportCollector,
+    Engine, EngineEvent, IterationDetails, Job, Notifier, ProfileSpec, QueryMode, ReportCollector,
     SubjectSpec, Target,
 };
 use crate::report::{IterationRecord, RunReport};
@@ -85,7 +85,7 @@ impl ActiveRun {
         let per_variant = spec.warmup + spec.iterations;
         let of = per_variant.saturating_mul(u32::try_from(labels.len()).unwrap_or(u32::MAX));
         let mode = spec.variants.first().map(|v| v.mode).unwrap_or_default();
-        let engine = Engine::start(target, spec, notify)?;
+        let engine = Engine::start(Job::Profile(target, spec), notify)?;
         Ok(Self::of_engine(engine, labels, mode, of))
     }
 
@@ -94,7 +94,7 @@ impl ActiveRun {
         let labels = spec.labels();
         let per_run = spec.warmup + spec.iterations;
         let of = per_run.saturating_mul(u32::try_from(labels.len()).unwrap_or(u32::MAX));
-        let engine = Engine::start_subject(spec, notify)?;
+        let engine = Engine::start(Job::Subject(spec), notify)?;
         Ok(Self::of_engine(engine, labels, QueryMode::Normal, of))
     }
 
@@ -122,6 +122,9 @@ impl ActiveRun {
     /// failed iteration's message through `on_error`.
     pub fn drain(&mut self, mut on_error: impl FnMut(String)) -> Option<Ended> {
         while let Some(event) = self.engine.try_next() {
+            let Some(event) = event.into_profile() else {
+                continue;
+            };
             match event {
                 EngineEvent::Connected { target, .. } => {
                     self.target = Some(target);

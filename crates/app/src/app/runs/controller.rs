@@ -1,32 +1,49 @@
-//! [`RunController`]: the runs as the app holds them, the run in flight (if one is), the list of
+//! [`RunController`]: the runs as the app holds them, the run in flight of any kind (a query's or
+//! a subject's, or a load run: one slot, so that two runs never measure each other), the list of
 //! runs, and the history worker that keeps finished runs. The app asks it to start, cancel, drain
-//! and end a run, and to add runs to the list; what the panels show of it they read through it.
+//! and end a run, and to add runs to the list; what the panels show of it they read through it
+//! (the Load tab draws the load run's events the drain hands over).
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Local};
 
 use super::active::{ActiveRun, Ended};
 use super::list::{RunEntry, RunList, RunSource};
-use crate::engine::IterationDetails;
+use crate::engine::{Engine, IterationDetails, LoadEvent, RunEvent};
 use crate::history::HistoryWorker;
 use crate::history::worker::SaveOutcome;
+use crate::load::LoadReport;
 use crate::report::{RunId, RunReport};
+
+/// The run in flight, of any kind.
+enum InFlight {
+    /// A query's or a subject's run (the Iterations tab's), with the id the run list gave it
+    /// when it began: the id its bars' selection belongs to, and the one its first report keeps
+    /// in the list. Boxed: the load run's slot is a handle alone.
+    Profile(RunId, Box<ActiveRun>),
+    /// A load run (the Load tab's).
+    Load(Engine),
+}
 
 /// The run in flight, the run list and the history worker, owned together.
 pub struct RunController {
-    /// The run in flight with the id the run list gave it when it began: the id its bars'
-    /// selection belongs to, and the one its first report keeps in the list.
-    active: Option<(RunId, ActiveRun)>,
+    /// The run in flight, if one is.
+    in_flight: Option<InFlight>,
     list: RunList,
     /// Saves finished runs on its own thread; `None` when the history is off.
     history: Option<HistoryWorker>,
 }
 
-/// What one frame's drain found: the run's end, if it ended, and whether the history saved a run.
+/// What one frame's drain found: the run's end, if it ended, the load run's events, and whether
+/// the history saved a run.
 pub struct Drained {
-    /// How the run in flight ended, if it did this frame.
+    /// How the query's or subject's run in flight ended, if it did this frame.
     pub ended: Option<Ended>,
+    /// What the load run in flight reported since the last frame, in order (for the Load tab);
+    /// the run is over once its `Finished` or `Failed` is among them.
+    pub load: Vec<LoadEvent>,
     /// Whether the history worker saved a run of this launch since the last frame.
     pub saved: bool,
 }
@@ -35,7 +52,7 @@ impl RunController {
     /// No run yet; finished runs saved by `history` when there is one.
     pub fn new(history: Option<HistoryWorker>) -> Self {
         RunController {
-            active: None,
+            in_flight: None,
             list: RunList::default(),
             history,
         }
@@ -51,24 +68,40 @@ impl RunController {
         &mut self.list
     }
 
-    /// The run in flight, if one is.
+    /// The query's or subject's run in flight with its id, if one is.
+    fn profile(&self) -> Option<(RunId, &ActiveRun)> {
+        match &self.in_flight {
+            Some(InFlight::Profile(id, run)) => Some((*id, run.as_ref())),
+            _ => None,
+        }
+    }
+
+    /// The query's or subject's run in flight, if one is.
     pub fn active(&self) -> Option<&ActiveRun> {
-        self.active.as_ref().map(|(_, run)| run)
+        self.profile().map(|(_, run)| run)
     }
 
-    /// Whether a run is in flight.
+    /// Whether a query's or subject's run is in flight (the Iterations tab's).
     pub fn is_running(&self) -> bool {
-        self.active.is_some()
+        self.profile().is_some()
     }
 
-    /// The id of the run in flight, if one is.
+    /// Whether a load run is in flight (the Load tab's).
+    pub fn is_loading(&self) -> bool {
+        matches!(self.in_flight, Some(InFlight::Load(_)))
+    }
+
+    /// The id of the query's or subject's run in flight, if one is.
     pub fn running_id(&self) -> Option<RunId> {
-        self.active.as_ref().map(|&(id, _)| id)
+        self.profile().map(|(id, _)| id)
     }
 
     /// The run in flight with its id, and the runs to pick from: what the Iterations tab draws.
     pub fn in_flight_and_list(&mut self) -> (Option<(RunId, &ActiveRun)>, &mut RunList) {
-        let active = self.active.as_ref().map(|(id, run)| (*id, run));
+        let active = match &self.in_flight {
+            Some(InFlight::Profile(id, run)) => Some((*id, run.as_ref())),
+            _ => None,
+        };
         (active, &mut self.list)
     }
 
@@ -80,24 +113,55 @@ impl RunController {
     /// `run` is in flight now, under the next id (the one it keeps when it ends).
     pub fn begin(&mut self, run: ActiveRun) -> RunId {
         let id = self.list.take_id();
-        self.active = Some((id, run));
+        self.in_flight = Some(InFlight::Profile(id, Box::new(run)));
         id
     }
 
-    /// Cancels the run in flight, if one is.
+    /// The load run `engine` runs is in flight now.
+    pub fn begin_load(&mut self, engine: Engine) {
+        self.in_flight = Some(InFlight::Load(engine));
+    }
+
+    /// Cancels the run in flight, of any kind, if one is.
     pub fn cancel(&mut self) {
-        if let Some((_, run)) = &mut self.active {
-            run.cancel();
+        match &mut self.in_flight {
+            Some(InFlight::Profile(_, run)) => run.cancel(),
+            Some(InFlight::Load(engine)) => engine.cancel(),
+            None => {}
         }
     }
 
+    /// Stops the load run in flight, if one is (a query's run goes on); whether there was one.
+    pub fn cancel_load(&mut self) -> bool {
+        let loading = self.is_loading();
+        if loading {
+            self.cancel();
+        }
+        loading
+    }
+
     /// Reads what the run in flight and then the history worker reported since the last frame;
-    /// their messages are pushed onto `errors`.
+    /// their messages are pushed onto `errors`. A load run that ended leaves the slot here.
     pub fn drain(&mut self, errors: &mut Vec<String>) -> Drained {
-        let ended = self
-            .active
-            .as_mut()
-            .and_then(|(_, run)| run.drain(|e| errors.push(e)));
+        let mut ended = None;
+        let mut load = Vec::new();
+        match &mut self.in_flight {
+            Some(InFlight::Profile(_, run)) => ended = run.drain(|e| errors.push(e)),
+            Some(InFlight::Load(engine)) => {
+                let mut over = false;
+                while let Some(event) = engine.try_next() {
+                    let Some(event) = event.into_load() else {
+                        continue;
+                    };
+                    over |= matches!(event, LoadEvent::Finished(_) | LoadEvent::Failed(_));
+                    load.push(event);
+                }
+                if over {
+                    self.in_flight = None;
+                }
+            }
+            None => {}
+        }
         let mut saved = false;
         if let Some(history) = &self.history {
             errors.extend(history.notices());
@@ -112,12 +176,40 @@ impl RunController {
                 }
             }
         }
-        Drained { ended, saved }
+        Drained { ended, load, saved }
     }
 
-    /// The run in flight is over: it, with the id it had in flight.
+    /// The query's or subject's run in flight is over: it, with the id it had in flight.
     pub fn end(&mut self) -> Option<(RunId, ActiveRun)> {
-        self.active.take()
+        match self.in_flight.take() {
+            Some(InFlight::Profile(id, run)) => Some((id, *run)),
+            other => {
+                self.in_flight = other;
+                None
+            }
+        }
+    }
+
+    /// Stops the load run in flight (the window is closing) and waits at most `wait` for the
+    /// report of what it measured; `None` when there was no load run, it failed, or it did not
+    /// report in time.
+    pub fn stop_load_and_wait(&mut self, wait: Duration) -> Option<LoadReport> {
+        if !self.is_loading() {
+            return None;
+        }
+        let Some(InFlight::Load(engine)) = self.in_flight.take() else {
+            return None;
+        };
+        engine.cancel();
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            match engine.next_within(left)? {
+                RunEvent::Load(LoadEvent::Finished(report)) => return Some(*report),
+                RunEvent::Load(LoadEvent::Failed(_)) => return None,
+                _ => {}
+            }
+        }
     }
 
     /// The history worker, when finished runs are kept.

@@ -1,5 +1,5 @@
 //! A load test: one query started at a steady arrival rate (the open model) or by a fixed number
-//! of clients (the closed model), a step per level, on a runtime of its own in a named thread,
+//! of clients (the closed model), a step per level (the engine's handle starts it, as any run),
 //! after one warm-up request whose figures are kept out (as `profile`'s warm-up is).
 //! Each request's latency is recorded from its intended start and from its actual start
 //! (`crate::load`); a step stops generating after its duration, waits for its requests in flight
@@ -10,13 +10,15 @@ mod generator;
 mod request;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use super::common::{SESSION_DELETE_WAIT, now_rfc3339};
+use super::events::{EngineError, LoadEvent, Sink};
+use super::spec::Variant;
 use super::target::{Connected, Target, connect};
-use super::{EngineError, Notifier, Variant, now_rfc3339};
 use crate::client::{DatabasePath, HeaderOptions, Session, Timeouts};
 use crate::load::step::StepCpu;
 use crate::load::{LoadPlan, LoadReport, Model, RunFacts, StepLevel, StepResult, StepTally};
@@ -41,36 +43,6 @@ pub struct LoadSpec {
     pub headers: HeaderOptions,
     /// What was noticed before the run (capped rates), carried into the report.
     pub notices: Vec<String>,
-}
-
-/// What a load run reports, in order: `Connected` (or `Failed`), then per step `StepStarted`
-/// and `StepDone`, then `Finished`.
-#[derive(Debug, Clone)]
-pub enum LoadEvent {
-    /// A session exists on the target, described.
-    Connected(String),
-    /// A step began.
-    StepStarted {
-        /// Its index.
-        index: usize,
-        /// Its level.
-        level: StepLevel,
-    },
-    /// A step ended; its figures.
-    StepDone(Box<StepResult>),
-    /// The run ended (completed or cancelled): its report.
-    Finished(Box<LoadReport>),
-    /// The run could not start.
-    Failed(EngineError),
-}
-
-/// A running load test. Dropping it cancels the run (the engine's thread still sends its
-/// report, to nobody) and returns at once.
-#[derive(Debug)]
-pub struct LoadRun {
-    cancel: Arc<AtomicBool>,
-    events: mpsc::Receiver<LoadEvent>,
-    in_flight: InFlightCount,
 }
 
 /// How many of a load run's requests are in flight now, read from any thread (the window reads it
@@ -100,100 +72,21 @@ impl Drop for InFlightGuard {
     }
 }
 
-impl LoadRun {
-    /// Starts `spec` against `target` on a new thread; `notify` is called after each event.
-    pub fn start(target: Target, spec: LoadSpec, notify: Notifier) -> std::io::Result<LoadRun> {
-        spec.plan
-            .check()
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        let (tx, events) = mpsc::channel();
-        let cancel = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&cancel);
-        let in_flight = InFlightCount::default();
-        let counted = in_flight.clone();
-        std::thread::Builder::new()
-            .name("spanprof-load".into())
-            .spawn(move || {
-                let send = |event: LoadEvent| {
-                    let _ = tx.send(event);
-                    notify();
-                };
-                let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
-                match tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(threads)
-                    .thread_name("spanprof-load-io")
-                    .enable_all()
-                    .build()
-                {
-                    Ok(rt) => {
-                        let handle = rt.handle().clone();
-                        rt.block_on(run(target, spec, &send, (&flag, handle), counted));
-                        // Requests abandoned in flight end with the runtime, not after it.
-                        rt.shutdown_timeout(Duration::from_secs(1));
-                    }
-                    Err(e) => send(LoadEvent::Failed(
-                        crate::client::ClientError::Runtime(Arc::new(e)).into(),
-                    )),
-                }
-            })?;
-        Ok(LoadRun {
-            cancel,
-            events,
-            in_flight,
-        })
-    }
-
-    /// Asks the run to stop: generation ends, requests in flight are abandoned, the report of
-    /// what was measured follows.
-    pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::SeqCst);
-    }
-
-    /// What counts the run's requests in flight, to read while it runs.
-    pub fn in_flight(&self) -> InFlightCount {
-        self.in_flight.clone()
-    }
-
-    /// A handle that cancels the run from elsewhere (a signal handler's thread).
-    pub fn canceller(&self) -> Arc<AtomicBool> {
-        Arc::clone(&self.cancel)
-    }
-
-    /// The next event, if one is waiting.
-    pub fn try_next(&self) -> Option<LoadEvent> {
-        self.events.try_recv().ok()
-    }
-
-    /// Waits for the next event at most `wait`; `None` when none came (or the run has ended).
-    pub fn next_within(&self, wait: Duration) -> Option<LoadEvent> {
-        self.events.recv_timeout(wait).ok()
-    }
-
-    /// Waits for the next event; `None` once the run has ended and every event was read.
-    pub fn next(&self) -> Option<LoadEvent> {
-        self.events.recv().ok()
-    }
-}
-
-impl Drop for LoadRun {
-    fn drop(&mut self) {
-        self.cancel();
-    }
-}
-
 /// How far ahead of its setting up a step's first start is.
 const LEAD: Duration = Duration::from_millis(50);
 
-/// Where the run's events go.
-type Emit<'a> = &'a dyn Fn(LoadEvent);
-
-async fn run(
+/// Runs `spec` against `target`, every event to `sink`, until done or cancelled (`cancel`, read
+/// by the generator's threads too); `in_flight` counts the requests in flight.
+pub(super) async fn run(
     target: Target,
     spec: LoadSpec,
-    send: Emit<'_>,
-    (cancel, runtime): (&Arc<AtomicBool>, tokio::runtime::Handle),
+    sink: &Sink,
+    cancel: &Arc<AtomicBool>,
     in_flight: InFlightCount,
 ) {
+    let send = |event: LoadEvent| sink.send(event);
+    // The generator's thread starts its requests on the run's runtime.
+    let runtime = tokio::runtime::Handle::current();
     let started_at = now_rfc3339();
     let run_began = Instant::now();
     let opened = open(&target, &spec, in_flight).await;
@@ -233,9 +126,9 @@ async fn run(
     if let Ok(shared) = Arc::try_unwrap(shared) {
         let mut closes = tokio::task::JoinSet::new();
         for (session, _) in shared.sessions {
-            closes.spawn(session.close(super::SESSION_DELETE_WAIT));
+            closes.spawn(session.close(SESSION_DELETE_WAIT));
         }
-        let _ = tokio::time::timeout(super::SESSION_DELETE_WAIT, closes.join_all()).await;
+        let _ = tokio::time::timeout(SESSION_DELETE_WAIT, closes.join_all()).await;
     }
     // The local instance, if the run started one, stops once the session is closed.
     drop(connected);
