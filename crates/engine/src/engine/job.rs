@@ -98,3 +98,126 @@ impl Job {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::engine::events::RecordingError;
+    use crate::engine::handle::{Engine, record};
+    use crate::engine::spec::{SpecError, Variant};
+    use crate::load::{LoadPlan, Model, StepLevel};
+    use crate::subject::command::CommandLine;
+
+    /// Nothing listens on a port below 1024 here; no test below gets as far as connecting.
+    fn nowhere() -> Target {
+        Target::Endpoint("127.0.0.1:9".into())
+    }
+
+    fn load(levels: Vec<StepLevel>) -> LoadSpec {
+        LoadSpec {
+            database: Default::default(),
+            variant: Variant::new("load", "SELECT 1"),
+            plan: LoadPlan {
+                model: Model::Open,
+                levels,
+                step_duration: Duration::from_secs(1),
+                max_in_flight: 10,
+                drain: Duration::from_secs(1),
+            },
+            decoder: Default::default(),
+            timeouts: Default::default(),
+            headers: Default::default(),
+            notices: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_kind_runs_on_a_thread_of_its_own_name_that_the_window_counts_as_a_run_s() {
+        let subject = SubjectSpec::new(CommandLine {
+            program: "true".into(),
+            args: Vec::new(),
+        });
+        let jobs = [
+            (
+                Job::Profile(nowhere(), ProfileSpec::default()),
+                "spanprof-engine",
+            ),
+            (Job::Subject(subject), "spanprof-client"),
+            (
+                Job::Load(nowhere(), load(vec![StepLevel::Rate(5.0)])),
+                "spanprof-load",
+            ),
+            (
+                Job::Record(nowhere(), ProfileSpec::default()),
+                "spanprof-record",
+            ),
+        ];
+        for (job, thread) in jobs {
+            let shape = job.shape().expect("runs");
+            assert_eq!(shape.thread, thread);
+            assert_eq!(shape.io, format!("{thread}-io"));
+            assert!(shape.workers >= 2, "{thread}: {}", shape.workers);
+        }
+    }
+
+    #[test]
+    fn a_run_that_cannot_start_says_so_in_its_own_kind_s_event() {
+        let error = || EngineError::from(SpecError::NoVariants);
+        let profile = Job::Profile(nowhere(), ProfileSpec::default());
+        assert!(matches!(
+            (profile.shape().expect("runs").failed)(error()),
+            RunEvent::Profile(EngineEvent::Failed(_))
+        ));
+        let loading = Job::Load(nowhere(), load(vec![StepLevel::Rate(5.0)]));
+        assert!(matches!(
+            (loading.shape().expect("runs").failed)(error()),
+            RunEvent::Load(LoadEvent::Failed(_))
+        ));
+        let recording = Job::Record(nowhere(), ProfileSpec::default());
+        match (recording.shape().expect("runs").failed)(error()) {
+            RunEvent::Recorded(recorded) => {
+                assert!(matches!(*recorded, Err(RecordingError::Start(_))))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_load_plan_without_steps_is_refused_before_any_thread_starts() {
+        let refused = Engine::start(Job::Load(nowhere(), load(Vec::new())), Arc::new(|| {}))
+            .expect_err("no steps");
+        assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn a_profile_and_a_recording_started_the_one_way_report_a_spec_that_cannot_run() {
+        let no_variants = || ProfileSpec {
+            variants: Vec::new(),
+            ..ProfileSpec::default()
+        };
+        let engine =
+            Engine::start(Job::Profile(nowhere(), no_variants()), Arc::new(|| {})).expect("starts");
+        let events: Vec<EngineEvent> = engine.profile_events().collect();
+        assert!(
+            matches!(
+                events.as_slice(),
+                [EngineEvent::Failed(EngineError::Spec(
+                    SpecError::NoVariants
+                ))]
+            ),
+            "{events:?}"
+        );
+        let recorded = record(nowhere(), &no_variants());
+        assert!(
+            matches!(
+                recorded,
+                Err(RecordingError::Start(EngineError::Spec(
+                    SpecError::NoVariants
+                )))
+            ),
+            "{recorded:?}"
+        );
+    }
+}

@@ -273,3 +273,76 @@ impl RunController {
         self.list.entries()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::engine::load::LoadSpec;
+    use crate::engine::{Job, Target, Variant};
+    use crate::load::{LoadPlan, Model, StepLevel};
+
+    /// A load run on an endpoint where nothing listens: it fails to connect, at once.
+    fn failing_load() -> Engine {
+        let spec = LoadSpec {
+            database: Default::default(),
+            variant: Variant::new("load", "SELECT 1"),
+            plan: LoadPlan {
+                model: Model::Open,
+                levels: vec![StepLevel::Rate(5.0)],
+                step_duration: Duration::from_secs(1),
+                max_in_flight: 10,
+                drain: Duration::from_secs(1),
+            },
+            decoder: Default::default(),
+            timeouts: Default::default(),
+            headers: Default::default(),
+            notices: Vec::new(),
+        };
+        Engine::start(
+            Job::Load(Target::Endpoint("127.0.0.1:9".into()), spec),
+            Arc::new(|| {}),
+        )
+        .expect("starts")
+    }
+
+    #[test]
+    fn a_load_run_holds_the_one_slot_until_the_drain_hands_over_its_end() {
+        let mut runs = RunController::new(None);
+        runs.begin_load(failing_load());
+        assert!(runs.is_loading());
+        assert!(!runs.is_running(), "a load run is not the Iterations tab's");
+        assert!(runs.active().is_none());
+        assert!(
+            runs.end().is_none(),
+            "ending a query's run leaves the load run"
+        );
+        assert!(runs.is_loading());
+        let mut events = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while runs.is_loading() && Instant::now() < deadline {
+            let mut errors = Vec::new();
+            events.extend(runs.drain(&mut errors).load);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            !runs.is_loading(),
+            "the slot is free once the end is drained"
+        );
+        assert!(
+            matches!(events.last(), Some(LoadEvent::Failed(_))),
+            "{events:?}"
+        );
+    }
+
+    #[test]
+    fn the_slot_s_load_run_is_stopped_on_close_and_a_failed_one_leaves_no_report() {
+        let mut runs = RunController::new(None);
+        assert!(runs.stop_load_and_wait(Duration::from_secs(1)).is_none());
+        runs.begin_load(failing_load());
+        assert!(runs.stop_load_and_wait(Duration::from_secs(20)).is_none());
+        assert!(!runs.is_loading());
+        assert!(!runs.cancel_load(), "nothing left to stop");
+    }
+}
