@@ -36,7 +36,7 @@ pub struct CompareArgs {
     pub json: bool,
     /// The HTML report: both files' runs, each pair's verdict at the top.
     #[command(flatten)]
-    pub html: super::html::HtmlArgs,
+    pub html: super::outputs::Outputs<super::outputs::RunPage>,
 }
 
 /// The runs to compare: every run of `b` against `a`'s one run, or the runs of both paired by
@@ -88,7 +88,7 @@ pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bo
     if comparisons.iter().any(|c| c.verdict().is_none()) {
         anyhow::bail!("cannot compare: a run's median total time is not positive");
     }
-    if args.html.html.is_some() {
+    if args.html.path(crate::export::Format::Html).is_some() {
         write_html(&args.html, &a, &b, &pairs)?;
     }
     if args.json {
@@ -135,7 +135,7 @@ fn file_name(path: &std::path::Path) -> Option<String> {
 
 /// The HTML report of both files' runs (A's first), the pairs compared at its top.
 fn write_html(
-    html: &super::html::HtmlArgs,
+    html: &super::outputs::Outputs<super::outputs::RunPage>,
     a: &[RunReport],
     b: &[RunReport],
     pairs: &[(&RunReport, &RunReport)],
@@ -147,7 +147,7 @@ fn write_html(
         .iter()
         .filter_map(|(base, other)| Some((position(base, 0)?, position(other, a.len())?)))
         .collect();
-    html.write(&runs, Some(positions))
+    html.write(crate::export::Reports::Profile(&runs), Some(positions))
 }
 
 /// One comparison as `compare --json` prints it: the verdict, the ratio of the medians with its

@@ -25,7 +25,7 @@ pub struct ExplainArgs {
     /// The HTML report of the runs explained (each slowest iteration's timeline beside the
     /// median one's, with its causes).
     #[command(flatten)]
-    pub html: super::html::HtmlArgs,
+    pub html: super::outputs::Outputs<super::outputs::RunPage>,
 }
 
 /// Explains every run of the report (or one iteration of each) and prints it.
@@ -38,7 +38,8 @@ pub fn run_explain(args: &ExplainArgs, mut out: impl Write) -> anyhow::Result<()
         .zip(&names)
         .map(|(run, name)| explain_run(run, name, args.iteration))
         .collect::<Result<Vec<_>, _>>()?;
-    args.html.write(&runs, None)?;
+    args.html
+        .write(crate::export::Reports::Profile(&runs), None)?;
     if args.json {
         let text = match explained.as_slice() {
             [one] => serde_json::to_string_pretty(one)?,

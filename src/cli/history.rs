@@ -9,7 +9,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use super::target::parse_limit;
-use crate::export::{Exporter, Json, Markdown, write_atomically};
+use crate::export::{
+    Exported, Exporter, Format, Json, Markdown, Redaction, Reports, write_atomically,
+};
 use crate::history::{
     self, Filter, HistoryWorker, LoadSummary, Location, RunSummary, StoredLoad, is_load_id,
 };
@@ -194,16 +196,8 @@ pub fn run_history(args: &HistoryCommandArgs, mut out: impl Write) -> anyhow::Re
             redact,
         }) => {
             let run = [one(&mut *store, id)?];
-            let (path, html) = export_path(path.as_ref(), html_path.as_ref(), redact.is_some())?;
-            if html {
-                super::html::HtmlArgs {
-                    html: Some(path.clone()),
-                    redact: *redact,
-                }
-                .write(&run, None)?;
-            } else {
-                write_atomically(path, &Json.export(&run)?)?;
-            }
+            let (path, format) = export_path(path.as_ref(), html_path.as_ref(), redact.is_some())?;
+            export_one(path, format, Reports::Profile(&run), *redact)?;
             writeln!(out, "wrote run {} to {}", printable(id), path.display())?;
         }
         None => {
@@ -286,13 +280,8 @@ fn load_action(
             redact,
             ..
         } => {
-            let (path, html) = export_path(path.as_ref(), html_path.as_ref(), redact.is_some())?;
-            let bytes = if html {
-                crate::export::load_html(&run, redact.unwrap_or(crate::export::Redaction::NONE))?
-            } else {
-                crate::export::load_json(&run)?
-            };
-            write_atomically(path, &bytes)?;
+            let (path, format) = export_path(path.as_ref(), html_path.as_ref(), redact.is_some())?;
+            export_one(path, format, Reports::Load(&run), *redact)?;
             writeln!(
                 out,
                 "wrote load run {} to {}",
@@ -304,13 +293,13 @@ fn load_action(
     Ok(())
 }
 
-/// Where `history export` writes, and whether as HTML (`--html`, or a name ending in `.html`);
-/// `--redact` only for HTML.
+/// Where `history export` writes, and in which format: HTML (`--html`, or a name ending in
+/// `.html`) or JSON; `--redact` only for HTML.
 fn export_path<'a>(
     out: Option<&'a PathBuf>,
     html: Option<&'a PathBuf>,
     redact: bool,
-) -> anyhow::Result<(&'a PathBuf, bool)> {
+) -> anyhow::Result<(&'a PathBuf, Format)> {
     let Some(path) = out.or(html) else {
         anyhow::bail!("say where to write the run: -o FILE or --html FILE");
     };
@@ -322,7 +311,24 @@ fn export_path<'a>(
         is_html || !redact,
         "--redact is for an HTML report: name the file FILE.html"
     );
-    Ok((path, is_html))
+    let format = if is_html { Format::Html } else { Format::Json };
+    Ok((path, format))
+}
+
+/// Writes one stored run of either kind to `path` in `format`, with what `redact` names left out.
+fn export_one(
+    path: &std::path::Path,
+    format: Format,
+    reports: Reports<'_>,
+    redact: Option<Redaction>,
+) -> anyhow::Result<()> {
+    let redaction = redact.unwrap_or(Redaction::NONE);
+    if redaction.any() {
+        super::outputs::say_what_is_not_redacted(None);
+    }
+    let exported = Exported::new(reports).redacting(redaction);
+    write_atomically(path, &format.export(&exported)?)?;
+    Ok(())
 }
 
 /// The load runs as a table, a run a line.

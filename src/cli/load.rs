@@ -14,11 +14,12 @@ use anyhow::Context as _;
 use super::headers::HeaderArgs;
 use super::load_summary::{step_line, summary};
 use super::options::RequestOptionArgs;
+use super::outputs::{LoadFiles, Outputs};
 use super::profile::{QueryArgs, check_label};
 use super::target::{TargetArgs, parse_limit};
 use crate::engine::load::LoadSpec;
 use crate::engine::{Canceller, Engine, Job, LoadEvent, Variant};
-use crate::export::{load_csv, load_hdr_log, load_json, write_atomically};
+use crate::export::Reports;
 use crate::load::{
     LoadPlan, LoadReport, MAX_IN_FLIGHT, Model, StepLevel, parse_concurrencies, parse_rates,
 };
@@ -73,7 +74,7 @@ pub struct LoadArgs {
     pub drain: Duration,
     /// Where the run is written.
     #[command(flatten)]
-    pub out: LoadOutputs,
+    pub out: Outputs<LoadFiles>,
     /// Where the run is saved (the run history, as for `profile`).
     #[command(flatten)]
     pub history: super::history::HistoryArgs,
@@ -100,49 +101,7 @@ pub struct MergeArgs {
     pub history: Option<String>,
     /// Where to write the merged run, as `load` writes one.
     #[command(flatten)]
-    pub out: LoadOutputs,
-}
-
-/// The files a load run is written to.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct LoadOutputs {
-    /// Write the JSON report here.
-    #[arg(long, value_name = "OUT.json")]
-    pub json: Option<PathBuf>,
-    /// Write a CSV row per step here.
-    #[arg(long, value_name = "OUT.csv")]
-    pub csv: Option<PathBuf>,
-    /// Write the HDR interval log (latencies from the intended start, a line per step) here.
-    #[arg(long, value_name = "OUT.hlog")]
-    pub hdr_log: Option<PathBuf>,
-    /// The HTML report: the latency/throughput curve with the knee, each step's percentiles.
-    #[command(flatten)]
-    pub html: super::html::HtmlArgs,
-}
-
-impl LoadOutputs {
-    /// Writes `report` to every file asked for.
-    fn write(&self, report: &LoadReport) -> anyhow::Result<()> {
-        if let Some(path) = &self.html.html {
-            self.html.say_what_is_not_redacted();
-            write_atomically(
-                path,
-                &crate::export::load_html(report, self.html.redaction())?,
-            )?;
-        }
-        // `--redact` covers every file written, as it does a run's.
-        let report = &self.html.redaction().apply_load(report);
-        for (path, bytes) in [
-            (&self.json, load_json(report)?),
-            (&self.csv, load_csv(report)?),
-            (&self.hdr_log, load_hdr_log(report)?),
-        ] {
-            if let Some(path) = path {
-                write_atomically(path, &bytes)?;
-            }
-        }
-        Ok(())
-    }
+    pub out: Outputs<LoadFiles>,
 }
 
 /// `spanprof load merge`: reads the runs, merges them, prints and writes the merged run.
@@ -166,7 +125,7 @@ fn run_merge(args: &MergeArgs, mut out: impl Write) -> anyhow::Result<LoadReport
         .collect::<anyhow::Result<Vec<_>>>()?;
     let merged = crate::load::merge(&runs)?;
     out.write_all(summary(&merged).as_bytes())?;
-    args.out.write(&merged)?;
+    args.out.write(Reports::Load(&merged), None)?;
     Ok(merged)
 }
 
@@ -280,7 +239,7 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
     }
     let report = report.context("the load generator stopped without a report")?;
     out.write_all(summary(&report).as_bytes())?;
-    args.out.write(&report)?;
+    args.out.write(Reports::Load(&report), None)?;
     super::history::save_load(&args.history, &report);
     Ok(report)
 }

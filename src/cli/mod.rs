@@ -9,7 +9,6 @@ mod explain;
 mod gate;
 mod headers;
 mod history;
-mod html;
 mod load;
 mod load_summary;
 mod names;

@@ -111,7 +111,7 @@ pub struct ProfileArgs {
     pub phase: Option<Measure>,
     /// Where the runs are written.
     #[command(flatten)]
-    pub out: super::outputs::ReportOutputs,
+    pub out: super::outputs::Outputs<super::outputs::ProfileFiles>,
     /// Where the run is saved.
     #[command(flatten)]
     pub history: super::history::HistoryArgs,
@@ -291,7 +291,8 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
             .map(|i| (at, i))
             .collect()
     });
-    args.out.write(&reports, pairs)?;
+    args.out
+        .write(crate::export::Reports::Profile(&reports), pairs)?;
     let all_ok = reports
         .iter()
         .flat_map(|r| &r.iterations)

@@ -57,7 +57,7 @@ pub struct SubjectArgs {
     pub limit: Duration,
     /// Where the runs are written.
     #[command(flatten)]
-    pub out: super::outputs::ReportOutputs,
+    pub out: super::outputs::Outputs<super::outputs::ProfileFiles>,
     /// Where the runs are saved.
     #[command(flatten)]
     pub history: super::history::HistoryArgs,
@@ -140,7 +140,8 @@ pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bo
             "\nno verdict: the command has no timed iteration that read the query to its end"
         )?,
     }
-    args.out.write(&reports, None)?;
+    args.out
+        .write(crate::export::Reports::Profile(&reports), None)?;
     super::history::finish(history);
     Ok(reports
         .iter()

@@ -252,6 +252,58 @@ fn the_load_report_exports_as_json_from_the_view() -> Result<(), Box<dyn std::er
     Ok(())
 }
 
+/// File > Export the load run offers a load run's formats, the HDR interval log among them
+/// (the Load tab's buttons read the same list); the dialog saves the log, the same bytes as
+/// `spanprof load --hdr-log` writes of that run.
+#[test]
+fn the_file_menu_exports_the_load_run_s_hdr_log() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let mut h = load_tab(0.5, 0);
+    h.state_mut().settings_mut().last_folder = Some(dir.path().to_owned());
+    type_rates(&mut h, "20");
+    run_load(&mut h);
+    step_until(&mut h, "the run to end", |app| {
+        !app.load_view().is_running()
+    });
+    assert!(
+        h.query_by_label("Export HDR log…").is_some(),
+        "the tab's button"
+    );
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    h.get_by_label("Export the load run").hover();
+    h.run_steps(2);
+    h.get_by_label("HDR interval log…").click();
+    h.run_steps(2);
+    assert!(
+        h.query_by_label("Export the load run's HDR interval log")
+            .is_some()
+    );
+    h.key_press(egui::Key::Enter);
+    h.run_steps(2);
+    step_until(&mut h, "the export to be written", |app| !app.files_busy());
+    let notice = h.state().notice().unwrap_or_default().to_owned();
+    let path = std::path::PathBuf::from(
+        notice
+            .strip_prefix("exported to ")
+            .ok_or_else(|| format!("no export: {notice}"))?,
+    );
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    assert!(
+        name.starts_with("spanprof-load-loaded-") && name.ends_with(".hlog"),
+        "{name}"
+    );
+    let report = h.state().load_view().report().ok_or("no report")?;
+    assert_eq!(
+        std::fs::read(&path)?,
+        spanprof::export::load_hdr_log(report)?
+    );
+    Ok(())
+}
+
 /// On the Load tab the side panel's Run says Run load and starts a load run (a step
 /// row appears), not an Iterations run; its Cancel stops it; Ctrl+Enter starts one too.
 #[test]

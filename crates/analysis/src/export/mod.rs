@@ -4,8 +4,9 @@
 //! Every format is an [`Exporter`]: [`Csv`] (one row per iteration), [`Json`] (everything, with
 //! a summary per run; [`read_json`] reads it back), [`Markdown`] (a summary table per run),
 //! [`Trace`] (Chrome trace events) and [`Html`] (one offline page with the JSON embedded;
-//! [`read_reports`] reads either back).
-//! None of them touches the file system; [`write_atomically`] does, for all of them.
+//! [`read_reports`] reads either back); a load run's JSON, CSV, HDR interval log and page are in
+//! `load.rs` and `html/`. [`Format`] lists them all once, each saying which kinds of run it
+//! exports. None of them touches the file system; [`write_atomically`] does, for all of them.
 
 mod csv;
 mod file;
@@ -29,7 +30,7 @@ use crate::report::RunReport;
 
 pub use self::csv::{COLUMNS, Csv};
 pub use self::file::{MAX_REPORT_BYTES, read_bounded, write_atomically};
-pub use self::format::{Format, file_name_part, is_date};
+pub use self::format::{Exported, Format, OwnedReports, Reports, RunKind, file_name_part, is_date};
 pub use self::html::{Html, MAX_BARS, MAX_TABLE_ROWS, is_html, load_html};
 pub use self::json::{FORMAT_VERSION, Json, read_json};
 pub use self::load::{LOAD_COLUMNS, load_csv, load_hdr_log, load_json};
@@ -69,6 +70,14 @@ pub enum ExportError {
     /// run's report where a run's was wanted); what it is instead.
     #[error("not a spanprof run report: {0}")]
     NotARunReport(String),
+    /// A format asked for a kind of run it does not export (a load run's Markdown).
+    #[error("{format} is not a format of {}", kind.describe())]
+    Unsupported {
+        /// The format's name.
+        format: &'static str,
+        /// The kind of run it was given.
+        kind: RunKind,
+    },
     /// The HDR interval log could not be written (a step's histogram did not read back).
     #[error("cannot write the HDR interval log: {0}")]
     Hdr(String),

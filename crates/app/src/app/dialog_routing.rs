@@ -8,18 +8,30 @@ use std::path::PathBuf;
 
 use super::SpanprofApp;
 use super::connection::repaint_notifier;
-use super::files::{
-    DialogAnswer, DialogPurpose, DialogRequest, FileDone, LoadExportFormat, home_dir,
-};
+use super::files::{DialogAnswer, DialogPurpose, DialogRequest, FileDone, home_dir};
 use super::settings::Tab;
-use crate::export::Format;
+use crate::export::{Format, OwnedReports, Reports, RunKind};
 
 impl SpanprofApp {
     /// What the Export menu does once its dialog has a path: writes the runs marked for export on
     /// a thread of its own; the window says where (or why not) a frame after it is done.
     pub fn save_export(&mut self, format: Format, path: PathBuf) {
+        self.save(format, RunKind::Profile, path);
+    }
+
+    /// What the Load tab's export does once its dialog has a path: writes the last load run's
+    /// report on a thread of its own; the window says where (or why not) once it is done.
+    pub fn save_load_export(&mut self, format: Format, path: PathBuf) {
+        self.save(format, RunKind::Load, path);
+    }
+
+    /// Writes what an export of `kind` holds in `format` to `path`, on a thread of its own.
+    fn save(&mut self, format: Format, kind: RunKind, path: PathBuf) {
+        let Some(reports) = self.exported(kind) else {
+            self.error(nothing_to_export(kind).into());
+            return;
+        };
         let ctx = self.ctx.clone();
-        let reports = self.export_reports();
         if let Err(e) = self
             .files
             .save(format, reports, path, move || ctx.request_repaint())
@@ -28,19 +40,25 @@ impl SpanprofApp {
         }
     }
 
-    /// What the Load tab's export does once its dialog has a path: writes the last load run's
-    /// report on a thread of its own; the window says where (or why not) once it is done.
-    pub fn save_load_export(&mut self, format: LoadExportFormat, path: PathBuf) {
-        let Some(report) = self.load.report().cloned() else {
-            self.error("nothing to export: no load run has ended".into());
-            return;
-        };
-        let ctx = self.ctx.clone();
-        if let Err(e) = self
-            .files
-            .save_load(format, report, path, move || ctx.request_repaint())
-        {
-            self.error(e);
+    /// What an Export menu or the Load tab asked for: the dialog that saves `format`, when there
+    /// is something of `kind` to export.
+    pub(super) fn ask_export(&mut self, format: Format, kind: RunKind) {
+        if self.exported(kind).is_some() {
+            self.open_dialog(DialogPurpose::Save(format, kind));
+        } else {
+            self.error(nothing_to_export(kind).into());
+        }
+    }
+
+    /// What an export of `kind` holds: the runs marked for export, or the last load run; `None`
+    /// when there is nothing.
+    fn exported(&self, kind: RunKind) -> Option<OwnedReports> {
+        match kind {
+            RunKind::Profile => {
+                let runs = self.export_reports();
+                (!runs.is_empty()).then_some(OwnedReports::Profile(runs))
+            }
+            RunKind::Load => self.load.report().map(|run| Reports::Load(run).owned()),
         }
     }
 
@@ -57,8 +75,10 @@ impl SpanprofApp {
     /// proposing the export's file name.
     pub(super) fn open_dialog(&mut self, purpose: DialogPurpose) {
         let file_name = match purpose {
-            DialogPurpose::Save(format) => Some(format.file_name(&self.export_reports())),
-            DialogPurpose::SaveLoad(format) => Some(format.file_name(self.load.report())),
+            DialogPurpose::Save(format, kind) => Some(match self.exported(kind) {
+                Some(reports) => format.file_name(reports.reports()),
+                None => format.bare_file_name(kind),
+            }),
             DialogPurpose::OpenReport
             | DialogPurpose::Credentials
             | DialogPurpose::ImportHistory => None,
@@ -96,9 +116,7 @@ impl SpanprofApp {
             }
             DialogAnswer::Cancelled(purpose) => {
                 self.notice = Some(match purpose {
-                    DialogPurpose::Save(_) | DialogPurpose::SaveLoad(_) => {
-                        "export cancelled: nothing was written".into()
-                    }
+                    DialogPurpose::Save(..) => "export cancelled: nothing was written".into(),
                     DialogPurpose::OpenReport => "no report opened".into(),
                     DialogPurpose::Credentials => "the credentials are unchanged".into(),
                     DialogPurpose::ImportHistory => "nothing imported".into(),
@@ -117,8 +135,7 @@ impl SpanprofApp {
 
     fn dialog_chose(&mut self, purpose: DialogPurpose, path: PathBuf) {
         match purpose {
-            DialogPurpose::Save(format) => self.save_export(format, path),
-            DialogPurpose::SaveLoad(format) => self.save_load_export(format, path),
+            DialogPurpose::Save(format, kind) => self.save(format, kind, path),
             DialogPurpose::OpenReport => self.load_report(path),
             DialogPurpose::ImportHistory => self.history_view.import(path),
             DialogPurpose::Credentials => {
@@ -144,5 +161,13 @@ impl SpanprofApp {
                 Err(e) => self.error(e.to_string()),
             },
         }
+    }
+}
+
+/// Why there is nothing to export of `kind`.
+fn nothing_to_export(kind: RunKind) -> &'static str {
+    match kind {
+        RunKind::Profile => "nothing to export: no run is marked for export",
+        RunKind::Load => "nothing to export: no load run has ended",
     }
 }

@@ -1,7 +1,7 @@
-//! The window's panels around the views: the menu bar (File, the tabs, Export, Copy summary), the
-//! status bar (the run or load run, the target, the last notice, a desktop dialog being waited
-//! for), the side panel (connection, then query; its Run bar starts a load run on the Load tab)
-//! and the central area's tab.
+//! The window's panels around the views: the menu bar (File, with the runs' exports and the load
+//! run's, the tabs, Export, Copy summary), the status bar (the run or load run, the target, the
+//! last notice, a desktop dialog being waited for), the side panel (connection, then query; its
+//! Run bar starts a load run on the Load tab) and the central area's tab.
 
 use super::SpanprofApp;
 use super::command::Command;
@@ -10,7 +10,7 @@ use super::query::mode_label;
 use super::settings::Tab;
 use super::theme;
 use crate::engine::QueryMode;
-use crate::export::Format;
+use crate::export::{Format, RunKind};
 use crate::text::count;
 
 impl SpanprofApp {
@@ -25,11 +25,19 @@ impl SpanprofApp {
                     command = Some(Command::OpenReport);
                 }
                 ui.separator();
-                for format in Format::ALL {
-                    if ui.button(format!("Export {}", format.label())).clicked() {
-                        command = Some(Command::Export(format));
+                for format in Format::of(RunKind::Profile) {
+                    let label = format!("Export {}", format.label(RunKind::Profile));
+                    if ui.button(label).clicked() {
+                        command = Some(Command::Export(format, RunKind::Profile));
                     }
                 }
+                ui.menu_button("Export the load run", |ui| {
+                    for format in Format::of(RunKind::Load) {
+                        if ui.button(format.label(RunKind::Load)).clicked() {
+                            command = Some(Command::Export(format, RunKind::Load));
+                        }
+                    }
+                });
                 if ui.button("Copy summary").clicked() {
                     command = Some(Command::CopySummary);
                 }
@@ -50,9 +58,9 @@ impl SpanprofApp {
                     command = Some(Command::CopySummary);
                 }
                 ui.menu_button("Export", |ui| {
-                    for format in Format::ALL {
-                        if ui.button(format.label()).clicked() {
-                            command = Some(Command::Export(format));
+                    for format in Format::of(RunKind::Profile) {
+                        if ui.button(format.label(RunKind::Profile)).clicked() {
+                            command = Some(Command::Export(format, RunKind::Profile));
                         }
                     }
                 });

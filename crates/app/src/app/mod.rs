@@ -40,7 +40,7 @@ mod timeline;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-pub use crate::export::Format;
+pub use crate::export::{Format, RunKind};
 pub use command::Command;
 pub use compare::{CompareView, Curve, SweepAxis};
 pub use connection::{
@@ -48,7 +48,7 @@ pub use connection::{
 };
 pub use details::{DetailsView, Log, LogEntry};
 pub use files::{DialogBackend, NO_DIALOG_WITHIN};
-pub use files::{LoadExportFormat, ReportError, export_bytes, export_to, summary_text};
+pub use files::{ReportError, export_bytes, export_to, summary_text};
 pub use frames::{FrameSample, FrameStats};
 pub use history::HistoryView;
 pub use iterations::IterationsView;
@@ -341,13 +341,6 @@ impl SpanprofApp {
                     self.load.stopping();
                 }
             }
-            Command::ExportLoad(format) => {
-                if self.load.report().is_none() {
-                    self.error("nothing to export: no load run has ended".into());
-                } else {
-                    self.open_dialog(DialogPurpose::SaveLoad(format));
-                }
-            }
             Command::TestConnection => {
                 let notify = connection::repaint_notifier(&self.ctx);
                 self.connection
@@ -365,13 +358,7 @@ impl SpanprofApp {
             },
             Command::ChooseCredentials => self.open_dialog(DialogPurpose::Credentials),
             Command::OpenReport => self.open_dialog(DialogPurpose::OpenReport),
-            Command::Export(format) => {
-                if self.export_reports().is_empty() {
-                    self.error("nothing to export: no run is marked for export".into());
-                } else {
-                    self.open_dialog(DialogPurpose::Save(format));
-                }
-            }
+            Command::Export(format, kind) => self.ask_export(format, kind),
             Command::CopySummary => match summary_text(&self.export_reports()) {
                 Ok(text) => {
                     self.ctx.copy_text(text);

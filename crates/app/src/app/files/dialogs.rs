@@ -1,6 +1,6 @@
-//! Every file dialog the app opens (export CSV/JSON/Markdown, open a report, the credentials
-//! file), one way: the desktop's own dialog (rfd, through the XDG desktop portal) on a thread of
-//! its own, and spanprof's in-window [`FileDialog`] when the desktop gives none.
+//! Every file dialog the app opens (an export of the runs or of a load run, open a report, the
+//! credentials file), one way: the desktop's own dialog (rfd, through the XDG desktop portal) on a
+//! thread of its own, and spanprof's in-window [`FileDialog`] when the desktop gives none.
 //!
 //! rfd answers `None` both when the user cancels and when there is no portal (a plain X server,
 //! Xvfb, WSL: it gives up at once). A person takes longer than [`NO_DIALOG_WITHIN`] to cancel a
@@ -13,9 +13,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use super::export::LoadExportFormat;
 use super::file_dialog::{DialogOutcome, FileDialog};
-use crate::export::Format;
+use crate::export::{Format, RunKind};
 
 /// An answer of nothing sooner than this after the desktop's dialog was asked for means it
 /// showed none.
@@ -24,10 +23,8 @@ pub const NO_DIALOG_WITHIN: Duration = Duration::from_millis(1500);
 /// What a file dialog is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DialogPurpose {
-    /// Save an export.
-    Save(Format),
-    /// Save the last load run's export.
-    SaveLoad(LoadExportFormat),
+    /// Save an export of the runs marked for export, or of the last load run.
+    Save(Format, RunKind),
     /// Open a report (JSON, or an HTML report with one inside).
     OpenReport,
     /// Choose a service-account key file.
@@ -40,14 +37,7 @@ impl DialogPurpose {
     /// The dialog's title.
     pub fn title(self) -> &'static str {
         match self {
-            DialogPurpose::Save(Format::Csv) => "Export the CSV of iterations",
-            DialogPurpose::Save(Format::Json) => "Export the JSON report",
-            DialogPurpose::Save(Format::Markdown) => "Export the Markdown summary",
-            DialogPurpose::Save(Format::Trace) => "Export a Chrome trace",
-            DialogPurpose::Save(Format::Html) => "Export an HTML report",
-            DialogPurpose::SaveLoad(LoadExportFormat::Json) => "Export the load run's JSON report",
-            DialogPurpose::SaveLoad(LoadExportFormat::Csv) => "Export the load run's CSV of steps",
-            DialogPurpose::SaveLoad(LoadExportFormat::Html) => "Export the load run's HTML report",
+            DialogPurpose::Save(format, kind) => format.title(kind),
             DialogPurpose::OpenReport => "Open a report (JSON or HTML)",
             DialogPurpose::Credentials => "Choose a service-account key file",
             DialogPurpose::ImportHistory => "Import a JSON report into the history",
@@ -160,14 +150,11 @@ impl Dialogs {
     fn open_built_in(&mut self, request: DialogRequest, notify: Arc<dyn Fn() + Send + Sync>) {
         let title = request.purpose.title();
         let dialog = match (request.purpose, request.file_name) {
-            (DialogPurpose::Save(_) | DialogPurpose::SaveLoad(_), Some(name)) => {
+            (DialogPurpose::Save(..), Some(name)) => {
                 FileDialog::save(title, request.folder, name, notify)
             }
-            (DialogPurpose::Save(format), None) => {
-                FileDialog::save(title, request.folder, format.file_name(&[]), notify)
-            }
-            (DialogPurpose::SaveLoad(format), None) => {
-                FileDialog::save(title, request.folder, format.file_name(None), notify)
+            (DialogPurpose::Save(format, kind), None) => {
+                FileDialog::save(title, request.folder, format.bare_file_name(kind), notify)
             }
             _ => FileDialog::open(title, request.folder, notify),
         };
@@ -232,18 +219,11 @@ fn system_dialog(request: &DialogRequest) -> Option<PathBuf> {
         .set_title(request.purpose.title())
         .set_directory(&request.folder);
     match request.purpose {
-        DialogPurpose::Save(format) => {
+        DialogPurpose::Save(format, kind) => {
             let name = request
                 .file_name
                 .clone()
-                .unwrap_or_else(|| format.file_name(&[]));
-            dialog.set_file_name(name).save_file()
-        }
-        DialogPurpose::SaveLoad(format) => {
-            let name = request
-                .file_name
-                .clone()
-                .unwrap_or_else(|| format.file_name(None));
+                .unwrap_or_else(|| format.bare_file_name(kind));
             dialog.set_file_name(name).save_file()
         }
         DialogPurpose::OpenReport | DialogPurpose::ImportHistory => dialog

@@ -1,85 +1,18 @@
-//! Export of the selected runs (CSV of their iterations in the engine's format, the JSON report,
-//! the Markdown summary, a Chrome trace of their timelines, an offline HTML page) and of the Load
-//! tab's last load run (its JSON report, a CSV row per step, an offline HTML page) through the
-//! library's exporters, and the names a save proposes. The
-//! writing of exports (serialise, write, fsync, rename) and the reading of reports run on
-//! threads of their own, so the window keeps drawing whatever the disk does (the dialogs that
-//! choose the paths are `dialogs.rs`).
+//! Export of the selected runs and of the Load tab's last load run, in the formats of their kind
+//! (the library's one list, `export::Format`), and the reading of reports. The writing of exports
+//! (serialise, write, fsync, rename) and the reading of reports run on threads of their own, so
+//! the window keeps drawing whatever the disk does (the dialogs that choose the paths are
+//! `dialogs.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use crate::export::{ExportError, Format, file_name_part, is_date, write_atomically};
-use crate::load::LoadReport;
+use crate::export::{ExportError, Exported, Format, OwnedReports, Reports, write_atomically};
 use crate::report::RunReport;
-
-/// The formats a load run exports to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadExportFormat {
-    /// The whole report (`spanprof load --json`'s).
-    Json,
-    /// A row per step (`spanprof load --csv`'s).
-    Csv,
-    /// One offline HTML page: the curve with its knee, each step's percentiles.
-    Html,
-}
-
-impl LoadExportFormat {
-    /// Every format, in the order the Load tab offers them.
-    pub const ALL: [LoadExportFormat; 3] = [
-        LoadExportFormat::Json,
-        LoadExportFormat::Csv,
-        LoadExportFormat::Html,
-    ];
-
-    /// The button's name for it.
-    pub fn label(self) -> &'static str {
-        match self {
-            LoadExportFormat::Json => "Export JSON…",
-            LoadExportFormat::Csv => "Export CSV…",
-            LoadExportFormat::Html => "Export HTML…",
-        }
-    }
-
-    fn extension(self) -> &'static str {
-        match self {
-            LoadExportFormat::Json => "json",
-            LoadExportFormat::Csv => "csv",
-            LoadExportFormat::Html => "html",
-        }
-    }
-
-    /// The file name a save dialog proposes: `spanprof-load-<label>-<date>.<ext>`.
-    pub fn file_name(self, report: Option<&LoadReport>) -> String {
-        let mut name = String::from("spanprof-load");
-        if let Some(report) = report {
-            let label = file_name_part(&report.label);
-            let date = report.started_at.get(..10).filter(|d| is_date(d));
-            for part in [Some(label.as_str()), date].into_iter().flatten() {
-                if !part.is_empty() {
-                    name.push('-');
-                    name.push_str(part);
-                }
-            }
-        }
-        format!("{name}.{}", self.extension())
-    }
-
-    /// The document for `report` in this format.
-    pub fn bytes(self, report: &LoadReport) -> Result<Vec<u8>, ExportError> {
-        match self {
-            LoadExportFormat::Json => crate::export::load_json(report),
-            LoadExportFormat::Csv => crate::export::load_csv(report),
-            LoadExportFormat::Html => {
-                crate::export::load_html(report, crate::export::Redaction::NONE)
-            }
-        }
-    }
-}
 
 /// The document for `reports` in `format`.
 pub fn export_bytes(format: Format, reports: &[RunReport]) -> Result<Vec<u8>, ExportError> {
-    format.exporter().export(reports)
+    format.export(&Exported::new(Reports::Profile(reports)))
 }
 
 /// Writes `reports` in `format` to `path`, whole or not at all (what the Export menu does after
@@ -120,33 +53,19 @@ pub struct FileJobs {
 }
 
 impl FileJobs {
-    /// Writes `reports` in `format` to `path` (whole or not at all); the outcome comes back through
-    /// [`FileJobs::drain`], and `notify` is called when it is there.
+    /// Writes `reports` (a profile's runs, or a load run) in `format` to `path` (whole or not at
+    /// all); the outcome comes back through [`FileJobs::drain`], and `notify` is called when it is
+    /// there.
     pub fn save(
         &mut self,
         format: Format,
-        reports: Vec<RunReport>,
-        path: PathBuf,
-        notify: impl Fn() + Send + 'static,
-    ) -> Result<(), String> {
-        self.spawn("spanprof-export", notify, move || {
-            let result = export_to(&path, format, &reports);
-            FileDone::Saved { path, result }
-        })
-    }
-
-    /// Writes a load run's `report` in `format` to `path` (whole or not at all); the outcome comes
-    /// back through [`FileJobs::drain`] as a save does.
-    pub fn save_load(
-        &mut self,
-        format: LoadExportFormat,
-        report: LoadReport,
+        reports: OwnedReports,
         path: PathBuf,
         notify: impl Fn() + Send + 'static,
     ) -> Result<(), String> {
         self.spawn("spanprof-export", notify, move || {
             let result = format
-                .bytes(&report)
+                .export(&Exported::new(reports.reports()))
                 .and_then(|bytes| write_atomically(&path, &bytes));
             FileDone::Saved { path, result }
         })
@@ -278,8 +197,9 @@ mod tests {
     #[test]
     fn a_save_proposes_the_runs_label_and_the_newest_date() {
         let one = [report("wide scan", "2026-03-01T10:00:00Z")];
+        let one = Reports::Profile(&one);
         assert_eq!(
-            Format::Csv.file_name(&one),
+            Format::Csv.file_name(one),
             "spanprof-wide-scan-2026-03-01.csv"
         );
         let two = [
@@ -287,15 +207,18 @@ mod tests {
             report("b", "2026-03-04T09:00:00Z"),
         ];
         assert_eq!(
-            Format::Json.file_name(&two),
+            Format::Json.file_name(Reports::Profile(&two)),
             "spanprof-2-runs-2026-03-04.json"
         );
         // What a file name cannot hold goes; a date that is not one is left out.
         let odd = [report("../x/y: \u{1b}[31m", "yesterday")];
-        assert_eq!(Format::Markdown.file_name(&odd), "spanprof-x-y-31m.md");
-        assert_eq!(Format::Csv.file_name(&[]), "spanprof.csv");
         assert_eq!(
-            Format::Trace.file_name(&one),
+            Format::Markdown.file_name(Reports::Profile(&odd)),
+            "spanprof-x-y-31m.md"
+        );
+        assert_eq!(Format::Csv.file_name(Reports::Profile(&[])), "spanprof.csv");
+        assert_eq!(
+            Format::Trace.file_name(one),
             "spanprof-wide-scan-2026-03-01.trace.json"
         );
     }
@@ -314,14 +237,18 @@ mod tests {
             started_at: "2026-03-01T10:00:00Z".into(),
             ..Default::default()
         };
-        let report = LoadReport::new(facts, &plan, Vec::new());
+        let report = crate::load::LoadReport::new(facts, &plan, Vec::new());
+        let load = Reports::Load(&report);
         assert_eq!(
-            LoadExportFormat::Csv.file_name(Some(&report)),
+            Format::Csv.file_name(load),
             "spanprof-load-scan-wide-2026-03-01.csv"
         );
-        assert_eq!(LoadExportFormat::Html.file_name(None), "spanprof-load.html");
-        let json = LoadExportFormat::Json.bytes(&report).expect("JSON");
-        assert_eq!(LoadReport::from_json(&json).ok(), Some(report));
+        assert_eq!(
+            Format::HdrLog.file_name(load),
+            "spanprof-load-scan-wide-2026-03-01.hlog"
+        );
+        let json = Format::Json.export(&Exported::new(load)).expect("JSON");
+        assert_eq!(crate::load::LoadReport::from_json(&json).ok(), Some(report));
     }
 
     #[test]

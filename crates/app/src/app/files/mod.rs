@@ -6,7 +6,7 @@ mod export;
 mod file_dialog;
 
 pub use dialogs::{DialogBackend, NO_DIALOG_WITHIN};
-pub use export::{LoadExportFormat, ReportError, export_bytes, export_to, summary_text};
+pub use export::{ReportError, export_bytes, export_to, summary_text};
 
 pub(super) use dialogs::{DialogAnswer, DialogPurpose, DialogRequest, Dialogs};
 pub(super) use export::{FileDone, FileJobs, read_report};

@@ -15,10 +15,10 @@ use super::percentiles::{LevelScale, LoadPercentiles};
 use super::progress::{self, LoadProgress};
 use super::settings::{LoadModel, LoadSettings, QueueSettings};
 use crate::app::command::Command;
-use crate::app::files::LoadExportFormat;
 use crate::app::theme::{self, form_row};
 use crate::engine::LoadEvent;
 use crate::engine::load::InFlightCount;
+use crate::export::{Format, RunKind};
 use crate::load::{KneeRule, LoadPlan, LoadReport, StepResult, find_knee};
 
 /// The narrowest a chart is drawn (it keeps this height at any window size; the tab scrolls).
@@ -295,9 +295,9 @@ impl LoadView {
         }
         if self.report.is_some() {
             ui.horizontal(|ui| {
-                for format in LoadExportFormat::ALL {
-                    if ui.button(format.label()).clicked() {
-                        command = Some(Command::ExportLoad(format));
+                for format in Format::of(RunKind::Load) {
+                    if ui.button(format!("Export {}…", format.name())).clicked() {
+                        command = Some(Command::Export(format, RunKind::Load));
                     }
                 }
             });
