@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::profile::parse_measure;
-use super::reports::load_reports;
+use super::reports::read_report_file;
 use super::summary;
 use crate::analysis::{
     BootstrapSettings, Gate, PairNames, RunComparison, compare_runs_named, gate_named,
@@ -55,7 +55,7 @@ fn pairs<'a>(a: &'a [RunReport], b: &'a [RunReport]) -> Vec<(&'a RunReport, &'a 
 /// with `--json`, the verdicts as one JSON document; with `--fail-if-slower`, the gate's decision.
 /// Returns whether the gate failed.
 pub fn run_compare(args: &CompareArgs, mut out: impl Write) -> anyhow::Result<bool> {
-    let (a, b) = (load_reports(&args.a)?, load_reports(&args.b)?);
+    let (a, b) = (read_report_file(&args.a)?, read_report_file(&args.b)?);
     for (runs, path) in [(&a, &args.a), (&b, &args.b)] {
         for run in runs {
             anyhow::ensure!(

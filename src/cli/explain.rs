@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::reports::load_reports;
+use super::reports::read_report_file;
 use super::summary::{cause_line, iteration_text};
 use crate::analysis::{self, Explanation};
 use crate::report::{RunReport, printable};
@@ -30,7 +30,7 @@ pub struct ExplainArgs {
 
 /// Explains every run of the report (or one iteration of each) and prints it.
 pub fn run_explain(args: &ExplainArgs, mut out: impl Write) -> anyhow::Result<()> {
-    let runs = load_reports(&args.report)?;
+    let runs = read_report_file(&args.report)?;
     // Runs of one file: told apart by label and time, then by place.
     let names = super::names::run_names(&runs.iter().collect::<Vec<_>>(), &[]);
     let explained = runs

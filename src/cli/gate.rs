@@ -15,7 +15,7 @@ use crate::history::{self, Baseline, HistoryError, Location};
 use crate::report::{RunReport, printable};
 
 use super::history::HistoryArgs;
-use super::reports::load_reports;
+use super::reports::read_report_file;
 
 /// Where `--baseline` points.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +103,7 @@ impl BaselineSource {
         database: &str,
     ) -> Result<Vec<RunReport>, NoBaseline> {
         match self {
-            BaselineSource::File(path) => load_reports(path).map_err(|e| NoBaseline::File {
+            BaselineSource::File(path) => read_report_file(path).map_err(|e| NoBaseline::File {
                 path: path.clone(),
                 reason: format!("{e:#}"),
             }),

@@ -62,7 +62,7 @@ pub fn run_plan(args: &PlanArgs, mut out: impl Write) -> anyhow::Result<()> {
                 let spreads = s.aggregate.as_ref().map_or(&[][..], |a| &a.spreads[..]);
                 json!({
                     "heading": s.heading,
-                    "fingerprint": s.aggregate.as_ref().map(|a| &a.fingerprint),
+                    "fingerprint": s.aggregate.as_ref().map(|a| &a.signature),
                     "iterations": s.aggregate.as_ref().map(|a| &a.iterations),
                     "server_ms": s.tree.root_total_ms(),
                     "summary": render::summary_line(&s.tree, 3),
@@ -151,7 +151,7 @@ fn load(bytes: &[u8]) -> anyhow::Result<(Vec<Shown>, Vec<String>)> {
                     heading: format!(
                         "a recorded execution ({} rows), plan {}",
                         stream.rows.len(),
-                        plan::fingerprint(&plan)
+                        plan::signature(&plan)
                     ),
                     tree: OperatorTree::of(&plan),
                     aggregate: None,
@@ -244,7 +244,7 @@ fn unreadable_plan(run: &RunReport) -> Option<String> {
                 it.iteration
             ));
         }
-        let print = it.fingerprint.as_deref()?;
+        let print = it.signature.as_deref()?;
         match run.plans.plan(print)? {
             Err(error) => Some(format!("run {label}: plan {print} cannot be read: {error}")),
             Ok(_) => None,
@@ -261,7 +261,7 @@ fn heading(run: &RunReport, a: &PlanAggregate) -> String {
     format!(
         "run {}, plan {}, median over {} iterations{span}",
         run.config.label,
-        a.fingerprint,
+        a.signature,
         a.iterations.len()
     )
 }
@@ -275,7 +275,7 @@ pub fn plan_summary(report: &RunReport, top: usize) -> String {
     let tree = &main.tree;
     let mut text = format!(
         "\nplan {} (median over {} iterations): {}\n",
-        main.fingerprint,
+        main.signature,
         main.iterations.len(),
         render::summary_line(tree, 3)
     );

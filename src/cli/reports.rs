@@ -7,7 +7,7 @@ use crate::report::RunReport;
 
 /// The runs of a report file, JSON or HTML (refused past `export::MAX_REPORT_BYTES` before more
 /// is read).
-pub fn load_reports(path: &std::path::Path) -> anyhow::Result<Vec<RunReport>> {
+pub fn read_report_file(path: &std::path::Path) -> anyhow::Result<Vec<RunReport>> {
     let bytes = crate::export::read_bounded(path, crate::export::MAX_REPORT_BYTES)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let runs = read_reports(&bytes)

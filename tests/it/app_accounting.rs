@@ -225,7 +225,7 @@ fn a_report_and_a_history_store_of_the_previous_release_open_in_the_window() {
     }
     let points = h.state_mut().history_view().points().to_vec();
     assert!(
-        points.iter().all(|p| !p.failed && p.phases.len() > 3),
+        points.iter().all(|p| !p.failed && p.measures.len() > 3),
         "each run's total and parts: {points:?}"
     );
 }

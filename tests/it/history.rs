@@ -438,7 +438,7 @@ fn the_team_store_lists_queries_and_trends_and_labels_pins_and_deletes_runs() {
     let trend = store.trend(&found[0].fingerprint, 10).expect("reads");
     let labels: Vec<&str> = trend.iter().map(|p| p.summary.label.as_str()).collect();
     assert_eq!(labels, ["before", "after"]);
-    assert_eq!(trend[1].phases[0].median, 4.0);
+    assert_eq!(trend[1].measures[0].median, 4.0);
     assert!(
         store
             .set_label(&ids[0], "before the index")

@@ -23,7 +23,7 @@ async fn a_long_query_does_not_hold_up_another_clients_queries() {
             .await
     });
     let running = Instant::now() + Duration::from_secs(10);
-    while instance.load().queries == 0 {
+    while instance.occupancy().queries == 0 {
         assert!(Instant::now() < running, "the long query never started");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -57,7 +57,7 @@ async fn a_long_query_does_not_hold_up_another_clients_queries() {
     long.abort();
     // The long query's client is gone: its query stops and gives its slot back.
     let stopped = Instant::now() + Duration::from_secs(10);
-    while instance.load().queries > 0 {
+    while instance.occupancy().queries > 0 {
         assert!(
             Instant::now() < stopped,
             "the abandoned long query still runs 10 s after its client left"

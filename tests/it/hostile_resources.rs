@@ -78,10 +78,10 @@ async fn a_unary_answer_past_the_limit_is_refused_as_production_refuses_it() {
     assert_eq!(small.rows.len(), 14);
     // A query's slot is given back by its thread just after its answer went out: wait for it, briefly.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    while instance.load().queries > 0 && std::time::Instant::now() < deadline {
+    while instance.occupancy().queries > 0 && std::time::Instant::now() < deadline {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
-    assert_eq!(instance.load().queries, 0, "the refused query stopped");
+    assert_eq!(instance.occupancy().queries, 0, "the refused query stopped");
 }
 
 /// 40 streams that are never read held 904 MB and 44 threads: there was no cap on the queries
@@ -156,19 +156,19 @@ async fn a_faulted_stream_nobody_resumes_is_released_at_its_time_limit() {
     assert_eq!(fault.code(), Code::Unavailable);
     let faulted = Instant::now();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let load = instance.load();
+    let held = instance.occupancy();
     // Its query waits for the resume without a slot: held, not running.
     assert_eq!(
-        (load.parked_streams, load.queries),
+        (held.parked_streams, held.queries),
         (1, 0),
         "held for a resume"
     );
-    while instance.load().parked_streams > 0 && faulted.elapsed() < Duration::from_secs(5) {
+    while instance.occupancy().parked_streams > 0 && faulted.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let released = faulted.elapsed();
-    let load = instance.load();
-    assert_eq!((load.parked_streams, load.queries), (0, 0), "released");
+    let held = instance.occupancy();
+    assert_eq!((held.parked_streams, held.queries), (0, 0), "released");
     assert!(
         released >= Duration::from_millis(250) && released < Duration::from_millis(1500),
         "released after {released:?}, its limit 300 ms"
@@ -224,7 +224,7 @@ async fn idle_sessions_expire_their_number_is_capped_and_names_are_bounded() {
     create(DATABASE.into())
         .await
         .expect("the expired ones made room");
-    assert_eq!(instance.load().sessions, 1);
+    assert_eq!(instance.occupancy().sessions, 1);
 }
 
 /// `spanprof serve --max-message-bytes 100` was accepted although the help says at least 256;

@@ -101,14 +101,14 @@ fn cold_iterations_leave_no_session_behind() {
     let left = (0..40)
         .map(|_| {
             std::thread::sleep(Duration::from_millis(50));
-            instance.load().sessions
+            instance.occupancy().sessions
         })
         .find(|&n| n == 0);
     eprintln!(
         "{} of {ITERATIONS} cold iterations failed (first: {:?}); sessions left: {}",
         failed.len(),
         failed.first(),
-        instance.load().sessions
+        instance.occupancy().sessions
     );
     assert!(failed.is_empty(), "every cold iteration has a session");
     assert_eq!(left, Some(0), "no session is left behind");

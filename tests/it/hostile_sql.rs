@@ -195,10 +195,10 @@ async fn stopping_the_instance_stops_its_queries() {
     let request = client.request(ENDLESS);
     let call = tokio::spawn(async move { client.client.execute_streaming_sql(request).await });
     let waited = Instant::now();
-    while instance.load().queries == 0 && waited.elapsed() < Duration::from_secs(5) {
+    while instance.occupancy().queries == 0 && waited.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert_eq!(instance.load().queries, 1);
+    assert_eq!(instance.occupancy().queries, 1);
     instance.stop(Duration::from_secs(5)).await;
     let answer = tokio::time::timeout(Duration::from_secs(5), call)
         .await

@@ -158,9 +158,9 @@ async fn a_faulted_stream_is_held_before_its_client_hears_of_the_fault() {
         faults += client.await.expect("the client runs");
     }
     assert!(faults > 16 * 20, "{faults} faults");
-    let load = instance.load();
+    let held = instance.occupancy();
     assert_eq!(
-        (load.parked_streams, load.queries),
+        (held.parked_streams, held.queries),
         (0, 0),
         "every resume found its stream held: none is left over"
     );

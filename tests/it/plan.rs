@@ -9,8 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 use spanprof::plan::model::Extra;
 use spanprof::plan::{
-    DiffKind, NodeKind, OperatorTree, PlanError, PlanHistory, QueryPlan, SelfTime, diff,
-    fingerprint,
+    DiffKind, NodeKind, OperatorTree, PlanError, PlanHistory, QueryPlan, SelfTime, diff, signature,
 };
 use spanprof::wire::PlanNode;
 
@@ -572,7 +571,7 @@ fn junk() -> Vec<Value> {
 #[test]
 fn no_mutation_of_a_plan_panics_the_reader_or_the_operator_tree() {
     // Every key of every node (and of every figure) replaced by every kind of junk: each result
-    // is a plan or an error, and every plan yields an operator tree, a fingerprint and a diff.
+    // is a plan or an error, and every plan yields an operator tree, a signature and a diff.
     let base = join_profile();
     let reference = OperatorTree::of(&QueryPlan::from_json(&base).expect("valid"));
     let count = base["stats"]["queryPlan"]["planNodes"]
@@ -613,7 +612,7 @@ fn no_mutation_of_a_plan_panics_the_reader_or_the_operator_tree() {
                 tried += 1;
                 if let Ok(plan) = QueryPlan::from_json(&doc) {
                     let tree = OperatorTree::of(&plan);
-                    let _ = fingerprint(&plan);
+                    let _ = signature(&plan);
                     let _ = diff(&reference, &tree);
                     let _ = spanprof::plan::render::tree_text(&tree);
                     let _ = spanprof::plan::render::tree_dot(&tree);
@@ -733,7 +732,7 @@ fn a_plan_that_cannot_be_read_is_recorded_as_such_without_a_fingerprint() {
         .push((500, String::new(), String::new()));
     history.record(0, &nodes);
     assert_eq!(history.iterations.len(), 1);
-    assert_eq!(history.iterations[0].fingerprint, None);
+    assert_eq!(history.iterations[0].signature, None);
     assert!(
         history.iterations[0]
             .error
@@ -758,13 +757,13 @@ fn the_same_plan_has_one_fingerprint_whatever_its_statistics_and_another_plan_an
     }
     let plan_only = QueryPlan::from_json(&stripped).expect("valid");
     assert!(!plan_only.has_stats());
-    assert_eq!(fingerprint(&profile), fingerprint(&plan_only));
+    assert_eq!(signature(&profile), signature(&plan_only));
     let mut other = stripped.clone();
     other["stats"]["queryPlan"]["planNodes"][14]["shortRepresentation"]["description"] =
         json!("($MarketingBudget > 2000)");
     assert_ne!(
-        fingerprint(&plan_only),
-        fingerprint(&QueryPlan::from_json(&other).expect("valid"))
+        signature(&plan_only),
+        signature(&QueryPlan::from_json(&other).expect("valid"))
     );
 }
 

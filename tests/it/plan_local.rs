@@ -187,7 +187,7 @@ fn a_profiled_join_reports_every_operator_with_rows_and_time_and_self_times_add_
     assert!(
         printed.contains(&format!(
             "plan {} (median over 5 iterations)",
-            aggregate.fingerprint
+            aggregate.signature
         )),
         "{printed}"
     );
@@ -206,7 +206,7 @@ fn spanprof_plan_reads_the_report_and_a_recorded_stream_with_the_same_parser() {
 
     let text = stdout(&spanprof(&["plan", report_arg]));
     assert!(
-        text.starts_with(&format!("run join, plan {}", aggregate.fingerprint)),
+        text.starts_with(&format!("run join, plan {}", aggregate.signature)),
         "{text}"
     );
     for column in [
@@ -257,7 +257,7 @@ fn spanprof_plan_reads_the_report_and_a_recorded_stream_with_the_same_parser() {
     assert!(
         recorded.starts_with(&format!(
             "a recorded execution (4 rows), plan {}",
-            aggregate.fingerprint
+            aggregate.signature
         )),
         "{recorded}"
     );
@@ -265,7 +265,7 @@ fn spanprof_plan_reads_the_report_and_a_recorded_stream_with_the_same_parser() {
         .expect("decodes");
     let nodes = decoded.stats.and_then(|s| s.plan).expect("a plan");
     let parsed = QueryPlan::from_nodes(&nodes).expect("the local instance's plan parses");
-    assert_eq!(plan::fingerprint(&parsed), aggregate.fingerprint);
+    assert_eq!(plan::signature(&parsed), aggregate.signature);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -311,8 +311,8 @@ async fn plan_mode_returns_the_same_tree_without_statistics() {
     let with_plan = plan_of(pb::execute_sql_request::QueryMode::WithPlanAndStats).await;
     assert!(profile.has_stats());
     assert!(!plan_only.has_stats() && !with_plan.has_stats());
-    assert_eq!(plan::fingerprint(&profile), plan::fingerprint(&plan_only));
-    assert_eq!(plan::fingerprint(&profile), plan::fingerprint(&with_plan));
+    assert_eq!(plan::signature(&profile), plan::signature(&plan_only));
+    assert_eq!(plan::signature(&profile), plan::signature(&with_plan));
     // Spanner's metadata keys on the scans.
     let scan = profile
         .nodes()

@@ -1,13 +1,13 @@
 //! What a reader should notice in one run beyond its summary: whether the first iteration was a
 //! slow cold start, and which timed iterations were outliers.
 //!
-//! The rules are [`stats::cold_start`] with [`stats::is_slow_first`], over the total times of
+//! The rules are [`stats::first_sample`] with [`stats::is_slow_first`], over the total times of
 //! the iterations that ended `Ok`, in run order and warm-ups included (the cold iteration is the
 //! very first one, usually a warm-up); and [`stats::outliers`] with [`OUTLIER_THRESHOLD`] (the
 //! MAD rule) over the totals of the timed iterations. And whether the statistics the query mode
 //! asked for came back at all ([`missing_statistics`]). And whether the window, in whose process
 //! a run it started was measured, took more than [`WINDOW_CORES`] of a core meanwhile
-//! ([`WindowLoad`]).
+//! ([`BusyWindow`]).
 
 use crate::part::Part;
 use crate::report::{IterationRecord, QueryMode, RunReport, Status, WindowCpu};
@@ -83,7 +83,7 @@ impl std::fmt::Display for Busy {
 /// A run measured in the window's process while the window kept a notable share of a core busy
 /// (drawing, with software GL its rasteriser's threads too): the process's cores were shared.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WindowLoad {
+pub struct BusyWindow {
     /// The cores the window kept busy on average while the run was measured.
     pub cores: f64,
     /// Whether the server was the local instance, which runs in the same process.
@@ -93,18 +93,18 @@ pub struct WindowLoad {
 /// The share of a core the window may take during a run before the run says so.
 pub const WINDOW_CORES: f64 = 0.05;
 
-impl WindowLoad {
+impl BusyWindow {
     /// The finding, when the window took more than [`WINDOW_CORES`] of a core during the run.
-    pub fn of(cpu: &WindowCpu, local_instance: bool) -> Option<WindowLoad> {
+    pub fn of(cpu: &WindowCpu, local_instance: bool) -> Option<BusyWindow> {
         let cores = cpu.cores();
-        (cores > WINDOW_CORES).then_some(WindowLoad {
+        (cores > WINDOW_CORES).then_some(BusyWindow {
             cores,
             local_instance,
         })
     }
 }
 
-impl std::fmt::Display for WindowLoad {
+impl std::fmt::Display for BusyWindow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let used = if self.cores >= 1.05 {
             format!("{:.1} cores", self.cores)
@@ -173,7 +173,7 @@ pub struct Findings {
     pub busy: Option<Busy>,
     /// Whether the window took a notable share of a core while the run was measured
     /// ([`Findings::of`] only: the report's configuration keeps the window's CPU).
-    pub window: Option<WindowLoad>,
+    pub window: Option<BusyWindow>,
     /// The timed iterations whose `untimed` part was more than max(1 ms, 3%) of their total:
     /// something the client did was not timed.
     pub untimed: Vec<u32>,
@@ -193,7 +193,7 @@ impl Findings {
                 .config
                 .window_cpu
                 .as_ref()
-                .and_then(|cpu| WindowLoad::of(cpu, local)),
+                .and_then(|cpu| BusyWindow::of(cpu, local)),
             ..found
         }
     }
@@ -319,7 +319,7 @@ fn busy(records: &[IterationRecord]) -> Option<Busy> {
 fn first_iteration(records: &[IterationRecord]) -> Option<FirstIteration> {
     let ok: Vec<&IterationRecord> = records.iter().filter(|r| r.status == Status::Ok).collect();
     let totals: Vec<f64> = ok.iter().map(|r| r.total_ms).collect();
-    let cold = stats::cold_start(&totals)?;
+    let cold = stats::first_sample(&totals)?;
     Some(FirstIteration {
         iteration: ok.first()?.iteration,
         total_ms: cold.first,

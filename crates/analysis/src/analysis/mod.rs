@@ -41,7 +41,7 @@ pub use comparison::{
 };
 pub use distribution::{Distribution, totals_distribution};
 pub use findings::{
-    Busy, Findings, FirstIteration, MissingStatistics, Outlier, WINDOW_CORES, WindowLoad, findings,
+    Busy, BusyWindow, Findings, FirstIteration, MissingStatistics, Outlier, WINDOW_CORES, findings,
     missing_statistics,
 };
 pub use gate::{Gate, GateError, GateOutcome, gate, gate_named, parse_slowdown};

@@ -227,7 +227,7 @@ mod tests {
         };
         let mut reports = reports();
         reports[0].plans.plans.push(crate::plan::StoredPlan {
-            fingerprint: "f".into(),
+            signature: "f".into(),
             nodes: vec![node(500_000)],
         });
         reports[0]
@@ -235,7 +235,7 @@ mod tests {
             .iterations
             .push(crate::plan::IterationPlan {
                 iteration: 2,
-                fingerprint: Some("f".into()),
+                signature: Some("f".into()),
                 error: None,
                 operators: Vec::new(),
             });

@@ -64,7 +64,7 @@ impl SpanprofApp {
 
     /// What File > Open report does once its dialog has a path: reads the report on a thread of
     /// its own; its runs appear a frame after it is read.
-    pub fn load_report(&mut self, path: PathBuf) {
+    pub fn open_report_file(&mut self, path: PathBuf) {
         let ctx = self.ctx.clone();
         if let Err(e) = self.files.open(path, move || ctx.request_repaint()) {
             self.error(e);
@@ -136,7 +136,7 @@ impl SpanprofApp {
     fn dialog_chose(&mut self, purpose: DialogPurpose, path: PathBuf) {
         match purpose {
             DialogPurpose::Save(format, kind) => self.save(format, kind, path),
-            DialogPurpose::OpenReport => self.load_report(path),
+            DialogPurpose::OpenReport => self.open_report_file(path),
             DialogPurpose::ImportHistory => self.history_view.import(path),
             DialogPurpose::Credentials => {
                 self.notice = Some(format!("credentials: {}", path.display()));

@@ -267,7 +267,7 @@ impl SpanprofApp {
     }
 
     /// Adds the runs of a JSON report read from `path`, on the calling thread (tests and scripts;
-    /// the File menu reads on a thread of its own: [`SpanprofApp::load_report`]).
+    /// the File menu reads on a thread of its own: [`SpanprofApp::open_report_file`]).
     pub fn open_report(&mut self, path: &Path) -> Result<usize, ReportError> {
         let reports = files::read_report(path)?;
         Ok(self.runs.add_opened(path, reports))

@@ -227,9 +227,9 @@ impl PlanView {
                 ))
                 .strong(),
             )
-            .on_hover_text(format!("the plan's fingerprint: {}", a.fingerprint));
+            .on_hover_text(format!("the plan's signature: {}", a.signature));
             ui.label(
-                egui::RichText::new(format!("plan {}", a.fingerprint))
+                egui::RichText::new(format!("plan {}", a.signature))
                     .small()
                     .color(theme::MUTED),
             );
@@ -239,7 +239,7 @@ impl PlanView {
                     .show_ui(ui, |ui| {
                         for (k, a) in aggregates.iter().enumerate() {
                             let text =
-                                format!("{} ({} iterations)", a.fingerprint, a.iterations.len());
+                                format!("{} ({} iterations)", a.signature, a.iterations.len());
                             if ui.selectable_value(&mut self.shown, k, text).changed() {
                                 self.selected = None;
                             }
@@ -551,11 +551,9 @@ pub fn diff_ui(ui: &mut egui::Ui, a: (RunId, &RunReport), b: (RunId, &RunReport)
     let cached = cached.unwrap_or_else(|| {
         let main = |r: &RunReport| r.plan_aggregates(&BTreeSet::new()).into_iter().next();
         let computed: CachedDiff = Arc::new(match (main(a.1), main(b.1)) {
-            (Some(pa), Some(pb)) => Some((
-                plan::diff(&pa.tree, &pb.tree),
-                pa.fingerprint,
-                pb.fingerprint,
-            )),
+            (Some(pa), Some(pb)) => {
+                Some((plan::diff(&pa.tree, &pb.tree), pa.signature, pb.signature))
+            }
             _ => None,
         });
         ui.data_mut(|d| d.insert_temp(key, Arc::clone(&computed)));

@@ -17,7 +17,7 @@ pub mod random;
 pub mod summary;
 
 pub use compare::{Comparison, compare, verdict};
-pub use outliers::{ColdStart, OUTLIER_THRESHOLD, cold_start, is_slow_first, mad, outliers};
+pub use outliers::{FirstSample, OUTLIER_THRESHOLD, first_sample, is_slow_first, mad, outliers};
 pub use random::shuffle;
 pub use summary::{Summary, percentile, summarize};
 

@@ -68,9 +68,10 @@ fn modified_z_score(x: f64, center: f64, spread: f64) -> f64 {
     NORMAL_Q3 * (x - center) / spread
 }
 
-/// The first iteration of a run set against the rest: was the first one a slow cold start?
+/// The first iteration of a run (its first sample) set against the rest: whether it was a slow
+/// cold start is [`is_slow_first`]'s to say.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ColdStart {
+pub struct FirstSample {
     /// The first sample.
     pub first: f64,
     /// The median of the other samples.
@@ -87,7 +88,7 @@ pub struct ColdStart {
 /// `None` with fewer than 2 samples, when the first one is not finite (the first sample is the
 /// point, nothing else can stand in for it), or when none of the others is finite. Values after
 /// the first that are not finite are ignored.
-pub fn cold_start(samples_in_order: &[f64]) -> Option<ColdStart> {
+pub fn first_sample(samples_in_order: &[f64]) -> Option<FirstSample> {
     let (&first, rest) = samples_in_order.split_first()?;
     if !first.is_finite() {
         return None;
@@ -95,7 +96,7 @@ pub fn cold_start(samples_in_order: &[f64]) -> Option<ColdStart> {
     let mut rest = finite_sorted(rest);
     let rest_median = median(&mut rest)?;
     let rest_mad = mad(&rest)?;
-    Some(ColdStart {
+    Some(FirstSample {
         first,
         rest_median,
         rest_mad,
@@ -111,7 +112,7 @@ pub fn cold_start(samples_in_order: &[f64]) -> Option<ColdStart> {
 /// first iteration within that spread one. When the MAD of the rest is 0 (the rest mostly equal)
 /// every difference is an outlier by the MAD rule, so the rule becomes "more than 2 times the
 /// median of the rest" instead. False when any field is NaN.
-pub fn is_slow_first(c: &ColdStart) -> bool {
+pub fn is_slow_first(c: &FirstSample) -> bool {
     if c.rest_mad == 0.0 {
         c.first > 2.0 * c.rest_median
     } else {
@@ -195,10 +196,10 @@ mod tests {
     #[test]
     fn cold_start_hand_computed() {
         // rest sorted 10, 10, 11, 11, 12: median 11, deviations 1, 1, 0, 0, 1, MAD 1.
-        let c = cold_start(&[50.0, 10.0, 11.0, 12.0, 10.0, 11.0]).expect("enough samples");
+        let c = first_sample(&[50.0, 10.0, 11.0, 12.0, 10.0, 11.0]).expect("enough samples");
         assert_eq!(
             c,
-            ColdStart {
+            FirstSample {
                 first: 50.0,
                 rest_median: 11.0,
                 rest_mad: 1.0,
@@ -212,68 +213,68 @@ mod tests {
     #[test]
     fn first_within_one_and_a_half_times_is_not_slow() {
         // rest median 11, MAD 1: 16 scores 3.37 and is under 16.5; 17 is over both.
-        let fast = cold_start(&[16.0, 10.0, 11.0, 12.0, 10.0, 11.0]).expect("enough samples");
+        let fast = first_sample(&[16.0, 10.0, 11.0, 12.0, 10.0, 11.0]).expect("enough samples");
         assert!(!is_slow_first(&fast));
-        let slow = cold_start(&[17.0, 10.0, 11.0, 12.0, 10.0, 11.0]).expect("enough samples");
+        let slow = first_sample(&[17.0, 10.0, 11.0, 12.0, 10.0, 11.0]).expect("enough samples");
         assert!(is_slow_first(&slow));
     }
 
     #[test]
     fn first_within_a_wide_spread_is_not_slow() {
         // rest sorted 5, 10, 15, 20, 30: median 15, MAD 5; 30 > 22.5 but scores only 2.02.
-        let c = cold_start(&[30.0, 10.0, 20.0, 30.0, 5.0, 15.0]).expect("enough samples");
+        let c = first_sample(&[30.0, 10.0, 20.0, 30.0, 5.0, 15.0]).expect("enough samples");
         assert_eq!((c.rest_median, c.rest_mad), (15.0, 5.0));
         assert!(!is_slow_first(&c));
     }
 
     #[test]
     fn with_zero_mad_slow_means_more_than_twice() {
-        let c = cold_start(&[18.0, 10.0, 10.0, 10.0]).expect("enough samples");
+        let c = first_sample(&[18.0, 10.0, 10.0, 10.0]).expect("enough samples");
         assert_eq!(c.rest_mad, 0.0);
         assert!(!is_slow_first(&c));
         assert!(is_slow_first(
-            &cold_start(&[20.5, 10.0, 10.0, 10.0]).expect("enough samples")
+            &first_sample(&[20.5, 10.0, 10.0, 10.0]).expect("enough samples")
         ));
         assert!(!is_slow_first(
-            &cold_start(&[20.0, 10.0, 10.0, 10.0]).expect("enough")
+            &first_sample(&[20.0, 10.0, 10.0, 10.0]).expect("enough")
         ));
     }
 
     #[test]
     fn cold_start_of_two_samples() {
-        let c = cold_start(&[30.0, 10.0]).expect("two samples are enough");
+        let c = first_sample(&[30.0, 10.0]).expect("two samples are enough");
         assert_eq!((c.rest_median, c.rest_mad, c.ratio), (10.0, 0.0, 3.0));
         assert!(is_slow_first(&c));
     }
 
     #[test]
     fn cold_start_of_all_equal_samples() {
-        let c = cold_start(&[4.0; 6]).expect("enough samples");
+        let c = first_sample(&[4.0; 6]).expect("enough samples");
         assert_eq!(c.ratio, 1.0);
         assert!(!is_slow_first(&c));
-        let zeros = cold_start(&[0.0; 3]).expect("enough samples");
+        let zeros = first_sample(&[0.0; 3]).expect("enough samples");
         assert_eq!(zeros.ratio, 1.0);
         assert!(!is_slow_first(&zeros));
     }
 
     #[test]
     fn cold_start_needs_a_finite_first_and_one_finite_other() {
-        assert_eq!(cold_start(&[]), None);
-        assert_eq!(cold_start(&[5.0]), None);
-        assert_eq!(cold_start(&[f64::NAN, 1.0, 2.0]), None);
-        assert_eq!(cold_start(&[1.0, f64::NAN]), None);
+        assert_eq!(first_sample(&[]), None);
+        assert_eq!(first_sample(&[5.0]), None);
+        assert_eq!(first_sample(&[f64::NAN, 1.0, 2.0]), None);
+        assert_eq!(first_sample(&[1.0, f64::NAN]), None);
     }
 
     #[test]
     fn cold_start_ignores_nan_after_the_first() {
-        let c = cold_start(&[50.0, f64::NAN, 10.0, 11.0, 12.0]).expect("enough finite samples");
+        let c = first_sample(&[50.0, f64::NAN, 10.0, 11.0, 12.0]).expect("enough finite samples");
         assert_eq!(c.rest_median, 11.0);
         assert!(is_slow_first(&c));
     }
 
     #[test]
     fn is_slow_first_with_nan_fields_is_false() {
-        let c = ColdStart {
+        let c = FirstSample {
             first: f64::NAN,
             rest_median: 1.0,
             rest_mad: f64::NAN,

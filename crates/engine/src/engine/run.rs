@@ -87,7 +87,7 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
                 timing,
                 no_token,
             } = cold::iteration(&sessions, query, &cx, &mut preview).await;
-            // Each iteration's plan goes into the report (its fingerprint, its operators' figures);
+            // Each iteration's plan goes into the report (its signature, its operators' figures);
             // the emulator's PROFILE answers carry an empty plan, which is no plan.
             if let Some(nodes) = timing
                 .as_ref()

@@ -1,5 +1,5 @@
 //! What the window's History view reads from a store: the queries it holds (one line per
-//! fingerprint, with how many runs) and one query's runs as points of a trend (per-phase median
+//! fingerprint, with how many runs) and one query's runs as points of a trend (per-measure median
 //! and p90, the plan each ran with, whether it failed, whether it is pinned). A point is made
 //! from the stored report on the store's thread, so a store keeps no figures beyond a listing's.
 
@@ -32,15 +32,15 @@ pub struct TrendPoint {
     pub pinned: bool,
     /// Whether an iteration failed, or none ended ok.
     pub failed: bool,
-    /// The fingerprint of the plan most of its iterations ran with (none without plans).
+    /// The signature of the plan most of its iterations ran with (none without plans).
     pub plan: Option<String>,
     /// Median and p90 of the total and of each part some iteration had, ms, the total first.
-    pub phases: Vec<PhaseFigures>,
+    pub measures: Vec<MeasureFigures>,
 }
 
 /// The median and p90 of the total or of a part in one run.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PhaseFigures {
+pub struct MeasureFigures {
     /// The total, or the part.
     pub measure: Measure,
     /// Its median, ms.
@@ -64,7 +64,7 @@ impl TrendPoint {
         let failed = report.timed().next().is_none()
             || report.iterations.iter().any(|i| i.status == Status::Error);
         let plan = main_plan(&report);
-        let phases = PartStats::of_run(&report)
+        let measures = PartStats::of_run(&report)
             .map(|stats| {
                 std::iter::once((Measure::Total, stats.total))
                     .chain(
@@ -73,7 +73,7 @@ impl TrendPoint {
                             .iter()
                             .map(|p| (Measure::Part(p.part), p.summary)),
                     )
-                    .map(|(measure, s)| PhaseFigures {
+                    .map(|(measure, s)| MeasureFigures {
                         measure,
                         median: s.median,
                         p90: s.p90,
@@ -86,7 +86,7 @@ impl TrendPoint {
             pinned,
             failed,
             plan,
-            phases,
+            measures,
         })
     }
 
@@ -98,24 +98,24 @@ impl TrendPoint {
             pinned,
             failed: true,
             plan: None,
-            phases: Vec::new(),
+            measures: Vec::new(),
         })
     }
 
     /// The figures of `measure`, if the run had it.
-    pub fn phase(&self, measure: Measure) -> Option<PhaseFigures> {
-        self.phases.iter().copied().find(|f| f.measure == measure)
+    pub fn figures(&self, measure: Measure) -> Option<MeasureFigures> {
+        self.measures.iter().copied().find(|f| f.measure == measure)
     }
 }
 
-/// The plan fingerprint most of `report`'s iterations returned (the first seen of equals).
+/// The plan signature most of `report`'s iterations returned (the first seen of equals).
 fn main_plan(report: &RunReport) -> Option<String> {
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for f in report
         .plans
         .iterations
         .iter()
-        .filter_map(|i| i.fingerprint.as_deref())
+        .filter_map(|i| i.signature.as_deref())
     {
         match counts.iter_mut().find(|(seen, _)| *seen == f) {
             Some((_, n)) => *n += 1,
@@ -179,13 +179,13 @@ mod tests {
     }
 
     #[test]
-    fn a_point_has_each_phase_measured_and_says_whether_the_run_failed() {
+    fn a_point_has_each_measure_figured_and_says_whether_the_run_failed() {
         let ok = TrendPoint::new(summary(), false, &report(&[Status::Ok; 3])).expect("reads");
         assert!(!ok.failed);
-        let total = ok.phase(Measure::Total).expect("total measured");
+        let total = ok.figures(Measure::Total).expect("total measured");
         assert_eq!(total.median, 11.0);
         assert!(total.p90 >= total.median);
-        assert_eq!(ok.phase(Measure::Part(crate::part::Part::Server)), None);
+        assert_eq!(ok.figures(Measure::Part(crate::part::Part::Server)), None);
         let failed =
             TrendPoint::new(summary(), true, &report(&[Status::Ok, Status::Error])).expect("reads");
         assert!(failed.failed && failed.pinned);
@@ -196,7 +196,7 @@ mod tests {
             Err(HistoryError::BadRecord { id, .. }) if id == "7"
         ));
         let bad = TrendPoint::from_stored(summary(), false, "{");
-        assert!(bad.failed && bad.phases.is_empty());
+        assert!(bad.failed && bad.measures.is_empty());
     }
 
     #[test]

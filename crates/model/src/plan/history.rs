@@ -1,5 +1,5 @@
 //! The plans of a run, as its report keeps them: each distinct plan once (its structure, without
-//! statistics), and each iteration's plan fingerprint with its per-operator figures; the
+//! statistics), and each iteration's plan signature with its per-operator figures; the
 //! aggregate per operator over iterations that ran the same plan (median and p90 of self and
 //! total time, rows and scanned rows); and where the plan changed between iterations.
 
@@ -8,14 +8,14 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use super::diff::{DiffKind, diff};
-use super::fingerprint::fingerprint;
 use super::model::{PlanError, QueryPlan};
 use super::operators::{Figures, OperatorTree, SelfTime};
+use super::signature::signature;
 use crate::stats;
 use crate::wire::PlanNode;
 
 /// Distinct plans a report keeps, at most: a server that answers with a new plan every
-/// iteration still leaves a report of bounded size (later ones keep their fingerprint only).
+/// iteration still leaves a report of bounded size (later ones keep their signature only).
 pub const MAX_DISTINCT_PLANS: usize = 32;
 
 /// Every plan a run saw. Empty for runs without plans (and reports written before plans were
@@ -33,8 +33,9 @@ pub struct PlanHistory {
 /// One distinct plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredPlan {
-    /// Its [fingerprint](super::fingerprint()).
-    pub fingerprint: String,
+    /// Its [signature](super::signature()); reports say `fingerprint`.
+    #[serde(rename = "fingerprint")]
+    pub signature: String,
     /// Its nodes as the server sent them, without execution statistics.
     pub nodes: Vec<PlanNode>,
 }
@@ -44,9 +45,9 @@ pub struct StoredPlan {
 pub struct IterationPlan {
     /// The iteration's number.
     pub iteration: u32,
-    /// Its plan's fingerprint; `None` if the plan could not be read.
-    #[serde(default)]
-    pub fingerprint: Option<String>,
+    /// Its plan's signature; `None` if the plan could not be read.
+    #[serde(default, rename = "fingerprint")]
+    pub signature: Option<String>,
     /// Why the plan could not be read, if it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -93,19 +94,18 @@ impl PlanHistory {
             Err(e) => {
                 self.iterations.push(IterationPlan {
                     iteration,
-                    fingerprint: None,
+                    signature: None,
                     error: Some(e.to_string()),
                     operators: Vec::new(),
                 });
                 return;
             }
         };
-        let print = fingerprint(&plan);
-        if !self.plans.iter().any(|p| p.fingerprint == print)
-            && self.plans.len() < MAX_DISTINCT_PLANS
+        let print = signature(&plan);
+        if !self.plans.iter().any(|p| p.signature == print) && self.plans.len() < MAX_DISTINCT_PLANS
         {
             self.plans.push(StoredPlan {
-                fingerprint: print.clone(),
+                signature: print.clone(),
                 nodes: nodes
                     .iter()
                     .map(|n| PlanNode {
@@ -132,17 +132,17 @@ impl PlanHistory {
             .collect();
         self.iterations.push(IterationPlan {
             iteration,
-            fingerprint: Some(print),
+            signature: Some(print),
             error: None,
             operators,
         });
     }
 
-    /// The stored plan with fingerprint `print`, parsed.
+    /// The stored plan with signature `print`, parsed.
     pub fn plan(&self, print: &str) -> Option<Result<QueryPlan, PlanError>> {
         self.plans
             .iter()
-            .find(|p| p.fingerprint == print)
+            .find(|p| p.signature == print)
             .map(|p| QueryPlan::from_nodes(&p.nodes))
     }
 
@@ -156,7 +156,7 @@ impl PlanHistory {
             .iter()
             .filter(|i| chosen.contains(&i.iteration))
         {
-            let Some(print) = &it.fingerprint else {
+            let Some(print) = &it.signature else {
                 continue;
             };
             match groups.iter_mut().find(|(p, _)| p == print) {
@@ -182,7 +182,7 @@ impl PlanHistory {
         let readable = self
             .iterations
             .iter()
-            .filter_map(|i| Some((i.iteration, i.fingerprint.as_deref()?)));
+            .filter_map(|i| Some((i.iteration, i.signature.as_deref()?)));
         let mut previous: Option<(u32, &str)> = None;
         for (iteration, print) in readable {
             if let Some((_, before)) = previous
@@ -226,9 +226,9 @@ impl PlanHistory {
 pub struct PlanChange {
     /// The first iteration that ran the new plan.
     pub iteration: u32,
-    /// The fingerprint before.
+    /// The signature before.
     pub from: String,
-    /// The fingerprint after.
+    /// The signature after.
     pub to: String,
     /// What changed, in words ("Table Scan (Albums) -> Index Scan (AlbumsByTitle)").
     pub summary: String,
@@ -284,8 +284,8 @@ pub struct OperatorSpread {
 /// One plan aggregated over the iterations that ran it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanAggregate {
-    /// Its fingerprint.
-    pub fingerprint: String,
+    /// Its signature.
+    pub signature: String,
     /// The iterations aggregated, in run order.
     pub iterations: Vec<u32>,
     /// The operator tree, each operator's figures the medians over those iterations.
@@ -295,7 +295,7 @@ pub struct PlanAggregate {
 }
 
 impl PlanAggregate {
-    fn over(fingerprint: String, plan: &QueryPlan, members: &[&IterationPlan]) -> PlanAggregate {
+    fn over(signature: String, plan: &QueryPlan, members: &[&IterationPlan]) -> PlanAggregate {
         let mut tree = OperatorTree::of(plan);
         let mut spreads = Vec::with_capacity(tree.operators.len());
         // Each member's samples by plan node, looked up once per operator.
@@ -336,7 +336,7 @@ impl PlanAggregate {
             spreads.push(spread);
         }
         PlanAggregate {
-            fingerprint,
+            signature,
             iterations: members.iter().map(|m| m.iteration).collect(),
             tree,
             spreads,

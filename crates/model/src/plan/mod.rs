@@ -7,7 +7,7 @@
 //!   console downloads) and the plans a report stored.
 //! - [`operators`](mod@operators): the relational operator tree, each operator's total and
 //!   **self** time (total minus its children's), rows, scanned rows and executions.
-//! - [`fingerprint`](mod@fingerprint): a stable hash of a plan's shape, to tell iterations that
+//! - [`signature`](mod@signature): a stable hash of a plan's shape, to tell iterations that
 //!   ran the same plan from those that did not.
 //! - [`history`](mod@history): what a run's report keeps of its plans (each distinct plan, each
 //!   iteration's per-operator figures), the aggregate per operator over iterations with the
@@ -18,17 +18,17 @@
 //! No I/O, no clocks, no UI.
 
 pub mod diff;
-pub mod fingerprint;
 pub mod history;
 pub mod model;
 pub mod operators;
 pub mod render;
+pub mod signature;
 
 pub use diff::{DiffEntry, DiffKind, PlanDiff, diff};
-pub use fingerprint::fingerprint;
 pub use history::{
     IterationPlan, OperatorSample, OperatorSpread, PlanAggregate, PlanChange, PlanHistory, Spread,
     StoredPlan,
 };
 pub use model::{ExecutionStats, Figure, Node, NodeKind, PlanError, QueryPlan};
 pub use operators::{Figures, Operator, OperatorTree, SelfTime};
+pub use signature::signature;

@@ -91,7 +91,7 @@ pub struct OperatorTree {
     pub operators: Vec<Operator>,
 }
 
-/// Metadata keys that say how an operator runs, compared by plan diffs and fingerprints.
+/// Metadata keys that say how an operator runs, compared by plan diffs and signatures.
 pub const TRAIT_KEYS: [&str; 9] = [
     "scan_type",
     "scan_target",

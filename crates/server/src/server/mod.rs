@@ -33,7 +33,7 @@ use encoded::stubs::google::spanner::v1::spanner_server::SpannerServer;
 
 pub use knobs::{KnobSettings, Knobs};
 pub use listener::ConnectionLimits;
-pub use service::Load;
+pub use service::Occupancy;
 pub use shape::Shape;
 pub use stream::tap;
 
@@ -195,8 +195,8 @@ impl LocalInstance {
     }
 
     /// What it holds now: running queries, held faulted streams, sessions.
-    pub fn load(&self) -> Load {
-        self.handle.load()
+    pub fn occupancy(&self) -> Occupancy {
+        self.handle.occupancy()
     }
 
     /// What sees its clients' queries when someone watches (`spanprof client`).

@@ -552,7 +552,7 @@ mod tests {
             let (tx, mut rx) = mpsc::channel(4);
             let stamp = TokenStamp {
                 max_bytes: 4096,
-                fingerprint: 7,
+                request_key: 7,
                 stream: 1,
                 shape: Default::default(),
             };

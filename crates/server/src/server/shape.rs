@@ -100,7 +100,7 @@ pub const EDGE_PERIOD_ROWS: u64 = 1000;
 /// What the edge shape does at one value or row: a deterministic walk through the cases, so every
 /// column of a wide enough result meets each of them within a few rows.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct EdgePlan {
+pub(super) struct EdgeWalk {
     values: u64,
     rows: u64,
 }
@@ -116,7 +116,7 @@ pub(super) enum EdgeCut {
     End,
 }
 
-impl EdgePlan {
+impl EdgeWalk {
     /// How to cut the next value, if at all: one value in three is cut, the cut point walking
     /// through middle, early and end. Three and five are prime to any row width but their own
     /// multiples, so with 23 columns every column is cut, at every kind of point.
@@ -168,7 +168,7 @@ mod tests {
     #[test]
     fn the_edge_plan_cuts_every_column_at_every_kind_of_point() {
         let width = 23u64;
-        let mut plan = EdgePlan::default();
+        let mut plan = EdgeWalk::default();
         let mut seen = std::collections::HashSet::new();
         let mut cuts = 0;
         for row in 0..2 * EDGE_PERIOD_ROWS {

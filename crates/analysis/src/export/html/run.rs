@@ -224,7 +224,7 @@ fn plans(report: &RunReport) -> String {
          {}; click a heading to sort.</p>",
         first.iterations.len(),
         if first.iterations.len() == 1 { "" } else { "s" },
-        esc(&first.fingerprint)
+        esc(&first.signature)
     );
     let mut table = Table::new(
         "sortable plan",
@@ -269,7 +269,7 @@ fn plans(report: &RunReport) -> String {
             html,
             "<p>Iterations {} ran another plan ({}); against the first:</p><ul class=\"diff\">",
             esc(&numbers(&second.iterations)),
-            esc(&second.fingerprint)
+            esc(&second.signature)
         );
         for entry in diff.differences() {
             let _ = write!(html, "<li>{}</li>", clipped(&entry.describe()));

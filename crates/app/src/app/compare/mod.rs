@@ -1,9 +1,9 @@
-//! The Compare tab (`view.rs`), its part charts (`phases.rs`) and the verdicts it shows
+//! The Compare tab (`view.rs`), its part charts (`charts.rs`) and the verdicts it shows
 //! (`verdicts.rs`).
 
-mod phases;
+mod charts;
 mod verdicts;
 mod view;
 
-pub use phases::{Curve, SweepAxis};
+pub use charts::{Curve, SweepAxis};
 pub use view::CompareView;

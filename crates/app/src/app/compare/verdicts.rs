@@ -111,7 +111,7 @@ impl Verdicts {
     }
 }
 
-/// The verdict of `b` against `a` in words, with the phases the difference is in, as `spanprof
+/// The verdict of `b` against `a` in words, with the parts the difference is in, as `spanprof
 /// compare` prints it.
 fn verdict(a: &RunReport, b: &RunReport) -> Option<String> {
     analysis::compare_runs(a, b, BootstrapSettings::DEFAULT).verdict_with_deltas()

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use egui_plot::{Bar, BarChart, BoxElem, BoxPlot, BoxSpread, Plot};
 
-use super::phases::{self, Curve, SweepAxis, one_mark_per_run, run_label};
+use super::charts::{self, Curve, SweepAxis, one_mark_per_run, run_label};
 use super::verdicts::{Verdict, Verdicts};
 use crate::analysis::totals_distribution;
 use crate::app::runs::{self, RunEntry};
@@ -35,7 +35,7 @@ impl CompareView {
         }
     }
 
-    /// The sweep curves drawn in the last frame: one per phase, when the picked runs are the
+    /// The sweep curves drawn in the last frame: one per measure, when the picked runs are the
     /// points of a sweep.
     pub fn sweep_curves(&self) -> &[Curve] {
         &self.curves
@@ -111,17 +111,17 @@ impl CompareView {
         );
         let reports: Vec<&crate::report::RunReport> =
             picked.iter().map(|(_, r)| &r.report).collect();
-        let sweep = phases::sweep_of(&reports);
+        let sweep = charts::sweep_of(&reports);
         let charts = if sweep.is_some() { 4.0 } else { 3.0 };
         let height = (ui.available_height() / charts - 24.0).max(140.0);
         egui::ScrollArea::vertical()
             .id_salt("compare-charts")
             .show(ui, |ui| {
                 self.curves = match &sweep {
-                    Some(sweep) => phases::sweep_curve(ui, sweep, &mut self.sweep_axis, height),
+                    Some(sweep) => charts::sweep_curve(ui, sweep, &mut self.sweep_axis, height),
                     None => Vec::new(),
                 };
-                phases::part_means_chart(ui, &picked, &names, height);
+                charts::part_means_chart(ui, &picked, &names, height);
                 overlay_bars(ui, &picked, &names, height);
                 box_plots(ui, &picked, &names, height);
             });

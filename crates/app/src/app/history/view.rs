@@ -1,5 +1,5 @@
 //! The History view: the queries the run history holds (searchable by SQL text and label), and
-//! the chosen one's runs over time: a phase's median and p90 per run as a trend, plan changes
+//! the chosen one's runs over time: a measure's median and p90 per run as a trend, plan changes
 //! marked by a dashed line, failed runs by a red cross, pinned runs by a pin; below, the runs
 //! as a list to pick two from (any day) for Compare, and to label, pin or delete.
 //!
@@ -48,7 +48,7 @@ pub struct HistoryView {
     chosen: Option<String>,
     points: Vec<TrendPoint>,
     lines: TrendLines,
-    phase: Measure,
+    measure: Measure,
     picked: Vec<String>,
     label: String,
     waiting: bool,
@@ -66,7 +66,7 @@ impl HistoryView {
             chosen: None,
             points: Vec::new(),
             lines: TrendLines::default(),
-            phase: Measure::Total,
+            measure: Measure::Total,
             picked: Vec::new(),
             label: String::new(),
             waiting: false,
@@ -135,7 +135,7 @@ impl HistoryView {
                         self.picked
                             .retain(|id| points.iter().any(|p| &p.summary.id == id));
                         self.points = points;
-                        self.lines = lines(&self.points, self.phase);
+                        self.lines = lines(&self.points, self.measure);
                     }
                 }
                 Answer::Loaded(runs) => self.events.push(HistoryEvent::Compare(runs)),
@@ -245,20 +245,20 @@ impl HistoryView {
             ui.label(egui::RichText::new(shorten(&q.sql, 160)).monospace());
         }
         ui.horizontal(|ui| {
-            let before = self.phase;
+            let before = self.measure;
             egui::ComboBox::from_label("part")
-                .selected_text(self.phase.label())
+                .selected_text(self.measure.label())
                 .show_ui(ui, |ui| {
                     let measures =
                         std::iter::once(Measure::Total).chain(Part::ALL.map(Measure::Part));
-                    for phase in measures {
-                        if self.points.iter().any(|p| p.phase(phase).is_some()) {
-                            ui.selectable_value(&mut self.phase, phase, phase.label());
+                    for measure in measures {
+                        if self.points.iter().any(|p| p.figures(measure).is_some()) {
+                            ui.selectable_value(&mut self.measure, measure, measure.label());
                         }
                     }
                 });
-            if self.phase != before {
-                self.lines = lines(&self.points, self.phase);
+            if self.measure != before {
+                self.lines = lines(&self.points, self.measure);
             }
             let more = if self.points.len() == TREND_LIMIT {
                 " (the latest)"
@@ -285,7 +285,7 @@ impl HistoryView {
             .iter()
             .enumerate()
             .filter(|(_, p)| self.picked.contains(&p.summary.id))
-            .filter_map(|(k, p)| Some([k as f64, p.phase(self.phase)?.median]))
+            .filter_map(|(k, p)| Some([k as f64, p.figures(self.measure)?.median]))
             .collect();
         // The legend is a row above the plot, never over its lines.
         theme::legend(
@@ -302,7 +302,7 @@ impl HistoryView {
         Plot::new("history-trend")
             .height(ui.available_height() * 0.5)
             .include_y(0.0)
-            .y_axis_label(format!("{} ms", self.phase.label()))
+            .y_axis_label(format!("{} ms", self.measure.label()))
             .x_axis_label("run")
             .x_axis_formatter(move |mark, _| {
                 let k = mark.value.round();
@@ -412,7 +412,7 @@ impl HistoryView {
                             toggled = Some(p.summary.id.clone());
                         }
                         ui.colored_label(theme::MUTED, when(&p.summary.started_at));
-                        let figures = p.phase(self.phase).map_or("—".into(), |f| {
+                        let figures = p.figures(self.measure).map_or("—".into(), |f| {
                             format!(
                                 "median {} · p90 {}",
                                 crate::text::ms(f.median),
@@ -457,12 +457,12 @@ impl HistoryView {
     }
 }
 
-/// The lines of `points` for `phase` (the total, or a part).
-fn lines(points: &[TrendPoint], phase: Measure) -> TrendLines {
+/// The lines of `points` for `measure` (the total, or a part).
+fn lines(points: &[TrendPoint], measure: Measure) -> TrendLines {
     let mut l = TrendLines::default();
     for (k, p) in points.iter().enumerate() {
         let x = k as f64;
-        let figures = p.phase(phase);
+        let figures = p.figures(measure);
         if let Some(f) = figures {
             l.median.push([x, f.median]);
             l.p90.push([x, f.p90]);
@@ -512,7 +512,7 @@ fn shorten(text: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{PhaseFigures, RunSummary};
+    use crate::history::{MeasureFigures, RunSummary};
 
     fn point(id: &str, plan: Option<&str>, failed: bool, median: f64) -> TrendPoint {
         TrendPoint {
@@ -530,7 +530,7 @@ mod tests {
             pinned: false,
             failed,
             plan: plan.map(str::to_owned),
-            phases: vec![PhaseFigures {
+            measures: vec![MeasureFigures {
                 measure: Measure::Total,
                 median,
                 p90: median * 2.0,

@@ -261,7 +261,7 @@ impl IterationsView {
             if let Some(load) = config
                 .window_cpu
                 .as_ref()
-                .and_then(|cpu| analysis::WindowLoad::of(cpu, local))
+                .and_then(|cpu| analysis::BusyWindow::of(cpu, local))
             {
                 ui.colored_label(theme::WARN, format!("! {load}"));
             }

@@ -12,9 +12,9 @@ pub const TABLE: &str = "SpanprofRuns";
 /// no change: the missing table is created).
 pub const PINS: &str = "SpanprofPins";
 
-/// The parts of reports too long for one cell, in order (a table of its own, created when
+/// The chunks of reports too long for one cell, in order (a table of its own, created when
 /// missing like the pins').
-pub const PARTS: &str = "SpanprofReportParts";
+pub const CHUNKS: &str = "SpanprofReportParts";
 
 /// The load runs' table (created when missing, like the pins').
 pub const LOADS: &str = "SpanprofLoadRuns";
@@ -79,7 +79,7 @@ pub fn ddl() -> Vec<String> {
             ROW DELETION POLICY (OLDER_THAN(SavedAt, INTERVAL 180 DAY))"
         ),
         format!(
-            "CREATE TABLE {PARTS} (
+            "CREATE TABLE {CHUNKS} (
                 Id STRING(32) NOT NULL,
                 Part INT64 NOT NULL,
                 SavedAt TIMESTAMP NOT NULL,

@@ -207,7 +207,7 @@ fn queries_are_found_by_sql_or_label_and_a_trend_is_one_querys_runs_oldest_first
     let trend = store.trend(&all[0].fingerprint, 10).expect("reads");
     let labels: Vec<&str> = trend.iter().map(|p| p.summary.label.as_str()).collect();
     assert_eq!(labels, ["wide", "again"]);
-    assert_eq!(trend[0].phases[0].median, 2.0);
+    assert_eq!(trend[0].measures[0].median, 2.0);
     let latest = store.trend(&all[0].fingerprint, 1).expect("reads");
     assert_eq!(latest[0].summary.id, ids[2]);
 }

@@ -36,7 +36,7 @@ use super::query_stats::{nested, object, string};
 use super::totals::{Measured, ProgramTraits, QueryTotals, ScanTarget};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::sqlite::scanstatus::Element;
-use crate::server::sqlite::statement::PlanStep;
+use crate::server::sqlite::statement::PlanLine;
 
 /// Subquery levels followed at most: deeper ones are left out of the plan.
 const MAX_DEPTH: usize = 64;
@@ -46,7 +46,7 @@ const MAX_STEPS: usize = 10_000;
 /// The query plan of `steps` (SQLite's `EXPLAIN QUERY PLAN`) and `program`, with PROFILE's
 /// statistics when `profile` gives the query's totals.
 pub fn plan_nodes(
-    steps: &[PlanStep],
+    steps: &[PlanLine],
     program: ProgramTraits,
     targets: &BTreeMap<i64, ScanTarget>,
     profile: Option<&QueryTotals>,
@@ -159,7 +159,7 @@ impl Counters {
 }
 
 struct Builder<'a> {
-    steps: &'a [PlanStep],
+    steps: &'a [PlanLine],
     /// Each step's children, by the parent's id (positions in `steps`).
     children: HashMap<i64, Vec<usize>>,
     program: ProgramTraits,
@@ -174,12 +174,12 @@ struct Builder<'a> {
 /// What a SELECT's step lines say.
 #[derive(Default)]
 struct Level<'a> {
-    loops: Vec<&'a PlanStep>,
-    group_by: Option<&'a PlanStep>,
-    order_by: Option<&'a PlanStep>,
-    distinct: Option<&'a PlanStep>,
-    compound: Option<&'a PlanStep>,
-    subqueries: Vec<&'a PlanStep>,
+    loops: Vec<&'a PlanLine>,
+    group_by: Option<&'a PlanLine>,
+    order_by: Option<&'a PlanLine>,
+    distinct: Option<&'a PlanLine>,
+    compound: Option<&'a PlanLine>,
+    subqueries: Vec<&'a PlanLine>,
 }
 
 fn is_loop(detail: &str) -> bool {
@@ -199,8 +199,8 @@ impl<'a> Builder<'a> {
     }
 
     /// The steps directly under `parent`, in order.
-    fn children(&self, parent: i64) -> Vec<&'a PlanStep> {
-        let steps: &'a [PlanStep] = self.steps;
+    fn children(&self, parent: i64) -> Vec<&'a PlanLine> {
+        let steps: &'a [PlanLine] = self.steps;
         self.children
             .get(&parent)
             .map_or_else(Vec::new, |positions| {
@@ -384,7 +384,7 @@ impl<'a> Builder<'a> {
     }
 
     /// One loop: a Scan, under a Filter Scan with its seek condition when SQLite seeks.
-    fn scan(&mut self, step: &PlanStep, rows: Option<u64>) -> usize {
+    fn scan(&mut self, step: &PlanLine, rows: Option<u64>) -> usize {
         let mut shape = ScanShape::of(&step.detail);
         // SQLite's own names for what the loop reads (the plan's text has the query's aliases).
         if let Some(target) = self.targets.get(&step.id) {
@@ -621,8 +621,8 @@ mod tests {
 
     use super::*;
 
-    fn step(id: i64, parent: i64, detail: &str) -> PlanStep {
-        PlanStep {
+    fn step(id: i64, parent: i64, detail: &str) -> PlanLine {
+        PlanLine {
             id,
             parent,
             detail: detail.into(),
@@ -691,7 +691,7 @@ mod tests {
             "the first steps are all there"
         );
         // Subqueries nested 500 deep: followed to MAX_DEPTH levels.
-        let deep: Vec<PlanStep> = (1..=500)
+        let deep: Vec<PlanLine> = (1..=500)
             .map(|i| step(i, i - 1, "CORRELATED SCALAR SUBQUERY 1"))
             .chain(std::iter::once(step(501, 500, "SCAN Albums")))
             .collect();

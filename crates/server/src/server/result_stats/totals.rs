@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::server::sqlite::opcodes;
 use crate::server::sqlite::scan;
 use crate::server::sqlite::scanstatus::ScanStatus;
-use crate::server::sqlite::statement::PlanStep;
+use crate::server::sqlite::statement::PlanLine;
 
 /// Figures about a finished query.
 #[derive(Debug, Clone, Default)]
@@ -22,7 +22,7 @@ pub struct QueryTotals {
     /// Time to prepare (parse and plan) the statement.
     pub plan_time: Duration,
     /// `EXPLAIN QUERY PLAN` steps, when asked for.
-    pub plan: Option<Vec<PlanStep>>,
+    pub plan: Option<Vec<PlanLine>>,
     /// What the statement's bytecode does besides its plan steps, when the plan was asked for.
     pub program: ProgramTraits,
     /// What each loop of the plan reads, by plan step id, when the plan was asked for.

@@ -56,7 +56,7 @@ pub struct LocalSpanner {
 
 /// What the local instance holds now: plain figures, for tests and tools.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Load {
+pub struct Occupancy {
     /// Queries running (each on its own thread), held faulted streams included.
     pub queries: usize,
     /// Faulted streams held for their resume.
@@ -69,7 +69,7 @@ pub struct Load {
     pub unread_closed: u64,
 }
 
-/// The parts of the service the instance keeps a hand on: its load, and its shutdown flag.
+/// The parts of the service the instance keeps a hand on: its occupancy, and its shutdown flag.
 #[derive(Clone)]
 pub struct Handle {
     slots: Arc<Slots>,
@@ -83,15 +83,15 @@ pub struct Handle {
 impl std::fmt::Debug for Handle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Handle")
-            .field("load", &self.load())
+            .field("occupancy", &self.occupancy())
             .finish()
     }
 }
 
 impl Handle {
     /// What the instance holds now.
-    pub fn load(&self) -> Load {
-        Load {
+    pub fn occupancy(&self) -> Occupancy {
+        Occupancy {
             queries: self.slots.running(),
             parked_streams: self.parked.len(),
             sessions: self.sessions.len(),
@@ -131,7 +131,7 @@ impl LocalSpanner {
         }
     }
 
-    /// A handle on its load and shutdown, to keep after the service is handed to the server.
+    /// A handle on its occupancy and shutdown, to keep after the service is handed to the server.
     pub fn handle(&self) -> Handle {
         Handle {
             slots: Arc::clone(&self.slots),

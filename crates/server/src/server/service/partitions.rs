@@ -9,7 +9,7 @@ use std::sync::Arc;
 use ring::hmac;
 use tonic::{Request, Response, Status};
 
-use super::request::{params, query_fingerprint};
+use super::request::{params, query_key};
 use super::{LocalSpanner, caller};
 use crate::demo;
 use crate::proto::google::spanner::v1 as pb;
@@ -71,12 +71,12 @@ pub(super) async fn partition_query(
         .try_into()
         .map_err(|_| Status::not_found("Transaction not found"))?;
     let ranges = spanner.partitions(&r, &knobs).await?;
-    let fingerprint = query_fingerprint(&r.sql, r.params.as_ref(), &r.param_types);
+    let request_key = query_key(&r.sql, r.params.as_ref(), &r.param_types);
     let partitions = ranges
         .into_iter()
         .map(|range| pb::Partition {
             partition_token: PartitionToken {
-                fingerprint,
+                request_key,
                 transaction: id,
                 range,
             }
@@ -111,9 +111,8 @@ impl LocalSpanner {
                 "a partition is read in the transaction its PartitionQuery began: name it by id",
             ));
         }
-        let fingerprint =
-            query_fingerprint(&request.sql, request.params.as_ref(), &request.param_types);
-        if token.fingerprint != fingerprint {
+        let request_key = query_key(&request.sql, request.params.as_ref(), &request.param_types);
+        if token.request_key != request_key {
             return Err(Status::invalid_argument(
                 "the partition token was issued for another query (its SQL or parameters differ)",
             ));
@@ -158,8 +157,8 @@ impl LocalSpanner {
 /// What a partition token says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionToken {
-    /// The query's fingerprint (SQL, parameters and their types), so a token serves one query.
-    pub fingerprint: u64,
+    /// The query's key (SQL, parameters and their types), so a token serves one query.
+    pub request_key: u64,
     /// The read-only transaction the partitions read in.
     pub transaction: [u8; 8],
     /// The range it reads.
@@ -167,7 +166,7 @@ pub struct PartitionToken {
 }
 
 const MAGIC: &[u8; 4] = b"SPP1";
-/// magic, fingerprint, transaction, table index, lo, hi.
+/// magic, request_key, transaction, table index, lo, hi.
 const BODY_BYTES: usize = 4 + 8 + 8 + 1 + 8 + 8;
 const TAG_BYTES: usize = 16;
 /// The length of every partition token.
@@ -190,7 +189,7 @@ impl PartitionToken {
             .unwrap_or(usize::MAX);
         let mut out = Vec::with_capacity(PARTITION_TOKEN_BYTES);
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&self.fingerprint.to_be_bytes());
+        out.extend_from_slice(&self.request_key.to_be_bytes());
         out.extend_from_slice(&self.transaction);
         out.push(u8::try_from(table).unwrap_or(u8::MAX));
         out.extend_from_slice(&self.range.lo.to_be_bytes());
@@ -210,7 +209,7 @@ impl PartitionToken {
             return Err(forged);
         }
         let rest = body.strip_prefix(MAGIC).ok_or(forged)?;
-        let (fingerprint, rest) = rest.split_first_chunk::<8>().ok_or(forged)?;
+        let (request_key, rest) = rest.split_first_chunk::<8>().ok_or(forged)?;
         let (transaction, rest) = rest.split_first_chunk::<8>().ok_or(forged)?;
         let (table, rest) = rest.split_first().ok_or(forged)?;
         let (lo, rest) = rest.split_first_chunk::<8>().ok_or(forged)?;
@@ -224,7 +223,7 @@ impl PartitionToken {
             return Err(forged);
         }
         Ok(PartitionToken {
-            fingerprint: u64::from_be_bytes(*fingerprint),
+            request_key: u64::from_be_bytes(*request_key),
             transaction: *transaction,
             range: KeyRange { table, lo, hi },
         })
@@ -237,7 +236,7 @@ mod tests {
 
     fn token() -> PartitionToken {
         PartitionToken {
-            fingerprint: 42,
+            request_key: 42,
             transaction: [1, 2, 3, 4, 5, 6, 7, 8],
             range: KeyRange {
                 table: "Singers",

@@ -8,7 +8,7 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
-use super::request::{params, request_fingerprint};
+use super::request::{params, request_key};
 use super::{LocalSpanner, caller, deadline_of};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::control::{GoneOnDrop, Interrupt};
@@ -71,8 +71,8 @@ impl LocalSpanner {
         let mode = QueryMode::try_from(request.query_mode).map_err(|_| {
             Status::invalid_argument(format!("unknown query mode {}", request.query_mode))
         })?;
-        let fingerprint = request_fingerprint(request);
-        if resume.is_some_and(|point| point.stamp.fingerprint != fingerprint) {
+        let request_key = request_key(request);
+        if resume.is_some_and(|point| point.stamp.request_key != request_key) {
             return Err(Status::invalid_argument(
                 "the resume token belongs to another query",
             ));
@@ -104,7 +104,7 @@ impl LocalSpanner {
                 || u32::try_from(knobs.max_message_bytes).unwrap_or(u32::MAX),
                 |r| r.stamp.max_bytes,
             ),
-            fingerprint,
+            request_key,
             stream: self.unique(),
             shape: resume.map_or(knobs.shape, |r| r.stamp.shape),
         };

@@ -1,5 +1,5 @@
 //! What makes a query request what it is: its parameters typed by their declared types, and its
-//! fingerprints (the same query, the same rows), stable across runs (FNV-1a, `crate::fnv`).
+//! keys (the same query, the same rows), stable across runs (FNV-1a, `crate::fnv`).
 
 use std::collections::HashMap;
 
@@ -36,8 +36,8 @@ pub(super) fn params(
 }
 
 /// What makes two requests the same query: SQL, parameters and their types, and the mode.
-pub(super) fn request_fingerprint(request: &pb::ExecuteSqlRequest) -> u64 {
-    fingerprint(
+pub(super) fn request_key(request: &pb::ExecuteSqlRequest) -> u64 {
+    hash_key(
         &request.sql,
         request.params.as_ref(),
         &request.param_types,
@@ -47,15 +47,15 @@ pub(super) fn request_fingerprint(request: &pb::ExecuteSqlRequest) -> u64 {
 
 /// What makes two requests ask the same rows: SQL, parameters and their types (a partition token
 /// is issued by PartitionQuery, which has no mode).
-pub(super) fn query_fingerprint(
+pub(super) fn query_key(
     sql: &str,
     params: Option<&prost_types::Struct>,
     types: &HashMap<String, pb::Type>,
 ) -> u64 {
-    fingerprint(sql, params, types, b"rows")
+    hash_key(sql, params, types, b"rows")
 }
 
-fn fingerprint(
+fn hash_key(
     sql: &str,
     params: Option<&prost_types::Struct>,
     types: &HashMap<String, pb::Type>,
@@ -102,7 +102,7 @@ mod tests {
             seqno: 9,
             ..base.clone()
         };
-        let f = request_fingerprint;
+        let f = request_key;
         assert_ne!(f(&base), f(&other_sql));
         assert_ne!(f(&base), f(&other_mode));
         assert_eq!(

@@ -61,11 +61,11 @@ pub(super) async fn execute_streaming_sql(
     )))
 }
 
-/// What names a query's stream in the restart memory: its session and its fingerprint.
+/// What names a query's stream in the restart memory: its session and its request key.
 fn restart_key(session: &str, prepared: &Prepared) -> u64 {
     crate::fnv::of_parts(&[
         session.as_bytes(),
-        &prepared.stamp.fingerprint.to_le_bytes(),
+        &prepared.stamp.request_key.to_le_bytes(),
     ])
 }
 

@@ -13,7 +13,7 @@ use super::sandbox::{Refusal, Sandbox};
 
 /// One line of SQLite's `EXPLAIN QUERY PLAN`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanStep {
+pub struct PlanLine {
     /// Its id.
     pub id: i64,
     /// Its parent's id (0 at the top).
@@ -59,13 +59,13 @@ pub fn read_only() -> Status {
 }
 
 /// The plan steps of `sql` (SQLite's `EXPLAIN QUERY PLAN`); none when SQLite cannot explain it.
-pub fn explain(conn: &Connection, sql: &str) -> Result<Vec<PlanStep>, Status> {
+pub fn explain(conn: &Connection, sql: &str) -> Result<Vec<PlanLine>, Status> {
     let mut stmt = conn
         .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
         .map_err(sql_error)?;
     let steps = stmt
         .query_map([], |row| {
-            Ok(PlanStep {
+            Ok(PlanLine {
                 id: row.get(0)?,
                 parent: row.get(1)?,
                 detail: row.get(3)?,

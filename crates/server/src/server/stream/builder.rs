@@ -12,7 +12,7 @@ use prost_types::value::Kind;
 
 pub use super::token::{ResumePoint, TokenStamp};
 use crate::server::encoded::{is_splittable, tag};
-use crate::server::shape::{EdgeCut, EdgePlan, Shape};
+use crate::server::shape::{EdgeCut, EdgeWalk, Shape};
 
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::chunk::{merge, split, splittable, weight};
@@ -72,7 +72,7 @@ pub struct MessageBuilder {
     /// shapes that do so.
     last_tail: Option<Continuation>,
     /// Where the edge shape is in its walk through the cases.
-    edge: EdgePlan,
+    edge: EdgeWalk,
 }
 
 impl MessageBuilder {
@@ -95,7 +95,7 @@ impl MessageBuilder {
             ready: VecDeque::new(),
             value_bytes: 0,
             last_tail: None,
-            edge: EdgePlan::default(),
+            edge: EdgeWalk::default(),
         }
     }
 
@@ -402,7 +402,7 @@ pub fn encode_stream_shaped(
     };
     let stamp = TokenStamp {
         max_bytes,
-        fingerprint: 0,
+        request_key: 0,
         stream: 0,
         shape,
     };
@@ -508,7 +508,7 @@ mod tests {
     fn stamp(max_bytes: u32) -> TokenStamp {
         TokenStamp {
             max_bytes,
-            fingerprint: 42,
+            request_key: 42,
             stream: 7,
             shape: Shape::Production,
         }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 /// Broken queries remembered at most; the oldest is forgotten first.
 pub const MAX_REMEMBERED: usize = 1024;
 
-/// Broken queries by key (session and query fingerprint).
+/// Broken queries by key (session and query key).
 #[derive(Debug, Default)]
 pub struct Restarts {
     broken: Mutex<HashMap<u64, Broken>>,

@@ -19,8 +19,8 @@ use crate::server::shape::Shape;
 pub struct TokenStamp {
     /// The maximum message size the stream was cut with (a resumed stream must be cut the same way).
     pub max_bytes: u32,
-    /// A fingerprint of the request (SQL, parameters, mode), so a token cannot resume another query.
-    pub fingerprint: u64,
+    /// A key of the request (SQL, parameters, mode), so a token cannot resume another query.
+    pub request_key: u64,
     /// Which stream of the server issued it, to find the stream's cursor if the server kept it.
     pub stream: u64,
     /// The shape the stream was cut in (a resumed stream is cut the same way).
@@ -56,7 +56,7 @@ pub enum TokenError {
 pub struct NoRandomness;
 
 const MAGIC: &[u8; 4] = b"SPT3";
-/// Bytes of the fields: magic, seq, max_bytes, fingerprint, stream, shape.
+/// Bytes of the fields: magic, seq, max_bytes, request_key, stream, shape.
 const BODY_BYTES: usize = 4 + 8 + 4 + 8 + 8 + 1;
 /// Bytes of the tag kept (HMAC-SHA256 truncated to 128 bits).
 const TAG_BYTES: usize = 16;
@@ -104,7 +104,7 @@ impl ResumePoint {
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&self.seq.to_be_bytes());
         out.extend_from_slice(&self.stamp.max_bytes.to_be_bytes());
-        out.extend_from_slice(&self.stamp.fingerprint.to_be_bytes());
+        out.extend_from_slice(&self.stamp.request_key.to_be_bytes());
         out.extend_from_slice(&self.stamp.stream.to_be_bytes());
         out.push(self.stamp.shape.code());
         let tag = hmac::sign(key(), &out);
@@ -123,7 +123,7 @@ impl ResumePoint {
         let rest = body.strip_prefix(MAGIC).ok_or(TokenError::Forged)?;
         let (seq, rest) = rest.split_first_chunk::<8>().ok_or(TokenError::Length)?;
         let (max_bytes, rest) = rest.split_first_chunk::<4>().ok_or(TokenError::Length)?;
-        let (fingerprint, rest) = rest.split_first_chunk::<8>().ok_or(TokenError::Length)?;
+        let (request_key, rest) = rest.split_first_chunk::<8>().ok_or(TokenError::Length)?;
         let (stream, rest) = rest.split_first_chunk::<8>().ok_or(TokenError::Length)?;
         let &[shape] = rest else {
             return Err(TokenError::Length);
@@ -137,7 +137,7 @@ impl ResumePoint {
             seq: u64::from_be_bytes(*seq),
             stamp: TokenStamp {
                 max_bytes,
-                fingerprint: u64::from_be_bytes(*fingerprint),
+                request_key: u64::from_be_bytes(*request_key),
                 stream: u64::from_be_bytes(*stream),
                 shape,
             },
@@ -159,7 +159,7 @@ mod tests {
             seq: 7,
             stamp: TokenStamp {
                 max_bytes,
-                fingerprint: 42,
+                request_key: 42,
                 stream: 9,
                 shape: Shape::Edge,
             },

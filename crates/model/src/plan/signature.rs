@@ -1,8 +1,8 @@
-//! A plan's fingerprint: a hash of its shape, every node's operator, links, metadata and short
+//! A plan's signature: a hash of its shape, every node's operator, links, metadata and short
 //! representation, and nothing of its execution statistics, so that two executions of the same
 //! plan share it and a plan that changed does not.
 //!
-//! The hash is FNV-1a (`crate::fnv`), so that fingerprints stored in reports stay the same across
+//! The hash is FNV-1a (`crate::fnv`), so that signatures stored in reports stay the same across
 //! Rust releases.
 
 use std::fmt::Write as _;
@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use super::model::QueryPlan;
 use crate::fnv;
 
-/// The fingerprint of `plan`, as 16 lowercase hex digits.
-pub fn fingerprint(plan: &QueryPlan) -> String {
+/// The signature of `plan`, as 16 lowercase hex digits.
+pub fn signature(plan: &QueryPlan) -> String {
     let mut hash = fnv::OFFSET_BASIS;
     let mut text = String::new();
     for node in plan.nodes() {

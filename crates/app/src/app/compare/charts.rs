@@ -149,7 +149,7 @@ pub fn sweep_of(reports: &[&RunReport]) -> Option<Sweep> {
     analysis::sweep(reports)
 }
 
-/// The curves of a sweep along `axis`: one per phase measured at every point.
+/// The curves of a sweep along `axis`: one per measure (the total or a part) measured at every point.
 pub fn curves(sweep: &Sweep, axis: SweepAxis) -> Vec<(Curve, Vec<[f64; 2]>)> {
     let x = |row: &analysis::SweepRow, i: usize| match axis {
         SweepAxis::Value => row.x.unwrap_or(i as f64),
