@@ -162,7 +162,9 @@ fn profile_decode_cpu_ms(
     let mut cpu: Vec<f64> = reports
         .iter()
         .flat_map(|r| r.timed())
-        .map(|it| it.wire_decode_cpu_ms.unwrap_or(0.0) + it.row_decode_cpu_ms.unwrap_or(0.0))
+        .map(|it| {
+            it.query.wire_decode_cpu_ms.unwrap_or(0.0) + it.query.row_decode_cpu_ms.unwrap_or(0.0)
+        })
         .collect();
     spanprof::stats::median(&mut cpu).ok_or_else(|| anyhow::anyhow!("no timed iteration"))
 }

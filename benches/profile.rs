@@ -46,9 +46,16 @@ fn main() -> anyhow::Result<()> {
         {
             for it in profile(&config, &sql, decoder, iterations)? {
                 totals[i].push(it.total_ms);
-                decode[i].push(it.wire_decode_ms.unwrap_or(0.0) + it.row_decode_ms.unwrap_or(0.0));
-                messages = it.messages;
-                anyhow::ensure!(it.rows == rows, "{} rows, not {rows}", it.rows);
+                decode[i].push(
+                    it.query.wire_decode_wall_ms.unwrap_or(0.0)
+                        + it.query.row_decode_wall_ms.unwrap_or(0.0),
+                );
+                messages = it.answer.messages;
+                anyhow::ensure!(
+                    it.answer.rows == rows,
+                    "{} rows, not {rows}",
+                    it.answer.rows
+                );
                 if decoder == DecoderKind::Fast {
                     fast_records.push(it);
                 }
@@ -139,8 +146,8 @@ fn profile(
         .reports()?
         .ok_or_else(|| anyhow::anyhow!("the engine ended without a report"))?;
     let timed: Vec<_> = reports.iter().flat_map(RunReport::timed).cloned().collect();
-    if let Some(bad) = timed.iter().find(|it| it.status != Status::Ok) {
-        anyhow::bail!("an iteration failed: {:?}", bad.error);
+    if let Some(bad) = timed.iter().find(|it| it.status() != Status::Ok) {
+        anyhow::bail!("an iteration failed: {:?}", bad.error());
     }
     Ok(timed)
 }

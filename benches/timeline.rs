@@ -98,7 +98,7 @@ fn main() -> anyhow::Result<()> {
     });
     println!(
         "{rows} rows, 16 KiB messages: #0 had {} messages ({kept} kept one by one, {buckets} buckets), {:.0} ms",
-        first.messages, first.total_ms
+        first.answer.messages, first.total_ms
     );
     println!(
         "timeline rows {labels:?}: {rects} rectangles and {ticks} ticks drawn in its last frame"

@@ -36,7 +36,7 @@ pub fn traces(report: &RunReport) -> String {
     let traced: Vec<_> = report
         .iterations
         .iter()
-        .filter_map(|r| Some((r, r.trace_id.as_deref()?)))
+        .filter_map(|r| Some((r, r.ids.trace_id.as_deref()?)))
         .collect();
     if traced.is_empty() {
         return String::new();
@@ -45,6 +45,7 @@ pub fn traces(report: &RunReport) -> String {
     for (record, trace) in traced {
         let warmup = if record.warmup { " (warm-up)" } else { "" };
         let request = record
+            .ids
             .request_id
             .as_deref()
             .map(|id| format!(", request {}", printable(id)))
@@ -63,7 +64,6 @@ pub fn traces(report: &RunReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::IterationRecord;
 
     #[test]
     fn the_afe_opt_in_is_on_unless_told_otherwise() {
@@ -85,10 +85,11 @@ mod tests {
     fn traced_iterations_are_listed_with_their_request_ids() {
         let mut report = RunReport::with_totals("run", &[1.0, 2.0]);
         assert_eq!(traces(&report), "");
-        report.iterations[1] = IterationRecord {
-            trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
-            request_id: Some("1.0123456789abcdef.1.1.3.1".into()),
-            ..report.iterations[1].clone()
+        report.iterations[1] = {
+            let mut r = report.iterations[1].clone();
+            r.ids.trace_id = Some("4bf92f3577b34da6a3ce929d0e0e4736".into());
+            r.ids.request_id = Some("1.0123456789abcdef.1.1.3.1".into());
+            r
         };
         assert_eq!(
             traces(&report),

@@ -296,7 +296,7 @@ pub fn run_profile(args: &ProfileArgs, mut out: impl Write) -> anyhow::Result<Pr
     let all_ok = reports
         .iter()
         .flat_map(|r| &r.iterations)
-        .all(|i| i.status == Status::Ok);
+        .all(|i| i.status() == Status::Ok);
     let verdict = match (baseline, args.fail_if_slower) {
         (Some(baseline), Some(max_slowdown)) => {
             let gate = crate::analysis::Gate {
@@ -360,7 +360,7 @@ fn run_engine(args: &ProfileArgs, spec: ProfileSpec) -> anyhow::Result<Vec<RunRe
             }
             EngineEvent::Iteration { variant, record } => {
                 bar.inc(1);
-                if let Some(error) = &record.error {
+                if let Some(error) = record.error() {
                     let name = if several {
                         format!("{}, ", printable(&record.run))
                     } else {

@@ -113,7 +113,7 @@ pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bo
             EngineEvent::Connected { target, .. } => eprintln!("profiling on {target}"),
             EngineEvent::Iteration { variant, record } => {
                 writeln!(out, "{}", iteration_line(&record))?;
-                if let Some(error) = &record.error {
+                if let Some(error) = record.error() {
                     eprintln!(
                         "{}, iteration {}: {}",
                         printable(&record.run),
@@ -146,7 +146,7 @@ pub fn run_subject(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bo
     Ok(reports
         .iter()
         .flat_map(|r| &r.iterations)
-        .all(|i| i.status == Status::Ok))
+        .all(|i| i.status() == Status::Ok))
 }
 
 /// The columns of [`iteration_line`].
@@ -178,16 +178,16 @@ fn iteration_line(r: &IterationRecord) -> String {
             None => line.push_str(&format!(" {:>10}", "-")),
         }
     }
-    let check = match (&r.status, &r.check) {
-        (Status::Ok, Some(kind)) => format!("{kind} ok"),
+    let check = match (r.status(), r.subject.and_then(|s| s.check)) {
+        (Status::Ok, Some(kind)) => format!("{} ok", kind.as_str()),
         (Status::Ok, None) => String::new(),
         (status, _) => status.as_str().to_owned(),
     };
     line.push_str(&format!(
         " {:>10} {:>8} {:>7}  {check}",
         crate::text::ms(r.total_ms),
-        crate::text::count(r.rows),
-        r.resumes
+        crate::text::count(r.answer.rows),
+        r.answer.resumes
     ));
     line
 }

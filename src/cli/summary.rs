@@ -19,7 +19,7 @@ use crate::text::{ms, signed_ms};
 pub fn findings(report: &RunReport) -> String {
     let found = Findings::of(report);
     let mut text = String::new();
-    if let Some(message) = report.iterations.first().and_then(|r| r.error.as_deref())
+    if let Some(message) = report.iterations.first().and_then(|r| r.error())
         && report.stopped.is_some()
     {
         text.push_str(&underlined(&report.config.sql, message));

@@ -393,13 +393,13 @@ fn a_report_and_a_history_store_of_the_previous_release_read_back() {
     for it in runs[0].timed() {
         // Its raw measurements, written under their earlier names, read back.
         let raw = [
-            it.network_ms,
-            it.server_ms,
-            it.wire_decode_ms,
-            it.row_decode_ms,
+            it.query.stream_wait_ms,
+            it.query.server_elapsed_ms,
+            it.query.wire_decode_wall_ms,
+            it.query.row_decode_wall_ms,
         ];
         assert!(raw.iter().all(Option::is_some), "{raw:?}");
-        assert!(it.other_ms.is_some());
+        assert!(it.query.outside_wait_and_decode_ms.is_some());
         let a = it.accounting();
         assert!(a.client_work_timed, "derived from the timeline");
         assert!((a.parts.sum_ms() - it.total_ms).abs() <= 0.001);

@@ -84,7 +84,7 @@ fn ctrl_enter_runs_five_iterations_and_shows_five_bars_and_the_summary() {
         report
             .iterations
             .iter()
-            .all(|i| i.status == Status::Ok && i.rows == 500)
+            .all(|i| i.status() == Status::Ok && i.answer.rows == 500)
     );
     assert_eq!(h.state_mut().iterations_view().bars_drawn(), 5);
     assert!(h.query_by_label("5 iterations (0 warm-up)").is_some());
@@ -140,7 +140,7 @@ fn cancel_stops_a_long_run_at_once() {
     let report = &h.state().runs()[0].report;
     assert!(report.iterations.len() < 50, "{}", report.iterations.len());
     assert_eq!(
-        report.iterations.last().map(|i| i.status),
+        report.iterations.last().map(|i| i.status()),
         Some(Status::Cancelled)
     );
     assert!(!h.state().is_running());
@@ -563,7 +563,7 @@ fn the_decoder_is_chosen_in_the_query_panel_and_recorded_with_the_run() {
     assert_eq!(decoders, ["reference", "fast"]);
     assert!(
         runs.iter()
-            .all(|r| r.report.iterations.iter().all(|i| i.rows == 300))
+            .all(|r| r.report.iterations.iter().all(|i| i.answer.rows == 300))
     );
 }
 
@@ -573,23 +573,15 @@ fn the_decoder_is_chosen_in_the_query_panel_and_recorded_with_the_run() {
 /// on its own thread.
 #[test]
 fn dropping_a_run_in_flight_never_waits_for_the_server() {
-    use crate::cloud::{Behaviour, Seen, start_recorder_with};
+    use crate::standin::{Behaviour, Queries, StandIn};
     let runtime = tokio::runtime::Runtime::new().expect("a runtime for the test server");
-    let seen = Seen::default();
     let behaviour = Behaviour {
-        stall_execute: true,
         stall_delete: Some(Duration::from_secs(30)),
-        ..Behaviour::default()
+        ..Behaviour::answering(Queries::Stall)
     };
-    let endpoint = runtime.block_on(start_recorder_with(seen.clone(), behaviour));
-    let host_port = endpoint.trim_start_matches("http://").to_owned();
-    let deletions = || {
-        seen.lock()
-            .expect("not poisoned")
-            .iter()
-            .filter(|(method, _)| *method == "DeleteSession")
-            .count()
-    };
+    let standin = runtime.block_on(StandIn::start(behaviour));
+    let host_port = standin.host().to_owned();
+    let deletions = || standin.count("DeleteSession");
     let streaming = |app: &SpanprofApp| app.progress().and_then(|p| p.iteration).is_some();
 
     // Cancel: the engine waits on the deletion; the frames do not.
@@ -1074,7 +1066,7 @@ fn statistics_asked_for_and_not_returned_are_said_in_the_window()
             .report
             .iterations
             .iter()
-            .all(|i| i.server_rows == Some(100))
+            .all(|i| i.answer.server_rows == Some(100))
     );
     assert!(h.query_by_label_contains("no query statistics").is_none());
     Ok(())
@@ -1229,9 +1221,18 @@ fn a_client_program_run_shows_the_server_s_phases_and_its_rows_checked() {
         Some("driver")
     );
     for r in &program.iterations {
-        assert_eq!(r.status, Status::Ok, "{:?}", r.error);
-        assert_eq!((r.check.as_deref(), r.rows), (Some("values"), 500));
-        assert!(r.blocked_ms.is_some() && r.startup_ms.is_some());
+        assert_eq!(r.status(), Status::Ok, "{:?}", r.error());
+        assert_eq!(
+            (
+                r.subject.and_then(|s| s.check).map(|c| c.as_str()),
+                r.answer.rows
+            ),
+            (Some("values"), 500)
+        );
+        assert!(
+            r.subject
+                .is_some_and(|s| s.blocked_ms.is_some() && s.startup_ms.is_some())
+        );
     }
     // Three runs compared: the window shows them side by side; the program's own bars and summary
     // are a tab away.

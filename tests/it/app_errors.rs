@@ -107,7 +107,7 @@ fn the_command_line_stops_alike_and_underlines_where_the_server_pointed() {
     assert_eq!(runs[0].iterations.len(), 1);
     assert!(runs[0].stopped.is_some());
     assert_eq!(
-        runs[0].iterations[0].error_code.as_deref(),
+        runs[0].iterations[0].outcome.code().map(|c| c.as_str()),
         Some("InvalidArgument")
     );
 }

@@ -203,23 +203,24 @@ fn stalled_report() -> spanprof::report::RunReport {
                 .iter()
                 .map(|m| m.arrived_us - m.waited_from_us)
                 .sum();
-            IterationRecord {
-                total_ms: total_us as f64 / 1000.0,
-                network_ms: Some(waits as f64 / 1000.0),
-                wire_decode_ms: Some(2.0),
-                wire_decode_cpu_ms: Some(1.8),
-                row_decode_ms: Some(4.0),
-                row_decode_cpu_ms: Some(3.0),
-                client_work_ms: Some(0.1),
-                client_work_cpu_ms: Some(0.1),
-                descheduled_ms: Some(1.2),
-                server_ms: Some(12.0),
-                timeline: Some(Timeline {
+            {
+                let mut r = IterationRecord::new("synthetic", i, false, "2026-03-01T10:00:00Z");
+                r.total_ms = total_us as f64 / 1000.0;
+                r.query.stream_wait_ms = Some(waits as f64 / 1000.0);
+                r.query.wire_decode_wall_ms = Some(2.0);
+                r.query.wire_decode_cpu_ms = Some(1.8);
+                r.query.row_decode_wall_ms = Some(4.0);
+                r.query.row_decode_cpu_ms = Some(3.0);
+                r.query.client_work_wall_ms = Some(0.1);
+                r.query.client_work_cpu_ms = Some(0.1);
+                r.query.descheduled_ms = Some(1.2);
+                r.query.server_elapsed_ms = Some(12.0);
+                r.timeline = Some(Timeline {
                     lanes: vec![lane],
                     total_us,
                     setup: Vec::new(),
-                }),
-                ..IterationRecord::new("synthetic", i, false, "2026-03-01T10:00:00Z")
+                });
+                r
             }
         })
         .collect();

@@ -66,8 +66,11 @@ fn the_timeouts_are_typed_in_the_window_hold_the_run_and_persist() {
     h.run_steps(2);
     run_to_end(&mut h);
     let run = &h.state().runs()[0].report;
-    let error = run.iterations[0].error.clone().unwrap_or_default();
-    assert_ne!(run.iterations[0].status, Status::Ok);
+    let error = run.iterations[0]
+        .error()
+        .map(str::to_owned)
+        .unwrap_or_default();
+    assert_ne!(run.iterations[0].status(), Status::Ok);
     assert!(
         error.contains("no answer within 300 ms"),
         "the iteration failed on the window's limit: {error}"
@@ -137,8 +140,14 @@ fn the_local_instance_s_stream_shape_is_a_knob_in_the_window() {
         program.config.stream
     );
     for r in &program.iterations {
-        assert_eq!(r.status, Status::Ok, "{:?}", r.error);
-        assert_eq!((r.check.as_deref(), r.rows), (Some("values"), 300));
+        assert_eq!(r.status(), Status::Ok, "{:?}", r.error());
+        assert_eq!(
+            (
+                r.subject.and_then(|s| s.check).map(|c| c.as_str()),
+                r.answer.rows
+            ),
+            (Some("values"), 300)
+        );
     }
     h.get_by_label("Shape: edge").click();
     h.run_steps(2);

@@ -1,8 +1,8 @@
 //! The first query taken apart (`profile --cold`) and the kinds of session: cold iterations against
 //! a TLS endpoint (a TLS terminator made here, with a self-signed certificate, in front of the
-//! recording server) with a service-account key whose token endpoint is local; a server that grants
-//! another kind of session than asked; a token endpoint that stalls during a cold start; and the
-//! real emulator's answer to a multiplexed request.
+//! stand-in of `standin.rs`) with a service-account key whose token endpoint is local; a server
+//! that grants another kind of session than asked; a token endpoint that stalls during a cold
+//! start; and the real emulator's answer to a multiplexed request.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,12 +14,12 @@ use spanprof::engine::{
     Engine, EngineEvent, Job, ProfileSpec, SessionKind, Target, Timeouts, Variant,
 };
 use spanprof::export::{Exporter, Markdown};
-use spanprof::report::{RunReport, Status};
+use spanprof::report::{ColdStep, RunReport, Status};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::rustls;
 
 use crate::cloud::{TokenEndpoint, write_key_file};
-use crate::recorder::{Behaviour, Seen, start_recorder_with};
+use crate::standin::{Behaviour, Queries, StandIn};
 
 /// A TLS endpoint in front of `backend` (a plaintext gRPC server's `host:port`): a self-signed
 /// certificate for 127.0.0.1 made now, ALPN `h2`, every connection's bytes copied through. Returns
@@ -134,10 +134,7 @@ fn cloud(endpoint: String, key: std::path::PathBuf, ca: Option<std::path::PathBu
 }
 
 fn answering() -> Behaviour {
-    Behaviour {
-        answer_rows: true,
-        ..Behaviour::default()
-    }
+    Behaviour::answering(Queries::OneRow)
 }
 
 /// The first query taken apart end to end: `profile --cold-and-warm` through the binary, over TLS
@@ -149,9 +146,8 @@ async fn cold_iterations_over_tls_take_the_first_query_apart() {
     let tokens = TokenEndpoint::start(200).await;
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &tokens.uri);
-    let backend = start_recorder_with(Seen::default(), answering()).await;
-    let (endpoint, pem, connections) =
-        tls_in_front_of(backend.trim_start_matches("http://").to_owned()).await;
+    let backend = StandIn::start(answering()).await;
+    let (endpoint, pem, connections) = tls_in_front_of(backend.host().to_owned()).await;
     let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, pem).expect("the certificate is written");
     let csv = dir.path().join("run.csv");
@@ -249,14 +245,14 @@ async fn cold_iterations_over_tls_take_the_first_query_apart() {
     assert!(stdout.contains("cold starts"), "{stdout}");
 }
 
-/// Bad input: a server that grants a regular session to a multiplexed request (the recorder, as
+/// Bad input: a server that grants a regular session to a multiplexed request (the stand-in, as
 /// the emulator does). Reported, never an error: the run's config says what was asked and what
 /// was granted, each iteration the kind it ran on, and the summary says so; a cold iteration on a
 /// plaintext endpoint without auth has tls and token at 0.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_session_of_another_kind_is_reported_not_refused() {
-    let endpoint = start_recorder_with(Seen::default(), answering()).await;
-    let host = endpoint.trim_start_matches("http://").to_owned();
+    let standin = StandIn::start(answering()).await;
+    let host = standin.host().to_owned();
     let spec = ProfileSpec {
         variants: vec![
             Variant::new("warm", "SELECT 1"),
@@ -279,15 +275,19 @@ async fn a_session_of_another_kind_is_reported_not_refused() {
         );
         assert_eq!(report.config.session_granted, Some(SessionKind::Regular));
         for it in &report.iterations {
-            assert_eq!(it.status, Status::Ok, "{it:?}");
-            assert_eq!(it.session_kind.as_deref(), Some("regular"));
+            assert_eq!(it.status(), Status::Ok, "{it:?}");
+            assert_eq!(it.session_kind.map(|k| k.as_str()), Some("regular"));
         }
     }
     let cold = &runs[1].iterations[0];
-    assert_eq!((cold.tls_ms, cold.token_ms), (Some(0.0), Some(0.0)));
-    assert!(cold.tcp_ms.is_some_and(|t| t > 0.0), "{cold:?}");
+    let steps = cold.cold.expect("a cold start's steps");
+    assert_eq!(
+        (steps.ms(ColdStep::Tls), steps.ms(ColdStep::Token)),
+        (0.0, 0.0)
+    );
+    assert!(steps.ms(ColdStep::Tcp) > 0.0, "{cold:?}");
     let timeline = cold.timeline.as_ref().expect("a timeline");
-    let names: Vec<&str> = timeline.setup.iter().map(|s| s.step.as_str()).collect();
+    let names: Vec<&str> = timeline.setup.iter().map(|s| s.step.key()).collect();
     assert_eq!(names, ["dns", "tcp", "tls", "http2", "token", "session"]);
     assert!(timeline.lanes[0].origin_us >= timeline.setup_end_us());
     let text = String::from_utf8(Markdown.export(runs).expect("exports")).expect("UTF-8");
@@ -308,7 +308,7 @@ async fn a_token_endpoint_that_stalls_during_a_cold_start_is_named() {
     let stalling = stalling_after(1, &tokens.uri).await;
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &stalling);
-    let endpoint = start_recorder_with(Seen::default(), answering()).await;
+    let endpoint = StandIn::start(answering()).await.endpoint;
     let spec = ProfileSpec {
         variants: vec![Variant {
             cold: true,
@@ -327,8 +327,8 @@ async fn a_token_endpoint_that_stalls_during_a_cold_start_is_named() {
     let events = run(cloud(endpoint, key, None), spec).await;
     let runs = &reports(&events);
     let it = &runs[0].iterations[0];
-    assert_eq!(it.status, Status::Error, "{it:?}");
-    let error = it.error.as_deref().unwrap_or_default();
+    assert_eq!(it.status(), Status::Error, "{it:?}");
+    let error = it.error().unwrap_or_default();
     assert!(
         error.contains("fetching an access token (token) did not finish within 700 ms"),
         "{error}"
@@ -384,12 +384,12 @@ async fn the_local_instance_grants_both_kinds_in_one_run() {
     );
     for (report, kind) in runs.iter().zip(["multiplexed", "regular", "regular"]) {
         for it in &report.iterations {
-            assert_eq!(it.status, Status::Ok, "{it:?}");
-            assert_eq!(it.rows, 100);
-            assert_eq!(it.session_kind.as_deref(), Some(kind));
+            assert_eq!(it.status(), Status::Ok, "{it:?}");
+            assert_eq!(it.answer.rows, 100);
+            assert_eq!(it.session_kind.map(|k| k.as_str()), Some(kind));
         }
     }
-    assert!(runs[2].iterations.iter().all(|it| it.session_ms.is_some()));
+    assert!(runs[2].iterations.iter().all(|it| it.cold.is_some()));
 }
 
 /// Bad input: the TLS endpoint takes the warm connection, then holds later ones without a
@@ -400,9 +400,8 @@ async fn a_tls_handshake_that_stalls_during_a_cold_start_is_named() {
     let tokens = TokenEndpoint::start(200).await;
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &tokens.uri);
-    let backend = start_recorder_with(Seen::default(), answering()).await;
-    let (endpoint, pem, _) =
-        tls_in_front_of_stalling_after(backend.trim_start_matches("http://").to_owned(), 1).await;
+    let backend = StandIn::start(answering()).await;
+    let (endpoint, pem, _) = tls_in_front_of_stalling_after(backend.host().to_owned(), 1).await;
     let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, pem).expect("the certificate is written");
     let spec = ProfileSpec {
@@ -422,8 +421,8 @@ async fn a_tls_handshake_that_stalls_during_a_cold_start_is_named() {
     let events = run(cloud(endpoint.clone(), key, Some(ca)), spec).await;
     let runs = &reports(&events);
     let it = &runs[0].iterations[0];
-    assert_eq!(it.status, Status::Error, "{it:?}");
-    let error = it.error.as_deref().unwrap_or_default();
+    assert_eq!(it.status(), Status::Error, "{it:?}");
+    let error = it.error().unwrap_or_default();
     assert!(
         error.contains(&format!(
             "{endpoint}: the TLS handshake (tls) did not finish within 700 ms"
@@ -482,8 +481,8 @@ fn the_emulator_grants_a_regular_session_to_a_multiplexed_request() {
         );
     }
     for it in runs.iter().flat_map(|r| &r.iterations) {
-        assert_eq!(it.status, Status::Ok, "{it:?}");
-        assert_eq!(it.rows, 100);
-        assert_eq!(it.session_kind.as_deref(), Some("regular"));
+        assert_eq!(it.status(), Status::Ok, "{it:?}");
+        assert_eq!(it.answer.rows, 100);
+        assert_eq!(it.session_kind.map(|k| k.as_str()), Some("regular"));
     }
 }

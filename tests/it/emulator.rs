@@ -528,8 +528,8 @@ fn the_emulator_default_mode_returns_server_rows() {
     assert_eq!(report.config.query_mode, spanprof::kind::QueryMode::Profile);
     assert_eq!(report.iterations.len(), 2);
     for i in &report.iterations {
-        assert_eq!(i.status, spanprof::report::Status::Ok, "{:?}", i.error);
-        assert_eq!((i.rows, i.server_rows), (1000, Some(1000)));
+        assert_eq!(i.status(), spanprof::report::Status::Ok, "{:?}", i.error());
+        assert_eq!((i.answer.rows, i.answer.server_rows), (1000, Some(1000)));
     }
     assert!(h.query_by_label_contains("no query statistics").is_none());
 }

@@ -60,20 +60,20 @@ fn iterations_have_all_rows_and_phases_that_add_up() {
     assert!(report.iterations[0].warmup);
     assert_eq!(report.timed().count(), 5);
     for it in &report.iterations {
-        assert_eq!(it.status, Status::Ok, "{:?}", it.error);
-        assert_eq!(it.rows, 2000);
-        assert_eq!(it.server_rows, Some(2000));
-        assert!(it.server_ms.is_some() && it.server_cpu_ms.is_some());
-        let phases = it.network_ms.unwrap_or(0.0)
-            + it.wire_decode_ms.unwrap_or(0.0)
-            + it.row_decode_ms.unwrap_or(0.0)
-            + it.other_ms.unwrap_or(0.0);
+        assert_eq!(it.status(), Status::Ok, "{:?}", it.error());
+        assert_eq!(it.answer.rows, 2000);
+        assert_eq!(it.answer.server_rows, Some(2000));
+        assert!(it.query.server_elapsed_ms.is_some() && it.query.server_cpu_ms.is_some());
+        let phases = it.query.stream_wait_ms.unwrap_or(0.0)
+            + it.query.wire_decode_wall_ms.unwrap_or(0.0)
+            + it.query.row_decode_wall_ms.unwrap_or(0.0)
+            + it.query.outside_wait_and_decode_ms.unwrap_or(0.0);
         assert!(
             (phases - it.total_ms).abs() <= 0.02 * it.total_ms,
             "{phases} vs {}",
             it.total_ms
         );
-        assert!(it.wire_bytes > 2_000_000 && it.messages > 0);
+        assert!(it.answer.wire_bytes > 2_000_000 && it.answer.messages > 0);
     }
 }
 
@@ -165,12 +165,18 @@ fn either_decoder_runs_a_profile_and_the_report_names_it() {
         let report = report(&events);
         assert_eq!(report.config.decoder.as_str(), decoder.as_str());
         for it in report.timed() {
-            assert_eq!(it.status, Status::Ok, "{decoder:?}: {:?}", it.error);
-            assert!(it.wire_decode_ms.is_some_and(|ms| ms > 0.0), "{decoder:?}");
-            assert!(it.row_decode_ms.is_some_and(|ms| ms > 0.0), "{decoder:?}");
+            assert_eq!(it.status(), Status::Ok, "{decoder:?}: {:?}", it.error());
+            assert!(
+                it.query.wire_decode_wall_ms.is_some_and(|ms| ms > 0.0),
+                "{decoder:?}"
+            );
+            assert!(
+                it.query.row_decode_wall_ms.is_some_and(|ms| ms > 0.0),
+                "{decoder:?}"
+            );
         }
         let it = report.timed().next().expect("an iteration");
-        seen.push((it.rows, it.wire_bytes, it.messages));
+        seen.push((it.answer.rows, it.answer.wire_bytes, it.answer.messages));
     }
     let ((rows_a, bytes_a, messages_a), (rows_b, bytes_b, messages_b)) = (seen[0], seen[1]);
     assert_eq!(
@@ -196,9 +202,13 @@ fn faults_are_resumed_in_every_iteration() {
     };
     let events = run(local(knobs), spec("SELECT * FROM Seed23 LIMIT 1000", 3));
     for it in &report(&events).iterations {
-        assert_eq!(it.status, Status::Ok, "{:?}", it.error);
-        assert_eq!(it.rows, 1000);
-        assert!(it.resumes > 0, "iteration {} had no resume", it.iteration);
+        assert_eq!(it.status(), Status::Ok, "{:?}", it.error());
+        assert_eq!(it.answer.rows, 1000);
+        assert!(
+            it.answer.resumes > 0,
+            "iteration {} had no resume",
+            it.iteration
+        );
     }
 }
 
@@ -209,8 +219,13 @@ fn bad_sql_is_an_error_iteration_with_the_server_message() {
         spec("SELECT * FROM Nope", 2),
     );
     let report = report(&events);
-    assert!(report.iterations.iter().all(|i| i.status == Status::Error));
-    let error = report.iterations[0].error.as_deref().unwrap_or("");
+    assert!(
+        report
+            .iterations
+            .iter()
+            .all(|i| i.status() == Status::Error)
+    );
+    let error = report.iterations[0].error().unwrap_or("");
     assert!(error.contains("Table not found: Nope"), "{error}");
 }
 
@@ -287,7 +302,7 @@ fn cancelling_stops_the_run_at_once() {
             break;
         }
     }
-    assert_eq!(last.map(|r| r.status), Some(Status::Cancelled));
+    assert_eq!(last.map(|r| r.status()), Some(Status::Cancelled));
 }
 
 fn spanprof(args: &[&str]) -> std::process::Output {

@@ -6,7 +6,6 @@
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use spanprof::export::{Exporter as _, Json};
@@ -14,7 +13,7 @@ use spanprof::report::{IterationRecord, RunConfig, RunReport, Status};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
-use crate::cloud::{Behaviour, start_recorder_with};
+use crate::standin::{Behaviour, Queries, StandIn};
 use crate::support::vector;
 
 /// Longer than any limit the tests set: a command still running then is a client that hangs.
@@ -157,13 +156,8 @@ async fn an_endpoint_that_is_no_grpc_server_is_named_as_such() {
 /// the whole iteration have limits, and the server is told the deadline.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_query_that_never_streams_fails_at_its_limits_and_the_server_is_told_the_deadline() {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let behaviour = Behaviour {
-        stall_execute: true,
-        ..Behaviour::default()
-    };
-    let url = start_recorder_with(Arc::clone(&seen), behaviour).await;
-    let endpoint = url.trim_start_matches("http://").to_owned();
+    let standin = StandIn::start(Behaviour::answering(Queries::Stall)).await;
+    let endpoint = standin.host().to_owned();
     let profile = |limits: &'static [&'static str]| {
         let mut args = vec![
             "profile",
@@ -197,7 +191,7 @@ async fn a_query_that_never_streams_fails_at_its_limits_and_the_server_is_told_t
         assert!(text.contains(said), "{limits:?}: {text}");
         assert!(took < Duration::from_secs(20), "{limits:?} took {took:?}");
     }
-    let seen = seen.lock().expect("not poisoned");
+    let seen = standin.calls();
     let deadlines: Vec<&str> = seen
         .iter()
         .filter(|(method, _)| *method == "ExecuteStreamingSql")
@@ -273,11 +267,15 @@ fn report(label: &str, status: Status) -> RunReport {
         },
         started_at: "2026-12-01T00:00:00Z".into(),
         iterations: (0..3)
-            .map(|i| IterationRecord {
-                status,
-                total_ms: 10.0 + f64::from(i),
-                error: (status != Status::Ok).then(|| "boom".to_owned()),
-                ..IterationRecord::new(label, i, false, "2026-12-01T00:00:00Z")
+            .map(|i| {
+                let mut r = IterationRecord::new(label, i, false, "2026-12-01T00:00:00Z");
+                r.outcome = spanprof::report::Outcome::from_stored(
+                    status,
+                    (status != Status::Ok).then(|| "boom".to_owned()),
+                    None,
+                );
+                r.total_ms = 10.0 + f64::from(i);
+                r
             })
             .collect(),
         plans: Default::default(),

@@ -95,8 +95,8 @@ fn cold_iterations_leave_no_session_behind() {
     let failed: Vec<_> = report
         .iterations
         .iter()
-        .filter(|it| it.status != Status::Ok)
-        .map(|it| it.error.clone().unwrap_or_default())
+        .filter(|it| it.status() != Status::Ok)
+        .map(|it| it.error().map(str::to_owned).unwrap_or_default())
         .collect();
     let left = (0..40)
         .map(|_| {

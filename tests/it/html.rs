@@ -183,7 +183,7 @@ fn a_real_run_s_report_opens_offline_and_asks_the_network_for_nothing() {
     // Every iteration's request id, as support would look it up.
     let runs = read_json(&std::fs::read(&json).expect("the JSON report")).expect("a report");
     for record in &runs[0].iterations {
-        let id = record.request_id.as_deref().expect("a request id");
+        let id = record.ids.request_id.as_deref().expect("a request id");
         assert!(dom.contains(id), "no request id {id} on the page");
     }
 
@@ -230,8 +230,8 @@ fn hostile_labels_sql_and_errors_render_inert() {
     run.config.label = HOSTILE.into();
     run.config.sql = format!("SELECT '{HOSTILE}' -- {}", "z".repeat(10_000_000));
     run.config.params = vec![(HOSTILE.into(), HOSTILE.into())];
-    run.iterations[1].error = Some(HOSTILE.into());
-    run.iterations[2].request_id = Some(HOSTILE.into());
+    run.iterations[1].outcome = spanprof::report::Outcome::failed(HOSTILE, None);
+    run.iterations[2].ids.request_id = Some(HOSTILE.into());
     run.stopped = Some(HOSTILE.into());
     let hostile = runs;
     let bytes = Html::default().export(&hostile).expect("an HTML report");

@@ -35,8 +35,8 @@ fn forty_partitions_take_their_turns_on_an_instance_that_runs_thirty_two_queries
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let runs = read_json(&std::fs::read(&json).expect("the report")).expect("a report");
     for it in &runs[0].iterations {
-        assert_eq!(it.status, Status::Ok, "{:?}", it.error);
-        assert_eq!(it.rows, ROWS, "every row, once");
+        assert_eq!(it.status(), Status::Ok, "{:?}", it.error());
+        assert_eq!(it.answer.rows, ROWS, "every row, once");
         let lanes = it.timeline.as_ref().map_or(0, |t| t.lanes.len());
         assert_eq!(lanes, 40, "a lane for each of the 40 partitions");
     }

@@ -83,20 +83,30 @@ fn assert_all_checked(reports: &[RunReport], rows: u64) {
     for report in reports {
         for r in &report.iterations {
             assert_eq!(
-                r.status,
+                r.status(),
                 Status::Ok,
                 "{}, iteration {}: {:?}",
                 r.run,
                 r.iteration,
-                r.error
+                r.error()
             );
             let parts = r.accounting().parts;
             for part in Part::SUBJECT {
                 assert!(parts.has(part), "{}: {} not measured", r.run, part.label());
             }
             if !report.config.command.is_empty() {
-                assert_eq!(r.check.as_deref(), Some("values"), "{}", r.run);
-                assert_eq!((r.rows, r.server_rows), (rows, Some(rows)), "{}", r.run);
+                assert_eq!(
+                    r.subject.and_then(|s| s.check).map(|c| c.as_str()),
+                    Some("values"),
+                    "{}",
+                    r.run
+                );
+                assert_eq!(
+                    (r.answer.rows, r.answer.server_rows),
+                    (rows, Some(rows)),
+                    "{}",
+                    r.run
+                );
             }
         }
     }
@@ -110,13 +120,19 @@ fn a_driver_that_drops_the_rows_after_the_first_message_fails_with_the_first_dif
         knobs(Shape::Production, 0),
     ));
     let r = only(&reports);
-    assert_eq!(r.status, Status::Error);
-    assert!(r.rows > 0 && r.rows < 2000, "{r:?}");
+    assert_eq!(r.status(), Status::Error);
+    assert!(r.answer.rows > 0 && r.answer.rows < 2000, "{r:?}");
     assert_eq!(
-        r.error.as_deref(),
-        Some(format!("{} of 2,000 rows: rows after message 1 missing", r.rows).as_str())
+        r.error(),
+        Some(
+            format!(
+                "{} of 2,000 rows: rows after message 1 missing",
+                r.answer.rows
+            )
+            .as_str()
+        )
     );
-    assert_eq!(r.server_rows, Some(2000));
+    assert_eq!(r.answer.server_rows, Some(2000));
 }
 
 #[test]
@@ -127,13 +143,13 @@ fn a_driver_that_duplicates_rows_after_a_broken_stream_fails_too() {
         knobs(Shape::Production, 40),
     ));
     let r = only(&reports);
-    assert_eq!(r.status, Status::Error);
-    let error = r.error.as_deref().unwrap_or_default();
-    assert!(r.rows > 2000, "{r:?}");
+    assert_eq!(r.status(), Status::Error);
+    let error = r.error().unwrap_or_default();
+    assert!(r.answer.rows > 2000, "{r:?}");
     assert!(
         error.starts_with(&format!(
             "{} of 2,000 rows: row ",
-            spanprof::text::count(r.rows)
+            spanprof::text::count(r.answer.rows)
         )) && error.ends_with("repeats row 1: rows duplicated"),
         "{error}"
     );
@@ -153,7 +169,7 @@ fn spanprof_s_own_driver_reads_every_shape_through_faults_beside_the_decoder_and
             "{shape}: the program, spanprof, the floor"
         );
         assert_all_checked(&reports, 2000);
-        let resumes: u32 = reports[0].iterations.iter().map(|r| r.resumes).sum();
+        let resumes: u32 = reports[0].iterations.iter().map(|r| r.answer.resumes).sum();
         assert!(resumes > 0, "{shape}: the faults fired");
         let verdict = spanprof::analysis::subject_comparison(&reports).expect("a verdict");
         assert!(
@@ -186,8 +202,14 @@ fn spanprof_s_own_driver_reads_every_shape_through_faults_beside_the_decoder_and
 fn a_count_only_driver_has_its_count_checked() {
     let reports = profile(spec(driver(&["--count"]), SMALL_SQL, knobs(Shape::Edge, 0)));
     let r = only(&reports);
-    assert_eq!(r.status, Status::Ok, "{:?}", r.error);
-    assert_eq!((r.check.as_deref(), r.rows), (Some("count"), 2000));
+    assert_eq!(r.status(), Status::Ok, "{:?}", r.error());
+    assert_eq!(
+        (
+            r.subject.and_then(|s| s.check).map(|c| c.as_str()),
+            r.answer.rows
+        ),
+        (Some("count"), 2000)
+    );
 }
 
 #[test]
@@ -200,8 +222,11 @@ fn a_client_that_reads_slowly_keeps_the_server_blocked_about_as_long_as_it_sleep
             knobs(Shape::Production, 0),
         ));
         let r = only(&reports).clone();
-        assert_eq!(r.status, Status::Ok, "{:?}", r.error);
-        (r.blocked_ms.expect("measured"), r.messages)
+        assert_eq!(r.status(), Status::Ok, "{:?}", r.error());
+        (
+            r.subject.and_then(|s| s.blocked_ms).expect("measured"),
+            r.answer.messages,
+        )
     };
     let (fast, _) = blocked(0);
     let (slow, messages) = blocked(3);
@@ -402,7 +427,7 @@ fn official_client_in_every_shape(command: CommandLine, known_bug: Option<KnownB
         });
         if let Some((_, is_the_bug)) = known_bug.filter(|(s, _)| *s == shape) {
             for r in &reports[0].iterations {
-                let error = r.error.as_deref().unwrap_or("no error");
+                let error = r.error().unwrap_or("no error");
                 assert!(is_the_bug(error), "{shape}: {error}");
             }
             continue;
@@ -443,9 +468,19 @@ fn the_official_node_client_resumes_a_single_use_query_it_names_by_its_read_time
     // timestamp, no id) as the transaction's id; it must be served as the single-use read it is.
     let reports = profile(spec(node_driver(), SQL, knobs(Shape::Production, 3)));
     let r = only(&reports);
-    assert_eq!(r.status, Status::Ok, "{:?}", r.error);
-    assert_eq!((r.check.as_deref(), r.rows), (Some("values"), 10_000));
-    assert!(r.resumes > 10, "it resumed ({} times)", r.resumes);
+    assert_eq!(r.status(), Status::Ok, "{:?}", r.error());
+    assert_eq!(
+        (
+            r.subject.and_then(|s| s.check).map(|c| c.as_str()),
+            r.answer.rows
+        ),
+        (Some("values"), 10_000)
+    );
+    assert!(
+        r.answer.resumes > 10,
+        "it resumed ({} times)",
+        r.answer.resumes
+    );
 }
 
 #[test]

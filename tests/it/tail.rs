@@ -273,8 +273,8 @@ fn nothing_big_hides_in_other_on_the_built_in_instance() {
         .expect("a Finished event");
     assert_eq!(report.timed().count(), 20);
     for it in report.timed() {
-        assert_eq!(it.status, Status::Ok, "{:?}", it.error);
-        let other = it.other_ms.expect("other_ms");
+        assert_eq!(it.status(), Status::Ok, "{:?}", it.error());
+        let other = it.query.outside_wait_and_decode_ms.expect("other_ms");
         let timeline = it.timeline.as_ref().expect("a timeline");
         let named: f64 = timeline
             .lanes

@@ -24,24 +24,89 @@
 //! Where the server's work ran beside the client's decode, that time is an overlap, not a part:
 //! it is reported beside the parts and never added to them.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A step of a cold start, in the order it runs: the one type the client times a cold start by,
+/// its parts are made from ([`Part::Cold`]), its timeline lane and its causes name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ColdStep {
+    /// Resolving the host name.
+    Dns,
+    /// The TCP connection.
+    Tcp,
+    /// The TLS handshake (nothing in plaintext).
+    Tls,
+    /// The HTTP/2 handshake, to the channel's first ready.
+    Http2,
+    /// A new token source and its first token (nothing without authentication).
+    Token,
+    /// CreateSession.
+    Session,
+}
+
+impl ColdStep {
+    /// Every step, in the order a cold start makes them.
+    pub const ALL: [ColdStep; 6] = [
+        ColdStep::Dns,
+        ColdStep::Tcp,
+        ColdStep::Tls,
+        ColdStep::Http2,
+        ColdStep::Token,
+        ColdStep::Session,
+    ];
+
+    /// Its place in [`ColdStep::ALL`].
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Its key, the same in reports, timelines, errors and on the command line: `dns`, `tcp`,
+    /// `tls`, `http2`, `token`, `session`.
+    pub const fn key(self) -> &'static str {
+        Part::Cold(self).key()
+    }
+
+    /// The step a key names.
+    pub fn from_key(key: &str) -> Option<ColdStep> {
+        ColdStep::ALL.into_iter().find(|s| s.key() == key.trim())
+    }
+
+    /// What the step does, in words for an error.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            ColdStep::Dns => "resolving the host name (dns)",
+            ColdStep::Tcp => "the TCP connection (tcp)",
+            ColdStep::Tls => "the TLS handshake (tls)",
+            ColdStep::Http2 => "the HTTP/2 handshake (http2)",
+            ColdStep::Token => "fetching an access token (token)",
+            ColdStep::Session => "CreateSession (session)",
+        }
+    }
+}
+
+impl Serialize for ColdStep {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.key())
+    }
+}
+
+impl<'de> Deserialize<'de> for ColdStep {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let key = String::deserialize(deserializer)?;
+        ColdStep::from_key(&key).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "{:?} is not a cold start's step (dns, tcp, tls, http2, token, session)",
+                crate::text::excerpt(&key, 40)
+            ))
+        })
+    }
+}
 
 /// One part of an iteration's time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Part {
-    /// A cold start's name resolution.
-    Dns,
-    /// A cold start's TCP connection.
-    Tcp,
-    /// A cold start's TLS handshake.
-    Tls,
-    /// A cold start's HTTP/2 handshake.
-    Http2,
-    /// A cold start's token.
-    Token,
-    /// A cold start's CreateSession.
-    Session,
+    /// One of a cold start's steps.
+    Cold(ColdStep),
     /// A partitioned read's PartitionQuery call.
     PartitionQuery,
     /// Waiting while the server worked on the query.
@@ -290,12 +355,12 @@ const INFO: [PartInfo; 20] = [
 impl Part {
     /// Every part, in the order reports list and charts stack them.
     pub const ALL: [Part; 20] = [
-        Part::Dns,
-        Part::Tcp,
-        Part::Tls,
-        Part::Http2,
-        Part::Token,
-        Part::Session,
+        Part::Cold(ColdStep::Dns),
+        Part::Cold(ColdStep::Tcp),
+        Part::Cold(ColdStep::Tls),
+        Part::Cold(ColdStep::Http2),
+        Part::Cold(ColdStep::Token),
+        Part::Cold(ColdStep::Session),
         Part::PartitionQuery,
         Part::Server,
         Part::Network,
@@ -314,12 +379,12 @@ impl Part {
 
     /// A cold start's steps, in the order they are made.
     pub const COLD_START: [Part; 6] = [
-        Part::Dns,
-        Part::Tcp,
-        Part::Tls,
-        Part::Http2,
-        Part::Token,
-        Part::Session,
+        Part::Cold(ColdStep::Dns),
+        Part::Cold(ColdStep::Tcp),
+        Part::Cold(ColdStep::Tls),
+        Part::Cold(ColdStep::Http2),
+        Part::Cold(ColdStep::Token),
+        Part::Cold(ColdStep::Session),
     ];
 
     /// A query's parts after any cold start, in order.
@@ -347,7 +412,23 @@ impl Part {
 
     /// Its place in [`Part::ALL`].
     pub const fn index(self) -> usize {
-        self as usize
+        match self {
+            Part::Cold(step) => step.index(),
+            Part::PartitionQuery => 6,
+            Part::Server => 7,
+            Part::Network => 8,
+            Part::Backoff => 9,
+            Part::WireDecode => 10,
+            Part::RowDecode => 11,
+            Part::ClientWork => 12,
+            Part::Descheduled => 13,
+            Part::Untimed => 14,
+            Part::Startup => 15,
+            Part::FirstByte => 16,
+            Part::Streaming => 17,
+            Part::Blocked => 18,
+            Part::Tail => 19,
+        }
     }
 
     /// Its words and colour.
@@ -388,13 +469,31 @@ impl Part {
 
     /// Whether it is one of a cold start's steps.
     pub fn is_cold_start(self) -> bool {
-        Part::COLD_START.contains(&self)
+        matches!(self, Part::Cold(_))
     }
 
     /// Whether it is the client's CPU time at work (decode or its own work): what a faster client
     /// would shorten.
     pub fn is_client_cpu(self) -> bool {
         matches!(self, Part::WireDecode | Part::RowDecode | Part::ClientWork)
+    }
+}
+
+impl Serialize for Part {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.key())
+    }
+}
+
+impl<'de> Deserialize<'de> for Part {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let key = String::deserialize(deserializer)?;
+        Part::from_key(&key).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "{:?} is not a part of an iteration's time",
+                crate::text::excerpt(&key, 40)
+            ))
+        })
     }
 }
 

@@ -15,11 +15,18 @@ pub use crate::text::printable;
 mod accounting;
 mod figures;
 mod id;
+mod outcome;
+mod record;
 mod timeline;
 
 pub use crate::kind::{QueryMode, Reader, SessionKind};
-pub use crate::part::{Measure, Part, Split};
+pub use crate::part::{ColdStep, Measure, Part, Split};
 pub use accounting::{Accounting, Parts};
+pub use outcome::{Code, Failure, Outcome, Status};
+pub use record::{
+    Answer, Check, ColdSteps, GoogleFigures, IterationRecord, QueryTimings, RequestIds,
+    SubjectTimings,
+};
 
 pub use figures::{Figure, figure_summaries};
 pub use id::RunId;
@@ -28,301 +35,7 @@ pub use timeline::{
     Timeline,
 };
 
-/// How an iteration ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// The query ran to its last row.
-    Ok,
-    /// The query failed; the iteration's `error` says why.
-    Error,
-    /// The user or a deadline stopped the query before its last row.
-    Cancelled,
-}
-
-impl Status {
-    /// The lowercase name used in every export: `ok`, `error` or `cancelled`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Error => "error",
-            Status::Cancelled => "cancelled",
-        }
-    }
-}
-
-/// One execution of the query: where its time went, and how much came back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IterationRecord {
-    /// The label of the run this iteration belongs to.
-    pub run: String,
-    /// The iteration's number within its run, counting from 0, warm-ups first (they are numbered too).
-    pub iteration: u32,
-    /// Whether this was a warm-up iteration, left out of the statistics.
-    pub warmup: bool,
-    /// How the iteration ended.
-    pub status: Status,
-    /// When the iteration started, RFC 3339 in UTC.
-    pub started_at: String,
-    /// From sending the request to the last row decoded (or to the failure).
-    pub total_ms: f64,
-    /// Time to first byte: from sending the request to the first response bytes.
-    pub ttfb_ms: Option<f64>,
-    /// Time spent awaiting the transport, all of it: the server's work while the client waited
-    /// and the network. Its parts are `server` and `network` ([`IterationRecord::accounting`]).
-    /// Written `stream_wait_ms` (the JSON and the CSV); reports before it wrote `network_ms`.
-    #[serde(rename = "stream_wait_ms", alias = "network_ms")]
-    pub network_ms: Option<f64>,
-    /// Elapsed time the server reports for the query (not the part `server`, the wait it
-    /// explains). Written `server_elapsed_ms`; reports before it wrote `server_ms`.
-    #[serde(rename = "server_elapsed_ms", alias = "server_ms")]
-    pub server_ms: Option<f64>,
-    /// CPU time the server reports for the query.
-    pub server_cpu_ms: Option<f64>,
-    /// Latency the Google front end reports (the `server-timing` `gfet4t7` header).
-    pub gfe_ms: Option<f64>,
-    /// Latency the API front end reports.
-    pub afe_ms: Option<f64>,
-    /// Wall time the client spent decoding the wire messages: bytes to PartialResultSets (the
-    /// reference decoder), or to their framing (the fast decoder). The part `wire_decode` is its
-    /// CPU time. Written `wire_decode_wall_ms`; reports before it wrote `wire_decode_ms`.
-    #[serde(rename = "wire_decode_wall_ms", alias = "wire_decode_ms")]
-    pub wire_decode_ms: Option<f64>,
-    /// Wall time the client spent merging chunked values and turning wire values into typed rows
-    /// (the part `row_decode` is its CPU time). Written `row_decode_wall_ms`; reports before it
-    /// wrote `row_decode_ms`.
-    #[serde(rename = "row_decode_wall_ms", alias = "row_decode_ms")]
-    pub row_decode_ms: Option<f64>,
-    /// The part of `total_ms` outside the waits and decode spans' wall time (the client's own
-    /// work, its time off the CPU, a cold start's steps, what nothing timed): the parts
-    /// `client_work`, `descheduled` and `untimed` and the steps say it apart. Written
-    /// `outside_wait_and_decode_ms`; reports before it wrote `other_ms`.
-    #[serde(rename = "outside_wait_and_decode_ms", alias = "other_ms")]
-    pub other_ms: Option<f64>,
-    /// Rows the client decoded.
-    pub rows: u64,
-    /// Rows the server says it returned, from the result set statistics.
-    pub server_rows: Option<u64>,
-    /// PartialResultSet messages received.
-    pub messages: u64,
-    /// Values that arrived split over several messages.
-    pub chunked_values: u64,
-    /// Bytes of response messages received.
-    pub wire_bytes: u64,
-    /// How many times the stream was resumed after a transient failure.
-    pub resumes: u32,
-    /// Why the iteration failed or was cancelled, if it did not end `Ok`.
-    pub error: Option<String>,
-    /// Its place in the whole profile's schedule, from 0, warm-ups included: iterations of the
-    /// variants of one profile, interleaved, are told apart in time by it. `None` in older reports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seq: Option<u32>,
-    /// Where a client's time went, measured at the local instance (`spanprof client`): from the
-    /// client's start (a command's process start) to its first query request reaching the server:
-    /// start-up, channel, session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub startup_ms: Option<f64>,
-    /// From the first query request to the server's transport taking the first message.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_byte_ms: Option<f64>,
-    /// From the first message taken to the last (resumes included).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transfer_ms: Option<f64>,
-    /// Of the transfer, the time the server waited, a message ready, because the client was not
-    /// reading (HTTP/2 flow control): the direct measure of a slow decoder.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocked_ms: Option<f64>,
-    /// From the last message taken to the client's end (a command's exit).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tail_ms: Option<f64>,
-    /// How the client's rows were checked against the rows the server sent: `values` (every
-    /// value of every row), `count` (a `rows N` line), or absent (not checked).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub check: Option<String>,
-    /// CPU time the client's thread got during its wire decode (beside `wire_decode_ms`, its wall
-    /// time).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub wire_decode_cpu_ms: Option<f64>,
-    /// CPU time the client's thread got during its row decode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub row_decode_cpu_ms: Option<f64>,
-    /// Wall time of the client's own work (wire and row decode) that its thread spent off the
-    /// CPU: the scheduler's share, not the decoder's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub descheduled_ms: Option<f64>,
-    /// The `x-goog-spanner-request-id` of the iteration's query call, its first attempt
-    /// (`1.<process>.<client>.<channel>.<request>.<attempt>`; a resume is the same id with the
-    /// attempt counted up; a partitioned read's is its PartitionQuery's): what support finds the
-    /// call by; failed iterations keep it too. `None` in older reports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
-    /// The W3C trace id the iteration's queries carried with end-to-end tracing on: Cloud Trace
-    /// shows the server's own spans under it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace_id: Option<String>,
-    /// Google's operation latency: from the first request sent to the last byte of the last
-    /// response, resumes included.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub operation_ms: Option<f64>,
-    /// Google's attempt count: the RPC attempts of the iteration (1 plus its resumes; for a
-    /// partitioned read, PartitionQuery and every partition's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attempts: Option<u32>,
-    /// Each attempt's time (Google's attempt latencies), in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub attempt_ms: Vec<f64>,
-    /// What happened when: every message, decode span and resume ([`Timeline`]). `None` in older
-    /// reports and for iterations that did not finish.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeline: Option<Timeline>,
-    /// A cold iteration's steps before its query (`profile --cold`), each `None` in a warm one:
-    /// resolving the host name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dns_ms: Option<f64>,
-    /// The TCP connection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tcp_ms: Option<f64>,
-    /// The TLS handshake (0 in plaintext).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls_ms: Option<f64>,
-    /// The HTTP/2 handshake, to the channel's first ready.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http2_ms: Option<f64>,
-    /// A new token source and its first token (0 without authentication).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token_ms: Option<f64>,
-    /// CreateSession.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_ms: Option<f64>,
-    /// The kind of session the iteration ran on, as the server granted it: `regular` or
-    /// `multiplexed` (see the run's `session` for the kind asked for).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_kind: Option<String>,
-    /// Wall time of the client's own work between its waits and decode spans (the rows'
-    /// callback, bookkeeping; the part `client_work` is its CPU time). `None` in older reports
-    /// (their timelines' lanes carry it). Written `client_work_wall_ms`; reports before it wrote
-    /// `client_work_ms`.
-    #[serde(
-        default,
-        rename = "client_work_wall_ms",
-        alias = "client_work_ms",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub client_work_ms: Option<f64>,
-    /// The CPU time its thread got during that work.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_work_cpu_ms: Option<f64>,
-    /// Time spent waiting before re-sending broken streams (resumes' back-off).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backoff_ms: Option<f64>,
-    /// A partitioned read's PartitionQuery call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub partition_query_ms: Option<f64>,
-    /// The gRPC status code the server answered a failed iteration with (`InvalidArgument`,
-    /// `NotFound`...); `None` when it did not answer with one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_code: Option<String>,
-    /// Of the server's elapsed time, how long it reported waiting, a message ready, for the
-    /// client to read (the local instance's `client_wait_time`; production reports no such
-    /// figure): its elapsed time less this is its own work.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_client_wait_ms: Option<f64>,
-    /// Of the server's elapsed time, how long the query waited in the server's queue for a query
-    /// thread before its work began (the local instance's `queue_wait_time`, with its queue model
-    /// on): the queueing inside the `server` part, shown under it, never added to it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_queue_ms: Option<f64>,
-}
-
 impl IterationRecord {
-    /// A record with nothing measured yet: status ok, every figure unknown, every count zero.
-    pub fn new(
-        run: impl Into<String>,
-        iteration: u32,
-        warmup: bool,
-        started_at: impl Into<String>,
-    ) -> Self {
-        IterationRecord {
-            run: run.into(),
-            iteration,
-            warmup,
-            status: Status::Ok,
-            started_at: started_at.into(),
-            total_ms: 0.0,
-            ttfb_ms: None,
-            network_ms: None,
-            server_ms: None,
-            server_cpu_ms: None,
-            gfe_ms: None,
-            afe_ms: None,
-            wire_decode_ms: None,
-            row_decode_ms: None,
-            other_ms: None,
-            rows: 0,
-            server_rows: None,
-            messages: 0,
-            chunked_values: 0,
-            wire_bytes: 0,
-            resumes: 0,
-            error: None,
-            seq: None,
-            startup_ms: None,
-            first_byte_ms: None,
-            transfer_ms: None,
-            blocked_ms: None,
-            tail_ms: None,
-            check: None,
-            wire_decode_cpu_ms: None,
-            row_decode_cpu_ms: None,
-            descheduled_ms: None,
-            request_id: None,
-            trace_id: None,
-            operation_ms: None,
-            attempts: None,
-            attempt_ms: Vec::new(),
-            timeline: None,
-            dns_ms: None,
-            tcp_ms: None,
-            tls_ms: None,
-            http2_ms: None,
-            token_ms: None,
-            session_ms: None,
-            session_kind: None,
-            client_work_ms: None,
-            client_work_cpu_ms: None,
-            backoff_ms: None,
-            partition_query_ms: None,
-            server_client_wait_ms: None,
-            server_queue_ms: None,
-            error_code: None,
-        }
-    }
-
-    /// Whether it failed with an error no retry can fix: the server refused the query itself
-    /// (bad SQL, a table not found, no permission, a failed precondition), so every later
-    /// iteration would fail alike. A session the server no longer knows is not one: the official
-    /// clients make a new session and try again.
-    pub fn failed_for_good(&self) -> bool {
-        let session_gone = self
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("Session not found"));
-        self.status == Status::Error
-            && !session_gone
-            && self.error_code.as_deref().is_some_and(|code| {
-                matches!(
-                    code,
-                    "InvalidArgument"
-                        | "NotFound"
-                        | "PermissionDenied"
-                        | "FailedPrecondition"
-                        | "Unauthenticated"
-                        | "Unimplemented"
-                        | "OutOfRange"
-                )
-            })
-    }
-
     /// This iteration's time in `measure`, in milliseconds: its total, or one of its parts (0
     /// when it did not have it), from its [accounting](IterationRecord::accounting).
     pub fn measure_ms(&self, measure: Measure) -> f64 {
@@ -330,19 +43,6 @@ impl IterationRecord {
             Measure::Total => self.total_ms,
             Measure::Part(part) => self.accounting().parts.ms(part),
         }
-    }
-
-    /// From the first query request to the client's end, as the server saw it (request to first
-    /// byte, first to last byte, last byte to exit): what a client takes for the query itself,
-    /// measured alike for any program and for spanprof's own reads. `None` unless all three were
-    /// measured.
-    pub fn request_to_end_ms(&self) -> Option<f64> {
-        Some(self.first_byte_ms? + self.transfer_ms? + self.tail_ms?)
-    }
-
-    /// Whether this iteration counts in the statistics: not a warm-up, and ended `Ok`.
-    pub fn is_timed(&self) -> bool {
-        !self.warmup && self.status == Status::Ok
     }
 }
 
@@ -597,27 +297,14 @@ impl RunReport {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_refused_query_fails_for_good_and_a_lost_session_or_an_outage_does_not() {
-        let failed = |code: &str, error: &str| IterationRecord {
-            status: Status::Error,
-            error: Some(error.into()),
-            error_code: Some(code.into()),
-            ..IterationRecord::new("r", 0, false, "t")
-        };
-        assert!(failed("InvalidArgument", "Unrecognized name: Nme").failed_for_good());
-        assert!(failed("NotFound", "Table not found: Nope").failed_for_good());
-        assert!(
-            !failed("NotFound", "Session not found: projects/p/.../sessions/s").failed_for_good()
-        );
-        assert!(!failed("Unavailable", "connection reset").failed_for_good());
-        assert!(!failed("DeadlineExceeded", "deadline").failed_for_good());
-    }
-
     fn record(iteration: u32, warmup: bool, status: Status, total_ms: f64) -> IterationRecord {
         IterationRecord {
-            status,
             total_ms,
+            outcome: match status {
+                Status::Ok => Outcome::Ok,
+                Status::Error => Outcome::failed("failed", None),
+                Status::Cancelled => Outcome::cancelled(),
+            },
             ..IterationRecord::new("r", iteration, warmup, "2026-01-02T03:04:05Z")
         }
     }
@@ -667,8 +354,8 @@ mod tests {
     #[test]
     fn samples_of_a_part_count_it_as_zero_where_an_iteration_did_not_have_it() {
         let mut first = record(1, false, Status::Ok, 10.0);
-        first.network_ms = Some(6.0);
-        first.server_ms = Some(4.0);
+        first.query.stream_wait_ms = Some(6.0);
+        first.query.server_elapsed_ms = Some(4.0);
         let second = record(2, false, Status::Ok, 12.0);
         let report = report(vec![first, second]);
         assert_eq!(report.samples(Measure::Part(Part::Server)), vec![4.0, 0.0]);
@@ -699,16 +386,6 @@ mod tests {
         assert_eq!(back, config);
         assert_eq!(back.window_cpu.map(|w| w.cores()), Some(0.5));
         assert_eq!(WindowCpu::default().cores(), 0.0);
-        Ok(())
-    }
-
-    #[test]
-    fn status_serializes_lowercase() -> Result<(), serde_json::Error> {
-        for status in [Status::Ok, Status::Error, Status::Cancelled] {
-            let json = serde_json::to_string(&status)?;
-            assert_eq!(json, format!("\"{}\"", status.as_str()));
-            assert_eq!(serde_json::from_str::<Status>(&json)?, status);
-        }
         Ok(())
     }
 }

@@ -153,8 +153,8 @@ impl Side {
     fn of(record: &IterationRecord, timeline: &Timeline) -> Side {
         let mut side = Side {
             parts: record.accounting().parts,
-            elapsed: record.server_ms.and_then(whole_us),
-            cpu: record.server_cpu_ms.and_then(whole_us),
+            elapsed: record.query.server_elapsed_ms.and_then(whole_us),
+            cpu: record.query.server_cpu_ms.and_then(whole_us),
             ..Side::default()
         };
         for lane in &timeline.lanes {

@@ -152,9 +152,12 @@ pub fn missing_statistics(
     if !query_mode.asks_for_statistics() {
         return None;
     }
-    let mut ok = records.iter().filter(|r| r.status == Status::Ok).peekable();
+    let mut ok = records
+        .iter()
+        .filter(|r| r.status() == Status::Ok)
+        .peekable();
     ok.peek()?;
-    ok.all(|r| r.server_ms.is_none() && r.server_rows.is_none())
+    ok.all(|r| r.query.server_elapsed_ms.is_none() && r.answer.server_rows.is_none())
         .then_some(MissingStatistics { mode: query_mode })
 }
 
@@ -317,7 +320,10 @@ fn busy(records: &[IterationRecord]) -> Option<Busy> {
 }
 
 fn first_iteration(records: &[IterationRecord]) -> Option<FirstIteration> {
-    let ok: Vec<&IterationRecord> = records.iter().filter(|r| r.status == Status::Ok).collect();
+    let ok: Vec<&IterationRecord> = records
+        .iter()
+        .filter(|r| r.status() == Status::Ok)
+        .collect();
     let totals: Vec<f64> = ok.iter().map(|r| r.total_ms).collect();
     let cold = stats::first_sample(&totals)?;
     Some(FirstIteration {
@@ -333,13 +339,13 @@ fn outliers(records: &[IterationRecord]) -> Vec<Outlier> {
     let timed: Vec<&IterationRecord> = records.iter().filter(|r| r.is_timed()).collect();
     let totals: Vec<f64> = timed.iter().map(|r| r.total_ms).collect();
     let median_total = median_of(&timed, |r| Some(r.total_ms));
-    let median_off = median_of(&timed, |r| r.descheduled_ms);
+    let median_off = median_of(&timed, |r| r.query.descheduled_ms);
     stats::outliers(&totals, OUTLIER_THRESHOLD)
         .into_iter()
         .filter_map(|k| timed.get(k))
         .map(|r| {
             let extra = median_total.map(|m| r.total_ms - m);
-            let more_off = r.descheduled_ms.zip(median_off).map(|(d, m)| d - m);
+            let more_off = r.query.descheduled_ms.zip(median_off).map(|(d, m)| d - m);
             Outlier {
                 iteration: r.iteration,
                 total_ms: r.total_ms,
@@ -352,6 +358,7 @@ fn outliers(records: &[IterationRecord]) -> Vec<Outlier> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::Outcome;
 
     fn record(iteration: u32, warmup: bool, total_ms: f64) -> IterationRecord {
         IterationRecord {
@@ -414,8 +421,8 @@ mod tests {
     #[test]
     fn the_first_is_the_first_that_succeeded_and_outliers_keep_their_numbers() {
         let mut records = run(0, &[1.0, 60.0, 10.0, 10.0, 11.0, 10.0, 90.0]);
-        records[0].status = Status::Error;
-        records[3].status = Status::Cancelled;
+        records[0].outcome = Outcome::failed("failed", None);
+        records[3].outcome = Outcome::cancelled();
         let found = findings(&records);
         // Ok totals in order: 60, 10, 11, 10, 90; the rest's median 10.5.
         let first = found.first.expect("enough successes");
@@ -439,7 +446,7 @@ mod tests {
         assert_eq!(findings(&[]), Findings::default());
         assert_eq!(findings(&run(0, &[12.0])).first, None);
         let mut two = run(0, &[12.0, 30.0]);
-        two[1].status = Status::Error;
+        two[1].outcome = Outcome::failed("failed", None);
         assert_eq!(findings(&two).first, None);
     }
 
@@ -515,14 +522,14 @@ mod tests {
         );
         // One successful iteration with the server's row count is enough, and a failed one
         // without statistics does not count against it.
-        records[1].server_rows = Some(500);
-        records[2].status = Status::Error;
+        records[1].answer.server_rows = Some(500);
+        records[2].outcome = Outcome::failed("failed", None);
         assert_eq!(
             missing_statistics(crate::kind::QueryMode::WithStats, &records),
             None
         );
-        records[1].server_rows = None;
-        records[0].server_ms = Some(1.5);
+        records[1].answer.server_rows = None;
+        records[0].query.server_elapsed_ms = Some(1.5);
         assert_eq!(
             missing_statistics(crate::kind::QueryMode::WithStats, &records),
             None
@@ -565,13 +572,14 @@ mod tests {
     }
 
     fn decoded(iteration: u32, total_ms: f64, wall: f64, cpu: f64) -> IterationRecord {
-        IterationRecord {
-            wire_decode_ms: Some(wall / 2.0),
-            row_decode_ms: Some(wall / 2.0),
-            wire_decode_cpu_ms: Some(cpu / 2.0),
-            row_decode_cpu_ms: Some(cpu / 2.0),
-            descheduled_ms: Some(wall - cpu),
-            ..record(iteration, false, total_ms)
+        {
+            let mut r = record(iteration, false, total_ms);
+            r.query.wire_decode_wall_ms = Some(wall / 2.0);
+            r.query.row_decode_wall_ms = Some(wall / 2.0);
+            r.query.wire_decode_cpu_ms = Some(cpu / 2.0);
+            r.query.row_decode_cpu_ms = Some(cpu / 2.0);
+            r.query.descheduled_ms = Some(wall - cpu);
+            r
         }
     }
 

@@ -49,7 +49,7 @@ pub fn subject_comparison(reports: &[RunReport]) -> Option<SubjectComparison> {
     Some(SubjectComparison {
         subject: subject.config.label.clone(),
         subject_ms: median_of(subject, IterationRecord::request_to_end_ms)?,
-        blocked_ms: median_of(subject, |r| r.blocked_ms)?,
+        blocked_ms: median_of(subject, |r| r.subject?.blocked_ms)?,
         spanprof_ms: spanprof.and_then(|r| median_of(r, IterationRecord::request_to_end_ms)),
         floor_ms: floor.and_then(|r| median_of(r, IterationRecord::request_to_end_ms)),
     })
@@ -87,16 +87,17 @@ impl fmt::Display for SubjectComparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{RunConfig, Status};
+    use crate::report::RunConfig;
 
     fn record(first_byte: f64, transfer: f64, tail: f64, blocked: f64) -> IterationRecord {
-        IterationRecord {
-            status: Status::Ok,
-            first_byte_ms: Some(first_byte),
-            transfer_ms: Some(transfer),
-            tail_ms: Some(tail),
-            blocked_ms: Some(blocked),
-            ..IterationRecord::new("r", 1, false, String::new())
+        {
+            let mut r = IterationRecord::new("r", 1, false, String::new());
+            r.outcome = crate::report::Outcome::Ok;
+            r.subject_mut().first_byte_ms = Some(first_byte);
+            r.subject_mut().transfer_ms = Some(transfer);
+            r.subject_mut().tail_ms = Some(tail);
+            r.subject_mut().blocked_ms = Some(blocked);
+            r
         }
     }
 
@@ -162,7 +163,7 @@ mod tests {
         let ours = report("spanprof", "fast", false, vec![record(1.0, 1.0, 1.0, 0.0)]);
         assert_eq!(subject_comparison(std::slice::from_ref(&ours)), None);
         let mut unmeasured = record(1.0, 1.0, 1.0, 0.0);
-        unmeasured.tail_ms = None;
+        unmeasured.subject_mut().tail_ms = None;
         let subject = report("c", "the command", true, vec![unmeasured]);
         assert_eq!(subject_comparison(&[subject, ours]), None);
     }

@@ -120,8 +120,8 @@ fn row(run: &RunReport, measures: &[Measure]) -> SweepRow {
         label: run.config.label.clone(),
         value: point.map(|p| p.value.clone()).unwrap_or_default(),
         x: point.and_then(|p| p.number()),
-        rows: median(run.timed().map(|i| i.rows as f64).collect()),
-        wire_bytes: median(run.timed().map(|i| i.wire_bytes as f64).collect()),
+        rows: median(run.timed().map(|i| i.answer.rows as f64).collect()),
+        wire_bytes: median(run.timed().map(|i| i.answer.wire_bytes as f64).collect()),
         bands: measures
             .iter()
             .filter_map(|&measure| {
@@ -145,8 +145,8 @@ fn model(runs: &[&RunReport], measure: Measure) -> Option<CostModel> {
     for it in runs.iter().flat_map(|r| r.timed()) {
         let ms = it.measure_ms(measure);
         if ms.is_finite() {
-            by_rows.push((it.rows as f64, ms));
-            by_bytes.push((it.wire_bytes as f64, ms));
+            by_rows.push((it.answer.rows as f64, ms));
+            by_bytes.push((it.answer.wire_bytes as f64, ms));
         }
     }
     let (slope, intercept, r_squared) = least_squares(&by_rows)?;
@@ -207,9 +207,9 @@ mod tests {
             value: n.to_string(),
         });
         for it in &mut run.iterations {
-            it.rows = n;
-            it.wire_bytes = n * 100;
-            it.row_decode_ms = Some(1.0 + 0.0003 * n as f64);
+            it.answer.rows = n;
+            it.answer.wire_bytes = n * 100;
+            it.query.row_decode_wall_ms = Some(1.0 + 0.0003 * n as f64);
         }
         run
     }

@@ -1,7 +1,7 @@
 //! CSV: one row per iteration of every run, warm-ups and failures included.
 
 use crate::part::Part;
-use crate::report::{IterationRecord, RunReport};
+use crate::report::{Check, IterationRecord, RunReport, SessionKind};
 
 use super::{ExportError, Exporter};
 
@@ -147,7 +147,7 @@ fn row(record: &IterationRecord) -> Vec<String> {
         record.run.clone(),
         record.iteration.to_string(),
         record.warmup.to_string(),
-        record.status.as_str().to_owned(),
+        record.status().as_str().to_owned(),
         record.started_at.clone(),
         ms(record.total_ms),
     ]);
@@ -158,7 +158,7 @@ fn row(record: &IterationRecord) -> Vec<String> {
     );
     row.push(optional_ms(accounting.overlap_ms));
     // A row without a wait (a failed iteration) has nothing split.
-    row.push(if record.network_ms.is_some() {
+    row.push(if record.query.stream_wait_ms.is_some() {
         accounting.split.as_str().to_owned()
     } else {
         String::new()
@@ -170,50 +170,59 @@ fn row(record: &IterationRecord) -> Vec<String> {
 
 /// What the iteration got back and carried, `ttfb_ms` to `afe_ms` of [`AFTER_PARTS`].
 fn carried(record: &IterationRecord) -> [String; 18] {
+    let subject = record.subject.as_ref();
     [
-        optional_ms(record.ttfb_ms),
-        record.rows.to_string(),
-        optional(record.server_rows),
-        record.messages.to_string(),
-        record.chunked_values.to_string(),
-        record.wire_bytes.to_string(),
-        record.resumes.to_string(),
-        record.error.clone().unwrap_or_default(),
+        optional_ms(record.query.ttfb_ms),
+        record.answer.rows.to_string(),
+        optional(record.answer.server_rows),
+        record.answer.messages.to_string(),
+        record.answer.chunked_values.to_string(),
+        record.answer.wire_bytes.to_string(),
+        record.answer.resumes.to_string(),
+        record.error().unwrap_or_default().to_owned(),
         optional(record.seq.map(u64::from)),
-        record.check.clone().unwrap_or_default(),
-        record.session_kind.clone().unwrap_or_default(),
-        record.request_id.clone().unwrap_or_default(),
-        record.trace_id.clone().unwrap_or_default(),
-        optional(record.attempts.map(u64::from)),
+        subject
+            .and_then(|s| s.check)
+            .map_or("", Check::as_str)
+            .to_owned(),
+        record
+            .session_kind
+            .map_or("", SessionKind::as_str)
+            .to_owned(),
+        record.ids.request_id.clone().unwrap_or_default(),
+        record.ids.trace_id.clone().unwrap_or_default(),
+        optional(record.google.attempts.map(u64::from)),
         // Each attempt's time, `;`-separated (the JSON report has them as an array).
         record
+            .google
             .attempt_ms
             .iter()
             .map(|&v| ms(v))
             .collect::<Vec<_>>()
             .join(";"),
-        optional_ms(record.operation_ms),
-        optional_ms(record.gfe_ms),
-        optional_ms(record.afe_ms),
+        optional_ms(record.google.operation_ms),
+        optional_ms(record.google.gfe_ms),
+        optional_ms(record.google.afe_ms),
     ]
 }
 
 /// The raw measurements, `stream_wait_ms` to the end of [`COLUMNS`].
 fn raw(record: &IterationRecord) -> [String; 13] {
+    let subject = record.subject.as_ref();
     [
-        optional_ms(record.network_ms),
-        optional_ms(record.server_ms),
-        optional_ms(record.server_cpu_ms),
-        optional_ms(record.server_client_wait_ms),
-        optional_ms(record.server_queue_ms),
-        optional_ms(record.wire_decode_ms),
-        optional_ms(record.wire_decode_cpu_ms),
-        optional_ms(record.row_decode_ms),
-        optional_ms(record.row_decode_cpu_ms),
-        optional_ms(record.client_work_ms),
-        optional_ms(record.client_work_cpu_ms),
-        optional_ms(record.other_ms),
-        optional_ms(record.transfer_ms),
+        optional_ms(record.query.stream_wait_ms),
+        optional_ms(record.query.server_elapsed_ms),
+        optional_ms(record.query.server_cpu_ms),
+        optional_ms(record.query.server_client_wait_ms),
+        optional_ms(record.query.server_queue_ms),
+        optional_ms(record.query.wire_decode_wall_ms),
+        optional_ms(record.query.wire_decode_cpu_ms),
+        optional_ms(record.query.row_decode_wall_ms),
+        optional_ms(record.query.row_decode_cpu_ms),
+        optional_ms(record.query.client_work_wall_ms),
+        optional_ms(record.query.client_work_cpu_ms),
+        optional_ms(record.query.outside_wait_and_decode_ms),
+        optional_ms(subject.and_then(|s| s.transfer_ms)),
     ]
 }
 

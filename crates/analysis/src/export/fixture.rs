@@ -1,7 +1,7 @@
 //! The small fixed report every golden test exports: two runs, a warm-up, an error whose message
 //! needs quoting, a cancelled iteration, and phases that were not measured.
 
-use crate::report::{IterationRecord, RunConfig, RunReport, Status};
+use crate::report::{Check, IterationRecord, Outcome, RunConfig, RunReport};
 
 /// The message of the failed iteration: a comma, a double quote and a newline.
 pub const ERROR_MESSAGE: &str = "bad value, \"x\"\nat row 7";
@@ -10,15 +10,14 @@ pub const ERROR_MESSAGE: &str = "bad value, \"x\"\nat row 7";
 fn bare(
     run: &str,
     iteration: u32,
-    status: Status,
+    outcome: Outcome,
     started_at: &str,
     total_ms: f64,
 ) -> IterationRecord {
-    IterationRecord {
-        status,
-        total_ms,
-        ..IterationRecord::new(run, iteration, false, started_at)
-    }
+    let mut r = IterationRecord::new(run, iteration, false, started_at);
+    r.outcome = outcome;
+    r.total_ms = total_ms;
+    r
 }
 
 fn config(label: &str, target: &str, iterations: u32, warmup: u32) -> RunConfig {
@@ -39,71 +38,81 @@ fn config(label: &str, target: &str, iterations: u32, warmup: u32) -> RunConfig 
 /// "slow" (a success with only its total known, then a cancellation) on the emulator.
 pub fn reports() -> Vec<RunReport> {
     let fast = "fast, cached";
-    let warmup = IterationRecord {
-        warmup: true,
-        ttfb_ms: Some(30.0),
-        server_ms: Some(25.0),
-        server_cpu_ms: Some(20.0),
-        gfe_ms: Some(26.0),
-        wire_decode_ms: Some(5.0),
-        row_decode_ms: Some(3.0),
-        other_ms: Some(2.0),
-        rows: 100,
-        server_rows: Some(100),
-        messages: 2,
-        wire_bytes: 4096,
-        ..bare(fast, 1, Status::Ok, "2026-03-01T10:00:00.000Z", 40.0)
+    let warmup = {
+        let mut r = bare(fast, 1, Outcome::Ok, "2026-03-01T10:00:00.000Z", 40.0);
+        r.warmup = true;
+        r.query.ttfb_ms = Some(30.0);
+        r.query.server_elapsed_ms = Some(25.0);
+        r.query.server_cpu_ms = Some(20.0);
+        r.google.gfe_ms = Some(26.0);
+        r.query.wire_decode_wall_ms = Some(5.0);
+        r.query.row_decode_wall_ms = Some(3.0);
+        r.query.outside_wait_and_decode_ms = Some(2.0);
+        r.answer.rows = 100;
+        r.answer.server_rows = Some(100);
+        r.answer.messages = 2;
+        r.answer.wire_bytes = 4096;
+        r
     };
-    let second = IterationRecord {
-        ttfb_ms: Some(6.5),
-        network_ms: Some(1.25),
-        server_ms: Some(5.0),
-        server_cpu_ms: Some(4.0),
-        gfe_ms: Some(5.5),
-        afe_ms: Some(0.5),
-        wire_decode_ms: Some(1.5),
-        row_decode_ms: Some(1.0),
-        other_ms: Some(1.25),
-        rows: 100,
-        server_rows: Some(100),
-        messages: 2,
-        chunked_values: 1,
-        wire_bytes: 4096,
-        request_id: Some("1.0123456789abcdef.1.1.2.1".into()),
-        trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
-        operation_ms: Some(9.5),
-        attempts: Some(1),
-        attempt_ms: vec![9.5],
-        ..bare(fast, 2, Status::Ok, "2026-03-01T10:00:00.100Z", 10.0)
+    let second = {
+        let mut r = bare(fast, 2, Outcome::Ok, "2026-03-01T10:00:00.100Z", 10.0);
+        r.query.ttfb_ms = Some(6.5);
+        r.query.stream_wait_ms = Some(1.25);
+        r.query.server_elapsed_ms = Some(5.0);
+        r.query.server_cpu_ms = Some(4.0);
+        r.google.gfe_ms = Some(5.5);
+        r.google.afe_ms = Some(0.5);
+        r.query.wire_decode_wall_ms = Some(1.5);
+        r.query.row_decode_wall_ms = Some(1.0);
+        r.query.outside_wait_and_decode_ms = Some(1.25);
+        r.answer.rows = 100;
+        r.answer.server_rows = Some(100);
+        r.answer.messages = 2;
+        r.answer.chunked_values = 1;
+        r.answer.wire_bytes = 4096;
+        r.ids.request_id = Some("1.0123456789abcdef.1.1.2.1".into());
+        r.ids.trace_id = Some("4bf92f3577b34da6a3ce929d0e0e4736".into());
+        r.google.operation_ms = Some(9.5);
+        r.google.attempts = Some(1);
+        r.google.attempt_ms = vec![9.5];
+        r
     };
-    let third = IterationRecord {
-        ttfb_ms: Some(7.0),
-        server_ms: Some(6.0),
-        wire_decode_ms: Some(2.0),
-        row_decode_ms: Some(1.5),
-        other_ms: Some(2.5),
-        rows: 100,
-        messages: 2,
-        chunked_values: 1,
-        wire_bytes: 4096,
-        resumes: 1,
-        ..bare(fast, 3, Status::Ok, "2026-03-01T10:00:00.200Z", 12.0)
+    let third = {
+        let mut r = bare(fast, 3, Outcome::Ok, "2026-03-01T10:00:00.200Z", 12.0);
+        r.query.ttfb_ms = Some(7.0);
+        r.query.server_elapsed_ms = Some(6.0);
+        r.query.wire_decode_wall_ms = Some(2.0);
+        r.query.row_decode_wall_ms = Some(1.5);
+        r.query.outside_wait_and_decode_ms = Some(2.5);
+        r.answer.rows = 100;
+        r.answer.messages = 2;
+        r.answer.chunked_values = 1;
+        r.answer.wire_bytes = 4096;
+        r.answer.resumes = 1;
+        r
     };
-    let failed = IterationRecord {
-        error: Some(ERROR_MESSAGE.into()),
-        ..bare(fast, 4, Status::Error, "2026-03-01T10:00:00.300Z", 3.25)
-    };
+    let failed = bare(
+        fast,
+        4,
+        Outcome::failed(ERROR_MESSAGE, None),
+        "2026-03-01T10:00:00.300Z",
+        3.25,
+    );
     let slow = "slow";
-    let only_total = IterationRecord {
-        rows: 1,
-        messages: 1,
-        wire_bytes: 12,
-        ..bare(slow, 1, Status::Ok, "2026-03-01T11:00:00Z", 100.0)
+    let only_total = {
+        let mut r = bare(slow, 1, Outcome::Ok, "2026-03-01T11:00:00Z", 100.0);
+        r.answer.rows = 1;
+        r.answer.messages = 1;
+        r.answer.wire_bytes = 12;
+        r
     };
-    let cancelled = IterationRecord {
-        error: Some("cancelled by user".into()),
-        ..bare(slow, 2, Status::Cancelled, "2026-03-01T11:00:01Z", 0.125)
-    };
+    let cancelled = bare(
+        slow,
+        2,
+        Outcome::Cancelled("cancelled by user".into()),
+        "2026-03-01T11:00:01Z",
+        0.125,
+    );
     vec![
         RunReport {
             config: config(fast, "local", 3, 1),
@@ -141,17 +150,19 @@ pub fn subject_report() -> RunReport {
             ..RunConfig::default()
         },
         started_at: "2026-12-01T20:00:00Z".into(),
-        iterations: vec![IterationRecord {
-            total_ms: 1900.0,
-            rows: 10_000,
-            server_rows: Some(10_000),
-            startup_ms: Some(950.25),
-            first_byte_ms: Some(3.5),
-            transfer_ms: Some(700.0),
-            blocked_ms: Some(640.125),
-            tail_ms: Some(246.0),
-            check: Some("values".into()),
-            ..IterationRecord::new("python3 python_client.py", 0, false, "2026-12-01T20:00:00Z")
+        iterations: vec![{
+            let mut r =
+                IterationRecord::new("python3 python_client.py", 0, false, "2026-12-01T20:00:00Z");
+            r.total_ms = 1900.0;
+            r.answer.rows = 10_000;
+            r.answer.server_rows = Some(10_000);
+            r.subject_mut().startup_ms = Some(950.25);
+            r.subject_mut().first_byte_ms = Some(3.5);
+            r.subject_mut().transfer_ms = Some(700.0);
+            r.subject_mut().blocked_ms = Some(640.125);
+            r.subject_mut().tail_ms = Some(246.0);
+            r.subject_mut().check = Some(Check::Values);
+            r
         }],
         plans: Default::default(),
         stopped: None,

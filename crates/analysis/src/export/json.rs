@@ -134,7 +134,8 @@ impl<'a> IterationOut<'a> {
             parts: PartsOut(accounting.parts),
             overlap_ms: accounting.overlap_ms,
             split: record
-                .network_ms
+                .query
+                .stream_wait_ms
                 .is_some()
                 .then(|| accounting.split.as_str()),
         }
@@ -335,7 +336,7 @@ mod tests {
     fn a_report_with_the_earlier_names_of_the_raw_measurements_reads_back_the_same()
     -> Result<(), ExportError> {
         let mut reports = reports();
-        reports[0].iterations[1].client_work_ms = Some(0.75);
+        reports[0].iterations[1].query.client_work_wall_ms = Some(0.75);
         let now = String::from_utf8_lossy(&Json.export(&reports)?).into_owned();
         let mut earlier = now.clone();
         for (old, new) in EARLIER_NAMES {

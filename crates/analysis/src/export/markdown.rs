@@ -34,7 +34,7 @@ impl Exporter for Markdown {
 fn section(report: &RunReport) -> String {
     let not_warmup = || report.iterations.iter().filter(|r| !r.warmup);
     let iterations = not_warmup().count();
-    let failed = not_warmup().filter(|r| r.status != Status::Ok).count();
+    let failed = not_warmup().filter(|r| r.status() != Status::Ok).count();
     let warmups = report.iterations.len() - iterations;
     let mut out = format!(
         "**{}** on {}: iterations {iterations}, warm-up {warmups}, failed {failed}{}\n\n",

@@ -196,7 +196,7 @@ fn scrub_by_field(mut out: RunReport, secrets: &Secrets) -> RunReport {
     }
     for record in &mut out.iterations {
         record.run = secrets.scrub(&record.run);
-        if let Some(error) = &mut record.error {
+        if let Some(error) = record.outcome.error_mut() {
             *error = secrets.scrub(error);
         }
         record.timeline = None;

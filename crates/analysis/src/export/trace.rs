@@ -100,14 +100,14 @@ fn slice(name: String, start: u64, dur: u64, args: Value) -> Slice {
 
 /// One iteration's events starting at `at`: its top-level slice, then each lane's slices.
 fn iteration(pid: u64, at: u64, total: u64, record: &IterationRecord) -> Vec<Value> {
-    let name = format!("#{} {}", record.iteration, record.status.as_str());
+    let name = format!("#{} {}", record.iteration, record.status().as_str());
     let args = json!({
         "iteration": record.iteration,
         "warmup": record.warmup,
         "total_ms": record.total_ms,
-        "rows": record.rows,
-        "messages": record.messages,
-        "error": record.error,
+        "rows": record.answer.rows,
+        "messages": record.answer.messages,
+        "error": record.error(),
     });
     let mut events = vec![event(pid, 1, &slice(name, at, total, args), "iteration")];
     // A cold start's steps (dns, tcp, tls, http2, token, session) before the query's lanes.
@@ -115,7 +115,7 @@ fn iteration(pid: u64, at: u64, total: u64, record: &IterationRecord) -> Vec<Val
     let steps = setup
         .iter()
         .filter(|s| s.wall_us > 0)
-        .map(|s| slice(s.step.clone(), s.start_us, s.wall_us, json!({})))
+        .map(|s| slice(s.step.key().to_owned(), s.start_us, s.wall_us, json!({})))
         .collect();
     events.extend(place(pid, 1, at, nest(steps, 0, total)));
     let lanes = record.timeline.as_ref().map_or(&[][..], |t| &t.lanes[..]);

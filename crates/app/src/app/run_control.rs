@@ -160,7 +160,7 @@ impl SpanprofApp {
     /// id it had in flight.
     fn finished(&mut self, run: RunId, reports: Vec<RunReport>, details: Vec<IterationDetails>) {
         let iterations = || reports.iter().flat_map(|r| &r.iterations);
-        let ok = iterations().filter(|i| i.status == Status::Ok).count();
+        let ok = iterations().filter(|i| i.status() == Status::Ok).count();
         let other = iterations().count() - ok;
         let first = reports
             .first()

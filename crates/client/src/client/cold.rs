@@ -6,45 +6,14 @@
 use std::time::{Duration, Instant};
 
 use super::cloud::CloudTarget;
-use super::connect::{ConnectSteps, Dialer, Step};
+use super::connect::{ColdTimes, Dialer};
 use super::endpoint::{DatabasePath, Endpoint};
 use super::error::ClientError;
 use super::headers::HeaderOptions;
 use super::session::{CallHeaders, Opened, Session, first_token};
 use super::session_kind::SessionKind;
 use super::timeouts::Timeouts;
-
-/// How long each step of a cold start took, before the query's own time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ColdPhases {
-    /// DNS, TCP, TLS and HTTP/2.
-    pub connect: ConnectSteps,
-    /// A new token source made and its first token fetched (zero without authentication).
-    pub token: Duration,
-    /// CreateSession.
-    pub session: Duration,
-}
-
-impl ColdPhases {
-    /// Every step together.
-    pub fn total(&self) -> Duration {
-        let c = &self.connect;
-        c.dns + c.tcp + c.tls + c.http2 + self.token + self.session
-    }
-
-    /// Each step with its name, in the order they ran.
-    pub fn steps(&self) -> [(Step, Duration); 6] {
-        let c = &self.connect;
-        [
-            (Step::Dns, c.dns),
-            (Step::Tcp, c.tcp),
-            (Step::Tls, c.tls),
-            (Step::Http2, c.http2),
-            (Step::Token, self.token),
-            (Step::Session, self.session),
-        ]
-    }
-}
+use crate::report::ColdStep;
 
 /// Where cold iterations connect, made once per run.
 #[derive(Debug, Clone)]
@@ -82,9 +51,9 @@ impl ColdStart {
         database: &DatabasePath,
         timeouts: Timeouts,
         kind: SessionKind,
-    ) -> Result<(Session, ColdPhases), ClientError> {
+    ) -> Result<(Session, ColdTimes), ClientError> {
         let endpoint = self.dialer.endpoint().to_owned();
-        let (channel, connect) = self.dialer.connect(timeouts.connect).await?;
+        let (channel, mut times) = self.dialer.connect(timeouts.connect).await?;
         let started = Instant::now();
         let (headers, description) = match &self.cloud {
             Some(target) => {
@@ -113,11 +82,8 @@ impl ColdStart {
             plaintext: !self.dialer.is_tls(),
         };
         let session = Session::create(opened, database, timeouts, kind, self.options).await?;
-        let phases = ColdPhases {
-            connect,
-            token,
-            session: creating.elapsed(),
-        };
-        Ok((session, phases))
+        times.set(ColdStep::Token, token);
+        times.set(ColdStep::Session, creating.elapsed());
+        Ok((session, times))
     }
 }

@@ -21,49 +21,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use super::timeouts::Readable;
 use super::{CONNECTION_WINDOW, STREAM_WINDOW};
-
-/// A step of a cold start, in the order it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// Resolving the host name.
-    Dns,
-    /// The TCP connection.
-    Tcp,
-    /// The TLS handshake.
-    Tls,
-    /// The HTTP/2 handshake (the channel's first ready).
-    Http2,
-    /// Fetching an access token.
-    Token,
-    /// CreateSession.
-    Session,
-}
-
-impl Step {
-    /// The name in reports and errors: `dns`, `tcp`, `tls`, `http2`, `token`, `session`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Step::Dns => "dns",
-            Step::Tcp => "tcp",
-            Step::Tls => "tls",
-            Step::Http2 => "http2",
-            Step::Token => "token",
-            Step::Session => "session",
-        }
-    }
-
-    /// What the step does, in words, for errors.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Step::Dns => "resolving the host name (dns)",
-            Step::Tcp => "the TCP connection (tcp)",
-            Step::Tls => "the TLS handshake (tls)",
-            Step::Http2 => "the HTTP/2 handshake (http2)",
-            Step::Token => "fetching an access token (token)",
-            Step::Session => "CreateSession (session)",
-        }
-    }
-}
+use crate::report::ColdStep;
 
 /// Why a timed connection could not be made.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -90,7 +48,7 @@ pub enum ConnectError {
         /// The endpoint.
         endpoint: String,
         /// The step that was running.
-        step: Step,
+        step: ColdStep,
         /// The limit.
         after: Duration,
     },
@@ -100,23 +58,42 @@ pub enum ConnectError {
         /// The endpoint.
         endpoint: String,
         /// The step that failed.
-        step: Step,
+        step: ColdStep,
         /// Why, on one line.
         reason: String,
     },
 }
 
-/// How long each connection step took.
+/// How long each step of a cold start took: the connection's four (the connector's), then the
+/// token and CreateSession (the cold start's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ConnectSteps {
-    /// Resolving the host name.
-    pub dns: Duration,
-    /// The TCP connection.
-    pub tcp: Duration,
-    /// The TLS handshake (zero in plaintext).
-    pub tls: Duration,
-    /// The HTTP/2 handshake, to the channel's first ready.
-    pub http2: Duration,
+pub struct ColdTimes([Duration; 6]);
+
+impl ColdTimes {
+    /// The time `step` took.
+    pub fn get(&self, step: ColdStep) -> Duration {
+        self.0[step.index()]
+    }
+
+    /// Sets the time `step` took.
+    pub fn set(&mut self, step: ColdStep, took: Duration) {
+        self.0[step.index()] = took;
+    }
+
+    /// Each step's time, in [`ColdStep::ALL`] order.
+    pub fn durations(&self) -> [Duration; 6] {
+        self.0
+    }
+
+    /// Each step with its time, in the order they ran.
+    pub fn iter(&self) -> impl Iterator<Item = (ColdStep, Duration)> + '_ {
+        ColdStep::ALL.into_iter().map(|s| (s, self.get(s)))
+    }
+
+    /// Every step together.
+    pub fn total(&self) -> Duration {
+        self.0.iter().sum()
+    }
 }
 
 /// Where to connect and how: the host and port, and for TLS the client configuration (roots, ALPN
@@ -194,7 +171,7 @@ impl Dialer {
     }
 
     /// A new connection, each step timed, all of them within `within`.
-    pub async fn connect(&self, within: Duration) -> Result<(Channel, ConnectSteps), ConnectError> {
+    pub async fn connect(&self, within: Duration) -> Result<(Channel, ColdTimes), ConnectError> {
         let marks = Arc::new(Mutex::new(Marks::default()));
         let connector = StepConnector {
             dialer: self.clone(),
@@ -246,15 +223,12 @@ impl Dialer {
         let m = lock(&marks);
         let at = |mark: Option<Instant>| mark.unwrap_or(ready);
         let (dns, tcp, tls) = (at(m.dns), at(m.tcp), at(m.tls));
-        Ok((
-            channel,
-            ConnectSteps {
-                dns: dns.saturating_duration_since(started),
-                tcp: tcp.saturating_duration_since(dns),
-                tls: tls.saturating_duration_since(tcp),
-                http2: ready.saturating_duration_since(tls),
-            },
-        ))
+        let mut times = ColdTimes::default();
+        times.set(ColdStep::Dns, dns.saturating_duration_since(started));
+        times.set(ColdStep::Tcp, tcp.saturating_duration_since(dns));
+        times.set(ColdStep::Tls, tls.saturating_duration_since(tcp));
+        times.set(ColdStep::Http2, ready.saturating_duration_since(tls));
+        Ok((channel, times))
     }
 }
 
@@ -305,17 +279,17 @@ struct Marks {
     dns: Option<Instant>,
     tcp: Option<Instant>,
     tls: Option<Instant>,
-    failed: Option<Step>,
+    failed: Option<ColdStep>,
 }
 
 impl Marks {
     /// The step running now: the first that has not ended.
-    fn running(&self) -> Step {
+    fn running(&self) -> ColdStep {
         match (self.dns, self.tcp, self.tls) {
-            (None, _, _) => Step::Dns,
-            (Some(_), None, _) => Step::Tcp,
-            (Some(_), Some(_), None) => Step::Tls,
-            _ => Step::Http2,
+            (None, _, _) => ColdStep::Dns,
+            (Some(_), None, _) => ColdStep::Tcp,
+            (Some(_), Some(_), None) => ColdStep::Tls,
+            _ => ColdStep::Http2,
         }
     }
 }
@@ -356,18 +330,18 @@ impl tower_service::Service<Uri> for StepConnector {
                     Instant::now(),
                 );
             };
-            let fail = |step: Step, reason: String| {
+            let fail = |step: ColdStep, reason: String| {
                 marks.lock().unwrap_or_else(PoisonError::into_inner).failed = Some(step);
                 StepError(reason)
             };
             let addresses: Vec<_> = tokio::net::lookup_host((dialer.host.as_str(), dialer.port))
                 .await
-                .map_err(|e| fail(Step::Dns, e.to_string()))?
+                .map_err(|e| fail(ColdStep::Dns, e.to_string()))?
                 .collect();
             mark(|m, t| m.dns = Some(t));
             let tcp = super::tcp::connect_first(&addresses)
                 .await
-                .map_err(|e| fail(Step::Tcp, e))?;
+                .map_err(|e| fail(ColdStep::Tcp, e))?;
             mark(|m, t| m.tcp = Some(t));
             let io: Box<dyn Io> = match &dialer.tls {
                 None => {
@@ -381,7 +355,7 @@ impl tower_service::Service<Uri> for StepConnector {
                     let tls = tokio_rustls::TlsConnector::from(Arc::clone(config))
                         .connect(name.clone(), tcp)
                         .await
-                        .map_err(|e| fail(Step::Tls, e.to_string()))?;
+                        .map_err(|e| fail(ColdStep::Tls, e.to_string()))?;
                     Box::new(tls)
                 }
             };
@@ -462,7 +436,7 @@ mod tests {
             matches!(
                 error,
                 ConnectError::TimedOut {
-                    step: Step::Tls,
+                    step: ColdStep::Tls,
                     ..
                 }
             ),

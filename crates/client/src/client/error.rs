@@ -147,12 +147,13 @@ impl ClientError {
     /// Whether no access token could be had (refused, unreachable, malformed, or not in time):
     /// the call was never made. A run stops after a few of these in a row.
     pub fn is_token_failure(&self) -> bool {
-        use super::{ConnectError, Step};
+        use super::ConnectError;
+        use crate::report::ColdStep;
         match self {
             ClientError::Auth(_) => true,
             ClientError::Connect(
                 ConnectError::TimedOut { step, .. } | ConnectError::Failed { step, .. },
-            ) => *step == Step::Token,
+            ) => *step == ColdStep::Token,
             _ => false,
         }
     }
@@ -166,7 +167,7 @@ impl From<AuthError> for ClientError {
             AuthError::TimedOut { endpoint, after } => {
                 ClientError::Connect(super::ConnectError::TimedOut {
                     endpoint,
-                    step: super::Step::Token,
+                    step: crate::report::ColdStep::Token,
                     after,
                 })
             }

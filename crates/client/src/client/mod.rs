@@ -30,8 +30,8 @@ pub mod timeouts;
 pub mod timing;
 pub mod transaction;
 
-pub use cold::{ColdPhases, ColdStart};
-pub use connect::{ConnectError, ConnectSteps, Dialer, Step};
+pub use cold::ColdStart;
+pub use connect::{ColdTimes, ConnectError, Dialer};
 pub use endpoint::{DatabasePath, Endpoint, EndpointError, QueryMode, check_host_port};
 pub use error::ClientError;
 pub use headers::{HeaderOptions, RequestId};

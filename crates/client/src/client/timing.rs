@@ -10,7 +10,7 @@ use super::error::ClientError;
 use super::headers::RequestId;
 use super::server_timing::ServerTiming;
 use super::timeouts::Readable;
-use crate::report::Lane;
+use crate::report::{Code, Lane};
 use crate::wire::{DecodeError, Field, ResultStats, StreamCounters};
 
 /// What one iteration measured.
@@ -138,9 +138,9 @@ pub enum IterationError {
 impl IterationError {
     /// The gRPC status the server answered with, when it answered with one (a partition's
     /// included), as the code's name: `InvalidArgument`, `NotFound`...
-    pub fn status_code(&self) -> Option<String> {
+    pub fn status_code(&self) -> Option<Code> {
         match self {
-            IterationError::Status(status) => Some(format!("{:?}", status.code())),
+            IterationError::Status(status) => Code::from_number(status.code() as i32),
             IterationError::Partition { error, .. } => error.status_code(),
             _ => None,
         }

@@ -7,6 +7,7 @@
 //! everything else as written. The first difference is named: rows missing after a message, rows
 //! repeated, or the first wrong value.
 
+use crate::report::Check;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -74,11 +75,11 @@ pub enum Checked {
 }
 
 impl Checked {
-    /// `values` or `count`, as reports name it.
-    pub fn kind(self) -> &'static str {
+    /// How the rows were checked: every value, or a count.
+    pub fn kind(self) -> Check {
         match self {
-            Checked::Values { .. } => "values",
-            Checked::Count { .. } => "count",
+            Checked::Values { .. } => Check::Values,
+            Checked::Count { .. } => Check::Count,
         }
     }
 

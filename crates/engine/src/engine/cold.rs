@@ -6,14 +6,15 @@
 
 use std::time::Instant;
 
-use super::common::{SESSION_DELETE_WAIT, ms};
+use super::common::SESSION_DELETE_WAIT;
 use super::details::Preview;
 use super::events::EngineError;
-use super::iteration::{ColdSetup, Done, IterationContext, blank_record, one_iteration};
+use super::iteration::{Done, IterationContext, one_iteration};
+use super::record::{self, ColdSetup};
 use super::spec::{ProfileSpec, Variant};
 use super::target::{Connected, Target, connect};
 use crate::client::{ColdStart, PreparedQuery, Session, SessionKind};
-use crate::report::{IterationRecord, ReportHead, Status};
+use crate::report::ReportHead;
 
 /// The run's warm sessions, one per kind of session its variants ask for (the first variant's
 /// first), and where its cold iterations connect; all of them on the one endpoint the run
@@ -120,19 +121,18 @@ pub(super) async fn iteration(
         o = cold.open(&cx.spec.database, cx.spec.timeouts, kind) => Some(o),
         _ = cx.cancel.notify.notified() => None,
     };
-    let (session, phases) = match opening {
+    let (session, steps) = match opening {
         Some(Ok(opened)) => opened,
         Some(Err(e)) => {
             return Done {
-                record: failed(cx, started, Status::Error, e.to_string()),
+                record: record::cold_start_failed(cx.variant, cx.at, started, Some(e.to_string())),
                 timing: None,
                 no_token: e.is_token_failure(),
             };
         }
         None => {
-            let cancelled = "cancelled".to_owned();
             return Done {
-                record: failed(cx, started, Status::Cancelled, cancelled),
+                record: record::cold_start_failed(cx.variant, cx.at, started, None),
                 timing: None,
                 no_token: false,
             };
@@ -140,7 +140,7 @@ pub(super) async fn iteration(
     };
     let query = query.in_session(session.name());
     let setup = ColdSetup {
-        phases,
+        steps,
         query_from: started.elapsed(),
         started,
     };
@@ -148,90 +148,4 @@ pub(super) async fn iteration(
     // Outside the iteration's time: a regular session is deleted, a multiplexed one left.
     let _ = session.close(SESSION_DELETE_WAIT).await;
     done
-}
-
-/// A cold iteration that did not reach its query (an error names the step), or was cancelled
-/// before it did.
-fn failed(
-    cx: &IterationContext<'_>,
-    started: Instant,
-    status: Status,
-    error: String,
-) -> IterationRecord {
-    IterationRecord {
-        status,
-        error: Some(error),
-        total_ms: ms(started.elapsed()),
-        ..blank_record(cx.variant, cx.at)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::iteration::{Ended, built};
-    use super::*;
-    use crate::client::{ColdPhases, ConnectSteps, IterationTiming};
-    use crate::report::Lane;
-    use std::time::Duration;
-
-    #[test]
-    fn a_cold_start_s_steps_and_the_query_add_up_to_the_wall_time() {
-        let timing = IterationTiming {
-            total: Duration::from_millis(10),
-            network: Duration::from_millis(6),
-            wire_decode: Duration::from_millis(2),
-            row_decode: Duration::from_millis(1),
-            lanes: vec![Lane::default()],
-            ..IterationTiming::default()
-        };
-        let setup = ColdSetup {
-            phases: ColdPhases {
-                connect: ConnectSteps {
-                    dns: Duration::from_millis(1),
-                    tcp: Duration::from_millis(2),
-                    tls: Duration::from_millis(3),
-                    http2: Duration::from_millis(4),
-                },
-                token: Duration::from_millis(5),
-                session: Duration::from_millis(6),
-            },
-            query_from: Duration::from_millis(22),
-            started: Instant::now(),
-        };
-        let record = built(
-            IterationRecord::new("cold", 0, false, "2026-01-02T03:04:05Z"),
-            Ended::Ok(&timing),
-            Some(&setup),
-            Duration::from_millis(32),
-        );
-        let parts = [
-            record.dns_ms,
-            record.tcp_ms,
-            record.tls_ms,
-            record.http2_ms,
-            record.token_ms,
-            record.session_ms,
-            record.network_ms,
-            record.wire_decode_ms,
-            record.row_decode_ms,
-            record.other_ms,
-        ];
-        let sum: f64 = parts.iter().map(|p| p.expect("measured")).sum();
-        assert!(
-            (sum - record.total_ms).abs() < 1e-9,
-            "{sum} vs {}",
-            record.total_ms
-        );
-        assert_eq!(record.total_ms, 32.0);
-        assert_eq!(
-            record.other_ms,
-            Some(2.0),
-            "the 1 ms between the steps and the query"
-        );
-        let timeline = record.timeline.expect("kept");
-        assert_eq!(timeline.lanes[0].origin_us, 22_000);
-        assert_eq!(timeline.setup_end_us(), 21_000);
-        assert_eq!(timeline.setup_us("tls"), 3_000);
-        assert_eq!(timeline.total_us, 32_000);
-    }
 }

@@ -17,6 +17,7 @@ mod handle;
 mod iteration;
 mod job;
 pub mod load;
+mod record;
 mod recording;
 mod reports;
 mod run;
@@ -36,7 +37,6 @@ pub use events::{
     EngineError, EngineEvent, LoadEvent, Notifier, Recording, RecordingError, RunEvent,
 };
 pub use handle::{Canceller, Engine, record};
-pub use iteration::fill;
 pub use job::Job;
 pub use reports::{ReportCollector, collect_reports};
 pub use schedule::{Order, Step, schedule};

@@ -5,13 +5,14 @@
 //! iterations in a row without an access token.
 
 use crate::client::IterationTiming;
-use crate::report::{IterationRecord, RUN_MESSAGE_LIMIT, ReportHead, Status};
+use crate::report::{IterationRecord, RUN_MESSAGE_LIMIT, ReportHead};
 
 use super::cold;
 use super::common::{ms, now_rfc3339};
 use super::details::{self, IterationDetails, PREVIEW_ROWS};
 use super::events::{Cancel, EngineEvent, Sink};
-use super::iteration::{Done, IterationContext, Position, cancelled_record};
+use super::iteration::{Done, IterationContext, Position};
+use super::record;
 use super::schedule::schedule;
 use super::spec::{ProfileSpec, Variant};
 use super::target::Target;
@@ -71,7 +72,7 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
             kept_messages: RUN_MESSAGE_LIMIT.saturating_sub(sent[step.variant].messages),
         };
         let (record, details, tokenless) = if cancel.is_set() {
-            (cancelled_record(variant, at), None, false)
+            (record::cancelled(variant, at), None, false)
         } else {
             let mut preview = details::Preview::new(if last { PREVIEW_ROWS } else { 0 });
             let query = &queries[step.variant];
@@ -101,7 +102,7 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
                 .map(|t| iteration_details(variant, step.iteration, t, preview));
             (record, details, no_token)
         };
-        let stop = record.status == Status::Cancelled;
+        let stop = record.outcome.is_cancelled();
         let so_far = &mut sent[step.variant];
         if so_far.records == 0 && record.failed_for_good() {
             reports[step.variant].stopped = Some(stopped_because(&record));
@@ -134,10 +135,7 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
 fn stopped_because(record: &IterationRecord) -> String {
     format!(
         "stopped after the first iteration: {} (an error no retry can fix)",
-        record
-            .error
-            .as_deref()
-            .unwrap_or("the server refused the query")
+        record.error().unwrap_or("the server refused the query")
     )
 }
 
@@ -162,7 +160,7 @@ impl NoToken {
             format!(
                 "stopped after {TOKEN_FAILURES_TO_STOP} iterations in a row could not get an \
                  access token: {}",
-                record.error.as_deref().unwrap_or("no token")
+                record.error().unwrap_or("no token")
             )
         })
     }

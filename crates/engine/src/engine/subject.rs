@@ -11,12 +11,13 @@ use std::time::{Duration, Instant};
 
 use super::common::{SESSION_DELETE_WAIT, ms, now_rfc3339};
 use super::events::{Cancel, EngineEvent, Sink};
+use super::record;
 use crate::client::{
     DatabasePath, Decoding, Endpoint, PreparedQuery, Query, QueryMode, ResumePolicy, Session,
     Timeouts,
 };
 use crate::engine::schedule::{Order, Step, schedule};
-use crate::report::{IterationRecord, Reader, ReportHead, RunConfig, Status};
+use crate::report::{Check, IterationRecord, Outcome, Reader, ReportHead, RunConfig};
 use crate::server::tap::Observed;
 use crate::server::{LocalInstance, ServerConfig};
 use crate::subject::check::{Expected, check};
@@ -247,12 +248,9 @@ pub(super) async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
     let steps = schedule(runs.len(), spec.warmup, spec.iterations, spec.order);
     for (seq, &step) in (0u32..).zip(&steps) {
         let run = runs[step.variant];
-        let mut record = IterationRecord {
-            seq: Some(seq),
-            ..IterationRecord::new(run.label(&spec), step.iteration, step.warmup, now_rfc3339())
-        };
+        let mut record = record::subject(run.label(&spec), step, seq);
         if cancel.is_set() {
-            cancelled(&mut record);
+            record.outcome = Outcome::cancelled();
         } else {
             let iteration = Iteration {
                 spec: &spec,
@@ -267,10 +265,10 @@ pub(super) async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
                 }
                 (Run::Floor, Some(ours)) => iteration.ours(ours, None, &mut record).await,
                 // The runs are made from `compare`, which also opened the session.
-                (_, None) => cancelled(&mut record),
+                (_, None) => record.outcome = Outcome::cancelled(),
             }
         }
-        let stop = record.status == Status::Cancelled;
+        let stop = record.outcome.is_cancelled();
         sink.send(EngineEvent::Iteration {
             variant: step.variant,
             record: Box::new(record),
@@ -284,11 +282,6 @@ pub(super) async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
     }
     instance.stop(Duration::from_secs(2)).await;
     sink.send(EngineEvent::Finished(reports));
-}
-
-fn cancelled(record: &mut IterationRecord) {
-    record.status = Status::Cancelled;
-    record.error = Some("cancelled".into());
 }
 
 /// One iteration of one run.
@@ -315,40 +308,39 @@ impl Iteration<'_> {
         let seen = tap.take();
         tap.stop();
         let ran = match ran {
-            None => return cancelled(record),
+            None => {
+                record.outcome = Outcome::cancelled();
+                return;
+            }
             Some(Err(e)) => {
                 record.total_ms = ms(started.elapsed());
-                record.status = Status::Error;
-                record.error = Some(e.to_string());
+                record.outcome = Outcome::failed(e.to_string(), None);
                 return;
             }
             Some(Ok(ran)) => ran,
         };
         record.total_ms = ms(ran.exited.saturating_duration_since(ran.started));
-        server_phases(record, &seen, ran.started, ran.exited);
+        server_seen(record, &seen, ran.started, ran.exited);
         // What the program received, as the server counted it; every query request after the
         // first resumed or restarted a broken stream (a shape without tokens can only restart).
-        record.messages = seen.messages;
-        record.wire_bytes = seen.bytes;
-        record.resumes = seen.requests.saturating_sub(1);
+        record.answer.messages = seen.messages;
+        record.answer.wire_bytes = seen.bytes;
+        record.answer.resumes = seen.requests.saturating_sub(1);
         if !ran.success {
-            record.status = Status::Error;
-            record.error = Some(format!(
+            let why = format!(
                 "the command ended with {}{}",
                 ran.status,
                 stderr_note(&ran.stderr_tail)
-            ));
+            );
+            record.outcome = Outcome::failed(why, None);
             return;
         }
         let checking = checked(&seen, &ran.stdout, ran.stdout_truncated);
-        record.rows = checking.rows;
-        record.server_rows = checking.sent;
+        record.answer.rows = checking.rows;
+        record.answer.server_rows = checking.sent;
         match checking.outcome {
-            Ok(kind) => record.check = Some(kind.into()),
-            Err(error) => {
-                record.status = Status::Error;
-                record.error = Some(error);
-            }
+            Ok(kind) => record.subject_mut().check = Some(kind),
+            Err(error) => record.outcome = Outcome::failed(error, None),
         }
     }
 
@@ -376,42 +368,42 @@ impl Iteration<'_> {
         let seen = tap.take();
         tap.stop();
         match outcome {
-            None => cancelled(record),
+            None => record.outcome = Outcome::cancelled(),
             Some(Ok(timing)) => {
-                super::fill(record, &timing);
-                server_phases(record, &seen, started, ended);
+                record::fill(record, &timing);
+                server_seen(record, &seen, started, ended);
                 if decoder.is_none() {
                     // Nothing decoded: the rows are those the server sent.
-                    record.rows = 0;
+                    record.answer.rows = 0;
                 }
             }
             Some(Err(e)) => {
                 record.total_ms = ms(started.elapsed());
-                record.status = Status::Error;
-                record.error = Some(e.to_string());
+                record.outcome = Outcome::failed(e.to_string(), e.status_code());
             }
         }
     }
 }
 
-/// The phases the server measured, from `started` (the client's start) to `ended` (its end).
-fn server_phases(record: &mut IterationRecord, seen: &Observed, started: Instant, ended: Instant) {
+/// The subject's timings as the server saw them, from `started` (the client's start) to `ended` (its end).
+fn server_seen(record: &mut IterationRecord, seen: &Observed, started: Instant, ended: Instant) {
     let span = |from: Instant, to: Instant| ms(to.saturating_duration_since(from));
-    record.startup_ms = seen.first_request.map(|at| span(started, at));
+    let timings = record.subject_mut();
+    timings.startup_ms = seen.first_request.map(|at| span(started, at));
     if let (Some(request), Some(first), Some(last)) =
         (seen.first_request, seen.first_byte, seen.last_byte)
     {
-        record.first_byte_ms = Some(span(request, first));
-        record.transfer_ms = Some(span(first, last));
-        record.blocked_ms = Some(ms(seen.blocked));
-        record.tail_ms = Some(span(last, ended));
+        timings.first_byte_ms = Some(span(request, first));
+        timings.transfer_ms = Some(span(first, last));
+        timings.blocked_ms = Some(ms(seen.blocked));
+        timings.tail_ms = Some(span(last, ended));
     }
 }
 
 /// What the row check made of a program's output.
 struct Checking {
     /// The check's kind (`values`, `count`), or what is wrong.
-    outcome: Result<&'static str, String>,
+    outcome: Result<Check, String>,
     /// Rows the program printed (or counted).
     rows: u64,
     /// Rows the server sent, when its answer was read.

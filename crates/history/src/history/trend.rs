@@ -62,7 +62,10 @@ impl TrendPoint {
                 reason: e.to_string(),
             })?;
         let failed = report.timed().next().is_none()
-            || report.iterations.iter().any(|i| i.status == Status::Error);
+            || report
+                .iterations
+                .iter()
+                .any(|i| i.status() == Status::Error);
         let plan = main_plan(&report);
         let measures = PartStats::of_run(&report)
             .map(|stats| {
@@ -148,10 +151,11 @@ mod tests {
         let iterations = statuses
             .iter()
             .enumerate()
-            .map(|(k, &status)| IterationRecord {
-                total_ms: 10.0 + k as f64,
-                status,
-                ..IterationRecord::new("r", k as u32, false, "2026-01-01T00:00:00Z")
+            .map(|(k, &status)| {
+                let mut r = IterationRecord::new("r", k as u32, false, "2026-01-01T00:00:00Z");
+                r.total_ms = 10.0 + k as f64;
+                r.outcome = crate::report::Outcome::from_stored(status, None, None);
+                r
             })
             .collect();
         let report = RunReport {

@@ -18,7 +18,7 @@
 
 use crate::part::{Part, Split};
 
-use super::IterationRecord;
+use super::{IterationRecord, SubjectTimings};
 
 /// Microseconds in whole numbers, so that parts add up exactly: a non-finite or negative
 /// figure counts as 0.
@@ -139,17 +139,21 @@ impl IterationRecord {
     /// Where this iteration's time went: its parts, which add up to `total_ms` to the microsecond,
     /// and the overlap beside them.
     pub fn accounting(&self) -> Accounting {
-        if self.startup_ms.is_some() || self.first_byte_ms.is_some() {
-            return self.subject_accounting();
+        if let Some(subject) = self
+            .subject
+            .filter(|s| s.startup_ms.is_some() || s.first_byte_ms.is_some())
+        {
+            return self.subject_accounting(&subject);
         }
+        let q = &self.query;
         let mut parts = Parts::default();
-        for (part, ms) in Part::COLD_START.into_iter().zip(self.cold_start_ms()) {
-            parts.put(part, ms);
+        for (step, ms) in self.cold.iter().flat_map(|c| c.iter()) {
+            parts.put(Part::Cold(step), Some(ms));
         }
-        parts.put(Part::PartitionQuery, self.partition_query_ms);
+        parts.put(Part::PartitionQuery, q.partition_query_ms);
         let (split, work_us) = self.server_work_us();
         let mut overlap_ms = None;
-        if let Some(wait) = self.network_ms.map(us) {
+        if let Some(wait) = q.stream_wait_ms.map(us) {
             let server = work_us.map_or(0, |work| work.min(wait));
             if let Some(work) = work_us {
                 parts.set(Part::Server, server);
@@ -158,14 +162,14 @@ impl IterationRecord {
             parts.set(Part::Network, wait - server);
         }
         // A resume's back-off, where there was one (0 is no part: nothing broke).
-        parts.put(Part::Backoff, self.backoff_ms.filter(|ms| *ms > 0.0));
+        parts.put(Part::Backoff, q.backoff_ms.filter(|ms| *ms > 0.0));
         let decode = [
             (
                 Part::WireDecode,
-                self.wire_decode_ms,
-                self.wire_decode_cpu_ms,
+                q.wire_decode_wall_ms,
+                q.wire_decode_cpu_ms,
             ),
-            (Part::RowDecode, self.row_decode_ms, self.row_decode_cpu_ms),
+            (Part::RowDecode, q.row_decode_wall_ms, q.row_decode_cpu_ms),
         ];
         let mut off_cpu = 0u64;
         for (part, wall, cpu) in decode {
@@ -180,7 +184,7 @@ impl IterationRecord {
             parts.set(Part::ClientWork, cpu);
             off_cpu = off_cpu.saturating_add(wall - cpu);
         }
-        match self.descheduled_ms {
+        match q.descheduled_ms {
             // The recorded figure is the same sum, taken span by span.
             Some(ms) => parts.set(Part::Descheduled, us(ms)),
             None if off_cpu > 0 => parts.set(Part::Descheduled, off_cpu),
@@ -203,26 +207,17 @@ impl IterationRecord {
             } else {
                 Split::None
             },
-            client_work_timed: work.is_some() || self.network_ms.is_none(),
+            client_work_timed: work.is_some() || q.stream_wait_ms.is_none(),
         }
-    }
-
-    /// The cold start's steps in [`Part::COLD_START`] order.
-    fn cold_start_ms(&self) -> [Option<f64>; 6] {
-        [
-            self.dns_ms,
-            self.tcp_ms,
-            self.tls_ms,
-            self.http2_ms,
-            self.token_ms,
-            self.session_ms,
-        ]
     }
 
     /// The server's work in microseconds and how it was known: its elapsed time less its reported
     /// wait on the client, or its elapsed time alone.
     fn server_work_us(&self) -> (Split, Option<u64>) {
-        match (self.server_ms.map(us), self.server_client_wait_ms.map(us)) {
+        match (
+            self.query.server_elapsed_ms.map(us),
+            self.query.server_client_wait_ms.map(us),
+        ) {
             (Some(elapsed), Some(blocked)) => {
                 (Split::Measured, Some(elapsed.saturating_sub(blocked)))
             }
@@ -234,8 +229,9 @@ impl IterationRecord {
     /// The client's own work between its spans, (wall, CPU) in microseconds: recorded, or for a
     /// report that predates the figure, summed from its timeline's lanes.
     fn client_work(&self) -> Option<(u64, u64)> {
-        if let Some(wall) = self.client_work_ms.map(us) {
-            return Some((wall, self.client_work_cpu_ms.map_or(wall, us).min(wall)));
+        if let Some(wall) = self.query.client_work_wall_ms.map(us) {
+            let cpu = self.query.client_work_cpu_ms.map_or(wall, us).min(wall);
+            return Some((wall, cpu));
         }
         let lanes = &self.timeline.as_ref()?.lanes;
         let sum = |f: fn(&crate::report::Lane) -> u64| {
@@ -246,22 +242,19 @@ impl IterationRecord {
         (wall > 0).then_some((wall, cpu.min(wall)))
     }
 
-    fn subject_accounting(&self) -> Accounting {
+    fn subject_accounting(&self, s: &SubjectTimings) -> Accounting {
         let mut parts = Parts::default();
-        let transfer = self.transfer_ms.map(us);
-        let blocked = self
-            .blocked_ms
-            .map(us)
-            .map(|b| b.min(transfer.unwrap_or(0)));
-        parts.put(Part::Startup, self.startup_ms);
-        parts.put(Part::FirstByte, self.first_byte_ms);
+        let transfer = s.transfer_ms.map(us);
+        let blocked = s.blocked_ms.map(us).map(|b| b.min(transfer.unwrap_or(0)));
+        parts.put(Part::Startup, s.startup_ms);
+        parts.put(Part::FirstByte, s.first_byte_ms);
         if let Some(transfer) = transfer {
             parts.set(Part::Streaming, transfer - blocked.unwrap_or(0));
         }
         if let Some(blocked) = blocked {
             parts.set(Part::Blocked, blocked);
         }
-        parts.put(Part::Tail, self.tail_ms);
+        parts.put(Part::Tail, s.tail_ms);
         parts.close(
             us(self.total_ms),
             &[Part::Startup, Part::Tail, Part::Streaming],

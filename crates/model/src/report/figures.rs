@@ -80,16 +80,16 @@ impl Figure {
     /// Its samples in one iteration, in milliseconds (an attempt's: one per attempt).
     pub fn samples(self, record: &IterationRecord) -> Vec<f64> {
         match self {
-            Figure::TimeToFirstByte => record.ttfb_ms.into_iter().collect(),
+            Figure::TimeToFirstByte => record.query.ttfb_ms.into_iter().collect(),
             Figure::Overlap => record.accounting().overlap_ms.into_iter().collect(),
-            Figure::ServerElapsed => record.server_ms.into_iter().collect(),
-            Figure::ServerCpu => record.server_cpu_ms.into_iter().collect(),
-            Figure::ServerWaitOnClient => record.server_client_wait_ms.into_iter().collect(),
-            Figure::ServerQueue => record.server_queue_ms.into_iter().collect(),
-            Figure::Operation => record.operation_ms.into_iter().collect(),
-            Figure::Attempt => record.attempt_ms.clone(),
-            Figure::Gfe => record.gfe_ms.into_iter().collect(),
-            Figure::Afe => record.afe_ms.into_iter().collect(),
+            Figure::ServerElapsed => record.query.server_elapsed_ms.into_iter().collect(),
+            Figure::ServerCpu => record.query.server_cpu_ms.into_iter().collect(),
+            Figure::ServerWaitOnClient => record.query.server_client_wait_ms.into_iter().collect(),
+            Figure::ServerQueue => record.query.server_queue_ms.into_iter().collect(),
+            Figure::Operation => record.google.operation_ms.into_iter().collect(),
+            Figure::Attempt => record.google.attempt_ms.clone(),
+            Figure::Gfe => record.google.gfe_ms.into_iter().collect(),
+            Figure::Afe => record.google.afe_ms.into_iter().collect(),
         }
     }
 }
@@ -115,7 +115,7 @@ impl RunReport {
     /// Google's attempt count over the timed iterations that counted their attempts: (attempts,
     /// operations); `None` when none did (older reports).
     pub fn attempt_count(&self) -> Option<(u64, u64)> {
-        let counted: Vec<u32> = self.timed().filter_map(|r| r.attempts).collect();
+        let counted: Vec<u32> = self.timed().filter_map(|r| r.google.attempts).collect();
         (!counted.is_empty()).then(|| {
             (
                 counted.iter().map(|&n| u64::from(n)).sum(),
@@ -132,13 +132,13 @@ mod tests {
     #[test]
     fn every_attempt_is_a_sample_and_unmeasured_figures_are_left_out() {
         let mut report = RunReport::with_totals("r", &[10.0, 20.0]);
-        report.iterations[0].operation_ms = Some(9.0);
-        report.iterations[0].attempts = Some(2);
-        report.iterations[0].attempt_ms = vec![3.0, 6.0];
-        report.iterations[1].operation_ms = Some(19.0);
-        report.iterations[1].attempts = Some(1);
-        report.iterations[1].attempt_ms = vec![19.0];
-        report.iterations[1].afe_ms = Some(1.5);
+        report.iterations[0].google.operation_ms = Some(9.0);
+        report.iterations[0].google.attempts = Some(2);
+        report.iterations[0].google.attempt_ms = vec![3.0, 6.0];
+        report.iterations[1].google.operation_ms = Some(19.0);
+        report.iterations[1].google.attempts = Some(1);
+        report.iterations[1].google.attempt_ms = vec![19.0];
+        report.iterations[1].google.afe_ms = Some(1.5);
         let points = report.figures();
         let names: Vec<&str> = points.iter().map(|(p, _)| p.name()).collect();
         assert_eq!(

@@ -13,6 +13,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::part::ColdStep;
+
 /// Messages kept one by one over a whole run (all its iterations and lanes), at most; the rest are
 /// kept as buckets.
 pub const RUN_MESSAGE_LIMIT: usize = 20_000;
@@ -34,10 +36,10 @@ pub struct Timeline {
 }
 
 /// One step of a cold start.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SetupStep {
-    /// `dns`, `tcp`, `tls`, `http2`, `token` or `session`.
-    pub step: String,
+    /// Which step (written `dns`, `tcp`, `tls`, `http2`, `token` or `session`).
+    pub step: ColdStep,
     /// When it began.
     pub start_us: u64,
     /// How long it took.
@@ -54,8 +56,8 @@ impl Timeline {
             .unwrap_or(0)
     }
 
-    /// The microseconds of the setup steps named `step`.
-    pub fn setup_us(&self, step: &str) -> u64 {
+    /// The microseconds of the setup steps of `step`.
+    pub fn setup_us(&self, step: ColdStep) -> u64 {
         self.setup
             .iter()
             .filter(|s| s.step == step)

@@ -44,20 +44,21 @@ fn record(iteration: u32, (lane, total_us): (Lane, u64)) -> IterationRecord {
     let backoff = sum(&mut lane.resumes.iter().map(|r| r.backoff_us));
     let waits = sum(&mut lane.messages.iter().map(Message::wait_us));
     let [wire, wire_cpu, row, row_cpu] = lane.decode_us();
-    IterationRecord {
-        total_ms: ms(total_us),
-        network_ms: Some(ms(waits.saturating_sub(backoff))),
-        backoff_ms: Some(ms(backoff)),
-        wire_decode_ms: Some(ms(wire)),
-        wire_decode_cpu_ms: Some(ms(wire_cpu)),
-        row_decode_ms: Some(ms(row)),
-        row_decode_cpu_ms: Some(ms(row_cpu)),
-        timeline: Some(Timeline {
+    {
+        let mut r = IterationRecord::new("r", iteration, false, "2026-01-02T03:04:05Z");
+        r.total_ms = ms(total_us);
+        r.query.stream_wait_ms = Some(ms(waits.saturating_sub(backoff)));
+        r.query.backoff_ms = Some(ms(backoff));
+        r.query.wire_decode_wall_ms = Some(ms(wire));
+        r.query.wire_decode_cpu_ms = Some(ms(wire_cpu));
+        r.query.row_decode_wall_ms = Some(ms(row));
+        r.query.row_decode_cpu_ms = Some(ms(row_cpu));
+        r.timeline = Some(Timeline {
             lanes: vec![lane],
             total_us,
             setup: Vec::new(),
-        }),
-        ..IterationRecord::new("r", iteration, false, "2026-01-02T03:04:05Z")
+        });
+        r
     }
 }
 
@@ -293,7 +294,7 @@ fn a_hostile_timeline_gets_finite_answers_without_a_panic() {
     });
     let mut records = vec![record(0, lane(5, 200, (0, 0), 0)), record(1, (wild, 1))];
     records[1].total_ms = 1e300;
-    records[1].network_ms = Some(f64::MAX);
+    records[1].query.stream_wait_ms = Some(f64::MAX);
     records.push(IterationRecord {
         total_ms: f64::NAN,
         ..record(2, lane(5, 200, (0, 0), 0))

@@ -1,6 +1,6 @@
 use super::*;
-use crate::part::Part;
-use crate::report::{IterationRecord, Status};
+use crate::part::{ColdStep, Part};
+use crate::report::IterationRecord;
 
 #[test]
 fn a_warm_run_set_against_a_cold_one_spends_nothing_on_the_cold_start() {
@@ -8,25 +8,30 @@ fn a_warm_run_set_against_a_cold_one_spends_nothing_on_the_cold_start() {
     let mut cold = run("cold", &[8.0, 8.0, 8.0], None);
     cold.config.cold = true;
     for it in &mut cold.iterations {
-        it.token_ms = Some(5.0);
+        it.cold.get_or_insert_default().set(ColdStep::Token, 5.0);
     }
     let compared = compare_runs(&warm, &cold, BootstrapSettings::DEFAULT);
     let parts = compared.parts.as_ref().expect("both timed");
     let token = parts
         .parts
         .iter()
-        .find(|p| p.part == Part::Token)
+        .find(|p| p.part == Part::Cold(ColdStep::Token))
         .expect("the token compared");
     assert_eq!((token.a_mean, token.b_mean), (0.0, 5.0));
     assert!(
-        !parts.parts.iter().any(|p| p.part == Part::Tls),
+        !parts.parts.iter().any(|p| p.part == Part::PartitionQuery),
         "had by neither"
     );
     let verdict = compared.verdict_with_deltas().expect("compared");
     assert!(verdict.contains("token +5.00 ms"), "{verdict}");
     let both_warm = compare_runs(&warm, &warm, BootstrapSettings::DEFAULT);
     let parts = both_warm.parts.expect("timed");
-    assert!(!parts.parts.iter().any(|p| p.part == Part::Token));
+    assert!(
+        !parts
+            .parts
+            .iter()
+            .any(|p| p.part == Part::Cold(ColdStep::Token))
+    );
 }
 
 /// A run labelled `label` with one timed iteration per total, and a server time for each
@@ -34,7 +39,7 @@ fn a_warm_run_set_against_a_cold_one_spends_nothing_on_the_cold_start() {
 fn run(label: &str, totals: &[f64], server: Option<f64>) -> RunReport {
     let mut report = RunReport::with_totals(label, totals);
     for iteration in &mut report.iterations {
-        iteration.server_ms = server;
+        iteration.query.server_elapsed_ms = server;
     }
     report
 }
@@ -57,14 +62,15 @@ fn the_default_settings_are_the_command_lines() {
 fn part_changes_are_of_the_timed_iterations_and_add_up_to_the_total_s() {
     let mut a = run("a", &[10.0, 20.0, 30.0], Some(4.0));
     for it in &mut a.iterations {
-        it.network_ms = Some(6.0);
+        it.query.stream_wait_ms = Some(6.0);
     }
     // A warm-up and a failure are left out.
     a.iterations[0].warmup = true;
-    a.iterations.push(IterationRecord {
-        status: Status::Error,
-        total_ms: 1000.0,
-        ..IterationRecord::new("a", 3, false, "t")
+    a.iterations.push({
+        let mut r = IterationRecord::new("a", 3, false, "t");
+        r.outcome = crate::report::Outcome::failed("failed", None);
+        r.total_ms = 1000.0;
+        r
     });
     let b = run("b", &[5.0, 15.0, 40.0, 60.0], None);
     let c = compare_runs(&a, &b, BootstrapSettings::DEFAULT);
@@ -133,8 +139,8 @@ fn the_verdict_says_which_parts_the_difference_is_in_largest_first() {
     let mut narrow = run("narrow", &spread(30, 20.0, 4.0), Some(8.8));
     for (report, network, row) in [(&mut wide, 70.0, 12.0), (&mut narrow, 18.0, 2.2)] {
         for it in &mut report.iterations {
-            it.network_ms = Some(network);
-            it.row_decode_ms = Some(row);
+            it.query.stream_wait_ms = Some(network);
+            it.query.row_decode_wall_ms = Some(row);
         }
     }
     let c = compare_runs(&wide, &narrow, BootstrapSettings::DEFAULT);
@@ -166,7 +172,7 @@ fn one_part_compares_as_the_totals_do() {
     let mut a = run("a", &spread(30, 50.0, 5.0), Some(20.0));
     let mut b = run("b", &spread(30, 50.0, 5.0), Some(30.0));
     for it in a.iterations.iter_mut().chain(&mut b.iterations) {
-        it.network_ms = Some(40.0);
+        it.query.stream_wait_ms = Some(40.0);
     }
     let server = compare_measure(
         &a,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::report::{IterationRecord, Status};
+use crate::report::IterationRecord;
 
 fn record(
     iteration: u32,
@@ -7,18 +7,19 @@ fn record(
     network_ms: f64,
     server_ms: Option<f64>,
 ) -> IterationRecord {
-    IterationRecord {
-        total_ms,
-        network_ms: Some(network_ms),
-        wire_decode_ms: Some(1.0),
-        wire_decode_cpu_ms: Some(1.0),
-        row_decode_ms: Some(4.0),
-        row_decode_cpu_ms: Some(3.5),
-        client_work_ms: Some(1.0),
-        client_work_cpu_ms: Some(1.0),
-        descheduled_ms: Some(0.5),
-        server_ms,
-        ..IterationRecord::new("r", iteration, false, "2026-01-02T03:04:05Z")
+    {
+        let mut r = IterationRecord::new("r", iteration, false, "2026-01-02T03:04:05Z");
+        r.total_ms = total_ms;
+        r.query.stream_wait_ms = Some(network_ms);
+        r.query.wire_decode_wall_ms = Some(1.0);
+        r.query.wire_decode_cpu_ms = Some(1.0);
+        r.query.row_decode_wall_ms = Some(4.0);
+        r.query.row_decode_cpu_ms = Some(3.5);
+        r.query.client_work_wall_ms = Some(1.0);
+        r.query.client_work_cpu_ms = Some(1.0);
+        r.query.descheduled_ms = Some(0.5);
+        r.query.server_elapsed_ms = server_ms;
+        r
     }
 }
 
@@ -28,9 +29,10 @@ fn the_means_of_the_parts_add_up_to_the_mean_total() {
         record(0, 20.0, 10.0, Some(8.0)),
         record(1, 31.3, 21.0, Some(30.0)),
         record(2, 17.25, 9.0, None),
-        IterationRecord {
-            status: Status::Error,
-            ..record(3, 900.0, 10.0, None)
+        {
+            let mut r = record(3, 900.0, 10.0, None);
+            r.outcome = crate::report::Outcome::failed("failed", None);
+            r
         },
     ];
     let stats = PartStats::of(&records).expect("timed iterations");
@@ -81,10 +83,15 @@ fn the_changes_of_the_parts_add_up_to_the_change_of_the_total() {
         record(1, 22.0, 12.0, Some(8.0)),
     ])
     .expect("a");
-    let cold = IterationRecord {
-        dns_ms: Some(1.0),
-        token_ms: Some(4.0),
-        ..record(0, 50.0, 30.0, Some(29.0))
+    let cold = {
+        let mut r = record(0, 50.0, 30.0, Some(29.0));
+        r.cold
+            .get_or_insert_default()
+            .set(crate::report::ColdStep::Dns, 1.0);
+        r.cold
+            .get_or_insert_default()
+            .set(crate::report::ColdStep::Token, 4.0);
+        r
     };
     let b = PartStats::of(&[cold, record(1, 40.0, 20.0, None)]).expect("b");
     let comparison = PartComparison::of(&a, &b);
@@ -95,7 +102,7 @@ fn the_changes_of_the_parts_add_up_to_the_change_of_the_total() {
         comparison
             .parts
             .iter()
-            .any(|c| c.part == Part::Dns && c.a_mean == 0.0)
+            .any(|c| c.part == Part::Cold(crate::report::ColdStep::Dns) && c.a_mean == 0.0)
     );
     let words = comparison.in_words();
     assert!(words.starts_with("+24.0 ms in the mean: "), "{words}");

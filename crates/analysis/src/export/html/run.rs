@@ -312,11 +312,11 @@ fn iterations(report: &RunReport) -> String {
     );
     for r in report.iterations.iter().take(MAX_TABLE_ROWS) {
         let status = if r.warmup {
-            format!("{} (warm-up)", r.status.as_str())
+            format!("{} (warm-up)", r.status().as_str())
         } else {
-            r.status.as_str().to_owned()
+            r.status().as_str().to_owned()
         };
-        let class = match (r.warmup, r.status) {
+        let class = match (r.warmup, r.status()) {
             (_, Status::Ok) if r.warmup => "warmup",
             (_, Status::Ok) => "",
             _ => "failed",
@@ -327,20 +327,20 @@ fn iterations(report: &RunReport) -> String {
                 Cell::figure(&r.iteration.to_string(), f64::from(r.iteration)),
                 Cell::text(&status),
                 Cell::ms(r.total_ms),
-                Cell::opt_ms(r.ttfb_ms),
-                Cell::figure(&count(r.rows), r.rows as f64),
-                Cell::figure(&count(r.messages), r.messages as f64),
-                Cell::figure(&bytes(r.wire_bytes), r.wire_bytes as f64),
-                Cell::figure(&r.resumes.to_string(), f64::from(r.resumes)),
+                Cell::opt_ms(r.query.ttfb_ms),
+                Cell::figure(&count(r.answer.rows), r.answer.rows as f64),
+                Cell::figure(&count(r.answer.messages), r.answer.messages as f64),
+                Cell::figure(&bytes(r.answer.wire_bytes), r.answer.wire_bytes as f64),
+                Cell::figure(&r.answer.resumes.to_string(), f64::from(r.answer.resumes)),
                 Cell::markup(format!(
                     "<code>{}</code>",
-                    clipped(r.request_id.as_deref().unwrap_or(""))
+                    clipped(r.ids.request_id.as_deref().unwrap_or(""))
                 )),
                 Cell::markup(format!(
                     "<code>{}</code>",
-                    clipped(r.trace_id.as_deref().unwrap_or(""))
+                    clipped(r.ids.trace_id.as_deref().unwrap_or(""))
                 )),
-                Cell::text(r.error.as_deref().unwrap_or("")),
+                Cell::text(r.error().unwrap_or("")),
             ],
         );
     }

@@ -51,12 +51,12 @@ fn hostile_text_stays_text_and_a_long_one_is_cut_on_the_page() {
     let evil =
         "</script><script>document.title='PWNED'</script><img src=x onerror=\"alert(1)\">'\"&";
     let mut runs = vec![RunReport::with_totals(evil, &[10.0, 12.0, 14.0])];
-    runs[0].iterations[0].ttfb_ms = Some(f64::NAN);
-    runs[0].iterations[0].server_ms = Some(f64::INFINITY);
-    runs[0].iterations[2].network_ms = Some(f64::NAN);
+    runs[0].iterations[0].query.ttfb_ms = Some(f64::NAN);
+    runs[0].iterations[0].query.server_elapsed_ms = Some(f64::INFINITY);
+    runs[0].iterations[2].query.stream_wait_ms = Some(f64::NAN);
     runs[0].config.sql = format!("SELECT '{}' {}", evil, "y".repeat(10_000_000));
-    runs[0].iterations[1].error = Some(evil.into());
-    runs[0].iterations[1].request_id = Some(evil.into());
+    runs[0].iterations[1].outcome = crate::report::Outcome::failed(evil, None);
+    runs[0].iterations[1].ids.request_id = Some(evil.into());
     let page = html(&runs, Redaction::NONE);
     assert_eq!(
         page.matches("<script").count(),
@@ -81,7 +81,7 @@ fn hostile_text_stays_text_and_a_long_one_is_cut_on_the_page() {
     let back = read_reports(page.as_bytes()).expect("read back");
     assert_eq!(back[0].config.sql, runs[0].config.sql);
     assert_eq!(
-        back[0].iterations[0].ttfb_ms, None,
+        back[0].iterations[0].query.ttfb_ms, None,
         "NaN is written as null"
     );
     assert_eq!(back[0].config.label, evil);
@@ -95,7 +95,8 @@ fn a_redacted_page_holds_none_of_the_literals_anywhere() {
          AND Id > 987654321 AND Tag = @tag"
             .into();
     runs[0].config.params = vec![("tag:STRING".into(), "quokka-77".into())];
-    runs[0].iterations[1].error = Some("no such name: 'Zanzibar' (987654321)".into());
+    runs[0].iterations[1].outcome =
+        crate::report::Outcome::failed("no such name: 'Zanzibar' (987654321)", None);
     runs[0].config.target = "cloud projects/acme-prod/instances/west9/databases/ledger".into();
     let names = Redaction::parse("names").expect("names");
     let page = html(&runs, names);

@@ -86,13 +86,13 @@ fn rows(name: &str, timeline: &Timeline, scale: f64, y: &mut f64) -> String {
             num(*y)
         );
         for step in &timeline.setup {
-            let colour = Part::from_key(&step.step).map_or(WAIT, Part::colour);
+            let colour = Part::Cold(step.step).colour();
             let mut strip = Strip::new(colour, scale);
             strip.add(step.start_us, step.start_us.saturating_add(step.wall_us));
             let _ = write!(
                 svg,
                 "<g><title>{} {}</title>{}</g>",
-                esc(&step.step),
+                esc(step.step.key()),
                 esc(&ms(step.wall_us as f64 / 1e3)),
                 strip.finish()
             );

@@ -61,8 +61,10 @@ fn names_go_from_the_target_and_from_errors() {
     let mut report = RunReport::with_totals("r", &[1.0]);
     report.config.target = "cloud projects/acme-prod/instances/west1/databases/orders".into();
     report.config.database = "projects/acme-prod/instances/west1/databases/orders".into();
-    report.iterations[0].error =
-        Some("Database not found: projects/acme-prod/instances/west1/databases/orders".into());
+    report.iterations[0].outcome = crate::report::Outcome::failed(
+        "Database not found: projects/acme-prod/instances/west1/databases/orders",
+        None,
+    );
     let reports = [report];
     let out = Redaction::parse("names").expect("names").apply(&reports);
     assert_eq!(
@@ -70,7 +72,7 @@ fn names_go_from_the_target_and_from_errors() {
         "cloud projects/?/instances/?/databases/?"
     );
     assert_eq!(out[0].config.database, "projects/?/instances/?/databases/?");
-    let error = out[0].iterations[0].error.as_deref().unwrap_or("");
+    let error = out[0].iterations[0].error().unwrap_or("");
     for name in ["acme-prod", "west1", "orders"] {
         assert!(!error.contains(name), "{error}");
     }
@@ -97,7 +99,7 @@ fn parameters_keep_their_names_and_types_and_lose_their_values() {
 fn redacted_with_error(what: &str, sql: &str, error: &str) -> String {
     let mut report = RunReport::with_totals("r", &[1.0]);
     report.config.sql = sql.into();
-    report.iterations[0].error = Some(error.into());
+    report.iterations[0].outcome = crate::report::Outcome::failed(error, None);
     let out = Redaction::parse(what)
         .expect("a redaction")
         .apply(std::slice::from_ref(&report));
@@ -208,7 +210,7 @@ fn a_literal_that_spells_one_of_spanprof_s_own_words_leaves_the_report_readable(
         "the config holds some of spanprof's words"
     );
     report.config.sql = format!("SELECT {} FROM t WHERE x = 'Zanzibar'", words.join(", "));
-    report.iterations[0].error = Some("no Zanzibar here".into());
+    report.iterations[0].outcome = crate::report::Outcome::failed("no Zanzibar here", None);
     report.iterations[0].timeline = Some(crate::report::Timeline::default());
     let out = Redaction::parse("literals")
         .expect("literals")
@@ -218,7 +220,7 @@ fn a_literal_that_spells_one_of_spanprof_s_own_words_leaves_the_report_readable(
         out[0].iterations[0].timeline.is_some(),
         "the report was scrubbed whole, not field by field"
     );
-    assert_eq!(out[0].iterations[0].error.as_deref(), Some("no ? here"));
+    assert_eq!(out[0].iterations[0].error(), Some("no ? here"));
 }
 
 #[test]

@@ -164,13 +164,17 @@ fn a_hostile_timeline_still_nests_strictly() {
 fn a_cold_start_s_steps_come_before_the_query_inside_the_iteration() {
     let mut report = run("cold", || vec![lane("stream", 3000)], &[9.0]);
     if let Some(t) = report.iterations[0].timeline.as_mut() {
-        t.setup = ["dns", "tcp", "tls", "http2", "token", "session"]
-            .iter()
+        t.setup = crate::report::ColdStep::ALL
+            .into_iter()
             .zip(0u64..)
             .map(|(step, i)| crate::report::SetupStep {
-                step: (*step).to_owned(),
+                step,
                 start_us: i * 500,
-                wall_us: if *step == "dns" { 0 } else { 500 },
+                wall_us: if step == crate::report::ColdStep::Dns {
+                    0
+                } else {
+                    500
+                },
             })
             .collect();
     }

@@ -304,8 +304,8 @@ mod tests {
             value: n.to_string(),
         });
         for it in &mut run.iterations {
-            it.rows = n;
-            it.wire_bytes = n * 1000;
+            it.answer.rows = n;
+            it.answer.wire_bytes = n * 1000;
         }
         run
     }

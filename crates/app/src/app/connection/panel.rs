@@ -17,7 +17,6 @@ use crate::engine::{
     DatabasePath, Engine, EngineEvent, Job, Notifier, ProfileSpec, QueryMode, RunEvent, Target,
     Variant,
 };
-use crate::report::Status;
 use crate::server::{DEFAULT_SEED23_ROWS, KnobSettings, ServerConfig, Shape};
 
 /// Which kind of instance runs the queries.
@@ -238,10 +237,10 @@ impl ConnectionPanel {
                     self.outcome = Some(TestOutcome::Failed(error.to_string()));
                     self.test = None;
                 }
-                EngineEvent::Iteration { record, .. } if record.status != Status::Ok => {
+                EngineEvent::Iteration { record, .. } if !record.outcome.is_ok() => {
                     self.outcome = Some(TestOutcome::Failed(format!(
                         "connected, but SELECT 1 failed: {}",
-                        record.error.clone().unwrap_or_default()
+                        record.error().unwrap_or_default()
                     )));
                 }
                 EngineEvent::Iteration { record, .. } => {

@@ -232,7 +232,11 @@ impl IterationsView {
         run_picker(ui, runs);
         if let Some(run) = runs.shown() {
             let config = &run.report.config;
-            let nothing_ok = run.report.iterations.iter().all(|r| r.status != Status::Ok);
+            let nothing_ok = run
+                .report
+                .iterations
+                .iter()
+                .all(|r| r.status() != Status::Ok);
             if let (Some(_), true) = (&run.report.stopped, nothing_ok) {
                 // Said once, beside the editor (and in the status bar): no chart of one failure.
                 ui.add_space(12.0);
@@ -539,7 +543,7 @@ impl IterationsView {
                 .zip(&parts)
                 .zip(&mut below)
                 .map(|((r, p), below)| {
-                    let ok = r.status == Status::Ok;
+                    let ok = r.status() == Status::Ok;
                     let full = match (ok, last) {
                         (true, _) => p.ms(part),
                         (false, true) => r.total_ms,
@@ -634,7 +638,7 @@ impl IterationsView {
 fn overlap_chart(records: &[IterationRecord], clip: Option<f64>) -> Option<BarChart> {
     let overlaps: Vec<Bar> = records
         .iter()
-        .filter(|r| r.status == Status::Ok)
+        .filter(|r| r.status() == Status::Ok)
         .filter_map(|r| {
             let (base, height) = overlap_span(r)?;
             let height = match clip.filter(|_| r.warmup) {

@@ -50,8 +50,8 @@ pub fn flags(records: &[IterationRecord]) -> Vec<Flag> {
 /// one line naming the iterations, not eleven lines).
 pub fn failures(records: &[IterationRecord]) -> Vec<String> {
     let mut by_error: Vec<(&str, Vec<u32>)> = Vec::new();
-    for r in records.iter().filter(|r| r.status == Status::Error) {
-        let error = r.error.as_deref().unwrap_or("unknown error");
+    for r in records.iter().filter(|r| r.status() == Status::Error) {
+        let error = r.error().unwrap_or("unknown error");
         match by_error.iter_mut().find(|(e, _)| *e == error) {
             Some((_, numbers)) => numbers.push(r.iteration),
             None => by_error.push((error, vec![r.iteration])),
@@ -80,7 +80,7 @@ pub fn tooltip(r: &IterationRecord) -> String {
     let a = r.accounting();
     // An iteration that ended ok: the total its parts add up to (to the microsecond), as the
     // summary and Compare sum it.
-    let total = if r.status == Status::Ok {
+    let total = if r.status() == Status::Ok {
         a.parts.sum_ms()
     } else {
         r.total_ms
@@ -89,10 +89,10 @@ pub fn tooltip(r: &IterationRecord) -> String {
         "#{}{} · {}\ntotal {}",
         r.iteration,
         if r.warmup { " (warm-up)" } else { "" },
-        r.status.as_str(),
+        r.status().as_str(),
         ms(total)
     );
-    if r.status == Status::Ok {
+    if r.status() == Status::Ok {
         for (part, value) in a.parts.iter() {
             text.push_str(&format!("\n{} {}", part.label(), ms(value)));
         }
@@ -103,25 +103,25 @@ pub fn tooltip(r: &IterationRecord) -> String {
             ms(overlap)
         ));
     }
-    if let Some(elapsed) = r.server_ms {
+    if let Some(elapsed) = r.query.server_elapsed_ms {
         text.push_str(&format!("\nthe server reports {} elapsed", ms(elapsed)));
-        if let Some(wait) = r.server_client_wait_ms {
+        if let Some(wait) = r.query.server_client_wait_ms {
             text.push_str(&format!(", {} of it waiting on the client", ms(wait)));
         }
     }
-    if let Some(ttfb) = r.ttfb_ms {
+    if let Some(ttfb) = r.query.ttfb_ms {
         text.push_str(&format!("\nfirst byte after {}", ms(ttfb)));
     }
     text.push_str(&format!(
         "\n{} rows · {} messages · {}",
-        count(r.rows),
-        count(r.messages),
-        bytes(r.wire_bytes)
+        count(r.answer.rows),
+        count(r.answer.messages),
+        bytes(r.answer.wire_bytes)
     ));
-    if r.resumes > 0 {
-        text.push_str(&format!("\n{} resumes", r.resumes));
+    if r.answer.resumes > 0 {
+        text.push_str(&format!("\n{} resumes", r.answer.resumes));
     }
-    if let Some(e) = &r.error {
+    if let Some(e) = r.error() {
         text.push_str(&format!("\n{e}"));
     }
     text

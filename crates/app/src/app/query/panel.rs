@@ -35,7 +35,7 @@ impl<'a> Refusal<'a> {
         Some(Refusal {
             sql: &report.config.sql,
             text: report.stopped.as_deref()?,
-            error: report.iterations.first()?.error.as_deref().unwrap_or(""),
+            error: report.iterations.first()?.error().unwrap_or(""),
         })
     }
 }

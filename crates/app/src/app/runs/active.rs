@@ -145,13 +145,14 @@ impl ActiveRun {
                     self.wire_bytes = wire_bytes;
                 }
                 EngineEvent::Iteration { variant, record } => {
-                    if let Some(error) = &record.error
-                        && !(self.cancelled && error == "cancelled")
+                    if let Some(error) = record.error()
+                        && !(self.cancelled && record.outcome.is_cancelled())
                     {
                         on_error(format!("{} #{}: {error}", record.run, record.iteration));
                     }
-                    if record.total_ms > 0.0 && record.wire_bytes > 0 {
-                        self.mb_per_s = Some(record.wire_bytes as f64 / record.total_ms / 1e3);
+                    if record.total_ms > 0.0 && record.answer.wire_bytes > 0 {
+                        self.mb_per_s =
+                            Some(record.answer.wire_bytes as f64 / record.total_ms / 1e3);
                     }
                     let next = record.seq.map_or(record.iteration, |s| s) + 1;
                     self.start_iteration(next);

@@ -95,7 +95,10 @@ mod tests {
             cause_words(Part::WireDecode, None, -1.0),
             "less wire decode CPU"
         );
-        assert_eq!(cause_words(Part::Session, None, 5.0), "session took longer");
+        assert_eq!(
+            cause_words(Part::Cold(crate::report::ColdStep::Session), None, 5.0),
+            "session took longer"
+        );
         assert_eq!(crate::text::capitalised("the server"), "The server");
     }
 

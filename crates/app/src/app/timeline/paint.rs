@@ -441,7 +441,7 @@ pub fn item_text(row: &Row, timeline: &Timeline, item: &Item, server_ms: Option<
         (Source::Setup(i), _) => timeline.setup.get(i).map_or_else(String::new, |step| {
             format!(
                 "cold start: {} {}\nfrom {:.3} to {}, before the query's request",
-                crate::report::printable(&step.step),
+                step.step.key(),
                 micros(item.len_us()),
                 micros(item.start_us),
                 micros(item.end_us)

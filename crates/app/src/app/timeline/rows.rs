@@ -356,7 +356,7 @@ pub fn iteration_rows(
             steps.collect(),
         ));
     }
-    if let Some(server_us) = record.server_ms.and_then(ms_to_us) {
+    if let Some(server_us) = record.query.server_elapsed_ms.and_then(ms_to_us) {
         let start_us = first_request_us(timeline);
         let item = Item {
             start_us,
@@ -439,15 +439,16 @@ mod tests {
     }
 
     fn record(server_ms: Option<f64>) -> IterationRecord {
-        IterationRecord {
-            total_ms: 90.2,
-            server_ms,
-            timeline: Some(Timeline {
+        {
+            let mut r = IterationRecord::new("r", 3, false, "t");
+            r.total_ms = 90.2;
+            r.query.server_elapsed_ms = server_ms;
+            r.timeline = Some(Timeline {
                 lanes: vec![lane()],
                 total_us: 90_200,
                 setup: Vec::new(),
-            }),
-            ..IterationRecord::new("r", 3, false, "t")
+            });
+            r
         }
     }
 
@@ -455,11 +456,11 @@ mod tests {
     fn a_cold_iteration_has_a_row_of_its_steps_before_the_server_row() {
         let mut r = record(Some(2.0));
         let timeline = r.timeline.as_mut().expect("a timeline");
-        timeline.setup = ["dns", "tcp", "tls", "http2", "token", "session"]
-            .iter()
+        timeline.setup = crate::report::ColdStep::ALL
+            .into_iter()
             .enumerate()
             .map(|(i, step)| crate::report::SetupStep {
-                step: (*step).into(),
+                step,
                 start_us: i as u64 * 100,
                 wall_us: 90,
             })

@@ -549,7 +549,7 @@ impl TimelineView {
         let Some(timeline) = &record.timeline else {
             return;
         };
-        let mut text = paint::drawn_text(r, timeline, d, record.server_ms);
+        let mut text = paint::drawn_text(r, timeline, d, record.query.server_elapsed_ms);
         if r.kind == RowKind::Server
             && let Some(o) = built
                 .server
@@ -600,10 +600,10 @@ impl ServerShare {
     pub fn of(record: &IterationRecord) -> Option<ServerShare> {
         let a = record.accounting();
         Some(ServerShare {
-            elapsed: record.server_ms?,
+            elapsed: record.query.server_elapsed_ms?,
             in_waits: a.parts.ms(crate::part::Part::Server),
             overlap: a.overlap_ms?,
-            waiting_on_client: record.server_client_wait_ms,
+            waiting_on_client: record.query.server_client_wait_ms,
             estimated: a.split == crate::part::Split::Estimated,
         })
     }

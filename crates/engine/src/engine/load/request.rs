@@ -10,7 +10,9 @@ use tokio::sync::watch;
 
 use crate::client::{Decoding, IterationError, PreparedQuery, ResumePolicy, Session};
 use crate::load::{Ended, StepTally};
-use crate::report::IterationRecord;
+use crate::report::Code;
+
+use super::super::record;
 use crate::wire::{DecoderKind, RowsView};
 
 /// What every request of a run shares.
@@ -53,22 +55,9 @@ impl StepSink {
 /// A status code as Spanner's documentation spells it (`RESOURCE_EXHAUSTED`); `OTHER` for a
 /// failure that was not a status (a decoding error, a broken connection).
 pub(super) fn status_name(error: &IterationError) -> String {
-    spelled(error.status_code())
-}
-
-/// A gRPC code's name as the client's error gives it (`ResourceExhausted`) in Spanner's spelling.
-fn spelled(code: Option<String>) -> String {
-    let Some(code) = code else {
-        return "OTHER".to_owned();
-    };
-    let mut name = String::with_capacity(code.len() + 4);
-    for (i, c) in code.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            name.push('_');
-        }
-        name.push(c.to_ascii_uppercase());
-    }
-    name
+    error
+        .status_code()
+        .map_or_else(|| "OTHER".to_owned(), Code::spanner_name)
 }
 
 /// Runs one request meant to start at `intended`, started at `started`, into `step`; returns
@@ -101,8 +90,7 @@ pub(super) async fn run(
         Ok(mut timing) => {
             // The timeline is not needed: only the parts are kept.
             timing.lanes = Vec::new();
-            let mut record = IterationRecord::new("", 0, false, "");
-            super::super::fill(&mut record, &timing);
+            let record = record::of_request(&timing);
             let parts = record.accounting().parts;
             let ended = Ended {
                 from_intended: now.saturating_duration_since(intended),
@@ -115,7 +103,7 @@ pub(super) async fn run(
             };
             let mut tally = step.lock();
             tally.ok(&ended, &parts);
-            if let Some(queued) = record.server_queue_ms {
+            if let Some(queued) = record.query.server_queue_ms {
                 tally.queued(queued);
             }
         }
@@ -149,23 +137,4 @@ pub(super) async fn warm_up(shared: &Shared, cancel: &AtomicBool) {
 /// How long `behind` its intended time a start was.
 pub(super) fn behind(intended: Instant, started: Instant) -> Duration {
     started.saturating_duration_since(intended)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn status_codes_are_spelled_as_spanner_spells_them() {
-        assert_eq!(
-            spelled(Some("ResourceExhausted".into())),
-            "RESOURCE_EXHAUSTED"
-        );
-        assert_eq!(
-            spelled(Some("DeadlineExceeded".into())),
-            "DEADLINE_EXCEEDED"
-        );
-        assert_eq!(spelled(Some("Unavailable".into())), "UNAVAILABLE");
-        assert_eq!(spelled(None), "OTHER");
-    }
 }

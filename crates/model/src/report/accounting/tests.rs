@@ -1,18 +1,19 @@
 use super::*;
-use crate::report::{Between, Lane, Timeline};
+use crate::report::{Between, ColdStep, Lane, Timeline};
 
 fn query(total_ms: f64) -> IterationRecord {
-    IterationRecord {
-        total_ms,
-        network_ms: Some(20.0),
-        wire_decode_ms: Some(3.0),
-        wire_decode_cpu_ms: Some(2.5),
-        row_decode_ms: Some(10.0),
-        row_decode_cpu_ms: Some(9.0),
-        client_work_ms: Some(4.0),
-        client_work_cpu_ms: Some(3.0),
-        descheduled_ms: Some(2.5),
-        ..IterationRecord::new("r", 0, false, "2026-01-02T03:04:05Z")
+    {
+        let mut r = IterationRecord::new("r", 0, false, "2026-01-02T03:04:05Z");
+        r.total_ms = total_ms;
+        r.query.stream_wait_ms = Some(20.0);
+        r.query.wire_decode_wall_ms = Some(3.0);
+        r.query.wire_decode_cpu_ms = Some(2.5);
+        r.query.row_decode_wall_ms = Some(10.0);
+        r.query.row_decode_cpu_ms = Some(9.0);
+        r.query.client_work_wall_ms = Some(4.0);
+        r.query.client_work_cpu_ms = Some(3.0);
+        r.query.descheduled_ms = Some(2.5);
+        r
     }
 }
 
@@ -48,10 +49,11 @@ fn the_parts_add_up_to_the_total_and_the_rest_is_untimed() {
 fn a_server_that_reports_its_wait_on_the_client_splits_the_wait_exactly() {
     // The server took 42 ms, 30 of them waiting for the client to read: 12 ms of work, all
     // while the client waited.
-    let record = IterationRecord {
-        server_ms: Some(42.0),
-        server_client_wait_ms: Some(30.0),
-        ..query(38.0)
+    let record = {
+        let mut r = query(38.0);
+        r.query.server_elapsed_ms = Some(42.0);
+        r.query.server_client_wait_ms = Some(30.0);
+        r
     };
     let a = record.accounting();
     assert_eq!(a.split, Split::Measured);
@@ -65,9 +67,10 @@ fn a_server_that_reports_its_wait_on_the_client_splits_the_wait_exactly() {
 fn server_work_beyond_the_client_s_wait_is_an_overlap_never_a_part() {
     // The server reports 42 ms of elapsed time and nothing about waiting: the estimate gives it
     // the whole 20 ms wait, and the 22 ms it worked while the client decoded overlap.
-    let record = IterationRecord {
-        server_ms: Some(42.0),
-        ..query(38.0)
+    let record = {
+        let mut r = query(38.0);
+        r.query.server_elapsed_ms = Some(42.0);
+        r
     };
     let a = record.accounting();
     assert_eq!(a.split, Split::Estimated);
@@ -79,14 +82,27 @@ fn server_work_beyond_the_client_s_wait_is_an_overlap_never_a_part() {
 
 #[test]
 fn a_cold_start_s_steps_come_first_and_the_gap_after_them_is_untimed() {
-    let record = IterationRecord {
-        dns_ms: Some(1.0),
-        tcp_ms: Some(2.0),
-        tls_ms: Some(0.0),
-        http2_ms: Some(1.5),
-        token_ms: Some(0.0),
-        session_ms: Some(3.0),
-        ..query(46.0)
+    let record = {
+        let mut r = query(46.0);
+        r.cold
+            .get_or_insert_default()
+            .set(crate::report::ColdStep::Dns, 1.0);
+        r.cold
+            .get_or_insert_default()
+            .set(crate::report::ColdStep::Tcp, 2.0);
+        r.cold
+            .get_or_insert_default()
+            .set(crate::report::ColdStep::Tls, 0.0);
+        r.cold
+            .get_or_insert_default()
+            .set(crate::report::ColdStep::Http2, 1.5);
+        r.cold
+            .get_or_insert_default()
+            .set(crate::report::ColdStep::Token, 0.0);
+        r.cold
+            .get_or_insert_default()
+            .set(crate::report::ColdStep::Session, 3.0);
+        r
     };
     let a = record.accounting();
     let names: Vec<Part> = a.parts.iter().map(|(p, _)| p).collect();
@@ -106,10 +122,11 @@ fn parts_that_come_to_more_than_the_total_give_back_from_the_wait_first() {
 
 #[test]
 fn an_older_report_derives_its_client_work_from_the_timeline_or_says_it_cannot() {
-    let mut old = IterationRecord {
-        client_work_ms: None,
-        client_work_cpu_ms: None,
-        ..query(38.0)
+    let mut old = {
+        let mut r = query(38.0);
+        r.query.client_work_wall_ms = None;
+        r.query.client_work_cpu_ms = None;
+        r
     };
     let a = old.accounting();
     assert!(!a.client_work_timed);
@@ -134,13 +151,14 @@ fn an_older_report_derives_its_client_work_from_the_timeline_or_says_it_cannot()
 
 #[test]
 fn a_report_without_cpu_times_counts_decode_wall_time_as_decode() {
-    let old = IterationRecord {
-        total_ms: 30.0,
-        network_ms: Some(20.0),
-        wire_decode_ms: Some(3.0),
-        row_decode_ms: Some(5.0),
-        other_ms: Some(2.0),
-        ..IterationRecord::new("r", 0, false, "2026-01-02T03:04:05Z")
+    let old = {
+        let mut r = IterationRecord::new("r", 0, false, "2026-01-02T03:04:05Z");
+        r.total_ms = 30.0;
+        r.query.stream_wait_ms = Some(20.0);
+        r.query.wire_decode_wall_ms = Some(3.0);
+        r.query.row_decode_wall_ms = Some(5.0);
+        r.query.outside_wait_and_decode_ms = Some(2.0);
+        r
     };
     let a = old.accounting();
     assert_eq!(a.parts.get(Part::WireDecode), Some(3.0));
@@ -151,14 +169,15 @@ fn a_report_without_cpu_times_counts_decode_wall_time_as_decode() {
 
 #[test]
 fn a_subject_s_time_splits_as_the_server_saw_it() {
-    let record = IterationRecord {
-        total_ms: 1_900.0,
-        startup_ms: Some(950.25),
-        first_byte_ms: Some(3.5),
-        transfer_ms: Some(700.0),
-        blocked_ms: Some(640.125),
-        tail_ms: Some(246.0),
-        ..IterationRecord::new("c", 0, false, "2026-01-02T03:04:05Z")
+    let record = {
+        let mut r = IterationRecord::new("c", 0, false, "2026-01-02T03:04:05Z");
+        r.total_ms = 1_900.0;
+        r.subject_mut().startup_ms = Some(950.25);
+        r.subject_mut().first_byte_ms = Some(3.5);
+        r.subject_mut().transfer_ms = Some(700.0);
+        r.subject_mut().blocked_ms = Some(640.125);
+        r.subject_mut().tail_ms = Some(246.0);
+        r
     };
     let a = record.accounting();
     assert_eq!(
@@ -177,14 +196,15 @@ fn a_subject_s_time_splits_as_the_server_saw_it() {
 
 #[test]
 fn hostile_figures_give_finite_parts_that_still_add_up() {
-    let record = IterationRecord {
-        total_ms: 10.0,
-        network_ms: Some(f64::NAN),
-        wire_decode_ms: Some(-4.0),
-        row_decode_ms: Some(f64::INFINITY),
-        server_ms: Some(1e300),
-        server_client_wait_ms: Some(-1.0),
-        ..IterationRecord::new("r", 0, false, "2026-01-02T03:04:05Z")
+    let record = {
+        let mut r = IterationRecord::new("r", 0, false, "2026-01-02T03:04:05Z");
+        r.total_ms = 10.0;
+        r.query.stream_wait_ms = Some(f64::NAN);
+        r.query.wire_decode_wall_ms = Some(-4.0);
+        r.query.row_decode_wall_ms = Some(f64::INFINITY);
+        r.query.server_elapsed_ms = Some(1e300);
+        r.query.server_client_wait_ms = Some(-1.0);
+        r
     };
     let a = record.accounting();
     assert_eq!(a.parts.sum_ms(), 10.0);
@@ -193,12 +213,24 @@ fn hostile_figures_give_finite_parts_that_still_add_up() {
 
 #[test]
 fn a_failed_iteration_is_untimed_but_for_the_steps_it_made() {
-    let record = IterationRecord {
-        total_ms: 12.0,
-        status: crate::report::Status::Error,
-        dns_ms: Some(2.0),
-        ..IterationRecord::new("r", 0, false, "2026-01-02T03:04:05Z")
+    let record = {
+        let mut r = IterationRecord::new("r", 0, false, "2026-01-02T03:04:05Z");
+        r.total_ms = 12.0;
+        r.outcome = crate::report::Outcome::failed("failed", None);
+        r.cold
+            .get_or_insert_default()
+            .set(crate::report::ColdStep::Dns, 2.0);
+        r
     };
     let a = record.accounting();
-    assert_eq!(parts_of(&a), vec![(Part::Dns, 2.0), (Part::Untimed, 10.0)]);
+    // A cold start times all six steps; those that took no time are parts of 0 ms.
+    let spent: Vec<(Part, f64)> = parts_of(&a)
+        .into_iter()
+        .filter(|(_, ms)| *ms > 0.0)
+        .collect();
+    assert_eq!(
+        spent,
+        vec![(Part::Cold(ColdStep::Dns), 2.0), (Part::Untimed, 10.0)]
+    );
+    assert_eq!(a.parts.get(Part::Cold(ColdStep::Tls)), Some(0.0));
 }

@@ -1,14 +1,15 @@
 use super::*;
 
 fn record(i: u32, total: f64) -> IterationRecord {
-    IterationRecord {
-        total_ms: total,
-        network_ms: Some(total * 0.6),
-        server_ms: Some(total * 0.2),
-        wire_decode_ms: Some(total * 0.1),
-        row_decode_ms: Some(total * 0.2),
-        other_ms: Some(total * 0.1),
-        ..IterationRecord::new("r", i, i == 0, "t")
+    {
+        let mut r = IterationRecord::new("r", i, i == 0, "t");
+        r.total_ms = total;
+        r.query.stream_wait_ms = Some(total * 0.6);
+        r.query.server_elapsed_ms = Some(total * 0.2);
+        r.query.wire_decode_wall_ms = Some(total * 0.1);
+        r.query.row_decode_wall_ms = Some(total * 0.2);
+        r.query.outside_wait_and_decode_ms = Some(total * 0.1);
+        r
     }
 }
 
@@ -36,14 +37,15 @@ fn the_bars_stack_the_accounting_s_parts_and_add_up() {
 fn an_overlap_is_drawn_over_the_decode_and_said_apart_in_the_tooltip() {
     // The client waited 10 ms (all server time), then decoded for 20 ms while the server,
     // which reports 25.43 ms, went on working.
-    let r = IterationRecord {
-        total_ms: 30.0,
-        network_ms: Some(10.0),
-        server_ms: Some(25.43),
-        wire_decode_ms: Some(20.0),
-        row_decode_ms: Some(0.0),
-        other_ms: Some(0.0),
-        ..IterationRecord::new("r", 1, false, "t")
+    let r = {
+        let mut r = IterationRecord::new("r", 1, false, "t");
+        r.total_ms = 30.0;
+        r.query.stream_wait_ms = Some(10.0);
+        r.query.server_elapsed_ms = Some(25.43);
+        r.query.wire_decode_wall_ms = Some(20.0);
+        r.query.row_decode_wall_ms = Some(0.0);
+        r.query.outside_wait_and_decode_ms = Some(0.0);
+        r
     };
     assert_eq!(overlap_span(&r), Some((10.0, 15.43)));
     let text = tooltip(&r);
@@ -60,14 +62,15 @@ fn an_overlap_is_drawn_over_the_decode_and_said_apart_in_the_tooltip() {
 
 #[test]
 fn a_subjects_bar_splits_its_transfer_into_streaming_and_blocked() {
-    let r = IterationRecord {
-        total_ms: 200.0,
-        startup_ms: Some(100.0),
-        first_byte_ms: Some(5.0),
-        transfer_ms: Some(80.0),
-        blocked_ms: Some(60.0),
-        tail_ms: Some(15.0),
-        ..IterationRecord::new("client", 1, false, "t")
+    let r = {
+        let mut r = IterationRecord::new("client", 1, false, "t");
+        r.total_ms = 200.0;
+        r.subject_mut().startup_ms = Some(100.0);
+        r.subject_mut().first_byte_ms = Some(5.0);
+        r.subject_mut().transfer_ms = Some(80.0);
+        r.subject_mut().blocked_ms = Some(60.0);
+        r.subject_mut().tail_ms = Some(15.0);
+        r
     };
     assert_eq!(
         stacked_parts(std::slice::from_ref(&r)),
@@ -80,9 +83,10 @@ fn a_subjects_bar_splits_its_transfer_into_streaming_and_blocked() {
             Part::Tail
         ]
     );
-    let odd = IterationRecord {
-        blocked_ms: Some(500.0),
-        ..r
+    let odd = {
+        let mut r = r;
+        r.subject_mut().blocked_ms = Some(500.0);
+        r
     };
     let parts = odd.accounting().parts;
     assert_eq!(parts.get(Part::Streaming), Some(0.0));
@@ -134,10 +138,10 @@ fn the_summary_follows_the_selection() {
 
 #[test]
 fn the_same_error_is_said_once_naming_its_iterations() {
-    let failed = |i: u32, error: &str| IterationRecord {
-        status: Status::Error,
-        error: Some(error.into()),
-        ..record(i, 1.0)
+    let failed = |i: u32, error: &str| {
+        let mut r = record(i, 1.0);
+        r.outcome = crate::report::Outcome::failed(error, None);
+        r
     };
     let mut records: Vec<IterationRecord> =
         (1..=7).map(|i| failed(i, "Table not found: T")).collect();
