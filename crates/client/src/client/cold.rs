@@ -6,14 +6,14 @@
 use std::time::{Duration, Instant};
 
 use super::cloud::CloudTarget;
-use super::connect::{ColdTimes, Dialer};
+use super::connect::Dialer;
 use super::endpoint::{DatabasePath, Endpoint};
 use super::error::ClientError;
 use super::headers::HeaderOptions;
 use super::session::{CallHeaders, Opened, Session, first_token};
 use super::session_kind::SessionKind;
 use super::timeouts::Timeouts;
-use crate::report::ColdStep;
+use crate::report::{ColdStep, ColdSteps};
 
 /// Where cold iterations connect, made once per run.
 #[derive(Debug, Clone)]
@@ -51,9 +51,9 @@ impl ColdStart {
         database: &DatabasePath,
         timeouts: Timeouts,
         kind: SessionKind,
-    ) -> Result<(Session, ColdTimes), ClientError> {
+    ) -> Result<(Session, ColdSteps), ClientError> {
         let endpoint = self.dialer.endpoint().to_owned();
-        let (channel, mut times) = self.dialer.connect(timeouts.connect).await?;
+        let (channel, mut steps) = self.dialer.connect(timeouts.connect).await?;
         let started = Instant::now();
         let (headers, description) = match &self.cloud {
             Some(target) => {
@@ -82,8 +82,8 @@ impl ColdStart {
             plaintext: !self.dialer.is_tls(),
         };
         let session = Session::create(opened, database, timeouts, kind, self.options).await?;
-        times.set(ColdStep::Token, token);
-        times.set(ColdStep::Session, creating.elapsed());
-        Ok((session, times))
+        steps.set(ColdStep::Token, token.as_secs_f64() * 1e3);
+        steps.set(ColdStep::Session, creating.elapsed().as_secs_f64() * 1e3);
+        Ok((session, steps))
     }
 }

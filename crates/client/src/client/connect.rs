@@ -21,7 +21,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use super::timeouts::Readable;
 use super::{CONNECTION_WINDOW, STREAM_WINDOW};
-use crate::report::ColdStep;
+use crate::report::{ColdStep, ColdSteps};
 
 /// Why a timed connection could not be made.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -62,38 +62,6 @@ pub enum ConnectError {
         /// Why, on one line.
         reason: String,
     },
-}
-
-/// How long each step of a cold start took: the connection's four (the connector's), then the
-/// token and CreateSession (the cold start's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ColdTimes([Duration; 6]);
-
-impl ColdTimes {
-    /// The time `step` took.
-    pub fn get(&self, step: ColdStep) -> Duration {
-        self.0[step.index()]
-    }
-
-    /// Sets the time `step` took.
-    pub fn set(&mut self, step: ColdStep, took: Duration) {
-        self.0[step.index()] = took;
-    }
-
-    /// Each step's time, in [`ColdStep::ALL`] order.
-    pub fn durations(&self) -> [Duration; 6] {
-        self.0
-    }
-
-    /// Each step with its time, in the order they ran.
-    pub fn iter(&self) -> impl Iterator<Item = (ColdStep, Duration)> + '_ {
-        ColdStep::ALL.into_iter().map(|s| (s, self.get(s)))
-    }
-
-    /// Every step together.
-    pub fn total(&self) -> Duration {
-        self.0.iter().sum()
-    }
 }
 
 /// Where to connect and how: the host and port, and for TLS the client configuration (roots, ALPN
@@ -171,7 +139,7 @@ impl Dialer {
     }
 
     /// A new connection, each step timed, all of them within `within`.
-    pub async fn connect(&self, within: Duration) -> Result<(Channel, ColdTimes), ConnectError> {
+    pub async fn connect(&self, within: Duration) -> Result<(Channel, ColdSteps), ConnectError> {
         let marks = Arc::new(Mutex::new(Marks::default()));
         let connector = StepConnector {
             dialer: self.clone(),
@@ -223,12 +191,14 @@ impl Dialer {
         let m = lock(&marks);
         let at = |mark: Option<Instant>| mark.unwrap_or(ready);
         let (dns, tcp, tls) = (at(m.dns), at(m.tcp), at(m.tls));
-        let mut times = ColdTimes::default();
-        times.set(ColdStep::Dns, dns.saturating_duration_since(started));
-        times.set(ColdStep::Tcp, tcp.saturating_duration_since(dns));
-        times.set(ColdStep::Tls, tls.saturating_duration_since(tcp));
-        times.set(ColdStep::Http2, ready.saturating_duration_since(tls));
-        Ok((channel, times))
+        let took =
+            |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64() * 1e3;
+        let mut steps = ColdSteps::default();
+        steps.set(ColdStep::Dns, took(started, dns));
+        steps.set(ColdStep::Tcp, took(dns, tcp));
+        steps.set(ColdStep::Tls, took(tcp, tls));
+        steps.set(ColdStep::Http2, took(tls, ready));
+        Ok((channel, steps))
     }
 }
 

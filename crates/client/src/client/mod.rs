@@ -31,7 +31,7 @@ pub mod timing;
 pub mod transaction;
 
 pub use cold::ColdStart;
-pub use connect::{ColdTimes, ConnectError, Dialer};
+pub use connect::{ConnectError, Dialer};
 pub use endpoint::{DatabasePath, Endpoint, EndpointError, QueryMode, check_host_port};
 pub use error::ClientError;
 pub use headers::{HeaderOptions, RequestId};

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::client::{CallIds, ColdTimes, IterationError, IterationTiming};
+use crate::client::{CallIds, IterationError, IterationTiming};
 use crate::report::{ColdSteps, IterationRecord, Outcome, SetupStep, Timeline};
 
 use super::common::{ms, now_rfc3339};
@@ -25,7 +25,7 @@ pub(super) struct Position {
 /// A cold start before an iteration's query: its steps, when the query began (from the start),
 /// and when the start began.
 pub(super) struct ColdSetup {
-    pub(super) steps: ColdTimes,
+    pub(super) steps: ColdSteps,
     pub(super) query_from: Duration,
     pub(super) started: Instant,
 }
@@ -95,7 +95,7 @@ pub(super) fn built(
     wall: Duration,
 ) -> IterationRecord {
     if let Some(cold) = cold {
-        record.cold = Some(ColdSteps::new(cold.steps.durations().map(ms)));
+        record.cold = Some(cold.steps);
     }
     let timing = match ended {
         Ended::Ok(timing) => timing,
@@ -120,7 +120,7 @@ pub(super) fn built(
     let Some(cold) = cold else {
         return record;
     };
-    let named = ms(cold.steps.total()) + ms(timing.total);
+    let named = cold.steps.total_ms() + ms(timing.total);
     let outside = record.query.outside_wait_and_decode_ms.unwrap_or(0.0);
     record.query.outside_wait_and_decode_ms = Some(outside + (ms(wall) - named).max(0.0));
     record.total_ms = ms(wall).max(named);
@@ -134,8 +134,8 @@ pub(super) fn built(
         timeline.setup = cold
             .steps
             .iter()
-            .map(|(step, took)| {
-                let wall_us = us(took);
+            .map(|(step, took_ms)| {
+                let wall_us = (took_ms * 1e3).round().max(0.0) as u64;
                 let s = SetupStep {
                     step,
                     start_us,
@@ -220,9 +220,9 @@ mod tests {
             lanes: vec![Lane::default()],
             ..IterationTiming::default()
         };
-        let mut steps = ColdTimes::default();
+        let mut steps = ColdSteps::default();
         for (k, step) in ColdStep::ALL.into_iter().enumerate() {
-            steps.set(step, Duration::from_millis(k as u64 + 1));
+            steps.set(step, k as f64 + 1.0);
         }
         let setup = ColdSetup {
             steps,

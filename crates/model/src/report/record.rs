@@ -142,7 +142,8 @@ pub struct RequestIds {
     pub trace_id: Option<String>,
 }
 
-/// A cold start's steps, each step's time in milliseconds, indexed by [`ColdStep`].
+/// A cold start's steps, each step's time in milliseconds, indexed by [`ColdStep`]: what the client
+/// times a cold start into and the record keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ColdSteps([f64; 6]);
 
