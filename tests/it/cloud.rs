@@ -1,5 +1,5 @@
 //! The Cloud Spanner path, offline: a service-account key made here, a local token endpoint, and a
-//! small gRPC server that records the headers it was sent (`recorder.rs`).
+//! stand-in gRPC server that records the headers it was sent (`standin.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,13 +10,13 @@ use rsa::pkcs8::{EncodePrivateKey, LineEnding};
 use spanprof::client::auth::{AuthError, Credentials, TokenSource};
 use spanprof::client::cloud::{CloudTarget, REQUEST_PARAMS_HEADER, RESOURCE_PREFIX_HEADER};
 use spanprof::client::{DatabasePath, Decoding, Endpoint, Query, ResumePolicy, Session};
-
-pub use crate::recorder::{Behaviour, Seen, start_recorder, start_recorder_with};
 use spanprof::engine::{Engine, EngineEvent, Job, ProfileSpec, Target};
 use spanprof::wire::DecoderKind;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tonic::metadata::MetadataMap;
+
+use crate::standin::{Behaviour, StandIn};
 
 pub const PROJECT: &str = "test-project";
 pub const INSTANCE: &str = "test-instance";
@@ -181,8 +181,8 @@ async fn requests_carry_token_and_routing_headers() {
     let tokens_endpoint = TokenEndpoint::start(200).await;
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &tokens_endpoint.uri);
-    let seen = Seen::default();
-    let target = target(start_recorder(seen.clone()).await, key.clone());
+    let standin = StandIn::start(Behaviour::default()).await;
+    let target = target(standin.endpoint.clone(), key.clone());
     let database = DatabasePath {
         project: PROJECT.into(),
         instance: INSTANCE.into(),
@@ -218,7 +218,7 @@ async fn requests_carry_token_and_routing_headers() {
         "DeleteSession answered"
     );
 
-    let seen = seen.lock().expect("not poisoned").clone();
+    let seen = standin.calls();
     let methods: Vec<_> = seen.iter().map(|(m, _)| *m).collect();
     assert_eq!(
         methods,
@@ -279,8 +279,8 @@ async fn every_call_of_a_cloud_run_carries_the_headers() {
     let tokens_endpoint = TokenEndpoint::start(200).await;
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &tokens_endpoint.uri);
-    let seen = Seen::default();
-    let target = target(start_recorder(seen.clone()).await, key);
+    let standin = StandIn::start(Behaviour::default()).await;
+    let target = target(standin.endpoint.clone(), key);
     let spec = ProfileSpec {
         variants: vec![spanprof::engine::Variant::new("run", "SELECT 1")],
         iterations: 2,
@@ -300,7 +300,7 @@ async fn every_call_of_a_cloud_run_carries_the_headers() {
                 .is_some_and(|r| r[0].iterations.len() == 3),
         "{events:?}"
     );
-    let seen = seen.lock().expect("not poisoned").clone();
+    let seen = standin.calls();
     let methods: Vec<_> = seen.iter().map(|(m, _)| *m).collect();
     assert_eq!(
         methods,
@@ -417,8 +417,8 @@ async fn an_unreachable_token_endpoint_is_named() {
 #[tokio::test(flavor = "multi_thread")]
 async fn tokens_and_keys_never_appear_in_what_a_run_writes() {
     let tokens = TokenEndpoint::start(200).await;
-    let seen: Seen = Arc::default();
-    let endpoint = start_recorder(Arc::clone(&seen)).await;
+    let standin = StandIn::start(Behaviour::default()).await;
+    let endpoint = standin.endpoint.clone();
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &tokens.uri);
     let (csv, json, md) = (
@@ -462,7 +462,7 @@ async fn tokens_and_keys_never_appear_in_what_a_run_writes() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let calls = seen.lock().expect("not poisoned").clone();
+    let calls = standin.calls();
     let bearer = format!("Bearer {}", tokens.token);
     assert!(
         calls
@@ -508,8 +508,8 @@ async fn tokens_and_keys_never_appear_in_what_a_run_writes() {
 #[tokio::test(flavor = "multi_thread")]
 async fn application_default_credentials_come_from_the_environment() {
     let tokens = TokenEndpoint::start(200).await;
-    let seen: Seen = Arc::default();
-    let endpoint = start_recorder(Arc::clone(&seen)).await;
+    let standin = StandIn::start(Behaviour::default()).await;
+    let endpoint = standin.endpoint.clone();
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &tokens.uri);
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_spanprof"));
@@ -530,7 +530,7 @@ async fn application_default_credentials_come_from_the_environment() {
         .expect("joins")
         .expect("spanprof runs");
     let bearer = format!("Bearer {}", tokens.token);
-    let calls = seen.lock().expect("not poisoned").clone();
+    let calls = standin.calls();
     assert!(
         calls
             .iter()
@@ -604,7 +604,7 @@ async fn a_token_uri_in_clear_to_a_host_that_is_not_loopback_is_refused() {
 }
 
 /// `--cloud-endpoint http://` to a host that is not loopback sent every call's bearer token in
-/// clear: `0.0.0.0` reaches the recorder here, and it was sent CreateSession with the token. Now
+/// clear: `0.0.0.0` reaches the stand-in here, and it was sent CreateSession with the token. Now
 /// the run is refused before a token is fetched, naming the option and the rule; `http://` to a
 /// loopback host is still taken (every other test here runs on one).
 #[tokio::test(flavor = "multi_thread")]
@@ -612,8 +612,8 @@ async fn a_cloud_endpoint_in_clear_to_a_host_that_is_not_loopback_is_refused() {
     let tokens = TokenEndpoint::start(200).await;
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &tokens.uri);
-    let seen = Seen::default();
-    let loopback = start_recorder(seen.clone()).await;
+    let standin = StandIn::start(Behaviour::default()).await;
+    let loopback = &standin.endpoint;
     let port = loopback.rsplit_once(':').expect("a port").1.to_owned();
     let endpoint = format!("http://0.0.0.0:{port}");
     let database = DatabasePath {
@@ -635,11 +635,7 @@ async fn a_cloud_endpoint_in_clear_to_a_host_that_is_not_loopback_is_refused() {
     match opened {
         Ok(_) => panic!(
             "{endpoint} was taken: {:?} sent with a token",
-            seen.lock()
-                .expect("not poisoned")
-                .iter()
-                .map(|(m, _)| *m)
-                .collect::<Vec<_>>()
+            standin.calls().iter().map(|(m, _)| *m).collect::<Vec<_>>()
         ),
         Err(error) => {
             let text = error.to_string();
@@ -667,7 +663,7 @@ async fn a_cloud_endpoint_in_clear_to_a_host_that_is_not_loopback_is_refused() {
     for w in wanted {
         assert!(stderr.contains(w), "{w:?} in {stderr}");
     }
-    assert!(seen.lock().expect("not poisoned").is_empty(), "no call");
+    assert!(standin.calls().is_empty(), "no call");
     assert_eq!(tokens.requests(), 0, "no token was fetched for it");
 
     for good in [

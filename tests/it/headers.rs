@@ -18,11 +18,19 @@ use spanprof::client::{
     Session, Timeouts,
 };
 use spanprof::wire::DecoderKind;
+use tonic::Code;
 use tonic::metadata::MetadataMap;
 
 use crate::cloud::{DATABASE, INSTANCE, PROJECT, TokenEndpoint, write_key_file};
-use crate::recorder::{Behaviour, Seen, start_recorder_with};
-use crate::standin::{AFE_MS, Answers, GFE_MS, MESSAGES, StandIn};
+use crate::standin::{AFE_MS, Behaviour, GFE_MS, MESSAGES, Queries, StandIn, Timing};
+
+/// The Cloud Spanner these tests profile: over TLS, ten one-row messages a query whose first
+/// attempt breaks after five, and `server-timing` with `afe` only to requests that opted in.
+const CLOUD: Behaviour = Behaviour {
+    tls: true,
+    timing: Timing::Measured,
+    ..Behaviour::answering(Queries::Resumable)
+};
 
 fn header<'a>(metadata: &'a MetadataMap, name: &str) -> Option<&'a str> {
     metadata.get(name).and_then(|v| v.to_str().ok())
@@ -153,7 +161,7 @@ const METHODS: [&str; 6] = [
 
 #[tokio::test(flavor = "multi_thread")]
 async fn over_tls_every_call_carries_a_request_id_and_the_afe_opt_in() {
-    let standin = StandIn::start(true, Answers::default()).await;
+    let standin = StandIn::start(CLOUD).await;
     let run = profile(&standin, &[]).await;
     assert!(run.output.status.success(), "{}", run.stderr());
     let calls = standin.calls();
@@ -181,7 +189,7 @@ async fn over_tls_every_call_carries_a_request_id_and_the_afe_opt_in() {
         "a resume keeps its request number and counts its attempt up"
     );
     assert_eq!(
-        *standin.multiplexed_asked.lock().expect("not poisoned"),
+        standin.multiplexed_asked(),
         [true],
         "a read-only profile asks for a multiplexed session"
     );
@@ -231,7 +239,7 @@ async fn over_tls_every_call_carries_a_request_id_and_the_afe_opt_in() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn end_to_end_tracing_sends_both_headers_and_keeps_each_iteration_s_trace_id() {
-    let standin = StandIn::start(true, Answers::default()).await;
+    let standin = StandIn::start(CLOUD).await;
     let run = profile(&standin, &["--end-to-end-tracing"]).await;
     assert!(run.output.status.success(), "{}", run.stderr());
     let calls = standin.calls();
@@ -267,7 +275,7 @@ async fn end_to_end_tracing_sends_both_headers_and_keeps_each_iteration_s_trace_
 
 #[tokio::test(flavor = "multi_thread")]
 async fn no_afe_timing_leaves_the_opt_in_out_and_afe_ms_empty() {
-    let standin = StandIn::start(true, Answers::default()).await;
+    let standin = StandIn::start(CLOUD).await;
     let run = profile(&standin, &["--no-afe-timing"]).await;
     assert!(run.output.status.success(), "{}", run.stderr());
     let calls = standin.calls();
@@ -289,11 +297,11 @@ async fn no_afe_timing_leaves_the_opt_in_out_and_afe_ms_empty() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_malformed_server_timing_and_request_id_echo_do_not_break_the_run() {
-    let answers = Answers {
-        malformed: true,
-        ..Answers::default()
+    let answers = Behaviour {
+        timing: Timing::Malformed,
+        ..CLOUD
     };
-    let standin = StandIn::start(true, answers).await;
+    let standin = StandIn::start(answers).await;
     let run = profile(&standin, &[]).await;
     assert!(run.output.status.success(), "{}", run.stderr());
     assert_eq!(run.rows.len(), 2);
@@ -311,11 +319,11 @@ async fn a_malformed_server_timing_and_request_id_echo_do_not_break_the_run() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_timing_past_any_duration_is_left_out_and_the_run_finishes() {
     for timing in ["gfet4t7; dur=1e300", "afe; dur=1e300, gfet4t7; dur=2"] {
-        let answers = Answers {
-            server_timing: Some(timing),
-            ..Answers::default()
+        let answers = Behaviour {
+            timing: Timing::Fixed(timing),
+            ..CLOUD
         };
-        let standin = StandIn::start(true, answers).await;
+        let standin = StandIn::start(answers).await;
         let run = profile(&standin, &[]).await;
         assert!(run.output.status.success(), "{timing}: {}", run.stderr());
         assert_eq!(run.rows.len(), 2, "{timing}");
@@ -335,11 +343,11 @@ async fn a_server_timing_past_any_duration_is_left_out_and_the_run_finishes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failed_iteration_keeps_its_request_id_and_trace_id() {
-    let answers = Answers {
-        refuse_queries: true,
-        ..Answers::default()
+    let answers = Behaviour {
+        queries: Queries::Refuse(Code::InvalidArgument, "the stand-in refuses this query"),
+        ..CLOUD
     };
-    let standin = StandIn::start(true, answers).await;
+    let standin = StandIn::start(answers).await;
     let run = profile(&standin, &["--end-to-end-tracing"]).await;
     assert_eq!(run.output.status.code(), Some(3), "{}", run.stderr());
     let queries: Vec<MetadataMap> = standin
@@ -372,12 +380,10 @@ async fn a_failed_iteration_keeps_its_request_id_and_trace_id() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tls_endpoint_is_trusted_only_with_its_certificate() {
-    let standin = StandIn::start(true, Answers::default()).await;
+    let standin = StandIn::start(CLOUD).await;
     let untrusted = StandIn {
         certificate: None,
-        endpoint: standin.endpoint.clone(),
-        calls: Default::default(),
-        multiplexed_asked: Default::default(),
+        ..standin.clone()
     };
     let run = profile(&untrusted, &[]).await;
     assert!(
@@ -406,13 +412,8 @@ async fn a_tls_endpoint_is_trusted_only_with_its_certificate() {
 /// the partitions'.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_partitioned_read_numbers_its_partition_query_and_each_partition() {
-    let seen = Seen::default();
-    let answers = Behaviour {
-        answer_rows: true,
-        ..Behaviour::default()
-    };
-    let url = start_recorder_with(seen.clone(), answers).await;
-    let endpoint = Endpoint::plaintext(url.trim_start_matches("http://"));
+    let standin = StandIn::start(Behaviour::answering(Queries::OneRow)).await;
+    let endpoint = Endpoint::plaintext(standin.host());
     let session = Session::open(&endpoint, &DatabasePath::default(), Timeouts::DEFAULT)
         .await
         .expect("a session");
@@ -438,7 +439,7 @@ async fn a_partitioned_read_numbers_its_partition_query_and_each_partition() {
         )
         .await
         .expect("the two partitions are read");
-    let calls = seen.lock().expect("not poisoned").clone();
+    let calls = standin.calls();
     let ids = request_ids(&calls);
     let mut numbers: Vec<(&str, u32, u32)> = ids
         .iter()
@@ -501,7 +502,7 @@ fn the_window_s_headers_menu_traces_a_run_and_details_shows_its_ids() {
     let traces: Vec<&str> = run
         .iterations
         .iter()
-        .map(|r| r.trace_id.as_deref().expect("a trace id"))
+        .map(|r| r.ids.trace_id.as_deref().expect("a trace id"))
         .collect();
     assert_eq!(traces.len(), 2);
     assert_ne!(traces[0], traces[1], "a trace per iteration");
@@ -510,7 +511,11 @@ fn the_window_s_headers_menu_traces_a_run_and_details_shows_its_ids() {
         h.query_by_label("operation_latencies").is_some(),
         "the summary has Google's latency points"
     );
-    let last = run.iterations[1].request_id.clone().expect("a request id");
+    let last = run.iterations[1]
+        .ids
+        .request_id
+        .clone()
+        .expect("a request id");
     request_id(&last);
     h.state_mut().set_tab(spanprof::app::Tab::Details);
     h.run_steps(2);

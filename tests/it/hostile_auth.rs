@@ -4,7 +4,7 @@
 //! call; an endless token answer took GBs, a `Content-Length` of 4 GiB aborted spanprof, a 64 MiB
 //! token was taken and sent on every call, and `--credentials /dev/zero` read 3 GB (a FIFO blocked
 //! forever). Each is driven through `spanprof profile --cloud` as a child whose peak memory
-//! (VmHWM) is watched, against the recording server (`recorder.rs`) and a token endpoint here
+//! (VmHWM) is watched, against the stand-in Spanner (`standin.rs`) and a token endpoint here
 //! that answers each request as a test scripts it.
 
 use std::path::Path;
@@ -18,7 +18,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::cloud::{DATABASE, INSTANCE, PROJECT, random_token, read_http_request, write_key_file};
-use crate::recorder::{Behaviour, Seen, start_recorder_with};
+use crate::standin::{Behaviour, Queries, StandIn};
 
 const MB: u64 = 1 << 20;
 
@@ -204,10 +204,7 @@ fn profile(endpoint: &str, credentials: &Path, extra: &[&str]) -> Command {
 }
 
 fn answering() -> Behaviour {
-    Behaviour {
-        answer_rows: true,
-        ..Behaviour::default()
-    }
+    Behaviour::answering(Queries::OneRow)
 }
 
 /// The case as found: a first token that lives 300 s and a renewal never answered. On main
@@ -217,7 +214,7 @@ fn answering() -> Behaviour {
 async fn a_token_of_300_s_is_reused_and_the_unanswered_renewal_is_never_needed() {
     let tokens =
         ScriptedEndpoint::start(vec![Reply::Token { expires_in: 300 }, Reply::Silent]).await;
-    let endpoint = start_recorder_with(Seen::default(), answering()).await;
+    let endpoint = StandIn::start(answering()).await.endpoint;
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &tokens.uri);
     let run = profile(
@@ -279,7 +276,7 @@ async fn a_renewal_never_answered_fails_within_the_limit_and_names_the_token_ste
 #[tokio::test(flavor = "multi_thread")]
 async fn a_token_that_lives_one_second_is_fetched_as_it_expires_not_for_every_call() {
     let tokens = ScriptedEndpoint::start(vec![Reply::Token { expires_in: 1 }]).await;
-    let endpoint = start_recorder_with(Seen::default(), answering()).await;
+    let endpoint = StandIn::start(answering()).await.endpoint;
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &tokens.uri);
     let run = profile(&endpoint, &key, &["--iterations", "1000"]);
@@ -311,7 +308,7 @@ async fn a_token_that_lives_one_second_is_fetched_as_it_expires_not_for_every_ca
 #[tokio::test(flavor = "multi_thread")]
 async fn a_token_endpoint_that_dies_after_the_first_token_stops_the_run_within_seconds() {
     let tokens = ScriptedEndpoint::start(vec![Reply::Token { expires_in: 1 }, Reply::Silent]).await;
-    let endpoint = start_recorder_with(Seen::default(), answering()).await;
+    let endpoint = StandIn::start(answering()).await.endpoint;
     let dir = tempfile::tempdir().expect("a temp dir");
     let key = write_key_file(dir.path(), &tokens.uri);
     let run = profile(
@@ -374,7 +371,7 @@ async fn a_token_said_to_live_no_time_is_not_fetched_for_every_call() {
     // And through a whole run.
     let tokens = ScriptedEndpoint::start(vec![Reply::Token { expires_in: 0 }]).await;
     let key = write_key_file(dir.path(), &tokens.uri);
-    let endpoint = start_recorder_with(Seen::default(), answering()).await;
+    let endpoint = StandIn::start(answering()).await.endpoint;
     let run = profile(&endpoint, &key, &["--iterations", "500"]);
     let watched = watch(run, Duration::from_secs(120), 2048 * MB).await;
     assert!(
@@ -410,8 +407,8 @@ async fn token_answers_past_their_bounds_are_refused_with_little_memory() {
     ];
     for (reply, wanted) in cases {
         let tokens = ScriptedEndpoint::start(vec![reply]).await;
-        let seen = Seen::default();
-        let endpoint = start_recorder_with(Arc::clone(&seen), answering()).await;
+        let standin = StandIn::start(answering()).await;
+        let endpoint = standin.endpoint.clone();
         let dir = tempfile::tempdir().expect("a temp dir");
         let key = write_key_file(dir.path(), &tokens.uri);
         let run = profile(&endpoint, &key, &["--iterations", "1"]);
@@ -451,10 +448,7 @@ async fn token_answers_past_their_bounds_are_refused_with_little_memory() {
             "{reply:?}: peak {} MB",
             watched.peak / MB
         );
-        assert!(
-            seen.lock().expect("not poisoned").is_empty(),
-            "{reply:?}: no call was made"
-        );
+        assert!(standin.calls().is_empty(), "{reply:?}: no call was made");
     }
 }
 
@@ -470,7 +464,7 @@ async fn credentials_that_are_not_regular_files_are_refused_at_once() {
         .status()
         .expect("mkfifo runs");
     assert!(made.success());
-    let endpoint = start_recorder_with(Seen::default(), answering()).await;
+    let endpoint = StandIn::start(answering()).await.endpoint;
     for (path, kind) in [
         (Path::new("/dev/zero"), "a character device"),
         (fifo.as_path(), "a FIFO"),

@@ -5,7 +5,9 @@
 use std::process::Command;
 
 use crate::history::text;
-use crate::recorder::{Behaviour, Seen, start_recorder_with};
+use tonic::Code;
+
+use crate::standin::{Behaviour, Queries, StandIn};
 
 /// Retitles the terminal, clears it, and rings the bell.
 const HOSTILE: &str = "\u{1b}]0;owned\u{7}\u{1b}[2J\u{1b}[31mred";
@@ -39,13 +41,10 @@ fn a_server_s_error_text_reaches_the_terminal_escaped() {
             fail_sessions: Some(HOSTILE),
             ..Behaviour::default()
         },
-        Behaviour {
-            fail_queries: Some(HOSTILE),
-            ..Behaviour::default()
-        },
+        Behaviour::answering(Queries::Refuse(Code::Internal, HOSTILE)),
     ] {
-        let uri = runtime.block_on(start_recorder_with(Seen::default(), behaviour));
-        let host = uri.trim_start_matches("http://");
+        let standin = runtime.block_on(StandIn::start(behaviour));
+        let host = standin.host();
         let (code, stderr) = profile_against(host);
         let shown = text(&stderr);
         eprintln!("exit {code:?}: {shown:?}");

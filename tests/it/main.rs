@@ -58,7 +58,6 @@ mod plan_files;
 mod plan_local;
 mod props;
 mod raw_h2;
-mod recorder;
 mod row_check;
 mod run_names;
 mod serve_process;

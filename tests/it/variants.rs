@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::Arc;
 
 use spanprof::client::{
     DatabasePath, Decoding, Partitioned, Query, QueryMode, RequestOptions, ResumePolicy, Session,
@@ -19,16 +18,10 @@ use spanprof::report::RunReport;
 use spanprof::server::{KnobSettings, ServerConfig};
 use spanprof::wire::{DecoderKind, RowsView};
 
-use crate::recorder::{Behaviour, Bodies, Body, Seen, start_recording_server};
+use crate::standin::{Behaviour, Queries, StandIn};
 
-/// The recording server's answers: whole ones.
-const ANSWER: Behaviour = Behaviour {
-    stall_execute: false,
-    stall_delete: None,
-    answer_rows: true,
-    fail_queries: None,
-    fail_sessions: None,
-};
+/// The stand-in's answers: whole ones.
+const ANSWER: Behaviour = Behaviour::answering(Queries::OneRow);
 
 fn spanprof(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_spanprof"))
@@ -112,24 +105,9 @@ fn two_queries_interleave_their_iterations_and_the_verdict_names_the_phases() {
     assert!(verdict.contains(" ms"), "{verdict}");
 }
 
-/// The request the recording server received for each ExecuteStreamingSql, and each PartitionQuery.
-fn received(bodies: &Bodies) -> (Vec<pb::ExecuteSqlRequest>, Vec<pb::PartitionQueryRequest>) {
-    let bodies = bodies.lock().expect("not poisoned");
-    let executes = bodies
-        .iter()
-        .filter_map(|b| match b {
-            Body::Execute(r) => Some(r.clone()),
-            Body::Partition(_) => None,
-        })
-        .collect();
-    let partitions = bodies
-        .iter()
-        .filter_map(|b| match b {
-            Body::Partition(r) => Some(r.clone()),
-            Body::Execute(_) => None,
-        })
-        .collect();
-    (executes, partitions)
+/// The request the stand-in received for each ExecuteStreamingSql, and each PartitionQuery.
+fn received(standin: &StandIn) -> (Vec<pb::ExecuteSqlRequest>, Vec<pb::PartitionQueryRequest>) {
+    (standin.executes(), standin.partitions())
 }
 
 fn read_only(request: &pb::ExecuteSqlRequest) -> &pb::transaction_options::ReadOnly {
@@ -242,9 +220,8 @@ fn assert_partitioned(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_request_option_reaches_the_wire_from_the_command_line() {
-    let bodies = Bodies::default();
-    let url = start_recording_server(Seen::default(), Arc::clone(&bodies), ANSWER).await;
-    let endpoint = url.trim_start_matches("http://").to_owned();
+    let standin = StandIn::start(ANSWER).await;
+    let endpoint = standin.host().to_owned();
     let common = [
         "--endpoint",
         &endpoint,
@@ -279,7 +256,7 @@ async fn every_request_option_reaches_the_wire_from_the_command_line() {
     .await
     .expect("joins");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let (executes, partitions) = received(&bodies);
+    let (executes, partitions) = received(&standin);
     assert!(partitions.is_empty());
     let [request] = executes.as_slice() else {
         panic!("one ExecuteStreamingSql: {executes:?}");
@@ -312,7 +289,7 @@ async fn every_request_option_reaches_the_wire_from_the_command_line() {
         ),
         ("strong", TimestampBound::Strong(true)),
     ] {
-        bodies.lock().expect("not poisoned").clear();
+        standin.forget();
         let args: &'static [&'static str] = Box::leak(Box::new([
             "--staleness",
             staleness,
@@ -321,7 +298,7 @@ async fn every_request_option_reaches_the_wire_from_the_command_line() {
         ]));
         let out = run(args).await.expect("joins");
         assert!(out.status.success(), "{}", text(&out.stderr));
-        let (executes, _) = received(&bodies);
+        let (executes, _) = received(&standin);
         assert_eq!(
             read_only(&executes[0]).timestamp_bound,
             Some(want),
@@ -334,7 +311,7 @@ async fn every_request_option_reaches_the_wire_from_the_command_line() {
         ));
     }
 
-    bodies.lock().expect("not poisoned").clear();
+    standin.forget();
     let out = run(&[
         "--partitioned",
         "--data-boost",
@@ -346,15 +323,14 @@ async fn every_request_option_reaches_the_wire_from_the_command_line() {
     .await
     .expect("joins");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let (executes, partitions) = received(&bodies);
+    let (executes, partitions) = received(&standin);
     assert_partitioned(&executes, &partitions);
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_request_option_reaches_the_wire_from_a_workload_file() {
-    let bodies = Bodies::default();
-    let url = start_recording_server(Seen::default(), Arc::clone(&bodies), ANSWER).await;
-    let endpoint = url.trim_start_matches("http://").to_owned();
+    let standin = StandIn::start(ANSWER).await;
+    let endpoint = standin.host().to_owned();
     let dir = tempfile::tempdir().expect("a temporary directory");
     let workload = dir.path().join("workload.toml");
     std::fs::write(
@@ -401,7 +377,7 @@ async fn every_request_option_reaches_the_wire_from_a_workload_file() {
     .await
     .expect("joins");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let (executes, partitions) = received(&bodies);
+    let (executes, partitions) = received(&standin);
     assert_eq!(executes.len(), 3, "one plain request, two partitions");
     assert_plain_options(&executes[0]);
     assert_partitioned(&executes[1..], &partitions);
@@ -474,7 +450,11 @@ fn a_sweep_reports_each_value_with_its_rows_and_a_positive_cost_per_row() {
             run.config.sweep.as_ref().map(|p| p.value.clone()),
             Some(n.to_string())
         );
-        assert!(run.timed().all(|i| i.rows == n), "{}", run.config.label);
+        assert!(
+            run.timed().all(|i| i.answer.rows == n),
+            "{}",
+            run.config.label
+        );
         assert_eq!(run.timed().count(), 3);
     }
     let refs: Vec<&RunReport> = runs.iter().collect();

@@ -1,0 +1,235 @@
+//! What the stand-in answers a query with: the scripts of PartialResultSets that [`Queries`] names,
+//! and the timing headers that [`Timing`] names.
+
+use std::pin::Pin;
+
+use spanprof::client::headers::AFE_SERVER_TIMING_HEADER;
+use spanprof::proto::google::spanner::v1 as pb;
+use tokio_stream::Stream;
+use tonic::metadata::{MetadataMap, MetadataValue};
+use tonic::{Code, Status};
+
+/// Messages a [`Queries::Resumable`] answer has.
+pub const MESSAGES: u32 = 10;
+/// Messages the first attempt of a [`Queries::Resumable`] query sends before its stream breaks.
+pub const FAULT_AFTER: u32 = 5;
+/// The `gfet4t7` time [`Timing::Measured`] reports, in ms.
+pub const GFE_MS: u32 = 7;
+/// The `afe` time [`Timing::Measured`] reports to requests that opted in, in ms.
+pub const AFE_MS: u32 = 3;
+
+/// A query's answer, as it streams.
+pub type Messages = Pin<Box<dyn Stream<Item = Result<pb::PartialResultSet, Status>> + Send>>;
+
+/// What ExecuteStreamingSql answers, every query alike.
+#[derive(Debug, Clone, Copy)]
+pub enum Queries {
+    /// One value with no metadata, which a decoder refuses: for tests of the calls alone.
+    Bare,
+    /// A whole answer in one message: a column `n` of INT64, the value 1, and statistics saying
+    /// one row was returned.
+    OneRow,
+    /// Never a message (a query still running).
+    Stall,
+    /// Refused before any response header, with this code and message.
+    Refuse(Code, &'static str),
+    /// [`MESSAGES`] one-row messages (the value `n` from 1), each with a resume token, the metadata
+    /// on the first and the statistics on the last; a query's first attempt breaks after
+    /// [`FAULT_AFTER`] of them (UNAVAILABLE, as a lost connection looks), and a resume goes on
+    /// after the message its token names.
+    Resumable,
+    /// One-row messages without end, each with a resume token, as fast as the connection takes
+    /// them.
+    Endless,
+    /// One message of a STRING value of this many bytes.
+    Huge(usize),
+    /// One message whose resume token has this many bytes, then UNAVAILABLE, so that a client which
+    /// kept the token would send it back.
+    LongToken(usize),
+    /// Response headers, then UNAVAILABLE.
+    Unavailable,
+}
+
+impl Queries {
+    /// The answer to `request`: its messages, or the status that refuses it.
+    pub fn answer(self, request: &pb::ExecuteSqlRequest) -> Result<Messages, Status> {
+        let script = match self {
+            Queries::Bare => vec![Ok(pb::PartialResultSet {
+                values: vec![string("1")],
+                ..Default::default()
+            })],
+            Queries::OneRow => vec![Ok(pb::PartialResultSet {
+                stats: Some(stats(&[("rows_returned", "1")])),
+                ..message(true, pb::TypeCode::Int64, "1")
+            })],
+            Queries::Stall => return Ok(Box::pin(tokio_stream::pending())),
+            Queries::Refuse(code, text) => return Err(Status::new(code, text)),
+            Queries::Resumable => resumable(&request.resume_token)?,
+            Queries::Endless => {
+                let rows = (0u64..).map(|n| {
+                    Ok(pb::PartialResultSet {
+                        resume_token: n.to_le_bytes().to_vec(),
+                        ..message(n == 0, pb::TypeCode::Int64, &n.to_string())
+                    })
+                });
+                return Ok(Box::pin(tokio_stream::iter(rows)));
+            }
+            Queries::Huge(bytes) => {
+                vec![Ok(message(true, pb::TypeCode::String, &"x".repeat(bytes)))]
+            }
+            Queries::LongToken(bytes) => vec![
+                Ok(pb::PartialResultSet {
+                    resume_token: vec![7; bytes],
+                    ..message(true, pb::TypeCode::Int64, "1")
+                }),
+                Err(Status::unavailable("the stand-in breaks the stream")),
+            ],
+            Queries::Unavailable => vec![Err(Status::unavailable(
+                "the stand-in is always unavailable",
+            ))],
+        };
+        Ok(Box::pin(tokio_stream::iter(script)))
+    }
+}
+
+fn string(s: &str) -> prost_types::Value {
+    prost_types::Value {
+        kind: Some(prost_types::value::Kind::StringValue(s.to_owned())),
+    }
+}
+
+/// A message with one value of a one-column result (a column `n` of `code`), with the metadata
+/// when `first`.
+fn message(first: bool, code: pb::TypeCode, value: &str) -> pb::PartialResultSet {
+    let column = pb::struct_type::Field {
+        name: "n".into(),
+        r#type: Some(pb::Type {
+            code: code as i32,
+            ..Default::default()
+        }),
+    };
+    pb::PartialResultSet {
+        metadata: first.then(|| pb::ResultSetMetadata {
+            row_type: Some(pb::StructType {
+                fields: vec![column],
+            }),
+            ..Default::default()
+        }),
+        values: vec![string(value)],
+        ..Default::default()
+    }
+}
+
+/// Query statistics of these fields, each a string.
+fn stats(fields: &[(&str, &str)]) -> pb::ResultSetStats {
+    pb::ResultSetStats {
+        query_stats: Some(prost_types::Struct {
+            fields: fields
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), string(value)))
+                .collect(),
+        }),
+        ..Default::default()
+    }
+}
+
+/// Message `n` (from 1) of a resumable answer.
+fn resumable_message(n: u32) -> pb::PartialResultSet {
+    let last = (n == MESSAGES).then(|| {
+        stats(&[
+            ("rows_returned", &MESSAGES.to_string()),
+            ("elapsed_time", "1.25 msecs"),
+        ])
+    });
+    pb::PartialResultSet {
+        resume_token: format!("t{n}").into_bytes(),
+        stats: last,
+        ..message(n == 1, pb::TypeCode::Int64, &n.to_string())
+    }
+}
+
+/// A resumable answer to a request carrying `token`: the first attempt's messages and its fault,
+/// or the messages after the one the token names.
+fn resumable(token: &[u8]) -> Result<Vec<Result<pb::PartialResultSet, Status>>, Status> {
+    let after = resumed_after(token)?;
+    let mut answer: Vec<_> = if after == 0 {
+        let mut first: Vec<_> = (1..=FAULT_AFTER)
+            .map(|n| Ok(resumable_message(n)))
+            .collect();
+        first.push(Err(Status::unavailable(
+            "the stand-in's fault after 5 messages",
+        )));
+        first
+    } else {
+        ((after + 1)..=MESSAGES)
+            .map(|n| Ok(resumable_message(n)))
+            .collect()
+    };
+    if answer.is_empty() {
+        answer.push(Ok(pb::PartialResultSet::default()));
+    }
+    Ok(answer)
+}
+
+/// The message a resume token says was the last one taken (0 for no token).
+fn resumed_after(token: &[u8]) -> Result<u32, Status> {
+    if token.is_empty() {
+        return Ok(0);
+    }
+    std::str::from_utf8(token)
+        .ok()
+        .and_then(|t| t.strip_prefix('t'))
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n <= MESSAGES)
+        .ok_or_else(|| Status::invalid_argument("not a resume token of this stand-in"))
+}
+
+/// The timing headers every streamed answer carries.
+#[derive(Debug, Clone, Copy)]
+pub enum Timing {
+    /// None.
+    None,
+    /// `server-timing` with a `gfet4t7` entry of [`GFE_MS`] and, only to requests that opted in,
+    /// an `afe` entry of [`AFE_MS`]; and the request id echoed.
+    Measured,
+    /// A `server-timing` that cannot be read and a request id echo that is not one.
+    Malformed,
+    /// This `server-timing`, with the request id echoed.
+    Fixed(&'static str),
+}
+
+impl Timing {
+    /// Writes the response headers to `asked` (the request's headers) into `headers`.
+    pub fn write(self, asked: &MetadataMap, headers: &mut MetadataMap) {
+        let header = |name: &str| {
+            asked
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let echo = || header("x-goog-spanner-request-id").unwrap_or_default();
+        let (timing, echo) = match self {
+            Timing::None => return,
+            Timing::Malformed => (
+                "gfet4t7; dur=, afe;dur=-3, ;;;, afe; dur=NaN, gfet4t7;dur=1e999".to_owned(),
+                "1.not-hex.-1..NaN.x y".to_owned(),
+            ),
+            Timing::Fixed(timing) => (timing.to_owned(), echo()),
+            Timing::Measured => {
+                let opted_in = header(AFE_SERVER_TIMING_HEADER).as_deref() == Some("true");
+                let afe = if opted_in {
+                    format!(", afe; dur={AFE_MS}")
+                } else {
+                    String::new()
+                };
+                (format!("gfet4t7; dur={GFE_MS}{afe}"), echo())
+            }
+        };
+        if let Ok(value) = MetadataValue::try_from(timing) {
+            headers.insert("server-timing", value);
+        }
+        if let Ok(value) = MetadataValue::try_from(echo) {
+            headers.insert("x-goog-spanner-request-id", value);
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! The stand-in's Spanner service, once: each RPC it answers writes the call in the log, then
+//! answers as its [`Behaviour`] says; the RPCs no test needs answer UNIMPLEMENTED.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use spanprof::proto::google::spanner::v1 as pb;
+use spanprof::proto::google::spanner::v1::spanner_server::Spanner;
+use tonic::metadata::MetadataMap;
+use tonic::{Request, Response, Status};
+
+use super::answers::{Messages, Queries, Timing};
+
+/// How the stand-in answers; by default, as [`Behaviour::answering`] says with [`Queries::Bare`].
+#[derive(Debug, Clone, Copy)]
+pub struct Behaviour {
+    /// Serve TLS with a self-signed certificate for 127.0.0.1, made at the start.
+    pub tls: bool,
+    /// CreateSession fails with INTERNAL and this message.
+    pub fail_sessions: Option<&'static str>,
+    /// DeleteSession answers only after this long.
+    pub stall_delete: Option<Duration>,
+    /// What ExecuteStreamingSql answers.
+    pub queries: Queries,
+    /// The timing headers of ExecuteStreamingSql's answers.
+    pub timing: Timing,
+    /// A header of this many bytes on ExecuteStreamingSql's answers.
+    pub padding: Option<usize>,
+}
+
+impl Behaviour {
+    /// Plaintext, granting sessions and deleting them at once, answering queries as `queries` say
+    /// with no headers of note.
+    pub const fn answering(queries: Queries) -> Behaviour {
+        Behaviour {
+            tls: false,
+            fail_sessions: None,
+            stall_delete: None,
+            queries,
+            timing: Timing::None,
+            padding: None,
+        }
+    }
+}
+
+impl Default for Behaviour {
+    fn default() -> Behaviour {
+        Behaviour::answering(Queries::Bare)
+    }
+}
+
+/// A request the stand-in answered (DeleteSession's without its body, which no test reads).
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// A CreateSession request.
+    CreateSession(pb::CreateSessionRequest),
+    /// An ExecuteStreamingSql request.
+    ExecuteStreamingSql(pb::ExecuteSqlRequest),
+    /// A PartitionQuery request.
+    PartitionQuery(pb::PartitionQueryRequest),
+    /// A DeleteSession request.
+    DeleteSession,
+}
+
+impl Body {
+    /// The RPC's name.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Body::CreateSession(_) => "CreateSession",
+            Body::ExecuteStreamingSql(_) => "ExecuteStreamingSql",
+            Body::PartitionQuery(_) => "PartitionQuery",
+            Body::DeleteSession => "DeleteSession",
+        }
+    }
+}
+
+/// Every call the stand-in answered, in order: the request and its headers.
+pub type Log = Arc<Mutex<Vec<(Body, MetadataMap)>>>;
+
+/// The service: what it does, and what it saw.
+pub struct Service {
+    /// How it answers.
+    pub behaviour: Behaviour,
+    /// Every call it answered.
+    pub log: Log,
+}
+
+impl Service {
+    fn record<T: Clone>(&self, request: &Request<T>, body: fn(T) -> Body) {
+        self.log
+            .lock()
+            .expect("the stand-in's log is not poisoned")
+            .push((body(request.get_ref().clone()), request.metadata().clone()));
+    }
+}
+
+/// The answer of every RPC no test needs.
+fn unanswered<T>(rpc: &str) -> Result<Response<T>, Status> {
+    Err(Status::unimplemented(rpc))
+}
+
+#[tonic::async_trait]
+impl Spanner for Service {
+    async fn create_session(
+        &self,
+        request: Request<pb::CreateSessionRequest>,
+    ) -> Result<Response<pb::Session>, Status> {
+        self.record(&request, Body::CreateSession);
+        if let Some(message) = self.behaviour.fail_sessions {
+            return Err(Status::internal(message));
+        }
+        Ok(Response::new(pb::Session {
+            name: format!("{}/sessions/s1", request.get_ref().database),
+            ..Default::default()
+        }))
+    }
+
+    async fn delete_session(
+        &self,
+        request: Request<pb::DeleteSessionRequest>,
+    ) -> Result<Response<()>, Status> {
+        self.record(&request, |_| Body::DeleteSession);
+        if let Some(stall) = self.behaviour.stall_delete {
+            tokio::time::sleep(stall).await;
+        }
+        Ok(Response::new(()))
+    }
+
+    type ExecuteStreamingSqlStream = Messages;
+
+    async fn execute_streaming_sql(
+        &self,
+        request: Request<pb::ExecuteSqlRequest>,
+    ) -> Result<Response<Messages>, Status> {
+        self.record(&request, Body::ExecuteStreamingSql);
+        if request.get_ref().resume_token.len() > 1 << 20 {
+            return Err(Status::invalid_argument(
+                "the client sent back a huge resume token",
+            ));
+        }
+        let mut response = Response::new(self.behaviour.queries.answer(request.get_ref())?);
+        let headers = response.metadata_mut();
+        self.behaviour.timing.write(request.metadata(), headers);
+        if let Some(bytes) = self.behaviour.padding {
+            let value = "x".repeat(bytes).parse().expect("a header value");
+            headers.insert("x-stand-in-padding", value);
+        }
+        Ok(response)
+    }
+
+    /// Two partitions, `first` and `second`, in the transaction `txn-1`.
+    async fn partition_query(
+        &self,
+        request: Request<pb::PartitionQueryRequest>,
+    ) -> Result<Response<pb::PartitionResponse>, Status> {
+        self.record(&request, Body::PartitionQuery);
+        let partition = |token: &[u8]| pb::Partition {
+            partition_token: token.to_vec(),
+        };
+        Ok(Response::new(pb::PartitionResponse {
+            partitions: vec![partition(b"first"), partition(b"second")],
+            transaction: Some(pb::Transaction {
+                id: b"txn-1".to_vec(),
+                ..Default::default()
+            }),
+        }))
+    }
+
+    async fn batch_create_sessions(
+        &self,
+        _: Request<pb::BatchCreateSessionsRequest>,
+    ) -> Result<Response<pb::BatchCreateSessionsResponse>, Status> {
+        unanswered("BatchCreateSessions")
+    }
+
+    async fn get_session(
+        &self,
+        _: Request<pb::GetSessionRequest>,
+    ) -> Result<Response<pb::Session>, Status> {
+        unanswered("GetSession")
+    }
+
+    async fn execute_sql(
+        &self,
+        _: Request<pb::ExecuteSqlRequest>,
+    ) -> Result<Response<pb::ResultSet>, Status> {
+        unanswered("ExecuteSql")
+    }
+
+    async fn begin_transaction(
+        &self,
+        _: Request<pb::BeginTransactionRequest>,
+    ) -> Result<Response<pb::Transaction>, Status> {
+        unanswered("BeginTransaction")
+    }
+
+    async fn commit(
+        &self,
+        _: Request<pb::CommitRequest>,
+    ) -> Result<Response<pb::CommitResponse>, Status> {
+        unanswered("Commit")
+    }
+
+    async fn rollback(&self, _: Request<pb::RollbackRequest>) -> Result<Response<()>, Status> {
+        unanswered("Rollback")
+    }
+}
