@@ -373,10 +373,12 @@ slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,,,,,,,,0.125,,,,,,,,,0,
     }
 
     #[test]
-    fn the_readme_s_table_has_every_column_in_order() -> std::io::Result<()> {
-        let readme =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))?;
-        let table = readme
+    fn the_user_guide_s_table_has_every_column_in_order() -> std::io::Result<()> {
+        let guide = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/exports.md"
+        ))?;
+        let table = guide
             .split("| column | unit | what it is |")
             .nth(1)
             .unwrap_or_default();
