@@ -71,7 +71,7 @@ pub struct ProfileArgs {
     #[arg(long = "label", value_name = "LABEL")]
     pub labels: Vec<String>,
     /// A workload file (TOML) describing the variants, each with its own SQL, parameters and
-    /// options (see the README); instead of --sql.
+    /// options (see docs/commands/profile.md); instead of --sql.
     #[arg(long, value_name = "FILE.toml")]
     pub workload: Option<PathBuf>,
     /// Sweep a query parameter: one variant per value of @NAME, e.g. n:INT64=100,1000,10000.

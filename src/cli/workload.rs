@@ -1,7 +1,7 @@
 //! Workload files (`spanprof profile --workload FILE.toml`): the variants of a profile, each with
-//! its own SQL, parameters, mode and request options, and the profile's settings. The README
-//! documents the format; every key is checked (a misspelt one is an error naming it), and every
-//! value is read the way the command line reads its flag.
+//! its own SQL, parameters, mode and request options, and the profile's settings.
+//! docs/commands/profile.md documents the format; every key is checked (a misspelt one is an
+//! error naming it), and every value is read the way the command line reads its flag.
 //!
 //! ```toml
 //! iterations = 20            # optional; the command line's --iterations wins when given
