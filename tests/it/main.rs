@@ -15,6 +15,7 @@ mod cli;
 mod client;
 mod cloud;
 mod cold;
+mod docs;
 mod emulator;
 mod engine;
 mod errors;
