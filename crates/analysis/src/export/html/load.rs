@@ -4,11 +4,10 @@
 
 use std::fmt::Write as _;
 
-use super::bars::nice_ceiling;
 use super::markup::{Cell, Table, clipped, esc, hex, num};
 use crate::load::{LoadReport, Model, StepResult};
 use crate::part::Part;
-use crate::text::ms;
+use crate::text::{ms, trimmed};
 
 const WIDTH: f64 = 1000.0;
 const HEIGHT: f64 = 300.0;
@@ -104,24 +103,33 @@ fn polyline(
     svg
 }
 
-fn axes(svg: &mut String, x_top: f64, y_top: f64, x_label: &str, x_text: &dyn Fn(f64) -> String) {
+/// A mark on an axis: where it sits (0 at the axis's start, 1 at its end) and its words.
+type Mark = (f64, String);
+
+/// The grid and the marks of a plot: `x` along the bottom, `y` up the left, `x_label` under it.
+fn axes(svg: &mut String, x: &[Mark], y: &[Mark], x_label: &str) {
     let (pw, ph) = (WIDTH - LEFT - 16.0, HEIGHT - TOP - BOTTOM);
-    for i in 0..=4 {
-        let f = f64::from(i) / 4.0;
-        let y = TOP + ph - ph * f;
-        let x = LEFT + pw * f;
+    for (at, words) in y {
+        let y = TOP + ph - ph * at;
         let _ = write!(
             svg,
-            "<line class=\"grid\" x1=\"{LEFT}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\"/>\
-             <text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\
-             <text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            "<line class=\"grid\" x1=\"{LEFT}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>\
+             <text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
             num(LEFT + pw),
+            num(y),
+            num(y),
             num(LEFT - 6.0),
             num(y + 4.0),
-            esc(&ms(y_top * f)),
-            num(x),
+            esc(words),
+        );
+    }
+    for (at, words) in x {
+        let _ = write!(
+            svg,
+            "<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            num(LEFT + pw * at),
             num(TOP + ph + 16.0),
-            esc(&x_text(x_top * f))
+            esc(words)
         );
     }
     let _ = write!(
@@ -133,37 +141,135 @@ fn axes(svg: &mut String, x_top: f64, y_top: f64, x_label: &str, x_text: &dyn Fn
     );
 }
 
-/// p50 and p99 from the intended start and p99 from the actual start, against each step's level
-/// (the rate asked, or the clients); the knee's step marked.
+/// The steps' levels' axis: from 0 in round steps (1, 2, 2.5 or 5 times a power of ten; whole
+/// ones for clients), at most eight, to the first mark at or past the highest level, so that the
+/// axis ends near the highest step (300/s for steps to 300/s, not 500/s).
+fn level_marks(highest: f64, whole: bool) -> Vec<f64> {
+    if !(highest.is_finite() && highest > 0.0) {
+        return vec![0.0, 1.0];
+    }
+    let power = 10f64.powf((highest / 8.0).log10().floor());
+    let mut step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|&step| (highest / step).ceil() <= 8.0)
+        .unwrap_or(10.0 * power);
+    if whole {
+        step = step.ceil().max(1.0);
+    }
+    let intervals = (highest / step - 1e-9).ceil().max(1.0) as usize;
+    (0..=intervals).map(|i| i as f64 * step).collect()
+}
+
+/// A latency axis on a log scale, whole decades of milliseconds from below the lowest latency to
+/// above the highest: a step at 2 ms and one at 2 s both read, where on a linear axis the low
+/// steps lie flat on the floor under the heavy ones.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct LogAxis {
+    /// The lowest decade's log10 (of milliseconds).
+    bottom: f64,
+    /// The highest decade's log10: at least one above `bottom`.
+    top: f64,
+}
+
+impl LogAxis {
+    /// The decades around the positive, finite latencies among `values`, in ms.
+    fn around(values: impl Iterator<Item = f64>) -> LogAxis {
+        let (lo, hi) = values
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            });
+        if !lo.is_finite() {
+            return LogAxis {
+                bottom: 0.0,
+                top: 1.0,
+            };
+        }
+        // A microsecond to a day: past those nothing is drawn apart.
+        let bottom = lo.log10().floor().clamp(-3.0, 7.0);
+        let top = hi.log10().ceil().clamp(bottom + 1.0, 8.0);
+        LogAxis { bottom, top }
+    }
+
+    /// Where `ms` sits, 0 at the bottom and 1 at the top (a zero on the floor).
+    fn at(&self, ms: f64) -> f64 {
+        let log = if ms > 0.0 { ms.log10() } else { self.bottom };
+        ((log - self.bottom) / (self.top - self.bottom)).clamp(0.0, 1.0)
+    }
+
+    /// The marks: 1, 2 and 5 times each power of ten (only the powers over more than three
+    /// decades), in words as latencies are written (`0.5 ms`, `20 ms`, `2 s`).
+    fn marks(&self) -> Vec<Mark> {
+        let factors: &[f64] = if self.top - self.bottom > 3.0 {
+            &[1.0]
+        } else {
+            &[1.0, 2.0, 5.0]
+        };
+        let mut marks = Vec::new();
+        for decade in (self.bottom as i32)..=(self.top as i32) {
+            for factor in factors {
+                let ms = factor * 10f64.powi(decade);
+                if ms.log10() <= self.top + 1e-9 {
+                    marks.push((self.at(ms), latency_words(ms)));
+                }
+            }
+        }
+        marks
+    }
+}
+
+/// A mark's latency in words: `5 µs`, `0.5 ms`, `20 ms`, `2 s`.
+fn latency_words(ms: f64) -> String {
+    if ms >= 1_000.0 {
+        format!("{} s", trimmed(ms / 1e3, 3))
+    } else if ms >= 0.1 {
+        format!("{} ms", trimmed(ms, 3))
+    } else {
+        format!("{} µs", trimmed(ms * 1e3, 3))
+    }
+}
+
+/// The curve's lines: name, colour, dashed. The two p99s apart in hue and lightness, and the one
+/// from the actual start dashed, so that where they agree both are still seen.
+const LINES: [(&str, &str, bool); 3] = [
+    ("p50 from the intended start", "#1f5fa8", false),
+    ("p99 from the intended start", "#c0392b", false),
+    (
+        "p99 from the actual start (what a generator that waits hides)",
+        "#9b59b6",
+        true,
+    ),
+];
+
+/// p50 and p99 from the intended start and p99 from the actual start (log scale), against each
+/// step's level (the rate asked, or the clients; the axis ends near the highest); the knee's step
+/// marked.
 fn curve(report: &LoadReport) -> String {
     let steps = &report.steps;
     let finite = |v: Option<f64>| v.filter(|v| v.is_finite() && *v >= 0.0);
-    let series = |f: &dyn Fn(&StepResult) -> Option<f64>| -> Vec<(f64, f64)> {
+    let series = |f: fn(&StepResult) -> Option<f64>| -> Vec<(f64, f64)> {
         steps
             .iter()
             .filter_map(|s| Some((s.level().value(), finite(f(s))?)))
             .collect()
     };
-    let p50 = series(&|s| s.p50_ms);
-    let p99 = series(&|s| s.p99_ms);
-    let p99_actual = series(&|s| s.p99_uncorrected_ms);
-    let x_top = nice_ceiling(
-        steps
-            .iter()
-            .map(|s| s.level().value())
-            .filter(|v| v.is_finite())
-            .fold(0.0, f64::max),
-    );
-    let y_top = nice_ceiling(
-        p50.iter()
-            .chain(&p99)
-            .chain(&p99_actual)
-            .map(|p| p.1)
-            .fold(0.0, f64::max),
-    );
+    let lines: [Vec<(f64, f64)>; 3] = [
+        series(|s| s.p50_ms),
+        series(|s| s.p99_ms),
+        series(|s| s.p99_uncorrected_ms),
+    ];
+    let highest = steps
+        .iter()
+        .map(|s| s.level().value())
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    let levels = level_marks(highest, report.model == Model::Closed);
+    let x_top = levels.last().copied().unwrap_or(1.0);
+    let latency = LogAxis::around(lines.iter().flatten().map(|p| p.1));
     let (pw, ph) = (WIDTH - LEFT - 16.0, HEIGHT - TOP - BOTTOM);
     let x = move |v: f64| LEFT + pw * v / x_top;
-    let y = move |v: f64| TOP + ph - ph * v / y_top;
+    let y = move |v: f64| TOP + ph - ph * latency.at(v);
     let mut svg = format!(
         "<svg class=\"curve\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" \
          aria-label=\"latency against throughput\">"
@@ -175,9 +281,11 @@ fn curve(report: &LoadReport) -> String {
         ),
         Model::Closed => ("clients, each with one request in flight", ""),
     };
-    axes(&mut svg, x_top, y_top, x_label, &|v| {
-        format!("{v:.0}{unit}")
-    });
+    let x_marks: Vec<Mark> = levels
+        .iter()
+        .map(|&v| (v / x_top, format!("{}{unit}", trimmed(v, 2))))
+        .collect();
+    axes(&mut svg, &x_marks, &latency.marks(), x_label);
     if let Some(knee) = report.knee
         && let Some(step) = steps
             .iter()
@@ -198,57 +306,52 @@ fn curve(report: &LoadReport) -> String {
             esc(&step.level().describe())
         );
     }
-    svg.push_str(&polyline(&p50, "#1f5fa8", false, &x, &y));
-    svg.push_str(&polyline(&p99, "#c0392b", false, &x, &y));
-    svg.push_str(&polyline(&p99_actual, "#c0392b", true, &x, &y));
+    let mut legend = String::from("<ul class=\"legend\">");
+    for ((name, colour, dashed), points) in LINES.iter().zip(&lines) {
+        svg.push_str(&polyline(points, colour, *dashed, &x, &y));
+        let swatch = if *dashed {
+            format!("border-top:2px dashed {colour};height:0")
+        } else {
+            format!("background:{colour}")
+        };
+        let _ = write!(
+            legend,
+            "<li><span class=\"swatch\" style=\"{swatch}\"></span>{}</li>",
+            esc(name)
+        );
+    }
     svg.push_str("</svg>");
-    svg.push_str(
-        "<ul class=\"legend\"><li><span class=\"swatch\" style=\"background:#1f5fa8\"></span>p50 \
-         from the intended start</li><li><span class=\"swatch\" style=\"background:#c0392b\">\
-         </span>p99 from the intended start</li><li>- - p99 from the actual start (what a \
-         generator that waits hides)</li></ul>",
-    );
-    svg
+    legend.push_str("<li>latency on a log scale</li></ul>");
+    svg + &legend
 }
 
-/// Each step's latency at 50, 90, 99, 99.9% and its maximum, on a scale that spreads the tail.
+/// Each step's latency at 50, 90, 99, 99.9% and its maximum, on a scale that spreads the tail
+/// (and a log latency axis, the light steps apart from the floor).
 fn percentiles(steps: &[StepResult]) -> String {
     // 50, 90, 99, 99.9% and the maximum evenly apart: each a tenfold rarer tail than the last.
     let at = [0.0, 1.0, 2.0, 3.0, 4.0];
-    let y_top = nice_ceiling(
-        steps
-            .iter()
-            .filter_map(|s| s.max_ms.filter(|v| v.is_finite()))
-            .fold(0.0, f64::max),
-    );
+    let figures = |s: &StepResult| [s.p50_ms, s.p90_ms, s.p99_ms, s.p999_ms, s.max_ms];
+    let latency = LogAxis::around(steps.iter().flat_map(figures).flatten());
     let (pw, ph) = (WIDTH - LEFT - 16.0, HEIGHT - TOP - BOTTOM);
     let x = move |v: f64| LEFT + pw * v / 4.0;
-    let y = move |v: f64| TOP + ph - ph * v / y_top;
+    let y = move |v: f64| TOP + ph - ph * latency.at(v);
     let mut svg = format!(
         "<svg class=\"percentiles\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" \
          aria-label=\"each step's percentiles\">"
     );
-    axes(
-        &mut svg,
-        4.0,
-        y_top,
-        "percentile",
-        &|v| match v.round() as i64 {
-            0 => "50%".into(),
-            1 => "90%".into(),
-            2 => "99%".into(),
-            3 => "99.9%".into(),
-            _ => "max".into(),
-        },
-    );
+    let x_marks: Vec<Mark> = ["50%", "90%", "99%", "99.9%", "max"]
+        .iter()
+        .zip(at)
+        .map(|(words, a)| (a / 4.0, (*words).to_owned()))
+        .collect();
+    axes(&mut svg, &x_marks, &latency.marks(), "percentile");
     let mut legend = String::from("<ul class=\"legend\">");
     for (i, s) in steps.iter().enumerate() {
         let colour = hex(step_colour(i, steps.len()));
-        let values = [s.p50_ms, s.p90_ms, s.p99_ms, s.p999_ms, s.max_ms];
         let points: Vec<(f64, f64)> = at
             .iter()
-            .zip(values)
-            .filter_map(|(&a, v)| Some((a, v.filter(|v| v.is_finite())?)))
+            .zip(figures(s))
+            .filter_map(|(&a, v)| Some((a, v.filter(|v| v.is_finite() && *v >= 0.0)?)))
             .collect();
         svg.push_str(&polyline(&points, &colour, false, &x, &y));
         let _ = write!(
@@ -258,7 +361,7 @@ fn percentiles(steps: &[StepResult]) -> String {
         );
     }
     svg.push_str("</svg>");
-    legend.push_str("</ul>");
+    legend.push_str("<li>latency on a log scale</li></ul>");
     svg + &legend
 }
 
@@ -272,61 +375,93 @@ fn step_colour(i: usize, n: usize) -> [u8; 3] {
     crate::part::level_colour(t)
 }
 
-/// A row per step: its level, what it achieved, its percentiles both ways, its failures and
-/// its parts' means per request.
+/// Two tables, each in the page's width: a row per step with what it achieved, its percentiles
+/// both ways and its failures; then, where the steps reported parts, a row per step with its
+/// parts' means per request (and the server's queue, where it reported one).
 fn steps_table(steps: &[StepResult]) -> String {
+    let mut table = Table::new(
+        "sortable steps",
+        &[
+            "step",
+            "achieved",
+            "p50",
+            "p90",
+            "p99",
+            "p99.9",
+            "max",
+            "p50 actual",
+            "p99 actual",
+            "errors",
+            "late",
+            "dropped",
+        ],
+    );
+    for s in steps {
+        table.row(
+            "",
+            vec![
+                level_cell(s),
+                Cell::figure(&format!("{:.1}/s", s.achieved_rate), s.achieved_rate),
+                Cell::opt_ms(s.p50_ms),
+                Cell::opt_ms(s.p90_ms),
+                Cell::opt_ms(s.p99_ms),
+                Cell::opt_ms(s.p999_ms),
+                Cell::opt_ms(s.max_ms),
+                Cell::opt_ms(s.p50_uncorrected_ms),
+                Cell::opt_ms(s.p99_uncorrected_ms),
+                Cell::figure(&s.errors.to_string(), s.errors as f64),
+                Cell::figure(&s.late.to_string(), s.late as f64),
+                Cell::figure(&s.dropped.to_string(), s.dropped as f64),
+            ],
+        );
+    }
+    let mut html = format!(
+        "<div class=\"wide\">{}</div><p class=\"note\">p50 and p99 actual are from the actual \
+         start, the others from the intended one; late: starts more than 2 ms after their \
+         intended time; dropped: starts never issued, the step ended while they waited for room \
+         in flight.</p>",
+        table.finish()
+    );
+    html.push_str(&parts_table(steps));
+    html
+}
+
+/// A step's level as its table's first cell.
+fn level_cell(s: &StepResult) -> Cell {
+    Cell::figure(&s.level().describe(), s.level().value())
+}
+
+/// A row per step with its parts' means per request, and the server's queue where it reported
+/// one; nothing where no step reported a part.
+fn parts_table(steps: &[StepResult]) -> String {
     let parts: Vec<Part> = Part::ALL
         .into_iter()
         .filter(|p| steps.iter().any(|s| s.part_ms(*p) > 0.0))
         .collect();
-    let mut headings: Vec<&str> = vec![
-        "step",
-        "achieved",
-        "p50",
-        "p90",
-        "p99",
-        "p99.9",
-        "max",
-        "p50 actual",
-        "p99 actual",
-        "errors",
-        "late",
-        "dropped",
-    ];
+    if parts.is_empty() {
+        return String::new();
+    }
+    let mut headings: Vec<&str> = vec!["step"];
     headings.extend(parts.iter().map(|p| p.label()));
     let queued = steps.iter().any(|s| s.server_queue_ms.is_some());
     if queued {
         headings.push("of server: queue");
     }
-    let mut table = Table::new("sortable steps", &headings);
+    let mut table = Table::new("sortable parts", &headings);
     for s in steps {
-        let mut cells = vec![
-            Cell::figure(&s.level().describe(), s.level().value()),
-            Cell::figure(&format!("{:.1}/s", s.achieved_rate), s.achieved_rate),
-            Cell::opt_ms(s.p50_ms),
-            Cell::opt_ms(s.p90_ms),
-            Cell::opt_ms(s.p99_ms),
-            Cell::opt_ms(s.p999_ms),
-            Cell::opt_ms(s.max_ms),
-            Cell::opt_ms(s.p50_uncorrected_ms),
-            Cell::opt_ms(s.p99_uncorrected_ms),
-            Cell::figure(&s.errors.to_string(), s.errors as f64),
-            Cell::figure(&s.late.to_string(), s.late as f64),
-            Cell::figure(&s.dropped.to_string(), s.dropped as f64),
-        ];
+        let mut cells = vec![level_cell(s)];
         cells.extend(parts.iter().map(|p| Cell::ms(s.part_ms(*p))));
         if queued {
             cells.push(Cell::opt_ms(s.server_queue_ms));
         }
         table.row("", cells);
     }
-    let mut html = format!("<div class=\"wide\">{}</div>", table.finish());
-    if !parts.is_empty() {
-        html.push_str(
-            "<p class=\"note\">A step's parts are means per request that ended ok; they add up \
-             to its mean latency from the actual start.</p>",
-        );
-    }
+    let mut html = format!(
+        "<h3>Where each step's time went</h3><div class=\"wide\">{}</div>\
+         <p class=\"note\">A step's parts are means per request that ended ok; they add up to \
+         its mean latency from the actual start.</p>",
+        table.finish()
+    );
     if queued {
         html.push_str(
             "<p class=\"note\">Of server: queue is the server's own figure for the wait in its \
@@ -334,4 +469,128 @@ fn steps_table(steps: &[StepResult]) -> String {
         );
     }
     html
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::load::{Ended, LoadPlan, StepCpu, StepLevel, StepTally};
+
+    /// A step at `rate` whose requests took `latencies_ms`, its parts the server's.
+    fn step(rate: f64, latencies_ms: &[u64]) -> StepResult {
+        let mut tally = StepTally::new(StepLevel::Rate(rate));
+        for &ms in latencies_ms {
+            let ended = Ended {
+                from_intended: Duration::from_millis(ms),
+                from_start: Duration::from_millis(ms),
+                ..Ended::default()
+            };
+            tally.ok(&ended, &Default::default());
+        }
+        let mut step = tally.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default());
+        step.parts.insert("server".into(), latencies_ms[0] as f64);
+        step
+    }
+
+    /// Steps at 50 to 300 requests a second, 2 ms each until the last two's 400 and 900 ms.
+    fn report() -> LoadReport {
+        let rates = [50.0, 100.0, 150.0, 200.0, 250.0, 300.0];
+        let plan = LoadPlan {
+            model: Model::Open,
+            levels: rates.iter().map(|&r| StepLevel::Rate(r)).collect(),
+            step_duration: Duration::from_secs(1),
+            max_in_flight: 10,
+            drain: Duration::from_secs(1),
+        };
+        let steps = rates
+            .iter()
+            .map(|&r| match r {
+                250.0 => step(r, &[400, 410]),
+                300.0 => step(r, &[900, 950]),
+                _ => step(r, &[2, 3]),
+            })
+            .collect();
+        LoadReport::new(Default::default(), &plan, steps)
+    }
+
+    /// The words of the marks along the bottom of the first SVG of `class`.
+    fn x_marks(page: &str, class: &str) -> Vec<String> {
+        let svg = page
+            .split(&format!("<svg class=\"{class}\""))
+            .nth(1)
+            .and_then(|rest| rest.split("</svg>").next())
+            .unwrap_or_default();
+        let bottom = format!("y=\"{}\"", num(HEIGHT - BOTTOM + 16.0));
+        svg.split("<text ")
+            .filter(|t| t.contains(&bottom) && t.contains("text-anchor=\"middle\""))
+            .filter_map(|t| Some(t.split('>').nth(1)?.split('<').next()?.to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn the_level_axis_ends_near_the_highest_step() {
+        let last = |h: f64, whole: bool| level_marks(h, whole).last().copied();
+        assert_eq!(last(300.0, false), Some(300.0));
+        assert_eq!(last(320.0, false), Some(350.0));
+        assert_eq!(last(6400.0, false), Some(7000.0));
+        assert_eq!(last(4.0, true), Some(4.0));
+        assert_eq!(level_marks(3.0, true), [0.0, 1.0, 2.0, 3.0]);
+        assert!(level_marks(6400.0, false).len() <= 9);
+        assert_eq!(level_marks(f64::NAN, false), [0.0, 1.0]);
+    }
+
+    #[test]
+    fn the_latency_axis_is_whole_decades_marked_one_two_five() {
+        let axis = LogAxis::around([2.0, 3.0, 950.0].into_iter());
+        assert_eq!(
+            axis,
+            LogAxis {
+                bottom: 0.0,
+                top: 3.0
+            }
+        );
+        let words: Vec<String> = axis.marks().into_iter().map(|m| m.1).collect();
+        assert_eq!(
+            words,
+            [
+                "1 ms", "2 ms", "5 ms", "10 ms", "20 ms", "50 ms", "100 ms", "200 ms", "500 ms",
+                "1 s"
+            ]
+        );
+        // 2 ms is a third of the way up, not on the floor as on a linear axis to 1 s.
+        assert!((axis.at(2.0) - 2f64.log10() / 3.0).abs() < 1e-9);
+        assert_eq!(axis.at(0.0), 0.0, "a zero sits on the floor");
+        let wide = LogAxis::around([0.05, 20_000.0].into_iter());
+        let words: Vec<String> = wide.marks().into_iter().map(|m| m.1).collect();
+        assert_eq!(
+            words,
+            [
+                "10 µs", "0.1 ms", "1 ms", "10 ms", "100 ms", "1 s", "10 s", "100 s"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_page_of_steps_to_300_per_second_has_its_axis_end_at_300_and_each_table_in_its_width() {
+        let page = section(&report());
+        let marks = x_marks(&page, "curve");
+        assert_eq!(marks.first().map(String::as_str), Some("0/s"), "{marks:?}");
+        assert_eq!(marks.last().map(String::as_str), Some("300/s"), "{marks:?}");
+        assert!(!page.contains("500/s"), "{marks:?}");
+        // The two p99 lines are told apart by colour as well as the dash.
+        let p99 = |name: &str| LINES.iter().find(|l| l.0.starts_with(name)).map(|l| l.1);
+        assert_ne!(p99("p99 from the intended"), p99("p99 from the actual"));
+        // Two tables of at most twelve columns each: the steps, and where their time went.
+        let tables: Vec<&str> = page.split("<table ").skip(1).collect();
+        assert_eq!(tables.len(), 2);
+        for table in &tables {
+            let head = table.split("</thead>").next().unwrap_or_default();
+            let columns = head.matches("<th>").count();
+            assert!((2..=12).contains(&columns), "{columns}: {head}");
+        }
+        assert!(tables[0].contains("<th>dropped</th>") && tables[1].contains("<th>server</th>"));
+        assert!(page.contains("latency on a log scale"));
+    }
 }
