@@ -11,6 +11,8 @@
 //! - [`distribution`](mod@distribution): the five-number summary of a run's totals (box plots).
 //! - [`gate`](mod@gate): whether a new run regressed against a baseline, for CI.
 //! - [`names`](mod@names): the distinct names runs are called by side by side.
+//! - [`run_diff`](mod@run_diff): two runs as a diff: each measure's means, their change with its
+//!   bootstrap interval, and the settings the runs differ in.
 //! - [`refusal`](mod@refusal): where in the SQL a server's refusal points.
 //! - [`parts`](mod@parts): the parts of a run's time, summarised (means that add up to the mean
 //!   total), its headline, and two runs' parts compared (changes that add up).
@@ -31,6 +33,7 @@ pub mod gate;
 pub mod names;
 pub mod parts;
 pub mod refusal;
+pub mod run_diff;
 pub mod subject;
 pub mod sweep;
 
@@ -48,5 +51,6 @@ pub use gate::{Gate, GateError, GateOutcome, gate, gate_named, parse_slowdown};
 pub use names::{RunIdentity, run_names, run_names_utc};
 pub use parts::{Headline, PartChange, PartComparison, PartStats, PartSummary};
 pub use refusal::sql_span;
+pub use run_diff::{Deltas, MeasureDelta, SettingChange, deltas, setting_changes};
 pub use subject::{SubjectComparison, subject_comparison};
 pub use sweep::{Band, CostModel, Sweep, SweepRow, sweep};
