@@ -229,10 +229,24 @@ fn runs_of_two_launches_have_names_a_person_tells_apart_in_history_and_compare()
     until(&mut h, "the verdict", |app| app.verdicts().len() == 1);
     let verdicts = h.state_mut().verdicts();
     let verdict = &verdicts[0];
+    // The labels are long (the query's words, then the time): the verdict calls each run by its
+    // number, the list beside it by its label.
+    let numbers: Vec<String> = h
+        .state()
+        .runs()
+        .iter()
+        .map(|r| format!("run {}", r.id))
+        .collect();
     assert!(
-        verdict.contains(&labels[0]) && verdict.contains(&labels[1]),
+        numbers.iter().all(|n| verdict.contains(n.as_str())),
         "the verdict says which run is which: {verdict}"
     );
+    for label in &labels {
+        assert!(
+            h.query_all_by_label_contains(label).next().is_some(),
+            "{label} listed"
+        );
+    }
     // Compare's list says when each started.
     let started = h
         .query_all_by_label_contains(&chrono::Local::now().format("%Y-%m-%d").to_string())

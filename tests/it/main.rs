@@ -3,6 +3,7 @@
 mod accounting;
 mod app;
 mod app_accounting;
+mod app_compare;
 mod app_errors;
 mod app_history;
 mod app_keys;

@@ -251,9 +251,15 @@ impl SpanprofApp {
         self.settings.tab = tab;
     }
 
-    /// The reports of the runs marked for export, oldest first.
+    /// The reports File > Export writes, oldest first: the runs in view (on the Compare tab those
+    /// picked, elsewhere the one shown) and those ticked for export.
     pub fn export_reports(&self) -> Vec<RunReport> {
-        self.runs.list().export_reports()
+        let on_compare = self.settings.tab == Tab::Compare;
+        let in_view = self.compare.in_view(on_compare, self.runs.list().shown_id());
+        let list = self.runs.list().entries().iter();
+        list.filter(|r| r.export || in_view.contains(&r.id))
+            .map(|r| r.report.clone())
+            .collect()
     }
 
     /// Exports the runs marked for export to `path`, on the calling thread (tests and scripts; the

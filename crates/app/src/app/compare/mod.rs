@@ -1,7 +1,10 @@
-//! The Compare tab (`view.rs`), its part charts (`charts.rs`) and the verdicts it shows
-//! (`verdicts.rs`).
+//! The Compare tab (`view.rs`): its run list (`list.rs`), each pair of picked runs read as a diff
+//! (`diff.rs`) from the verdicts computed off the UI thread (`verdicts.rs`), and its part charts
+//! (`charts.rs`).
 
 mod charts;
+mod diff;
+mod list;
 mod verdicts;
 mod view;
 

@@ -1,25 +1,38 @@
-//! The compare view's verdicts, each computed once per pair of runs, on a thread of its own: the
-//! bootstrap behind one ([`analysis::compare_runs`] at [`BootstrapSettings::DEFAULT`]) takes
-//! about 27 ms for two 100-iteration runs in a release build, more than a frame, and the UI
-//! never waits for it. The result is drained on the next frame.
+//! The compare view's diffs, each computed once per pair of runs, on a thread of its own: the
+//! bootstraps behind one (the verdict's, [`analysis::compare_runs`], and each measure's change,
+//! [`analysis::deltas`], at [`BootstrapSettings::DEFAULT`]) take tens of milliseconds for two
+//! 100-iteration runs in a release build, more than a frame, and the UI never waits for them.
+//! The result is drained on the next frame.
 
 use std::collections::HashMap;
 use std::sync::mpsc;
 
-use crate::analysis::{self, BootstrapSettings};
+use crate::analysis::{self, BootstrapSettings, Deltas, SettingChange};
 use crate::report::{RunId, RunReport};
 
 /// Two runs' ids, the baseline's first.
 pub type Pair = (RunId, RunId);
 
-/// Where the verdict of a pair of runs stands.
+/// Run B against run A as a diff: the verdict in words, each measure's change with its
+/// interval, and the settings they differ in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diff {
+    /// The verdict with where the difference is, as `spanprof compare` prints it; `None` when
+    /// the runs cannot be compared (one of them has no timed iteration).
+    pub words: Option<String>,
+    /// Each measure in A and B with the change's interval; `None` as for `words`.
+    pub deltas: Option<Deltas>,
+    /// The settings the runs differ in.
+    pub settings: Vec<SettingChange>,
+}
+
+/// Where the diff of a pair of runs stands.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     /// Being computed on its thread.
     Pending,
-    /// Computed: the verdict in words, or `None` when the runs cannot be compared (one of them
-    /// has no timed iteration).
-    Ready(Option<String>),
+    /// Computed.
+    Ready(Box<Diff>),
     /// The thread ended without a result; the words say why.
     Failed(String),
 }
@@ -29,7 +42,7 @@ pub enum Verdict {
 #[derive(Debug, Default)]
 pub struct Verdicts {
     known: HashMap<Pair, (Names, Verdict)>,
-    pending: Vec<(Pair, Names, mpsc::Receiver<Option<String>>)>,
+    pending: Vec<(Pair, Names, mpsc::Receiver<Diff>)>,
 }
 
 /// The names a verdict calls its two runs by, the baseline's first.
@@ -97,7 +110,7 @@ impl Verdicts {
         let known = &mut self.known;
         self.pending.retain(|(pair, names, rx)| {
             let state = match rx.try_recv() {
-                Ok(verdict) => Verdict::Ready(verdict),
+                Ok(diff) => Verdict::Ready(Box::new(diff)),
                 Err(mpsc::TryRecvError::Empty) => return true,
                 Err(mpsc::TryRecvError::Disconnected) => {
                     Verdict::Failed("the comparison stopped without a result".into())
@@ -111,10 +124,14 @@ impl Verdicts {
     }
 }
 
-/// The verdict of `b` against `a` in words, with the parts the difference is in, as `spanprof
-/// compare` prints it.
-fn verdict(a: &RunReport, b: &RunReport) -> Option<String> {
-    analysis::compare_runs(a, b, BootstrapSettings::DEFAULT).verdict_with_deltas()
+/// `b` against `a`: the verdict in words with the parts the difference is in, as `spanprof
+/// compare` prints it, each measure's change with its interval, and the settings that differ.
+fn verdict(a: &RunReport, b: &RunReport) -> Diff {
+    Diff {
+        words: analysis::compare_runs(a, b, BootstrapSettings::DEFAULT).verdict_with_deltas(),
+        deltas: analysis::deltas(a, b, BootstrapSettings::DEFAULT),
+        settings: analysis::setting_changes(a, b),
+    }
 }
 
 #[cfg(test)]
@@ -157,14 +174,18 @@ mod tests {
         let expected =
             analysis::compare_runs(&a, &b, BootstrapSettings::DEFAULT).verdict_with_deltas();
         assert!(expected.is_some());
+        let Verdict::Ready(diff) = wait(&mut verdicts, (id(1), id(2))) else {
+            panic!("a diff")
+        };
+        assert_eq!(diff.words, expected);
         assert_eq!(
-            wait(&mut verdicts, (id(1), id(2))),
-            Verdict::Ready(expected.clone())
+            diff.deltas,
+            analysis::deltas(&a, &b, BootstrapSettings::DEFAULT)
         );
         // Asked again, it is known: no second computation.
         assert_eq!(
             verdicts.request((id(1), &a, "a"), (id(2), &b, "b"), &ctx),
-            &Verdict::Ready(expected)
+            &Verdict::Ready(diff)
         );
         assert!(verdicts.pending.is_empty());
     }
@@ -175,7 +196,10 @@ mod tests {
         let (a, empty) = (run("a", &[10.0, 11.0]), run("empty", &[]));
         let mut verdicts = Verdicts::default();
         verdicts.request((id(1), &a, "a"), (id(3), &empty, "empty"), &ctx);
-        assert_eq!(wait(&mut verdicts, (id(1), id(3))), Verdict::Ready(None));
+        let Verdict::Ready(diff) = wait(&mut verdicts, (id(1), id(3))) else {
+            panic!("a diff")
+        };
+        assert_eq!((diff.words, diff.deltas), (None, None));
     }
 
     #[test]
@@ -191,9 +215,10 @@ mod tests {
             (id(2), &b, "run 1 · 11:00"),
             &ctx,
         );
-        let Verdict::Ready(Some(text)) = wait(&mut verdicts, (id(1), id(2))) else {
+        let Verdict::Ready(diff) = wait(&mut verdicts, (id(1), id(2))) else {
             panic!("a verdict")
         };
+        let text = diff.words.unwrap_or_default();
         assert!(
             text.contains("run 1 · 11:00") && text.contains("run 1 · 10:00"),
             "{text}"
@@ -203,9 +228,10 @@ mod tests {
             (id(2), &b, "run 1 · Dec 3 11:00"),
             &ctx,
         );
-        let Verdict::Ready(Some(text)) = wait(&mut verdicts, (id(1), id(2))) else {
+        let Verdict::Ready(diff) = wait(&mut verdicts, (id(1), id(2))) else {
             panic!("a verdict")
         };
+        let text = diff.words.unwrap_or_default();
         assert!(
             text.contains("Dec 3 11:00") && text.contains("Dec 2 10:00"),
             "{text}"

@@ -1,7 +1,10 @@
-//! The compare view: every run since the app started and every run re-opened from a JSON report,
-//! listed; two or more picked are overlaid (total time per iteration side by side, and their
-//! distributions as box plots named by run on their axis), with each one's verdict against the
-//! first in words. The legend is a row above the bars, never over them.
+//! The compare view: every run since the app started and every run re-opened from a JSON report
+//! or the history, listed with how many there are (`list.rs`); two or more picked are read as a
+//! diff, oldest first: `A -> B` with the settings they differ in, the verdict, and per part A, B,
+//! Δ and its interval (`diff.rs`), each later run against the first; then their charts (total
+//! time per iteration side by side, their distributions as box plots named by run on their axis,
+//! each part's mean). The whole tab scrolls up and down and is never wider than the window; the
+//! legend is a row above the bars, never over them.
 
 use std::collections::BTreeSet;
 
@@ -9,8 +12,9 @@ use egui_plot::{Bar, BarChart, BoxElem, BoxPlot, BoxSpread, Plot};
 
 use super::charts::{self, Curve, SweepAxis, one_mark_per_run, run_label};
 use super::verdicts::{Verdict, Verdicts};
+use super::{diff, list};
 use crate::analysis::totals_distribution;
-use crate::app::runs::{self, RunEntry};
+use crate::app::runs::RunEntry;
 use crate::app::theme;
 use crate::report::RunId;
 use crate::text::ms;
@@ -46,9 +50,19 @@ impl CompareView {
         self.picked = ids.iter().copied().collect();
     }
 
-    /// The picked runs' ids, in the order the runs were listed.
+    /// The picked runs' ids.
     pub fn picked(&self) -> &BTreeSet<RunId> {
         &self.picked
+    }
+
+    /// The runs File > Export writes besides those ticked: what is in view, on the Compare tab
+    /// (`on_compare`) the runs picked there, elsewhere the run `shown`.
+    pub fn in_view(&self, on_compare: bool, shown: Option<RunId>) -> Vec<RunId> {
+        if on_compare {
+            self.picked.iter().copied().collect()
+        } else {
+            shown.into_iter().collect()
+        }
     }
 
     /// Takes in the verdicts computed off the UI thread since the last frame.
@@ -56,53 +70,59 @@ impl CompareView {
         self.verdicts.drain();
     }
 
-    /// The verdicts shown last, one per picked run after the first whose verdict is computed.
+    /// The verdicts shown last, one per picked run after the first (the oldest) whose verdict
+    /// is computed.
     pub fn verdicts_shown(&self, runs: &[RunEntry]) -> Vec<String> {
-        let picked: Vec<&RunEntry> = runs
-            .iter()
-            .filter(|r| self.picked.contains(&r.id))
-            .collect();
+        let picked = in_time_order(runs, &self.picked);
         let Some((a, rest)) = picked.split_first() else {
             return Vec::new();
         };
         rest.iter()
             .filter_map(|b| match self.verdicts.get((a.id, b.id)) {
-                Some(Verdict::Ready(Some(text))) => Some(text.clone()),
+                Some(Verdict::Ready(diff)) => diff.words.clone(),
                 _ => None,
             })
             .collect()
     }
 
-    /// Draws the list of `runs` and the overlay of the picked ones.
+    /// Draws the list of `runs` and the diff of the picked ones, scrolling up and down.
     pub fn ui(&mut self, ui: &mut egui::Ui, runs: &mut [RunEntry]) {
         if runs.is_empty() {
             ui.label("No runs yet: run a query, or open a JSON report (File > Open report…).");
             return;
         }
-        self.list(ui, runs);
-        let picked: Vec<(usize, &RunEntry)> = runs
-            .iter()
-            .filter(|r| self.picked.contains(&r.id))
-            .enumerate()
-            .collect();
-        ui.add_space(6.0);
+        let view_height = ui.available_height();
+        egui::ScrollArea::vertical()
+            .id_salt("compare-tab")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                list::ui(ui, runs, &mut self.picked);
+                ui.add_space(8.0);
+                self.picked_ui(ui, runs, view_height);
+            });
+    }
+
+    /// The diff of the picked runs, then their charts.
+    fn picked_ui(&mut self, ui: &mut egui::Ui, runs: &[RunEntry], view_height: f32) {
+        let picked = in_time_order(runs, &self.picked);
         if picked.len() < 2 {
             self.curves.clear();
             ui.label("Pick two or more runs to compare them.");
             return;
         }
-        let names = runs::names(&picked.iter().map(|&(_, r)| r).collect::<Vec<_>>());
-        let (_, a) = picked[0];
-        for &(k, b) in &picked[1..] {
+        let names = list::short_names(&picked);
+        let a = picked[0];
+        for (k, b) in picked.iter().enumerate().skip(1) {
             let verdict = self.verdicts.request(
                 (a.id, &a.report, &names[0]),
                 (b.id, &b.report, &names[k]),
                 ui.ctx(),
             );
-            verdict_line(ui, k, verdict, &names[0], &names[k]);
+            diff::ui(ui, (a, &names[0]), (b, &names[k]), verdict);
             crate::app::plan_view::diff_ui(ui, (a.id, &a.report), (b.id, &b.report));
+            ui.separator();
         }
-        ui.add_space(4.0);
+        let picked: Vec<(usize, &RunEntry)> = picked.into_iter().enumerate().collect();
         theme::legend(
             ui,
             picked
@@ -112,80 +132,30 @@ impl CompareView {
         let reports: Vec<&crate::report::RunReport> =
             picked.iter().map(|(_, r)| &r.report).collect();
         let sweep = charts::sweep_of(&reports);
-        let charts = if sweep.is_some() { 4.0 } else { 3.0 };
-        let height = (ui.available_height() / charts - 24.0).max(140.0);
-        egui::ScrollArea::vertical()
-            .id_salt("compare-charts")
-            .show(ui, |ui| {
-                self.curves = match &sweep {
-                    Some(sweep) => charts::sweep_curve(ui, sweep, &mut self.sweep_axis, height),
-                    None => Vec::new(),
-                };
-                charts::part_means_chart(ui, &picked, &names, height);
-                overlay_bars(ui, &picked, &names, height);
-                box_plots(ui, &picked, &names, height);
-            });
-    }
-
-    fn list(&mut self, ui: &mut egui::Ui, runs: &mut [RunEntry]) {
-        egui::ScrollArea::vertical()
-            .id_salt("compare-list")
-            .max_height(160.0)
-            .show(ui, |ui| {
-                egui::Grid::new("compare-runs")
-                    .striped(true)
-                    .num_columns(7)
-                    .spacing([12.0, 3.0])
-                    .show(ui, |ui| {
-                        for heading in [
-                            "compare", "export", "started", "target", "query", "timed", "median",
-                        ] {
-                            ui.label(egui::RichText::new(heading).strong());
-                        }
-                        ui.end_row();
-                        for run in runs.iter_mut() {
-                            let mut picked = self.picked.contains(&run.id);
-                            if ui.checkbox(&mut picked, run.title()).changed() {
-                                self.set_picked(run.id, picked);
-                            }
-                            ui.checkbox(&mut run.export, "")
-                                .on_hover_text("Include this run in exports");
-                            let started = run.started().map_or_else(
-                                || "—".to_owned(),
-                                |t| t.format("%Y-%m-%d %H:%M:%S").to_string(),
-                            );
-                            ui.monospace(started);
-                            ui.label(&run.report.config.target);
-                            let sql: String = run.report.config.sql.chars().take(48).collect();
-                            ui.monospace(sql).on_hover_text(&run.report.config.sql);
-                            ui.monospace(run.report.timed().count().to_string());
-                            let median = totals_distribution(&run.report)
-                                .map_or_else(|| "—".to_owned(), |d| ms(d.median));
-                            ui.monospace(median);
-                            ui.end_row();
-                        }
-                    });
-            });
+        let height = (view_height * 0.45).clamp(160.0, 320.0);
+        self.curves = match &sweep {
+            Some(sweep) => charts::sweep_curve(ui, sweep, &mut self.sweep_axis, height),
+            None => Vec::new(),
+        };
+        charts::part_means_chart(ui, &picked, &names, height);
+        overlay_bars(ui, &picked, &names, height);
+        box_plots(ui, &picked, &names, height);
     }
 }
 
-/// One run's verdict against the first picked, in its colour: the words once they are computed.
-fn verdict_line(ui: &mut egui::Ui, k: usize, verdict: &Verdict, a_label: &str, b_label: &str) {
-    let text = match verdict {
-        Verdict::Ready(Some(text)) => text.clone(),
-        Verdict::Ready(None) => {
-            format!("{b_label} cannot be compared with {a_label}: a run without timed iterations")
-        }
-        Verdict::Pending => format!("comparing {b_label} with {a_label}…"),
-        Verdict::Failed(why) => format!("{b_label} cannot be compared with {a_label}: {why}"),
-    };
-    let text = egui::RichText::new(text);
-    let text = if matches!(verdict, Verdict::Pending) {
-        text.italics()
-    } else {
-        text.strong()
-    };
-    ui.colored_label(theme::run_color(k), text);
+/// The runs of `runs` in `picked`, in the order they started (A before B), the list's order
+/// where that does not tell (a report without a start time after those with one).
+pub fn in_time_order<'a>(runs: &'a [RunEntry], picked: &BTreeSet<RunId>) -> Vec<&'a RunEntry> {
+    let mut chosen: Vec<(usize, &RunEntry)> = runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| picked.contains(&r.id))
+        .collect();
+    chosen.sort_by_key(|&(at, r)| {
+        let started = r.started().map(|t| t.timestamp_micros());
+        (started.is_none(), started, at)
+    });
+    chosen.into_iter().map(|(_, r)| r).collect()
 }
 
 fn overlay_bars(ui: &mut egui::Ui, picked: &[(usize, &RunEntry)], names: &[String], height: f32) {
@@ -329,5 +299,30 @@ mod tests {
         assert_eq!(marks(-0.5, 1.5), [0.0, 1.0]);
         // Zoomed far out, still one mark per run.
         assert_eq!(marks(-1e12, 1e12), [0.0, 1.0]);
+    }
+
+    #[test]
+    fn picked_runs_are_read_oldest_first_whatever_order_the_list_holds_them_in() {
+        let mut list = crate::app::runs::RunList::default();
+        // Opened from the history newest first, as it lists them; one without a start time.
+        for (label, started) in [
+            ("newer", "2026-12-05T01:40:00Z"),
+            ("older", "2026-12-05T01:30:00Z"),
+            ("timeless", ""),
+            ("unpicked", "2026-12-05T01:00:00Z"),
+        ] {
+            let report = crate::report::RunReport {
+                started_at: started.into(),
+                ..crate::report::RunReport::with_totals(label, &[1.0])
+            };
+            list.add(report, None, crate::app::runs::RunSource::Live);
+        }
+        let runs = list.entries();
+        let picked: BTreeSet<RunId> = runs[..3].iter().map(|r| r.id).collect();
+        let labels: Vec<&str> = in_time_order(&runs, &picked)
+            .iter()
+            .map(|r| r.report.config.label.as_str())
+            .collect();
+        assert_eq!(labels, ["older", "newer", "timeless"]);
     }
 }

@@ -181,8 +181,8 @@ impl RunList {
         id
     }
 
-    /// Adds a run, shows it, and returns its id; a run of this launch is marked for export, one
-    /// opened from a file or the history is not until its box is ticked.
+    /// Adds a run, shows it, and returns its id; it is not marked for export until its box is
+    /// ticked (File > Export writes the runs in view and those ticked).
     pub fn add(
         &mut self,
         report: RunReport,
@@ -205,7 +205,7 @@ impl RunList {
             id,
             report,
             details,
-            export: source == RunSource::Live,
+            export: false,
             source,
             saved_as: None,
         });
@@ -395,9 +395,8 @@ mod tests {
                 .map(|r| r.config.label)
                 .collect()
         };
-        // A run of this launch is exported; one opened is not until it is ticked.
-        assert_eq!(exported(&list), ["a"]);
-        list.entries_mut()[0].export = false;
+        // No run is exported until it is ticked.
+        assert_eq!(exported(&list), Vec::<String>::new());
         list.entries_mut()[1].export = true;
         assert_eq!(exported(&list), ["b"]);
     }
