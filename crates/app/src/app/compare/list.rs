@@ -38,8 +38,18 @@ const COLUMNS: [(&str, f32, f32, &str); 7] = [
         48.0,
         "File > Export writes the runs in view (those picked here) and those ticked",
     ),
-    ("started", 0.2, 140.0, "When the run started"),
-    ("label · query", 0.27, 90.0, "The run's label and its SQL"),
+    (
+        "started",
+        0.2,
+        140.0,
+        "When the run started: the time first, then the day",
+    ),
+    (
+        "query",
+        0.27,
+        90.0,
+        "The run's SQL (its label and the SQL when hovered)",
+    ),
     ("target", 0.12, 60.0, "Where it ran"),
     ("timed", 0.07, 40.0, "Timed iterations"),
     ("median", 0.11, 64.0, "The median total"),
@@ -172,7 +182,7 @@ fn cell(ui: &mut egui::Ui, column: usize, run: &mut RunEntry, picked: &mut BTree
         2 => {
             let started = run.started().map_or_else(
                 || "—".to_owned(),
-                |t| t.format("%Y-%m-%d %H:%M:%S").to_string(),
+                |t| t.format("%H:%M:%S %Y-%m-%d").to_string(),
             );
             ui.monospace(started);
         }
@@ -184,7 +194,7 @@ fn cell(ui: &mut egui::Ui, column: usize, run: &mut RunEntry, picked: &mut BTree
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ");
-            ui.label(format!("{} · {sql}", run.title()))
+            ui.label(sql)
                 .on_hover_text(format!("{}\n{}", run.title(), run.report.config.sql));
         }
         4 => {
