@@ -54,10 +54,10 @@ pub(super) async fn one_iteration(
         if last_progress.elapsed() >= Duration::from_millis(100) {
             last_progress = Instant::now();
             sink.send(EngineEvent::Progress {
-                variant: at.step.variant,
-                iteration: at.step.iteration,
+                variant: at.turn.variant,
+                iteration: at.turn.iteration,
                 step: at.seq,
-                steps: at.steps,
+                steps: at.turns,
                 rows,
                 wire_bytes,
             });

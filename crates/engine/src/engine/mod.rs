@@ -39,7 +39,7 @@ pub use events::{
 pub use handle::{Canceller, Engine, record};
 pub use job::Job;
 pub use reports::{ReportCollector, collect_reports};
-pub use schedule::{Order, Step, schedule};
+pub use schedule::{Order, Turn, schedule};
 pub use spec::{MAX_VARIANTS, ProfileSpec, SpecError, Variant, host_name};
 pub use subject::{DEFAULT_COMMAND_LIMIT, DEFAULT_SUBJECT_SQL, SubjectSpec};
 pub use sweep::{SweepError, SweepSpec, parse_sweep};

@@ -9,15 +9,15 @@ use crate::client::{CallIds, IterationError, IterationTiming};
 use crate::report::{ColdSteps, IterationRecord, Outcome, SetupStep, Timeline};
 
 use super::common::{ms, now_rfc3339};
-use super::schedule::Step;
+use super::schedule::Turn;
 use super::spec::Variant;
 
 /// Where an iteration falls: its variant and number, and its place in the schedule.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Position {
-    pub(super) step: Step,
+    pub(super) turn: Turn,
     pub(super) seq: u32,
-    pub(super) steps: u32,
+    pub(super) turns: u32,
     /// What is left of the run's [`RUN_MESSAGE_LIMIT`](crate::report::RUN_MESSAGE_LIMIT) for the iteration's timeline.
     pub(super) kept_messages: usize,
 }
@@ -44,8 +44,8 @@ pub(super) enum Ended<'a> {
 pub(super) fn blank(variant: &Variant, at: Position) -> IterationRecord {
     let mut record = IterationRecord::new(
         variant.label.clone(),
-        at.step.iteration,
-        at.step.warmup,
+        at.turn.iteration,
+        at.turn.warmup,
         now_rfc3339(),
     );
     record.seq = Some(at.seq);
@@ -54,8 +54,8 @@ pub(super) fn blank(variant: &Variant, at: Position) -> IterationRecord {
 
 /// The record of a subject's iteration `step`, `seq` in the schedule, of the run labelled
 /// `label`, started now: its timings are the local instance's to fill.
-pub(super) fn subject(label: String, step: Step, seq: u32) -> IterationRecord {
-    let mut record = IterationRecord::new(label, step.iteration, step.warmup, now_rfc3339());
+pub(super) fn subject(label: String, turn: Turn, seq: u32) -> IterationRecord {
+    let mut record = IterationRecord::new(label, turn.iteration, turn.warmup, now_rfc3339());
     record.seq = Some(seq);
     record
 }

@@ -42,40 +42,40 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
         target: sessions.first().description().to_owned(),
         session_ms: ms(sessions.first().created_in()),
     });
-    let steps = schedule(
+    let turns = schedule(
         spec.variants.len(),
         spec.warmup,
         spec.iterations,
         spec.order,
     );
-    let total = u32::try_from(steps.len()).unwrap_or(u32::MAX);
+    let total = u32::try_from(turns.len()).unwrap_or(u32::MAX);
     // Where each variant runs for the last time: its details are kept there.
     let mut last_of = vec![0usize; spec.variants.len()];
-    for (i, step) in steps.iter().enumerate() {
-        last_of[step.variant] = i;
+    for (i, turn) in turns.iter().enumerate() {
+        last_of[turn.variant] = i;
     }
     // What each variant's records sent so far hold, as far as the loop reads them.
     let mut sent = vec![Sent::default(); spec.variants.len()];
     let mut no_token = NoToken::default();
-    for (seq, &step) in (0u32..).zip(&steps) {
+    for (seq, &turn) in (0u32..).zip(&turns) {
         // A variant whose first iteration failed for good runs no more: every later one would
         // fail alike.
-        if reports[step.variant].stopped.is_some() {
+        if reports[turn.variant].stopped.is_some() {
             continue;
         }
-        let variant = &spec.variants[step.variant];
-        let last = last_of[step.variant] == seq as usize;
+        let variant = &spec.variants[turn.variant];
+        let last = last_of[turn.variant] == seq as usize;
         let at = Position {
-            step,
+            turn,
             seq,
-            steps: total,
-            kept_messages: RUN_MESSAGE_LIMIT.saturating_sub(sent[step.variant].messages),
+            turns: total,
+            kept_messages: RUN_MESSAGE_LIMIT.saturating_sub(sent[turn.variant].messages),
         };
         let (record, details, tokenless) = if cancel.is_set() {
             (record::cancelled(variant, at), None, false)
         } else {
             let mut preview = details::Preview::new(if last { PREVIEW_ROWS } else { 0 });
-            let query = &queries[step.variant];
+            let query = &queries[turn.variant];
             let cx = IterationContext {
                 spec: &spec,
                 variant,
@@ -95,20 +95,20 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
                 .and_then(|t| t.stats.as_ref()?.plan.as_deref())
                 .filter(|nodes| !nodes.is_empty())
             {
-                reports[step.variant].plans.record(step.iteration, nodes);
+                reports[turn.variant].plans.record(turn.iteration, nodes);
             }
             let details = timing
                 .filter(|_| last)
-                .map(|t| iteration_details(variant, step.iteration, t, preview));
+                .map(|t| iteration_details(variant, turn.iteration, t, preview));
             (record, details, no_token)
         };
         let stop = record.outcome.is_cancelled();
-        let so_far = &mut sent[step.variant];
+        let so_far = &mut sent[turn.variant];
         if so_far.records == 0 && record.failed_for_good() {
-            reports[step.variant].stopped = Some(stopped_because(&record));
+            reports[turn.variant].stopped = Some(stopped_because(&record));
         }
         if let Some(why) = no_token.after(tokenless, &record) {
-            for later in &steps[seq as usize + 1..] {
+            for later in &turns[seq as usize + 1..] {
                 reports[later.variant]
                     .stopped
                     .get_or_insert_with(|| why.clone());
@@ -117,7 +117,7 @@ pub(super) async fn run(target: Target, spec: ProfileSpec, sink: &Sink, cancel: 
         so_far.records += 1;
         so_far.messages += kept_messages(&record);
         sink.send(EngineEvent::Iteration {
-            variant: step.variant,
+            variant: turn.variant,
             record: Box::new(record),
         });
         if let Some(details) = details {

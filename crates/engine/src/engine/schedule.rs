@@ -29,10 +29,10 @@ impl Order {
     }
 }
 
-/// One step of a schedule: which variant runs, its iteration number (warm-ups first, from 0), and
+/// One turn of a schedule: which variant runs, its iteration number (warm-ups first, from 0), and
 /// whether it is a warm-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
+pub struct Turn {
     /// The variant's index.
     pub variant: usize,
     /// The iteration's number within its variant.
@@ -41,19 +41,19 @@ pub struct Step {
     pub warmup: bool,
 }
 
-/// Every step of a profile of `variants` variants, each with `warmup` warm-ups and `iterations`
+/// Every turn of a profile of `variants` variants, each with `warmup` warm-ups and `iterations`
 /// timed iterations, in `order`. Each variant's warm-ups come first, variant after variant; so do
 /// each variant's iterations in their own numbering, whatever the order.
-pub fn schedule(variants: usize, warmup: u32, iterations: u32, order: Order) -> Vec<Step> {
-    let mut steps = Vec::with_capacity(variants * (warmup + iterations) as usize);
+pub fn schedule(variants: usize, warmup: u32, iterations: u32, order: Order) -> Vec<Turn> {
+    let mut turns = Vec::with_capacity(variants * (warmup + iterations) as usize);
     for variant in 0..variants {
-        steps.extend((0..warmup).map(|iteration| Step {
+        turns.extend((0..warmup).map(|iteration| Turn {
             variant,
             iteration,
             warmup: true,
         }));
     }
-    let timed = |variant: usize, i: u32| Step {
+    let timed = |variant: usize, i: u32| Turn {
         variant,
         iteration: warmup + i,
         warmup: false,
@@ -61,12 +61,12 @@ pub fn schedule(variants: usize, warmup: u32, iterations: u32, order: Order) -> 
     match order {
         Order::Interleaved => {
             for i in 0..iterations {
-                steps.extend((0..variants).map(|v| timed(v, i)));
+                turns.extend((0..variants).map(|v| timed(v, i)));
             }
         }
         Order::Blocked => {
             for v in 0..variants {
-                steps.extend((0..iterations).map(|i| timed(v, i)));
+                turns.extend((0..iterations).map(|i| timed(v, i)));
             }
         }
         Order::Shuffled(seed) => {
@@ -74,24 +74,24 @@ pub fn schedule(variants: usize, warmup: u32, iterations: u32, order: Order) -> 
                 .flat_map(|v| std::iter::repeat_n(v, iterations as usize))
                 .collect();
             crate::stats::shuffle(&mut slots, seed);
-            // The shuffle picks which variant runs at each step; each variant's own iterations
+            // The shuffle picks which variant runs at each turn; each variant's own iterations
             // keep their numbering in time.
             let mut next = vec![0u32; variants];
             for v in slots {
-                steps.push(timed(v, next[v]));
+                turns.push(timed(v, next[v]));
                 next[v] += 1;
             }
         }
     }
-    steps
+    turns
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn labels(steps: &[Step]) -> Vec<(usize, u32, bool)> {
-        steps
+    fn labels(turns: &[Turn]) -> Vec<(usize, u32, bool)> {
+        turns
             .iter()
             .map(|s| (s.variant, s.iteration, s.warmup))
             .collect()
@@ -99,9 +99,9 @@ mod tests {
 
     #[test]
     fn interleaved_runs_every_variant_once_a_round_after_all_the_warmups() {
-        let steps = schedule(2, 1, 2, Order::Interleaved);
+        let turns = schedule(2, 1, 2, Order::Interleaved);
         assert_eq!(
-            labels(&steps),
+            labels(&turns),
             [
                 (0, 0, true),
                 (1, 0, true),
@@ -115,8 +115,8 @@ mod tests {
 
     #[test]
     fn blocked_runs_each_variant_to_its_end_before_the_next() {
-        let steps = schedule(2, 0, 3, Order::Blocked);
-        let variants: Vec<usize> = steps.iter().map(|s| s.variant).collect();
+        let turns = schedule(2, 0, 3, Order::Blocked);
+        let variants: Vec<usize> = turns.iter().map(|s| s.variant).collect();
         assert_eq!(variants, [0, 0, 0, 1, 1, 1]);
     }
 

@@ -16,7 +16,7 @@ use crate::client::{
     DatabasePath, Decoding, Endpoint, PreparedQuery, Query, QueryMode, ResumePolicy, Session,
     Timeouts,
 };
-use crate::engine::schedule::{Order, Step, schedule};
+use crate::engine::schedule::{Order, Turn, schedule};
 use crate::report::{Check, IterationRecord, Outcome, Reader, ReportHead, RunConfig};
 use crate::server::tap::Observed;
 use crate::server::{LocalInstance, ServerConfig};
@@ -245,17 +245,17 @@ pub(super) async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
         ),
         session_ms: ours.as_ref().map_or(0.0, |o| ms(o.session.created_in())),
     });
-    let steps = schedule(runs.len(), spec.warmup, spec.iterations, spec.order);
-    for (seq, &step) in (0u32..).zip(&steps) {
-        let run = runs[step.variant];
-        let mut record = record::subject(run.label(&spec), step, seq);
+    let turns = schedule(runs.len(), spec.warmup, spec.iterations, spec.order);
+    for (seq, &turn) in (0u32..).zip(&turns) {
+        let run = runs[turn.variant];
+        let mut record = record::subject(run.label(&spec), turn, seq);
         if cancel.is_set() {
             record.outcome = Outcome::cancelled();
         } else {
             let iteration = Iteration {
                 spec: &spec,
                 instance: &instance,
-                step,
+                turn,
                 cancel,
             };
             match (run, &ours) {
@@ -270,7 +270,7 @@ pub(super) async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
         }
         let stop = record.outcome.is_cancelled();
         sink.send(EngineEvent::Iteration {
-            variant: step.variant,
+            variant: turn.variant,
             record: Box::new(record),
         });
         if stop {
@@ -288,7 +288,7 @@ pub(super) async fn run(spec: SubjectSpec, sink: &Sink, cancel: &Cancel) {
 struct Iteration<'a> {
     spec: &'a SubjectSpec,
     instance: &'a LocalInstance,
-    step: Step,
+    turn: Turn,
     cancel: &'a Cancel,
 }
 
@@ -297,7 +297,7 @@ impl Iteration<'_> {
     async fn command(&self, record: &mut IterationRecord) {
         let env = self
             .spec
-            .environment(&self.instance.host_port(), self.step.iteration);
+            .environment(&self.instance.host_port(), self.turn.iteration);
         let tap = self.instance.tap();
         tap.watch();
         let started = Instant::now();

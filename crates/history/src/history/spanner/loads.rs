@@ -1,8 +1,8 @@
 //! Load runs in the team store: the `SpanprofLoadRuns` table, ids `L` and 16 hex digits (random,
-//! as the runs'), long reports in the same chunks table as the runs' (their ids never meet).
+//! as the runs'), long reports in the same pieces table as the runs' (their ids never meet).
 
 use super::table::LOADS;
-use super::{SpannerStore, chunks, new_id, string_param};
+use super::{SpannerStore, new_id, pieces, string_param};
 use crate::history::HistoryError;
 use crate::history::stored::{Filter, NotARun, check_size};
 use crate::history::stored_load::{LOAD_ID_PREFIX, LoadSummary, StoredLoad};
@@ -30,14 +30,14 @@ const WRITTEN: [&str; 13] = [
 ];
 
 impl SpannerStore {
-    /// Saves `run` (its report in chunks when long); its id.
+    /// Saves `run` (its report in pieces when long); its id.
     pub(super) fn insert_load(&mut self, run: &StoredLoad) -> Result<String, HistoryError> {
         check_size(&run.summary.label, &run.report_json)?;
         let id = format!("{LOAD_ID_PREFIX}{}", new_id()?);
         let saved_at = super::saved_at_now();
-        let report = if run.report_json.len() > chunks::WHOLE_BYTES {
-            let n = self.save_chunks(&id, &run.report_json, &saved_at)?;
-            chunks::marker(n)
+        let report = if run.report_json.len() > pieces::WHOLE_BYTES {
+            let n = self.save_pieces(&id, &run.report_json, &saved_at)?;
+            pieces::marker(n)
         } else {
             run.report_json.clone()
         };
@@ -97,7 +97,7 @@ impl SpannerStore {
             })
     }
 
-    /// Deletes load run `id` and its report's chunks; whether there was one.
+    /// Deletes load run `id` and its report's pieces; whether there was one.
     pub(super) fn delete_load(&mut self, id: &str) -> Result<bool, HistoryError> {
         let found = self.rows(
             &format!("SELECT Id FROM {LOADS} WHERE Id = @id"),
@@ -107,7 +107,7 @@ impl SpannerStore {
             return Ok(false);
         }
         self.remove(LOADS, id)?;
-        self.remove_chunks(id)?;
+        self.remove_pieces(id)?;
         Ok(true)
     }
 }

@@ -6,8 +6,8 @@
 //! table's row deletion policy (180 days after they were saved; pins, kept in a table of their
 //! own, do not hold a run past it).
 
-mod chunks;
 mod loads;
+mod pieces;
 mod table;
 
 use std::time::Duration;
@@ -25,13 +25,13 @@ use crate::report::RunReport;
 use crate::wire::{Timestamp, Value};
 
 use table::summary;
-pub use table::{CHUNKS, LISTED, PINS, TABLE};
+pub use table::{LISTED, PIECES, PINS, TABLE};
 
 /// How long a call may wait for its answer.
 const CALL_LIMIT: Duration = Duration::from_secs(30);
 
 /// The most bytes of runs' rows written in one commit (a report kept whole is at most
-/// [`chunks::WHOLE_BYTES`]; a commit of several is cut below a request's size).
+/// [`pieces::WHOLE_BYTES`]; a commit of several is cut below a request's size).
 const COMMIT_BYTES: usize = 6 << 20;
 
 /// A history in a Spanner table.
@@ -131,9 +131,9 @@ impl HistoryStore for SpannerStore {
         let mut rows = Vec::with_capacity(runs.len());
         for run in runs {
             let id = new_id()?;
-            let report = if run.report_json.len() > chunks::WHOLE_BYTES {
-                let n = self.save_chunks(&id, &run.report_json, &saved_at)?;
-                chunks::marker(n)
+            let report = if run.report_json.len() > pieces::WHOLE_BYTES {
+                let n = self.save_pieces(&id, &run.report_json, &saved_at)?;
+                pieces::marker(n)
             } else {
                 run.report_json.clone()
             };
@@ -225,8 +225,8 @@ impl HistoryStore for SpannerStore {
                     continue;
                 }
             };
-            let json = match chunks::chunks_of(&json) {
-                Some(n) => self.read_chunks(&summary.id, n).unwrap_or_default(),
+            let json = match pieces::pieces_of(&json) {
+                Some(n) => self.read_pieces(&summary.id, n).unwrap_or_default(),
                 None => json,
             };
             points.push(TrendPoint::from_stored(summary, pinned, &json));
@@ -275,7 +275,7 @@ impl HistoryStore for SpannerStore {
         }
         self.remove(TABLE, id)?;
         self.remove(PINS, id)?;
-        self.remove_chunks(id)?;
+        self.remove_pieces(id)?;
         Ok(true)
     }
 
@@ -352,7 +352,7 @@ fn string_param(name: &str, value: &str) -> Param {
 }
 
 impl SpannerStore {
-    /// The report of row `id` of `table`, joined from its chunks when it was cut into them; `None`
+    /// The report of row `id` of `table`, joined from its pieces when it was cut into them; `None`
     /// when there is no such row.
     fn report_json(&self, table: &str, id: &str) -> Result<Option<String>, HistoryError> {
         let rows = self.rows(
@@ -366,8 +366,8 @@ impl SpannerStore {
         else {
             return Ok(None);
         };
-        Ok(Some(match chunks::chunks_of(&cell) {
-            Some(n) => self.read_chunks(id, n)?,
+        Ok(Some(match pieces::pieces_of(&cell) {
+            Some(n) => self.read_pieces(id, n)?,
             None => cell,
         }))
     }
@@ -435,14 +435,14 @@ impl SpannerStore {
         self.write(TABLE, &table::WRITTEN, &batch)
     }
 
-    /// Writes `json` in chunks for run `id`, before the run's own row (so a run is never listed
-    /// without its report); how many. What was written is deleted again if a chunk fails.
-    fn save_chunks(&self, id: &str, json: &str, saved_at: &Value) -> Result<usize, HistoryError> {
-        let pieces = chunks::split(json);
-        let per_commit = (COMMIT_BYTES / chunks::CHUNK_BYTES).max(1);
+    /// Writes `json` in pieces for run `id`, before the run's own row (so a run is never listed
+    /// without its report); how many. What was written is deleted again if a piece fails.
+    fn save_pieces(&self, id: &str, json: &str, saved_at: &Value) -> Result<usize, HistoryError> {
+        let pieces = pieces::split(json);
+        let per_commit = (COMMIT_BYTES / pieces::PIECE_BYTES).max(1);
         let mut written = Ok(());
-        for (n, chunk) in pieces.chunks(per_commit).enumerate() {
-            let rows: Vec<Vec<Value>> = chunk
+        for (n, piece) in pieces.chunks(per_commit).enumerate() {
+            let rows: Vec<Vec<Value>> = piece
                 .iter()
                 .enumerate()
                 .map(|(i, text)| {
@@ -454,18 +454,18 @@ impl SpannerStore {
                     ]
                 })
                 .collect();
-            written = self.write(CHUNKS, &["Id", "Part", "SavedAt", "Text"], &rows);
+            written = self.write(PIECES, &["Id", "Part", "SavedAt", "Text"], &rows);
             if written.is_err() {
                 break;
             }
         }
         if let Err(e) = written {
-            let _ = self.remove_chunks(id);
+            let _ = self.remove_pieces(id);
             return Err(HistoryError::Spanner {
                 database: self.database.name(),
                 reason: format!(
                     "the report ({:.1} MiB) is too long for one cell and could not be saved in {} \
-                     chunks: {e}",
+                     pieces: {e}",
                     json.len() as f64 / f64::from(1 << 20),
                     pieces.len()
                 ),
@@ -474,42 +474,42 @@ impl SpannerStore {
         Ok(pieces.len())
     }
 
-    /// Run `id`'s report from its `expected` chunks.
-    fn read_chunks(&self, id: &str, expected: usize) -> Result<String, HistoryError> {
+    /// Run `id`'s report from its `expected` pieces.
+    fn read_pieces(&self, id: &str, expected: usize) -> Result<String, HistoryError> {
         let bad = |reason: String| HistoryError::BadRecord {
             id: id.to_owned(),
             reason,
         };
-        let most = MAX_STORED_REPORT_BYTES.div_ceil(chunks::CHUNK_BYTES as u64);
+        let most = MAX_STORED_REPORT_BYTES.div_ceil(pieces::PIECE_BYTES as u64);
         if expected as u64 > most {
             return Err(bad(format!(
-                "stored in {expected} chunks, more than a report of at most {} MiB takes",
+                "stored in {expected} pieces, more than a report of at most {} MiB takes",
                 MAX_STORED_REPORT_BYTES >> 20
             )));
         }
         let rows = self.rows(
-            &format!("SELECT Part, Text FROM {CHUNKS} WHERE Id = @id ORDER BY Part"),
+            &format!("SELECT Part, Text FROM {PIECES} WHERE Id = @id ORDER BY Part"),
             &[string_param("id", id)],
         )?;
         let numbered = rows
             .into_iter()
             .map(|row| {
                 let mut cells = row.into_iter().flatten();
-                let chunk = cells.next().and_then(|p| p.parse().ok()).unwrap_or(-1);
-                (chunk, cells.next().unwrap_or_default())
+                let piece = cells.next().and_then(|p| p.parse().ok()).unwrap_or(-1);
+                (piece, cells.next().unwrap_or_default())
             })
             .collect();
-        chunks::join(numbered, expected).map_err(bad)
+        pieces::join(numbered, expected).map_err(bad)
     }
 
-    /// Deletes the chunks of run `id`'s report, if it has any.
-    fn remove_chunks(&self, id: &str) -> Result<(), HistoryError> {
+    /// Deletes the pieces of run `id`'s report, if it has any.
+    fn remove_pieces(&self, id: &str) -> Result<(), HistoryError> {
         let name = self.database.name();
         self.runtime
             .block_on(rows::delete_prefixed(
                 self.channel.clone(),
                 &name,
-                CHUNKS,
+                PIECES,
                 id,
             ))
             .map_err(|e| self.fail(e))
@@ -528,7 +528,7 @@ impl SpannerStore {
     }
 }
 
-/// A run's row of [`table::WRITTEN`], its report cell `report` (the JSON, or a chunks marker).
+/// A run's row of [`table::WRITTEN`], its report cell `report` (the JSON, or a pieces marker).
 fn run_row(id: &str, run: &StoredRun, saved_at: &Value, report: String) -> Vec<Value> {
     let s = &run.summary;
     let float = |x: Option<f64>| x.map_or(Value::Null, Value::Float64);

@@ -12,9 +12,9 @@ pub const TABLE: &str = "SpanprofRuns";
 /// no change: the missing table is created).
 pub const PINS: &str = "SpanprofPins";
 
-/// The chunks of reports too long for one cell, in order (a table of its own, created when
+/// The pieces of reports too long for one cell, in order (a table of its own, created when
 /// missing like the pins').
-pub const CHUNKS: &str = "SpanprofReportParts";
+pub const PIECES: &str = "SpanprofReportParts";
 
 /// The load runs' table (created when missing, like the pins').
 pub const LOADS: &str = "SpanprofLoadRuns";
@@ -79,7 +79,7 @@ pub fn ddl() -> Vec<String> {
             ROW DELETION POLICY (OLDER_THAN(SavedAt, INTERVAL 180 DAY))"
         ),
         format!(
-            "CREATE TABLE {CHUNKS} (
+            "CREATE TABLE {PIECES} (
                 Id STRING(32) NOT NULL,
                 Part INT64 NOT NULL,
                 SavedAt TIMESTAMP NOT NULL,
