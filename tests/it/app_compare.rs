@@ -1,8 +1,8 @@
-//! Compare read as a diff, through egui_kittest (issue 50's second finding): A -> B in the order
-//! the runs started, per part A, B, Δ and its interval as the analysis computes them, the
-//! settings that differ called out, the verdict in the text's neutral colour with short names,
-//! nothing wider than the window at 1280x800 or 900x600, a run list that says how many runs it
-//! holds, and File > Export writing what is in view unless more is ticked.
+//! Compare read as a diff, through egui_kittest, the way a person reads a before and after:
+//! A -> B in the order the runs started, per part A, B, Δ and its interval as the analysis
+//! computes them, the settings that differ called out, the verdict in the text's neutral colour
+//! with short names, nothing wider than the window at 1280x800 or 900x600, a run list that says
+//! how many runs it holds, and File > Export writing what is in view unless more is ticked.
 
 use std::path::{Path, PathBuf};
 
@@ -111,7 +111,11 @@ fn two_runs_read_oldest_first_as_a_to_b_whatever_order_they_were_opened_in() {
         .verdict_with_deltas()
         .expect("a verdict");
     assert!(cli.starts_with("newer is "), "{cli}");
-    assert_eq!(h.state().verdicts(), [cli.clone()], "newer against older");
+    assert_eq!(
+        h.state().verdicts(),
+        std::slice::from_ref(&cli),
+        "newer against older"
+    );
     assert!(
         h.query_by_label(&cli).is_some(),
         "the verdict is in the window"

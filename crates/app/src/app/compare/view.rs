@@ -319,7 +319,7 @@ mod tests {
         }
         let runs = list.entries();
         let picked: BTreeSet<RunId> = runs[..3].iter().map(|r| r.id).collect();
-        let labels: Vec<&str> = in_time_order(&runs, &picked)
+        let labels: Vec<&str> = in_time_order(runs, &picked)
             .iter()
             .map(|r| r.report.config.label.as_str())
             .collect();
