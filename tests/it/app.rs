@@ -1072,33 +1072,34 @@ fn statistics_asked_for_and_not_returned_are_said_in_the_window()
     Ok(())
 }
 
-/// Picking the emulator target picks the query mode that returns statistics there.
+/// Picking the emulator target picks the query mode that returns statistics there, and says so;
+/// a mode the person then chooses on the emulator is theirs there: switching to the local instance
+/// and back restores it, each switch saying what it changed.
 #[test]
 fn picking_the_emulator_picks_the_mode_that_returns_statistics() {
+    use spanprof::engine::QueryMode;
     let mut h = app();
-    assert_eq!(
-        h.state().settings().query.mode,
-        spanprof::engine::QueryMode::WithStats
-    );
+    assert_eq!(h.state().settings().query.mode, QueryMode::WithStats);
     h.get_by_label("Emulator").click();
     h.run_steps(2);
-    assert_eq!(
-        h.state().settings().query.mode,
-        spanprof::engine::QueryMode::Profile
-    );
+    assert_eq!(h.state().settings().query.mode, QueryMode::Profile);
     assert!(
         h.query_by_label_contains("the emulator returns query statistics only in profile mode")
             .is_some()
     );
-    // A mode the user chose stays chosen.
+    // A mode the person chose on the emulator stays chosen there.
+    h.state_mut().settings_mut().query.mode = QueryMode::Normal;
     h.get_by_label("Local instance").click();
-    h.run_steps(1);
-    h.state_mut().settings_mut().query.mode = spanprof::engine::QueryMode::Normal;
+    h.run_steps(2);
+    assert_eq!(h.state().settings().query.mode, QueryMode::WithStats);
     h.get_by_label("Emulator").click();
     h.run_steps(2);
-    assert_eq!(
-        h.state().settings().query.mode,
-        spanprof::engine::QueryMode::Normal
+    assert_eq!(h.state().settings().query.mode, QueryMode::Normal);
+    assert!(
+        h.query_by_label_contains("Mode set to Normal: as you had it on the emulator")
+            .is_some(),
+        "{:?}",
+        h.state().notice()
     );
 }
 

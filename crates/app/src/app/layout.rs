@@ -6,7 +6,6 @@
 use super::SpanprofApp;
 use super::command::Command;
 use super::connection::{ConnectionSettings, TargetKind, repaint_notifier};
-use super::query::mode_label;
 use super::settings::Tab;
 use super::theme;
 use crate::engine::QueryMode;
@@ -141,7 +140,7 @@ impl SpanprofApp {
                     );
                     command = command.take().or(asked);
                     if self.settings.connection.kind != kind {
-                        self.target_kind_changed();
+                        self.target_kind_changed(kind);
                     }
                 });
             ui.separator();
@@ -155,21 +154,23 @@ impl SpanprofApp {
         command
     }
 
-    /// A target of another kind was picked: the query mode becomes the one that returns the
-    /// query statistics there, when the user had left it at the default (the emulator returns
-    /// none in "With stats").
-    fn target_kind_changed(&mut self) {
-        let Ok((target, _)) = self.settings.connection.target() else {
-            return;
-        };
-        let wanted = target.default_mode();
+    /// A target of another kind was picked (the panel was on `from`): the query mode becomes the
+    /// one the person had there, or, on a kind not visited, the one that returns the query
+    /// statistics when they had left it at the default (the emulator returns none in "With
+    /// stats"). The status line says what changed.
+    fn target_kind_changed(&mut self, from: TargetKind) {
+        let to = self.settings.connection.kind;
+        // A kind whose fields make no target yet (an empty host:port) still has its mode restored.
+        let statistics = self.settings.connection.target().ok();
+        let statistics = statistics.map(|(target, _)| target.default_mode());
         let mode = &mut self.settings.query.mode;
-        if *mode == QueryMode::WithStats && wanted != *mode {
-            *mode = wanted;
-            self.notice = Some(format!(
-                "query mode set to {}: the emulator returns query statistics only in profile mode",
-                mode_label(wanted)
-            ));
+        let change = self
+            .settings
+            .modes_by_target
+            .switched(from, to, *mode, statistics);
+        if let Some(change) = change {
+            *mode = change.mode;
+            self.notice = Some(change.words);
         }
     }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::connection::ConnectionSettings;
 use super::load::LoadSettings;
-use super::query::QuerySettings;
+use super::query::{ModesByTarget, QuerySettings};
 
 /// The views of the central area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -53,6 +53,8 @@ pub struct Settings {
     pub connection: ConnectionSettings,
     /// The query panel, recent queries included.
     pub query: QuerySettings,
+    /// The query mode last set on each kind of target, restored on switching back to it.
+    pub modes_by_target: ModesByTarget,
     /// The Load tab.
     pub load: LoadSettings,
     /// The open tab.

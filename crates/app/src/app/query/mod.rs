@@ -1,11 +1,13 @@
-//! The query panel (`panel.rs`), what it persists (`settings.rs`) and a variant's request options
-//! (`options.rs`).
+//! The query panel (`panel.rs`), what it persists (`settings.rs`), a variant's request options
+//! (`options.rs`) and the mode remembered per kind of target (`by_target.rs`).
 
+mod by_target;
 mod options;
 mod panel;
 mod settings;
 
+pub use by_target::{ModesByTarget, mode_word};
 pub use options::{OptionSettings, Replicas};
 pub use settings::{DEFAULT_SQL, QuerySettings, VariantSettings};
 
-pub(super) use panel::{QueryPanel, Refusal, mode_label};
+pub(super) use panel::{QueryPanel, Refusal};
