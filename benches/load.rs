@@ -97,6 +97,7 @@ fn spec_of(sql: &str, levels: Vec<StepLevel>, step: Duration) -> LoadSpec {
         timeouts: Timeouts::DEFAULT,
         headers: HeaderOptions::default(),
         notices: Vec::new(),
+        stop_at_knee: false,
     }
 }
 

@@ -209,6 +209,7 @@ fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
         timeouts,
         headers: args.headers.options(),
         notices,
+        stop_at_knee: false,
     })
 }
 

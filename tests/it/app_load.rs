@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use spanprof::app::{SpanprofApp, Tab, TargetKind};
+use spanprof::load::StepLevel;
 use spanprof::part::Part;
 use spanprof::text::ms;
 
@@ -43,13 +44,16 @@ fn load_tab_of(
     h
 }
 
-/// Types `rates` into the Rates field, replacing what is there.
+/// The open model's steps field.
+const RATES: &str = "Steps (requests a second)";
+
+/// Types `rates` into the open model's steps field, replacing what is there.
 fn type_rates(h: &mut Harness<'static, SpanprofApp>, rates: &str) {
-    h.get_by_label("Rates").focus();
+    h.get_by_label(RATES).focus();
     h.run_steps(1);
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
     h.run_steps(1);
-    h.get_by_label("Rates").type_text(rates);
+    h.get_by_label(RATES).type_text(rates);
     h.run_steps(2);
     assert_eq!(h.state().settings().load.rates, rates);
 }
@@ -64,7 +68,7 @@ fn run_load(h: &mut Harness<'static, SpanprofApp>) {
 #[test]
 fn a_load_run_shows_each_step_as_it_ends_and_the_knee_past_the_queues_capacity() {
     let mut h = load_tab(1.0, 10);
-    assert!(h.query_by_label("Query threads").is_some());
+    assert!(h.query_by_label("Queries served at once").is_some());
     assert!(h.query_by_label_contains("No load run yet").is_some());
     type_rates(&mut h, "40,200");
     run_load(&mut h);
@@ -198,7 +202,10 @@ fn stop_keeps_the_steps_measured() {
         report.steps.len()
     );
     assert!(report.steps[0].count > 0);
-    // Each step's row, and its percentile line's legend.
+    // Each step's row (the table scrolled into view, up to the sentences under it: its rows
+    // out of view are not laid out), and its percentile line's legend.
+    h.get_by_label("Each step in words").scroll_to_me();
+    h.run_steps(3);
     assert_eq!(
         h.query_all_by_label("20 req/s").count(),
         2 * report.steps.len()
@@ -527,4 +534,178 @@ fn a_closed_window_keeps_what_the_load_run_measured_in_the_history() {
         report.steps.len()
     );
     assert!(report.steps[0].count > 0);
+}
+
+/// The controls say what they do in plain words: load as requests a second (arrivals) or as
+/// clients at once, a sentence under them on what the chosen one means, and words for the cap in
+/// flight and the built-in instance's queue and pauses where there were "Max in flight", "Query
+/// threads" and "Freeze every/for".
+#[test]
+fn the_load_tab_says_its_controls_in_plain_words() {
+    let mut h = load_tab(1.0, 0);
+    for label in [
+        "Requests a second (arrivals)",
+        "Clients at once",
+        "Find the knee",
+        RATES,
+        "Each step lasts",
+        "Unanswered requests, at most",
+        "Stop the ramp at the knee",
+        "Queries served at once",
+        "Each query holds its place for",
+        "Pause all answers every",
+        "Each pause lasts",
+    ] {
+        assert!(h.query_by_label(label).is_some(), "the control {label}");
+    }
+    for gone in [
+        "Max in flight",
+        "Query threads",
+        "Freeze every",
+        "Freeze for",
+    ] {
+        assert!(h.query_by_label(gone).is_none(), "{gone} is said in words");
+    }
+    let open = label_containing(&mut h, "Requests start on a schedule").expect("the open model");
+    assert!(
+        open.contains("whether or not the earlier ones have answered"),
+        "{open}"
+    );
+    assert!(
+        h.query_by_label_contains("A fixed number of clients")
+            .is_none()
+    );
+
+    h.get_by_label("Clients at once").click();
+    h.run_steps(2);
+    assert!(h.query_by_label("Steps (clients at once)").is_some());
+    assert!(h.query_by_label(RATES).is_none());
+    assert!(
+        h.query_by_label("Unanswered requests, at most").is_none(),
+        "clients at once have no schedule to fall behind"
+    );
+    let closed = label_containing(&mut h, "A fixed number of clients").expect("the closed model");
+    assert!(closed.contains("wait for its answer"), "{closed}");
+    assert!(
+        h.query_by_label_contains("Requests start on a schedule")
+            .is_none()
+    );
+}
+
+/// "Find the knee" sets an open doubling ramp that stops at the knee; run on a queue that serves
+/// 200 a second, it stops one step past the knee and says so. The tab then reads without knowing
+/// load tools: each step in a sentence (the knee's marked), the latency on a log axis where the
+/// light steps stand apart, the two p99 lines in colours of their own, and every column of the
+/// steps' table inside the 1280-wide window.
+#[test]
+fn find_the_knee_ramps_until_latency_departs_and_the_tab_reads_it_in_words() {
+    // One query thread of 5 ms serves 200 a second.
+    let mut h = load_tab(0.5, 5);
+    h.state_mut().settings_mut().load.model = spanprof::app::LoadModel::Closed;
+    h.run_steps(1);
+    h.get_by_label("Find the knee").click();
+    h.run_steps(2);
+    let load = h.state().settings().load.clone();
+    assert_eq!(load.model, spanprof::app::LoadModel::Open);
+    assert_eq!(load.rates, "50,100,200,400,800,1600,3200,6400");
+    assert!(load.stop_at_knee && h.query_by_label(RATES).is_some());
+    // Shorter steps than the preset's, as a person in a hurry sets them.
+    h.state_mut().settings_mut().load.step_seconds = 0.5;
+    run_load(&mut h);
+    step_until(&mut h, "the run to end", |app| {
+        !app.load_view().is_running()
+    });
+    let report = h.state().load_view().report().expect("a report").clone();
+    let knee = report.knee.expect("a knee");
+    let at = report
+        .steps
+        .iter()
+        .position(|s| s.level().value() == knee)
+        .expect("the knee's step");
+    assert_eq!(
+        report.steps.len(),
+        at + 2,
+        "the knee and one step that confirms it: {}",
+        report.knee_words
+    );
+    assert!(
+        report.steps.len() < 8 && knee <= 800.0,
+        "{}",
+        report.knee_words
+    );
+    assert!(
+        h.query_by_label_contains("the ramp stopped at the knee")
+            .is_some()
+    );
+
+    // Each step in words, from the table's own cells.
+    for step in &report.steps {
+        let StepLevel::Rate(rate) = step.level() else {
+            panic!("an open ramp")
+        };
+        let said = format!(
+            "At {} requests a second, p99 was {}; {} late, {} dropped",
+            spanprof::text::trimmed(rate, 3),
+            spanprof::text::maybe_ms(step.p99_ms),
+            spanprof::text::count(step.late),
+            spanprof::text::count(step.dropped)
+        );
+        assert!(h.query_by_label_contains(&said).is_some(), "{said}");
+    }
+    assert!(h.query_by_label("(the knee)").is_some());
+
+    // The latency axis is logarithmic: marks at 1, 2 and 5 of each decade, equal ratios equal
+    // heights, and the first step's p50 stands clear of twice itself.
+    let figures = h.state().load_view().figures();
+    let marks = figures.latency_marks().to_vec();
+    assert!(marks.len() >= 4, "{marks:?}");
+    for mark in &marks {
+        let leading = mark / 10f64.powf(mark.log10().floor());
+        assert!(
+            [1.0, 2.0, 5.0, 10.0]
+                .iter()
+                .any(|f| (leading - f).abs() < 1e-6),
+            "{marks:?}"
+        );
+    }
+    let height = |ms: f64| figures.latency_height(ms).expect("the curve was drawn");
+    let decade = height(2.0) - height(20.0);
+    assert!(decade > 20.0, "a decade is {decade} px");
+    assert!((decade - (height(20.0) - height(200.0))).abs() < 0.5);
+    let low = report.steps[0].p50_ms.expect("a p50");
+    assert!(
+        height(low) - height(2.0 * low) > 10.0,
+        "the light steps lie flat"
+    );
+    let colours: Vec<(egui::Color32, bool)> = figures
+        .lines()
+        .filter(|(line, _)| line.name.starts_with("p99"))
+        .map(|(line, _)| (line.colour, line.dashed))
+        .collect();
+    assert_eq!(colours.len(), 2);
+    assert_ne!(colours[0].0, colours[1].0, "the two p99s share one colour");
+    assert!(colours[0].1 != colours[1].1, "one is dashed");
+
+    // Every column of the table, its heading and its last row's level, within the window.
+    h.get_by_label("dropped").scroll_to_me();
+    h.run_steps(3);
+    let last = report.steps.last().expect("a step").level().describe();
+    for label in [
+        "step",
+        "achieved/s",
+        "p99 actual",
+        "errors",
+        "late",
+        "dropped",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .chain([last])
+    {
+        let right = h
+            .query_all_by_label(&label)
+            .map(|n| n.rect().right())
+            .fold(0.0f32, f32::max);
+        assert!(right > 0.0 && right <= 1280.0, "{label} ends at {right}");
+    }
 }

@@ -269,6 +269,7 @@ impl SpanprofApp {
             timeouts,
             headers: self.settings.connection.headers,
             notices,
+            stop_at_knee: self.settings.load.stop_at_knee,
         };
         Ok((target, spec))
     }

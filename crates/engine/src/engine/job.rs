@@ -130,6 +130,7 @@ mod tests {
             timeouts: Default::default(),
             headers: Default::default(),
             notices: Vec::new(),
+            stop_at_knee: false,
         }
     }
 

@@ -1,14 +1,18 @@
-//! The Load tab (`view.rs`): its curve and table (`chart.rs`), parts (`parts.rs`), percentiles
-//! (`percentiles.rs`), where the load run in flight is (`progress.rs`) and what the tab persists
-//! (`settings.rs`).
+//! The Load tab (`view.rs`): its controls in plain words (`controls.rs`), its curve, table and
+//! sentences (`chart.rs`, the latency on a log axis: `log_axis.rs`), parts (`parts.rs`),
+//! percentiles (`percentiles.rs`), where the load run in flight is (`progress.rs`) and what the
+//! tab persists (`settings.rs`).
 
 mod chart;
+mod controls;
+mod log_axis;
 mod parts;
 mod percentiles;
 mod progress;
 mod settings;
 mod view;
 
+pub use chart::{CurveLine, LoadFigures};
 pub use parts::LoadParts;
 pub use percentiles::LoadPercentiles;
 pub use progress::{LoadProgress, Phase};

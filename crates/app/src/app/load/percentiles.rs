@@ -64,6 +64,8 @@ struct StepLines {
 
 /// Where the steps' levels lie, so that a step's colour says how heavy its load was among the
 /// run's (the plan's levels, known before any step ends: colours never shift as steps arrive).
+/// The levels are spread by their logarithm: a doubling ramp (50, 100, ... 6400) that stops at
+/// its knee after a few steps still shows those steps in colours apart.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LevelScale {
     lo: f64,
@@ -85,9 +87,14 @@ impl LevelScale {
     /// The colour of a step at `level`: the lightest load's at the lowest, the heaviest's at the
     /// highest.
     pub fn colour(&self, level: f64) -> Color32 {
-        let span = self.hi - self.lo;
+        let (lo, hi, at) = if self.lo > 0.0 && level > 0.0 {
+            (self.lo.ln(), self.hi.ln(), level.ln())
+        } else {
+            (self.lo, self.hi, level)
+        };
+        let span = hi - lo;
         let t = if span > 0.0 {
-            (level - self.lo) / span
+            ((at - lo) / span).clamp(0.0, 1.0)
         } else {
             0.0
         };
@@ -313,6 +320,10 @@ mod tests {
         assert_eq!(scale.colour(50.0), Color32::from_rgb(r, g, b));
         let [r, g, b] = crate::part::LEVEL_RAMP[2];
         assert_eq!(scale.colour(200.0), Color32::from_rgb(r, g, b));
+        // A doubling ramp to 6400 that stopped at 400: its four steps in four colours.
+        let ramp = LevelScale::of([50.0, 100.0, 200.0, 400.0, 800.0, 1600.0, 3200.0, 6400.0]);
+        let first: Vec<Color32> = [50.0, 100.0, 200.0, 400.0].map(|l| ramp.colour(l)).to_vec();
+        assert!(first.windows(2).all(|w| w[0] != w[1]), "{first:?}");
         // One level: the lightest load's colour.
         let [r, g, b] = crate::part::LEVEL_RAMP[0];
         assert_eq!(

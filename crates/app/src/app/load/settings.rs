@@ -82,6 +82,8 @@ pub struct LoadSettings {
     pub max_in_flight: u32,
     /// The built-in instance's queue.
     pub queue: QueueSettings,
+    /// Whether the ramp stops at the knee (two steps in a row past the knee's rule).
+    pub stop_at_knee: bool,
 }
 
 impl Default for LoadSettings {
@@ -93,11 +95,36 @@ impl Default for LoadSettings {
             step_seconds: 5.0,
             max_in_flight: 1000,
             queue: QueueSettings::default(),
+            stop_at_knee: false,
         }
     }
 }
 
 impl LoadSettings {
+    /// How long each step of the "find the knee" ramp lasts, in seconds: enough requests at the
+    /// lowest rate for a p99 that is not just the slowest one.
+    pub const KNEE_STEP_SECONDS: f64 = 3.0;
+
+    /// The "find the knee" ramp: doubling from a rate any target serves unloaded to one past
+    /// what the built-in instance serves on a laptop's cores (`local`), or, on a target elsewhere
+    /// (the emulator, a shared instance), to a gentler top.
+    pub fn knee_ramp(local: bool) -> &'static str {
+        if local {
+            "50,100,200,400,800,1600,3200,6400"
+        } else {
+            "10,20,40,80,160,320,640"
+        }
+    }
+
+    /// The "find the knee" preset: the open model, a doubling ramp, steps of
+    /// [`Self::KNEE_STEP_SECONDS`], stopping at the knee. The queue and the cap in flight stay.
+    pub fn find_the_knee(&mut self, local: bool) {
+        self.model = LoadModel::Open;
+        self.rates = Self::knee_ramp(local).to_owned();
+        self.step_seconds = Self::KNEE_STEP_SECONDS;
+        self.stop_at_knee = true;
+    }
+
     /// The plan these settings describe, and what was adjusted on the way (a capped rate); or
     /// what is wrong with them, in words.
     pub fn plan(&self) -> Result<(LoadPlan, Vec<String>), String> {
@@ -174,6 +201,24 @@ mod tests {
         assert_eq!(plan.step_duration, Duration::from_millis(1500));
         assert_eq!(plan.drain, DRAIN);
         assert_eq!(notices.len(), 1, "{notices:?}");
+    }
+
+    #[test]
+    fn the_knee_preset_is_an_open_doubling_ramp_that_stops_at_the_knee() {
+        let mut settings = LoadSettings {
+            model: LoadModel::Closed,
+            ..LoadSettings::default()
+        };
+        settings.find_the_knee(true);
+        assert!(settings.stop_at_knee);
+        let (plan, notices) = settings.plan().expect("a plan");
+        assert!(notices.is_empty(), "{notices:?}");
+        assert_eq!(plan.model, Model::Open);
+        let rates: Vec<f64> = plan.levels.iter().map(StepLevel::value).collect();
+        assert_eq!(rates.len(), 8);
+        assert!(rates.windows(2).all(|w| w[1] == 2.0 * w[0]), "{rates:?}");
+        settings.find_the_knee(false);
+        assert!(settings.rates.ends_with(",640"), "{}", settings.rates);
     }
 
     #[test]

@@ -10,12 +10,13 @@
 //! [`LoadParts`], [`LoadPercentiles`]).
 
 use super::chart::LoadFigures;
+use super::controls;
 use super::parts::LoadParts;
 use super::percentiles::{LevelScale, LoadPercentiles};
 use super::progress::{self, LoadProgress};
-use super::settings::{LoadModel, LoadSettings, QueueSettings};
+use super::settings::LoadSettings;
 use crate::app::command::Command;
-use crate::app::theme::{self, form_row};
+use crate::app::theme;
 use crate::engine::LoadEvent;
 use crate::engine::load::InFlightCount;
 use crate::export::{Format, RunKind};
@@ -88,6 +89,11 @@ impl LoadView {
     /// The knee in words as the view shows it (so far, while a run is in flight).
     pub fn knee_words(&self) -> Option<&str> {
         self.knee.as_ref().map(|k| k.words.as_str())
+    }
+
+    /// The curve and the steps' table, as drawn.
+    pub fn figures(&self) -> &LoadFigures {
+        &self.figures
     }
 
     /// The stacked bars of the steps' parts, as drawn.
@@ -266,8 +272,8 @@ impl LoadView {
         chart_height: f32,
     ) -> Option<Command> {
         let mut command = None;
-        self.controls(ui, settings);
-        queue_ui(ui, &mut settings.queue, local, !self.is_running());
+        controls::controls_ui(ui, settings, !self.is_running(), local);
+        controls::queue_ui(ui, &mut settings.queue, local, !self.is_running());
         ui.separator();
         self.state_ui(ui);
         if let Some(error) = &self.error {
@@ -321,83 +327,10 @@ impl LoadView {
         }
         ui.add_space(4.0);
         self.figures.table(ui);
+        self.figures.sentences_ui(ui);
         ui.add_space(8.0);
         self.percentiles.plot(ui, height);
         ui.add_space(4.0);
-    }
-
-    /// The model, its levels, the step, the bound in flight (fixed while a run is in flight).
-    fn controls(&self, ui: &mut egui::Ui, settings: &mut LoadSettings) {
-        let idle = !self.is_running();
-        ui.add_enabled_ui(idle, |ui| {
-            egui::Grid::new("load-controls")
-                .num_columns(2)
-                .spacing([8.0, 4.0])
-                .show(ui, |ui| {
-                    ui.label("Model");
-                    ui.horizontal_wrapped(|ui| {
-                        ui.radio_value(&mut settings.model, LoadModel::Open, "Open (rates)")
-                            .on_hover_text(
-                                "Requests arrive at a steady rate whatever the answers do \
-                                 (wrk2, k6's arrival-rate executors)",
-                            );
-                        ui.radio_value(
-                            &mut settings.model,
-                            LoadModel::Closed,
-                            "Closed (concurrency)",
-                        )
-                        .on_hover_text(
-                            "A fixed number of clients, each starting its next request when its \
-                             last one ended",
-                        );
-                    });
-                    ui.end_row();
-                    match settings.model {
-                        LoadModel::Open => form_row(
-                            ui,
-                            "Rates",
-                            Some("Requests a second, a step each: 50,100,200"),
-                            egui::TextEdit::singleline(&mut settings.rates).desired_width(220.0),
-                        ),
-                        LoadModel::Closed => form_row(
-                            ui,
-                            "Concurrency",
-                            Some("Clients, a step each: 1,2,4,8"),
-                            egui::TextEdit::singleline(&mut settings.concurrencies)
-                                .desired_width(220.0),
-                        ),
-                    };
-                    form_row(
-                        ui,
-                        "Step duration",
-                        Some("How long each step generates requests"),
-                        egui::DragValue::new(&mut settings.step_seconds)
-                            .range(0.1..=86_400.0)
-                            .speed(0.1)
-                            .suffix(" s"),
-                    );
-                    if settings.model == LoadModel::Open {
-                        form_row(
-                            ui,
-                            "Max in flight",
-                            Some(
-                                "Requests in flight at most: a start past it waits (counted \
-                                 late), one still waiting when its step ends is dropped",
-                            ),
-                            egui::DragValue::new(&mut settings.max_in_flight)
-                                .range(1..=crate::load::MAX_IN_FLIGHT),
-                        );
-                    }
-                });
-        });
-        ui.label(
-            egui::RichText::new(
-                "Run load (below the query panel, or Ctrl+Enter) runs the query panel's first \
-                 query on the connection's target; Cancel stops it and keeps the steps measured",
-            )
-            .small()
-            .color(theme::MUTED),
-        );
     }
 
     /// Where the run in flight is (its step, that step's progress or drain, or that it is
@@ -437,65 +370,6 @@ impl LoadView {
         };
         progress::run_bar(ui, self.progress(), blocked, iterations_running)
     }
-}
-
-/// The built-in instance's queue: query threads, their service time, periodic freezes.
-fn queue_ui(ui: &mut egui::Ui, queue: &mut QueueSettings, local: bool, idle: bool) {
-    egui::CollapsingHeader::new("Built-in instance's queue")
-        .default_open(queue.is_set())
-        .show(ui, |ui| {
-            if !local {
-                ui.label(
-                    egui::RichText::new(
-                        "These shape the built-in instance only: choose Local in the \
-                         connection panel to use them",
-                    )
-                    .small()
-                    .color(theme::MUTED),
-                );
-            }
-            ui.add_enabled_ui(local && idle, |ui| {
-                egui::Grid::new("load-queue")
-                    .num_columns(2)
-                    .spacing([8.0, 4.0])
-                    .show(ui, |ui| {
-                        form_row(
-                            ui,
-                            "Query threads",
-                            Some(
-                                "A query waits, first come first served, for one of N threads \
-                                 (0: no queue); N threads of D ms serve at most N / D a second",
-                            ),
-                            egui::DragValue::new(&mut queue.query_threads)
-                                .range(0..=crate::server::queue::MAX_QUERY_THREADS),
-                        );
-                        form_row(
-                            ui,
-                            "Service time",
-                            Some("How long a query thread holds each query"),
-                            egui::DragValue::new(&mut queue.service_ms)
-                                .range(0..=86_400_000)
-                                .suffix(" ms"),
-                        );
-                        form_row(
-                            ui,
-                            "Freeze every",
-                            Some("Every S ms (the first S after the start) all answers pause"),
-                            egui::DragValue::new(&mut queue.freeze_every_ms)
-                                .range(0..=86_400_000)
-                                .suffix(" ms"),
-                        );
-                        form_row(
-                            ui,
-                            "Freeze for",
-                            Some("How long each pause lasts (at most the period)"),
-                            egui::DragValue::new(&mut queue.freeze_ms)
-                                .range(0..=86_400_000)
-                                .suffix(" ms"),
-                        );
-                    });
-            });
-        });
 }
 
 /// Why the run could not start or failed, where the curve would be.

@@ -299,6 +299,7 @@ mod tests {
             timeouts: Default::default(),
             headers: Default::default(),
             notices: Vec::new(),
+            stop_at_knee: false,
         };
         Engine::start(
             Job::Load(Target::Endpoint("127.0.0.1:9".into()), spec),

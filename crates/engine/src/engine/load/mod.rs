@@ -21,7 +21,9 @@ use super::spec::Variant;
 use super::target::{Connected, Target, connect};
 use crate::client::{DatabasePath, HeaderOptions, Session, Timeouts};
 use crate::load::step::StepCpu;
-use crate::load::{LoadPlan, LoadReport, Model, RunFacts, StepLevel, StepResult, StepTally};
+use crate::load::{
+    KneeRule, LoadPlan, LoadReport, Model, RunFacts, StepLevel, StepResult, StepTally, find_knee,
+};
 use crate::wire::DecoderKind;
 use generator::{Generator, InFlight, OpenStep};
 use request::{Shared, StepSink};
@@ -43,6 +45,9 @@ pub struct LoadSpec {
     pub headers: HeaderOptions,
     /// What was noticed before the run (capped rates), carried into the report.
     pub notices: Vec<String>,
+    /// Whether the ramp ends at the knee: once two steps in a row depart from the first by the
+    /// knee's rule, the steps above them are not run (a search for the knee needs no more).
+    pub stop_at_knee: bool,
 }
 
 /// How many of a load run's requests are in flight now, read from any thread (the window reads it
@@ -101,6 +106,7 @@ pub(super) async fn run(
     send(LoadEvent::Connected(description));
     request::warm_up(&shared, cancel).await;
     let mut steps = Vec::with_capacity(spec.plan.levels.len());
+    let mut notices = spec.notices.clone();
     for (index, &level) in spec.plan.levels.iter().enumerate() {
         if cancel.load(Ordering::SeqCst) {
             break;
@@ -109,6 +115,14 @@ pub(super) async fn run(
         let result = one_step(level, &spec.plan, &shared, cancel, &runtime, run_began).await;
         send(LoadEvent::StepDone(Box::new(result.clone())));
         steps.push(result);
+        let left = spec.plan.levels.len() - steps.len();
+        if spec.stop_at_knee && left > 0 && knee_confirmed(&steps) {
+            notices.push(format!(
+                "the ramp stopped at the knee: two steps in a row departed from the first, so the \
+                 {left} higher steps were not run"
+            ));
+            break;
+        }
     }
     let facts = RunFacts {
         label: spec.variant.label.clone(),
@@ -117,7 +131,7 @@ pub(super) async fn run(
         database: spec.database.name(),
         started_at,
         decoder: spec.decoder.as_str().to_owned(),
-        notices: spec.notices.clone(),
+        notices,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         cancelled: cancel.load(Ordering::SeqCst),
     };
@@ -133,6 +147,12 @@ pub(super) async fn run(
     // The local instance, if the run started one, stops once the session is closed.
     drop(connected);
     send(LoadEvent::Finished(Box::new(report)));
+}
+
+/// Whether the last two steps both depart from the first by the knee's rule: the knee is found,
+/// and one step past it confirms it (one disturbed step is no knee).
+fn knee_confirmed(steps: &[StepResult]) -> bool {
+    find_knee(steps, &KneeRule::DEFAULT).is_some_and(|knee| knee.index + 1 < steps.len())
 }
 
 /// The streams a server takes at once on one HTTP/2 connection: gRPC's usual limit, Cloud
