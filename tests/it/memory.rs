@@ -1,13 +1,22 @@
 //! A 1,000,000-row answer streams through `spanprof serve` with flat server memory: the server holds
-//! a few batches and messages, never the answer.
+//! a few batches and messages, never the answer. The window's memory is bounded by what it shows:
+//! runs out of view keep their figures and leave their timelines to the history, read back when
+//! opened, and an export still writes them whole.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use spanprof::app::{AppOptions, Format, RECORDS_HELD, SpanprofApp, Tab};
 use spanprof::client::{connect_plaintext, execute_streaming_sql_raw};
+use spanprof::history::Location;
 use spanprof::proto::google::spanner::v1 as pb;
 use spanprof::proto::google::spanner::v1::spanner_client::SpannerClient;
+use spanprof::report::Timeline;
 use spanprof::wire::StreamDecoder;
+
+use crate::app::{run_to_end, set_query, step_until};
 
 /// Kills the server when the test ends, however it ends.
 struct Server(Child);
@@ -111,5 +120,80 @@ async fn a_million_rows_stream_with_flat_server_memory() {
         "server memory grew from {:.1} MiB to {:.1} MiB",
         mib(at_100k),
         mib(peak)
+    );
+}
+
+/// Each iteration's total and timeline of the run labelled `label`.
+fn records(app: &SpanprofApp, label: &str) -> Vec<(f64, Option<Timeline>)> {
+    let run = app.runs().iter().find(|r| r.report.config.label == label);
+    let run = run.expect("the run is listed");
+    let records = run.report.iterations.iter();
+    records.map(|r| (r.total_ms, r.timeline.clone())).collect()
+}
+
+#[test]
+fn runs_out_of_view_leave_their_timelines_to_the_history_and_get_them_back_when_opened() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("history.sqlite");
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_eframe(move |cc| {
+            let options = AppOptions {
+                history: Location::File(path.clone()),
+                ..AppOptions::in_memory(2_000)
+            };
+            SpanprofApp::new(cc, options)
+        });
+    let runs = RECORDS_HELD + 2;
+    let mut whole = Vec::new();
+    for n in 1..=runs {
+        let label = format!("m{n}");
+        set_query(&mut h, "SELECT * FROM Seed23 LIMIT 1000", 2, &label);
+        run_to_end(&mut h);
+        whole.push(records(h.state(), &label));
+        assert!(whole[n - 1].iter().all(|(_, t)| t.is_some()), "timed");
+    }
+    step_until(&mut h, "the history to save every run", |app| {
+        app.runs().iter().all(|r| r.saved_as.is_some())
+    });
+    // The newest, shown, and the three before it hold their records whole; the two oldest
+    // keep every figure, their timelines left to the history.
+    let evicted: Vec<bool> = h.state().runs().iter().map(|r| r.evicted).collect();
+    assert_eq!(evicted, [true, true, false, false, false, false]);
+    for n in [1, 2] {
+        let kept = records(h.state(), &format!("m{n}"));
+        let totals: Vec<f64> = whole[n - 1].iter().map(|(t, _)| *t).collect();
+        assert_eq!(kept.iter().map(|(t, _)| *t).collect::<Vec<_>>(), totals);
+        assert!(kept.iter().all(|(_, t)| t.is_none()));
+    }
+
+    // An export of an evicted run writes its iterations whole, read back from the history.
+    h.state_mut().set_tab(Tab::Compare);
+    h.run_steps(2);
+    h.get_by_label("export m2").click();
+    h.run_steps(2);
+    let file = dir.path().join("m2.json");
+    h.state()
+        .export_selected(Format::Json, &file)
+        .expect("exports");
+    let written =
+        spanprof::export::read_json(&std::fs::read(&file).expect("the export")).expect("a report");
+    let m2 = written.iter().find(|r| r.config.label == "m2");
+    let m2 = m2.expect("m2 is written");
+    let m2: Vec<(f64, Option<Timeline>)> = m2
+        .iterations
+        .iter()
+        .map(|r| (r.total_ms, r.timeline.clone()))
+        .collect();
+    assert_eq!(m2, whole[1]);
+
+    // Picked in Compare, m1 is in view: its timelines come back from the history.
+    h.get_by_label("m1").click();
+    step_until(&mut h, "m1 read back", |app| !app.runs()[0].evicted);
+    assert_eq!(records(h.state(), "m1"), whole[0]);
+    assert!(
+        h.state().log().entries().is_empty(),
+        "{:?}",
+        h.state().log().entries()
     );
 }

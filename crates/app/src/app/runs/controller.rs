@@ -11,9 +11,11 @@ use chrono::{DateTime, Local};
 
 use super::active::{ActiveRun, Ended};
 use super::list::{RunEntry, RunList, RunSource};
-use crate::engine::{Engine, IterationDetails, LoadEvent, RunEvent};
-use crate::history::HistoryWorker;
+use super::records::RecordsReader;
+use super::trim::{TRIM_AFTER, release_freed_memory};
+use crate::engine::{Engine, IterationDetails, LoadEvent, Notifier, RunEvent};
 use crate::history::worker::SaveOutcome;
+use crate::history::{HistoryWorker, Location};
 use crate::load::LoadReport;
 use crate::report::{RunId, RunReport};
 
@@ -34,6 +36,12 @@ pub struct RunController {
     list: RunList,
     /// Saves finished runs on its own thread; `None` when the history is off.
     history: Option<HistoryWorker>,
+    /// Reads an evicted run's records back from the history; `None` when the history is off.
+    records: Option<RecordsReader>,
+    /// The runs whose records are being read back.
+    reading: Vec<RunId>,
+    /// When to hand the memory the last run freed back to the system ([`super::trim`]).
+    trim_at: Option<Instant>,
 }
 
 /// What one frame's drain found: the run's end, if it ended, the load run's events, and whether
@@ -55,7 +63,78 @@ impl RunController {
             in_flight: None,
             list: RunList::default(),
             history,
+            records: None,
+            reading: Vec::new(),
+            trim_at: None,
         }
+    }
+
+    /// No run yet; finished runs kept in the history at `location` (none when it is off), and
+    /// read back from it when a run whose records were dropped is opened again; `notify` asks
+    /// for a repaint when such a read ends.
+    pub fn with_history(location: Location, notify: Notifier) -> Self {
+        if matches!(location, Location::Off) {
+            return RunController::new(None);
+        }
+        let mut runs = RunController::new(HistoryWorker::start(location.clone()).ok());
+        runs.records = RecordsReader::start(location, notify).ok();
+        runs
+    }
+
+    /// Holds the records of the runs `in_view` and of the newest whole (at most
+    /// [`RECORDS_HELD`](super::list::RECORDS_HELD) in all when no more are in view), dropping
+    /// the others' timelines (the history has them), and asks for those in view that were
+    /// dropped.
+    pub fn keep_in_view(&mut self, in_view: &[RunId]) {
+        if self.records.is_none() {
+            return;
+        }
+        let to_read = self.list.evict(in_view);
+        if let Some(reader) = &self.records {
+            for (id, stored) in to_read {
+                if !self.reading.contains(&id) {
+                    self.reading.push(id);
+                    reader.ask(id, &stored);
+                }
+            }
+        }
+    }
+
+    /// The reports of the runs `in_view` and those marked for export, oldest first, the
+    /// timelines of those the list dropped read back from the history (on this thread: the
+    /// export needs them all at once). A run the history can no longer give back is written
+    /// with its figures.
+    pub fn export_reports(&self, in_view: &[RunId]) -> Vec<RunReport> {
+        let list = self.list.entries().iter();
+        let list = list.filter(|r| r.export || in_view.contains(&r.id));
+        list.map(|entry| {
+            let mut report = entry.report.clone();
+            if let (true, Some(stored), Some(reader)) =
+                (entry.evicted, entry.stored_id(), &self.records)
+                && let Ok(read) = reader.read_now(stored)
+                && read.iterations.len() == report.iterations.len()
+            {
+                for (record, stored) in report.iterations.iter_mut().zip(read.iterations) {
+                    record.timeline = stored.timeline;
+                }
+            }
+            report
+        })
+        .collect()
+    }
+
+    /// Hands the memory the last run freed back to the system once [`TRIM_AFTER`] has passed
+    /// since it ended; how long until then, when a trim is still to come (a frame is wanted
+    /// then).
+    pub fn trim_when_due(&mut self) -> Option<Duration> {
+        let due = self.trim_at?;
+        let now = Instant::now();
+        if now < due {
+            return Some(due - now);
+        }
+        self.trim_at = None;
+        release_freed_memory();
+        None
     }
 
     /// The runs.
@@ -158,9 +237,26 @@ impl RunController {
                 }
                 if over {
                     self.in_flight = None;
+                    self.trim_at = Some(Instant::now() + TRIM_AFTER);
                 }
             }
             None => {}
+        }
+        if let Some(reader) = &self.records {
+            for read in reader.answers() {
+                self.reading.retain(|id| *id != read.id);
+                let restored = match read.report {
+                    Ok(report) => self.list.restore(read.id, report),
+                    Err(e) => {
+                        self.list.unreadable(read.id);
+                        Err(format!(
+                            "cannot read the run's timelines back from the history ({e}): it \
+                             is shown with its figures"
+                        ))
+                    }
+                };
+                errors.extend(restored.err());
+            }
         }
         let mut saved = false;
         if let Some(history) = &self.history {
@@ -182,7 +278,10 @@ impl RunController {
     /// The query's or subject's run in flight is over: it, with the id it had in flight.
     pub fn end(&mut self) -> Option<(RunId, ActiveRun)> {
         match self.in_flight.take() {
-            Some(InFlight::Profile(id, run)) => Some((id, *run)),
+            Some(InFlight::Profile(id, run)) => {
+                self.trim_at = Some(Instant::now() + TRIM_AFTER);
+                Some((id, *run))
+            }
             other => {
                 self.in_flight = other;
                 None

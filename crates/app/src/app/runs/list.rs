@@ -39,6 +39,10 @@ pub struct RunEntry {
     pub export: bool,
     /// The history's id of it once the history saved it (a run of this launch's).
     pub saved_as: Option<String>,
+    /// Its records' timelines are in the history only (each record keeps its figures, its
+    /// `timeline` is `None`): it was out of view while newer runs came; opened again, they are
+    /// read back.
+    pub evicted: bool,
 }
 
 impl RunEntry {
@@ -124,6 +128,12 @@ pub fn first_words(sql: &str) -> String {
     out
 }
 
+/// The most runs whose records the list holds whole, those in view first and then the newest;
+/// the others keep their summaries (the report's configuration, plans, end, and each
+/// iteration's figures) and leave the bulk of their records, the timelines of every message and
+/// decode span, to the history, which saved them.
+pub const RECORDS_HELD: usize = 4;
+
 /// The run list, the run shown, and the next id to hand out.
 #[derive(Debug)]
 pub struct RunList {
@@ -208,9 +218,77 @@ impl RunList {
             export: false,
             source,
             saved_as: None,
+            evicted: false,
         });
         self.shown = Some(id);
         id
+    }
+
+    /// Drops the timelines of the runs beyond [`RECORDS_HELD`]: those in `in_view` hold theirs,
+    /// then the newest; a run the history does not hold (not saved yet, opened from a file,
+    /// history off) keeps its timelines and its place. Every run keeps its records' figures.
+    /// Returns the runs in view whose timelines are in the history only, with their ids there,
+    /// to read back.
+    pub fn evict(&mut self, in_view: &[RunId]) -> Vec<(RunId, String)> {
+        let mut held = self.runs.iter().filter(|r| in_view.contains(&r.id)).count();
+        let mut to_read = Vec::new();
+        for entry in self.runs.iter_mut().rev() {
+            if in_view.contains(&entry.id) {
+                if let (true, Some(stored)) = (entry.evicted, entry.stored_id()) {
+                    to_read.push((entry.id, stored.to_owned()));
+                }
+                continue;
+            }
+            let timelines = entry.report.iterations.iter().any(|r| r.timeline.is_some());
+            if entry.evicted || !timelines {
+                continue;
+            }
+            if held < RECORDS_HELD || entry.stored_id().is_none() {
+                held += 1;
+                continue;
+            }
+            for record in &mut entry.report.iterations {
+                record.timeline = None;
+            }
+            entry.evicted = true;
+        }
+        to_read
+    }
+
+    /// How many runs hold their records whole (with their timelines) in memory.
+    pub fn records_held(&self) -> usize {
+        self.runs.iter().filter(|r| !r.evicted).count()
+    }
+
+    /// Gives run `id` back the timelines of its records, read from the history (`report`, the
+    /// same run as the history keeps it). A copy that does not match the run (another count of
+    /// iterations) gives nothing back and says why; the run is then shown with its figures, no
+    /// longer waiting.
+    pub fn restore(&mut self, id: RunId, report: RunReport) -> Result<(), String> {
+        let Some(entry) = self.runs.iter_mut().find(|r| r.id == id && r.evicted) else {
+            return Ok(());
+        };
+        entry.evicted = false;
+        let (held, read) = (entry.report.iterations.len(), report.iterations.len());
+        if held != read {
+            return Err(format!(
+                "the history's copy of {} holds {read} iterations, not {held}: it is shown \
+                 without its timelines",
+                entry.report.config.label
+            ));
+        }
+        for (record, stored) in entry.report.iterations.iter_mut().zip(report.iterations) {
+            record.timeline = stored.timeline;
+        }
+        Ok(())
+    }
+
+    /// Run `id`'s timelines could not be read back: it is shown with its figures, no longer
+    /// waiting, and not asked for again.
+    pub fn unreadable(&mut self, id: RunId) {
+        if let Some(entry) = self.runs.iter_mut().find(|r| r.id == id) {
+            entry.evicted = false;
+        }
     }
 
     /// Notes that the history saved run `id` as `stored` (its id there).
@@ -343,6 +421,7 @@ mod tests {
             source: RunSource::Live,
             export: true,
             saved_as: None,
+            evicted: false,
         };
         let t = |s: &str, f: &str| at(s).format(f).to_string();
         let (a, b, c) = (
@@ -399,5 +478,63 @@ mod tests {
         assert_eq!(exported(&list), Vec::<String>::new());
         list.entries_mut()[1].export = true;
         assert_eq!(exported(&list), ["b"]);
+    }
+
+    /// A run of `label` with two iterations, each with a timeline of `us` microseconds.
+    fn timed(label: &str, us: u64) -> RunReport {
+        let mut report = RunReport::with_totals(label, &[1.0, 2.0]);
+        for record in &mut report.iterations {
+            record.timeline = Some(crate::report::Timeline {
+                total_us: us,
+                ..Default::default()
+            });
+        }
+        report
+    }
+
+    #[test]
+    fn runs_out_of_view_keep_their_figures_and_leave_their_timelines_to_the_history() {
+        let mut list = RunList::default();
+        let ids: Vec<RunId> = (0..7)
+            .map(|n| list.add(timed(&format!("r{n}"), n), None, RunSource::Live))
+            .collect();
+        // Not saved yet: every run keeps its timelines, whatever is in view.
+        assert!(list.evict(&[]).is_empty());
+        assert_eq!(list.records_held(), 7);
+        // Saved but the first two: the newest and the one in view hold theirs; a run the
+        // history does not hold never loses its own.
+        for (n, id) in ids.iter().enumerate().skip(2) {
+            list.saved_as(*id, format!("{n}"));
+        }
+        assert!(list.evict(&[ids[2]]).is_empty());
+        let held: Vec<bool> = list.entries().iter().map(|r| !r.evicted).collect();
+        assert_eq!(held, [true, true, true, false, true, true, true]);
+        assert_eq!(list.records_held(), 2 + RECORDS_HELD);
+        let dropped = &list.entries()[3].report;
+        assert!(dropped.iterations.iter().all(|r| r.timeline.is_none()));
+        let totals: Vec<f64> = dropped.iterations.iter().map(|r| r.total_ms).collect();
+        assert_eq!(totals, [1.0, 2.0], "the figures stay");
+
+        // Opened again: asked for once per frame it is in view, and given back its timelines.
+        assert_eq!(list.evict(&[ids[3]]), [(ids[3], "3".to_owned())]);
+        assert_eq!(list.restore(ids[3], timed("r3", 3)), Ok(()));
+        let back = &list.entries()[3];
+        assert!(!back.evicted);
+        assert!(
+            back.report
+                .iterations
+                .iter()
+                .all(|r| r.timeline.as_ref().map(|t| t.total_us) == Some(3))
+        );
+        // A copy that is not the run's gives nothing back, says so, and is not asked again.
+        list.evict(&[ids[2]]);
+        assert!(list.entries()[3].evicted);
+        let other = RunReport::with_totals("r3", &[1.0]);
+        let said = list
+            .restore(ids[3], other)
+            .expect_err("a count that differs");
+        assert!(said.contains("holds 1 iterations, not 2"), "{said}");
+        assert!(!list.entries()[3].evicted);
+        assert!(list.evict(&[ids[3]]).is_empty());
     }
 }
