@@ -10,6 +10,12 @@ use spanprof::app::{Tab, TestOutcome};
 
 use crate::app::{app, run_to_end, set_query, step_until};
 
+/// What a node says: a label's text, another widget's label.
+fn text(node: &egui_kittest::Node<'_>) -> Option<String> {
+    let node = node.accesskit_node();
+    node.value().or_else(|| node.label())
+}
+
 #[test]
 fn bad_sql_stops_after_its_first_iteration_and_says_so_once_beside_the_editor() {
     let mut h = app();
@@ -38,14 +44,35 @@ fn bad_sql_stops_after_its_first_iteration_and_says_so_once_beside_the_editor() 
         h.query_by_label_contains("This run stopped after its first iteration")
             .is_some()
     );
-    // Edited, the query is no longer the refused one: the message goes.
+    assert!(
+        h.state()
+            .notice()
+            .is_some_and(|n| n.contains("Unrecognized name")),
+        "the status bar says it: {:?}",
+        h.state().notice()
+    );
+    // Edited, the query is no longer the refused one: the editor's message goes, the status
+    // bar's red error with it, and the central area says the refusal itself instead of pointing
+    // at a message that is gone.
     h.state_mut().settings_mut().query.first_mut().sql =
         "SELECT * FROM Seed23 WHERE Name = 'x'".into();
     h.run_steps(2);
     assert_eq!(
-        h.query_all_by_label_contains("stopped after the first iteration")
+        h.query_all_by_label_contains("beside the SQL editor")
             .count(),
         0
+    );
+    assert_eq!(h.state().notice(), None);
+    let centre: Vec<_> = h
+        .query_all_by_label_contains("This run stopped after its first iteration")
+        .collect();
+    assert_eq!(centre.len(), 1);
+    let centre = text(&centre[0]).unwrap_or_default();
+    assert!(centre.contains("Unrecognized name: Nme"), "{centre}");
+    assert_eq!(
+        h.query_all_by_label_contains("Unrecognized name").count(),
+        1,
+        "said once, in the central area"
     );
 }
 
@@ -141,8 +168,9 @@ fn a_target_error_sits_in_the_connection_panel_and_goes_when_the_field_changes()
             .is_none()
     );
 
-    // A run on the dead port: said in the central area and beside the fields, not only in the
-    // status bar, and the earlier run's bars are not shown as if they were its.
+    // A run on the dead port: said once, in the central area, with the next step (start the
+    // emulator); the fields at fault are marked in the panel; the earlier run's bars are not
+    // shown as if they were its, nor an empty run picker under an error that points "above".
     set_query(&mut h, "SELECT 1", 2, "");
     run_to_end(&mut h);
     assert!(h.query_by_label("The run could not start").is_some());
@@ -150,14 +178,35 @@ fn a_target_error_sits_in_the_connection_panel_and_goes_when_the_field_changes()
         h.state().runs().len() == 1,
         "no report for a run that never started"
     );
+    let said: Vec<String> = h
+        .query_all_by_label_contains(&other.host_port)
+        .filter_map(|n| text(&n))
+        .filter(|l| !l.starts_with("emulator "))
+        .collect();
+    assert_eq!(said.len(), 1, "said once: {said:?}");
+    let said = &said[0];
+    assert!(said.contains("Start emulator"), "{said}");
+    assert!(
+        !said.contains("tcp connect error: tcp connect error"),
+        "{said}"
+    );
     assert!(
         matches!(
             h.state().connection_outcome(),
-            Some(TestOutcome::Failed(text)) if text.starts_with("the run could not start: ")
-                && text.contains(&other.host_port)
+            Some(TestOutcome::Failed(text)) if text == "the last run could not reach this target"
         ),
         "{:?}",
         h.state().connection_outcome()
+    );
+    assert_eq!(h.state().notice(), Some("the run could not start"));
+    assert!(h.query_by_label_contains("the list above").is_none());
+    let says = |h: &egui_kittest::Harness<'static, spanprof::app::SpanprofApp>, words: &str| {
+        let mut nodes = h.query_all(egui_kittest::kittest::by());
+        nodes.any(|n| text(&n).is_some_and(|t| t.contains(words)))
+    };
+    assert!(
+        says(&h, "Pick a run (1 in the list)"),
+        "the run picker says what it holds"
     );
     // Back to the local instance: the panel's error goes; a run there clears the central one.
     h.state_mut().settings_mut().connection.kind = spanprof::app::TargetKind::Local;

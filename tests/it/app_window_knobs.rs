@@ -1,8 +1,8 @@
 //! Knobs in the window, through egui_kittest: the client's timeouts set in the window (and
 //! persisted), repeated runs of a client program labelled apart, the local instance's stream
-//! shape as a knob.
+//! shape as a knob, its faults folded away and said in words where a figure means "off".
 
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT as _, Queryable};
 use spanprof::report::Status;
 use spanprof::server::Shape;
 
@@ -157,4 +157,41 @@ fn the_local_instance_s_stream_shape_is_a_knob_in_the_window() {
         h.state().settings().connection.local.knobs.shape,
         Shape::Emulator
     );
+}
+
+#[test]
+fn the_local_instance_s_faults_are_folded_and_say_off_in_words() {
+    let mut h = app();
+    h.run_steps(2);
+    // First launch: the SQL editor is not below five rows of faults; the header says none is on.
+    assert!(h.query_by_label("Max message").is_none(), "folded");
+    let value = |h: &egui_kittest::Harness<'static, spanprof::app::SpanprofApp>, label: &str| {
+        h.get_by_label(label).accesskit_node().value()
+    };
+    assert_eq!(value(&h, "Seed23 rows").as_deref(), Some("10,000"));
+    h.get_by_label("Fault injection: none").click();
+    h.run_steps(2);
+    assert_eq!(value(&h, "Max message").as_deref(), Some("1 MiB"));
+    assert_eq!(value(&h, "Bandwidth").as_deref(), Some("unlimited"));
+    assert_eq!(value(&h, "Fail every").as_deref(), Some("never"));
+    assert!(h.query_by_value("no stall").is_some());
+    assert!(
+        h.query_by_value("at msg 1").is_none(),
+        "no stall, no message to stall at"
+    );
+    // Turned on, the header says which, and the stall's pause and message appear.
+    {
+        let knobs = &mut h.state_mut().settings_mut().connection.local.knobs;
+        knobs.bandwidth_bytes_per_s = 512 << 10;
+        knobs.stall_every = 4;
+    }
+    h.run_steps(2);
+    assert!(
+        h.query_by_label("Fault injection: 512 KiB/s, stalls")
+            .is_some(),
+        "the header names what is on"
+    );
+    assert_eq!(value(&h, "Bandwidth").as_deref(), Some("512 KiB/s"));
+    assert!(h.query_by_value("1 query in 4").is_some());
+    assert!(h.query_by_value("at msg 1").is_some());
 }

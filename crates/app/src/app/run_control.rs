@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::SpanprofApp;
-use super::connection::repaint_notifier;
+use super::connection::{ConnectionSettings, TargetKind, repaint_notifier};
 use super::load::LoadEnded;
 use super::runs::{ActiveRun, Drained, Ended};
 use super::settings::Tab;
@@ -136,15 +136,18 @@ impl SpanprofApp {
                 self.finish_frames();
                 self.runs.end();
                 self.write_status(RunState::Failed(message.clone()));
+                let message = with_next_step(message, target, &self.settings.connection);
                 if target {
-                    // Beside the fields at fault, until they change.
-                    self.connection
-                        .run_failed(&self.settings.connection, message.clone());
+                    // The fields at fault are marked until they change; the words are said
+                    // once, in the central area.
+                    self.connection.run_failed(&self.settings.connection);
                 }
-                // Where the eye is: the central area says it, not the previous run's figures.
+                // Where the eye is: the central area says it, not the previous run's figures;
+                // the status bar points there, the log keeps the whole message.
                 self.failed_run = Some(message.clone());
                 self.runs.list_mut().show(None);
-                self.error(message);
+                self.log.push(message);
+                self.notice = Some("the run could not start".into());
             }
             Some(Ended::Finished(reports, details)) => {
                 self.finish_frames();
@@ -153,6 +156,49 @@ impl SpanprofApp {
                 }
             }
         }
+    }
+
+    /// What each frame does after the drain: the records kept to what is in view, the memory
+    /// a finished run freed handed back to the system (a frame is asked for when that is due),
+    /// and a refusal the SQL editor no longer holds no longer said.
+    pub(super) fn after_drain(&mut self) {
+        self.keep_in_view();
+        if let Some(wait) = self.runs.trim_when_due() {
+            self.ctx.request_repaint_after(wait);
+        }
+        self.forget_fixed_refusal();
+    }
+
+    /// Once the editor no longer holds the query the server refused (the newest run stopped on
+    /// it), the status bar stops saying that error, and the Iterations tab stops pointing at a
+    /// message beside the editor that is gone.
+    fn forget_fixed_refusal(&mut self) {
+        let editor = self.settings.query.first_sql();
+        let refused = self
+            .runs
+            .entries()
+            .last()
+            .filter(|r| r.report.stopped.is_some())
+            .map(|r| (r.report.config.label.as_str(), r.report.config.sql.as_str()));
+        let edited = refused.is_some_and(|(_, sql)| sql != editor);
+        self.iterations.set_query_edited(edited);
+        if let (true, Some((label, _)), Some(notice)) = (edited, refused, &self.notice)
+            && notice.starts_with(&format!("{label} #"))
+        {
+            self.notice = None;
+        }
+    }
+
+    /// Keeps in memory the records of the runs on screen (the one shown, the Iterations tab's,
+    /// and on the Compare tab those picked) and of the newest, the others' left to the history:
+    /// the window's memory is bounded by what it shows, not by how many runs it made.
+    pub(super) fn keep_in_view(&mut self) {
+        let mut in_view: Vec<RunId> = self.runs.list().shown_id().into_iter().collect();
+        in_view.extend(self.iterations.run());
+        if self.settings.tab == Tab::Compare {
+            in_view.extend(self.compare.picked().iter().copied());
+        }
+        self.runs.keep_in_view(&in_view);
     }
 
     /// A run that ended: one report per variant joins the list with its own last details; a run
@@ -327,6 +373,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_dead_emulator_port_is_said_once_with_the_next_step() {
+        let connection = ConnectionSettings {
+            kind: TargetKind::Emulator,
+            ..ConnectionSettings::default()
+        };
+        let said = with_next_step(
+            "cannot reach h:1: transport error: tcp connect error: tcp connect error: \
+             Connection refused (os error 111)"
+                .into(),
+            true,
+            &connection,
+        );
+        assert!(
+            said.starts_with(
+                "cannot reach h:1: transport error: tcp connect error: Connection refused"
+            ),
+            "{said}"
+        );
+        assert!(said.contains("Start emulator and seed"), "{said}");
+        // Another failure, or another kind of target: no step that does not fit.
+        let other = with_next_step("bad token".into(), true, &connection);
+        assert_eq!(other, "bad token");
+        let local = ConnectionSettings::default();
+        let said = with_next_step("x: Connection refused".into(), true, &local);
+        assert!(!said.contains("Start emulator"), "{said}");
+    }
+
+    #[test]
     fn a_run_s_events_ask_for_a_repaint_within_a_quarter_second_not_at_once() {
         let ctx = egui::Context::default();
         let delays = Arc::new(Mutex::new(Vec::new()));
@@ -342,4 +416,32 @@ mod tests {
         let delays = delays.lock().expect("not poisoned").clone();
         assert_eq!(delays, vec![Duration::from_millis(250)]);
     }
+}
+
+/// A run's failure to start, with the next step where one is plain: a target nobody answers at
+/// that is the emulator's address is most likely an emulator not started yet. A cause the
+/// error's chain says twice in a row ("tcp connect error: tcp connect error") is said once.
+fn with_next_step(message: String, target: bool, connection: &ConnectionSettings) -> String {
+    let message = without_repeats(&message);
+    let refused = message.contains("Connection refused") || message.contains("os error 111");
+    if target && refused && connection.kind == TargetKind::Emulator {
+        let at = connection.emulator.host_port.trim();
+        format!(
+            "{message}\n\nNothing answers at {at}. Is the emulator running? Press \"Start emulator \
+             and seed\" in the connection panel to start it there, or correct Host:port."
+        )
+    } else {
+        message
+    }
+}
+
+/// `message` with each `: `-separated part that repeats the one before it left out.
+fn without_repeats(message: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in message.split(": ") {
+        if parts.last() != Some(&part) {
+            parts.push(part);
+        }
+    }
+    parts.join(": ")
 }

@@ -261,13 +261,13 @@ impl ConnectionPanel {
         self.outcome.as_ref()
     }
 
-    /// A run on `settings` could not reach its target: said here, beside the fields at fault,
-    /// until they change.
-    pub fn run_failed(&mut self, settings: &ConnectionSettings, message: String) {
+    /// A run on `settings` could not reach its target: marked here, beside the fields at fault,
+    /// until they change (its message is the central area's, said once).
+    pub fn run_failed(&mut self, settings: &ConnectionSettings) {
         self.test = None;
-        self.outcome = Some(TestOutcome::Failed(format!(
-            "the run could not start: {message}"
-        )));
+        self.outcome = Some(TestOutcome::Failed(
+            "the last run could not reach this target".into(),
+        ));
         self.outcome_of = Some(settings.clone());
     }
 
@@ -372,8 +372,7 @@ fn headers_ui(ui: &mut egui::Ui, headers: &mut HeaderOptions) {
 }
 
 fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
-    let knobs = &mut local.knobs;
-    egui::Grid::new("local-knobs")
+    egui::Grid::new("local-seed")
         .num_columns(2)
         .spacing([8.0, 4.0])
         .show(ui, |ui| {
@@ -383,16 +382,90 @@ fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
                 None,
                 egui::DragValue::new(&mut local.seed23_rows)
                     .range(1..=100_000_000)
-                    .speed(1000),
+                    .speed(1000)
+                    .custom_formatter(|n, _| crate::text::count(n as u64))
+                    .custom_parser(|text| text.replace([',', '_', ' '], "").parse().ok()),
             );
+        });
+    // Folded: a first run needs none of them, and the SQL editor stays near the top; the
+    // header says which are on.
+    let knobs = &mut local.knobs;
+    egui::CollapsingHeader::new(format!("Fault injection: {}", faults_on(knobs)))
+        .id_salt("fault-injection")
+        .default_open(false)
+        .show(ui, |ui| fault_rows(ui, knobs));
+}
+
+/// The faults the local instance injects, in a few words: "none" when it streams as fast as it
+/// can and never fails.
+pub(crate) fn faults_on(knobs: &KnobSettings) -> String {
+    let mut on = Vec::new();
+    if knobs.fail_every > 0 {
+        on.push(format!("fails every {} msgs", knobs.fail_every));
+    }
+    if knobs.first_byte_delay_ms > 0 || knobs.message_delay_ms > 0 {
+        on.push("delays".to_owned());
+    }
+    if knobs.bandwidth_bytes_per_s > 0 {
+        on.push(format!("{}/s", size_words(knobs.bandwidth_bytes_per_s)));
+    }
+    if knobs.stall_every > 0 {
+        on.push("stalls".to_owned());
+    }
+    if on.is_empty() {
+        "none".to_owned()
+    } else {
+        on.join(", ")
+    }
+}
+
+/// A size as a person says it: whole KiB and MiB without decimals (`1 MiB`, `64 KiB`), others
+/// as [`crate::text::bytes`] gives them.
+pub(crate) fn size_words(n: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * 1024;
+    match n {
+        0 => "0 B".to_owned(),
+        n if n % MIB == 0 => format!("{} MiB", n / MIB),
+        n if n % KIB == 0 && n < MIB => format!("{} KiB", n / KIB),
+        n => crate::text::bytes(n),
+    }
+}
+
+/// A size typed as a person writes it: `1 MiB`, `512 KiB`, `1.5 MiB`, `2048` (bytes).
+fn parse_size(text: &str) -> Option<f64> {
+    let text = text.trim().replace([',', '_'], "");
+    let lower = text.to_ascii_lowercase();
+    let (number, unit) = match lower.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => (lower[..at].trim(), lower[at..].trim()),
+        None => (lower.as_str(), ""),
+    };
+    let unit = match unit.trim_end_matches("/s") {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    number.parse::<f64>().ok().map(|n| (n * unit).round())
+}
+
+/// The local instance's faults: message size, failures, delays, bandwidth and stalls, each in
+/// words where a figure means "off" (never, unlimited, no stall).
+fn fault_rows(ui: &mut egui::Ui, knobs: &mut KnobSettings) {
+    egui::Grid::new("local-knobs")
+        .num_columns(2)
+        .spacing([8.0, 4.0])
+        .show(ui, |ui| {
             form_row(
                 ui,
                 "Max message",
-                Some("The largest PartialResultSet the server sends, bytes"),
+                Some("The largest PartialResultSet the server sends"),
                 egui::DragValue::new(&mut knobs.max_message_bytes)
                     .range(1024..=64 << 20)
                     .speed(1024)
-                    .suffix(" B"),
+                    .custom_formatter(|n, _| size_words(n as u64))
+                    .custom_parser(parse_size),
             );
             form_row(
                 ui,
@@ -400,7 +473,11 @@ fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
                 Some("UNAVAILABLE after every K-th message (0: never); streams resume"),
                 egui::DragValue::new(&mut knobs.fail_every)
                     .range(0..=1_000_000)
-                    .suffix(" msgs"),
+                    .custom_formatter(|n, _| match n as u64 {
+                        0 => "never".to_owned(),
+                        n => format!("{n} msgs"),
+                    })
+                    .custom_parser(|t| never_is_zero(t, &["never"])),
             );
             form_row(
                 ui,
@@ -431,34 +508,65 @@ fn local_ui(ui: &mut egui::Ui, local: &mut LocalSettings) {
                 egui::DragValue::new(&mut knobs.bandwidth_bytes_per_s)
                     .range(0..=u64::MAX)
                     .speed(10_000)
-                    .suffix(" B/s"),
+                    .custom_formatter(|n, _| match n as u64 {
+                        0 => "unlimited".to_owned(),
+                        n => format!("{}/s", size_words(n)),
+                    })
+                    .custom_parser(|t| {
+                        never_is_zero(t, &["unlimited", "none"]).or_else(|| parse_size(t))
+                    }),
             );
             form_row(
                 ui,
                 "Stall",
-                Some("Every N-th query (0: never) pauses D ms before its K-th message"),
-                |ui: &mut egui::Ui| {
-                    ui.horizontal(|ui| {
-                        ui.add(
-                            egui::DragValue::new(&mut knobs.stall_every)
-                                .range(0..=1_000_000)
-                                .prefix("every "),
-                        );
-                        ui.add(
-                            egui::DragValue::new(&mut knobs.stall_ms)
-                                .range(0..=60_000)
-                                .suffix(" ms"),
-                        );
-                        ui.add(
-                            egui::DragValue::new(&mut knobs.stall_at_message)
-                                .range(1..=1_000_000)
-                                .prefix("at msg "),
-                        );
-                    })
-                    .response
-                },
+                Some("Every N-th query (0: no stall) pauses D ms before its K-th message"),
+                |ui: &mut egui::Ui| stall_ui(ui, knobs),
             );
         });
+}
+
+/// `text` as a count, the `words` that mean "off" read as 0; of several numbers (`1 query in
+/// 5`) the last, the one the words count by; thousands may be grouped (`10,000`).
+fn never_is_zero(text: &str, words: &[&str]) -> Option<f64> {
+    let text = text.trim().to_ascii_lowercase().replace([',', '_'], "");
+    if words.contains(&text.as_str()) {
+        return Some(0.0);
+    }
+    let numbers = text.split(|c: char| !c.is_ascii_digit());
+    numbers.filter(|n| !n.is_empty()).last()?.parse().ok()
+}
+
+/// The Stall row: "no stall" until a period is set, then its pause and its message.
+fn stall_ui(ui: &mut egui::Ui, knobs: &mut KnobSettings) -> egui::Response {
+    ui.horizontal(|ui| {
+        ui.add(
+            egui::DragValue::new(&mut knobs.stall_every)
+                .range(0..=1_000_000)
+                .custom_formatter(|n, _| match n as u64 {
+                    0 => "no stall".to_owned(),
+                    1 => "every query".to_owned(),
+                    n => format!("1 query in {n}"),
+                })
+                .custom_parser(|t| match t.trim().to_ascii_lowercase().as_str() {
+                    "every query" => Some(1.0),
+                    _ => never_is_zero(t, &["no stall", "never", "none"]),
+                }),
+        );
+        if knobs.stall_every > 0 {
+            ui.add(
+                egui::DragValue::new(&mut knobs.stall_ms)
+                    .range(0..=60_000)
+                    .prefix("for ")
+                    .suffix(" ms"),
+            );
+            ui.add(
+                egui::DragValue::new(&mut knobs.stall_at_message)
+                    .range(1..=1_000_000)
+                    .prefix("at msg "),
+            );
+        }
+    })
+    .response
 }
 
 /// The local instance's stream shape, a menu beside Test connection (no row of its own: the side
@@ -550,5 +658,26 @@ mod tests {
             Ok((Target::Local(config), _)) => assert_eq!(config.seed23_rows, 42),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn sizes_and_offs_read_as_a_person_writes_them_and_back() {
+        assert_eq!(size_words(1 << 20), "1 MiB");
+        assert_eq!(size_words(64 << 10), "64 KiB");
+        assert_eq!(parse_size("1 MiB"), Some(1048576.0));
+        assert_eq!(parse_size("1.5 mib"), Some(1572864.0));
+        assert_eq!(parse_size("512 KiB/s"), Some(524288.0));
+        assert_eq!(parse_size("2,048"), Some(2048.0));
+        assert_eq!(parse_size("lots"), None);
+        assert_eq!(never_is_zero("never", &["never"]), Some(0.0));
+        assert_eq!(never_is_zero("3 msgs", &["never"]), Some(3.0));
+        assert_eq!(never_is_zero("1 query in 5", &[]), Some(5.0));
+        assert_eq!(never_is_zero("10,000", &[]), Some(10000.0));
+        assert_eq!(never_is_zero("soon", &["never"]), None);
+        let mut knobs = KnobSettings::default();
+        assert_eq!(faults_on(&knobs), "none");
+        knobs.bandwidth_bytes_per_s = 1 << 20;
+        knobs.stall_every = 3;
+        assert_eq!(faults_on(&knobs), "1 MiB/s, stalls");
     }
 }
