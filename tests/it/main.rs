@@ -68,4 +68,5 @@ mod spanprof_client;
 mod standin;
 mod support;
 mod tail;
+mod typed_record;
 mod variants;
