@@ -177,7 +177,7 @@ fn frames(path: &std::path::Path, count: usize) -> anyhow::Result<()> {
         .queries()
         .iter()
         .max_by_key(|q| q.runs)
-        .map(|q| q.fingerprint.clone());
+        .map(|q| q.key.clone());
     view.choose(most.unwrap_or_default());
     let waited = Instant::now();
     until(&mut h, |app| !app.history_view().points().is_empty())?;

@@ -5,10 +5,11 @@
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT as _, Queryable};
 use spanprof::app::{AppOptions, SpanprofApp, Tab, TargetKind};
 use spanprof::client::DatabasePath;
 use spanprof::history::{HistoryStore, Location, Retention, SqliteStore, StoredRun};
+use spanprof::kind::QueryMode;
 use spanprof::report::{IterationRecord, RunConfig, RunReport};
 
 fn report(label: &str, sql: &str, started_at: &str, totals: &[f64]) -> RunReport {
@@ -17,7 +18,7 @@ fn report(label: &str, sql: &str, started_at: &str, totals: &[f64]) -> RunReport
             label: label.into(),
             target: "local".into(),
             sql: sql.into(),
-            query_mode: spanprof::kind::QueryMode::WithStats,
+            query_mode: QueryMode::WithStats,
             iterations: totals.len() as u32,
             ..RunConfig::default()
         },
@@ -179,7 +180,10 @@ fn a_run_of_this_launch_and_an_imported_report_appear_in_history() {
         app.history_view().queries().len() == 2
     });
     assert!(
-        h.state().notice().unwrap_or("").contains("imported 1 runs"),
+        h.state()
+            .notice()
+            .unwrap_or("")
+            .contains("imported 1 run from"),
         "{:?}",
         h.state().notice()
     );
@@ -344,4 +348,390 @@ fn runs_of_this_launch_opened_from_history_are_the_ones_in_the_list() {
         picked, ids,
         "the runs of this launch are picked, under their ids"
     );
+}
+
+/// `r` asked in `mode`.
+fn in_mode(mut r: RunReport, mode: QueryMode) -> RunReport {
+    r.config.query_mode = mode;
+    r
+}
+
+/// The app on the history file `path` holding `reports` (one launch each), at `size`, the
+/// History tab shown.
+fn app_with(
+    path: &std::path::Path,
+    reports: &[RunReport],
+    size: egui::Vec2,
+) -> Harness<'static, SpanprofApp> {
+    let mut store = SqliteStore::open(path, Retention::default()).expect("opens");
+    for r in reports {
+        store
+            .save(&[StoredRun::new(r, "db").expect("serialises")])
+            .expect("saves");
+    }
+    let path = path.to_owned();
+    Harness::builder().with_size(size).build_eframe(move |cc| {
+        let options = AppOptions {
+            history: Location::File(path.clone()),
+            tab: Some(Tab::History),
+            ..AppOptions::in_memory(1_000)
+        };
+        SpanprofApp::new(cc, options)
+    })
+}
+
+/// The first thing a new user's hour found: the store keeps a run under a fingerprint that hashes its mode, and
+/// the list showed one entry per fingerprint without the mode, so one SQL appeared twice with one
+/// run each and could not be compared. One SQL is one entry; its mode is a column of each run; a
+/// run of each mode picked opens in Compare.
+#[test]
+fn one_sql_run_in_two_modes_is_one_entry_with_the_mode_a_column_and_both_open_in_compare() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sql = "SELECT * FROM Seed23 WHERE Id < 100";
+    let stats = in_mode(
+        report("with stats", sql, "2026-03-01T10:00:00Z", &[12.0, 13.0]),
+        QueryMode::WithStats,
+    );
+    // The same SQL as a person writes it again, spaced otherwise, in another mode.
+    let profiled = in_mode(
+        report(
+            "profiled",
+            "select *  from Seed23 where Id < 100",
+            "2026-03-02T10:00:00Z",
+            &[15.0, 16.0],
+        ),
+        QueryMode::Profile,
+    );
+    let fingerprint = |r: &RunReport| StoredRun::new(r, "db").expect("serialises").summary;
+    assert_ne!(
+        fingerprint(&stats).fingerprint,
+        fingerprint(&profiled).fingerprint,
+        "the store keeps them apart"
+    );
+    let other = report("another query", "SELECT 2", "2026-03-03T10:00:00Z", &[1.0]);
+    let path = dir.path().join("history.sqlite");
+    let mut h = app_with(&path, &[stats, profiled, other], egui::vec2(1280.0, 800.0));
+    until(&mut h, "the queries", |app| {
+        app.history_view().queries().len() == 2
+    });
+    let entry = h.state_mut().history_view().queries()[1].clone();
+    assert_eq!((entry.runs, entry.fingerprints.len()), (2, 2), "{entry:?}");
+    let count = |h: &Harness<'static, SpanprofApp>, word: &str| h.query_all_by_label(word).count();
+    let before = [count(&h, "With stats"), count(&h, "Profile")];
+    // Listed by the SQL as its latest run wrote it.
+    h.get_by_label_contains("where Id < 100").click();
+    until(&mut h, "the trend of both modes", |app| {
+        app.history_view().points().len() == 2
+    });
+    // The mode is a column: its heading, and each run's mode in its row.
+    assert!(h.query_by_label("mode").is_some(), "a mode column");
+    assert_eq!(
+        [count(&h, "With stats"), count(&h, "Profile")],
+        [before[0] + 1, before[1] + 1],
+        "each run's mode in its row"
+    );
+    h.get_by_label("with stats").click();
+    h.run_steps(1);
+    h.get_by_label("profiled").click();
+    h.run_steps(1);
+    assert_eq!(h.state_mut().history_view().picked().len(), 2);
+    h.get_by_label("Open in Compare").click();
+    until(&mut h, "the Compare tab", |app| {
+        app.settings().tab == Tab::Compare
+    });
+    let modes: Vec<QueryMode> = h
+        .state()
+        .runs()
+        .iter()
+        .map(|r| r.report.config.query_mode)
+        .collect();
+    assert_eq!(modes, [QueryMode::WithStats, QueryMode::Profile]);
+}
+
+/// Picks span entries: a run picked under one query stays picked (and named) while another
+/// query's run is picked, and the two open in Compare.
+#[test]
+fn runs_picked_under_two_entries_open_together_in_compare() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.sqlite");
+    let reports = [
+        report(
+            "the wide one",
+            "SELECT * FROM Seed23",
+            "2026-03-01T10:00:00Z",
+            &[9.0],
+        ),
+        report(
+            "the narrow one",
+            "SELECT Id FROM Seed23",
+            "2026-03-02T10:00:00Z",
+            &[3.0],
+        ),
+    ];
+    let mut h = app_with(&path, &reports, egui::vec2(1280.0, 800.0));
+    until(&mut h, "the queries", |app| {
+        app.history_view().queries().len() == 2
+    });
+    h.get_by_label_contains("SELECT * FROM Seed23").click();
+    until(&mut h, "the wide trend", |app| {
+        app.history_view().points().len() == 1
+    });
+    h.get_by_label("the wide one").click();
+    h.run_steps(1);
+    h.get_by_label_contains("SELECT Id FROM Seed23").click();
+    until(&mut h, "the narrow trend", |app| {
+        app.history_view()
+            .points()
+            .first()
+            .is_some_and(|p| p.summary.label == "the narrow one")
+    });
+    assert!(
+        h.query_by_label_contains("picked: the wide one").is_some(),
+        "the pick under the other entry is named"
+    );
+    h.get_by_label("the narrow one").click();
+    h.run_steps(1);
+    assert_eq!(h.state_mut().history_view().picked().len(), 2);
+    h.get_by_label("Open in Compare").click();
+    until(&mut h, "the Compare tab", |app| {
+        app.settings().tab == Tab::Compare
+    });
+    let labels: Vec<String> = h
+        .state()
+        .runs()
+        .iter()
+        .map(|r| r.report.config.label.clone())
+        .collect();
+    assert_eq!(labels, ["the wide one", "the narrow one"]);
+}
+
+/// "Run, quit, relaunch, run" in another mode: two app instances on one history file, the second
+/// run in Profile where the first ran With stats. The History of the second lists one query with
+/// both runs, and they open in Compare.
+#[test]
+fn run_quit_relaunch_run_in_another_mode_are_compared_from_history() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sql = "SELECT * FROM Seed23 LIMIT 10";
+    for (label, mode) in [
+        ("first launch", QueryMode::WithStats),
+        ("second launch", QueryMode::Profile),
+    ] {
+        let mut h = app_on(dir.path());
+        crate::app::set_query(&mut h, sql, 2, label);
+        h.state_mut().settings_mut().query.mode = mode;
+        crate::app::run_to_end(&mut h);
+        assert_eq!(h.state().runs()[0].report.config.query_mode, mode);
+        if label == "first launch" {
+            // Quit: the run is saved before the window goes.
+            until(&mut h, "the first run saved", |app| {
+                app.history_view().queries().len() == 1
+            });
+            continue;
+        }
+        h.state_mut().set_tab(Tab::History);
+        until(&mut h, "both launches' runs under one query", |app| {
+            app.history_view()
+                .queries()
+                .first()
+                .is_some_and(|q| q.runs == 2)
+        });
+        assert_eq!(h.state_mut().history_view().queries().len(), 1);
+        h.get_by_label_contains("Seed23 LIMIT").click();
+        until(&mut h, "the trend", |app| {
+            app.history_view().points().len() == 2
+        });
+        for label in ["first launch", "second launch"] {
+            h.get_by_label(label).click();
+            h.run_steps(1);
+        }
+        h.get_by_label("Open in Compare").click();
+        until(&mut h, "the verdict", |app| app.verdicts().len() == 1);
+        let modes: Vec<QueryMode> = h
+            .state()
+            .runs()
+            .iter()
+            .map(|r| r.report.config.query_mode)
+            .collect();
+        assert_eq!(modes, [QueryMode::Profile, QueryMode::WithStats]);
+    }
+}
+
+/// How a newcomer got there: picking the emulator set Profile, and going back to the local instance kept
+/// it without a word. Back on the local instance, the mode the person had there is restored, and
+/// the status line says what changed and from what.
+#[test]
+fn switching_from_the_emulator_back_to_local_restores_the_mode_and_says_what_changed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut h = app_on(dir.path());
+    h.state_mut().set_tab(Tab::Iterations);
+    h.state_mut().settings_mut().query.mode = QueryMode::Normal;
+    h.run_steps(1);
+    h.get_by_label("Emulator").click();
+    h.run_steps(2);
+    // Normal is not the default: a choice of the person's, kept on a target not visited.
+    assert_eq!(h.state().settings().query.mode, QueryMode::Normal);
+    h.state_mut().settings_mut().query.mode = QueryMode::Profile;
+    h.get_by_label("Local instance").click();
+    h.run_steps(2);
+    assert_eq!(h.state().settings().query.mode, QueryMode::Normal);
+    let said = "Mode set to Normal: as you had it on the local instance (it was Profile)";
+    assert!(
+        h.query_by_label_contains(said).is_some(),
+        "{:?}",
+        h.state().notice()
+    );
+    // And the emulator keeps what the person had there.
+    h.get_by_label("Emulator").click();
+    h.run_steps(2);
+    assert_eq!(h.state().settings().query.mode, QueryMode::Profile);
+}
+
+/// One of a thing is said in the singular: "1 query", "1 run" (the list said "1 queries" and the
+/// import "imported 1 runs").
+#[test]
+fn one_query_and_one_run_are_said_in_the_singular() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.sqlite");
+    let one = report("the only run", "SELECT 1", "2026-03-01T10:00:00Z", &[2.0]);
+    let mut h = app_with(&path, &[one], egui::vec2(1280.0, 800.0));
+    until(&mut h, "the query", |app| {
+        app.history_view().queries().len() == 1
+    });
+    h.get_by_label_contains("SELECT 1").click();
+    until(&mut h, "the trend", |app| {
+        app.history_view().points().len() == 1
+    });
+    assert!(h.query_by_label("1 query").is_some(), "the list's count");
+    assert!(
+        h.query_by_label_contains("1 run · last").is_some(),
+        "the entry's count"
+    );
+    assert!(h.query_by_label("1 run").is_some(), "the trend's count");
+    for plural in ["1 queries", "1 runs"] {
+        assert!(
+            h.query_by_label_contains(plural).is_none(),
+            "{plural} is said"
+        );
+    }
+}
+
+/// Relative luminance of `c` (WCAG).
+fn luminance(c: egui::Color32) -> f64 {
+    let channel = |v: u8| {
+        let v = f64::from(v) / 255.0;
+        if v <= 0.03928 {
+            v / 12.92
+        } else {
+            ((v + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    0.2126 * channel(c.r()) + 0.7152 * channel(c.g()) + 0.0722 * channel(c.b())
+}
+
+/// "plan changed" and "pinned" were one yellow. Each mark of the trend has its own colour, apart
+/// from every other's, and each reads on the dark plot (at least 3:1); a pinned run says so in its
+/// row.
+#[test]
+fn the_trends_marks_have_distinct_legible_colours_and_a_pinned_run_says_so() {
+    let legend = spanprof::app::HistoryView::legend();
+    let colour = |name: &str| legend.iter().find(|(n, _)| *n == name).expect(name).1;
+    assert_ne!(colour("plan changed"), colour("pinned"));
+    let background = luminance(egui::Visuals::dark().extreme_bg_color);
+    for (k, (name, c)) in legend.iter().enumerate() {
+        let contrast = (luminance(*c) + 0.05) / (background + 0.05);
+        assert!(contrast >= 3.0, "{name}: {contrast:.1}:1");
+        for (other, d) in &legend[k + 1..] {
+            assert_ne!(c, d, "{name} and {other}");
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.sqlite");
+    let pinned = report("kept", "SELECT 1", "2026-03-01T10:00:00Z", &[2.0]);
+    let mut h = app_with(&path, &[pinned], egui::vec2(1280.0, 800.0));
+    let mut store = SqliteStore::open(&path, Retention::default()).expect("opens");
+    let id = store.list(&Default::default()).expect("lists")[0]
+        .id
+        .clone();
+    assert!(store.set_pinned(&id, true).expect("pins"));
+    until(&mut h, "the query", |app| {
+        app.history_view().queries().len() == 1
+    });
+    h.get_by_label_contains("SELECT 1").click();
+    until(&mut h, "the trend", |app| {
+        app.history_view()
+            .points()
+            .first()
+            .is_some_and(|p| p.pinned)
+    });
+    assert_eq!(
+        h.query_all_by_label("pinned").count(),
+        2,
+        "the legend's and the row's flag"
+    );
+}
+
+/// History's rows ran off the right edge. At 1280x800 and at 900x600 every cell of the runs' table
+/// ends inside the window.
+#[test]
+fn the_runs_table_ends_inside_the_window_at_any_size() {
+    for size in [egui::vec2(1280.0, 800.0), egui::vec2(900.0, 600.0)] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("history.sqlite");
+        let sql = "SELECT * FROM Seed23 WHERE Id < 100";
+        let mut reports = Vec::new();
+        for (k, mode) in [QueryMode::WithStats, QueryMode::Profile, QueryMode::Normal]
+            .into_iter()
+            .enumerate()
+        {
+            let mut r = in_mode(
+                report(
+                    &format!("a run with a long label that a person wrote, number {k}"),
+                    sql,
+                    &format!("2026-03-0{}T10:00:00Z", k + 1),
+                    &[12.0, 13.0],
+                ),
+                mode,
+            );
+            r.config.options = vec![
+                (
+                    "request_tag".into(),
+                    "a-long-request-tag-for-the-dashboard".into(),
+                ),
+                ("priority".into(), "low".into()),
+            ];
+            reports.push(r);
+        }
+        let mut h = app_with(&path, &reports, size);
+        until(&mut h, "the query", |app| {
+            app.history_view().queries().len() == 1
+        });
+        h.get_by_label_contains("WHERE Id < 100").click();
+        until(&mut h, "the trend", |app| {
+            app.history_view().points().len() == 3
+        });
+        // The cells drawn (a node clipped out of view has no bounds).
+        let drawn = |n: egui_kittest::Node<'_>| n.accesskit_node().bounding_box().map(|_| n.rect());
+        let mut cells: Vec<egui::Rect> = h
+            .query_all_by_label_contains("a run with a long label")
+            .filter_map(drawn)
+            .collect();
+        for name in [
+            "run",
+            "started",
+            "median",
+            "mode",
+            "plan · flags",
+            "Profile",
+        ] {
+            cells.extend(h.query_all_by_label(name).filter_map(drawn));
+        }
+        assert!(cells.len() >= 8, "{size:?}: {} cells found", cells.len());
+        for rect in cells {
+            assert!(
+                rect.right() <= size.x,
+                "{size:?}: a cell ends at {}",
+                rect.right()
+            );
+        }
+    }
 }

@@ -20,7 +20,7 @@ pub use location::{Location, default_path};
 pub use sqlite::{Retention, SqliteStore};
 pub use stored::{Baseline, Filter, NotARun, RunSummary, StoredRun, database_of};
 pub use stored_load::{LoadSummary, StoredLoad, is_load_id, load_fingerprint};
-pub use trend::{MeasureFigures, QuerySummary, TrendPoint};
+pub use trend::{MeasureFigures, QuerySummary, RunSettings, TrendPoint};
 pub use worker::HistoryWorker;
 
 use crate::load::LoadReport;

@@ -1,11 +1,12 @@
 //! What the window's History view reads from a store: the queries it holds (one line per
 //! fingerprint, with how many runs) and one query's runs as points of a trend (per-measure median
-//! and p90, the plan each ran with, whether it failed, whether it is pinned). A point is made
-//! from the stored report on the store's thread, so a store keeps no figures beyond a listing's.
+//! and p90, the plan each ran with, whether it failed, whether it is pinned, and the settings it
+//! ran with: mode, decoder, options). A point is made from the stored report on the store's
+//! thread, so a store keeps no figures beyond a listing's.
 
 use crate::analysis::PartStats;
 use crate::part::Measure;
-use crate::report::{RunReport, Status};
+use crate::report::{QueryMode, Reader, RunReport, Status};
 
 use super::HistoryError;
 use super::stored::RunSummary;
@@ -36,6 +37,20 @@ pub struct TrendPoint {
     pub plan: Option<String>,
     /// Median and p90 of the total and of each part some iteration had, ms, the total first.
     pub measures: Vec<MeasureFigures>,
+    /// How it was asked (none when its report does not read back): runs of one SQL in other
+    /// modes or with other options are told apart by these, not by the query they are listed under.
+    pub settings: Option<RunSettings>,
+}
+
+/// The settings a run was asked with, beside its SQL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSettings {
+    /// Its query mode.
+    pub mode: QueryMode,
+    /// What read the answer.
+    pub decoder: Reader,
+    /// Its request options, (name, value) in the command line's spelling.
+    pub options: Vec<(String, String)>,
 }
 
 /// The median and p90 of the total or of a part in one run.
@@ -84,12 +99,18 @@ impl TrendPoint {
                     .collect()
             })
             .unwrap_or_default();
+        let settings = Some(RunSettings {
+            mode: report.config.query_mode,
+            decoder: report.config.decoder.clone(),
+            options: report.config.options.clone(),
+        });
         Ok(TrendPoint {
             summary,
             pinned,
             failed,
             plan,
             measures,
+            settings,
         })
     }
 
@@ -102,6 +123,7 @@ impl TrendPoint {
             failed: true,
             plan: None,
             measures: Vec::new(),
+            settings: None,
         })
     }
 
@@ -186,6 +208,8 @@ mod tests {
     fn a_point_has_each_measure_figured_and_says_whether_the_run_failed() {
         let ok = TrendPoint::new(summary(), false, &report(&[Status::Ok; 3])).expect("reads");
         assert!(!ok.failed);
+        let settings = ok.settings.as_ref().expect("read from the report");
+        assert_eq!(settings.mode, RunConfig::default().query_mode);
         let total = ok.figures(Measure::Total).expect("total measured");
         assert_eq!(total.median, 11.0);
         assert!(total.p90 >= total.median);
@@ -200,7 +224,7 @@ mod tests {
             Err(HistoryError::BadRecord { id, .. }) if id == "7"
         ));
         let bad = TrendPoint::from_stored(summary(), false, "{");
-        assert!(bad.failed && bad.measures.is_empty());
+        assert!(bad.failed && bad.measures.is_empty() && bad.settings.is_none());
     }
 
     #[test]

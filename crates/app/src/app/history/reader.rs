@@ -1,12 +1,14 @@
 //! The History view's store reader: a thread of its own (`spanprof-history-view`) with its own
 //! handle on the store, so a frame never waits for SQLite or Spanner. It answers the view's asks
-//! (the queries matching a search, one query's trend, the reports to compare) and does its
-//! changes (label, pin, delete, import), each change followed by the listings read afresh.
+//! (the queries matching a search, joined by their SQL (`groups.rs`), one query's trend across its
+//! fingerprints, the reports to compare) and does its changes (label, pin, delete, import), each
+//! change followed by the listings read afresh.
 //! Asks that queue up while it is busy are folded: only the latest search and trend are read.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
 
+use super::groups::{QueryGroup, counted, group, merge};
 use crate::engine::Notifier;
 use crate::history::{self, HistoryStore, Location, QuerySummary, StoredRun, TrendPoint};
 use crate::report::RunReport;
@@ -21,8 +23,8 @@ pub const TREND_LIMIT: usize = 500;
 pub enum Ask {
     /// The queries whose SQL or a label contains this text.
     Queries(String),
-    /// The trend of this fingerprint.
-    Trend(String),
+    /// The trend of these fingerprints (one SQL's), as one.
+    Trend(Vec<String>),
     /// Relabel a run.
     Label(String, String),
     /// Pin or unpin a run.
@@ -42,13 +44,13 @@ pub enum Answer {
     Queries {
         /// The search asked.
         search: String,
-        /// The queries, the latest run first.
-        queries: Vec<QuerySummary>,
+        /// The queries, one per SQL, the latest run first.
+        queries: Vec<QueryGroup>,
     },
-    /// The trend of `fingerprint`, oldest run first.
+    /// The trend of `fingerprints`, oldest run first.
     Trend {
-        /// The fingerprint asked.
-        fingerprint: String,
+        /// The fingerprints asked.
+        fingerprints: Vec<String>,
         /// Its runs.
         points: Vec<TrendPoint>,
     },
@@ -109,7 +111,7 @@ fn serve(
     store: &mut Option<Box<dyn HistoryStore>>,
     batch: Vec<Ask>,
     search: &mut Option<String>,
-    trend: &mut Option<String>,
+    trend: &mut Option<Vec<String>>,
 ) -> Vec<Answer> {
     if store.is_none() {
         match history::open(location) {
@@ -129,8 +131,8 @@ fn serve(
                 *search = Some(text);
                 read_search = true;
             }
-            Ask::Trend(fingerprint) => {
-                *trend = Some(fingerprint);
+            Ask::Trend(fingerprints) => {
+                *trend = Some(fingerprints);
                 read_trend = true;
             }
             Ask::Load(ids) => answers.push(load(store, &ids)),
@@ -144,7 +146,7 @@ fn serve(
         }
     }
     if let (true, Some(text)) = (read_search, search.as_ref()) {
-        answers.push(match store.queries(text, QUERY_LIMIT) {
+        answers.push(match queries(store, text) {
             Ok(queries) => Answer::Queries {
                 search: text.clone(),
                 queries,
@@ -152,16 +154,40 @@ fn serve(
             Err(e) => Answer::Failed(e.to_string()),
         });
     }
-    if let (true, Some(fingerprint)) = (read_trend, trend.as_ref()) {
-        answers.push(match store.trend(fingerprint, TREND_LIMIT) {
-            Ok(points) => Answer::Trend {
-                fingerprint: fingerprint.clone(),
-                points,
+    if let (true, Some(fingerprints)) = (read_trend, trend.as_ref()) {
+        let trends: Result<Vec<_>, _> = fingerprints
+            .iter()
+            .map(|f| store.trend(f, TREND_LIMIT))
+            .collect();
+        answers.push(match trends {
+            Ok(trends) => Answer::Trend {
+                fingerprints: fingerprints.clone(),
+                points: merge(trends, TREND_LIMIT),
             },
             Err(e) => Answer::Failed(e.to_string()),
         });
     }
     answers
+}
+
+/// The entries matching `search`, one per SQL: a match brings every fingerprint of its SQL, so a
+/// label found on one run lists the runs of that SQL in every mode.
+fn queries(
+    store: &mut dyn HistoryStore,
+    search: &str,
+) -> Result<Vec<QueryGroup>, history::HistoryError> {
+    let all = store.queries("", QUERY_LIMIT)?;
+    if search.trim().is_empty() {
+        return Ok(group(&all, None));
+    }
+    let matches = store.queries(search, QUERY_LIMIT)?;
+    let mut joined: Vec<QuerySummary> = all;
+    for m in &matches {
+        if !joined.iter().any(|q| q.fingerprint == m.fingerprint) {
+            joined.push(m.clone());
+        }
+    }
+    Ok(group(&joined, Some(&matches)))
 }
 
 /// The reports of `ids`, or what failed.
@@ -213,8 +239,8 @@ fn apply(store: &mut dyn HistoryStore, change: Ask) -> Result<String, String> {
                 .map_err(|e| e.to_string())?;
             let ids = store.save(&stored).map_err(e)?;
             Ok(format!(
-                "imported {} runs from {} into the history",
-                ids.len(),
+                "imported {} from {} into the history",
+                counted(ids.len() as u64, "run", "runs"),
                 path.display()
             ))
         }

@@ -1,7 +1,9 @@
-//! The History view: the queries the run history holds (searchable by SQL text and label), and
-//! the chosen one's runs over time: a measure's median and p90 per run as a trend, plan changes
-//! marked by a dashed line, failed runs by a red cross, pinned runs by a pin; below, the runs
-//! as a list to pick two from (any day) for Compare, and to label, pin or delete.
+//! The History view: the queries the run history holds, one entry per SQL whatever the mode or
+//! options it ran with (searchable by SQL text and label), and the chosen one's runs over time: a
+//! measure's median and p90 per run as a trend, plan changes marked by a dashed cyan line, failed
+//! runs by a red cross, pinned runs by a yellow diamond; below, the runs as a table (settings as
+//! columns, `rows.rs`) to pick two from (any day, any entry) for Compare, and to label, pin or
+//! delete.
 //!
 //! Everything is read by [`HistoryReader`] on its own thread; a frame draws only what the view
 //! keeps: at most [`QUERY_LIMIT`] queries and [`TREND_LIMIT`] runs, the trend's lines made once
@@ -9,9 +11,12 @@
 
 use egui_plot::{Line, LineStyle, MarkerShape, Plot, PlotPoints, Points, VLine};
 
+use super::groups::{QueryGroup, counted};
 use super::reader::{Answer, Ask, HistoryReader, QUERY_LIMIT, TREND_LIMIT};
+use super::rows::{self, PINNED, PLAN_CHANGED, run_name, shorten};
+use crate::app::query::mode_word;
 use crate::app::theme;
-use crate::history::{QuerySummary, TrendPoint};
+use crate::history::TrendPoint;
 use crate::part::{Measure, Part};
 use crate::report::RunReport;
 
@@ -39,17 +44,28 @@ struct TrendLines {
     days: Vec<String>,
 }
 
+/// A run picked to compare: kept with its name while another entry is shown, so picks span
+/// entries.
+#[derive(Debug, Clone)]
+struct Picked {
+    id: String,
+    name: String,
+}
+
 /// The History view's state.
 pub struct HistoryView {
     reader: Option<HistoryReader>,
     search: String,
     asked: Option<String>,
-    queries: Vec<QuerySummary>,
+    queries: Vec<QueryGroup>,
+    /// The chosen entry's key (its SQL normalised).
     chosen: Option<String>,
+    /// The fingerprints whose trend was last asked for the chosen entry.
+    trend_of: Vec<String>,
     points: Vec<TrendPoint>,
     lines: TrendLines,
     measure: Measure,
-    picked: Vec<String>,
+    picked: Vec<Picked>,
     label: String,
     waiting: bool,
     events: Vec<HistoryEvent>,
@@ -64,6 +80,7 @@ impl HistoryView {
             asked: None,
             queries: Vec::new(),
             chosen: None,
+            trend_of: Vec::new(),
             points: Vec::new(),
             lines: TrendLines::default(),
             measure: Measure::Total,
@@ -74,9 +91,21 @@ impl HistoryView {
         }
     }
 
-    /// The queries listed.
-    pub fn queries(&self) -> &[QuerySummary] {
+    /// The queries listed, one entry per SQL.
+    pub fn queries(&self) -> &[QueryGroup] {
         &self.queries
+    }
+
+    /// The trend's legend: each mark's name and colour, as drawn above the plot.
+    pub fn legend() -> [(&'static str, egui::Color32); 6] {
+        [
+            ("median", theme::run_color(0)),
+            ("p90", theme::run_color(1)),
+            ("plan changed", PLAN_CHANGED),
+            ("failed", theme::ERROR),
+            ("pinned", PINNED),
+            ("picked", theme::SELECTED),
+        ]
     }
 
     /// The chosen query's runs, oldest first.
@@ -84,9 +113,9 @@ impl HistoryView {
         &self.points
     }
 
-    /// The ids of the runs picked (at most two).
-    pub fn picked(&self) -> &[String] {
-        &self.picked
+    /// The ids of the runs picked (at most two, of any entry).
+    pub fn picked(&self) -> Vec<String> {
+        self.picked.iter().map(|p| p.id.clone()).collect()
     }
 
     /// Whether an answer is awaited.
@@ -106,8 +135,8 @@ impl HistoryView {
         if let Some(search) = self.asked.clone() {
             self.ask(Ask::Queries(search));
         }
-        if let Some(fingerprint) = self.chosen.clone() {
-            self.ask(Ask::Trend(fingerprint));
+        if !self.trend_of.is_empty() {
+            self.ask(Ask::Trend(self.trend_of.clone()));
         }
     }
 
@@ -125,15 +154,14 @@ impl HistoryView {
                 Answer::Queries { search, queries } => {
                     if Some(&search) == self.asked.as_ref() {
                         self.queries = queries;
+                        self.follow_chosen();
                     }
                 }
                 Answer::Trend {
-                    fingerprint,
+                    fingerprints,
                     points,
                 } => {
-                    if Some(&fingerprint) == self.chosen.as_ref() {
-                        self.picked
-                            .retain(|id| points.iter().any(|p| &p.summary.id == id));
+                    if fingerprints == self.trend_of {
                         self.points = points;
                         self.lines = lines(&self.points, self.measure);
                     }
@@ -158,9 +186,11 @@ impl HistoryView {
             self.asked = Some(search.clone());
             self.ask(Ask::Queries(search));
         }
+        // A third of a narrow window, so the runs' table keeps room beside the list.
+        let list = (ui.available_width() * 0.34).clamp(180.0, 290.0);
         egui::Panel::left("history-queries")
             .resizable(true)
-            .default_size(290.0)
+            .default_size(list)
             .show(ui, |ui| self.query_list(ui));
         egui::CentralPanel::default().show(ui, |ui| self.trend(ui));
     }
@@ -169,19 +199,13 @@ impl HistoryView {
     fn query_list(&mut self, ui: &mut egui::Ui) {
         ui.horizontal(|ui| {
             let label = ui.label("Search");
+            // The rest of the row: the list is as wide as a person makes it, never the box.
             ui.add(
                 egui::TextEdit::singleline(&mut self.search)
                     .hint_text("SQL text or label")
-                    .desired_width(170.0),
+                    .desired_width(ui.available_width()),
             )
             .labelled_by(label.id);
-            if ui
-                .button("Import reports…")
-                .on_hover_text("Save the runs of older JSON reports into the history")
-                .clicked()
-            {
-                self.events.push(HistoryEvent::Import);
-            }
         });
         let shown = self.queries.len();
         let more = if shown == QUERY_LIMIT {
@@ -189,46 +213,69 @@ impl HistoryView {
         } else {
             ""
         };
-        ui.colored_label(theme::MUTED, format!("{shown} queries{more}"));
+        ui.horizontal(|ui| {
+            let count = counted(shown as u64, "query", "queries");
+            ui.colored_label(theme::MUTED, format!("{count}{more}"));
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                if ui
+                    .button("Import reports…")
+                    .on_hover_text("Save the runs of older JSON reports into the history")
+                    .clicked()
+                {
+                    self.events.push(HistoryEvent::Import);
+                }
+            });
+        });
         ui.separator();
         let mut chose = None;
+        let height = entry_height(ui);
         egui::ScrollArea::vertical()
             .id_salt("history-query-list")
-            .show_rows(ui, 38.0, self.queries.len(), |ui, rows| {
+            .show_rows(ui, height, self.queries.len(), |ui, rows| {
                 for q in &self.queries[rows] {
                     let first_line = q.sql.lines().next().unwrap_or("").trim();
-                    let runs = if q.runs == 1 { "run" } else { "runs" };
-                    let text = format!(
-                        "{}\n{} {runs} · last {}",
-                        shorten(first_line, 40),
-                        q.runs,
-                        day(&q.last_started_at)
-                    );
-                    let on = self.chosen.as_ref() == Some(&q.fingerprint);
-                    if ui
-                        .selectable_label(on, text)
+                    let runs = counted(q.runs, "run", "runs");
+                    let count = format!("{runs} · last {}", day(&q.last_started_at));
+                    let on = self.chosen.as_ref() == Some(&q.key);
+                    if entry(ui, on, first_line, &count)
                         .on_hover_text(&q.sql)
                         .clicked()
                     {
-                        chose = Some(q.fingerprint.clone());
+                        chose = Some(q.key.clone());
                     }
                 }
             });
-        if let Some(fingerprint) = chose {
-            self.choose(fingerprint);
+        if let Some(key) = chose {
+            self.choose(key);
         }
     }
 
-    /// Shows the trend of the query `fingerprint` (as a click on it in the list does).
-    pub fn choose(&mut self, fingerprint: String) {
-        if self.chosen.as_ref() == Some(&fingerprint) {
+    /// Shows the runs of the entry `key` (its SQL normalised), as a click on it in the list does.
+    /// Picks are kept: a run of another entry stays picked beside this one's.
+    pub fn choose(&mut self, key: String) {
+        if self.chosen.as_ref() == Some(&key) {
             return;
         }
-        self.chosen = Some(fingerprint.clone());
+        self.chosen = Some(key);
         self.points.clear();
         self.lines = TrendLines::default();
-        self.picked.clear();
-        self.ask(Ask::Trend(fingerprint));
+        self.trend_of.clear();
+        self.follow_chosen();
+    }
+
+    /// Asks for the chosen entry's trend when its fingerprints are not those last asked (it was
+    /// just chosen, or a run in another mode joined it).
+    fn follow_chosen(&mut self) {
+        let Some(key) = &self.chosen else {
+            return;
+        };
+        let Some(group) = self.queries.iter().find(|q| &q.key == key) else {
+            return;
+        };
+        if group.fingerprints != self.trend_of {
+            self.trend_of = group.fingerprints.clone();
+            self.ask(Ask::Trend(self.trend_of.clone()));
+        }
     }
 
     /// The chosen query's trend and its runs.
@@ -241,7 +288,7 @@ impl HistoryView {
             });
             return;
         };
-        if let Some(q) = self.queries.iter().find(|q| q.fingerprint == chosen) {
+        if let Some(q) = self.queries.iter().find(|q| q.key == chosen) {
             ui.label(egui::RichText::new(shorten(&q.sql, 160)).monospace());
         }
         ui.horizontal(|ui| {
@@ -265,7 +312,8 @@ impl HistoryView {
             } else {
                 ""
             };
-            ui.colored_label(theme::MUTED, format!("{} runs{more}", self.points.len()));
+            let runs = counted(self.points.len() as u64, "run", "runs");
+            ui.colored_label(theme::MUTED, format!("{runs}{more}"));
             if self.waiting {
                 ui.spinner();
             }
@@ -284,24 +332,17 @@ impl HistoryView {
             .points
             .iter()
             .enumerate()
-            .filter(|(_, p)| self.picked.contains(&p.summary.id))
+            .filter(|(_, p)| self.picked.iter().any(|k| k.id == p.summary.id))
             .filter_map(|(k, p)| Some([k as f64, p.figures(self.measure)?.median]))
             .collect();
         // The legend is a row above the plot, never over its lines.
-        theme::legend(
-            ui,
-            [
-                ("median", theme::run_color(0)),
-                ("p90", theme::run_color(1)),
-                ("plan changed", theme::WARN),
-                ("failed", theme::ERROR),
-                ("pinned", theme::WARN),
-                ("picked", theme::SELECTED),
-            ],
-        );
+        theme::legend(ui, Self::legend());
         Plot::new("history-trend")
             .height(ui.available_height() * 0.5)
             .include_y(0.0)
+            // Room either side for the first and the last run's time, never cut at the edge.
+            .include_x(-0.4)
+            .include_x(l.days.len() as f64 - 0.6)
             .y_axis_label(format!("{} ms", self.measure.label()))
             .x_axis_label("run")
             .x_axis_formatter(move |mark, _| {
@@ -315,7 +356,7 @@ impl HistoryView {
                 for &x in &l.plan_changes {
                     plot.vline(
                         VLine::new("plan changed", x)
-                            .color(theme::WARN)
+                            .color(PLAN_CHANGED)
                             .style(LineStyle::dashed_loose()),
                     );
                 }
@@ -343,7 +384,7 @@ impl HistoryView {
                 plot.points(
                     Points::new("pinned", PlotPoints::from(l.pinned.clone()))
                         .shape(MarkerShape::Diamond)
-                        .color(theme::WARN)
+                        .color(PINNED)
                         .radius(5.0),
                 );
                 plot.points(
@@ -356,18 +397,23 @@ impl HistoryView {
             });
     }
 
-    /// Compare, label, pin and delete for the picked runs.
+    /// Compare, label, pin and delete for the picked runs, and which runs are picked (of any
+    /// entry: a pick made under another entry is named here). Every button and the line of picks
+    /// are always drawn (greyed when nothing is picked), so picking a run never moves the table
+    /// under the pointer.
     fn actions(&mut self, ui: &mut egui::Ui) {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let two = self.picked.len() == 2;
             if ui
                 .add_enabled(two, egui::Button::new("Open in Compare"))
-                .on_disabled_hover_text("Pick two runs in the list below")
+                .on_disabled_hover_text(
+                    "Pick two runs in the list below (of this query or another)",
+                )
                 .clicked()
             {
-                self.ask(Ask::Load(self.picked.clone()));
+                self.ask(Ask::Load(self.picked()));
             }
-            let one = self.picked.last().cloned();
+            let one = self.picked.last().map(|p| p.id.clone());
             ui.separator();
             ui.add_enabled(
                 one.is_some(),
@@ -375,86 +421,112 @@ impl HistoryView {
                     .hint_text("a label")
                     .desired_width(140.0),
             );
+            let on = one.is_some();
+            let pinned = one
+                .as_ref()
+                .is_some_and(|id| self.points.iter().any(|p| &p.summary.id == id && p.pinned));
+            let label = ui.add_enabled(on, egui::Button::new("Set label"));
+            let pin = ui.add_enabled(on, egui::Button::new(if pinned { "Unpin" } else { "Pin" }));
+            let delete = ui.add_enabled(on, egui::Button::new("Delete"));
             let Some(id) = one else {
-                ui.colored_label(theme::MUTED, "pick runs to compare, label, pin or delete");
                 return;
             };
-            if ui.button("Set label").clicked() {
+            if label.clicked() {
                 self.ask(Ask::Label(id.clone(), self.label.trim().to_owned()));
             }
-            let pinned = self.points.iter().any(|p| p.summary.id == id && p.pinned);
-            if ui.button(if pinned { "Unpin" } else { "Pin" }).clicked() {
+            if pin.clicked() {
                 self.ask(Ask::Pin(id.clone(), !pinned));
             }
-            if ui.button("Delete").clicked() {
-                self.picked.retain(|p| p != &id);
+            if delete.clicked() {
+                self.picked.retain(|p| p.id != id);
                 self.ask(Ask::Delete(id));
             }
         });
+        let names: Vec<&str> = self.picked.iter().map(|p| p.name.as_str()).collect();
+        let picks = if names.is_empty() {
+            "picked: none (tick runs below to compare, label, pin or delete)".to_owned()
+        } else {
+            format!("picked: {}", names.join("  ·  "))
+        };
+        ui.add(egui::Label::new(egui::RichText::new(picks).color(theme::MUTED)).truncate());
     }
 
     /// The runs, newest first, a checkbox each to pick it.
     fn run_rows(&mut self, ui: &mut egui::Ui) {
-        let mut toggled = None;
-        egui::ScrollArea::vertical()
-            .id_salt("history-runs")
-            .show_rows(ui, 20.0, self.points.len(), |ui, rows| {
-                for k in rows {
-                    let p = &self.points[self.points.len() - 1 - k];
-                    ui.horizontal(|ui| {
-                        let mut on = self.picked.contains(&p.summary.id);
-                        let name = if p.summary.label.is_empty() {
-                            format!("run {}", p.summary.id)
-                        } else {
-                            p.summary.label.clone()
-                        };
-                        if ui.checkbox(&mut on, name).changed() {
-                            toggled = Some(p.summary.id.clone());
-                        }
-                        ui.colored_label(theme::MUTED, when(&p.summary.started_at));
-                        let figures = p.figures(self.measure).map_or("—".into(), |f| {
-                            format!(
-                                "median {} · p90 {}",
-                                crate::text::ms(f.median),
-                                crate::text::ms(f.p90)
-                            )
-                        });
-                        ui.label(figures);
-                        ui.colored_label(theme::MUTED, &p.summary.target);
-                        if let Some(plan) = &p.plan {
-                            ui.colored_label(theme::MUTED, format!("plan {}", shorten(plan, 8)));
-                        }
-                        if p.failed {
-                            ui.colored_label(theme::ERROR, "failed");
-                        }
-                        if p.pinned {
-                            ui.colored_label(theme::WARN, "pinned");
-                        }
-                    });
-                }
-            });
-        if let Some(id) = toggled {
+        let picked = self.picked();
+        if let Some(id) = rows::table(ui, &self.points, &picked, self.measure) {
             self.toggle(id);
         }
     }
 
     /// Picks run `id` (the earlier of two picked making way) or unpicks it.
     pub fn toggle(&mut self, id: String) {
-        if let Some(at) = self.picked.iter().position(|p| p == &id) {
+        if let Some(at) = self.picked.iter().position(|p| p.id == id) {
             self.picked.remove(at);
-        } else {
-            if self.picked.len() == 2 {
-                self.picked.remove(0);
-            }
-            self.label = self
-                .points
-                .iter()
-                .find(|p| p.summary.id == id)
-                .map(|p| p.summary.label.clone())
-                .unwrap_or_default();
-            self.picked.push(id);
+            return;
         }
+        if self.picked.len() == 2 {
+            self.picked.remove(0);
+        }
+        let point = self.points.iter().find(|p| p.summary.id == id);
+        self.label = point.map(|p| p.summary.label.clone()).unwrap_or_default();
+        let name = point.map_or_else(
+            || format!("run {id}"),
+            |p| {
+                let mode = p.settings.as_ref().map(|s| mode_word(s.mode));
+                match mode {
+                    Some(mode) => format!("{} ({mode})", run_name(p)),
+                    None => run_name(p),
+                }
+            },
+        );
+        self.picked.push(Picked { id, name });
     }
+}
+
+/// The height of a list entry: two lines and the padding of a button.
+fn entry_height(ui: &egui::Ui) -> f32 {
+    2.0 * ui.text_style_height(&egui::TextStyle::Button) + 2.0 * ui.spacing().button_padding.y
+}
+
+/// One entry of the query list, selectable as one: its SQL's first line, and below it `count` in
+/// the muted colour, each line cut with an ellipsis at the list's edge (one label cut to one row
+/// lost the count, and uncut it ran past the edge).
+fn entry(ui: &mut egui::Ui, on: bool, first: &str, count: &str) -> egui::Response {
+    let width = ui.available_width();
+    let pad = ui.spacing().button_padding;
+    let line = |text: egui::RichText| {
+        egui::WidgetText::from(text).into_galley(
+            ui,
+            Some(egui::TextWrapMode::Truncate),
+            width - 2.0 * pad.x,
+            egui::TextStyle::Button,
+        )
+    };
+    let top = line(egui::RichText::new(first));
+    let bottom = line(egui::RichText::new(count).color(theme::MUTED));
+    let size = egui::vec2(width, entry_height(ui));
+    let (rect, response) = ui.allocate_exact_size(size, egui::Sense::click());
+    response.widget_info(|| {
+        egui::WidgetInfo::selected(egui::Role::Button, true, on, format!("{first}\n{count}"))
+    });
+    if ui.is_rect_visible(rect) {
+        let visuals = ui.style().interact_selectable(&response, on);
+        if on || response.hovered() || response.has_focus() {
+            ui.painter().rect(
+                rect,
+                visuals.corner_radius,
+                visuals.weak_bg_fill,
+                visuals.bg_stroke,
+                egui::StrokeKind::Inside,
+            );
+        }
+        let at = rect.min + pad;
+        let below = egui::vec2(0.0, ui.text_style_height(&egui::TextStyle::Button));
+        ui.painter().galley(at, top, visuals.text_color());
+        ui.painter().galley(at + below, bottom, theme::MUTED);
+    }
+    response
 }
 
 /// The lines of `points` for `measure` (the total, or a part).
@@ -474,11 +546,17 @@ fn lines(points: &[TrendPoint], measure: Measure) -> TrendLines {
         if p.pinned {
             l.pinned.push([x, y]);
         }
-        if k > 0 && p.plan.is_some() && points[k - 1].plan.is_some() && p.plan != points[k - 1].plan
-        {
+        if k > 0 && rows::plan_changed(&points[k - 1], p) {
             l.plan_changes.push(x - 0.5);
         }
         l.days.push(day(&p.summary.started_at));
+    }
+    // Runs of one minute (a launch and a relaunch) are told apart on the axis by their seconds.
+    if l.days.windows(2).any(|w| w[0] == w[1]) {
+        l.days = points
+            .iter()
+            .map(|p| rows::started(&p.summary.started_at))
+            .collect();
     }
     l
 }
@@ -489,24 +567,6 @@ fn day(rfc3339: &str) -> String {
         (Some(d), Some(t)) => format!("{d} {t}"),
         _ => rfc3339.to_owned(),
     }
-}
-
-/// `2026-03-01T10:00:00Z` as `2026-03-01 10:00`.
-fn when(rfc3339: &str) -> String {
-    match (rfc3339.get(..10), rfc3339.get(11..16)) {
-        (Some(d), Some(t)) => format!("{d} {t}"),
-        _ => rfc3339.to_owned(),
-    }
-}
-
-/// `text` cut to `n` characters, with an ellipsis when cut.
-fn shorten(text: &str, n: usize) -> String {
-    if text.chars().count() <= n {
-        return text.to_owned();
-    }
-    let mut cut: String = text.chars().take(n).collect();
-    cut.push('…');
-    cut
 }
 
 #[cfg(test)]
@@ -535,6 +595,7 @@ mod tests {
                 median,
                 p90: median * 2.0,
             }],
+            settings: None,
         }
     }
 
@@ -550,7 +611,19 @@ mod tests {
         assert_eq!(l.plan_changes, [1.5]);
         assert_eq!(l.failed, [[1.0, 2.0]]);
         assert_eq!(l.p90[2], [2.0, 6.0]);
-        assert_eq!(l.days[0], "03-01 10:00");
+        assert_eq!(
+            l.days[0], "03-01 10:00:00",
+            "runs of one minute: to the second"
+        );
+        let apart = [point("1", None, false, 1.0), {
+            let mut p = point("2", None, false, 1.0);
+            p.summary.started_at = "2026-03-02T10:00:00Z".into();
+            p
+        }];
+        assert_eq!(
+            lines(&apart, Measure::Total).days,
+            ["03-01 10:00", "03-02 10:00"]
+        );
         assert!(
             lines(&points, Measure::Part(Part::Server))
                 .median
@@ -568,6 +641,7 @@ mod tests {
         view.toggle("2".into());
         assert_eq!(view.picked(), ["3"]);
         assert_eq!(shorten("abcdef", 3), "abc…");
-        assert_eq!(when("2026-03-01T10:00:00Z"), "2026-03-01 10:00");
+        assert_eq!(rows::when("2026-03-01T10:00:00Z"), "2026-03-01 10:00");
+        assert_eq!(rows::started("2026-03-01T10:00:05.25Z"), "03-01 10:00:05");
     }
 }
