@@ -57,28 +57,32 @@ fn figures(text: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// The summary table's mean of the row named `name`: the cell right of the count in the row the
-/// label that lies below the chart starts.
-fn summary_mean(h: &Harness<'static, SpanprofApp>, name: &str, below: f32) -> Option<String> {
+/// The summary table's cell of the row named `name` under the column headed `heading`, both
+/// below `below` (the chart): figures are right-aligned under their headings.
+fn summary_cell(
+    h: &Harness<'static, SpanprofApp>,
+    name: &str,
+    heading: &str,
+    below: f32,
+) -> Option<String> {
     let row = h
         .query_all_by_label(name)
         .map(|n| n.rect())
         .find(|r| r.top() > below)?;
-    let mut cells: Vec<(f32, String)> = h
-        .query_all(
-            egui_kittest::kittest::by()
-                .include_labels()
-                .role(egui::accesskit::Role::Label),
-        )
-        .filter_map(|n| {
-            let r = n.rect();
-            let same_row = (r.center().y - row.center().y).abs() < 2.0 && r.left() > row.right();
-            Some((r.left(), text_of(&n).filter(|_| same_row)?))
-        })
-        .collect();
-    cells.sort_by(|a, b| a.0.total_cmp(&b.0));
-    // n, mean, median...
-    cells.get(1).map(|(_, text)| text.clone())
+    let head = h
+        .query_all_by_label(heading)
+        .map(|n| n.rect())
+        .find(|r| r.top() > below)?;
+    h.query_all(
+        egui_kittest::kittest::by()
+            .include_labels()
+            .role(egui::accesskit::Role::Label),
+    )
+    .find(|n| {
+        let r = n.rect();
+        (r.center().y - row.center().y).abs() < 2.0 && (r.right() - head.right()).abs() < 3.0
+    })
+    .and_then(|n| text_of(&n))
 }
 
 #[test]
@@ -130,12 +134,14 @@ fn one_iteration_s_figures_are_the_same_in_its_tooltip_the_summary_and_compare()
             part.label()
         );
     }
-    // The summary table over its one timed iteration: each mean is the iteration's figure.
+    // The summary table over its one timed iteration: its own figures (no spread over one),
+    // each the tooltip's.
     h.hover_at(egui::pos2(1.0, 1.0));
     h.run_steps(3);
+    assert!(h.query_by_label("σ").is_none(), "no σ over one iteration");
     for (name, figure) in &from_tooltip {
-        let mean = summary_mean(&h, name, plot.bottom());
-        assert_eq!(mean.as_deref(), Some(figure.as_str()), "{name}");
+        let own = summary_cell(&h, name, "#0", plot.bottom());
+        assert_eq!(own.as_deref(), Some(figure.as_str()), "{name}");
     }
     // Compare: both runs picked, the mean per part of the shown one.
     h.state_mut().set_tab(Tab::Compare);

@@ -93,9 +93,18 @@ impl SpanprofApp {
                     ui.colored_label(theme::WARN, "running");
                     ui.label("load run");
                 }
-                None => {
-                    ui.colored_label(theme::OK, "ready");
-                }
+                None => match cancelled_at(self.runs.entries()) {
+                    // The last run was cancelled: said so, not a green "ready" over its grey bar.
+                    Some((label, at)) => {
+                        ui.colored_label(theme::WARN, "cancelled");
+                        ui.label(format!(
+                            "{label}: stopped during #{at} · ready to run again"
+                        ));
+                    }
+                    None => {
+                        ui.colored_label(theme::OK, "ready");
+                    }
+                },
             }
             ui.separator();
             ui.label(target_summary(&self.settings.connection));
@@ -127,30 +136,34 @@ impl SpanprofApp {
                         .run_bar(ui, &self.settings.query, self.runs.active())
                 };
             });
-        egui::ScrollArea::vertical().show(ui, |ui| {
-            egui::CollapsingHeader::new(egui::RichText::new("Connection").strong())
-                .default_open(true)
-                .show(ui, |ui| {
-                    let kind = self.settings.connection.kind;
-                    let asked = self.connection.ui(
-                        ui,
-                        &mut self.settings.connection,
-                        self.emulator.status(),
-                        !running,
-                    );
-                    command = command.take().or(asked);
-                    if self.settings.connection.kind != kind {
-                        self.target_kind_changed(kind);
-                    }
-                });
-            ui.separator();
-            egui::CollapsingHeader::new(egui::RichText::new("Query").strong())
-                .default_open(true)
-                .show(ui, |ui| {
-                    let refusal = super::query::Refusal::of_latest(self.runs.entries());
-                    self.query.ui(ui, &mut self.settings.query, refusal);
-                });
-        });
+        // As wide as the panel was dragged: a row wider than that scrolls sideways rather than
+        // widening the panel (it did, so that its edge could not be dragged narrower).
+        egui::ScrollArea::both()
+            .auto_shrink([false, true])
+            .show(ui, |ui| {
+                egui::CollapsingHeader::new(egui::RichText::new("Connection").strong())
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        let kind = self.settings.connection.kind;
+                        let asked = self.connection.ui(
+                            ui,
+                            &mut self.settings.connection,
+                            self.emulator.status(),
+                            !running,
+                        );
+                        command = command.take().or(asked);
+                        if self.settings.connection.kind != kind {
+                            self.target_kind_changed(kind);
+                        }
+                    });
+                ui.separator();
+                egui::CollapsingHeader::new(egui::RichText::new("Query").strong())
+                    .default_open(true)
+                    .show(ui, |ui| {
+                        let refusal = super::query::Refusal::of_latest(self.runs.entries());
+                        self.query.ui(ui, &mut self.settings.query, refusal);
+                    });
+            });
         command
     }
 
@@ -180,7 +193,7 @@ impl SpanprofApp {
             Tab::Iterations => {
                 let (active, list) = self.runs.in_flight_and_list();
                 if let (None, Some(why)) = (&active, &self.failed_run) {
-                    failed_run_ui(ui, why);
+                    failed_run_ui(ui, why, list.entries().len());
                 }
                 self.iterations.tab(ui, active, list);
                 if self.runs.list().shown().is_some() {
@@ -216,6 +229,28 @@ impl SpanprofApp {
     }
 }
 
+/// The side panel's width: by default a third of a window `width` points wide (300 at 900, 360
+/// at 1280 and wider), dragged down to 250 (its fields and buttons wrap, Run stays in its bar)
+/// and up to half the window.
+pub(super) fn side_widths(width: f32) -> (f32, f32, f32) {
+    const LEAST: f32 = 250.0;
+    let default = (width / 3.0).clamp(LEAST, 360.0);
+    (default, LEAST, (width / 2.0).max(LEAST))
+}
+
+/// The label of the newest run made in this window and its iteration that was cancelled, when it
+/// was (a run is cancelled in its last iteration: the one read is the last, whatever the run's
+/// length).
+fn cancelled_at(entries: &[super::runs::RunEntry]) -> Option<(&str, u32)> {
+    let run = entries.last()?;
+    if !matches!(run.source, super::runs::RunSource::Live) {
+        return None;
+    }
+    let at = run.report.iterations.last()?;
+    (at.status() == crate::report::Status::Cancelled)
+        .then_some((run.report.config.label.as_str(), at.iteration))
+}
+
 /// The status bar's words for the target.
 fn target_summary(c: &ConnectionSettings) -> String {
     match c.kind {
@@ -232,7 +267,7 @@ fn target_summary(c: &ConnectionSettings) -> String {
 }
 
 /// Why the last run could not start, in the central area where its bars would have been.
-fn failed_run_ui(ui: &mut egui::Ui, why: &str) {
+fn failed_run_ui(ui: &mut egui::Ui, why: &str, earlier: usize) {
     egui::Frame::group(ui.style())
         .stroke(egui::Stroke::new(1.0, super::theme::ERROR))
         .show(ui, |ui| {
@@ -242,14 +277,14 @@ fn failed_run_ui(ui: &mut egui::Ui, why: &str) {
                 egui::RichText::new("The run could not start").strong(),
             );
             ui.label(why);
-            ui.label(
-                egui::RichText::new(
-                    "Earlier runs are still in the list above and in Compare; the connection \
-                     panel keeps this until its settings change.",
-                )
-                .small()
-                .color(super::theme::MUTED),
-            );
+            if earlier > 0 {
+                ui.label(
+                    egui::RichText::new(
+                        "Earlier runs are still in the run list below and in Compare.",
+                    )
+                    .color(super::theme::MUTED),
+                );
+            }
         });
     ui.add_space(6.0);
 }

@@ -433,10 +433,11 @@ impl eframe::App for SpanprofApp {
             commands.extend(self.menu_bar(ui));
         });
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
+        let (default, least, most) = layout::side_widths(ui.available_width());
         egui::Panel::left("controls")
             .resizable(true)
-            .default_size(360.0)
-            .min_size(280.0)
+            .default_size(default)
+            .size_range(least..=most)
             .show(ui, |ui| {
                 commands.extend(self.side_panel(ui));
             });

@@ -18,51 +18,25 @@ use crate::app::runs::{ActiveRun, RunEntry, RunList};
 use crate::app::theme;
 use crate::app::timeline::TimelineView;
 use crate::part::Part;
-use crate::report::{Figure, IterationRecord, RunId, Status, figure_summaries};
-use crate::stats::Summary;
+use crate::report::{IterationRecord, RunId, Status, figure_summaries};
 use crate::text::{bytes, count, ms};
 
-pub use super::summary::summary_table;
+use super::bars::{
+    BAR_WIDTH, CANCELLED, Marks, bar_words, ended_charts, hovered_bar, iteration_marks,
+    iteration_tick, overlap_chart, stacked_charts,
+};
+pub use super::bars::{overlap_span, stacked_parts, warmup_clip};
+pub use super::summary::{Table, empty_words, summary_table};
 pub use super::words::{Flag, failures, flags, tooltip};
-
-/// A bar's width, in iterations.
-const BAR_WIDTH: f64 = 0.7;
-
-/// The parts the bars of `records` stack, bottom to top: every part some iteration had, in
-/// [`Part::ALL`] order (untimed last for a query, and for a failed iteration the whole bar).
-pub fn stacked_parts(records: &[IterationRecord]) -> Vec<Part> {
-    let mut had = 0u32;
-    for r in records {
-        for (part, _) in r.accounting().parts.iter() {
-            had |= 1 << part.index();
-        }
-    }
-    Part::ALL
-        .into_iter()
-        .filter(|p| had & (1 << p.index()) != 0)
-        .collect()
-}
-
-/// Where an iteration's overlap is drawn: from the top of its waits (the parts before the decode)
-/// up by the overlap, as far as the bar goes; `None` without one.
-pub fn overlap_span(r: &IterationRecord) -> Option<(f64, f64)> {
-    let a = r.accounting();
-    let overlap = a.overlap_ms.filter(|o| *o > 0.0)?;
-    let waits: f64 = a
-        .parts
-        .iter()
-        .take_while(|(p, _)| !p.is_client_cpu() && *p != Part::Descheduled && *p != Part::Untimed)
-        .map(|(_, ms)| ms)
-        .sum();
-    let room = (a.parts.sum_ms() - waits).max(0.0);
-    Some((waits, overlap.min(room)))
-}
 
 /// The run picker above the bars: every run by its title, newest first.
 fn run_picker(ui: &mut egui::Ui, runs: &mut RunList) {
     let mut shown = runs.shown_id();
     ui.horizontal(|ui| {
-        let title = runs.shown().map(RunEntry::title).unwrap_or_default();
+        let title = runs.shown().map_or_else(
+            || format!("Pick a run ({} in the list)", runs.entries().len()),
+            RunEntry::title,
+        );
         egui::ComboBox::from_id_salt("shown-run")
             .selected_text(egui::RichText::new(title).heading())
             .show_ui(ui, |ui| {
@@ -85,17 +59,6 @@ fn chosen<'a>(
         .collect()
 }
 
-/// The figures beside the parts over the same iterations as [`part_stats`].
-pub fn figures(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Vec<(Figure, Summary)> {
-    figure_summaries(&chosen(records, selection))
-}
-
-/// The parts of the `records` that count (timed, and in `selection` if it is not empty), as
-/// `analysis` summarises them.
-pub fn part_stats(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Option<PartStats> {
-    PartStats::of(chosen(records, selection))
-}
-
 /// The iteration streaming now.
 #[derive(Debug, Clone)]
 struct Streaming {
@@ -105,6 +68,8 @@ struct Streaming {
     so_far_ms: f64,
     /// What it has streamed, in words.
     words: String,
+    /// Iterations its variant runs in all, warm-ups included: the axis spans them from the first.
+    planned: u32,
 }
 
 /// The iterations view's state: the selection, and which run it belongs to.
@@ -124,6 +89,8 @@ pub struct IterationsView {
     timeline: TimelineView,
     /// The iteration streaming now, drawn as a partial bar.
     streaming: Option<Streaming>,
+    /// The SQL editor no longer holds the query the newest run was refused on.
+    query_edited: bool,
 }
 
 impl IterationsView {
@@ -184,6 +151,12 @@ impl IterationsView {
         Some(self.transform.as_ref()?.position_from_point(&point))
     }
 
+    /// The iterations the chart's axis spanned last frame, from and to.
+    pub fn iteration_span(&self) -> Option<(f64, f64)> {
+        let bounds = self.transform.as_ref()?.bounds();
+        Some((bounds.min()[0], bounds.max()[0]))
+    }
+
     /// The timeline view (which iteration is open, what it drew).
     pub fn timeline(&mut self) -> &mut TimelineView {
         &mut self.timeline
@@ -192,6 +165,12 @@ impl IterationsView {
     /// How many bars (iterations) the chart drew last frame.
     pub fn bars_drawn(&self) -> usize {
         self.bars
+    }
+
+    /// Whether the SQL editor no longer holds the query the newest run was refused on: the
+    /// refusal is then said here, not pointed at beside the editor.
+    pub fn set_query_edited(&mut self, edited: bool) {
+        self.query_edited = edited;
     }
 
     /// The run whose iterations the view shows (its selection belongs to it).
@@ -237,17 +216,30 @@ impl IterationsView {
                 .iterations
                 .iter()
                 .all(|r| r.status() != Status::Ok);
-            if let (Some(_), true) = (&run.report.stopped, nothing_ok) {
-                // Said once, beside the editor (and in the status bar): no chart of one failure.
+            if run.evicted {
+                // Its records are in the history: read back within a frame or two.
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("reading this run's iterations from the history…");
+                });
+                return;
+            }
+            if let (Some(stopped), true) = (&run.report.stopped, nothing_ok) {
+                // Said once, beside the editor while it holds the query: no chart of one failure.
                 ui.add_space(12.0);
-                ui.label(
-                    egui::RichText::new(
-                        "This run stopped after its first iteration: the server refused the query \
-                         with an error no retry can fix. Its message is beside the SQL editor, the \
-                         part it points at marked.",
+                let newest = runs.entries().last().map(|r| r.id) == Some(run.id);
+                let words = if newest && !self.query_edited {
+                    "This run stopped after its first iteration: the server refused the query \
+                     with an error no retry can fix. Its message is beside the SQL editor, the \
+                     part it points at marked."
+                        .to_owned()
+                } else {
+                    format!(
+                        "This run stopped after its first iteration: the server refused its \
+                         query with an error no retry can fix: {stopped}"
                     )
-                    .color(theme::MUTED),
-                );
+                };
+                ui.label(egui::RichText::new(words).color(theme::MUTED));
                 return;
             }
             ui.label(
@@ -297,9 +289,11 @@ impl IterationsView {
         let records = run.records(variant);
         self.set_plan_changes([]);
         let progress = run.progress();
+        let variants = u32::try_from(run.labels().len().max(1)).unwrap_or(u32::MAX);
         self.streaming = progress.iteration.map(|_| {
             let iteration = records.last().map_or(0, |r| r.iteration + 1);
             Streaming {
+                planned: (progress.of / variants).max(iteration + 1),
                 iteration,
                 so_far_ms: progress.elapsed_ms,
                 words: format!(
@@ -353,25 +347,66 @@ impl IterationsView {
             ui.label(egui::RichText::new(stats.headline().to_string()).strong())
                 .on_hover_text("Over every timed iteration; the table below follows the selection");
         }
+        let ended = |status: Status| records.iter().any(|r| r.status() == status);
         theme::legend(
             ui,
-            stacked.iter().map(|p| (p.label(), theme::part(*p))).chain(
-                records
-                    .iter()
-                    .any(|r| overlap_span(r).is_some())
-                    .then_some(("overlap (server beside client, not added)", theme::OVERLAP)),
-            ),
+            stacked
+                .iter()
+                .map(|p| (p.label(), theme::part(*p)))
+                .chain(
+                    records
+                        .iter()
+                        .any(|r| overlap_span(r).is_some())
+                        .then_some(("overlap (server beside client, not added)", theme::OVERLAP)),
+                )
+                .chain(ended(Status::Error).then_some(("failed", theme::ERROR)))
+                .chain(
+                    ended(Status::Cancelled).then_some(("cancelled (stopped early)", CANCELLED)),
+                ),
         );
         let open = self.timeline.run() == Some(run);
-        // Room for the timeline below when one is open, never so little that the axes go.
-        let share = if open { 0.4 } else { 0.55 };
-        let plot_height = (ui.available_height() * share).max(180.0);
-        self.chart(ui, (run, &stacked), records, &flags, plot_height);
-        ui.add_space(6.0);
+        // One scroll under the legend: the chart, its notes, the open timeline with its causes
+        // (as high as the room in view, so that its rows and causes are seen at once once it is
+        // scrolled to, which opening it does), then the summary, which a timeline never takes
+        // away. The chart keeps its height and its axes whatever is open below it.
+        let room = ui.available_height();
+        egui::ScrollArea::vertical()
+            .id_salt("below-chart")
+            .auto_shrink([false, false])
+            // A drag on the chart selects bars; it never scrolls.
+            .scroll_source(egui::scroll_area::ScrollSource {
+                scroll_bar: true,
+                mouse_wheel: true,
+                ..egui::scroll_area::ScrollSource::SCROLL_BAR
+            })
+            .show(ui, |ui| {
+                let share = if open { 0.4 } else { 0.55 };
+                let plot_height = (room * share).max(180.0);
+                self.chart(ui, (run, &stacked), records, &flags, plot_height);
+                ui.add_space(6.0);
+                self.notes(ui, run, records, &flags, query_mode);
+                ui.add_space(4.0);
+                if self.timeline.ui(ui, (run, label), records, room - 8.0) {
+                    ui.add_space(8.0);
+                }
+                self.summary(ui, records);
+            });
+    }
+
+    /// Under the chart: the statistics the mode did not get, the flags (each opens its
+    /// iteration's timeline), where the plan changed, and the failures.
+    fn notes(
+        &mut self,
+        ui: &mut egui::Ui,
+        run: RunId,
+        records: &[IterationRecord],
+        flags: &[Flag],
+        query_mode: crate::kind::QueryMode,
+    ) {
         if let Some(missing) = analysis::missing_statistics(query_mode, records) {
             ui.colored_label(theme::WARN, format!("! {missing}"));
         }
-        for flag in &flags {
+        for flag in flags {
             let text = egui::RichText::new(format!("! {}", flag.text)).color(theme::WARN);
             if ui
                 .add(egui::Button::new(text).frame(false))
@@ -388,23 +423,25 @@ impl IterationsView {
         for line in failures(records) {
             ui.colored_label(theme::ERROR, line);
         }
-        ui.add_space(4.0);
-        // Below the chart, one scroll: the open timeline with its causes, then the summary,
-        // which a timeline never takes away.
-        egui::ScrollArea::vertical()
-            .id_salt("below-chart")
-            .auto_shrink([false, false])
-            .show(ui, |ui| {
-                if self.timeline.ui(ui, run, label, records) {
-                    ui.add_space(8.0);
-                }
-                summary_table(
-                    ui,
-                    part_stats(records, &self.selection).as_ref(),
-                    &figures(records, &self.selection),
-                    &self.selection,
-                );
-            });
+    }
+
+    /// The summary over the iterations that count: one iteration's own figures, several's spread.
+    fn summary(&self, ui: &mut egui::Ui, records: &[IterationRecord]) {
+        let counted = chosen(records, &self.selection);
+        let single = match counted.as_slice() {
+            [one] => Some(one.iteration),
+            _ => None,
+        };
+        let figures = figure_summaries(&counted);
+        let stats = PartStats::of(counted);
+        let table = Table {
+            stats: stats.as_ref(),
+            figures: &figures,
+            selection: &self.selection,
+            single,
+            empty: empty_words(records),
+        };
+        summary_table(ui, &table);
     }
 
     fn chart(
@@ -417,8 +454,14 @@ impl IterationsView {
     ) {
         let flagged: BTreeSet<u32> = flags.iter().map(|f| f.iteration).collect();
         let clip = warmup_clip(records);
-        let mut charts = self.stacked_charts(stacked, records, &flagged, clip);
+        let marks = Marks {
+            selection: &self.selection,
+            flagged: &flagged,
+            clip,
+        };
+        let mut charts = stacked_charts(stacked, records, &marks);
         charts.extend(overlap_chart(records, clip));
+        charts.extend(ended_charts(records, &marks));
         let streaming = self.streaming.clone();
         if let Some(now) = &streaming {
             // The iteration streaming now, as far as it has come: the axes have a scale from the
@@ -434,17 +477,9 @@ impl IterationsView {
             );
         }
         self.bars = records.len();
-        // A warm-up past the clip is drawn cut at it, its figure written on it.
-        let warm_labels: Vec<(u32, f64, String)> = records
-            .iter()
-            .filter(|r| r.warmup)
-            .map(|r| match clip {
-                Some(c) if r.total_ms > c => {
-                    (r.iteration, c, format!("warm-up {} (cut)", ms(r.total_ms)))
-                }
-                _ => (r.iteration, r.total_ms, "warm-up".to_owned()),
-            })
-            .collect();
+        // A warm-up past the clip is drawn cut at it, its figure written on it; a cancelled
+        // iteration says so on its bar.
+        let warm_labels = bar_words(records, clip);
         // Headroom above the tallest bar for the warm-up labels (the legend is above the plot).
         let tallest = records
             .iter()
@@ -452,6 +487,11 @@ impl IterationsView {
             .chain(streaming.as_ref().map(|s| s.so_far_ms))
             .fold(0.0, f64::max);
         let plan_marks: Vec<u32> = self.plan_changes.iter().map(|(i, _)| *i).collect();
+        // While the first iterations stream, the axis spans the run from its first iteration
+        // (alone, the streaming bar made it read −0.3 to 0.3).
+        let span = streaming
+            .as_ref()
+            .map_or(0.0, |s| f64::from(s.planned) - 0.5);
         let response = Plot::new("iterations-plot")
             .height(height)
             .allow_drag(false)
@@ -464,6 +504,10 @@ impl IterationsView {
             .y_axis_label("time")
             .y_axis_formatter(|mark, _| ms(mark.value))
             .x_axis_label("iteration")
+            .include_x(if span > 0.0 { -0.5 } else { 0.0 })
+            .include_x(span)
+            .x_grid_spacer(iteration_marks)
+            .x_axis_formatter(|mark, _| iteration_tick(mark.value))
             .show(ui, |plot| {
                 for chart in charts {
                     plot.bar_chart(chart);
@@ -488,7 +532,9 @@ impl IterationsView {
                         Text::new(
                             "",
                             PlotPoint::new(f64::from(now.iteration), now.so_far_ms),
-                            now.words.as_str(),
+                            // At the text's own size: the small style's 8 points were hard to read.
+                            egui::RichText::new(now.words.as_str())
+                                .text_style(egui::TextStyle::Body),
                         )
                         .id("streaming")
                         .color(theme::MUTED)
@@ -519,66 +565,6 @@ impl IterationsView {
         if let Some(clicked) = self.select_with_pointer(ui, &response, records) {
             self.timeline.open(run, clicked);
         }
-    }
-
-    /// One bar chart per part, stacked: each iteration's part in its colour (a failed iteration
-    /// one bar of its whole time, in the error colour), warm-ups faded, selected and flagged bars
-    /// outlined.
-    fn stacked_charts(
-        &self,
-        stacked: &[Part],
-        records: &[IterationRecord],
-        flagged: &BTreeSet<u32>,
-        clip: Option<f64>,
-    ) -> Vec<BarChart> {
-        let parts: Vec<crate::report::Parts> =
-            records.iter().map(|r| r.accounting().parts).collect();
-        let mut charts: Vec<BarChart> = Vec::with_capacity(stacked.len() + 1);
-        // Each bar's height so far, to cut a warm-up's parts at the clip.
-        let mut below = vec![0.0f64; records.len()];
-        for (k, &part) in stacked.iter().enumerate() {
-            let last = k + 1 == stacked.len();
-            let bars: Vec<Bar> = records
-                .iter()
-                .zip(&parts)
-                .zip(&mut below)
-                .map(|((r, p), below)| {
-                    let ok = r.status() == Status::Ok;
-                    let full = match (ok, last) {
-                        (true, _) => p.ms(part),
-                        (false, true) => r.total_ms,
-                        (false, false) => 0.0,
-                    };
-                    let height = match clip.filter(|_| r.warmup) {
-                        Some(c) => (*below + full).min(c) - below.min(c),
-                        None => full,
-                    };
-                    *below += full;
-                    let mut fill = if ok { theme::part(part) } else { theme::ERROR };
-                    if r.warmup {
-                        fill = fill.gamma_multiply(0.4);
-                    }
-                    let stroke = bar_stroke(
-                        self.selection.contains(&r.iteration),
-                        flagged.contains(&r.iteration),
-                    );
-                    Bar::new(r.iteration as f64, height)
-                        .width(BAR_WIDTH)
-                        .fill(fill)
-                        .stroke(stroke)
-                        .name(format!("#{}", r.iteration))
-                })
-                .collect();
-            let refs: Vec<&BarChart> = charts.iter().collect();
-            // No text drawn beside the hovered bar (egui_plot draws it to the bar's right, past
-            // the window's edge for the last bars): the tooltip below says it all.
-            let chart = BarChart::new(part.label(), bars)
-                .color(theme::part(part))
-                .element_formatter(Box::new(|_, _| String::new()))
-                .stack_on(&refs);
-            charts.push(chart);
-        }
-        charts
     }
 
     /// Click selects one bar (Shift or Ctrl adds to the selection); a drag selects the range.
@@ -632,76 +618,6 @@ impl IterationsView {
         }
         None
     }
-}
-
-/// The overlaps of `records`, outlined over their decode: drawn, never stacked or added.
-fn overlap_chart(records: &[IterationRecord], clip: Option<f64>) -> Option<BarChart> {
-    let overlaps: Vec<Bar> = records
-        .iter()
-        .filter(|r| r.status() == Status::Ok)
-        .filter_map(|r| {
-            let (base, height) = overlap_span(r)?;
-            let height = match clip.filter(|_| r.warmup) {
-                Some(c) if base >= c => return None,
-                Some(c) => height.min(c - base),
-                None => height,
-            };
-            Some(
-                Bar::new(r.iteration as f64, height)
-                    .base_offset(base)
-                    .width(BAR_WIDTH * 0.55)
-                    .fill(theme::OVERLAP.gamma_multiply(0.25))
-                    .stroke(egui::Stroke::new(1.5, theme::OVERLAP)),
-            )
-        })
-        .collect();
-    (!overlaps.is_empty()).then(|| {
-        BarChart::new("overlap", overlaps)
-            .color(theme::OVERLAP)
-            .element_formatter(Box::new(|_, _| String::new()))
-    })
-}
-
-/// Where the chart cuts warm-ups: a little above the tallest timed iteration, when a warm-up is
-/// more than 1.5 times that (a cold start would otherwise set the scale and leave the timed bars
-/// a fifth of the height); `None` when no warm-up stands that far out, or none is timed.
-pub fn warmup_clip(records: &[IterationRecord]) -> Option<f64> {
-    let timed = records
-        .iter()
-        .filter(|r| !r.warmup)
-        .map(|r| r.total_ms)
-        .fold(0.0, f64::max);
-    let warm = records
-        .iter()
-        .filter(|r| r.warmup)
-        .map(|r| r.total_ms)
-        .fold(0.0, f64::max);
-    (timed > 0.0 && warm > timed * 1.5).then_some(timed * 1.15)
-}
-
-/// A bar's outline: white when selected, the warning colour when flagged, else a hairline in the
-/// plot's own dark that parts each stacked segment from the next, a cue besides hue (a thin
-/// outline in the bar's own colour drew a rim round every bar, which read as selected).
-fn bar_stroke(selected: bool, flagged: bool) -> egui::Stroke {
-    if selected {
-        egui::Stroke::new(2.0, theme::SELECTED)
-    } else if flagged {
-        egui::Stroke::new(1.5, theme::WARN)
-    } else {
-        egui::Stroke::new(1.0, theme::SEPARATOR)
-    }
-}
-
-/// The iteration whose bar's column the pointer is over, if any.
-fn hovered_bar<'r>(
-    plot: &egui_plot::PlotResponse<()>,
-    records: &'r [IterationRecord],
-) -> Option<&'r IterationRecord> {
-    let pos = plot.response.hover_pos()?;
-    let x = plot.transform.value_from_position(pos).x;
-    records
-        .iter()
-        .find(|r| (x - f64::from(r.iteration)).abs() <= BAR_WIDTH / 2.0)
 }
 
 #[cfg(test)]

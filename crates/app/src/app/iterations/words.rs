@@ -112,6 +112,17 @@ pub fn tooltip(r: &IterationRecord) -> String {
     if let Some(ttfb) = r.query.ttfb_ms {
         text.push_str(&format!("\nfirst byte after {}", ms(ttfb)));
     }
+    if r.status() == Status::Cancelled {
+        // Stopped while it streamed: what had arrived by then (the run's last progress report,
+        // so at least that many), not the counts of an answer it never finished.
+        text.push_str(&format!(
+            "\nstopped after {}: at least {} rows ({}) had arrived",
+            ms(r.total_ms),
+            count(r.answer.rows),
+            bytes(r.answer.wire_bytes)
+        ));
+        return text;
+    }
     text.push_str(&format!(
         "\n{} rows · {} messages · {}",
         count(r.answer.rows),

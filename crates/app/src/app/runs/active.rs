@@ -144,7 +144,19 @@ impl ActiveRun {
                     self.rows = rows;
                     self.wire_bytes = wire_bytes;
                 }
-                EngineEvent::Iteration { variant, record } => {
+                EngineEvent::Iteration {
+                    variant,
+                    mut record,
+                } => {
+                    // A query cancelled while it streamed ends with no answer's counts: what had
+                    // arrived by its last progress report is kept, so its bar says it.
+                    if record.outcome.is_cancelled()
+                        && record.answer.rows == 0
+                        && self.iteration == Some(record.seq.unwrap_or(record.iteration))
+                    {
+                        record.answer.rows = self.rows;
+                        record.answer.wire_bytes = self.wire_bytes;
+                    }
                     if let Some(error) = record.error()
                         && !(self.cancelled && record.outcome.is_cancelled())
                     {

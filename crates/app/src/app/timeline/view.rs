@@ -65,7 +65,29 @@ pub struct TimelineView {
     stalls: Vec<StallShown>,
     ticks: usize,
     plot_rect: Option<egui::Rect>,
+    /// The causes' width, once their edge was dragged.
+    causes_width: Option<f32>,
+    /// The edge between the plot and the causes, last frame.
+    split_rect: Option<egui::Rect>,
+    /// Where each row was drawn last frame: its band's top and bottom.
+    bands: Vec<Band>,
+    /// Just opened: the view around scrolls it into view once it is drawn.
+    reveal: bool,
 }
+
+/// A row's height where there is room, in points.
+const ROW: f32 = 30.0;
+/// The least a row gets however little room there is, in points: its label and its marks
+/// still read; past that the view around scrolls.
+const MIN_ROW: f32 = 22.0;
+/// The plot's axis and margins, in points.
+const PLOT_MARGINS: f32 = 56.0;
+/// The narrowest the causes get, and the plot, in points.
+const MIN_CAUSES: f32 = 160.0;
+/// See `MIN_CAUSES`.
+const MIN_PLOT_WIDTH: f32 = 220.0;
+/// The draggable edge between them, in points.
+const SPLIT: f32 = 8.0;
 
 /// The lane whose end is last: the one whose waits the causes read.
 fn critical_lane(timeline: &crate::report::Timeline) -> Option<usize> {
@@ -196,6 +218,7 @@ impl TimelineView {
             self.built = None;
             self.drawn.clear();
             self.stalls.clear();
+            self.reveal = true;
         }
     }
 
@@ -241,14 +264,27 @@ impl TimelineView {
         self.plot_rect
     }
 
-    /// Draws the open timeline of run `run` (label `label`) from its `records`; returns false
-    /// when nothing is open for that run.
+    /// Where row `row` (from the top) was drawn last frame: its band across the plot.
+    pub fn row_rect(&self, row: usize) -> Option<egui::Rect> {
+        let plot = self.plot_rect?;
+        let &(top, bottom) = self.bands.get(row)?;
+        Some(egui::Rect::from_x_y_ranges(plot.x_range(), top..=bottom))
+    }
+
+    /// The draggable edge between the plot and the causes, last frame.
+    pub fn split_rect(&self) -> Option<egui::Rect> {
+        self.split_rect
+    }
+
+    /// Draws the open timeline of run `run` (label `label`) from its `records` in at most
+    /// `height` points where it can (its rows keep a least height); returns false when nothing is
+    /// open for that run.
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
-        run: RunId,
-        label: &str,
+        (run, label): (RunId, &str),
         records: &[IterationRecord],
+        height: f32,
     ) -> bool {
         let Some((open_run, iteration)) = self.open else {
             return false;
@@ -267,10 +303,19 @@ impl TimelineView {
         let Some(built) = self.built.take() else {
             return false;
         };
+        let top = ui.cursor().min;
         let closed = self.header(ui, &built, iteration, records);
         if !closed {
-            self.body(ui, &built, iteration, records);
+            let left = height - (ui.cursor().top() - top.y);
+            self.body(ui, &built, (iteration, left), records);
             self.built = Some(built);
+            if std::mem::take(&mut self.reveal) {
+                // The least scroll that brings its heading and every row into view: in a short
+                // window the chart above goes up out of the way, in a tall one nothing moves.
+                let drawn =
+                    egui::Rect::from_min_max(top, egui::pos2(top.x + 1.0, ui.cursor().top()));
+                ui.scroll_to_rect(drawn, None);
+            }
         }
         !closed
     }
@@ -303,12 +348,10 @@ impl TimelineView {
             if ui.small_button("Close timeline").clicked() {
                 closed = true;
             }
+            // At the text's own size, on the line's end or the next.
             ui.label(
-                egui::RichText::new(
-                    "drag or scroll to pan · Ctrl+scroll to zoom · double-click to fit",
-                )
-                .small()
-                .color(theme::MUTED),
+                egui::RichText::new("drag to pan · Ctrl+scroll to zoom · double-click to fit")
+                    .color(theme::MUTED),
             );
         });
         if closed {
@@ -335,12 +378,15 @@ impl TimelineView {
         false
     }
 
-    /// The plot and, beside it, the causes.
+    /// The plot and, beside it past a draggable edge, the causes in a box of their own as high as
+    /// the plot that scrolls under the pointer: both in view at once. The plot is its natural
+    /// height (rows `ROW` apart) where `height` allows, never shorter than its rows `MIN_ROW`
+    /// apart.
     fn body(
         &mut self,
         ui: &mut egui::Ui,
         built: &Built,
-        iteration: u32,
+        (iteration, height): (u32, f32),
         records: &[IterationRecord],
     ) {
         if built.rows.is_empty() {
@@ -349,21 +395,52 @@ impl TimelineView {
             ));
             return;
         }
-        let side = 290.0f32.min(ui.available_width() * 0.4);
-        let height = built.rows.len() as f32 * 30.0 + 70.0;
+        let rows = built.rows.len() as f32;
+        let natural = rows * ROW + PLOT_MARGINS;
+        let least = rows * MIN_ROW + PLOT_MARGINS;
+        let height = natural.min(height).max(least);
+        let width = ui.available_width();
+        let side = self
+            .causes_width
+            .unwrap_or_else(|| 290.0f32.min(width * 0.4))
+            .clamp(MIN_CAUSES, (width - MIN_PLOT_WIDTH - SPLIT).max(MIN_CAUSES));
         ui.horizontal_top(|ui| {
-            let plot_width = (ui.available_width() - side - 12.0).max(200.0);
+            ui.spacing_mut().item_spacing.x = 0.0;
+            let plot_width = (width - side - SPLIT).max(MIN_PLOT_WIDTH);
             let down = egui::Layout::top_down(egui::Align::LEFT);
             ui.allocate_ui_with_layout(egui::vec2(plot_width, height), down, |ui| {
                 self.plot(ui, built, records, height);
             });
-            ui.separator();
-            // The causes in full beside the plot: the view around scrolls, not a box of its own.
+            self.splitter(ui, height, side);
             ui.allocate_ui_with_layout(egui::vec2(side, height), down, |ui| {
-                ui.set_width(side - 10.0);
-                causes_text(ui, built, iteration);
+                ui.set_width(side);
+                egui::ScrollArea::vertical()
+                    .id_salt("timeline-causes")
+                    .max_height(height)
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| {
+                        ui.set_width(side - 14.0);
+                        causes_text(ui, built, iteration);
+                    });
             });
         });
+    }
+
+    /// The edge between the plot and the causes: dragged, the causes widen or narrow.
+    fn splitter(&mut self, ui: &mut egui::Ui, height: f32, side: f32) {
+        let (rect, response) =
+            ui.allocate_exact_size(egui::vec2(SPLIT, height), egui::Sense::drag());
+        let response = response.on_hover_cursor(egui::CursorIcon::ResizeHorizontal);
+        let stroke = if response.hovered() || response.dragged() {
+            ui.visuals().widgets.active.fg_stroke
+        } else {
+            ui.visuals().widgets.noninteractive.bg_stroke
+        };
+        ui.painter().vline(rect.center().x, rect.y_range(), stroke);
+        if response.dragged() {
+            self.causes_width = Some(side - response.drag_delta().x);
+        }
+        self.split_rect = Some(rect);
     }
 
     fn plot(&mut self, ui: &mut egui::Ui, built: &Built, records: &[IterationRecord], height: f32) {
@@ -469,6 +546,7 @@ impl TimelineView {
                 );
             }
         }
+        self.bands.clone_from(&bands);
         self.drawn.clear();
         for (r, row) in built.rows.iter().enumerate() {
             paint::layout_row(row, r, from_us, to_us, px, &mut self.drawn);

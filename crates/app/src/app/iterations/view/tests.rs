@@ -1,5 +1,11 @@
 use super::*;
 
+/// The parts of the `records` that count (timed, and in `selection` if it is not empty), as the
+/// summary table gets them.
+fn part_stats(records: &[IterationRecord], selection: &BTreeSet<u32>) -> Option<PartStats> {
+    PartStats::of(chosen(records, selection))
+}
+
 fn record(i: u32, total: f64) -> IterationRecord {
     {
         let mut r = IterationRecord::new("r", i, i == 0, "t");
@@ -166,4 +172,31 @@ fn a_warm_up_far_above_the_timed_bars_is_cut_just_above_them() {
     assert_eq!(warmup_clip(&[record(0, 200.0), record(1, 150.0)]), None);
     assert_eq!(warmup_clip(&[record(0, 720.0)]), None);
     assert_eq!(warmup_clip(&[record(1, 720.0), record(2, 150.0)]), None);
+}
+
+#[test]
+fn the_iteration_axis_is_marked_at_whole_iterations_from_zero_the_coarser_steps_named() {
+    // A first iteration streaming with fifty planned, the plot's margin either side.
+    let marks = iteration_marks(egui_plot::GridInput {
+        bounds: (-3.0, 52.0),
+        base_step_size: 0.4,
+    });
+    let values: Vec<f64> = marks.iter().map(|m| m.value).collect();
+    assert_eq!(values.first(), Some(&0.0), "none below zero");
+    assert_eq!(values.last(), Some(&52.0));
+    assert!(values.iter().all(|v| v.fract() == 0.0), "{values:?}");
+    let step = |v: f64| marks.iter().find(|m| m.value == v).map(|m| m.step_size);
+    assert_eq!(step(7.0), Some(1.0));
+    assert_eq!(step(8.0), Some(2.0));
+    assert_eq!(step(30.0), Some(10.0));
+    assert_eq!(step(40.0), Some(20.0));
+    assert_eq!(iteration_tick(3.0), "3");
+    assert_eq!(iteration_tick(-1.0), "");
+    assert_eq!(iteration_tick(0.5), "");
+    // A thousand iterations in little room: every twentieth.
+    let marks = iteration_marks(egui_plot::GridInput {
+        bounds: (-10.0, 1000.0),
+        base_step_size: 15.0,
+    });
+    assert_eq!(marks.len(), 51);
 }
