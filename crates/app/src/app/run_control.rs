@@ -366,6 +366,34 @@ impl SpanprofApp {
     }
 }
 
+/// A run's failure to start, with the next step where one is plain: a target nobody answers at
+/// that is the emulator's address is most likely an emulator not started yet. A cause the
+/// error's chain says twice in a row ("tcp connect error: tcp connect error") is said once.
+fn with_next_step(message: String, target: bool, connection: &ConnectionSettings) -> String {
+    let message = without_repeats(&message);
+    let refused = message.contains("Connection refused") || message.contains("os error 111");
+    if target && refused && connection.kind == TargetKind::Emulator {
+        let at = connection.emulator.host_port.trim();
+        format!(
+            "{message}\n\nNothing answers at {at}. Is the emulator running? Press \"Start emulator \
+             and seed\" in the connection panel to start it there, or correct Host:port."
+        )
+    } else {
+        message
+    }
+}
+
+/// `message` with each `: `-separated part that repeats the one before it left out.
+fn without_repeats(message: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in message.split(": ") {
+        if parts.last() != Some(&part) {
+            parts.push(part);
+        }
+    }
+    parts.join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
@@ -416,32 +444,4 @@ mod tests {
         let delays = delays.lock().expect("not poisoned").clone();
         assert_eq!(delays, vec![Duration::from_millis(250)]);
     }
-}
-
-/// A run's failure to start, with the next step where one is plain: a target nobody answers at
-/// that is the emulator's address is most likely an emulator not started yet. A cause the
-/// error's chain says twice in a row ("tcp connect error: tcp connect error") is said once.
-fn with_next_step(message: String, target: bool, connection: &ConnectionSettings) -> String {
-    let message = without_repeats(&message);
-    let refused = message.contains("Connection refused") || message.contains("os error 111");
-    if target && refused && connection.kind == TargetKind::Emulator {
-        let at = connection.emulator.host_port.trim();
-        format!(
-            "{message}\n\nNothing answers at {at}. Is the emulator running? Press \"Start emulator \
-             and seed\" in the connection panel to start it there, or correct Host:port."
-        )
-    } else {
-        message
-    }
-}
-
-/// `message` with each `: `-separated part that repeats the one before it left out.
-fn without_repeats(message: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in message.split(": ") {
-        if parts.last() != Some(&part) {
-            parts.push(part);
-        }
-    }
-    parts.join(": ")
 }

@@ -532,8 +532,8 @@ fn never_is_zero(text: &str, words: &[&str]) -> Option<f64> {
     if words.contains(&text.as_str()) {
         return Some(0.0);
     }
-    let numbers = text.split(|c: char| !c.is_ascii_digit());
-    numbers.filter(|n| !n.is_empty()).last()?.parse().ok()
+    let mut numbers = text.split(|c: char| !c.is_ascii_digit());
+    numbers.rfind(|n| !n.is_empty())?.parse().ok()
 }
 
 /// The Stall row: "no stall" until a period is set, then its pause and its message.
