@@ -195,6 +195,17 @@ pub fn ended_charts(records: &[IterationRecord], marks: &Marks<'_>) -> Vec<BarCh
     charts
 }
 
+/// The iteration streaming now, `iteration`, as a grey bar of its milliseconds so far.
+pub fn streaming_chart(iteration: u32, so_far_ms: f64) -> BarChart {
+    let bar = Bar::new(f64::from(iteration), so_far_ms)
+        .width(BAR_WIDTH)
+        .fill(theme::MUTED.gamma_multiply(0.35))
+        .stroke(egui::Stroke::new(1.0, theme::MUTED));
+    BarChart::new("streaming", vec![bar])
+        .color(theme::MUTED)
+        .element_formatter(Box::new(|_, _| String::new()))
+}
+
 /// The overlaps of `records`, outlined over their decode: drawn, never stacked or added.
 pub fn overlap_chart(records: &[IterationRecord], clip: Option<f64>) -> Option<BarChart> {
     let overlaps: Vec<Bar> = records

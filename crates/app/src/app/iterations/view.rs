@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 
-use egui_plot::{Bar, BarChart, Plot, PlotPoint, Text};
+use egui_plot::{Plot, PlotPoint, Text};
 
 use crate::analysis::{self, PartStats};
 use crate::app::labels::one_line;
@@ -23,7 +23,7 @@ use crate::text::{bytes, count, ms};
 
 use super::bars::{
     BAR_WIDTH, CANCELLED, Marks, bar_words, ended_charts, hovered_bar, iteration_marks,
-    iteration_tick, overlap_chart, stacked_charts,
+    iteration_tick, overlap_chart, stacked_charts, streaming_chart,
 };
 pub use super::bars::{overlap_span, stacked_parts, warmup_clip};
 pub use super::summary::{Table, empty_words, summary_table};
@@ -463,19 +463,13 @@ impl IterationsView {
         charts.extend(overlap_chart(records, clip));
         charts.extend(ended_charts(records, &marks));
         let streaming = self.streaming.clone();
-        if let Some(now) = &streaming {
-            // The iteration streaming now, as far as it has come: the axes have a scale from the
-            // first frame of a long first iteration.
-            let bar = Bar::new(f64::from(now.iteration), now.so_far_ms)
-                .width(BAR_WIDTH)
-                .fill(theme::MUTED.gamma_multiply(0.35))
-                .stroke(egui::Stroke::new(1.0, theme::MUTED));
-            charts.push(
-                BarChart::new("streaming", vec![bar])
-                    .color(theme::MUTED)
-                    .element_formatter(Box::new(|_, _| String::new())),
-            );
-        }
+        // The iteration streaming now, as far as it has come: the axes have a scale from the
+        // first frame of a long first iteration.
+        charts.extend(
+            streaming
+                .as_ref()
+                .map(|now| streaming_chart(now.iteration, now.so_far_ms)),
+        );
         self.bars = records.len();
         // A warm-up past the clip is drawn cut at it, its figure written on it; a cancelled
         // iteration says so on its bar.
