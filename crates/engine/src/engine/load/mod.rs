@@ -329,4 +329,37 @@ mod tests {
             "the largest concurrency, not the open model's bound"
         );
     }
+
+    /// A step at `rate` whose requests all took `ms` from their intended start.
+    fn step(rate: f64, ms: u64) -> StepResult {
+        let mut tally = StepTally::new(StepLevel::Rate(rate));
+        let ended = crate::load::Ended {
+            from_intended: Duration::from_millis(ms),
+            from_start: Duration::from_millis(ms),
+            ..Default::default()
+        };
+        for _ in 0..rate as usize {
+            tally.ok(&ended, &Default::default());
+        }
+        tally.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default())
+    }
+
+    #[test]
+    fn the_ramp_stops_once_two_steps_in_a_row_depart_and_not_on_one() {
+        let calm = [step(50.0, 2), step(100.0, 2)];
+        assert!(!knee_confirmed(&calm));
+        // One step past the rule: a knee so far, not yet confirmed.
+        let one = [step(50.0, 2), step(100.0, 2), step(200.0, 40)];
+        assert!(!knee_confirmed(&one));
+        let two = [
+            step(50.0, 2),
+            step(100.0, 2),
+            step(200.0, 40),
+            step(400.0, 90),
+        ];
+        assert!(knee_confirmed(&two));
+        // A disturbed step between calm ones is no knee.
+        let blip = [step(50.0, 2), step(100.0, 40), step(200.0, 2)];
+        assert!(!knee_confirmed(&blip));
+    }
 }
