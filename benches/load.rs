@@ -16,7 +16,7 @@ use spanprof::engine::{
     DatabasePath, Engine, HeaderOptions, Job, LoadEvent, ProfileSpec, QueryMode, Target, Timeouts,
     Variant,
 };
-use spanprof::load::{LoadPlan, LoadReport, Model, StepLevel};
+use spanprof::load::{LoadSteps, LoadReport, Model, StepLevel};
 use spanprof::server::{KnobSettings, ServerConfig};
 use spanprof::wire::DecoderKind;
 
@@ -86,7 +86,7 @@ fn spec_of(sql: &str, levels: Vec<StepLevel>, step: Duration) -> LoadSpec {
             mode: QueryMode::WithStats,
             ..Variant::new("bench", sql)
         },
-        plan: LoadPlan {
+        plan: LoadSteps {
             model: Model::Open,
             levels,
             step_duration: step,

@@ -21,7 +21,7 @@ use crate::engine::load::LoadSpec;
 use crate::engine::{Canceller, Engine, Job, LoadEvent, Variant};
 use crate::export::Reports;
 use crate::load::{
-    LoadPlan, LoadReport, MAX_IN_FLIGHT, Model, StepLevel, parse_concurrencies, parse_rates,
+    LoadSteps, LoadReport, MAX_IN_FLIGHT, Model, StepLevel, parse_concurrencies, parse_rates,
 };
 use crate::report::printable;
 
@@ -176,7 +176,7 @@ fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
         ),
         (None, None) => anyhow::bail!("give --rate or --concurrency"),
     };
-    let plan = LoadPlan {
+    let plan = LoadSteps {
         model,
         levels,
         step_duration: args.step_duration,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use spanprof::load::{
-    Ended, LoadPlan, LoadReport, Model, RunFacts, StepCpu, StepLevel, StepResult, StepTally,
+    Ended, LoadSteps, LoadReport, Model, RunFacts, StepCpu, StepLevel, StepResult, StepTally,
 };
 use spanprof::report::Parts;
 
@@ -72,7 +72,7 @@ fn run(label: &str) -> LoadReport {
         );
     }
     let step: StepResult = tally.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default());
-    let plan = LoadPlan {
+    let plan = LoadSteps {
         model: Model::Open,
         levels: vec![StepLevel::Rate(10.0)],
         step_duration: Duration::from_secs(1),

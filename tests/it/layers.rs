@@ -7,8 +7,11 @@
 //! and no non-test function over 120, the server in rooms, one module called `plan` (besides the
 //! `plan` subcommand's file, `cli/plan.rs`), and the app in folders, with the methods of
 //! `SpanprofApp` added only from the top of its folder and the runs (the run in flight, the run
-//! list, the history worker) owned by `RunController` alone.
+//! list, the history worker) owned by `RunController` alone. And the glossary in ARCHITECTURE.md
+//! held to the code ([`glossary`]): every type it names exists, and no public type or file is
+//! named with a word the glossary gives another meaning there.
 
+mod glossary;
 mod rooms;
 
 use std::collections::{BTreeMap, BTreeSet};

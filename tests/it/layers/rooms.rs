@@ -31,7 +31,7 @@ pub struct SourceFile {
     /// How many lines it has.
     pub lines: usize,
     /// Its items, parsed.
-    syntax: syn::File,
+    pub syntax: syn::File,
 }
 
 /// Every `.rs` file under a root (such as `src/`), parsed.
@@ -379,7 +379,7 @@ fn module_of(root: &Path, relative: &str) -> (Option<ModulePath>, bool) {
 }
 
 /// Whether attributes mark an item as test code (`#[cfg(test)]`, `#[test]`, `#[tokio::test]`).
-fn is_test(attrs: &[syn::Attribute]) -> bool {
+pub fn is_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         let path = a.path();
         if path.is_ident("test") || path.segments.last().is_some_and(|s| s.ident == "test") {

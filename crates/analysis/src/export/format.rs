@@ -393,7 +393,7 @@ pub fn is_date(text: &str) -> bool {
 mod tests {
     use super::*;
     use crate::export::fixture;
-    use crate::load::{LoadPlan, Model, RunFacts, StepCpu, StepLevel, StepTally};
+    use crate::load::{LoadSteps, Model, RunFacts, StepCpu, StepLevel, StepTally};
     use std::time::Duration;
 
     const SECRET: &str = "Zanzibar";
@@ -403,7 +403,7 @@ mod tests {
         let mut tally = StepTally::new(StepLevel::Rate(10.0));
         tally.error("UNAVAILABLE", Duration::from_millis(5));
         let step = tally.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default());
-        let plan = LoadPlan {
+        let plan = LoadSteps {
             model: Model::Open,
             levels: vec![StepLevel::Rate(10.0)],
             step_duration: Duration::from_secs(1),

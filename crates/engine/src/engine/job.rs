@@ -107,7 +107,7 @@ mod tests {
     use crate::engine::events::RecordingError;
     use crate::engine::handle::{Engine, record};
     use crate::engine::spec::{SpecError, Variant};
-    use crate::load::{LoadPlan, Model, StepLevel};
+    use crate::load::{LoadSteps, Model, StepLevel};
     use crate::subject::command::CommandLine;
 
     /// Nothing listens on a port below 1024 here; no test below gets as far as connecting.
@@ -119,7 +119,7 @@ mod tests {
         LoadSpec {
             database: Default::default(),
             variant: Variant::new("load", "SELECT 1"),
-            plan: LoadPlan {
+            plan: LoadSteps {
                 model: Model::Open,
                 levels,
                 step_duration: Duration::from_secs(1),

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use super::histogram::{HistogramError, Latencies};
 use super::report::{LoadReport, RunFacts};
 use super::step::{ProcessStep, SLOW, StepResult};
-use super::{LoadPlan, StepLevel};
+use super::{LoadSteps, StepLevel};
 
 /// Why runs cannot be merged.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -84,7 +84,7 @@ pub fn merge(runs: &[LoadReport]) -> Result<LoadReport, MergeError> {
         .map(|k| merge_step(runs, k))
         .collect::<Result<Vec<_>, _>>()?;
     let overflow = |what| MergeError::Overflow { step: 0, what };
-    let plan = LoadPlan {
+    let plan = LoadSteps {
         model: first.model,
         levels: steps.iter().map(StepResult::level).collect(),
         step_duration: first.step_duration(),

@@ -73,7 +73,7 @@ pub enum Model {
 
 /// A load test's steps and how they run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LoadPlan {
+pub struct LoadSteps {
     /// Open or closed.
     pub model: Model,
     /// Each step's level: a rate per second (open) or a concurrency (closed).
@@ -87,9 +87,9 @@ pub struct LoadPlan {
     pub drain: Duration,
 }
 
-/// A plan that cannot run as given.
+/// Steps that cannot run as given.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum PlanError {
+pub enum StepsError {
     /// A rate that is not a positive number.
     #[error("`{0}` is not a rate: a positive number of requests a second, e.g. 50 or 50/s")]
     BadRate(String),
@@ -119,16 +119,16 @@ pub enum PlanError {
 /// The words of a list of levels with each ramp (`50..400:50`, `1..8`) written out as its
 /// levels (`50, 100, ..., 400`); other words as they are. A ramp steps by STEP, or by FROM
 /// without one, and ends at TO or the last level below it.
-fn expand_ramps(text: &str) -> Result<Vec<String>, PlanError> {
+fn expand_ramps(text: &str) -> Result<Vec<String>, StepsError> {
     let mut words = Vec::new();
     for word in text.split(',').map(str::trim) {
         let Some((from, rest)) = word.split_once("..") else {
             words.push(word.to_owned());
             continue;
         };
-        let bad = || PlanError::BadRamp(crate::text::excerpt(word, 40));
+        let bad = || StepsError::BadRamp(crate::text::excerpt(word, 40));
         let (to, step) = rest.split_once(':').unwrap_or((rest, from));
-        let number = |t: &str| -> Result<f64, PlanError> {
+        let number = |t: &str| -> Result<f64, StepsError> {
             let t = t.trim();
             t.strip_suffix("/s")
                 .unwrap_or(t)
@@ -142,7 +142,7 @@ fn expand_ramps(text: &str) -> Result<Vec<String>, PlanError> {
         }
         let count = ((to - from) / step + 1e-9).floor() + 1.0;
         if count + words.len() as f64 > MAX_STEPS as f64 {
-            return Err(PlanError::TooManySteps(count as usize + words.len()));
+            return Err(StepsError::TooManySteps(count as usize + words.len()));
         }
         for i in 0..count as usize {
             // Written as the shortest decimal that reads back: 0.1 steps stay 0.1, 0.2, 0.3.
@@ -155,7 +155,7 @@ fn expand_ramps(text: &str) -> Result<Vec<String>, PlanError> {
 
 /// Parses `--rate 50,100,200` (each may end in `/s`; a ramp `50..400:50` stands for its levels):
 /// the rates, and a notice for each one capped at [`MAX_RATE`].
-pub fn parse_rates(text: &str) -> Result<(Vec<f64>, Vec<String>), PlanError> {
+pub fn parse_rates(text: &str) -> Result<(Vec<f64>, Vec<String>), StepsError> {
     let mut rates = Vec::new();
     let mut notices = Vec::new();
     for word in expand_ramps(text)? {
@@ -163,9 +163,9 @@ pub fn parse_rates(text: &str) -> Result<(Vec<f64>, Vec<String>), PlanError> {
         let number = word.strip_suffix("/s").unwrap_or(word).trim();
         let rate: f64 = number
             .parse()
-            .map_err(|_| PlanError::BadRate(crate::text::excerpt(word, 40)))?;
+            .map_err(|_| StepsError::BadRate(crate::text::excerpt(word, 40)))?;
         if !rate.is_finite() || rate < MIN_RATE {
-            return Err(PlanError::BadRate(crate::text::excerpt(word, 40)));
+            return Err(StepsError::BadRate(crate::text::excerpt(word, 40)));
         }
         if rate > MAX_RATE {
             notices.push(format!(
@@ -177,44 +177,44 @@ pub fn parse_rates(text: &str) -> Result<(Vec<f64>, Vec<String>), PlanError> {
             rates.push(rate);
         }
         if rates.len() > MAX_STEPS {
-            return Err(PlanError::TooManySteps(text.split(',').count()));
+            return Err(StepsError::TooManySteps(text.split(',').count()));
         }
     }
     Ok((rates, notices))
 }
 
 /// Parses `--concurrency 1,2,4` (a ramp `1..8` stands for its levels).
-pub fn parse_concurrencies(text: &str) -> Result<Vec<u32>, PlanError> {
+pub fn parse_concurrencies(text: &str) -> Result<Vec<u32>, StepsError> {
     let mut levels = Vec::new();
     for word in expand_ramps(text)? {
         let word = word.as_str();
-        let bad = || PlanError::BadConcurrency(crate::text::excerpt(word, 40));
+        let bad = || StepsError::BadConcurrency(crate::text::excerpt(word, 40));
         let n: u32 = word.parse().map_err(|_| bad())?;
         if n == 0 || n > MAX_CONCURRENCY {
             return Err(bad());
         }
         levels.push(n);
         if levels.len() > MAX_STEPS {
-            return Err(PlanError::TooManySteps(text.split(',').count()));
+            return Err(StepsError::TooManySteps(text.split(',').count()));
         }
     }
     Ok(levels)
 }
 
-impl LoadPlan {
+impl LoadSteps {
     /// Checks the bounds a plan keeps.
-    pub fn check(&self) -> Result<(), PlanError> {
+    pub fn check(&self) -> Result<(), StepsError> {
         if self.levels.is_empty() {
-            return Err(PlanError::NoSteps);
+            return Err(StepsError::NoSteps);
         }
         if self.levels.len() > MAX_STEPS {
-            return Err(PlanError::TooManySteps(self.levels.len()));
+            return Err(StepsError::TooManySteps(self.levels.len()));
         }
         if self.step_duration.is_zero() || self.step_duration > MAX_STEP {
-            return Err(PlanError::BadStepDuration(self.step_duration));
+            return Err(StepsError::BadStepDuration(self.step_duration));
         }
         if self.max_in_flight == 0 || self.max_in_flight > MAX_IN_FLIGHT {
-            return Err(PlanError::BadMaxInFlight(u64::from(self.max_in_flight)));
+            return Err(StepsError::BadMaxInFlight(u64::from(self.max_in_flight)));
         }
         Ok(())
     }
@@ -241,14 +241,14 @@ mod tests {
         assert!(notices[0].contains("capped at 20000"), "{}", notices[0]);
         for bad in ["0", "-5", "abc", "", "50,", "inf", "NaN", "1e400"] {
             assert!(
-                matches!(parse_rates(bad), Err(PlanError::BadRate(_))),
+                matches!(parse_rates(bad), Err(StepsError::BadRate(_))),
                 "{bad} is refused"
             );
         }
         let many = vec!["1"; MAX_STEPS + 1].join(",");
         assert!(matches!(
             parse_rates(&many),
-            Err(PlanError::TooManySteps(_))
+            Err(StepsError::TooManySteps(_))
         ));
     }
 
@@ -290,13 +290,13 @@ mod tests {
             "50..inf",
         ] {
             assert!(
-                matches!(parse_rates(bad), Err(PlanError::BadRamp(_))),
+                matches!(parse_rates(bad), Err(StepsError::BadRamp(_))),
                 "{bad} is refused as a ramp"
             );
         }
         assert!(matches!(
             parse_rates("1..1000000:1"),
-            Err(PlanError::TooManySteps(1_000_000))
+            Err(StepsError::TooManySteps(1_000_000))
         ));
         assert!(
             parse_rates("0..100:50").is_err(),
@@ -306,7 +306,7 @@ mod tests {
 
     #[test]
     fn a_plan_keeps_its_bounds() {
-        let plan = LoadPlan {
+        let plan = LoadSteps {
             model: Model::Open,
             levels: vec![StepLevel::Rate(50.0)],
             step_duration: Duration::from_secs(5),
@@ -314,21 +314,21 @@ mod tests {
             drain: Duration::from_secs(10),
         };
         assert_eq!(plan.check(), Ok(()));
-        let long = LoadPlan {
+        let long = LoadSteps {
             step_duration: Duration::from_secs(25 * 3600),
             ..plan.clone()
         };
-        assert!(matches!(long.check(), Err(PlanError::BadStepDuration(_))));
-        let none = LoadPlan {
+        assert!(matches!(long.check(), Err(StepsError::BadStepDuration(_))));
+        let none = LoadSteps {
             levels: vec![],
             ..plan.clone()
         };
-        assert_eq!(none.check(), Err(PlanError::NoSteps));
-        let zero = LoadPlan {
+        assert_eq!(none.check(), Err(StepsError::NoSteps));
+        let zero = LoadSteps {
             max_in_flight: 0,
             ..plan
         };
-        assert_eq!(zero.check(), Err(PlanError::BadMaxInFlight(0)));
+        assert_eq!(zero.check(), Err(StepsError::BadMaxInFlight(0)));
         assert_eq!(intended_starts(50.0, Duration::from_secs(20)), 1000);
         assert_eq!(intended_starts(0.001, Duration::from_secs(1)), 1);
         assert_eq!(

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::knee::{Knee, KneeRule, SATURATED, client_saturates, find_knee_on};
 use super::step::StepResult;
-use super::{LoadPlan, MAX_STEP, MAX_STEPS, Model};
+use super::{LoadSteps, MAX_STEP, MAX_STEPS, Model};
 
 /// The version of the JSON a load report is written in.
 pub const LOAD_REPORT_VERSION: u32 = 1;
@@ -87,7 +87,7 @@ pub struct RunFacts {
 
 impl LoadReport {
     /// The report of `steps` run by `plan`, the knee found by the default rule.
-    pub fn new(facts: RunFacts, plan: &LoadPlan, steps: Vec<StepResult>) -> LoadReport {
+    pub fn new(facts: RunFacts, plan: &LoadSteps, steps: Vec<StepResult>) -> LoadReport {
         let rule = KneeRule::DEFAULT;
         let cores = facts.cores.max(1);
         let knee: Option<Knee> = find_knee_on(&steps, &rule, cores);
@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn a_report_names_its_knee_and_reads_back() {
-        let plan = LoadPlan {
+        let plan = LoadSteps {
             model: Model::Open,
             levels: vec![StepLevel::Rate(50.0), StepLevel::Rate(100.0)],
             step_duration: Duration::from_secs(2),

@@ -476,7 +476,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::load::{Ended, LoadPlan, StepCpu, StepLevel, StepTally};
+    use crate::load::{Ended, LoadSteps, StepCpu, StepLevel, StepTally};
 
     /// A step at `rate` whose requests took `latencies_ms`, its parts the server's.
     fn step(rate: f64, latencies_ms: &[u64]) -> StepResult {
@@ -497,7 +497,7 @@ mod tests {
     /// Steps at 50 to 300 requests a second, 2 ms each until the last two's 400 and 900 ms.
     fn report() -> LoadReport {
         let rates = [50.0, 100.0, 150.0, 200.0, 250.0, 300.0];
-        let plan = LoadPlan {
+        let plan = LoadSteps {
             model: Model::Open,
             levels: rates.iter().map(|&r| StepLevel::Rate(r)).collect(),
             step_duration: Duration::from_secs(1),

@@ -137,7 +137,7 @@ fn other_html_and_load_reports_are_refused_by_name() {
 
 #[test]
 fn a_load_run_s_page_redacted_with_names_holds_no_name_and_no_literal_anywhere() {
-    let plan = crate::load::LoadPlan {
+    let plan = crate::load::LoadSteps {
         model: crate::load::Model::Open,
         levels: vec![crate::load::StepLevel::Rate(50.0)],
         step_duration: std::time::Duration::from_secs(1),
@@ -221,7 +221,7 @@ fn a_report_embedded_anywhere_but_where_spanprof_writes_it_is_refused() {
 #[test]
 fn a_load_page_shows_the_server_s_queue_under_its_part_where_it_was_reported() {
     use crate::load::{StepCpu, StepLevel, StepTally};
-    let plan = crate::load::LoadPlan {
+    let plan = crate::load::LoadSteps {
         model: crate::load::Model::Open,
         levels: vec![StepLevel::Rate(300.0)],
         step_duration: std::time::Duration::from_secs(1),

@@ -225,7 +225,7 @@ fn a_literal_that_spells_one_of_spanprof_s_own_words_leaves_the_report_readable(
 
 #[test]
 fn a_load_step_s_histograms_keep_their_encoding_whatever_the_literals() {
-    use crate::load::{LoadPlan, Model, RunFacts, StepCpu, StepLevel, StepTally};
+    use crate::load::{LoadSteps, Model, RunFacts, StepCpu, StepLevel, StepTally};
     use std::time::Duration;
     let mut tally = StepTally::new(StepLevel::Rate(10.0));
     tally.error("UNAVAILABLE", Duration::from_millis(5));
@@ -233,7 +233,7 @@ fn a_load_step_s_histograms_keep_their_encoding_whatever_the_literals() {
     let histogram = step.histogram.clone();
     // An empty histogram's base64 is mostly A: a literal of As is found in it by chance.
     assert!(histogram.contains("AAAA"), "{histogram}");
-    let plan = LoadPlan {
+    let plan = LoadSteps {
         model: Model::Open,
         levels: vec![StepLevel::Rate(10.0)],
         step_duration: Duration::from_secs(1),

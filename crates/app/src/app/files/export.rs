@@ -225,7 +225,7 @@ mod tests {
 
     #[test]
     fn a_load_export_proposes_the_runs_label_and_its_date() {
-        let plan = crate::load::LoadPlan {
+        let plan = crate::load::LoadSteps {
             model: crate::load::Model::Open,
             levels: vec![crate::load::StepLevel::Rate(10.0)],
             step_duration: std::time::Duration::from_secs(1),

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::app::command::Command;
 use crate::app::theme;
 use crate::engine::load::InFlightCount;
-use crate::load::{LoadPlan, StepLevel};
+use crate::load::{LoadSteps, StepLevel};
 use crate::text;
 
 /// The step running now.
@@ -49,7 +49,7 @@ pub struct Phase {
 
 impl LoadProgress {
     /// A run of `plan` starting.
-    pub fn new(plan: &LoadPlan) -> Self {
+    pub fn new(plan: &LoadSteps) -> Self {
         LoadProgress {
             planned: plan.levels.len(),
             step_duration: plan.step_duration,
@@ -265,8 +265,8 @@ mod tests {
     use super::*;
     use crate::load::Model;
 
-    fn plan() -> LoadPlan {
-        LoadPlan {
+    fn plan() -> LoadSteps {
+        LoadSteps {
             model: Model::Open,
             levels: vec![StepLevel::Rate(10.0), StepLevel::Rate(20.0)],
             step_duration: Duration::from_secs(2),

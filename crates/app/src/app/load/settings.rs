@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::load::{LoadPlan, MAX_STEP, Model, PlanError, StepLevel};
+use crate::load::{LoadSteps, MAX_STEP, Model, StepLevel, StepsError};
 use crate::server::KnobSettings;
 
 /// How long a step's requests still in flight may take to end once it stops generating (the
@@ -127,12 +127,12 @@ impl LoadSettings {
 
     /// The plan these settings describe, and what was adjusted on the way (a capped rate); or
     /// what is wrong with them, in words.
-    pub fn plan(&self) -> Result<(LoadPlan, Vec<String>), String> {
+    pub fn plan(&self) -> Result<(LoadSteps, Vec<String>), String> {
         let mut notices = Vec::new();
         let levels = match self.model {
             LoadModel::Open => {
                 if self.rates.trim().is_empty() {
-                    return Err(PlanError::NoSteps.to_string());
+                    return Err(StepsError::NoSteps.to_string());
                 }
                 let (rates, capped) =
                     crate::load::parse_rates(&self.rates).map_err(|e| e.to_string())?;
@@ -141,7 +141,7 @@ impl LoadSettings {
             }
             LoadModel::Closed => {
                 if self.concurrencies.trim().is_empty() {
-                    return Err(PlanError::NoSteps.to_string());
+                    return Err(StepsError::NoSteps.to_string());
                 }
                 crate::load::parse_concurrencies(&self.concurrencies)
                     .map_err(|e| e.to_string())?
@@ -159,7 +159,7 @@ impl LoadSettings {
                     self.step_seconds
                 )
             })?;
-        let plan = LoadPlan {
+        let plan = LoadSteps {
             model: self.model.model(),
             levels,
             step_duration,
@@ -167,7 +167,7 @@ impl LoadSettings {
             drain: DRAIN,
         };
         plan.check().map_err(|e| match e {
-            PlanError::BadMaxInFlight(n) => format!(
+            StepsError::BadMaxInFlight(n) => format!(
                 "max in flight takes 1 to {}, not {n}",
                 crate::load::MAX_IN_FLIGHT
             ),

@@ -20,7 +20,7 @@ use crate::app::theme;
 use crate::engine::LoadEvent;
 use crate::engine::load::InFlightCount;
 use crate::export::{Format, RunKind};
-use crate::load::{KneeRule, LoadPlan, LoadReport, StepResult, find_knee};
+use crate::load::{KneeRule, LoadSteps, LoadReport, StepResult, find_knee};
 
 /// The narrowest a chart is drawn (it keeps this height at any window size; the tab scrolls).
 const CHART_MIN_HEIGHT: f32 = 180.0;
@@ -115,7 +115,7 @@ impl LoadView {
     /// showed goes. Keeps the percentile plot's toggle.
     pub(in crate::app) fn started(
         &mut self,
-        plan: &LoadPlan,
+        plan: &LoadSteps,
         notices: Vec<String>,
         in_flight: InFlightCount,
     ) {

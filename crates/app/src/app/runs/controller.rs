@@ -380,14 +380,14 @@ mod tests {
     use super::*;
     use crate::engine::load::LoadSpec;
     use crate::engine::{Job, Target, Variant};
-    use crate::load::{LoadPlan, Model, StepLevel};
+    use crate::load::{LoadSteps, Model, StepLevel};
 
     /// A load run on an endpoint where nothing listens: it fails to connect, at once.
     fn failing_load() -> Engine {
         let spec = LoadSpec {
             database: Default::default(),
             variant: Variant::new("load", "SELECT 1"),
-            plan: LoadPlan {
+            plan: LoadSteps {
                 model: Model::Open,
                 levels: vec![StepLevel::Rate(5.0)],
                 step_duration: Duration::from_secs(1),

@@ -22,7 +22,7 @@ use super::target::{Connected, Target, connect};
 use crate::client::{DatabasePath, HeaderOptions, Session, Timeouts};
 use crate::load::step::StepCpu;
 use crate::load::{
-    KneeRule, LoadPlan, LoadReport, Model, RunFacts, StepLevel, StepResult, StepTally, find_knee,
+    KneeRule, LoadSteps, LoadReport, Model, RunFacts, StepLevel, StepResult, StepTally, find_knee,
 };
 use crate::wire::DecoderKind;
 use generator::{Generator, InFlight, OpenStep};
@@ -36,7 +36,7 @@ pub struct LoadSpec {
     /// The query (its label names the run).
     pub variant: Variant,
     /// The steps and how they run.
-    pub plan: LoadPlan,
+    pub plan: LoadSteps,
     /// The decoder.
     pub decoder: DecoderKind,
     /// The client's limits (each request's deadline is `timeouts.iteration`).
@@ -166,7 +166,7 @@ pub const MAX_CONNECTIONS: u32 = 64;
 /// layer, before the server has seen it, and that wait (a queue, not the network) was counted as
 /// network. One per hundred requests the plan may keep in flight (the open model's bound, the
 /// closed model's largest concurrency), at most [`MAX_CONNECTIONS`].
-pub fn connections_for(plan: &LoadPlan) -> u32 {
+pub fn connections_for(plan: &LoadSteps) -> u32 {
     let in_flight = match plan.model {
         Model::Open => plan.max_in_flight,
         Model::Closed => plan
@@ -218,7 +218,7 @@ async fn open(
 /// Runs one step: generates for the step's duration, drains, and returns its figures.
 async fn one_step(
     level: StepLevel,
-    plan: &LoadPlan,
+    plan: &LoadSteps,
     shared: &Arc<Shared>,
     cancel: &Arc<AtomicBool>,
     runtime: &tokio::runtime::Handle,
@@ -301,8 +301,8 @@ async fn drain(done: impl Fn() -> bool, until: Instant, cancel: &AtomicBool) {
 mod tests {
     use super::*;
 
-    fn plan(model: Model, levels: Vec<StepLevel>, max_in_flight: u32) -> LoadPlan {
-        LoadPlan {
+    fn plan(model: Model, levels: Vec<StepLevel>, max_in_flight: u32) -> LoadSteps {
+        LoadSteps {
             model,
             levels,
             step_duration: Duration::from_secs(1),

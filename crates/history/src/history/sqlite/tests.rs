@@ -279,9 +279,9 @@ fn a_store_of_the_first_schema_is_migrated_and_keeps_its_runs() {
 }
 
 fn load_report(sql: &str, started_at: &str) -> crate::load::LoadReport {
-    use crate::load::{LoadPlan, Model, StepLevel};
+    use crate::load::{LoadSteps, Model, StepLevel};
     use crate::load::{StepCpu, StepTally};
-    let plan = LoadPlan {
+    let plan = LoadSteps {
         model: Model::Open,
         levels: vec![StepLevel::Rate(10.0)],
         step_duration: Duration::from_secs(1),

@@ -31,7 +31,7 @@ fn run(label: &str, rates: [f64; 2], samples: [&[u64]; 2]) -> LoadReport {
             tally.finish(Duration::ZERO, Duration::from_secs(2), StepCpu::default())
         })
         .collect();
-    let plan = LoadPlan {
+    let plan = LoadSteps {
         model: Model::Open,
         levels: rates.iter().map(|&r| StepLevel::Rate(r)).collect(),
         step_duration: Duration::from_secs(2),
