@@ -337,9 +337,13 @@ fn outlined_bars(h: &mut Harness<'static, SpanprofApp>) -> (usize, Vec<(f32, egu
         .iterations_view()
         .plot_rect()
         .expect("the chart was drawn");
+    // Only what the plot painted (clipped to its area): opening a timeline may scroll the chart
+    // up under the legend, whose swatches are then inside the plot's rectangle too.
     let mut all = Vec::new();
     for clipped in &h.output().shapes {
-        rects(&clipped.shape, &mut all);
+        if plot.expand(1.0).contains_rect(clipped.clip_rect) {
+            rects(&clipped.shape, &mut all);
+        }
     }
     let bars: Vec<_> = all
         .into_iter()

@@ -380,13 +380,18 @@ impl IterationsView {
                 ..egui::scroll_area::ScrollSource::SCROLL_BAR
             })
             .show(ui, |ui| {
+                let top = ui.cursor().top();
                 let share = if open { 0.4 } else { 0.55 };
                 let plot_height = (room * share).max(180.0);
                 self.chart(ui, (run, &stacked), records, &flags, plot_height);
                 ui.add_space(6.0);
                 self.notes(ui, run, records, &flags, query_mode);
                 ui.add_space(4.0);
-                if self.timeline.ui(ui, (run, label), records, room - 8.0) {
+                let left = room - (ui.cursor().top() - top) - 8.0;
+                if self
+                    .timeline
+                    .ui(ui, (run, label), records, (left, room - 8.0))
+                {
                     ui.add_space(8.0);
                 }
                 self.summary(ui, records);

@@ -276,15 +276,16 @@ impl TimelineView {
         self.split_rect
     }
 
-    /// Draws the open timeline of run `run` (label `label`) from its `records` in at most
-    /// `height` points where it can (its rows keep a least height); returns false when nothing is
-    /// open for that run.
+    /// Draws the open timeline of run `run` (label `label`) from its `records`: in the `left`
+    /// points of the view under what is above it when its rows fit there at their least height
+    /// (nothing moves), else in at most the view's `whole` height (it is scrolled to); returns
+    /// false when nothing is open for that run.
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
         (run, label): (RunId, &str),
         records: &[IterationRecord],
-        height: f32,
+        (left, whole): (f32, f32),
     ) -> bool {
         let Some((open_run, iteration)) = self.open else {
             return false;
@@ -306,8 +307,13 @@ impl TimelineView {
         let top = ui.cursor().min;
         let closed = self.header(ui, &built, iteration, records);
         if !closed {
-            let left = height - (ui.cursor().top() - top.y);
-            self.body(ui, &built, (iteration, left), records);
+            let header = ui.cursor().top() - top.y;
+            self.body(
+                ui,
+                &built,
+                (iteration, (left - header, whole - header)),
+                records,
+            );
             self.built = Some(built);
             if std::mem::take(&mut self.reveal) {
                 // The least scroll that brings its heading and every row into view: in a short
@@ -380,13 +386,14 @@ impl TimelineView {
 
     /// The plot and, beside it past a draggable edge, the causes in a box of their own as high as
     /// the plot that scrolls under the pointer: both in view at once. The plot is its natural
-    /// height (rows `ROW` apart) where `height` allows, never shorter than its rows `MIN_ROW`
+    /// height (rows `ROW` apart) where the room allows (`left` under what is above, when its
+    /// rows fit there, else the view's `whole` height), never shorter than its rows `MIN_ROW`
     /// apart.
     fn body(
         &mut self,
         ui: &mut egui::Ui,
         built: &Built,
-        (iteration, height): (u32, f32),
+        (iteration, (left, whole)): (u32, (f32, f32)),
         records: &[IterationRecord],
     ) {
         if built.rows.is_empty() {
@@ -398,7 +405,8 @@ impl TimelineView {
         let rows = built.rows.len() as f32;
         let natural = rows * ROW + PLOT_MARGINS;
         let least = rows * MIN_ROW + PLOT_MARGINS;
-        let height = natural.min(height).max(least);
+        let room = if least <= left { left } else { whole };
+        let height = natural.min(room).max(least);
         let width = ui.available_width();
         let side = self
             .causes_width
