@@ -156,14 +156,21 @@ fn one_iteration_s_figures_are_the_same_in_its_tooltip_the_summary_and_compare()
     let shown = &runs[1].1;
     let mut means = None;
     // Over the chart below the heading, at the second run's bar (the right half).
-    'scan: for dy in (40..260).step_by(15) {
-        for fx in [0.70_f32, 0.75, 0.65, 0.8] {
+    'scan: for dy in (40..600).step_by(20) {
+        for fx in [0.70_f32, 0.75, 0.65, 0.8, 0.55, 0.6, 0.85, 0.9] {
             let x = heading.left() + (1280.0 - heading.left()) * fx;
             h.hover_at(egui::pos2(x, heading.bottom() + dy as f32));
             for _ in 0..6 {
                 h.run_steps(1);
-                if let Some(node) = h.query_by_label_contains(&format!("{shown}: means")) {
-                    means = text_of(&node);
+                // Compare names a run by its label and when it started: "narrow · 02:05:01".
+                if let Some(node) = h.query_by_label_contains(": means")
+                    && let Some(text) = text_of(&node)
+                    && text
+                        .lines()
+                        .next()
+                        .is_some_and(|l| l.contains(shown.as_str()))
+                {
+                    means = Some(text);
                     break 'scan;
                 }
             }
