@@ -326,10 +326,32 @@ fn at_900x600_the_side_panel_narrows_and_keeps_run_in_view() {
         "the side panel narrowed by the drag: the central area's centre was at {before}, now \
          {after}"
     );
+    let edge = 2.0 * after - 900.0;
     let run = h.get_by_label("Run").rect();
     assert!(
-        run.max.y <= 600.0 && run.right() <= 2.0 * after - 900.0,
+        run.max.y <= 600.0 && run.right() <= edge,
         "Run is in the narrowed panel: {run:?}"
+    );
+    // Its rows wrap at the narrowed edge: the target's kinds and the connection's buttons end
+    // inside it, none cut at the edge (a sideways scroll once cut "Cloud Spanne" and "Ti…").
+    for label in [
+        "Local instance",
+        "Emulator",
+        "Cloud Spanner",
+        "Test connection",
+    ] {
+        let rect = h.get_by_label(label).rect();
+        assert!(
+            rect.right() <= edge,
+            "{label} ends at {}, past the panel's edge at {edge}",
+            rect.right()
+        );
+    }
+    let timeouts = h.get_by_label("Timeouts").rect();
+    assert!(
+        timeouts.right() <= edge,
+        "Timeouts ends at {}, past the panel's edge at {edge}",
+        timeouts.right()
     );
 }
 

@@ -136,9 +136,10 @@ impl SpanprofApp {
                         .run_bar(ui, &self.settings.query, self.runs.active())
                 };
             });
-        // As wide as the panel was dragged: a row wider than that scrolls sideways rather than
-        // widening the panel (it did, so that its edge could not be dragged narrower).
-        egui::ScrollArea::both()
+        // As wide as the panel was dragged: its rows wrap to that width (a sideways scroll would
+        // stop text wrapping and cut it at the panel's edge), so none widens the panel and its
+        // edge drags narrower.
+        egui::ScrollArea::vertical()
             .auto_shrink([false, true])
             .show(ui, |ui| {
                 egui::CollapsingHeader::new(egui::RichText::new("Connection").strong())

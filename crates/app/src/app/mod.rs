@@ -58,7 +58,7 @@ pub use load::{
 };
 pub use plan_view::{PlanColumn, PlanView};
 pub use query::{DEFAULT_SQL, OptionSettings, QuerySettings, Replicas, VariantSettings};
-pub use runs::{Progress, RunEntry, RunSource};
+pub use runs::{Progress, RECORDS_HELD, RunEntry, RunSource};
 pub use settings::{Settings, Tab};
 pub use startup::AppOptions;
 pub use timeline::{StallShown, TimelineView};
@@ -123,17 +123,17 @@ impl SpanprofApp {
             )
             .ok(),
         });
-        let history = match options.history {
-            crate::history::Location::Off => None,
-            location => crate::history::HistoryWorker::start(location).ok(),
-        };
+        let runs = RunController::with_history(
+            options.history,
+            connection::repaint_notifier(&cc.egui_ctx),
+        );
         let mut app = SpanprofApp {
             settings,
             persist: options.persist,
             connection: ConnectionPanel::default(),
             emulator: connection::EmulatorProcess::default(),
             query: query::QueryPanel,
-            runs: RunController::new(history),
+            runs,
             iterations: IterationsView::default(),
             compare: CompareView::default(),
             details: DetailsView::default(),
@@ -256,10 +256,7 @@ impl SpanprofApp {
     pub fn export_reports(&self) -> Vec<RunReport> {
         let on_compare = self.settings.tab == Tab::Compare;
         let in_view = self.compare.in_view(on_compare, self.runs.list().shown_id());
-        let list = self.runs.list().entries().iter();
-        list.filter(|r| r.export || in_view.contains(&r.id))
-            .map(|r| r.report.clone())
-            .collect()
+        self.runs.export_reports(&in_view)
     }
 
     /// Exports the runs marked for export to `path`, on the calling thread (tests and scripts; the
@@ -331,6 +328,7 @@ impl SpanprofApp {
         }
         self.drain_run();
         self.drain_history_view();
+        self.after_drain();
     }
 
     /// Does what a panel asked for.

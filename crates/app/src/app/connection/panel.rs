@@ -292,7 +292,7 @@ impl ConnectionPanel {
         let mut command = None;
         self.forget_if_changed(settings);
         ui.add_enabled_ui(enabled, |ui| {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.selectable_value(&mut settings.kind, TargetKind::Local, "Local instance");
                 ui.selectable_value(&mut settings.kind, TargetKind::Emulator, "Emulator");
                 ui.selectable_value(&mut settings.kind, TargetKind::Cloud, "Cloud Spanner");
@@ -312,7 +312,7 @@ impl ConnectionPanel {
                 }
             }
             ui.add_space(4.0);
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 if ui
                     .button("Test connection")
                     .on_hover_text("Create a session and run SELECT 1")

@@ -272,38 +272,47 @@ fn sweep_and_order(ui: &mut egui::Ui, settings: &mut QuerySettings) {
     }
 }
 
-/// Run and Cancel; the one clicked.
+/// Run and Cancel; the one clicked. Run is the primary action, filled with the accent; Cancel
+/// stands apart at the bar's other end, so the two are never mistaken for one another.
 fn run_buttons(ui: &mut egui::Ui, running: bool, empty: bool) -> Option<Command> {
     let mut command = None;
     ui.horizontal(|ui| {
+        let ready = !running && !empty;
+        let text = egui::RichText::new("Run").strong();
+        let run = egui::Button::new(if ready {
+            text.color(egui::Color32::WHITE)
+        } else {
+            text
+        })
+        .min_size(egui::vec2(96.0, 28.0));
+        let run = if ready {
+            run.fill(crate::app::theme::ACCENT)
+        } else {
+            run
+        };
         let run = ui
-            .add_enabled(
-                !running && !empty,
-                egui::Button::new(egui::RichText::new("Run").strong())
-                    .min_size(egui::vec2(72.0, 24.0)),
-            )
+            .add_enabled(ready, run)
             .on_hover_text("Run the query (Ctrl+Enter)")
             .on_disabled_hover_text(if running {
                 "A run is in flight: Cancel it first"
             } else {
                 "The query is empty: write one to run"
             });
-        if empty && !running {
-            ui.label(
-                egui::RichText::new("the query is empty")
-                    .small()
-                    .color(crate::app::theme::MUTED),
-            );
-        }
         if run.clicked() {
             command = Some(Command::Run);
         }
-        if ui
-            .add_enabled(running, egui::Button::new("Cancel"))
-            .clicked()
-        {
-            command = Some(Command::Cancel);
+        if empty && !running {
+            ui.label(egui::RichText::new("the query is empty").color(crate::app::theme::WARN));
         }
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if ui
+                .add_enabled(running, egui::Button::new("Cancel"))
+                .on_hover_text("Stop the run in flight (Ctrl+.)")
+                .clicked()
+            {
+                command = Some(Command::Cancel);
+            }
+        });
     });
     command
 }
@@ -311,7 +320,7 @@ fn run_buttons(ui: &mut egui::Ui, running: bool, empty: bool) -> Option<Command>
 /// The run kind (the query, or a subject reading it: "Client program") and the subject's command
 /// line.
 fn subject_ui(ui: &mut egui::Ui, settings: &mut QuerySettings) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("Profile");
         ui.selectable_value(&mut settings.subject, false, "Query")
             .on_hover_text("Profile the query with spanprof's own client");
