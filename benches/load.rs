@@ -16,7 +16,7 @@ use spanprof::engine::{
     DatabasePath, Engine, HeaderOptions, Job, LoadEvent, ProfileSpec, QueryMode, Target, Timeouts,
     Variant,
 };
-use spanprof::load::{LoadSteps, LoadReport, Model, StepLevel};
+use spanprof::load::{LoadReport, LoadSteps, Model, StepLevel};
 use spanprof::server::{KnobSettings, ServerConfig};
 use spanprof::wire::DecoderKind;
 

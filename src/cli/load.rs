@@ -21,7 +21,7 @@ use crate::engine::load::LoadSpec;
 use crate::engine::{Canceller, Engine, Job, LoadEvent, Variant};
 use crate::export::Reports;
 use crate::load::{
-    LoadSteps, LoadReport, MAX_IN_FLIGHT, Model, StepLevel, parse_concurrencies, parse_rates,
+    LoadReport, LoadSteps, MAX_IN_FLIGHT, Model, StepLevel, parse_concurrencies, parse_rates,
 };
 use crate::report::printable;
 

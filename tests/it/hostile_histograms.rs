@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use spanprof::load::{
-    Ended, LoadSteps, LoadReport, Model, RunFacts, StepCpu, StepLevel, StepResult, StepTally,
+    Ended, LoadReport, LoadSteps, Model, RunFacts, StepCpu, StepLevel, StepResult, StepTally,
 };
 use spanprof::report::Parts;
 

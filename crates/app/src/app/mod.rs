@@ -255,7 +255,9 @@ impl SpanprofApp {
     /// picked, elsewhere the one shown) and those ticked for export.
     pub fn export_reports(&self) -> Vec<RunReport> {
         let on_compare = self.settings.tab == Tab::Compare;
-        let in_view = self.compare.in_view(on_compare, self.runs.list().shown_id());
+        let in_view = self
+            .compare
+            .in_view(on_compare, self.runs.list().shown_id());
         self.runs.export_reports(&in_view)
     }
 

@@ -20,7 +20,7 @@ use crate::app::theme;
 use crate::engine::LoadEvent;
 use crate::engine::load::InFlightCount;
 use crate::export::{Format, RunKind};
-use crate::load::{KneeRule, LoadSteps, LoadReport, StepResult, find_knee};
+use crate::load::{KneeRule, LoadReport, LoadSteps, StepResult, find_knee};
 
 /// The narrowest a chart is drawn (it keeps this height at any window size; the tab scrolls).
 const CHART_MIN_HEIGHT: f32 = 180.0;

@@ -22,7 +22,7 @@ use super::target::{Connected, Target, connect};
 use crate::client::{DatabasePath, HeaderOptions, Session, Timeouts};
 use crate::load::step::StepCpu;
 use crate::load::{
-    KneeRule, LoadSteps, LoadReport, Model, RunFacts, StepLevel, StepResult, StepTally, find_knee,
+    KneeRule, LoadReport, LoadSteps, Model, RunFacts, StepLevel, StepResult, StepTally, find_knee,
 };
 use crate::wire::DecoderKind;
 use generator::{Generator, InFlight, OpenStep};
