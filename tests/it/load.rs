@@ -279,9 +279,15 @@ fn a_periodic_freeze_shows_in_the_corrected_latencies_and_hides_from_the_uncorre
     // Each freeze holds back the starts behind the two in flight: about 8 per freeze.
     assert!(u(step, "late") >= 30, "late starts are counted: {step}");
     assert!(u(step, "count") >= 950, "{step}");
+    // Never shorter; not strictly longer at p99: about ten freezes put their first start, on
+    // time and held for the whole freeze, at the top of both sets, and the 1% tail is those.
     assert!(
-        f(step, "p99_ms") > f(step, "p99_uncorrected_ms"),
-        "the corrected p99 is the longer: {step}"
+        f(step, "p99_ms") >= f(step, "p99_uncorrected_ms"),
+        "the corrected p99 is never the shorter: {step}"
+    );
+    assert!(
+        f(step, "max_ms") >= 150.0,
+        "a start held for a whole freeze is the longest: {step}"
     );
     assert!(step["generator_lag_p99_ms"].is_number(), "{step}");
     // Both sets of percentiles printed.
