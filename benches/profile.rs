@@ -2,7 +2,9 @@
 //! local instance (in-process, as `profile` runs it), with the fast and the reference decoder in the
 //! same run, beside the floor of a client that only receives the bytes. It also prices the timing
 //! instrumentation: the clock reads an iteration makes, at what one read costs here, against the
-//! iteration's total.
+//! iteration's total. And the window's way to the same instance, kept serving across runs on a
+//! runtime of its own (`Target::Kept`), against the command line's (started for the run): a kept
+//! instance must not change what is measured.
 //!
 //! `cargo bench --bench profile` (optionally `-- ROWS`, default 10000). Under `cargo test` (no `--bench`
 //! argument) it only checks that it works, on 200 rows.
@@ -11,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use spanprof::client::connect_plaintext;
-use spanprof::engine::{Engine, Job, ProfileSpec, QueryMode, Target, Variant};
+use spanprof::engine::{Engine, Job, LocalKeeper, ProfileSpec, QueryMode, Target, Variant};
 use spanprof::report::{IterationRecord, RunReport, Status};
 use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
 use spanprof::stats::median;
@@ -39,12 +41,23 @@ fn main() -> anyhow::Result<()> {
     let mut decode: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     let mut messages = 0u64;
     let mut fast_records = Vec::new();
+    let keeper = LocalKeeper::default();
+    let mut kept = Vec::new();
     for _ in 0..rounds {
+        for it in profile(
+            Target::Kept(keeper.clone(), config.clone()),
+            &sql,
+            DecoderKind::Fast,
+            iterations,
+        )? {
+            kept.push(it.total_ms);
+        }
         for (i, decoder) in [DecoderKind::Fast, DecoderKind::Reference]
             .into_iter()
             .enumerate()
         {
-            for it in profile(&config, &sql, decoder, iterations)? {
+            let target = Target::Local(config.clone());
+            for it in profile(target, &sql, decoder, iterations)? {
                 totals[i].push(it.total_ms);
                 decode[i].push(
                     it.query.wire_decode_wall_ms.unwrap_or(0.0)
@@ -83,6 +96,11 @@ fn main() -> anyhow::Result<()> {
         "  fast vs reference: {:.2}x faster end to end, {:.2}x faster decoding",
         reference / fast,
         reference_decode / fast_decode
+    );
+    let kept = median(&mut kept).unwrap_or(f64::NAN);
+    println!(
+        "  fast decoder on the window's kept instance {kept:8.2} ms  {:.2}x the command line's",
+        kept / fast
     );
 
     // Each message costs the iteration six wall-clock reads (network wait, wire decode, row
@@ -123,7 +141,7 @@ fn accounting_ms(records: &[IterationRecord]) -> f64 {
 
 /// Runs the engine as `spanprof profile` does; returns the timed iterations.
 fn profile(
-    config: &ServerConfig,
+    target: Target,
     sql: &str,
     decoder: DecoderKind,
     iterations: u32,
@@ -138,10 +156,7 @@ fn profile(
         decoder,
         ..ProfileSpec::default()
     };
-    let engine = Engine::start(
-        Job::Profile(Target::Local(config.clone()), spec),
-        Arc::new(|| {}),
-    )?;
+    let engine = Engine::start(Job::Profile(target, spec), Arc::new(|| {}))?;
     let reports = engine
         .reports()?
         .ok_or_else(|| anyhow::anyhow!("the engine ended without a report"))?;

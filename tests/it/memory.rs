@@ -1,7 +1,8 @@
 //! A 1,000,000-row answer streams through `spanprof serve` with flat server memory: the server holds
 //! a few batches and messages, never the answer. The window's memory is bounded by what it shows:
 //! runs out of view keep their figures and leave their timelines to the history, read back when
-//! opened, and an export still writes them whole.
+//! opened, and an export still writes them whole; its runs share one local instance, whose
+//! database is built once, not once a run.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -196,4 +197,39 @@ fn runs_out_of_view_leave_their_timelines_to_the_history_and_get_them_back_when_
         "{:?}",
         h.state().log().entries()
     );
+}
+
+/// The window keeps the built-in instance serving from one run to the next (a run built its
+/// database anew, and the C allocator kept a share of each: 20 runs grew the window by 100 MB
+/// and more), and starts it again when a knob changes what it serves.
+#[test]
+fn the_window_s_runs_share_one_local_instance_until_a_knob_changes() {
+    let mut h = crate::app::app();
+    assert_eq!(
+        h.state().kept_instance(),
+        None,
+        "nothing started before a run"
+    );
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 10", 2, "first");
+    run_to_end(&mut h);
+    let first = h.state().kept_instance().expect("the first run started it");
+    set_query(&mut h, "SELECT * FROM Seed23 LIMIT 20", 2, "second");
+    run_to_end(&mut h);
+    assert_eq!(h.state().kept_instance(), Some(first), "the same instance");
+    let runs = h.state().runs();
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        assert_eq!(
+            run.report.config.target, "local",
+            "{}",
+            run.report.config.label
+        );
+        assert!(run.report.timed().all(|it| it.answer.rows > 0));
+    }
+    // Fewer rows in Seed23: another database, so another instance.
+    h.state_mut().settings_mut().connection.local.seed23_rows = 5_000;
+    set_query(&mut h, "SELECT COUNT(*) FROM Seed23", 1, "third");
+    run_to_end(&mut h);
+    let third = h.state().kept_instance().expect("serving");
+    assert_ne!(third, first, "started again for the new rows");
 }

@@ -191,6 +191,12 @@ impl SpanprofApp {
         self.runs.entries()
     }
 
+    /// Where the built-in local instance the window keeps across its runs serves, once a run
+    /// started it.
+    pub fn kept_instance(&self) -> Option<std::net::SocketAddr> {
+        self.runs.kept_instance()
+    }
+
     /// Whether a run is in flight.
     pub fn is_running(&self) -> bool {
         self.runs.is_running()

@@ -73,6 +73,7 @@ impl SpanprofApp {
     /// The query panel's variants on the connection panel's target.
     fn start_query(&self, notify: Notifier) -> Result<ActiveRun, String> {
         let (target, database) = self.settings.connection.target()?;
+        let target = self.runs.on_kept_instance(target);
         let label = self.runs.next_label(
             self.settings.query.run_label(),
             self.settings.query.first_sql(),
@@ -257,6 +258,7 @@ impl SpanprofApp {
         };
         let plan = spec.plan.clone();
         let notices = spec.notices.clone();
+        let target = self.runs.on_kept_instance(target);
         match Engine::start(Job::Load(target, spec), repaint_notifier(&self.ctx)) {
             Ok(engine) => {
                 let sql = self.settings.query.first_sql().to_owned();

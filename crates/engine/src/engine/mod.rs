@@ -16,6 +16,7 @@ mod events;
 mod handle;
 mod iteration;
 mod job;
+mod keeper;
 pub mod load;
 mod record;
 mod recording;
@@ -38,6 +39,7 @@ pub use events::{
 };
 pub use handle::{Canceller, Engine, record};
 pub use job::Job;
+pub use keeper::{Kept, LocalKeeper};
 pub use reports::{ReportCollector, collect_reports};
 pub use schedule::{Order, Turn, schedule};
 pub use spec::{MAX_VARIANTS, ProfileSpec, SpecError, Variant, host_name};

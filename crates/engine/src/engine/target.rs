@@ -1,10 +1,12 @@
 //! What a run talks to, and how the engine reaches it: the [`Target`] (the built-in local
 //! instance, a plaintext endpoint such as the emulator, or Cloud Spanner), and [`connect`], which
-//! starts the local instance once for a run and hands the client an [`Endpoint`]. The client
-//! knows endpoints only; the server is started here, beside it.
+//! starts the local instance once for a run (or reaches the one a [`LocalKeeper`] keeps across
+//! runs) and hands the client an [`Endpoint`]. The client knows endpoints only; the server is
+//! started here, beside it.
 
 use std::sync::Arc;
 
+use super::keeper::{Kept, LocalKeeper};
 use crate::client::Endpoint;
 use crate::client::cloud::CloudTarget;
 use crate::kind::QueryMode;
@@ -15,6 +17,10 @@ use crate::server::{LocalInstance, ServerConfig, StartError};
 pub enum Target {
     /// The built-in local instance, started in-process for the run.
     Local(ServerConfig),
+    /// The built-in local instance as [`Target::Local`] starts it, but kept serving across runs
+    /// by the keeper's holder (the window): a run reaches the one running with this
+    /// configuration, or starts it.
+    Kept(LocalKeeper, ServerConfig),
     /// A plaintext gRPC endpoint (`host:port`), such as the Cloud Spanner emulator.
     Endpoint(String),
     /// Cloud Spanner: TLS, OAuth tokens, resource and routing headers.
@@ -29,14 +35,14 @@ impl Target {
     pub fn default_mode(&self) -> QueryMode {
         match self {
             Target::Endpoint(_) => QueryMode::Profile,
-            Target::Local(_) | Target::Cloud(_) => QueryMode::WithStats,
+            Target::Local(_) | Target::Kept(..) | Target::Cloud(_) => QueryMode::WithStats,
         }
     }
 
     /// How a report names the target: `local`, `endpoint HOST:PORT`, `cloud projects/…`.
     pub fn report_name(&self) -> String {
         match self {
-            Target::Local(_) => "local".into(),
+            Target::Local(_) | Target::Kept(..) => "local".into(),
             Target::Endpoint(h) => format!("endpoint {h}"),
             Target::Cloud(c) => format!("cloud {}", c.database_name()),
         }
@@ -55,18 +61,28 @@ impl From<StartError> for StartLocalError {
 }
 
 /// A target made reachable: the endpoint the client connects to, and the local instance behind it
-/// when the target is the local one (stopped when this is dropped).
+/// when the target is the local one (stopped when this is dropped, unless it is kept).
 #[derive(Debug)]
 pub struct Connected {
     /// Where sessions connect.
     pub endpoint: Endpoint,
-    instance: Option<LocalInstance>,
+    instance: Option<Instance>,
+}
+
+/// The local instance behind a run: its own, or a kept one it holds while it runs.
+#[derive(Debug)]
+enum Instance {
+    Own(LocalInstance),
+    Kept(Arc<Kept>),
 }
 
 impl Connected {
-    /// The local instance the run started, if the target is the local one.
+    /// The local instance the run talks to, if the target is the local one.
     pub fn instance(&self) -> Option<&LocalInstance> {
-        self.instance.as_ref()
+        match self.instance.as_ref()? {
+            Instance::Own(instance) => Some(instance),
+            Instance::Kept(kept) => Some(kept.instance()),
+        }
     }
 }
 
@@ -78,7 +94,14 @@ pub async fn connect(target: &Target) -> Result<Connected, StartLocalError> {
             let instance = LocalInstance::start(config.clone()).await?;
             Connected {
                 endpoint: Endpoint::local(instance.host_port()),
-                instance: Some(instance),
+                instance: Some(Instance::Own(instance)),
+            }
+        }
+        Target::Kept(keeper, config) => {
+            let kept = keeper.instance(config).await?;
+            Connected {
+                endpoint: Endpoint::local(kept.instance().host_port()),
+                instance: Some(Instance::Kept(kept)),
             }
         }
         Target::Endpoint(host_port) => Connected {
@@ -106,6 +129,31 @@ mod tests {
             Target::Local(ServerConfig::default()).report_name(),
             "local"
         );
+        // A kept instance is the same target to a report, and asked the same way.
+        let kept = Target::Kept(LocalKeeper::default(), ServerConfig::default());
+        assert_eq!(kept.report_name(), "local");
+        assert_eq!(kept.default_mode(), QueryMode::WithStats);
+    }
+
+    #[tokio::test]
+    async fn a_kept_instance_outlives_the_run_that_started_it_and_serves_the_next() {
+        let keeper = LocalKeeper::default();
+        let config = ServerConfig {
+            seed23_rows: 10,
+            ..ServerConfig::default()
+        };
+        let target = Target::Kept(keeper.clone(), config);
+        let first = connect(&target).await.expect("starts");
+        let address = first.instance().expect("the local instance").addr();
+        drop(first);
+        let second = connect(&target).await.expect("kept");
+        assert_eq!(second.instance().expect("the same").addr(), address);
+        assert_eq!(
+            second.endpoint.description(),
+            format!("local instance {address}")
+        );
+        drop(second);
+        assert!(keeper.is_serving().await);
     }
 
     #[tokio::test]

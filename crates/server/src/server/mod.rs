@@ -85,6 +85,9 @@ pub enum StartError {
     /// No key for the resume tokens could be drawn.
     #[error(transparent)]
     Random(#[from] stream::token::NoRandomness),
+    /// The threads it would serve on could not be started.
+    #[error("cannot start its threads: {0}")]
+    Threads(std::io::Error),
 }
 
 /// A running local instance. Dropping it stops the server.

@@ -2,7 +2,9 @@
 //! a subject's, or a load run: one slot, so that two runs never measure each other), the list of
 //! runs, and the history worker that keeps finished runs. The app asks it to start, cancel, drain
 //! and end a run, and to add runs to the list; what the panels show of it they read through it
-//! (the Load tab draws the load run's events the drain hands over).
+//! (the Load tab draws the load run's events the drain hands over). The built-in local instance is
+//! kept here across the runs ([`RunController::on_kept_instance`]), so a run does not build its
+//! database again.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -13,7 +15,7 @@ use super::active::{ActiveRun, Ended};
 use super::list::{RunEntry, RunList, RunSource};
 use super::records::RecordsReader;
 use super::trim::{TRIM_AFTER, release_freed_memory};
-use crate::engine::{Engine, IterationDetails, LoadEvent, Notifier, RunEvent};
+use crate::engine::{Engine, IterationDetails, LoadEvent, LocalKeeper, Notifier, RunEvent, Target};
 use crate::history::worker::SaveOutcome;
 use crate::history::{HistoryWorker, Location};
 use crate::load::LoadReport;
@@ -42,6 +44,8 @@ pub struct RunController {
     reading: Vec<RunId>,
     /// When to hand the memory the last run freed back to the system ([`super::trim`]).
     trim_at: Option<Instant>,
+    /// The local instance the runs on the built-in target share while the window is open.
+    local: LocalKeeper,
 }
 
 /// What one frame's drain found: the run's end, if it ended, the load run's events, and whether
@@ -66,6 +70,21 @@ impl RunController {
             records: None,
             reading: Vec::new(),
             trim_at: None,
+            local: LocalKeeper::default(),
+        }
+    }
+
+    /// Where the local instance the runs share serves, once a run started it.
+    pub fn kept_instance(&self) -> Option<std::net::SocketAddr> {
+        self.local.address()
+    }
+
+    /// `target` as this window's runs reach it: the built-in local instance kept serving between
+    /// runs (started again only when its rows, knobs or limits change), any other target as given.
+    pub fn on_kept_instance(&self, target: Target) -> Target {
+        match target {
+            Target::Local(config) => Target::Kept(self.local.clone(), config),
+            other => other,
         }
     }
 

@@ -1,8 +1,10 @@
-//! Handing back to the system the memory a finished run freed. Each run of the local instance
-//! builds its database (100,000 Seed23 rows by default, some 25 MB) in SQLite, which allocates
-//! through the C library's `malloc`; glibc keeps what a thread freed in that thread's arena for
-//! reuse, and every run's threads are new, so without a trim the window grew by about a
-//! database a run (239 MB after one default run, 473 MB after 21) though nothing held it.
+//! Handing back to the system the memory a finished run freed. SQLite and the C side of the
+//! TLS and gRPC stacks allocate through the C library's `malloc`; glibc keeps what a thread freed
+//! in that thread's arena for reuse, and every run's threads are new. When each run built the
+//! local instance's database (100,000 Seed23 rows by default, some 25 MB), the window grew by
+//! about a database a run (239 MB after one default run, 473 MB after 21) though nothing held
+//! it; the window now keeps one instance across its runs (`engine::LocalKeeper`), and a trim
+//! still returns what a run's own threads, or an instance replaced when a knob changed, freed.
 //! `malloc_trim` returns every arena's free pages to the system; the Rust side's allocator
 //! (mimalloc) gives its own back by itself.
 
