@@ -1,7 +1,8 @@
-//! The window from the keyboard: Ctrl+R runs, Ctrl+. cancels, the arrows move
-//! between iterations (the open timeline follows), Escape closes the timeline.
+//! The window from the keyboard: the SQL editor has the keys at launch, Ctrl+R runs, Ctrl+.
+//! cancels, the arrows move between iterations (the open timeline follows) once Escape has left
+//! the editor, Escape closes the timeline.
 
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT as _, Queryable};
 
 use crate::app::{app, set_query, step_until};
 
@@ -34,6 +35,13 @@ fn the_keyboard_runs_cancels_moves_between_iterations_and_closes_the_timeline() 
         run.report.iterations.iter().map(|r| r.iteration).collect(),
     );
     assert_eq!(numbers.len(), 4);
+    // The SQL editor has had the keys since the first frame: in it the arrows move its cursor,
+    // and Escape leaves it.
+    h.key_press(egui::Key::ArrowRight);
+    h.run_steps(1);
+    assert!(h.state_mut().iterations_view().selection().is_empty());
+    h.key_press(egui::Key::Escape);
+    h.run_steps(1);
     // Nothing selected: the right arrow picks the first, then the next.
     h.key_press(egui::Key::ArrowRight);
     h.run_steps(1);
@@ -81,4 +89,27 @@ fn the_keyboard_runs_cancels_moves_between_iterations_and_closes_the_timeline() 
     h.run_steps(2);
     assert_eq!(h.state_mut().iterations_view().timeline().opened(), None);
     assert!(h.query_by_label("Summary").is_some());
+}
+
+/// At launch the keyboard is in the SQL editor: what is typed first is the query (the menus, the
+/// tabs and the connection panel came first in Tab's order, some sixteen presses).
+#[test]
+fn the_sql_editor_has_the_keys_at_launch_and_what_is_typed_goes_into_it() {
+    let mut h = app();
+    h.run_steps(2);
+    let sql = h.get_by_label("SQL");
+    assert!(
+        sql.accesskit_node().is_focused(),
+        "the SQL editor has the keys"
+    );
+    let before = h.state().settings().query.first_sql().to_owned();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::End);
+    h.run_steps(1);
+    h.event(egui::Event::Text(" LIMIT 7".into()));
+    h.run_steps(2);
+    let after = h.state().settings().query.first_sql().to_owned();
+    assert!(
+        after.ends_with(" LIMIT 7") && after.starts_with(before.trim_end()),
+        "{before:?} then {after:?}"
+    );
 }

@@ -50,7 +50,17 @@ impl SpanprofApp {
                 (Tab::History, "History"),
                 (Tab::Load, "Load"),
             ] {
-                ui.selectable_value(&mut self.settings.tab, tab, name);
+                let chosen = ui.selectable_value(&mut self.settings.tab, tab, name);
+                if chosen.has_focus() {
+                    // A selected tab is drawn in the selection's colours, which hide egui's focus
+                    // outline: the keyboard's place is drawn over them.
+                    ui.painter().rect_stroke(
+                        chosen.rect.expand(1.0),
+                        3.0,
+                        egui::Stroke::new(2.0, theme::FOCUS),
+                        egui::StrokeKind::Outside,
+                    );
+                }
             }
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                 if ui.button("Copy summary").clicked() {

@@ -107,16 +107,18 @@ fn sql_editor(ui: &mut egui::Ui, settings: &mut QuerySettings, refusal: Option<R
         job.wrap.max_width = wrap;
         ui.ctx().fonts_mut(|f| f.layout_job(job))
     };
-    ui.add(
-        egui::TextEdit::multiline(&mut variant.sql)
-            .id_salt("sql-editor")
-            .code_editor()
-            .desired_rows(5)
-            .desired_width(f32::INFINITY)
-            .hint_text("SELECT …")
-            .layouter(&mut layouter),
-    )
-    .labelled_by(sql_label.id);
+    let editor = ui
+        .add(
+            egui::TextEdit::multiline(&mut variant.sql)
+                .id_salt("sql-editor")
+                .code_editor()
+                .desired_rows(5)
+                .desired_width(f32::INFINITY)
+                .hint_text("SELECT …")
+                .layouter(&mut layouter),
+        )
+        .labelled_by(sql_label.id);
+    focus_once(ui, &editor);
     if let Some(r) = refused {
         ui.colored_label(crate::app::theme::ERROR, r.text);
     }
@@ -130,6 +132,21 @@ fn sql_editor(ui: &mut egui::Ui, settings: &mut QuerySettings, refusal: Option<R
             .hint_text("id:INT64=42"),
     )
     .labelled_by(params_label.id);
+}
+
+/// Gives the SQL editor the keyboard once, on the window's first frame, unless a field already has
+/// it: what a person types first is the query, not the sixteen Tabs past the menus and the
+/// connection panel it would otherwise take. Escape (or a click elsewhere) leaves it, and the
+/// arrows move between iterations again.
+fn focus_once(ui: &egui::Ui, editor: &egui::Response) {
+    let once = egui::Id::unique("sql-editor-focused-once");
+    if ui.data(|d| d.get_temp::<bool>(once).is_some()) {
+        return;
+    }
+    ui.data_mut(|d| d.insert_temp(once, true));
+    if ui.memory(|m| m.focused().is_none()) {
+        editor.request_focus();
+    }
 }
 
 /// The SQL as the editor lays it out, in the editor's monospace font, the byte range `span`
