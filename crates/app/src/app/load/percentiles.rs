@@ -1,6 +1,7 @@
 //! The Load tab's latency by percentile, the way HdrHistogram plots it: the x axis is
 //! `1 / (1 - p)` on a log scale (50%, 90%, 99%, 99.9%... evenly apart, each a tenfold rarer
-//! tail), one line per step coloured from the lightest load to the heaviest, from the intended
+//! tail), the latency on a log scale too (the light steps' milliseconds stand apart under the
+//! heavy steps' seconds, as on the curve), one line per step coloured from the lightest load to the heaviest, from the intended
 //! start (corrected for coordinated omission); the same from the actual start dashed for the
 //! last step, or for every step on a toggle. Each line is read off the step's own encoded
 //! histogram (`load::histogram::Latencies`) once, when the step ends, never per frame.
@@ -8,6 +9,7 @@
 use egui::Color32;
 use egui_plot::{GridInput, GridMark, HoverPosition, Line, LineStyle, Plot, PlotPoint, PlotPoints};
 
+use super::log_axis;
 use crate::app::theme;
 use crate::load::{HistogramError, Latencies, StepResult};
 use crate::text::ms;
@@ -136,18 +138,21 @@ impl LoadPercentiles {
             Ok((corrected, uncorrected)) => self.steps.push(StepLines {
                 colour: self.scale.colour(step.level().value()),
                 name,
-                corrected,
-                uncorrected,
+                corrected: on_log_axis(corrected),
+                uncorrected: on_log_axis(uncorrected),
             }),
             Err(e) => self.unreadable.push(format!("{name}: {e}")),
         }
     }
 
-    /// Each step's line from the intended start, as drawn: its name and points.
-    pub fn lines(&self) -> impl Iterator<Item = (&str, &[PlotPoint])> {
-        self.steps
-            .iter()
-            .map(|s| (s.name.as_str(), s.corrected.as_slice()))
+    /// Each step's line from the intended start, as drawn: its name and points (x as drawn, y
+    /// the latency in milliseconds).
+    pub fn lines(&self) -> impl Iterator<Item = (&str, Vec<PlotPoint>)> {
+        self.steps.iter().map(|s| {
+            let points = s.corrected.iter();
+            let in_ms = points.map(|p| PlotPoint::new(p.x, log_axis::ms(p.y)));
+            (s.name.as_str(), in_ms.collect())
+        })
     }
 
     /// The lines drawn in the last frame: from the intended start, and from the actual start.
@@ -182,17 +187,30 @@ impl LoadPercentiles {
             .flat_map(|s| s.corrected.last().into_iter().chain(s.uncorrected.last()))
             .map(|p| p.x)
             .fold(1.0, f64::max);
+        let (bottom, ceiling) = self
+            .steps
+            .iter()
+            .flat_map(|s| s.corrected.iter().chain(&s.uncorrected))
+            .map(|p| p.y)
+            .fold(None, |span: Option<(f64, f64)>, y| {
+                Some(span.map_or((y, y), |(lo, hi)| (lo.min(y), hi.max(y))))
+            })
+            .map_or((0.0, 1.0), |(lo, hi)| {
+                log_axis::span(log_axis::ms(lo), log_axis::ms(hi))
+            });
         let last = self.steps.len().saturating_sub(1);
         let mut drawn = (0, 0);
         Plot::new("load-percentiles")
             .height(height)
             .include_x(0.0)
             .include_x(top)
-            .include_y(0.0)
+            .include_y(bottom)
+            .include_y(ceiling)
             .allow_scroll(false)
             .x_axis_label("percentile (log scale of 1 / (1 - p))")
-            .y_axis_label("latency")
-            .y_axis_formatter(|mark, _| ms(mark.value))
+            .y_axis_label("latency (log scale)")
+            .y_grid_spacer(log_axis::marks)
+            .y_axis_formatter(|mark, _| log_axis::words(mark.value))
             .x_grid_spacer(percentile_marks)
             .x_axis_formatter(|mark, _| percentile_words(mark.value))
             .label_formatter(|pos| match pos {
@@ -202,7 +220,7 @@ impl LoadPercentiles {
                     ..
                 } => Some(format!(
                     "{plot_name}\n{} at {}",
-                    ms(position.y),
+                    ms(log_axis::ms(position.y)),
                     percentile_words(position.x)
                 )),
                 HoverPosition::Elsewhere { .. } => None,
@@ -234,6 +252,14 @@ impl LoadPercentiles {
             ui.colored_label(theme::WARN, format!("no percentiles for {why}"));
         }
     }
+}
+
+/// A series read off a histogram (latency in ms) as drawn: its y the latency's log.
+fn on_log_axis(points: Vec<PlotPoint>) -> Vec<PlotPoint> {
+    let drawn = points.into_iter();
+    drawn
+        .map(|p| PlotPoint::new(p.x, log_axis::y(p.y)))
+        .collect()
 }
 
 /// The x axis's marks: 0%, 50%, then every tenfold rarer tail (90%, 99%, 99.9%...) in view.
