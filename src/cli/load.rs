@@ -72,6 +72,10 @@ pub struct LoadArgs {
     /// left are counted unfinished.
     #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_limit)]
     pub drain: Duration,
+    /// End the ramp at the knee: once two steps in a row depart from the first by the knee's
+    /// rule, the higher steps are not run (the window's "Find the knee" sets it).
+    #[arg(long)]
+    pub stop_at_knee: bool,
     /// Where the run is written.
     #[command(flatten)]
     pub out: Outputs<LoadFiles>,
@@ -209,7 +213,7 @@ fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
         timeouts,
         headers: args.headers.options(),
         notices,
-        stop_at_knee: false,
+        stop_at_knee: args.stop_at_knee,
     })
 }
 

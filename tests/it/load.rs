@@ -184,6 +184,53 @@ fn a_known_queue_flattens_at_its_capacity_and_the_knee_is_marked_there() {
 /// network (2,650 ms of network against 481 ms of server per request). Now the run opens a
 /// connection per hundred requests it may keep in flight, and the server says how long each
 /// waited in its queue, shown under its part.
+/// `--stop-at-knee`, the window's "Find the knee" on the command line: one query thread of 5 ms
+/// serves 200 a second, so a doubling ramp departs at 400 or 800 and the steps above the one that
+/// confirms the knee are not run, which the report says.
+#[test]
+fn stop_at_knee_ends_the_ramp_one_step_past_the_knee_and_says_so() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let json = dir.path().join("knee.json");
+    let (report, stdout) = ok_load(
+        &[
+            "--local",
+            "--query-threads",
+            "1",
+            "--service-ms",
+            "5",
+            "--sql",
+            "SELECT 1",
+            "--rate",
+            "50,100,200,400,800,1600,3200,6400",
+            "--step-duration",
+            "0.5s",
+            "--drain",
+            "5s",
+            "--stop-at-knee",
+            "--json",
+            json.to_str().expect("utf-8"),
+        ],
+        &json,
+    );
+    let steps = steps(&report);
+    let knee = report["knee"].as_f64().expect("a knee");
+    let at = steps
+        .iter()
+        .position(|s| f(s, "target_rate") == knee)
+        .expect("the knee's step");
+    assert_eq!(
+        steps.len(),
+        at + 2,
+        "the knee and one step past it: {stdout}"
+    );
+    assert!(steps.len() < 8, "{stdout}");
+    let notices = report["notices"].to_string();
+    assert!(
+        notices.contains("the ramp stopped at the knee"),
+        "{notices}"
+    );
+}
+
 #[test]
 fn queueing_at_a_saturated_server_is_the_server_s_time_not_the_network_s() {
     let server =
