@@ -69,6 +69,8 @@ fn bad_sql_stops_after_its_first_iteration_and_says_so_once_beside_the_editor() 
     assert_eq!(centre.len(), 1);
     let centre = text(&centre[0]).unwrap_or_default();
     assert!(centre.contains("Unrecognized name: Nme"), "{centre}");
+    assert_eq!(centre.matches("stopped after").count(), 1, "{centre}");
+    assert_eq!(centre.matches("no retry can fix").count(), 1, "{centre}");
     assert_eq!(
         h.query_all_by_label_contains("Unrecognized name").count(),
         1,

@@ -234,9 +234,17 @@ impl IterationsView {
                      part it points at marked."
                         .to_owned()
                 } else {
+                    // The server's own message, not the report's sentence, which would say
+                    // "stopped after" a second time.
+                    let why = run
+                        .report
+                        .iterations
+                        .first()
+                        .and_then(|r| r.error())
+                        .unwrap_or(stopped);
                     format!(
                         "This run stopped after its first iteration: the server refused its \
-                         query with an error no retry can fix: {stopped}"
+                         query with an error no retry can fix: {why}"
                     )
                 };
                 ui.label(egui::RichText::new(words).color(theme::MUTED));
