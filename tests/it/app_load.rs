@@ -452,6 +452,20 @@ fn each_step_s_parts_and_percentiles_are_drawn_with_its_own_figures() {
             .collect();
         assert_eq!(part_lines(&tooltip), want, "{tooltip}");
     }
+    // Every bar as shares of its step's mean, the same height whatever the step's latency; "in
+    // ms" draws the figures themselves.
+    for index in 0..steps.len() {
+        let shares = h.state().load_view().parts_chart().segments(index);
+        let total: f64 = shares.iter().map(|(_, v)| v).sum();
+        assert!((total - 100.0).abs() < 1e-6, "step {index}: {shares:?}");
+    }
+    h.get_by_label("in ms").click();
+    h.run_steps(2);
+    for (index, step) in steps.iter().enumerate() {
+        for (part, value) in h.state().load_view().parts_chart().segments(index) {
+            assert_eq!(value, step.parts[part.key()], "{part:?}");
+        }
+    }
     // The plot is below the table: scrolled to, as a person would, then the toggle.
     h.hover_at(egui::pos2(1.0, 1.0));
     h.get_by_label("every step from the actual start")

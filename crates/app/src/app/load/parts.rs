@@ -1,9 +1,11 @@
 //! The Load tab's parts per step: one stacked bar per step at its level, each segment a part's
 //! mean per request that ended ok, as the step's figures hold them (`StepResult::parts`, the
-//! same figures the command line's CSV and the HTML page show; nothing is computed here), in the
-//! parts' own colours and order (`crate::part`, as the Iterations tab stacks them). Whether
+//! same figures the command line's CSV and the HTML page show), in the parts' own colours and
+//! order (`crate::part`, as the Iterations tab stacks them). Drawn as shares of each step's mean
+//! by default, every bar the same height: in milliseconds a step at 15 ms lay flat under one at
+//! 3 s, and how its time divided could not be seen (the curve beside it says how long). Whether
 //! latency under load is the server's, the network's or the client's decode is seen at a glance;
-//! hovering a segment names its part and figure, the step's other parts beneath.
+//! hovering a segment names its part and figure in ms, the step's other parts beneath.
 
 use egui_plot::{Bar, BarChart, Plot, PlotPoint, PlotResponse, PlotTransform};
 
@@ -72,6 +74,8 @@ pub struct LoadParts {
     transform: Option<PlotTransform>,
     /// Bars drawn in the last frame.
     drawn: usize,
+    /// Segments in milliseconds (each a part's mean), not as shares of the step's mean.
+    pub in_ms: bool,
 }
 
 impl LoadParts {
@@ -138,11 +142,25 @@ impl LoadParts {
         self.hovered
     }
 
+    /// A bar's segments as drawn, bottom to top: each part's mean in ms, or its percentage of
+    /// the step's mean (the segments then add up to 100).
+    pub fn segments(&self, index: usize) -> Vec<(Part, f64)> {
+        let Some(bar) = self.bars.get(index) else {
+            return Vec::new();
+        };
+        let total: f64 = bar.parts.iter().map(|(_, v)| v).sum();
+        let scale = match (self.in_ms, total > 0.0) {
+            (false, true) => 100.0 / total,
+            _ => 1.0,
+        };
+        bar.parts.iter().map(|&(p, v)| (p, v * scale)).collect()
+    }
+
     /// Where the middle of step `index`'s `part` segment was drawn in the last frame.
     pub fn segment_position(&self, index: usize, part: Part) -> Option<egui::Pos2> {
         let bar = self.bars.get(index)?;
         let mut below = 0.0;
-        for (p, value) in &bar.parts {
+        for (p, value) in &self.segments(index) {
             if *p == part {
                 let point = PlotPoint::new(bar.level, below + value / 2.0);
                 return Some(self.transform.as_ref()?.position_from_point(&point));
@@ -154,10 +172,17 @@ impl LoadParts {
 
     /// The chart, `height` tall, the parts' legend above it.
     pub fn plot(&mut self, ui: &mut egui::Ui, height: f32) {
-        ui.strong("Where each step's time went").on_hover_text(
-            "Each step's parts, their means per request that ended ok, stacked as in \
-             Iterations; they add up to the mean latency from the actual start",
-        );
+        ui.horizontal_wrapped(|ui| {
+            ui.strong("Where each step's time went").on_hover_text(
+                "Each step's parts, their means per request that ended ok, stacked as in \
+                 Iterations; they add up to the mean latency from the actual start, drawn as \
+                 shares of it unless in ms",
+            );
+            ui.checkbox(&mut self.in_ms, "in ms").on_hover_text(
+                "Each part's mean in milliseconds, the bars as tall as the steps' means; \
+                 otherwise each step's parts as shares of its mean, every bar the same height",
+            );
+        });
         let stacked = self.stacked();
         theme::legend(ui, stacked.iter().map(|p| (p.label(), theme::part(*p))));
         let width = self.width();
@@ -169,11 +194,11 @@ impl LoadParts {
                 .iter()
                 .enumerate()
                 .map(|(i, b)| {
-                    let value = b
-                        .parts
-                        .iter()
+                    let value = self
+                        .segments(i)
+                        .into_iter()
                         .find(|(p, _)| *p == part)
-                        .map_or(0.0, |(_, v)| *v);
+                        .map_or(0.0, |(_, v)| v);
                     let stroke = if hovered_step == Some(i) {
                         egui::Stroke::new(1.5, theme::SELECTED)
                     } else {
@@ -199,14 +224,24 @@ impl LoadParts {
             Some(Model::Closed) => "clients (concurrency)",
             _ => "requests a second asked",
         };
+        let in_ms = self.in_ms;
+        let (y_label, top) = if in_ms {
+            ("mean per request", 0.0)
+        } else {
+            ("share of the step's mean", 100.0)
+        };
         let response = Plot::new("load-parts")
             .height(height)
             .include_y(0.0)
+            .include_y(top)
             .include_x(0.0)
             .allow_scroll(false)
             .x_axis_label(x_label)
-            .y_axis_label("mean per request")
-            .y_axis_formatter(|mark, _| ms(mark.value))
+            .y_axis_label(y_label)
+            .y_axis_formatter(move |mark, _| match in_ms {
+                true => ms(mark.value),
+                false => format!("{:.0}%", mark.value),
+            })
             .show(ui, |plot| {
                 for chart in charts {
                     plot.bar_chart(chart);
@@ -234,10 +269,10 @@ impl LoadParts {
             .iter()
             .position(|b| (at.x - b.level).abs() <= width / 2.0)?;
         let mut below = 0.0;
-        let part = self.bars[index].parts.iter().find_map(|(p, value)| {
+        let part = self.segments(index).into_iter().find_map(|(p, value)| {
             let hit = at.y >= below && at.y < below + value;
             below += value;
-            hit.then_some(*p)
+            hit.then_some(p)
         });
         Some((index, part))
     }
@@ -304,5 +339,41 @@ mod tests {
             "{words}"
         );
         assert_eq!(chart.stacked(), [Part::Server, Part::Network]);
+    }
+
+    #[test]
+    fn bars_are_shares_of_each_step_s_mean_unless_in_ms() {
+        let mut chart = LoadParts::new(Model::Open);
+        chart.push(&step(50.0, 3.0, 1.0));
+        chart.push(&step(400.0, 2_700.0, 300.0));
+        for index in 0..2 {
+            let total: f64 = chart.segments(index).iter().map(|(_, v)| v).sum();
+            assert!((total - 100.0).abs() < 1e-9, "step {index}: {total}");
+        }
+        let close = |got: Vec<(Part, f64)>, want: [(Part, f64); 2]| {
+            got.len() == 2
+                && got
+                    .iter()
+                    .zip(want)
+                    .all(|(g, w)| g.0 == w.0 && (g.1 - w.1).abs() < 1e-9)
+        };
+        assert!(close(
+            chart.segments(0),
+            [(Part::Server, 75.0), (Part::Network, 25.0)]
+        ));
+        assert!(close(
+            chart.segments(1),
+            [(Part::Server, 90.0), (Part::Network, 10.0)]
+        ));
+        chart.in_ms = true;
+        assert_eq!(
+            chart.segments(0),
+            [(Part::Server, 3.0), (Part::Network, 1.0)]
+        );
+        assert_eq!(
+            chart.segments(1),
+            [(Part::Server, 2_700.0), (Part::Network, 300.0)]
+        );
+        assert!(chart.segments(2).is_empty());
     }
 }

@@ -122,13 +122,15 @@ impl LoadView {
         let scale = LevelScale::of(plan.levels.iter().map(|l| l.value()));
         let mut percentiles = LoadPercentiles::new(scale);
         percentiles.every_actual = self.percentiles.every_actual;
+        let mut parts = LoadParts::new(plan.model);
+        parts.in_ms = self.parts.in_ms;
         let progress = LoadProgress::new(plan).counting(in_flight);
         *self = LoadView {
             running: true,
             progress,
             scale,
             figures: LoadFigures::new(plan.model),
-            parts: LoadParts::new(plan.model),
+            parts,
             percentiles,
             notices,
             ..LoadView::default()
@@ -202,7 +204,9 @@ impl LoadView {
         }
         if report.steps != self.steps {
             // The steps said as they ended are the report's; read again only if not.
+            let in_ms = self.parts.in_ms;
             self.parts = LoadParts::new(report.model);
+            self.parts.in_ms = in_ms;
             let mut percentiles = LoadPercentiles::new(self.scale);
             percentiles.every_actual = self.percentiles.every_actual;
             for step in &report.steps {
