@@ -8,8 +8,8 @@ use std::cell::RefCell;
 
 use egui_extras::{Column, TableBuilder};
 use egui_plot::{
-    HoverPosition, Line, LineStyle, MarkerShape, Plot, PlotPoint, PlotPoints, PlotTransform,
-    Points, VLine,
+    GridInput, GridMark, HoverPosition, Line, LineStyle, MarkerShape, Plot, PlotPoint, PlotPoints,
+    PlotTransform, Points, VLine,
 };
 
 use super::log_axis;
@@ -262,6 +262,7 @@ impl LoadFigures {
             .include_y(bottom)
             .include_y(top)
             .x_axis_label(x_label)
+            .x_grid_spacer(level_marks)
             .y_axis_label("latency (log scale)")
             .y_grid_spacer(|input| {
                 let drawn = log_axis::marks(input);
@@ -390,6 +391,33 @@ impl LoadFigures {
     }
 }
 
+/// The level axis's marks: a round step (1, 2 or 5 times a power of ten) that puts at most five
+/// marks across the bounds, each its own label's width apart. egui_plot's own marks are tenfold
+/// apart, and it hides labels closer than 60 points: a ramp to 6400 showed only its 0.
+fn level_marks(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    let span = hi - lo;
+    if !(span.is_finite() && span > 0.0) {
+        return Vec::new();
+    }
+    let decade = 10f64.powf((span / 5.0).log10().floor());
+    let Some(step) = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|f| f * decade)
+        .find(|step| span / step <= 5.0)
+    else {
+        return Vec::new();
+    };
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last)
+        .map(|k| GridMark {
+            value: k as f64 * step,
+            step_size: step,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -397,6 +425,23 @@ mod tests {
     use super::*;
     use crate::load::step::{StepCpu, StepTally};
     use crate::load::{Ended, StepLevel};
+
+    #[test]
+    fn the_level_axis_has_at_most_five_round_marks_across_any_ramp() {
+        let marks = |lo: f64, hi: f64| -> Vec<f64> {
+            level_marks(GridInput {
+                bounds: (lo, hi),
+                base_step_size: 1.0,
+            })
+            .into_iter()
+            .map(|m| m.value)
+            .collect()
+        };
+        assert_eq!(marks(0.0, 6700.0), [0.0, 2000.0, 4000.0, 6000.0]);
+        assert_eq!(marks(0.0, 420.0), [0.0, 100.0, 200.0, 300.0, 400.0]);
+        assert_eq!(marks(-0.4, 8.4), [0.0, 2.0, 4.0, 6.0, 8.0]);
+        assert_eq!(marks(5.0, 5.0), Vec::<f64>::new());
+    }
 
     fn step(rate: f64, latencies_ms: &[u64], errors: u64) -> StepResult {
         let mut tally = StepTally::new(StepLevel::Rate(rate));

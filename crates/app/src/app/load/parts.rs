@@ -1,4 +1,4 @@
-//! The Load tab's parts per step: one stacked bar per step at its level, each segment a part's
+//! The Load tab's parts per step: one stacked bar per step, side by side, each segment a part's
 //! mean per request that ended ok, as the step's figures hold them (`StepResult::parts`, the
 //! same figures the command line's CSV and the HTML page show), in the parts' own colours and
 //! order (`crate::part`, as the Iterations tab stacks them). Drawn as shares of each step's mean
@@ -7,19 +7,24 @@
 //! latency under load is the server's, the network's or the client's decode is seen at a glance;
 //! hovering a segment names its part and figure in ms, the step's other parts beneath.
 
-use egui_plot::{Bar, BarChart, Plot, PlotPoint, PlotResponse, PlotTransform};
+use egui_plot::{
+    AxisHints, Bar, BarChart, GridInput, GridMark, Plot, PlotPoint, PlotResponse, PlotTransform,
+};
 
 use crate::app::theme;
 use crate::load::{Model, StepResult};
 use crate::part::Part;
 use crate::text::ms;
 
-/// A bar's width, as a share of the narrowest gap between two steps' levels.
+/// A bar's width, as a share of its step's slot. The steps stand side by side, one slot each, in
+/// the order they ran, their levels under them: on an axis of the levels a doubling ramp
+/// (50 ... 6400) squeezed its low steps into bars two pixels wide at the left edge.
 const BAR_SHARE: f64 = 0.6;
 
 /// One step's bar: its level, and its parts' means bottom to top.
 struct StepBar {
-    level: f64,
+    /// The level as the axis writes it under the bar (`6400`).
+    short: String,
     name: String,
     parts: Vec<(Part, f64)>,
     /// Of the server's part, its wait in its queue, when the server reported one.
@@ -95,7 +100,7 @@ impl LoadParts {
             .filter(|(_, v)| v.is_finite())
             .collect();
         self.bars.push(StepBar {
-            level: step.level().value(),
+            short: crate::text::trimmed(step.level().value(), 1),
             name: step.level().describe(),
             parts,
             queue: step.server_queue_ms.filter(|v| v.is_finite()),
@@ -112,24 +117,6 @@ impl LoadParts {
                     .any(|b| b.parts.iter().any(|(q, _)| q == p))
             })
             .collect()
-    }
-
-    /// A bar's width: [`BAR_SHARE`] of the narrowest gap between levels (of the level itself
-    /// for a lone step).
-    fn width(&self) -> f64 {
-        let mut levels: Vec<f64> = self.bars.iter().map(|b| b.level).collect();
-        levels.sort_by(f64::total_cmp);
-        let gap = levels
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .filter(|g| *g > 0.0)
-            .fold(f64::INFINITY, f64::min);
-        let gap = if gap.is_finite() {
-            gap
-        } else {
-            levels.first().copied().filter(|l| *l > 0.0).unwrap_or(1.0)
-        };
-        gap * BAR_SHARE
     }
 
     /// Bars drawn in the last frame.
@@ -158,11 +145,10 @@ impl LoadParts {
 
     /// Where the middle of step `index`'s `part` segment was drawn in the last frame.
     pub fn segment_position(&self, index: usize, part: Part) -> Option<egui::Pos2> {
-        let bar = self.bars.get(index)?;
         let mut below = 0.0;
         for (p, value) in &self.segments(index) {
             if *p == part {
-                let point = PlotPoint::new(bar.level, below + value / 2.0);
+                let point = PlotPoint::new(index as f64, below + value / 2.0);
                 return Some(self.transform.as_ref()?.position_from_point(&point));
             }
             below += value;
@@ -185,7 +171,6 @@ impl LoadParts {
         });
         let stacked = self.stacked();
         theme::legend(ui, stacked.iter().map(|p| (p.label(), theme::part(*p))));
-        let width = self.width();
         let hovered_step = self.hovered.map(|(i, _)| i);
         let mut charts: Vec<BarChart> = Vec::with_capacity(stacked.len());
         for &part in &stacked {
@@ -204,8 +189,8 @@ impl LoadParts {
                     } else {
                         egui::Stroke::new(1.0, theme::SEPARATOR)
                     };
-                    Bar::new(b.level, value)
-                        .width(width)
+                    Bar::new(i as f64, value)
+                        .width(BAR_SHARE)
                         .fill(theme::part(part))
                         .stroke(stroke)
                         .name(&b.name)
@@ -230,13 +215,22 @@ impl LoadParts {
         } else {
             ("share of the step's mean", 100.0)
         };
+        let shorts: Vec<String> = self.bars.iter().map(|b| b.short.clone()).collect();
+        let last = shorts.len().max(1) as f64 - 0.5;
+        let levels = AxisHints::new_x()
+            .label(x_label)
+            .formatter(move |mark, _| level_under(&shorts, mark.value))
+            // A slot's width apart, as narrow as a level's digits: every step's level is written.
+            .label_spacing(28.0..=36.0);
         let response = Plot::new("load-parts")
             .height(height)
             .include_y(0.0)
             .include_y(top)
-            .include_x(0.0)
+            .include_x(-0.5)
+            .include_x(last)
             .allow_scroll(false)
-            .x_axis_label(x_label)
+            .custom_x_axes(vec![levels])
+            .x_grid_spacer(slots)
             .y_axis_label(y_label)
             .y_axis_formatter(move |mark, _| match in_ms {
                 true => ms(mark.value),
@@ -248,7 +242,7 @@ impl LoadParts {
                 }
             });
         self.drawn = self.bars.len();
-        self.hovered = self.hit(&response, width);
+        self.hovered = self.hit(&response);
         self.transform = Some(response.transform);
         if let Some((index, part)) = self.hovered
             && let Some(bar) = self.bars.get(index)
@@ -261,13 +255,14 @@ impl LoadParts {
     }
 
     /// The step whose bar the pointer is over, and the part under it (none above the bar).
-    fn hit(&self, plot: &PlotResponse<()>, width: f64) -> Option<(usize, Option<Part>)> {
+    fn hit(&self, plot: &PlotResponse<()>) -> Option<(usize, Option<Part>)> {
         let pos = plot.response.hover_pos()?;
         let at = plot.transform.value_from_position(pos);
-        let index = self
-            .bars
-            .iter()
-            .position(|b| (at.x - b.level).abs() <= width / 2.0)?;
+        let slot = at.x.round();
+        if slot < 0.0 || slot >= self.bars.len() as f64 || (at.x - slot).abs() > BAR_SHARE / 2.0 {
+            return None;
+        }
+        let index = slot as usize;
         let mut below = 0.0;
         let part = self.segments(index).into_iter().find_map(|(p, value)| {
             let hit = at.y >= below && at.y < below + value;
@@ -276,6 +271,28 @@ impl LoadParts {
         });
         Some((index, part))
     }
+}
+
+/// The mark under slot `value`: its step's level, nothing between slots.
+fn level_under(shorts: &[String], value: f64) -> String {
+    let slot = value.round();
+    match (value - slot).abs() < 1e-6 && slot >= 0.0 {
+        true => shorts.get(slot as usize).cloned().unwrap_or_default(),
+        false => String::new(),
+    }
+}
+
+/// A mark at each step's slot.
+fn slots(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    let first = lo.ceil().max(0.0) as i64;
+    let last = hi.floor() as i64;
+    (first..=last)
+        .map(|i| GridMark {
+            value: i as f64,
+            step_size: 1.0,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -311,13 +328,16 @@ mod tests {
         assert_eq!(chart.bars.len(), 2);
         assert_eq!(chart.stacked(), [Part::Server, Part::Network]);
         for (bar, step) in chart.bars.iter().zip([&a, &b]) {
-            assert_eq!(bar.level, step.level().value());
             for (part, value) in &bar.parts {
                 assert_eq!(*value, step.parts[part.key()], "{part:?}");
             }
         }
-        // The narrowest gap is 150: bars 90 wide.
-        assert!((chart.width() - 90.0).abs() < 1e-9);
+        // Each step in a slot of its own, its level written under it, nothing between.
+        let shorts: Vec<String> = chart.bars.iter().map(|b| b.short.clone()).collect();
+        assert_eq!(shorts, ["50", "200"]);
+        assert_eq!(level_under(&shorts, 1.0), "200");
+        assert_eq!(level_under(&shorts, 0.5), "");
+        assert_eq!(level_under(&shorts, 2.0), "");
         let words = chart.bars[0].tooltip(Some(Part::Network));
         let first = words.lines().next().unwrap_or_default();
         assert_eq!(
