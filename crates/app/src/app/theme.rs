@@ -54,6 +54,17 @@ pub fn apply(ctx: &egui::Context) {
     });
 }
 
+/// The primary action's button (Run, Run load), `size` at least: filled with [`ACCENT`] and its
+/// label white while it can be pressed, grey as every other button while it cannot.
+pub fn primary_button(label: &str, ready: bool, size: egui::Vec2) -> egui::Button<'static> {
+    let text = egui::RichText::new(label).strong();
+    let button = match ready {
+        true => egui::Button::new(text.color(Color32::WHITE)).fill(ACCENT),
+        false => egui::Button::new(text),
+    };
+    button.min_size(size)
+}
+
 /// A plot's legend as a row of its own (above the plot, so it never covers data): a swatch of
 /// each item's colour and its name, wrapped when the row is full (between items, never inside
 /// one: a name is not cut from its swatch).

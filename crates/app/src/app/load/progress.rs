@@ -204,12 +204,10 @@ pub fn run_bar(
     let mut command = None;
     ui.add_space(4.0);
     ui.horizontal(|ui| {
+        let ready = progress.is_none() && blocked.is_none();
+        let button = theme::primary_button("Run load", ready, egui::vec2(96.0, 28.0));
         let run = ui
-            .add_enabled(
-                progress.is_none() && blocked.is_none(),
-                egui::Button::new(egui::RichText::new("Run load").strong())
-                    .min_size(egui::vec2(88.0, 24.0)),
-            )
+            .add_enabled(ready, button)
             .on_hover_text(
                 "Runs the query panel's first query at each of the Load tab's levels in turn \
                  (Ctrl+Enter)",

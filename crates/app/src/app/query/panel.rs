@@ -295,18 +295,7 @@ fn run_buttons(ui: &mut egui::Ui, running: bool, empty: bool) -> Option<Command>
     let mut command = None;
     ui.horizontal(|ui| {
         let ready = !running && !empty;
-        let text = egui::RichText::new("Run").strong();
-        let run = egui::Button::new(if ready {
-            text.color(egui::Color32::WHITE)
-        } else {
-            text
-        })
-        .min_size(egui::vec2(96.0, 28.0));
-        let run = if ready {
-            run.fill(crate::app::theme::ACCENT)
-        } else {
-            run
-        };
+        let run = crate::app::theme::primary_button("Run", ready, egui::vec2(96.0, 28.0));
         let run = ui
             .add_enabled(ready, run)
             .on_hover_text("Run the query (Ctrl+Enter)")
