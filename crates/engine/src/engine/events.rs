@@ -14,8 +14,8 @@ use crate::load::{LoadReport, StepLevel, StepResult};
 use crate::report::{IterationRecord, ReportHead};
 
 use super::details::IterationDetails;
+use super::keeper::StartLocalError;
 use super::spec::SpecError;
-use super::target::StartLocalError;
 
 /// Why a run could not start.
 #[derive(Debug, Clone, thiserror::Error)]

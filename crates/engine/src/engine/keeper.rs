@@ -4,18 +4,29 @@
 //! 25 MB through the C library's allocator, which kept a share of every run's). The instance is
 //! started by the first run that asks for it and again when a run asks for another configuration
 //! (other knobs, rows or limits); the one before stops once no run holds it. Its server runs on a
-//! runtime of its own, as each run's runtime ends with its run.
+//! runtime of its own, as each run's runtime ends with its run. Why the local instance could not
+//! start, kept or not, is a [`StartLocalError`].
 
 use std::sync::Arc;
 
 use tokio::sync::Mutex;
 
-use super::target::StartLocalError;
 use crate::server::{LocalInstance, ServerConfig, StartError};
 
 /// The name of the threads the kept instance serves on: `spanprof-…`, so the window does not count
 /// them as its own CPU.
 const THREADS: &str = "spanprof-local-io";
+
+/// The built-in local instance could not start.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot start the local instance: {0}")]
+pub struct StartLocalError(pub Arc<StartError>);
+
+impl From<StartError> for StartLocalError {
+    fn from(e: StartError) -> Self {
+        StartLocalError(Arc::new(e))
+    }
+}
 
 /// Keeps one local instance serving across runs; cheap to clone (every clone keeps the same one).
 /// Dropping the last clone, and the last run that holds the instance, stops it.

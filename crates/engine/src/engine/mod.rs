@@ -39,10 +39,10 @@ pub use events::{
 };
 pub use handle::{Canceller, Engine, record};
 pub use job::Job;
-pub use keeper::{Kept, LocalKeeper};
+pub use keeper::{Kept, LocalKeeper, StartLocalError};
 pub use reports::{ReportCollector, collect_reports};
 pub use schedule::{Order, Turn, schedule};
 pub use spec::{MAX_VARIANTS, ProfileSpec, SpecError, Variant, host_name};
 pub use subject::{DEFAULT_COMMAND_LIMIT, DEFAULT_SUBJECT_SQL, SubjectSpec};
 pub use sweep::{SweepError, SweepSpec, parse_sweep};
-pub use target::{Connected, StartLocalError, Target, connect};
+pub use target::{Connected, Target, connect};

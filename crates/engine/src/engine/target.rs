@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
-use super::keeper::{Kept, LocalKeeper};
+use super::keeper::{Kept, LocalKeeper, StartLocalError};
 use crate::client::Endpoint;
 use crate::client::cloud::CloudTarget;
 use crate::kind::QueryMode;
-use crate::server::{LocalInstance, ServerConfig, StartError};
+use crate::server::{LocalInstance, ServerConfig};
 
 /// Where to run.
 #[derive(Debug, Clone)]
@@ -46,17 +46,6 @@ impl Target {
             Target::Endpoint(h) => format!("endpoint {h}"),
             Target::Cloud(c) => format!("cloud {}", c.database_name()),
         }
-    }
-}
-
-/// The built-in local instance could not start.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("cannot start the local instance: {0}")]
-pub struct StartLocalError(pub Arc<StartError>);
-
-impl From<StartError> for StartLocalError {
-    fn from(e: StartError) -> Self {
-        StartLocalError(Arc::new(e))
     }
 }
 
