@@ -61,12 +61,17 @@ pub fn controls_ui(ui: &mut egui::Ui, settings: &mut LoadSettings, idle: bool, l
 /// How load is applied, and the preset beside it.
 fn model_row(ui: &mut egui::Ui, settings: &mut LoadSettings, local: bool) {
     ui.label("Load as");
-    ui.horizontal_wrapped(|ui| {
+    ui.horizontal(|ui| {
         ui.radio_value(&mut settings.model, LoadModel::Open, OPEN)
             .on_hover_text(OPEN_MEANS);
         ui.radio_value(&mut settings.model, LoadModel::Closed, CLOSED)
             .on_hover_text(CLOSED_MEANS);
-        ui.separator();
+    });
+    ui.end_row();
+    // A row of its own: beside the radios it wrapped under them at 900 wide, over the next row
+    // (a grid's row keeps the height of one line).
+    ui.label("");
+    ui.horizontal(|ui| {
         let ramp = LoadSettings::knee_ramp(local);
         let hover = format!(
             "Sets a rising ramp ({} requests a second, {} s a step) that stops once latency \
@@ -85,6 +90,10 @@ fn model_row(ui: &mut egui::Ui, settings: &mut LoadSettings, local: bool) {
         if ui.button(FIND_THE_KNEE).on_hover_text(hover).clicked() {
             settings.find_the_knee(local);
         }
+        ui.label(
+            egui::RichText::new("a rising ramp that stops once latency departs")
+                .color(theme::MUTED),
+        );
     });
     ui.end_row();
 }
