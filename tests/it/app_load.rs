@@ -729,3 +729,23 @@ fn find_the_knee_ramps_until_latency_departs_and_the_tab_reads_it_in_words() {
         assert!(right > 0.0 && right <= 1280.0, "{label} ends at {right}");
     }
 }
+
+/// At 900x600 the controls keep to their rows: Find the knee, beside the radios, wrapped under them
+/// and lay over the steps' field (a grid row keeps one line's height).
+#[test]
+fn at_900x600_find_the_knee_lies_over_no_other_control() {
+    let h = egui_kittest::Harness::builder()
+        .with_size(egui::vec2(900.0, 600.0))
+        .build_eframe(|cc| SpanprofApp::new(cc, spanprof::app::AppOptions::in_memory(10_000)));
+    let mut h = load_tab_of(h, 0.5, 1);
+    h.run_steps(2);
+    let knee = h.get_by_label("Find the knee").rect();
+    for other in [RATES, "Requests a second (arrivals)", "Clients at once"] {
+        let rect = h.get_by_label(other).rect();
+        let overlap = knee.intersect(rect);
+        assert!(
+            overlap.width() <= 0.0 || overlap.height() <= 0.0,
+            "Find the knee {knee:?} lies over {other} {rect:?}"
+        );
+    }
+}
