@@ -95,11 +95,6 @@ impl LocalKeeper {
         Ok(kept)
     }
 
-    /// Whether an instance is kept now (for a holder's tests).
-    pub async fn is_serving(&self) -> bool {
-        self.0.lock().await.is_some()
-    }
-
     /// Where the kept instance serves, if one is and no run is starting it this moment (never
     /// waits: a window's frame may ask).
     pub fn address(&self) -> Option<std::net::SocketAddr> {
@@ -126,7 +121,7 @@ mod tests {
     #[tokio::test]
     async fn the_same_configuration_reaches_the_same_instance_and_another_starts_a_new_one() {
         let keeper = LocalKeeper::default();
-        assert!(!keeper.is_serving().await);
+        assert_eq!(keeper.address(), None);
         let first = keeper.instance(&small(10)).await.expect("starts");
         let again = keeper.instance(&small(10)).await.expect("kept");
         assert!(Arc::ptr_eq(&first, &again));
@@ -171,7 +166,7 @@ mod tests {
         )
         .await;
         assert!(abandoned.is_err(), "the database is not built in 50 µs");
-        assert!(!keeper.is_serving().await);
+        assert_eq!(keeper.address(), None);
         let kept = keeper.instance(&config).await.expect("starts");
         assert!(tokio::net::TcpStream::connect(address(&kept)).await.is_ok());
     }
@@ -184,6 +179,6 @@ mod tests {
         let config = ServerConfig { port, ..small(10) };
         let error = keeper.instance(&config).await.expect_err("taken");
         assert!(error.to_string().contains("cannot listen"), "{error}");
-        assert!(!keeper.is_serving().await);
+        assert_eq!(keeper.address(), None);
     }
 }

@@ -142,7 +142,7 @@ mod tests {
             format!("local instance {address}")
         );
         drop(second);
-        assert!(keeper.is_serving().await);
+        assert_eq!(keeper.address(), Some(address));
     }
 
     #[tokio::test]

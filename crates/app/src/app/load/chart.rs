@@ -170,10 +170,7 @@ impl LoadFigures {
         for (points, value) in self.points.iter_mut().zip(values) {
             if let Some(ms) = value.filter(|v| v.is_finite()) {
                 points.push(PlotPoint::new(x, log_axis::y(ms)));
-                self.latency_range = Some(match self.latency_range {
-                    Some((lo, hi)) => (lo.min(ms), hi.max(ms)),
-                    None => (ms, ms),
-                });
+                log_axis::widen(&mut self.latency_range, ms);
             }
         }
         let cells = [

@@ -18,6 +18,14 @@ pub fn ms(y: f64) -> f64 {
     10f64.powf(y)
 }
 
+/// `range` (the lowest and highest latency so far, in ms) widened to hold `ms`.
+pub fn widen(range: &mut Option<(f64, f64)>, ms: f64) {
+    *range = Some(match *range {
+        Some((lo, hi)) => (lo.min(ms), hi.max(ms)),
+        None => (ms, ms),
+    });
+}
+
 /// The whole decades around latencies from `lo` to `hi` ms, as y: the plot spans at least one.
 pub fn span(lo: f64, hi: f64) -> (f64, f64) {
     let bottom = y(lo).floor();

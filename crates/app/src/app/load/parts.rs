@@ -172,18 +172,21 @@ impl LoadParts {
         let stacked = self.stacked();
         theme::legend(ui, stacked.iter().map(|p| (p.label(), theme::part(*p))));
         let hovered_step = self.hovered.map(|(i, _)| i);
+        // Each bar's segments once a frame, not once per part and bar.
+        let segments: Vec<Vec<(Part, f64)>> =
+            (0..self.bars.len()).map(|i| self.segments(i)).collect();
         let mut charts: Vec<BarChart> = Vec::with_capacity(stacked.len());
         for &part in &stacked {
             let bars = self
                 .bars
                 .iter()
+                .zip(&segments)
                 .enumerate()
-                .map(|(i, b)| {
-                    let value = self
-                        .segments(i)
-                        .into_iter()
+                .map(|(i, (b, drawn))| {
+                    let value = drawn
+                        .iter()
                         .find(|(p, _)| *p == part)
-                        .map_or(0.0, |(_, v)| v);
+                        .map_or(0.0, |(_, v)| *v);
                     let stroke = if hovered_step == Some(i) {
                         egui::Stroke::new(1.5, theme::SELECTED)
                     } else {
@@ -215,11 +218,11 @@ impl LoadParts {
         } else {
             ("share of the step's mean", 100.0)
         };
-        let shorts: Vec<String> = self.bars.iter().map(|b| b.short.clone()).collect();
-        let last = shorts.len().max(1) as f64 - 0.5;
+        let bars = &self.bars;
+        let last = bars.len().max(1) as f64 - 0.5;
         let levels = AxisHints::new_x()
             .label(x_label)
-            .formatter(move |mark, _| level_under(&shorts, mark.value))
+            .formatter(move |mark, _| level_under(bars, mark.value))
             // A slot's width apart, as narrow as a level's digits: every step's level is written.
             .label_spacing(28.0..=36.0);
         let response = Plot::new("load-parts")
@@ -274,10 +277,13 @@ impl LoadParts {
 }
 
 /// The mark under slot `value`: its step's level, nothing between slots.
-fn level_under(shorts: &[String], value: f64) -> String {
+fn level_under(bars: &[StepBar], value: f64) -> String {
     let slot = value.round();
     match (value - slot).abs() < 1e-6 && slot >= 0.0 {
-        true => shorts.get(slot as usize).cloned().unwrap_or_default(),
+        true => bars
+            .get(slot as usize)
+            .map(|b| b.short.clone())
+            .unwrap_or_default(),
         false => String::new(),
     }
 }
@@ -333,11 +339,11 @@ mod tests {
             }
         }
         // Each step in a slot of its own, its level written under it, nothing between.
-        let shorts: Vec<String> = chart.bars.iter().map(|b| b.short.clone()).collect();
+        let shorts: Vec<&str> = chart.bars.iter().map(|b| b.short.as_str()).collect();
         assert_eq!(shorts, ["50", "200"]);
-        assert_eq!(level_under(&shorts, 1.0), "200");
-        assert_eq!(level_under(&shorts, 0.5), "");
-        assert_eq!(level_under(&shorts, 2.0), "");
+        assert_eq!(level_under(&chart.bars, 1.0), "200");
+        assert_eq!(level_under(&chart.bars, 0.5), "");
+        assert_eq!(level_under(&chart.bars, 2.0), "");
         let words = chart.bars[0].tooltip(Some(Part::Network));
         let first = words.lines().next().unwrap_or_default();
         assert_eq!(

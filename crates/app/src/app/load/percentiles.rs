@@ -1,9 +1,9 @@
 //! The Load tab's latency by percentile, the way HdrHistogram plots it: the x axis is
 //! `1 / (1 - p)` on a log scale (50%, 90%, 99%, 99.9%... evenly apart, each a tenfold rarer
 //! tail), the latency on a log scale too (the light steps' milliseconds stand apart under the
-//! heavy steps' seconds, as on the curve), one line per step coloured from the lightest load to the heaviest, from the intended
-//! start (corrected for coordinated omission); the same from the actual start dashed for the
-//! last step, or for every step on a toggle. Each line is read off the step's own encoded
+//! heavy steps' seconds, as on the curve), one line per step coloured from the lightest load to
+//! the heaviest, from the intended start (corrected for coordinated omission); the same from the
+//! actual start dashed for the last step, or for every step on a toggle. Each line is read off the step's own encoded
 //! histogram (`load::histogram::Latencies`) once, when the step ends, never per frame.
 
 use egui::Color32;
@@ -116,6 +116,8 @@ pub struct LoadPercentiles {
     pub every_actual: bool,
     /// Lines drawn in the last frame (corrected, uncorrected).
     drawn: (usize, usize),
+    /// The lowest and highest latency on any line, in ms.
+    latency_range: Option<(f64, f64)>,
 }
 
 impl LoadPercentiles {
@@ -135,12 +137,17 @@ impl LoadPercentiles {
                 .map(|uncorrected| (corrected, uncorrected))
         });
         match read {
-            Ok((corrected, uncorrected)) => self.steps.push(StepLines {
-                colour: self.scale.colour(step.level().value()),
-                name,
-                corrected: on_log_axis(corrected),
-                uncorrected: on_log_axis(uncorrected),
-            }),
+            Ok((corrected, uncorrected)) => {
+                for point in corrected.iter().chain(&uncorrected) {
+                    log_axis::widen(&mut self.latency_range, point.y);
+                }
+                self.steps.push(StepLines {
+                    colour: self.scale.colour(step.level().value()),
+                    name,
+                    corrected: on_log_axis(corrected),
+                    uncorrected: on_log_axis(uncorrected),
+                })
+            }
             Err(e) => self.unreadable.push(format!("{name}: {e}")),
         }
     }
@@ -188,16 +195,8 @@ impl LoadPercentiles {
             .map(|p| p.x)
             .fold(1.0, f64::max);
         let (bottom, ceiling) = self
-            .steps
-            .iter()
-            .flat_map(|s| s.corrected.iter().chain(&s.uncorrected))
-            .map(|p| p.y)
-            .fold(None, |span: Option<(f64, f64)>, y| {
-                Some(span.map_or((y, y), |(lo, hi)| (lo.min(y), hi.max(y))))
-            })
-            .map_or((0.0, 1.0), |(lo, hi)| {
-                log_axis::span(log_axis::ms(lo), log_axis::ms(hi))
-            });
+            .latency_range
+            .map_or((0.0, 1.0), |(lo, hi)| log_axis::span(lo, hi));
         let last = self.steps.len().saturating_sub(1);
         let mut drawn = (0, 0);
         Plot::new("load-percentiles")
