@@ -251,4 +251,37 @@ impl Spanner for LocalSpanner {
     ) -> Result<Response<pb::PartitionResponse>, Status> {
         partitions::partition_query(self, request).await
     }
+
+    async fn execute_batch_dml(
+        &self,
+        _request: Request<pb::ExecuteBatchDmlRequest>,
+    ) -> Result<Response<pb::ExecuteBatchDmlResponse>, Status> {
+        Err(read_only())
+    }
+
+    async fn read(
+        &self,
+        _request: Request<pb::ReadRequest>,
+    ) -> Result<Response<EncodedResultSet>, Status> {
+        Err(Status::unimplemented(
+            "the built-in local instance does not serve Read; use ExecuteSql",
+        ))
+    }
+
+    type StreamingReadStream = live::Response;
+
+    async fn streaming_read(
+        &self,
+        _request: Request<pb::ReadRequest>,
+    ) -> Result<Response<Self::StreamingReadStream>, Status> {
+        Err(Status::unimplemented(
+            "the built-in local instance does not serve StreamingRead; use ExecuteStreamingSql",
+        ))
+    }
+}
+
+fn read_only() -> Status {
+    Status::failed_precondition(
+        "the built-in local instance serves read-only transactions only; use a read-only transaction",
+    )
 }
