@@ -190,9 +190,10 @@ fn the_library_seed_says_what_it_created_reused_and_wrote() {
     let written: Vec<(&str, u64)> = first.tables.iter().map(|t| (t.table, t.rows)).collect();
     let demo = spanprof::demo::music::singer_rows().len() as u64
         + spanprof::demo::music::album_rows().len() as u64
-        + spanprof::demo::blobs::ids().count() as u64;
+        + spanprof::demo::blobs::ids().count() as u64
+        + spanprof::demo::accounts::ids().count() as u64;
     assert_eq!(written[0], ("Seed23", 250));
-    assert_eq!(written.last(), Some(&("Blobs", 14)));
+    assert_eq!(written.last(), Some(&("Accounts", 1_000)));
     assert_eq!(first.rows(), 250 + demo);
     assert!(
         first.elapsed
@@ -314,7 +315,12 @@ fn ensure_database_adds_only_the_missing_tables() {
         assert_eq!(
             ensure(ddl.clone()).await,
             Ensured::Reused {
-                added_tables: vec!["Singers".into(), "Albums".into(), "Blobs".into()]
+                added_tables: vec![
+                    "Singers".into(),
+                    "Albums".into(),
+                    "Blobs".into(),
+                    "Accounts".into()
+                ]
             }
         );
         assert_eq!(

@@ -219,6 +219,7 @@ async fn load_table(
         "Singers" => load(Box::new(demo::music::singer_rows().into_iter())).await,
         "Albums" => load(Box::new(demo::music::album_rows().into_iter())).await,
         "Blobs" => load(Box::new(demo::blobs::ids().filter_map(demo::blobs::row))).await,
+        "Accounts" => load(Box::new(demo::accounts::rows())).await,
         _ => Ok(0),
     }
 }

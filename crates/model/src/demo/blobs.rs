@@ -28,6 +28,7 @@ pub fn table() -> DemoTable {
         primary_key: vec!["Id"],
         length_limits: Vec::new(),
         parent: None,
+        not_null: Vec::new(),
     }
 }
 

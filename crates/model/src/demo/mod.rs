@@ -6,8 +6,10 @@
 //! row id, column) and the same on every machine:
 //! - [`seed23`]: the 23-column `Seed23` table of the recorded stream vectors, as many rows as asked for;
 //! - [`music`]: the classic `Singers` and interleaved `Albums` sample, a few fixed rows;
-//! - [`blobs`]: `Blobs`, 14 rows whose `Data` doubles from 1 KiB to 8 MiB.
+//! - [`blobs`]: `Blobs`, 14 rows whose `Data` doubles from 1 KiB to 8 MiB;
+//! - [`accounts`]: `Accounts`, 1,000 balances of 1,000, for read-write transactions.
 
+pub mod accounts;
 pub mod blobs;
 pub mod music;
 pub mod rng;
@@ -32,11 +34,13 @@ pub struct DemoTable {
     pub length_limits: Vec<(&'static str, u32)>,
     /// The table this one is interleaved in (`INTERLEAVE IN PARENT .. ON DELETE CASCADE`), if any.
     pub parent: Option<&'static str>,
+    /// The columns besides the key that are `NOT NULL`.
+    pub not_null: Vec<&'static str>,
 }
 
 impl DemoTable {
     /// The GoogleSQL `CREATE TABLE` statement for the emulator, on one line and without a trailing
-    /// semicolon. Key columns are `NOT NULL`.
+    /// semicolon. Key columns are `NOT NULL`, and those [`DemoTable::not_null`] names.
     ///
     /// `CREATE TABLE Albums (SingerId INT64 NOT NULL, ..., MarketingBudget INT64) PRIMARY KEY
     /// (SingerId, AlbumId), INTERLEAVE IN PARENT Singers ON DELETE CASCADE`
@@ -52,7 +56,8 @@ impl DemoTable {
             out.push_str(&column.name);
             out.push(' ');
             push_ddl_type(&mut out, &column.ty, self.length_limit(&column.name));
-            if self.primary_key.contains(&column.name.as_str()) {
+            let name = column.name.as_str();
+            if self.primary_key.contains(&name) || self.not_null.contains(&name) {
                 out.push_str(" NOT NULL");
             }
         }
@@ -106,13 +111,14 @@ fn push_ddl_type(out: &mut String, ty: &Type, limit: Option<u32>) {
 }
 
 /// All demo tables, parents before the tables interleaved in them: `Seed23`, `Singers`, `Albums`,
-/// `Blobs`.
+/// `Blobs`, `Accounts`.
 pub fn tables() -> Vec<DemoTable> {
     vec![
         seed23::table(),
         music::singers(),
         music::albums(),
         blobs::table(),
+        accounts::table(),
     ]
 }
 
@@ -169,6 +175,11 @@ mod tests {
             "CREATE TABLE Blobs (Id INT64 NOT NULL, Label STRING(MAX), SizeBytes INT64, \
              Data BYTES(MAX)) PRIMARY KEY (Id)"
         );
+        assert_eq!(
+            accounts::table().ddl(),
+            "CREATE TABLE Accounts (AccountId INT64 NOT NULL, Balance INT64 NOT NULL) PRIMARY KEY \
+             (AccountId)"
+        );
     }
 
     #[test]
@@ -188,7 +199,7 @@ mod tests {
     fn tables_are_well_formed_and_parents_come_first() {
         let tables = tables();
         let names: Vec<&str> = tables.iter().map(|t| t.name).collect();
-        assert_eq!(names, ["Seed23", "Singers", "Albums", "Blobs"]);
+        assert_eq!(names, ["Seed23", "Singers", "Albums", "Blobs", "Accounts"]);
         for (i, table) in tables.iter().enumerate() {
             let mut columns: Vec<&str> = table.columns.iter().map(|c| c.name.as_str()).collect();
             columns.sort_unstable();

@@ -77,6 +77,7 @@ pub fn singers() -> DemoTable {
         primary_key: vec!["SingerId"],
         length_limits: vec![("FirstName", 1024), ("LastName", 1024)],
         parent: None,
+        not_null: Vec::new(),
     }
 }
 
@@ -94,6 +95,7 @@ pub fn albums() -> DemoTable {
         primary_key: vec!["SingerId", "AlbumId"],
         length_limits: Vec::new(),
         parent: Some("Singers"),
+        not_null: Vec::new(),
     }
 }
 
