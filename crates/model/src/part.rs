@@ -11,11 +11,17 @@
 //! - `partition_query`: a partitioned read's PartitionQuery call;
 //! - the client's wait for the transport, split in two: `server` (while the server was still
 //!   working on the query) and `network` (the rest: latency and transfer);
-//! - `backoff`: waiting before re-sending a broken stream;
+//! - `backoff`: waiting before re-sending a broken stream (and, in a read-write transaction,
+//!   before an aborted attempt's retry);
 //! - `wire_decode` and `row_decode`: the CPU time its thread got while decoding;
 //! - `client_work`: the CPU time of the client's own work between its waits and decodes;
 //! - `descheduled`: the time its timed work spent off the CPU (the scheduler's, not its own);
 //! - `untimed`: what no measurement covers (small; a report says when it is not).
+//!
+//! A read-write transaction (`profile --read-write`) adds its own around a query's: `aborted` (the
+//! attempts the server aborted, whole), `backoff` before each retry, and in the attempt that ended
+//! it `begin`, its statements' query parts summed, `batch_dml`, `think` (its `SLEEP` steps) and
+//! `commit`.
 //!
 //! A client program profiled at the local instance (`spanprof client`) has parts of its own, as
 //! the server saw it: `startup`, `first_byte`, `streaming`, `blocked` (the server waiting on the
@@ -109,6 +115,11 @@ pub enum Part {
     Cold(ColdStep),
     /// A partitioned read's PartitionQuery call.
     PartitionQuery,
+    /// A read-write transaction's attempts that aborted, whole (each retried after its back-off).
+    Aborted,
+    /// A read-write transaction's BeginTransaction call (an inline begin is in its first
+    /// statement's parts).
+    Begin,
     /// Waiting while the server worked on the query.
     Server,
     /// Waiting for what the server had sent: latency and transfer.
@@ -123,6 +134,13 @@ pub enum Part {
     ClientWork,
     /// The client's timed work off the CPU.
     Descheduled,
+    /// A read-write transaction's ExecuteBatchDml calls.
+    BatchDml,
+    /// A read-write transaction held open by its script's `SLEEP` steps.
+    Think,
+    /// A read-write transaction's Commit call (and the commits a multiplexed session's retry
+    /// reply asked for).
+    Commit,
     /// What no measurement covers.
     Untimed,
     /// A client program's start to its first query request (at the server).
@@ -209,7 +227,7 @@ pub fn level_colour(t: f64) -> Rgb {
 /// colour-vision deficiency: at least 20 apart in CIE76 ΔE under deuteranopia, protanopia and
 /// tritanopia as Machado, Oliveira and Fernandes's model simulates them (the test below), with
 /// greys for what is not the client's own work.
-const INFO: [PartInfo; 20] = [
+const INFO: [PartInfo; 25] = [
     info(
         "dns",
         "dns_ms",
@@ -260,6 +278,20 @@ const INFO: [PartInfo; 20] = [
         "a partitioned read's PartitionQuery call, before its partitions stream",
     ),
     info(
+        "aborted",
+        "aborted_ms",
+        "aborted attempts",
+        [0x4a, 0x12, 0x52],
+        "a read-write transaction's attempts that the server aborted, whole, before the one that ended it",
+    ),
+    info(
+        "begin",
+        "begin_ms",
+        "begin",
+        [0x24, 0x27, 0x9e],
+        "a read-write transaction's BeginTransaction call (an inline begin rides on its first statement)",
+    ),
+    info(
         "server",
         "server_ms",
         "server",
@@ -278,7 +310,7 @@ const INFO: [PartInfo; 20] = [
         "backoff_ms",
         "back-off",
         [0x83, 0x09, 0xff],
-        "waiting before re-sending a broken stream (resumes)",
+        "waiting before a retry: re-sending a broken stream, or an aborted transaction's next attempt",
     ),
     info(
         "wire_decode",
@@ -307,6 +339,27 @@ const INFO: [PartInfo; 20] = [
         "descheduled",
         [0x99, 0x99, 0x99],
         "the client's timed work off the CPU: the scheduler's time, not the client's",
+    ),
+    info(
+        "batch_dml",
+        "batch_dml_ms",
+        "batch DML",
+        [0x75, 0x5a, 0x5c],
+        "a read-write transaction's ExecuteBatchDml calls, whole",
+    ),
+    info(
+        "think",
+        "think_ms",
+        "think",
+        [0xab, 0xfc, 0x67],
+        "a read-write transaction held open by its script's SLEEP steps",
+    ),
+    info(
+        "commit",
+        "commit_ms",
+        "commit",
+        [0x0b, 0x0d, 0x04],
+        "a read-write transaction's Commit call, with any commit a multiplexed session's retry reply asked for",
     ),
     info(
         "untimed",
@@ -354,7 +407,7 @@ const INFO: [PartInfo; 20] = [
 
 impl Part {
     /// Every part, in the order reports list and charts stack them.
-    pub const ALL: [Part; 20] = [
+    pub const ALL: [Part; 25] = [
         Part::Cold(ColdStep::Dns),
         Part::Cold(ColdStep::Tcp),
         Part::Cold(ColdStep::Tls),
@@ -362,6 +415,8 @@ impl Part {
         Part::Cold(ColdStep::Token),
         Part::Cold(ColdStep::Session),
         Part::PartitionQuery,
+        Part::Aborted,
+        Part::Begin,
         Part::Server,
         Part::Network,
         Part::Backoff,
@@ -369,6 +424,9 @@ impl Part {
         Part::RowDecode,
         Part::ClientWork,
         Part::Descheduled,
+        Part::BatchDml,
+        Part::Think,
+        Part::Commit,
         Part::Untimed,
         Part::Startup,
         Part::FirstByte,
@@ -400,6 +458,25 @@ impl Part {
         Part::Untimed,
     ];
 
+    /// A read-write transaction's parts, in order: its aborted attempts and back-offs, then the
+    /// attempt that ended it: begin, its statements' parts (a query's, summed), batch DML, think
+    /// time and commit.
+    pub const TRANSACTION: [Part; 13] = [
+        Part::Aborted,
+        Part::Begin,
+        Part::Server,
+        Part::Network,
+        Part::Backoff,
+        Part::WireDecode,
+        Part::RowDecode,
+        Part::ClientWork,
+        Part::Descheduled,
+        Part::BatchDml,
+        Part::Think,
+        Part::Commit,
+        Part::Untimed,
+    ];
+
     /// A client program's parts as the server saw them (`spanprof client`), in order.
     pub const SUBJECT: [Part; 6] = [
         Part::Startup,
@@ -415,19 +492,24 @@ impl Part {
         match self {
             Part::Cold(step) => step.index(),
             Part::PartitionQuery => 6,
-            Part::Server => 7,
-            Part::Network => 8,
-            Part::Backoff => 9,
-            Part::WireDecode => 10,
-            Part::RowDecode => 11,
-            Part::ClientWork => 12,
-            Part::Descheduled => 13,
-            Part::Untimed => 14,
-            Part::Startup => 15,
-            Part::FirstByte => 16,
-            Part::Streaming => 17,
-            Part::Blocked => 18,
-            Part::Tail => 19,
+            Part::Aborted => 7,
+            Part::Begin => 8,
+            Part::Server => 9,
+            Part::Network => 10,
+            Part::Backoff => 11,
+            Part::WireDecode => 12,
+            Part::RowDecode => 13,
+            Part::ClientWork => 14,
+            Part::Descheduled => 15,
+            Part::BatchDml => 16,
+            Part::Think => 17,
+            Part::Commit => 18,
+            Part::Untimed => 19,
+            Part::Startup => 20,
+            Part::FirstByte => 21,
+            Part::Streaming => 22,
+            Part::Blocked => 23,
+            Part::Tail => 24,
         }
     }
 

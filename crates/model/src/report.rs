@@ -18,6 +18,7 @@ mod id;
 mod outcome;
 mod record;
 mod timeline;
+mod transaction;
 
 pub use crate::kind::{QueryMode, Reader, SessionKind};
 pub use crate::part::{ColdStep, Measure, Part, Split};
@@ -34,6 +35,7 @@ pub use timeline::{
     Between, Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, SetupStep, Span,
     Timeline,
 };
+pub use transaction::{Attempt, AttemptOutcome, Step, StepKind, StoredTimings, TransactionRecord};
 
 impl IterationRecord {
     /// This iteration's time in `measure`, in milliseconds: its total, or one of its parts (0
@@ -122,6 +124,10 @@ pub struct RunConfig {
     /// one process and its cores); `None` for the command line's runs and in older reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_cpu: Option<WindowCpu>,
+    /// How a read-write transaction ran (`profile --read-write`): isolation, lock mode, begin,
+    /// commit options, tag and retry policy, in words. `None` for a query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_write: Option<String>,
 }
 
 /// The CPU the window took while a run was measured: every thread of its process outside the

@@ -36,6 +36,7 @@ pub mod refusal;
 pub mod run_diff;
 pub mod subject;
 pub mod sweep;
+pub mod transactions;
 
 pub use causes::{Cause, ExplainError, Explanation, IterationCauses, Location, RunCauses, explain};
 pub use comparison::{
@@ -54,3 +55,4 @@ pub use refusal::sql_span;
 pub use run_diff::{Deltas, MeasureDelta, SettingChange, deltas, setting_changes};
 pub use subject::{SubjectComparison, subject_comparison};
 pub use sweep::{Band, CostModel, Sweep, SweepRow, sweep};
+pub use transactions::Transactions;

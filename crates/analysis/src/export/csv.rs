@@ -37,7 +37,7 @@ const AFTER_PARTS: [&str; 31] = [
     "session_kind",
     "request_id",
     "trace_id",
-    "attempts",
+    "rpc_attempts",
     "attempt_ms",
     "operation_ms",
     "gfe_ms",
@@ -56,7 +56,12 @@ const AFTER_PARTS: [&str; 31] = [
 ];
 
 /// The last columns: what no part or raw column above holds.
-const LAST: [&str; 2] = ["outside_wait_and_decode_ms", "transfer_ms"];
+const LAST: [&str; 4] = [
+    "outside_wait_and_decode_ms",
+    "transfer_ms",
+    "transaction_attempts",
+    "aborts",
+];
 
 const WIDTH: usize = BEFORE_PARTS.len() + Part::ALL.len() + AFTER_PARTS.len() + LAST.len();
 
@@ -158,11 +163,13 @@ fn row(record: &IterationRecord) -> Vec<String> {
     );
     row.push(optional_ms(accounting.overlap_ms));
     // A row without a wait (a failed iteration) has nothing split.
-    row.push(if record.query.stream_wait_ms.is_some() {
-        accounting.split.as_str().to_owned()
-    } else {
-        String::new()
-    });
+    row.push(
+        if record.query.stream_wait_ms.is_some() || record.transaction.is_some() {
+            accounting.split.as_str().to_owned()
+        } else {
+            String::new()
+        },
+    );
     row.extend(carried(record));
     row.extend(raw(record));
     row
@@ -206,8 +213,10 @@ fn carried(record: &IterationRecord) -> [String; 18] {
     ]
 }
 
-/// The raw measurements, `stream_wait_ms` to the end of [`COLUMNS`].
-fn raw(record: &IterationRecord) -> [String; 13] {
+/// The raw measurements, `stream_wait_ms` to `transfer_ms`, then a read-write transaction's
+/// attempts and how many of them aborted.
+fn raw(record: &IterationRecord) -> [String; 15] {
+    let transaction = record.transaction.as_ref();
     let subject = record.subject.as_ref();
     [
         optional_ms(record.query.stream_wait_ms),
@@ -223,6 +232,8 @@ fn raw(record: &IterationRecord) -> [String; 13] {
         optional_ms(record.query.client_work_cpu_ms),
         optional_ms(record.query.outside_wait_and_decode_ms),
         optional_ms(subject.and_then(|s| s.transfer_ms)),
+        optional(transaction.map(|t| t.attempts.len() as u64)),
+        optional(transaction.map(|t| t.aborted().count() as u64)),
     ]
 }
 
@@ -244,14 +255,14 @@ mod tests {
     use crate::export::fixture::{ERROR_MESSAGE, reports};
 
     const GOLDEN: &str = "\
-run,iteration,warmup,status,started_at,total_ms,dns_ms,tcp_ms,tls_ms,http2_ms,token_ms,session_ms,partition_query_ms,server_ms,network_ms,backoff_ms,wire_decode_ms,row_decode_ms,client_work_ms,descheduled_ms,untimed_ms,startup_ms,first_byte_ms,streaming_ms,blocked_ms,tail_ms,overlap_ms,split,ttfb_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,seq,check,session_kind,request_id,trace_id,attempts,attempt_ms,operation_ms,gfe_ms,afe_ms,stream_wait_ms,server_elapsed_ms,server_cpu_ms,server_client_wait_ms,server_queue_ms,wire_decode_wall_ms,wire_decode_cpu_ms,row_decode_wall_ms,row_decode_cpu_ms,client_work_wall_ms,client_work_cpu_ms,outside_wait_and_decode_ms,transfer_ms
-\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,,,,,,,,,,,5.000,3.000,,,32.000,,,,,,,,30.000,100,100,2,0,4096,0,,,,,,,,,,26.000,,,25.000,20.000,,,5.000,,3.000,,,,2.000,
-\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,,,,,,,,1.250,0.000,,1.500,1.000,,,6.250,,,,,,3.750,estimated,6.500,100,100,2,1,4096,0,,,,,1.0123456789abcdef.1.1.2.1,4bf92f3577b34da6a3ce929d0e0e4736,1,9.500,9.500,5.500,0.500,1.250,5.000,4.000,,,1.500,,1.000,,,,1.250,
-\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,,,,,,,,,,,2.000,1.500,,,8.500,,,,,,,,7.000,100,,2,1,4096,1,,,,,,,,,,,,,6.000,,,,2.000,,1.500,,,,2.500,
-\"fast, cached\",4,false,error,2026-03-01T10:00:00.300Z,3.250,,,,,,,,,,,,,,,3.250,,,,,,,,,0,,0,0,0,0,\"bad value, \"\"x\"\"
-at row 7\",,,,,,,,,,,,,,,,,,,,,,,
-slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,,,,,,,,100.000,,,,,,,,,1,,1,0,12,0,,,,,,,,,,,,,,,,,,,,,,,,
-slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,,,,,,,,0.125,,,,,,,,,0,,0,0,0,0,cancelled by user,,,,,,,,,,,,,,,,,,,,,,,
+run,iteration,warmup,status,started_at,total_ms,dns_ms,tcp_ms,tls_ms,http2_ms,token_ms,session_ms,partition_query_ms,aborted_ms,begin_ms,server_ms,network_ms,backoff_ms,wire_decode_ms,row_decode_ms,client_work_ms,descheduled_ms,batch_dml_ms,think_ms,commit_ms,untimed_ms,startup_ms,first_byte_ms,streaming_ms,blocked_ms,tail_ms,overlap_ms,split,ttfb_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,seq,check,session_kind,request_id,trace_id,rpc_attempts,attempt_ms,operation_ms,gfe_ms,afe_ms,stream_wait_ms,server_elapsed_ms,server_cpu_ms,server_client_wait_ms,server_queue_ms,wire_decode_wall_ms,wire_decode_cpu_ms,row_decode_wall_ms,row_decode_cpu_ms,client_work_wall_ms,client_work_cpu_ms,outside_wait_and_decode_ms,transfer_ms,transaction_attempts,aborts
+\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,,,,,,,,,,,,,5.000,3.000,,,,,,32.000,,,,,,,,30.000,100,100,2,0,4096,0,,,,,,,,,,26.000,,,25.000,20.000,,,5.000,,3.000,,,,2.000,,,
+\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,,,,,,,,,,1.250,0.000,,1.500,1.000,,,,,,6.250,,,,,,3.750,estimated,6.500,100,100,2,1,4096,0,,,,,1.0123456789abcdef.1.1.2.1,4bf92f3577b34da6a3ce929d0e0e4736,1,9.500,9.500,5.500,0.500,1.250,5.000,4.000,,,1.500,,1.000,,,,1.250,,,
+\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,,,,,,,,,,,,,2.000,1.500,,,,,,8.500,,,,,,,,7.000,100,,2,1,4096,1,,,,,,,,,,,,,6.000,,,,2.000,,1.500,,,,2.500,,,
+\"fast, cached\",4,false,error,2026-03-01T10:00:00.300Z,3.250,,,,,,,,,,,,,,,,,,,,3.250,,,,,,,,,0,,0,0,0,0,\"bad value, \"\"x\"\"
+at row 7\",,,,,,,,,,,,,,,,,,,,,,,,,
+slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,,,,,,,,,,,,,100.000,,,,,,,,,1,,1,0,12,0,,,,,,,,,,,,,,,,,,,,,,,,,,
+slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,,,,,,,,,,,,,0.125,,,,,,,,,0,,0,0,0,0,cancelled by user,,,,,,,,,,,,,,,,,,,,,,,,,
 ";
 
     #[test]
@@ -264,9 +275,9 @@ slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,,,,,,,,0.125,,,,,,,,,0,
     #[test]
     fn header_starts_with_the_iteration_then_its_parts() {
         let fixed = "run,iteration,warmup,status,started_at,total_ms,dns_ms,tcp_ms,tls_ms,\
-                     http2_ms,token_ms,session_ms,partition_query_ms,server_ms,network_ms,\
-                     backoff_ms,wire_decode_ms,row_decode_ms,client_work_ms,descheduled_ms,\
-                     untimed_ms";
+                     http2_ms,token_ms,session_ms,partition_query_ms,aborted_ms,begin_ms,\
+                     server_ms,network_ms,backoff_ms,wire_decode_ms,row_decode_ms,\
+                     client_work_ms,descheduled_ms,batch_dml_ms,think_ms,commit_ms,untimed_ms";
         assert!(COLUMNS.join(",").starts_with(&format!("{fixed},")));
     }
 

@@ -472,7 +472,7 @@ mod tests {
           "request_id": "1.0123456789abcdef.1.1.2.1",
           "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
           "operation_ms": 9.5,
-          "attempts": 1,
+          "rpc_attempts": 1,
           "attempt_ms": [
             9.5
           ],

@@ -22,6 +22,11 @@ fn the_sets_cover_every_part_once_but_untimed() {
         .iter()
         .chain(&Part::QUERY)
         .chain(&Part::SUBJECT)
+        .chain(
+            Part::TRANSACTION
+                .iter()
+                .filter(|p| !Part::QUERY.contains(p)),
+        )
         .copied()
         .collect();
     seen.sort_unstable();
@@ -30,6 +35,12 @@ fn the_sets_cover_every_part_once_but_untimed() {
         untimed, 2,
         "untimed ends both a query's and a program's parts"
     );
+    for part in Part::QUERY {
+        assert!(
+            part == Part::PartitionQuery || Part::TRANSACTION.contains(&part),
+            "a transaction's statements have every part of a query's: {part:?}"
+        );
+    }
     seen.dedup();
     assert_eq!(seen, Part::ALL.to_vec());
 }
@@ -166,8 +177,9 @@ fn delta_e(a: [f64; 3], b: [f64; 3]) -> f64 {
 #[test]
 fn parts_drawn_together_stay_apart_for_colour_blind_readers() {
     let subject: Vec<Part> = Part::SUBJECT.to_vec();
-    let sets: [(&str, &[Part]); 3] = [
+    let sets: [(&str, &[Part]); 4] = [
         ("a query's parts", &Part::QUERY),
+        ("a read-write transaction's parts", &Part::TRANSACTION),
         ("a cold start's steps", &Part::COLD_START),
         ("a client program's parts", &subject),
     ];

@@ -12,13 +12,18 @@
 //! `network = wait - server`, and what is left of `W` ran beside the client's own work: the
 //! overlap, reported and never added.
 //!
+//! A read-write transaction's time (`profile --read-write`) is its aborted attempts whole, the
+//! back-off slept before each retry, and the attempt that ended it: begin, each streamed
+//! statement split as a query's is, batch DML, think time and commit.
+//!
 //! A client program's time as the server saw it (`spanprof client`) splits into start-up, first
 //! byte, streaming (first to last message, less the server's wait on the program), blocked (that
 //! wait), to exit and untimed.
 
 use crate::part::{Part, Split};
 
-use super::{IterationRecord, SubjectTimings};
+use super::transaction::{StepKind, TransactionRecord};
+use super::{IterationRecord, QueryTimings, SubjectTimings};
 
 /// Microseconds in whole numbers, so that parts add up exactly: a non-finite or negative
 /// figure counts as 0.
@@ -46,6 +51,13 @@ pub struct Parts {
 impl Parts {
     fn set(&mut self, part: Part, us: u64) {
         self.us[part.index()] = us;
+        self.present |= 1 << part.index();
+    }
+
+    /// Adds `us` to the part (present from then on).
+    fn add(&mut self, part: Part, us: u64) {
+        let slot = &mut self.us[part.index()];
+        *slot = slot.saturating_add(us);
         self.present |= 1 << part.index();
     }
 
@@ -145,51 +157,16 @@ impl IterationRecord {
         {
             return self.subject_accounting(&subject);
         }
-        let q = &self.query;
+        if let Some(transaction) = &self.transaction {
+            return self.transaction_accounting(transaction);
+        }
         let mut parts = Parts::default();
         for (step, ms) in self.cold.iter().flat_map(|c| c.iter()) {
             parts.put(Part::Cold(step), Some(ms));
         }
-        parts.put(Part::PartitionQuery, q.partition_query_ms);
-        let (split, work_us) = self.server_work_us();
-        let mut overlap_ms = None;
-        if let Some(wait) = q.stream_wait_ms.map(us) {
-            let server = work_us.map_or(0, |work| work.min(wait));
-            if let Some(work) = work_us {
-                parts.set(Part::Server, server);
-                overlap_ms = Some(to_ms(work - server));
-            }
-            parts.set(Part::Network, wait - server);
-        }
-        // A resume's back-off, where there was one (0 is no part: nothing broke).
-        parts.put(Part::Backoff, q.backoff_ms.filter(|ms| *ms > 0.0));
-        let decode = [
-            (
-                Part::WireDecode,
-                q.wire_decode_wall_ms,
-                q.wire_decode_cpu_ms,
-            ),
-            (Part::RowDecode, q.row_decode_wall_ms, q.row_decode_cpu_ms),
-        ];
-        let mut off_cpu = 0u64;
-        for (part, wall, cpu) in decode {
-            if let Some(wall) = wall.map(us) {
-                let cpu = cpu.map_or(wall, us).min(wall);
-                parts.set(part, cpu);
-                off_cpu = off_cpu.saturating_add(wall - cpu);
-            }
-        }
+        parts.put(Part::PartitionQuery, self.query.partition_query_ms);
         let work = self.client_work();
-        if let Some((wall, cpu)) = work {
-            parts.set(Part::ClientWork, cpu);
-            off_cpu = off_cpu.saturating_add(wall - cpu);
-        }
-        match q.descheduled_ms {
-            // The recorded figure is the same sum, taken span by span.
-            Some(ms) => parts.set(Part::Descheduled, us(ms)),
-            None if off_cpu > 0 => parts.set(Part::Descheduled, off_cpu),
-            None => {}
-        }
+        let (split, overlap_ms) = query_parts(&self.query, work, &mut parts);
         parts.close(
             us(self.total_ms),
             &[
@@ -202,27 +179,75 @@ impl IterationRecord {
         Accounting {
             parts,
             overlap_ms,
-            split: if work_us.is_some() {
-                split
-            } else {
-                Split::None
-            },
-            client_work_timed: work.is_some() || q.stream_wait_ms.is_none(),
+            split,
+            client_work_timed: work.is_some() || self.query.stream_wait_ms.is_none(),
         }
     }
 
-    /// The server's work in microseconds and how it was known: its elapsed time less its reported
-    /// wait on the client, or its elapsed time alone.
-    fn server_work_us(&self) -> (Split, Option<u64>) {
-        match (
-            self.query.server_elapsed_ms.map(us),
-            self.query.server_client_wait_ms.map(us),
-        ) {
-            (Some(elapsed), Some(blocked)) => {
-                (Split::Measured, Some(elapsed.saturating_sub(blocked)))
+    /// A read-write transaction's parts: its aborted attempts whole and the back-off after each,
+    /// then the attempt that ended it step by step: begin, each streamed statement's query parts
+    /// (summed), batch DML, think time and commit; `untimed` closes the total.
+    fn transaction_accounting(&self, t: &TransactionRecord) -> Accounting {
+        let mut parts = Parts::default();
+        let (ended, before) = match t.attempts.split_last() {
+            Some((last, before)) => (Some(last), before),
+            None => (None, &[][..]),
+        };
+        if !before.is_empty() {
+            let aborted = before
+                .iter()
+                .fold(0u64, |sum, a| sum.saturating_add(us(a.total_ms)));
+            parts.set(Part::Aborted, aborted);
+        }
+        let backoff = t.attempts.iter().fold(0u64, |sum, a| {
+            sum.saturating_add(a.backoff_ms.map_or(0, us))
+        });
+        if backoff > 0 {
+            parts.set(Part::Backoff, backoff);
+        }
+        let (mut split, mut overlap) = (Split::None, None::<f64>);
+        if let Some(last) = ended {
+            for (kind, part) in [
+                (StepKind::Begin, Part::Begin),
+                (StepKind::BatchDml, Part::BatchDml),
+                (StepKind::Think, Part::Think),
+                (StepKind::Commit, Part::Commit),
+            ] {
+                if last.steps.iter().any(|s| s.kind == Some(kind)) {
+                    parts.set(part, us(last.ms_of(kind)));
+                }
             }
-            (Some(elapsed), None) => (Split::Estimated, Some(elapsed)),
-            (None, _) => (Split::None, None),
+            for q in last.statements() {
+                let work = q.client_work_wall_ms.map(|wall| {
+                    let wall = us(wall);
+                    (wall, q.client_work_cpu_ms.map_or(wall, us).min(wall))
+                });
+                let (s, o) = query_parts(&q, work, &mut parts);
+                if split == Split::None {
+                    split = s;
+                }
+                if let Some(o) = o {
+                    overlap = Some(overlap.unwrap_or(0.0) + o);
+                }
+            }
+        }
+        parts.close(
+            us(self.total_ms),
+            &[
+                Part::Network,
+                Part::Server,
+                Part::Descheduled,
+                Part::ClientWork,
+                Part::Think,
+                Part::Commit,
+                Part::Aborted,
+            ],
+        );
+        Accounting {
+            parts,
+            overlap_ms: overlap,
+            split,
+            client_work_timed: true,
         }
     }
 
@@ -266,6 +291,73 @@ impl IterationRecord {
             client_work_timed: true,
         }
     }
+}
+
+/// The server's work in microseconds and how it was known: its elapsed time less its reported
+/// wait on the client, or its elapsed time alone.
+fn server_work_us(q: &QueryTimings) -> (Split, Option<u64>) {
+    match (q.server_elapsed_ms.map(us), q.server_client_wait_ms.map(us)) {
+        (Some(elapsed), Some(blocked)) => (Split::Measured, Some(elapsed.saturating_sub(blocked))),
+        (Some(elapsed), None) => (Split::Estimated, Some(elapsed)),
+        (None, _) => (Split::None, None),
+    }
+}
+
+/// Adds one streamed call's parts to `parts`: its waits split between `server` and `network`, a
+/// resume's back-off, its decodes' and own work's CPU time (`work`: wall and CPU in microseconds)
+/// and their time off the CPU. Returns how the wait was split and the server's work that ran
+/// beside the client's (the overlap, never a part).
+fn query_parts(
+    q: &QueryTimings,
+    work: Option<(u64, u64)>,
+    parts: &mut Parts,
+) -> (Split, Option<f64>) {
+    let (split, work_us) = server_work_us(q);
+    let mut overlap_ms = None;
+    if let Some(wait) = q.stream_wait_ms.map(us) {
+        let server = work_us.map_or(0, |work| work.min(wait));
+        if let Some(work) = work_us {
+            parts.add(Part::Server, server);
+            overlap_ms = Some(to_ms(work - server));
+        }
+        parts.add(Part::Network, wait - server);
+    }
+    // A resume's back-off, where there was one (0 is no part: nothing broke).
+    if let Some(ms) = q.backoff_ms.filter(|ms| *ms > 0.0) {
+        parts.add(Part::Backoff, us(ms));
+    }
+    let decode = [
+        (
+            Part::WireDecode,
+            q.wire_decode_wall_ms,
+            q.wire_decode_cpu_ms,
+        ),
+        (Part::RowDecode, q.row_decode_wall_ms, q.row_decode_cpu_ms),
+    ];
+    let mut off_cpu = 0u64;
+    for (part, wall, cpu) in decode {
+        if let Some(wall) = wall.map(us) {
+            let cpu = cpu.map_or(wall, us).min(wall);
+            parts.add(part, cpu);
+            off_cpu = off_cpu.saturating_add(wall - cpu);
+        }
+    }
+    if let Some((wall, cpu)) = work {
+        parts.add(Part::ClientWork, cpu);
+        off_cpu = off_cpu.saturating_add(wall - cpu);
+    }
+    match q.descheduled_ms {
+        // The recorded figure is the same sum, taken span by span.
+        Some(ms) => parts.add(Part::Descheduled, us(ms)),
+        None if off_cpu > 0 => parts.add(Part::Descheduled, off_cpu),
+        None => {}
+    }
+    let split = if work_us.is_some() {
+        split
+    } else {
+        Split::None
+    };
+    (split, overlap_ms)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::part::ColdStep;
 
 use super::outcome::{Outcome, Status};
 use super::timeline::Timeline;
+use super::transaction::TransactionRecord;
 
 mod stored;
 
@@ -50,6 +51,8 @@ pub struct IterationRecord {
     /// What happened when: every message, decode span and resume ([`Timeline`]). `None` in older
     /// reports and for iterations that did not finish.
     pub timeline: Option<Timeline>,
+    /// A read-write transaction's attempts (`profile --read-write`); `None` for a query.
+    pub transaction: Option<TransactionRecord>,
 }
 
 /// How much an iteration's answer held.
@@ -244,6 +247,7 @@ impl IterationRecord {
             cold: None,
             subject: None,
             timeline: None,
+            transaction: None,
         }
     }
 

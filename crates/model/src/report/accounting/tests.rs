@@ -234,3 +234,99 @@ fn a_failed_iteration_is_untimed_but_for_the_steps_it_made() {
     );
     assert_eq!(a.parts.get(Part::Cold(ColdStep::Tls)), Some(0.0));
 }
+
+/// A transfer that aborted once at its commit and committed on its second attempt: two streamed
+/// DML statements, a think step, the commit.
+fn transfer() -> IterationRecord {
+    use crate::report::{
+        Attempt, AttemptOutcome, Step, StepKind, StoredTimings, TransactionRecord,
+    };
+    let statement = |wait: f64, elapsed: f64| {
+        let q = QueryTimings {
+            stream_wait_ms: Some(wait),
+            server_elapsed_ms: Some(elapsed),
+            wire_decode_wall_ms: Some(0.2),
+            wire_decode_cpu_ms: Some(0.2),
+            row_decode_wall_ms: Some(0.1),
+            row_decode_cpu_ms: Some(0.1),
+            client_work_wall_ms: Some(0.5),
+            client_work_cpu_ms: Some(0.4),
+            descheduled_ms: Some(0.1),
+            ..QueryTimings::default()
+        };
+        Step {
+            kind: Some(StepKind::Dml),
+            ms: wait + 0.8,
+            query: Some(StoredTimings::from(&q)),
+            ..Step::default()
+        }
+    };
+    let mut aborted = Attempt::new(AttemptOutcome::Aborted);
+    aborted.total_ms = 7.0;
+    aborted.ended_at = Some(StepKind::Commit);
+    aborted.retry_delay_ms = Some(20.0);
+    aborted.backoff_ms = Some(20.4);
+    let mut committed = Attempt::new(AttemptOutcome::Committed);
+    committed.steps = vec![
+        statement(2.0, 1.5),
+        statement(3.0, 4.0),
+        Step {
+            kind: Some(StepKind::Think),
+            ms: 5.0,
+            ..Step::default()
+        },
+        Step {
+            kind: Some(StepKind::Commit),
+            ms: 1.5,
+            ..Step::default()
+        },
+    ];
+    committed.total_ms = 13.1;
+    let mut r = IterationRecord::new("rw", 0, false, "2026-12-05T00:00:00Z");
+    r.total_ms = 41.0;
+    r.transaction = Some(TransactionRecord {
+        attempts: vec![aborted, committed],
+        ..TransactionRecord::default()
+    });
+    r
+}
+
+#[test]
+fn a_transaction_s_parts_are_its_aborted_attempts_back_off_and_the_last_attempt_s_steps() {
+    let a = transfer().accounting();
+    assert_eq!(
+        parts_of(&a),
+        vec![
+            (Part::Aborted, 7.0),
+            // The first statement's server work fits in its wait; the second's is more than its
+            // wait, which is all server, the rest an overlap.
+            (Part::Server, 4.5),
+            (Part::Network, 0.5),
+            (Part::Backoff, 20.4),
+            (Part::WireDecode, 0.4),
+            (Part::RowDecode, 0.2),
+            (Part::ClientWork, 0.8),
+            (Part::Descheduled, 0.2),
+            (Part::Think, 5.0),
+            (Part::Commit, 1.5),
+            (Part::Untimed, 0.5),
+        ]
+    );
+    assert_eq!(a.parts.sum_ms(), 41.0);
+    assert_eq!(a.overlap_ms, Some(1.0));
+    assert_eq!(a.split, Split::Estimated);
+}
+
+#[test]
+fn a_transaction_s_parts_add_up_even_when_its_steps_come_to_more_than_its_total() {
+    let mut r = transfer();
+    r.total_ms = 30.0;
+    let a = r.accounting();
+    assert_eq!(a.parts.sum_ms(), 30.0);
+    assert_eq!(a.parts.ms(Part::Untimed), 0.0);
+    assert_eq!(
+        a.parts.ms(Part::Backoff),
+        20.4,
+        "a back-off slept is never given back"
+    );
+}

@@ -10,6 +10,7 @@ use crate::kind::SessionKind;
 use crate::part::ColdStep;
 use crate::report::outcome::{Outcome, Status};
 use crate::report::timeline::Timeline;
+use crate::report::transaction::{Attempt, TransactionRecord};
 
 use super::{
     Answer, Check, ColdSteps, GoogleFigures, IterationRecord, QueryTimings, RequestIds,
@@ -73,8 +74,20 @@ struct Stored<'a> {
     trace_id: Option<Cow<'a, str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     operation_ms: Option<f64>,
+    /// The RPC attempts of the query call (Google's attempt count), written as `rpc_attempts`;
+    /// older reports wrote it as a number under `attempts`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    attempts: Option<u32>,
+    rpc_attempts: Option<u32>,
+    /// A read-write transaction's attempts (a list), or an older report's RPC attempt count (a
+    /// number).
+    #[serde(default, skip_serializing_if = "Attempts::is_none")]
+    attempts: Attempts<'a>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    commit_timestamp: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mutation_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    transaction_tag: Option<Cow<'a, str>>,
     #[serde(default, skip_serializing_if = "<[f64]>::is_empty")]
     attempt_ms: Cow<'a, [f64]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,6 +129,23 @@ struct Stored<'a> {
     server_client_wait_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     server_queue_ms: Option<f64>,
+}
+
+/// What `attempts` holds: nothing, a transaction's attempts, or (older reports) a query call's RPC
+/// attempt count.
+#[derive(Serialize, Deserialize, Default)]
+#[serde(untagged)]
+enum Attempts<'a> {
+    #[default]
+    None,
+    Count(u32),
+    Transaction(Cow<'a, [Attempt]>),
+}
+
+impl Attempts<'_> {
+    fn is_none(&self) -> bool {
+        matches!(self, Attempts::None)
+    }
 }
 
 fn borrowed(text: &Option<String>) -> Option<Cow<'_, str>> {
@@ -163,7 +193,21 @@ impl<'a> From<&'a IterationRecord> for Stored<'a> {
             request_id: borrowed(&r.ids.request_id),
             trace_id: borrowed(&r.ids.trace_id),
             operation_ms: g.operation_ms,
-            attempts: g.attempts,
+            rpc_attempts: g.attempts,
+            attempts: r.transaction.as_ref().map_or(Attempts::None, |t| {
+                Attempts::Transaction(Cow::Borrowed(&t.attempts))
+            }),
+            commit_timestamp: r
+                .transaction
+                .as_ref()
+                .and_then(|t| t.commit_timestamp.as_deref())
+                .map(Cow::Borrowed),
+            mutation_count: r.transaction.as_ref().and_then(|t| t.mutation_count),
+            transaction_tag: r
+                .transaction
+                .as_ref()
+                .and_then(|t| t.tag.as_deref())
+                .map(Cow::Borrowed),
             attempt_ms: Cow::Borrowed(&g.attempt_ms),
             timeline: r.timeline.as_ref().map(Cow::Borrowed),
             dns_ms: cold(ColdStep::Dns),
@@ -207,7 +251,21 @@ impl From<Stored<'_>> for IterationRecord {
             tail_ms: s.tail_ms,
             check: s.check.as_deref().and_then(Check::parse),
         };
+        let (rpc_attempts, transaction) = match s.attempts {
+            Attempts::None => (s.rpc_attempts, None),
+            Attempts::Count(n) => (s.rpc_attempts.or(Some(n)), None),
+            Attempts::Transaction(attempts) => (
+                s.rpc_attempts,
+                Some(TransactionRecord {
+                    attempts: attempts.into_owned(),
+                    commit_timestamp: s.commit_timestamp.map(Cow::into_owned),
+                    mutation_count: s.mutation_count,
+                    tag: s.transaction_tag.map(Cow::into_owned),
+                }),
+            ),
+        };
         IterationRecord {
+            transaction,
             outcome: Outcome::from_stored(
                 s.status,
                 s.error.map(Cow::into_owned),
@@ -250,7 +308,7 @@ impl From<Stored<'_>> for IterationRecord {
                 gfe_ms: s.gfe_ms,
                 afe_ms: s.afe_ms,
                 operation_ms: s.operation_ms,
-                attempts: s.attempts,
+                attempts: rpc_attempts,
                 attempt_ms: s.attempt_ms.into_owned(),
             },
             ids: RequestIds {
@@ -334,6 +392,39 @@ mod tests {
         ] {
             assert!(json.contains(name), "{name} in {json}");
         }
+        Ok(())
+    }
+
+    #[test]
+    fn a_transaction_s_attempts_round_trip_and_an_older_report_s_attempt_count_reads_back()
+    -> Result<(), serde_json::Error> {
+        use crate::report::{Attempt, AttemptOutcome, StepKind, TransactionRecord};
+        let mut r = full();
+        r.google.attempts = Some(3);
+        let mut aborted = Attempt::new(AttemptOutcome::Aborted);
+        aborted.ended_at = Some(StepKind::Commit);
+        aborted.retry_delay_ms = Some(20.0);
+        aborted.retry_info_from = Some("details".into());
+        aborted.backoff_ms = Some(20.2);
+        r.transaction = Some(TransactionRecord {
+            attempts: vec![aborted, Attempt::new(AttemptOutcome::Committed)],
+            commit_timestamp: Some("2026-12-05T00:00:00.000001Z".into()),
+            mutation_count: Some(4),
+            tag: Some("transfer".into()),
+        });
+        let text = serde_json::to_string(&r)?;
+        assert!(text.contains("\"rpc_attempts\":3"), "{text}");
+        assert!(
+            text.contains("\"attempts\":[{\"outcome\":\"aborted\""),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<IterationRecord>(&text)?, r);
+        // A report written before transactions kept the RPC attempt count under `attempts`.
+        r.transaction = None;
+        let older = serde_json::to_string(&r)?.replace("\"rpc_attempts\":", "\"attempts\":");
+        let read: IterationRecord = serde_json::from_str(&older)?;
+        assert_eq!(read.google.attempts, Some(3), "{older}");
+        assert!(read.transaction.is_none());
         Ok(())
     }
 
