@@ -204,4 +204,24 @@ impl Spanner for Service {
     async fn rollback(&self, _: Request<pb::RollbackRequest>) -> Result<Response<()>, Status> {
         unanswered("Rollback")
     }
+
+    async fn execute_batch_dml(
+        &self,
+        _: Request<pb::ExecuteBatchDmlRequest>,
+    ) -> Result<Response<pb::ExecuteBatchDmlResponse>, Status> {
+        unanswered("ExecuteBatchDml")
+    }
+
+    async fn read(&self, _: Request<pb::ReadRequest>) -> Result<Response<pb::ResultSet>, Status> {
+        unanswered("Read")
+    }
+
+    type StreamingReadStream = Messages;
+
+    async fn streaming_read(
+        &self,
+        _: Request<pb::ReadRequest>,
+    ) -> Result<Response<Messages>, Status> {
+        unanswered("StreamingRead")
+    }
 }
