@@ -1,11 +1,13 @@
-//! Talking to an instance: spanprof's own Spanner client, the Cloud Spanner emulator's launcher and
-//! another program's client under the microscope (the subject). It names nothing of the server.
+//! Talking to an instance: spanprof's own Spanner client, the Cloud Spanner emulator's launcher,
+//! another program's client under the microscope (the subject), and the script a read-write
+//! transaction runs (parsed into its steps). It names nothing of the server.
 //!
 //! A floor of spanprof (`ARCHITECTURE.md` has its table). The floors below are named at this
 //! crate's root, so a path reads the same in every crate (`crate::wire::Value`).
 
 pub mod client;
 pub mod emulator;
+pub mod script;
 pub mod subject;
 
 use spanprof_base::{children, files, text, units};
