@@ -1,6 +1,6 @@
 //! The local instance's database: an in-memory SQLite database (the memdb VFS) that every query's
-//! connection opens by name, holding Singers, Albums and Blobs, with Seed23 generated on demand, and
-//! the Spanner type of every column.
+//! connection opens by name, holding Singers, Albums, Blobs and Accounts, with Seed23 generated on
+//! demand, and the Spanner type of every column.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -82,6 +82,7 @@ impl Database {
         load(&keeper, &demo::music::albums(), demo::music::album_rows())?;
         let blobs = demo::blobs::ids().filter_map(demo::blobs::row);
         load(&keeper, &demo::blobs::table(), blobs)?;
+        load(&keeper, &demo::accounts::table(), demo::accounts::rows())?;
         let index_tables = keeper
             .prepare("SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")?
             .query_map([], |row| {
@@ -111,6 +112,9 @@ impl Database {
         partition: Option<&KeyRange>,
     ) -> rusqlite::Result<(Connection, Arc<Sandbox>)> {
         let mut conn = Connection::open_with_flags(&self.uri, flags())?;
+        // A read meets the read-write connection's lock only while a transaction's statement or
+        // commit runs (`write.rs`): it waits for it rather than failing.
+        conn.busy_handler(Some(wait_for_writer))?;
         // Pages are read in place from the in-memory database rather than copied into this
         // connection's page cache.
         conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
@@ -136,6 +140,29 @@ impl Database {
         Ok((conn, sandbox))
     }
 
+    /// The one read-write connection (`write.rs` keeps it): confined to reading the demo tables
+    /// and writing the stored ones within `limits`, and waiting (bounded) for readers to finish
+    /// when it commits.
+    pub fn connect_writer(
+        &self,
+        limits: SqlLimits,
+    ) -> rusqlite::Result<(Connection, Arc<Sandbox>)> {
+        let mut conn = Connection::open_with_flags(&self.uri, flags())?;
+        conn.busy_handler(Some(wait_for_readers))?;
+        conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
+        seed23_table::register(
+            &conn,
+            Seed23Source {
+                rows: self.seed23_rows,
+                scanned: Arc::default(),
+                cache: Arc::clone(&self.seed23_cache),
+                plain: Arc::default(),
+            },
+        )?;
+        let sandbox = sandbox::confine_writer(&mut conn, limits)?;
+        Ok((conn, sandbox))
+    }
+
     /// The Spanner type of a table's column, if it is one of the demo tables'.
     pub fn column_type(&self, table: &str, column: &str) -> Option<&Type> {
         self.catalog
@@ -158,6 +185,31 @@ impl Database {
 /// Past every demo table's size (the Blobs table, the largest, holds about 21 MB).
 const MMAP_BYTES: i64 = 1 << 30;
 
+/// A reader's wait while the read-write connection holds its lock (SQLite's memdb refuses new
+/// readers then): 50 µs at a time for the first 10 ms (a statement or a commit usually takes
+/// less), then 1 ms at a time, up to about 10 s in all; then SQLite's "database is locked".
+fn wait_for_writer(attempt: i32) -> bool {
+    match attempt {
+        0..200 => std::thread::sleep(std::time::Duration::from_micros(50)),
+        200..10_200 => std::thread::sleep(std::time::Duration::from_millis(1)),
+        _ => return false,
+    }
+    true
+}
+
+/// The read-write connection's wait, at a commit, for readers to finish (it cannot write the
+/// pages while a reader holds its lock): 1 ms at a time, up to 2 s; then the commit fails
+/// (`write.rs` turns it into ABORTED) and the readers that wait behind it go on. Shorter than
+/// [`wait_for_writer`]'s, so a reader waiting on a commit that waits on a slow reader never
+/// fails first.
+fn wait_for_readers(attempt: i32) -> bool {
+    if attempt >= 2_000 {
+        return false;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    true
+}
+
 fn flags() -> OpenFlags {
     OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
@@ -174,7 +226,14 @@ fn load(
     let columns: Vec<String> = table
         .columns
         .iter()
-        .map(|c| format!("\"{}\" {}", c.name, sqlite_type(&c.ty)))
+        .map(|c| {
+            let not_null = if table.not_null.contains(&c.name.as_str()) {
+                " NOT NULL"
+            } else {
+                ""
+            };
+            format!("\"{}\" {}{not_null}", c.name, sqlite_type(&c.ty))
+        })
         .collect();
     conn.execute_batch(&format!(
         "CREATE TABLE \"{}\" ({}, PRIMARY KEY ({}))",

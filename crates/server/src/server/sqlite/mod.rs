@@ -1,12 +1,14 @@
 //! The SQLite room of the local instance: the in-memory database and each query's confined
 //! connection, the Seed23 virtual table and its row cache, plain scans read from the bytecode,
 //! SQLite's per-loop counters, the bound on each block SQLite takes on a query thread, values between SQLite and the wire, result columns and their
-//! types, statements prepared and explained, and PartitionQuery's planner. It names nothing else
+//! types, statements prepared and explained, PartitionQuery's planner, and the read-write connection
+//! with its mutations and its model of concurrency (`write.rs`). It names nothing else
 //! of the server but the encoded value bodies (`encoded.rs`), a leaf.
 
 pub mod columns;
 pub mod db;
 pub mod memory;
+pub mod mutation;
 pub mod opcodes;
 pub mod partition;
 pub mod row_cache;
@@ -16,3 +18,4 @@ pub(crate) mod scanstatus;
 mod seed23_table;
 pub mod sql_value;
 pub mod statement;
+pub mod write;

@@ -9,8 +9,14 @@
 //! Defence in depth around that: SQLite's defensive flag, an untrusted schema, no FTS3 tokenizer
 //! pointers, no attached databases, no sorter worker threads, and limits on the length of a value and
 //! of the SQL text. The connection is `query_only` too (`db.rs`).
+//!
+//! The one read-write connection (`write.rs`) is confined the same way with one difference: it may
+//! also insert, update and delete rows of the demo tables stored in SQLite (not Seed23, which is
+//! generated), and it notes the tables each statement reads and writes, for the transactions'
+//! validation. Schema changes, PRAGMA, ATTACH and transaction control stay refused to the client's
+//! SQL; the server's own `BEGIN`, `COMMIT` and `ROLLBACK` pass while it says it is issuing them.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rusqlite::Connection;
@@ -45,6 +51,31 @@ pub struct Sandbox {
     selects: AtomicUsize,
     /// Tables read by name rather than through a view (lower-cased), since the last reset.
     direct: Mutex<Vec<String>>,
+    /// Whether rows of the stored demo tables may be written (the read-write connection only).
+    writes: bool,
+    /// While set, the server itself is preparing its own statements (`BEGIN`, `COMMIT`, a PRAGMA
+    /// that reads the database's size): everything passes. Only the read-write connection sets it.
+    server: AtomicBool,
+    /// On the read-write connection: the tables read and written since the last reset.
+    touched: Mutex<Touched>,
+}
+
+/// The demo tables a statement reads and writes (lower-cased, each once).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Touched {
+    /// Tables it reads.
+    pub read: Vec<String>,
+    /// Tables it inserts into, updates or deletes from.
+    pub written: Vec<String>,
+}
+
+impl Touched {
+    fn note(list: &mut Vec<String>, table: &str) {
+        // Bounded: one entry per demo table at most.
+        if !list.iter().any(|t| t.eq_ignore_ascii_case(table)) {
+            list.push(table.to_lowercase());
+        }
+    }
 }
 
 impl Sandbox {
@@ -53,6 +84,27 @@ impl Sandbox {
         *self.lock() = None;
         self.selects.store(0, Ordering::Relaxed);
         self.direct_lock().clear();
+        if self.writes {
+            *self.touched_lock() = Touched::default();
+        }
+    }
+
+    /// The tables read and written since the last reset (the read-write connection only).
+    pub fn touched(&self) -> Touched {
+        self.touched_lock().clone()
+    }
+
+    fn touched_lock(&self) -> std::sync::MutexGuard<'_, Touched> {
+        self.touched.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f`, in which the server (not a client) prepares its own statements: transaction
+    /// control, and the PRAGMAs that read the database's size.
+    pub fn as_server<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.server.store(true, Ordering::Relaxed);
+        let out = f();
+        self.server.store(false, Ordering::Relaxed);
+        out
     }
 
     /// The tables the statement reads by their own name, not through a view (a partition's
@@ -86,6 +138,9 @@ impl Sandbox {
 
     fn authorize(&self, ctx: &AuthContext<'_>) -> Authorization {
         use AuthAction as A;
+        if self.server.load(Ordering::Relaxed) {
+            return Authorization::Allow;
+        }
         match ctx.action {
             A::Select => {
                 self.selects.fetch_add(1, Ordering::Relaxed);
@@ -96,6 +151,9 @@ impl Sandbox {
                 let main = ctx
                     .database_name
                     .is_some_and(|d| d.eq_ignore_ascii_case("main"));
+                if self.writes && main {
+                    Touched::note(&mut self.touched_lock().read, table_name);
+                }
                 if ctx.accessor.is_none() && main {
                     let mut direct = self.direct_lock();
                     let name = table_name.to_lowercase();
@@ -123,6 +181,12 @@ impl Sandbox {
             A::Unknown { code, .. } => {
                 self.refuse(Refusal::Forbidden(format!("SQLite action {code}")))
             }
+            A::Insert { table_name } | A::Update { table_name, .. } | A::Delete { table_name }
+                if self.writes && writable(ctx.database_name, table_name) =>
+            {
+                Touched::note(&mut self.touched_lock().written, table_name);
+                Authorization::Allow
+            }
             // Writes, schema changes, transactions and savepoints, and whatever comes later.
             _ => self.refuse(Refusal::Write),
         }
@@ -132,6 +196,29 @@ impl Sandbox {
 /// Confines `conn`: the defensive settings, the limits, and an authorizer reporting to the sandbox it
 /// returns. Call after the connection's own setup (pragmas, modules), which it would refuse.
 pub fn confine(conn: &mut Connection, limits: SqlLimits) -> rusqlite::Result<Arc<Sandbox>> {
+    confine_as(conn, limits, false)
+}
+
+/// Confines the read-write connection: as [`confine`], but rows of the stored demo tables may be
+/// inserted, updated and deleted, and the tables each statement touches are noted.
+pub fn confine_writer(conn: &mut Connection, limits: SqlLimits) -> rusqlite::Result<Arc<Sandbox>> {
+    confine_as(conn, limits, true)
+}
+
+/// Sets `limits` on a connection already confined (the read-write connection lives on, while
+/// the knobs may change).
+pub fn set_limits(conn: &Connection, limits: SqlLimits) -> rusqlite::Result<()> {
+    let clamp = |n: u64| i32::try_from(n).unwrap_or(i32::MAX);
+    conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, clamp(limits.max_value_bytes))?;
+    conn.set_limit(Limit::SQLITE_LIMIT_SQL_LENGTH, clamp(limits.max_sql_bytes))?;
+    Ok(())
+}
+
+fn confine_as(
+    conn: &mut Connection,
+    limits: SqlLimits,
+    writes: bool,
+) -> rusqlite::Result<Arc<Sandbox>> {
     for (setting, on) in [
         (DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true),
         (DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false),
@@ -150,7 +237,10 @@ pub fn confine(conn: &mut Connection, limits: SqlLimits) -> rusqlite::Result<Arc
     ] {
         conn.set_limit(limit, value)?;
     }
-    let sandbox = Arc::new(Sandbox::default());
+    let sandbox = Arc::new(Sandbox {
+        writes,
+        ..Sandbox::default()
+    });
     let seen = Arc::clone(&sandbox);
     conn.authorizer(Some(move |ctx: AuthContext<'_>| seen.authorize(&ctx)))?;
     Ok(sandbox)
@@ -173,6 +263,14 @@ fn readable(database: Option<&str>, table: &str) -> bool {
                 && tables.iter().any(|t| t.eq_ignore_ascii_case(table))
         }
     }
+}
+
+/// The tables the read-write connection may write: the demo tables stored in SQLite (Seed23 is
+/// generated from its ids, and is read-only), in the main database only.
+fn writable(database: Option<&str>, table: &str) -> bool {
+    database.is_some_and(|d| d.eq_ignore_ascii_case("main"))
+        && !table.eq_ignore_ascii_case("Seed23")
+        && readable(database, table)
 }
 
 /// Functions that reach files, load code or change settings (most are absent from this build of

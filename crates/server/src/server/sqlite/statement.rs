@@ -51,10 +51,11 @@ pub fn refused(e: rusqlite::Error, sandbox: &Sandbox) -> Status {
     }
 }
 
-/// A statement that would write: the local instance only reads.
+/// A statement that would write, outside a read-write transaction (a query's connection only
+/// reads): DML needs a read-write transaction, and DDL goes through the admin API.
 pub fn read_only() -> Status {
     Status::failed_precondition(
-        "the built-in local instance serves read-only queries: DML and DDL are not supported",
+        "DML statements can only be performed in a read-write transaction (begin one, or use the          selector's begin with read_write options); single-use and read-only transactions only          read, and DDL is not served by ExecuteSql",
     )
 }
 
