@@ -409,8 +409,17 @@ async fn sessions_and_read_only_transactions() {
             ..Default::default()
         })
         .await
-        .expect_err("read-write is refused");
-    assert_eq!(read_write.code(), Code::FailedPrecondition);
+        .expect("read-write begins")
+        .into_inner();
+    assert!(!read_write.id.is_empty());
+    client
+        .client
+        .rollback(pb::RollbackRequest {
+            session: client.session.clone(),
+            transaction_id: read_write.id,
+        })
+        .await
+        .expect("a read-write transaction rolls back");
 
     client
         .client

@@ -1,7 +1,8 @@
 //! The local instance's knobs, changeable while it runs: how it streams (message size, faults, delays,
 //! bandwidth) and the bounds it keeps against careless or hostile clients (concurrent queries, result
 //! and value sizes, held faulted streams, sessions, name lengths, unfinished requests), each with a
-//! production-like default; and the queue model's threads, service time and freezes (off by default).
+//! production-like default; the queue model's threads, service time and freezes (off by default);
+//! and read-write transactions' scripted aborts (off) and bounds (production's where it has one).
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -85,6 +86,31 @@ pub struct KnobSettings {
     pub freeze_every_ms: u64,
     /// The queue model: how long each pause lasts, in milliseconds (0: none).
     pub freeze_ms: u64,
+    /// Every N-th new read-write transaction (counted from the server's start; a retry of an
+    /// aborted one is not new) aborts at its commit with ABORTED and RetryInfo (0: none).
+    pub abort_every: u64,
+    /// The retry delay an abort asks for in its RetryInfo, in milliseconds. Default 10 ms.
+    pub abort_retry_delay_ms: u64,
+    /// Mutations one commit may apply, counted as Spanner counts them; past it the commit is
+    /// refused with INVALID_ARGUMENT. Default 80,000, production's limit.
+    pub max_mutations_per_commit: u64,
+    /// Bytes of mutations and DML one commit may apply (their encoded size); past it the commit
+    /// is refused with INVALID_ARGUMENT. Default 100 MB, production's limit.
+    pub max_commit_bytes: u64,
+    /// Read-write transactions open at once in one session; past it BeginTransaction is refused
+    /// with RESOURCE_EXHAUSTED. Default 100.
+    pub max_transactions_per_session: u64,
+    /// Read-write transactions open at once in the whole instance. Default 10,000.
+    pub max_read_write_transactions: u64,
+    /// DML statements one read-write transaction keeps (each later statement replays them);
+    /// past it a statement is refused with RESOURCE_EXHAUSTED. Default 1,000.
+    pub max_statements_per_transaction: u64,
+    /// Bytes the database may grow to through writes (SQLite's pages); a statement or commit
+    /// that would pass it is refused with RESOURCE_EXHAUSTED. Default 512 MiB.
+    pub max_database_bytes: u64,
+    /// A read-write transaction with nothing outstanding for this long is aborted, in
+    /// milliseconds (production's 10 s).
+    pub transaction_idle_timeout_ms: u64,
 }
 
 impl Default for KnobSettings {
@@ -121,6 +147,15 @@ impl KnobSettings {
         service_ms: 0,
         freeze_every_ms: 0,
         freeze_ms: 0,
+        abort_every: 0,
+        abort_retry_delay_ms: 10,
+        max_mutations_per_commit: 80_000,
+        max_commit_bytes: 100_000_000,
+        max_transactions_per_session: 100,
+        max_read_write_transactions: 10_000,
+        max_statements_per_transaction: 1_000,
+        max_database_bytes: 512 << 20,
+        transaction_idle_timeout_ms: 10_000,
     };
 }
 

@@ -17,6 +17,7 @@ pub mod service;
 pub mod shape;
 pub mod sqlite;
 pub mod stream;
+pub mod txn;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,9 +1,13 @@
 //! The Spanner v1 gRPC service of the local instance. It only dispatches: each group of calls
-//! has a file of its own (sessions, transactions, queries, streaming, partitions; the admin
-//! services in `admin.rs`), over the state kept here: the database, the knobs, open sessions,
-//! running queries and held streams.
+//! has a file of its own (sessions, transactions, queries, streaming, partitions, statements of
+//! read-write transactions in `dml.rs` and their commits in `commit.rs`; the admin services in
+//! `admin.rs`), over the state kept here: the database, the knobs, open sessions, running
+//! queries, held streams, and the read-write transactions with their writer.
 
 mod admin;
+mod commit;
+mod dml;
+mod mutations;
 mod partitions;
 mod queries;
 mod request;
@@ -29,11 +33,14 @@ use super::link::Link;
 use super::listener::Peer;
 use super::queue::Queue;
 use super::sqlite::db::Database;
+use super::sqlite::write::Writer;
 use super::stream::live::{self, LiveStream};
 use super::stream::parked::Parked;
 use super::stream::restarts::Restarts;
 use super::stream::tap::Tap;
 use super::stream::unread::Unread;
+use super::txn::batch::Batches;
+use super::txn::store::Transactions;
 use crate::proto::google::spanner::v1 as pb;
 
 /// The service state: the database, the knobs, open sessions, running queries and held streams.
@@ -52,6 +59,12 @@ pub struct LocalSpanner {
     tap: Arc<Tap>,
     restarts: Arc<Restarts>,
     unread: Arc<Unread>,
+    /// The read-write transactions, open and recently ended.
+    txns: Arc<Transactions>,
+    /// The one read-write connection, and the model of concurrency over it.
+    writer: Arc<Writer>,
+    /// Commits waiting out their `max_commit_delay`.
+    batches: Arc<Batches>,
 }
 
 /// What the local instance holds now: plain figures, for tests and tools.
@@ -67,6 +80,8 @@ pub struct Occupancy {
     pub unread_streams: usize,
     /// Connections closed so far for a stream that went unread past `max_unread_streams`.
     pub unread_closed: u64,
+    /// Read-write transactions open.
+    pub read_write_transactions: u64,
 }
 
 /// The parts of the service the instance keeps a hand on: its occupancy, and its shutdown flag.
@@ -78,6 +93,7 @@ pub struct Handle {
     shutdown: Arc<AtomicBool>,
     tap: Arc<Tap>,
     unread: Arc<Unread>,
+    txns: Arc<Transactions>,
 }
 
 impl std::fmt::Debug for Handle {
@@ -97,6 +113,7 @@ impl Handle {
             sessions: self.sessions.len(),
             unread_streams: self.unread.waiting(),
             unread_closed: self.unread.closed(),
+            read_write_transactions: self.txns.open(),
         }
     }
 
@@ -116,7 +133,6 @@ impl LocalSpanner {
     /// counted in `unread`.
     pub fn new(db: Arc<Database>, knobs: Arc<Knobs>, unread: Arc<Unread>) -> Self {
         LocalSpanner {
-            db,
             knobs,
             sessions: Arc::default(),
             parked: Arc::default(),
@@ -128,6 +144,10 @@ impl LocalSpanner {
             tap: Arc::default(),
             restarts: Arc::default(),
             unread,
+            txns: Arc::default(),
+            writer: Arc::new(Writer::new(Arc::clone(&db))),
+            batches: Arc::default(),
+            db,
         }
     }
 
@@ -140,6 +160,7 @@ impl LocalSpanner {
             shutdown: Arc::clone(&self.shutdown),
             tap: Arc::clone(&self.tap),
             unread: Arc::clone(&self.unread),
+            txns: Arc::clone(&self.txns),
         }
     }
 
@@ -254,9 +275,11 @@ impl Spanner for LocalSpanner {
 
     async fn execute_batch_dml(
         &self,
-        _request: Request<pb::ExecuteBatchDmlRequest>,
+        request: Request<pb::ExecuteBatchDmlRequest>,
     ) -> Result<Response<pb::ExecuteBatchDmlResponse>, Status> {
-        Err(read_only())
+        dml::execute_batch_dml(self, request)
+            .await
+            .map(Response::new)
     }
 
     async fn read(
@@ -278,10 +301,4 @@ impl Spanner for LocalSpanner {
             "the built-in local instance does not serve StreamingRead; use ExecuteStreamingSql",
         ))
     }
-}
-
-fn read_only() -> Status {
-    Status::failed_precondition(
-        "the built-in local instance serves read-only transactions only; use a read-only transaction",
-    )
 }

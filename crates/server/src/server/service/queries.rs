@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
 use super::request::{params, request_key};
-use super::{LocalSpanner, caller, deadline_of};
+use super::{LocalSpanner, caller, deadline_of, dml};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::control::{GoneOnDrop, Interrupt};
 use crate::server::encoded::{EncodedResultSet, ResultSetWriter};
@@ -32,6 +32,17 @@ pub(super) async fn execute_sql(
     }
     let knobs = spanner.knobs.get();
     let deadline = deadline_of(&request);
+    let r = request.get_ref();
+    if let Some(in_txn) = spanner.read_write_selected(
+        &r.session,
+        r.transaction.as_ref(),
+        caller(&request).as_ref(),
+        &knobs,
+    )? {
+        return dml::execute_sql(spanner, r, in_txn, &knobs)
+            .await
+            .map(Response::new);
+    }
     let prepared = spanner.prepare(request.get_ref(), caller(&request).as_ref(), &knobs)?;
     let started = spanner
         .start_query(prepared.spec.clone(), &knobs, deadline)

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
 use super::queries::Prepared;
-use super::{LocalSpanner, caller, deadline_of};
+use super::{LocalSpanner, caller, deadline_of, dml};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::{KnobSettings, Knobs};
 use crate::server::link::Link;
@@ -36,6 +36,17 @@ pub(super) async fn execute_streaming_sql(
     }
     let knobs = spanner.knobs.get();
     let deadline = deadline_of(&request);
+    let r = request.get_ref();
+    if let Some(in_txn) = spanner.read_write_selected(
+        &r.session,
+        r.transaction.as_ref(),
+        caller(&request).as_ref(),
+        &knobs,
+    )? {
+        return dml::execute_streaming_sql(spanner, r, in_txn, (&knobs, deadline))
+            .await
+            .map(Response::new);
+    }
     let prepared = spanner.prepare(request.get_ref(), caller(&request).as_ref(), &knobs)?;
     let restart_key = restart_key(&request.get_ref().session, &prepared);
     let resumption = resumption(&spanner.restarts, &prepared, restart_key);

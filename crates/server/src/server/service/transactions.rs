@@ -1,11 +1,12 @@
-//! Read-only transactions: BeginTransaction, Commit and Rollback, the transaction a query's
-//! selector names (single-use, begun, or by id), and the read timestamp a bound implies.
+//! BeginTransaction, Commit and Rollback, and read-only transactions: the transaction a query's
+//! selector names (single-use, begun, or by id), and the read timestamp a bound implies. A
+//! read-write transaction's begin, commit and rollback are `commit.rs`'s.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tonic::{Request, Response, Status};
 
-use super::{LocalSpanner, caller};
+use super::{LocalSpanner, caller, commit};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::KnobSettings;
 
@@ -16,9 +17,17 @@ pub(super) async fn begin(
     let via = caller(&request);
     let r = request.into_inner();
     let knobs = spanner.knobs.get();
-    spanner.sessions.touch(&r.session, via.as_ref(), &knobs)?;
+    let session = spanner.sessions.touch(&r.session, via.as_ref(), &knobs)?;
+    let options = r.options.unwrap_or_default();
+    if commit::is_read_write(&options) {
+        let txn = spanner.begin_read_write(&session, &options, &knobs)?;
+        return Ok(Response::new(pb::Transaction {
+            id: txn.id.clone(),
+            ..Default::default()
+        }));
+    }
     spanner
-        .begin_read_only(&r.session, &r.options.unwrap_or_default(), &knobs)
+        .begin_read_only(&r.session, &options, &knobs)
         .map(Response::new)
 }
 
@@ -30,9 +39,21 @@ pub(super) async fn commit(
     let via = caller(&request);
     let r = request.into_inner();
     let knobs = spanner.knobs.get();
-    spanner.sessions.touch(&r.session, via.as_ref(), &knobs)?;
+    let session = spanner.sessions.touch(&r.session, via.as_ref(), &knobs)?;
+    let read_write = match &r.transaction {
+        Some(Transaction::TransactionId(id)) => spanner.txns.get(id).is_some(),
+        Some(Transaction::SingleUseTransaction(options)) => commit::is_read_write(options),
+        None => false,
+    };
+    if read_write {
+        return commit::commit(spanner, &session, r, &knobs)
+            .await
+            .map(Response::new);
+    }
     if !r.mutations.is_empty() {
-        return Err(read_only_instance());
+        return Err(Status::failed_precondition(
+            "Mutations need a read-write transaction: commit them in one (by its id, or              single-use with read_write options)",
+        ));
     }
     match r.transaction {
         Some(Transaction::TransactionId(id)) => {
@@ -58,6 +79,11 @@ pub(super) async fn rollback(
 ) -> Result<Response<()>, Status> {
     let r = request.into_inner();
     let knobs = spanner.knobs.get();
+    if let Ok(txn) = spanner.read_write(&r.session, &r.transaction_id) {
+        spanner.sessions.touch(&r.session, None, &knobs)?;
+        commit::rollback(spanner, &txn).await;
+        return Ok(Response::new(()));
+    }
     spanner
         .sessions
         .has_transaction(&r.session, &r.transaction_id, true, &knobs)?;
@@ -127,18 +153,20 @@ impl LocalSpanner {
     }
 }
 
+/// Refuses the modes a read-only path cannot serve: partitioned DML (not served), and a
+/// single-use read-write transaction for a query (production refuses it too: DML may not run in a
+/// single-use transaction; begin one).
 pub(super) fn read_only_mode(options: &pb::TransactionOptions) -> Result<(), Status> {
     use pb::transaction_options::Mode;
     match &options.mode {
         Some(Mode::ReadOnly(_)) | None => Ok(()),
-        Some(_) => Err(read_only_instance()),
+        Some(Mode::PartitionedDml(_)) => Err(Status::unimplemented(
+            "the built-in local instance does not serve partitioned DML",
+        )),
+        Some(Mode::ReadWrite(_)) => Err(Status::invalid_argument(
+            "DML statements may not be performed in single-use transactions, to avoid replay:              begin a read-write transaction",
+        )),
     }
-}
-
-fn read_only_instance() -> Status {
-    Status::failed_precondition(
-        "the built-in local instance serves read-only transactions only; use a read-only transaction",
-    )
 }
 
 fn now() -> prost_types::Timestamp {

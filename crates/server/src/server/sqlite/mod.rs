@@ -3,7 +3,8 @@
 //! SQLite's per-loop counters, the bound on each block SQLite takes on a query thread, values between SQLite and the wire, result columns and their
 //! types, statements prepared and explained, PartitionQuery's planner, and the read-write connection
 //! with its mutations and its model of concurrency (`write.rs`). It names nothing else
-//! of the server but the encoded value bodies (`encoded.rs`), a leaf.
+//! of the server but two leaves: the encoded value bodies (`encoded.rs`) and how often a statement
+//! is checked for its stop (`control.rs`'s `PROGRESS_OPS`).
 
 pub mod columns;
 pub mod db;

@@ -1,0 +1,464 @@
+//! The local instance's read-write transactions: each one's options, its DML kept for replay and
+//! what it touched (`sqlite/write.rs` replays and validates them), the answers of the requests it
+//! handled by `seqno` (a replayed request gets the same answer, not a second run), and how it
+//! ended. Bounded: open transactions per session and in all, and the ended ones remembered (so a
+//! late Commit or Rollback gets the right answer) are the latest [`ENDED_KEPT`].
+//!
+//! Aborts are scripted exactly (`abort_every`): every N-th *new* read-write transaction is doomed
+//! to abort at its commit. A retry is not new: on a regular session, a transaction begun after the
+//! session's last read-write transaction aborted (and before a later one committed); on a
+//! multiplexed session, one whose `multiplexed_session_previous_transaction_id` names an aborted
+//! transaction.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tonic::Status;
+
+use crate::server::knobs::KnobSettings;
+use crate::server::sqlite::write::{Answer, Footprint, TxnStatement};
+
+/// Ended transactions remembered, the latest; older ones are forgotten (NOT_FOUND).
+pub const ENDED_KEPT: usize = 10_000;
+/// Bytes of answers one transaction keeps for replays by `seqno`; past it the oldest go.
+pub const KEPT_ANSWER_BYTES: usize = 16 << 20;
+/// Sessions whose last read-write outcome is remembered (for retries), at most.
+const SESSIONS_KEPT: usize = 20_000;
+/// Idle transactions are looked for at most this often.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// A read-write transaction's options, as its begin gave them (remembered, not acted on: the
+/// model's concurrency is the same for every lock mode and isolation level).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RwOptions {
+    /// `read_lock_mode` (0 unspecified, 1 pessimistic, 2 optimistic).
+    pub read_lock_mode: i32,
+    /// `isolation_level` (0 unspecified, 1 serializable, 2 repeatable read).
+    pub isolation_level: i32,
+    /// `multiplexed_session_previous_transaction_id`.
+    pub previous_transaction_id: Vec<u8>,
+}
+
+/// One read-write transaction.
+#[derive(Debug)]
+pub struct ReadWrite {
+    /// Its id.
+    pub id: Vec<u8>,
+    /// The session it was begun in.
+    pub session: String,
+    /// Its options.
+    pub options: RwOptions,
+    /// Whether it is a retry of an aborted transaction (`abort_every` does not count it).
+    pub retry: bool,
+    /// Whether `abort_every` chose it: it aborts at its commit.
+    pub doomed: bool,
+    /// Whether it ended aborted (read without its state's lock, to tell retries).
+    aborted: AtomicBool,
+    /// Its state; a call in it holds the lock while it runs, so its calls run one at a time.
+    pub state: tokio::sync::Mutex<State>,
+}
+
+/// How a transaction ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// Committed at this time.
+    Committed(prost_types::Timestamp),
+    /// Rolled back, or failed at its commit with an error other than ABORTED.
+    RolledBack,
+    /// Aborted, for this reason.
+    Aborted(String),
+}
+
+/// What a request with a `seqno` answered, kept for its replay.
+#[derive(Debug, Clone)]
+pub enum Handled {
+    /// An ExecuteSql or ExecuteStreamingSql.
+    Statement(Result<Answer, Status>),
+    /// An ExecuteBatchDml: the answers of the statements that ran, and the first failure.
+    Batch(Vec<Answer>, Option<Status>),
+}
+
+impl Handled {
+    fn bytes(&self) -> usize {
+        let answer = |a: &Answer| a.values.iter().map(Vec::len).sum::<usize>() + 64;
+        match self {
+            Handled::Statement(Ok(a)) => answer(a),
+            Handled::Statement(Err(_)) => 64,
+            Handled::Batch(answers, _) => answers.iter().map(answer).sum::<usize>() + 64,
+        }
+    }
+}
+
+/// A transaction's state.
+#[derive(Debug)]
+pub struct State {
+    /// How it ended, once it has.
+    pub ended: Option<Ended>,
+    /// Its DML, in order, for replay and the commit.
+    pub statements: Vec<TxnStatement>,
+    /// The rows its DML changed, for its commit statistics.
+    pub dml_rows: u64,
+    /// What its statements touched.
+    pub footprint: Footprint,
+    answers: VecDeque<(i64, Handled)>,
+    answer_bytes: usize,
+    highest_seqno: i64,
+    last_used: Instant,
+}
+
+impl State {
+    fn new() -> Self {
+        State {
+            ended: None,
+            statements: Vec::new(),
+            dml_rows: 0,
+            footprint: Footprint::default(),
+            answers: VecDeque::new(),
+            answer_bytes: 0,
+            highest_seqno: 0,
+            last_used: Instant::now(),
+        }
+    }
+
+    /// What a request with `seqno` answered before, if it was handled; INVALID_ARGUMENT for a
+    /// seqno at or below the highest handled whose answer is not kept.
+    pub fn replayed(&self, seqno: i64) -> Result<Option<Handled>, Status> {
+        if seqno == 0 {
+            return Ok(None);
+        }
+        if let Some((_, handled)) = self.answers.iter().find(|(s, _)| *s == seqno) {
+            return Ok(Some(handled.clone()));
+        }
+        if seqno <= self.highest_seqno {
+            return Err(Status::invalid_argument(format!(
+                "seqno {seqno} is not above {}, the highest this transaction has handled, and its \
+                 answer is not kept: a request's seqno must grow within its transaction",
+                self.highest_seqno
+            )));
+        }
+        Ok(None)
+    }
+
+    /// Keeps what the request with `seqno` answered (the oldest answers go past
+    /// [`KEPT_ANSWER_BYTES`]).
+    pub fn keep(&mut self, seqno: i64, handled: Handled) {
+        if seqno == 0 {
+            return;
+        }
+        self.highest_seqno = self.highest_seqno.max(seqno);
+        self.answer_bytes += handled.bytes();
+        self.answers.push_back((seqno, handled));
+        while self.answer_bytes > KEPT_ANSWER_BYTES && self.answers.len() > 1 {
+            if let Some((_, old)) = self.answers.pop_front() {
+                self.answer_bytes = self.answer_bytes.saturating_sub(old.bytes());
+            }
+        }
+    }
+
+    /// Marks it used now (at the end of each call in it).
+    pub fn touch(&mut self) {
+        self.last_used = Instant::now();
+    }
+
+    /// Whether it has been idle, nothing outstanding, for `idle` or longer.
+    fn idle_for(&self, idle: Duration) -> bool {
+        self.ended.is_none() && self.last_used.elapsed() >= idle
+    }
+}
+
+/// The open and recently ended read-write transactions.
+#[derive(Debug)]
+pub struct Transactions {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    by_id: HashMap<Vec<u8>, Arc<ReadWrite>>,
+    ended: VecDeque<Vec<u8>>,
+    sessions: HashMap<String, PerSession>,
+    open: u64,
+    /// New (not retried) read-write transactions begun so far.
+    new_ones: u64,
+    swept: Instant,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct PerSession {
+    open: u64,
+    /// The session's last read-write transaction to end aborted.
+    last_aborted: bool,
+}
+
+impl Default for Transactions {
+    fn default() -> Self {
+        Transactions {
+            inner: Mutex::new(Inner {
+                by_id: HashMap::new(),
+                ended: VecDeque::new(),
+                sessions: HashMap::new(),
+                open: 0,
+                new_ones: 0,
+                swept: Instant::now(),
+            }),
+        }
+    }
+}
+
+/// Where a transaction begins: its session and whether that session is multiplexed.
+#[derive(Debug, Clone, Copy)]
+pub struct BeginIn<'a> {
+    /// The session's name.
+    pub session: &'a str,
+    /// Whether it is multiplexed.
+    pub multiplexed: bool,
+}
+
+impl Transactions {
+    /// Begins a read-write transaction `id` in `at` with `options`: refused with
+    /// RESOURCE_EXHAUSTED past the open transactions allowed per session or in all; a retry or a
+    /// new one, doomed or not by `abort_every`.
+    pub fn begin(
+        &self,
+        at: BeginIn<'_>,
+        id: Vec<u8>,
+        options: RwOptions,
+        knobs: &KnobSettings,
+    ) -> Result<Arc<ReadWrite>, Status> {
+        self.sweep(knobs);
+        let mut inner = self.lock();
+        let session = inner.sessions.get(at.session).copied().unwrap_or_default();
+        if session.open >= knobs.max_transactions_per_session {
+            return Err(Status::resource_exhausted(format!(
+                "the session holds {} open read-write transactions, the local instance's limit \
+                 per session (max_transactions_per_session): commit or roll back some first",
+                session.open
+            )));
+        }
+        if inner.open >= knobs.max_read_write_transactions {
+            return Err(Status::resource_exhausted(format!(
+                "the local instance holds {} open read-write transactions, its limit \
+                 (max_read_write_transactions): try again when some have ended",
+                inner.open
+            )));
+        }
+        let retry = if at.multiplexed {
+            inner
+                .by_id
+                .get(&options.previous_transaction_id)
+                .is_some_and(|t| t.aborted.load(Ordering::Relaxed))
+        } else {
+            session.last_aborted
+        };
+        let doomed = !retry && {
+            inner.new_ones += 1;
+            knobs.abort_every > 0 && inner.new_ones.is_multiple_of(knobs.abort_every)
+        };
+        let txn = Arc::new(ReadWrite {
+            id: id.clone(),
+            session: at.session.to_owned(),
+            options,
+            retry,
+            doomed,
+            aborted: AtomicBool::new(false),
+            state: tokio::sync::Mutex::new(State::new()),
+        });
+        inner.by_id.insert(id, Arc::clone(&txn));
+        inner.open += 1;
+        if inner.sessions.len() >= SESSIONS_KEPT {
+            inner.sessions.retain(|_, s| s.open > 0);
+        }
+        inner
+            .sessions
+            .entry(at.session.to_owned())
+            .or_default()
+            .open += 1;
+        Ok(txn)
+    }
+
+    /// The transaction `id`, open or recently ended.
+    pub fn get(&self, id: &[u8]) -> Option<Arc<ReadWrite>> {
+        self.lock().by_id.get(id).cloned()
+    }
+
+    /// Read-write transactions open now.
+    pub fn open(&self) -> u64 {
+        self.lock().open
+    }
+
+    /// Ends `txn` (whose state the caller holds) as `how`: its statements go, its session's count
+    /// drops, and an abort makes the session's next transaction a retry, a commit a new one.
+    pub fn end(&self, txn: &ReadWrite, state: &mut State, how: Ended) {
+        if state.ended.is_some() {
+            return;
+        }
+        let aborted = matches!(how, Ended::Aborted(_));
+        txn.aborted.store(aborted, Ordering::Relaxed);
+        state.ended = Some(how.clone());
+        state.statements = Vec::new();
+        state.answers.clear();
+        state.answer_bytes = 0;
+        let mut inner = self.lock();
+        inner.open = inner.open.saturating_sub(1);
+        if let Some(session) = inner.sessions.get_mut(&txn.session) {
+            session.open = session.open.saturating_sub(1);
+            match how {
+                Ended::Aborted(_) => session.last_aborted = true,
+                Ended::Committed(_) => session.last_aborted = false,
+                Ended::RolledBack => {}
+            }
+        }
+        inner.ended.push_back(txn.id.clone());
+        while inner.ended.len() > ENDED_KEPT {
+            if let Some(old) = inner.ended.pop_front() {
+                inner.by_id.remove(&old);
+            }
+        }
+    }
+
+    /// The state of `txn` if it can take a call: ABORTED (with the reason) when it aborted or sat
+    /// idle too long (then it aborts now), FAILED_PRECONDITION when it committed or was rolled
+    /// back.
+    pub fn usable(
+        &self,
+        txn: &ReadWrite,
+        state: &mut State,
+        knobs: &KnobSettings,
+    ) -> Result<(), Status> {
+        let idle = Duration::from_millis(knobs.transaction_idle_timeout_ms);
+        if state.idle_for(idle) {
+            self.end(txn, state, Ended::Aborted(idle_reason(idle)));
+        }
+        match &state.ended {
+            None => Ok(()),
+            Some(Ended::Aborted(why)) => Err(Status::aborted(why.clone())),
+            Some(Ended::Committed(_)) => Err(Status::failed_precondition(
+                "Transaction has already been committed: a read-write transaction commits once",
+            )),
+            Some(Ended::RolledBack) => Err(Status::failed_precondition(
+                "Transaction has been rolled back (or failed at its commit): begin another",
+            )),
+        }
+    }
+
+    /// Aborts the transactions idle for the idle timeout with nothing outstanding, at most once a
+    /// second, so that they stop counting against their session's limit.
+    fn sweep(&self, knobs: &KnobSettings) {
+        let candidates: Vec<Arc<ReadWrite>> = {
+            let mut inner = self.lock();
+            if inner.swept.elapsed() < SWEEP_EVERY {
+                return;
+            }
+            inner.swept = Instant::now();
+            inner
+                .by_id
+                .values()
+                .filter(|t| !inner.ended.contains(&t.id))
+                .cloned()
+                .collect()
+        };
+        let idle = Duration::from_millis(knobs.transaction_idle_timeout_ms);
+        for txn in candidates {
+            // A transaction with a call running is not idle.
+            if let Ok(mut state) = txn.state.try_lock()
+                && state.idle_for(idle)
+            {
+                self.end(&txn, &mut state, Ended::Aborted(idle_reason(idle)));
+            }
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Every update leaves the maps whole between statements.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn idle_reason(idle: Duration) -> String {
+    format!(
+        "Transaction was aborted: it was idle for {} s with nothing outstanding \
+         (transaction_idle_timeout_ms)",
+        idle.as_secs_f64()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knobs(abort_every: u64) -> KnobSettings {
+        KnobSettings {
+            abort_every,
+            ..KnobSettings::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn every_third_new_transaction_is_doomed_and_retries_are_not_counted() {
+        let store = Transactions::default();
+        let at = BeginIn {
+            session: "s",
+            multiplexed: false,
+        };
+        let mut doomed = Vec::new();
+        for n in 1..=9u8 {
+            let txn = store
+                .begin(at, vec![n], RwOptions::default(), &knobs(3))
+                .expect("begins");
+            let mut state = txn.state.lock().await;
+            if txn.doomed {
+                doomed.push(n);
+                store.end(&txn, &mut state, Ended::Aborted("knob".into()));
+                drop(state);
+                let retry = store
+                    .begin(at, vec![n, 0], RwOptions::default(), &knobs(3))
+                    .expect("begins");
+                assert!(retry.retry && !retry.doomed, "{n}'s retry");
+                let mut state = retry.state.lock().await;
+                store.end(&retry, &mut state, Ended::Committed(Default::default()));
+            } else {
+                assert!(!txn.retry);
+                store.end(&txn, &mut state, Ended::Committed(Default::default()));
+            }
+        }
+        assert_eq!(doomed, [3, 6, 9]);
+        assert_eq!(store.open(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_session_holds_at_most_its_share_and_a_seqno_is_answered_once() {
+        let store = Transactions::default();
+        let limits = KnobSettings {
+            max_transactions_per_session: 2,
+            ..KnobSettings::default()
+        };
+        let at = BeginIn {
+            session: "s",
+            multiplexed: true,
+        };
+        store
+            .begin(at, vec![1], RwOptions::default(), &limits)
+            .expect("one");
+        let two = store
+            .begin(at, vec![2], RwOptions::default(), &limits)
+            .expect("two");
+        let refused = store.begin(at, vec![3], RwOptions::default(), &limits);
+        let refused = refused.map(|_| ()).expect_err("past the share");
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        let mut state = two.state.lock().await;
+        assert!(state.replayed(4).expect("new").is_none());
+        state.keep(4, Handled::Statement(Err(Status::not_found("x"))));
+        assert!(matches!(
+            state.replayed(4),
+            Ok(Some(Handled::Statement(Err(_))))
+        ));
+        assert!(state.replayed(3).is_err(), "below the highest, not kept");
+        store.end(&two, &mut state, Ended::RolledBack);
+        drop(state);
+        store
+            .begin(at, vec![3], RwOptions::default(), &limits)
+            .expect("room again");
+    }
+}
