@@ -56,6 +56,8 @@ pub struct ReadWrite {
     pub doomed: bool,
     /// Whether it ended aborted (read without its state's lock, to tell retries).
     aborted: AtomicBool,
+    /// Whether it has ended (read without its state's lock, by the idle sweep).
+    ended: AtomicBool,
     /// Its state; a call in it holds the lock while it runs, so its calls run one at a time.
     pub state: tokio::sync::Mutex<State>,
 }
@@ -263,6 +265,7 @@ impl Transactions {
             retry,
             doomed,
             aborted: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
             state: tokio::sync::Mutex::new(State::new()),
         });
         inner.by_id.insert(id, Arc::clone(&txn));
@@ -296,6 +299,7 @@ impl Transactions {
         }
         let aborted = matches!(how, Ended::Aborted(_));
         txn.aborted.store(aborted, Ordering::Relaxed);
+        txn.ended.store(true, Ordering::Relaxed);
         state.ended = Some(how.clone());
         state.statements = Vec::new();
         state.answers.clear();
@@ -355,7 +359,7 @@ impl Transactions {
             inner
                 .by_id
                 .values()
-                .filter(|t| !inner.ended.contains(&t.id))
+                .filter(|t| !t.ended.load(Ordering::Relaxed))
                 .cloned()
                 .collect()
         };
@@ -460,5 +464,37 @@ mod tests {
         store
             .begin(at, vec![3], RwOptions::default(), &limits)
             .expect("room again");
+    }
+
+    #[tokio::test]
+    async fn idle_transactions_are_swept_out_of_their_sessions_share() {
+        let store = Transactions::default();
+        let knobs = KnobSettings {
+            max_transactions_per_session: 1,
+            transaction_idle_timeout_ms: 50,
+            ..KnobSettings::default()
+        };
+        let at = BeginIn {
+            session: "s",
+            multiplexed: false,
+        };
+        let idle = store
+            .begin(at, vec![1], RwOptions::default(), &knobs)
+            .expect("one");
+        assert!(
+            store
+                .begin(at, vec![2], RwOptions::default(), &knobs)
+                .is_err()
+        );
+        tokio::time::sleep(SWEEP_EVERY + Duration::from_millis(100)).await;
+        let next = store
+            .begin(at, vec![2], RwOptions::default(), &knobs)
+            .expect("swept");
+        assert!(next.retry, "the idle one aborted: the next is its retry");
+        let mut state = idle.state.lock().await;
+        let status = store
+            .usable(&idle, &mut state, &knobs)
+            .expect_err("aborted");
+        assert_eq!(status.code(), tonic::Code::Aborted);
     }
 }
