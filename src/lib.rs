@@ -9,7 +9,7 @@ pub mod cli;
 pub use spanprof_analysis::{analysis, export};
 pub use spanprof_app::app;
 pub use spanprof_base::{children, files, fnv, stats, text, units};
-pub use spanprof_client::{client, emulator, subject};
+pub use spanprof_client::{client, emulator, script, subject};
 pub use spanprof_engine::engine;
 pub use spanprof_history::history;
 pub use spanprof_model::{demo, load, part, plan, report};

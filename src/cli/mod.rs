@@ -16,6 +16,7 @@ mod options;
 mod outputs;
 mod plan;
 mod profile;
+mod read_write;
 mod record;
 mod reports;
 mod seed;

@@ -80,6 +80,9 @@ pub struct ProfileArgs {
     /// How the variants connect: warm or cold, and the kind of session.
     #[command(flatten)]
     pub connection: super::connection::ConnectionArgs,
+    /// Each iteration as one read-write transaction.
+    #[command(flatten)]
+    pub read_write: super::read_write::ReadWriteArgs,
     /// The order of the variants' timed iterations (each variant's warm-ups come first).
     #[arg(long, value_enum)]
     pub order: Option<OrderArg>,
@@ -186,8 +189,18 @@ fn profile_spec(args: &ProfileArgs) -> anyhow::Result<(ProfileSpec, String)> {
         check_label(label)?;
     }
     let options = args.options.options()?;
+    let script = args.read_write.script_text()?;
+    anyhow::ensure!(
+        script.is_none() || args.query.sql.is_empty(),
+        "--script holds the transaction's statements: leave out --sql"
+    );
+    let script_sql: Vec<String> = script.into_iter().collect();
     let line = FromCommandLine {
-        sql: &args.query.sql,
+        sql: if script_sql.is_empty() {
+            &args.query.sql
+        } else {
+            &script_sql
+        },
         labels: &args.labels,
         params: &args.query.params,
         mode: args.query.mode(&args.target),
@@ -196,7 +209,7 @@ fn profile_spec(args: &ProfileArgs) -> anyhow::Result<(ProfileSpec, String)> {
         workload: args.workload.as_deref(),
     };
     let (variants, workload) = variants(&line)?;
-    let mut variants = args.connection.apply(variants)?;
+    let mut variants = args.read_write.apply(args.connection.apply(variants)?)?;
     if args.query.query_mode.is_none() {
         // Partitions run in normal mode: the mode nobody asked for is that one.
         for v in variants

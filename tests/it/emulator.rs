@@ -18,8 +18,13 @@ use crate::support::ClosedPort;
 
 /// Starts the installed emulator on a loopback port it picks itself. Panics when it is missing or
 /// does not start: these tests never pass without running.
-fn start_emulator() -> Emulator {
-    match Emulator::start("127.0.0.1:0") {
+pub(crate) fn start_emulator() -> Emulator {
+    start_emulator_with(&[])
+}
+
+/// [`start_emulator`] with the emulator's own `flags`.
+pub(crate) fn start_emulator_with(flags: &[&str]) -> Emulator {
+    match Emulator::start_with_flags("127.0.0.1:0", flags) {
         Ok(emulator) => emulator,
         Err(e) => {
             let ci = if std::env::var("CI").is_ok_and(|v| v == "true") {
@@ -35,7 +40,7 @@ fn start_emulator() -> Emulator {
     }
 }
 
-fn seed_args(endpoint: &str, project: &str, rows: u64) -> SeedArgs {
+pub(crate) fn seed_args(endpoint: &str, project: &str, rows: u64) -> SeedArgs {
     SeedArgs {
         endpoint: Some(endpoint.to_owned()),
         project: project.to_owned(),
@@ -48,7 +53,7 @@ fn seed_args(endpoint: &str, project: &str, rows: u64) -> SeedArgs {
 }
 
 /// Runs the seed in-process and returns what it printed.
-fn seed(args: &SeedArgs) -> String {
+pub(crate) fn seed(args: &SeedArgs) -> String {
     let mut out = Vec::new();
     if let Err(e) = run_seed(args, &mut out) {
         panic!(

@@ -60,6 +60,8 @@ mod plan_files;
 mod plan_local;
 mod props;
 mod raw_h2;
+mod read_write;
+mod read_write_emulator;
 mod row_check;
 mod run_names;
 mod serve_process;

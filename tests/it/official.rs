@@ -109,3 +109,79 @@ async fn the_official_python_client_resumes_through_faults_when_every_resume_run
     })
     .await;
 }
+
+/// The issue's transfer with every third transaction aborted at its commit, then the balances read
+/// by the official Python client: each transfer committed exactly once, as a client nobody here
+/// wrote sees it.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the official Python client: run ./scripts/test"]
+async fn the_official_python_client_reads_each_transfer_committed_exactly_once() {
+    let python = python();
+    let instance = LocalInstance::start(ServerConfig {
+        port: 0,
+        seed23_rows: 1_000,
+        knobs: KnobSettings {
+            abort_every: 3,
+            abort_retry_delay_ms: 20,
+            ..KnobSettings::default()
+        },
+        connections: Default::default(),
+    })
+    .await
+    .expect("the local instance starts");
+    let host = instance.host_port();
+    let ran = tokio::task::spawn_blocking({
+        let host = host.clone();
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_spanprof"))
+                .args([
+                    "profile",
+                    "--endpoint",
+                    &host,
+                    "--no-history",
+                    "--read-write",
+                    "--sql",
+                    "UPDATE Accounts SET Balance = Balance - 1 WHERE AccountId = 1; \
+                     UPDATE Accounts SET Balance = Balance + 1 WHERE AccountId = 2",
+                    "--iterations",
+                    "9",
+                    "--warmup",
+                    "0",
+                ])
+                .output()
+                .expect("spanprof runs")
+        }
+    })
+    .await
+    .expect("joins");
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stdout)
+    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/read_rows.py");
+    let read = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .arg("SELECT AccountId, Balance FROM Accounts WHERE AccountId IN (1, 2) ORDER BY AccountId")
+            .env("SPANNER_EMULATOR_HOST", host)
+            .output()
+            .expect("the Python client runs")
+    })
+    .await
+    .expect("joins");
+    let stderr = String::from_utf8_lossy(&read.stderr);
+    assert!(read.status.success(), "{stderr}");
+    let rows: Vec<Json> = String::from_utf8_lossy(&read.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            serde_json::json!(["1", "991"]),
+            serde_json::json!(["2", "1009"])
+        ],
+        "{stderr}"
+    );
+}

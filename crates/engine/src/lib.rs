@@ -7,7 +7,7 @@
 pub mod engine;
 
 use spanprof_base::{stats, text};
-use spanprof_client::{client, subject};
+use spanprof_client::{client, script, subject};
 use spanprof_model::{load, report};
 use spanprof_server::server;
 use spanprof_wire::{kind, wire};

@@ -16,6 +16,7 @@ mod accounting;
 mod figures;
 mod id;
 mod outcome;
+mod query_timings;
 mod record;
 mod timeline;
 mod transaction;
@@ -24,9 +25,9 @@ pub use crate::kind::{QueryMode, Reader, SessionKind};
 pub use crate::part::{ColdStep, Measure, Part, Split};
 pub use accounting::{Accounting, Parts};
 pub use outcome::{Code, Failure, Outcome, Status};
+pub use query_timings::QueryTimings;
 pub use record::{
-    Answer, Check, ColdSteps, GoogleFigures, IterationRecord, QueryTimings, RequestIds,
-    SubjectTimings,
+    Answer, Check, ColdSteps, GoogleFigures, IterationRecord, RequestIds, SubjectTimings,
 };
 
 pub use figures::{Figure, figure_summaries};
@@ -35,7 +36,7 @@ pub use timeline::{
     Between, Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, SetupStep, Span,
     Timeline,
 };
-pub use transaction::{Attempt, AttemptOutcome, Step, StepKind, StoredTimings, TransactionRecord};
+pub use transaction::{Attempt, AttemptOutcome, Action, ActionKind, StoredTimings, TransactionRecord};
 
 impl IterationRecord {
     /// This iteration's time in `measure`, in milliseconds: its total, or one of its parts (0

@@ -1,11 +1,11 @@
 //! A read-write run's transactions in figures: attempts per transaction (mean, most, how many
-//! took each count), the aborts by the step they happened at, the back-off slept, and what ended
+//! took each count), the aborts by the action they happened at, the back-off slept, and what ended
 //! the transactions that did not commit. Computed once here for every view.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::report::{AttemptOutcome, RunReport, StepKind};
+use crate::report::{AttemptOutcome, RunReport, ActionKind};
 
 /// The transactions of one run's timed iterations.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -18,7 +18,7 @@ pub struct Transactions {
     pub attempts: usize,
     /// Transactions by their number of attempts.
     pub by_attempts: BTreeMap<usize, usize>,
-    /// Aborted attempts by the step they aborted at.
+    /// Aborted attempts by the action they aborted at.
     pub aborts_at: BTreeMap<&'static str, usize>,
     /// The back-off slept before retries, in milliseconds, summed.
     pub backoff_ms: f64,
@@ -43,7 +43,7 @@ impl Transactions {
             for attempt in &txn.attempts {
                 t.backoff_ms += attempt.backoff_ms.unwrap_or(0.0);
                 if attempt.outcome == AttemptOutcome::Aborted {
-                    let at = attempt.ended_at.map_or("unknown step", StepKind::as_str);
+                    let at = attempt.ended_at.map_or("unknown action", ActionKind::as_str);
                     *t.aborts_at.entry(at).or_default() += 1;
                     if attempt.retry_delay_ms.is_some() {
                         t.with_retry_info += 1;
@@ -93,7 +93,7 @@ impl fmt::Display for Transactions {
         let at: Vec<String> = self
             .aborts_at
             .iter()
-            .map(|(step, n)| format!("{n} at {}", step.replace('_', " ")))
+            .map(|(action, n)| format!("{n} at {}", action.replace('_', " ")))
             .collect();
         write!(
             f,
@@ -115,7 +115,7 @@ mod tests {
         let mut attempts = Vec::new();
         for _ in 0..aborts {
             let mut a = Attempt::new(AttemptOutcome::Aborted);
-            a.ended_at = Some(StepKind::Commit);
+            a.ended_at = Some(ActionKind::Commit);
             a.retry_delay_ms = Some(20.0);
             a.backoff_ms = Some(21.0);
             attempts.push(a);

@@ -223,12 +223,29 @@ impl Default for TraceContext {
 pub struct CallMetadata {
     base: MetadataMap,
     id: RequestId,
+    /// The attempt number of the call's first attempt: 1, or more for a call that a read-write
+    /// transaction's retry makes again ([`CallMetadata::from_attempt`]).
+    first_attempt: u32,
 }
 
 impl CallMetadata {
     /// `base` for the request `id` (its first attempt).
     pub fn new(base: MetadataMap, id: RequestId) -> Self {
-        CallMetadata { base, id }
+        CallMetadata {
+            base,
+            id,
+            first_attempt: 1,
+        }
+    }
+
+    /// The same call made again as attempt `attempt` (from 1) of its request: a read-write
+    /// transaction's retry sends each of its calls again under the same request number, the
+    /// attempt counted up; a resume within it counts on from there.
+    pub fn from_attempt(&self, attempt: u32) -> CallMetadata {
+        CallMetadata {
+            first_attempt: attempt.max(1),
+            ..self.clone()
+        }
     }
 
     /// The call's first attempt's id.
@@ -239,6 +256,7 @@ impl CallMetadata {
     /// The headers of attempt `attempt` (from 1).
     pub fn attempt(&self, attempt: u32) -> MetadataMap {
         let mut headers = self.base.clone();
+        let attempt = self.first_attempt.saturating_add(attempt.saturating_sub(1));
         let id = self.id.with_attempt(attempt).to_string();
         // The id is digits, dots and hex: always a valid header value.
         if let Ok(value) = MetadataValue::try_from(id) {

@@ -228,6 +228,8 @@ pub async fn run_iteration(
     timing.rows = timing.counters.rows;
     timing.stats = decoder.take_stats();
     timing.columns = decoder.columns();
+    timing.transaction_id = decoder.transaction_id();
+    timing.precommit_token = decoder.precommit_token();
     check_row_count(&timing)?;
     Ok(timing)
 }

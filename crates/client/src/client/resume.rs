@@ -40,6 +40,17 @@ pub fn token_too_large(bytes: usize, message: u64) -> IterationError {
     ))
 }
 
+impl ResumePolicy {
+    /// No resume at all: a broken stream is the call's end (a statement in a read-write
+    /// transaction, which a resend would run again).
+    pub fn never() -> Self {
+        ResumePolicy {
+            max_resumes: 0,
+            ..ResumePolicy::default()
+        }
+    }
+}
+
 impl Default for ResumePolicy {
     fn default() -> Self {
         ResumePolicy {

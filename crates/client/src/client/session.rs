@@ -237,7 +237,8 @@ fn wire_directed_reads(directed: &DirectedReads) -> pb::DirectedReadOptions {
     }
 }
 
-fn wire_mode(mode: QueryMode) -> pb::execute_sql_request::QueryMode {
+/// The wire value of a query mode.
+pub fn wire_mode(mode: QueryMode) -> pb::execute_sql_request::QueryMode {
     match mode {
         QueryMode::Normal => pb::execute_sql_request::QueryMode::Normal,
         QueryMode::WithStats => pb::execute_sql_request::QueryMode::WithStats,
@@ -424,6 +425,21 @@ impl Session {
     /// The session's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Its channel.
+    pub(super) fn channel(&self) -> &Channel {
+        &self.channel
+    }
+
+    /// The headers its calls carry.
+    pub(super) fn headers(&self) -> &CallHeaders {
+        &self.headers
+    }
+
+    /// Whether the server granted a multiplexed session.
+    pub fn is_multiplexed(&self) -> bool {
+        self.granted() == SessionKind::Multiplexed
     }
 
     /// The request `query` becomes in this session: SQL, mode, the parameters with their types, and

@@ -38,6 +38,12 @@ pub struct IterationTiming {
     pub server_timing: ServerTiming,
     /// The result's columns.
     pub columns: Option<Arc<[Field]>>,
+    /// The id of the transaction the request began inline, when the answer named one.
+    pub transaction_id: Option<Vec<u8>>,
+    /// The precommit token with the highest sequence number the answer carried (a multiplexed
+    /// session's read-write transaction).
+    pub precommit_token:
+        Option<crate::proto::google::spanner::v1::MultiplexedSessionPrecommitToken>,
     /// A partitioned read's partitions, each with its own figures; empty for a plain read.
     pub partitions: Vec<PartitionTiming>,
     /// When it began (its timeline's origin).

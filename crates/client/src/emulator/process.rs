@@ -109,6 +109,12 @@ impl Emulator {
         Emulator::start_binary(&installed_binary()?, host_port, START_TIMEOUT)
     }
 
+    /// [`Emulator::start`] with `flags` of the emulator's own after its address (e.g.
+    /// `--enable_fault_injection`, which aborts some first commits at random).
+    pub fn start_with_flags(host_port: &str, flags: &[&str]) -> Result<Emulator, EmulatorError> {
+        Emulator::start_binary_with(&installed_binary()?, host_port, flags, START_TIMEOUT)
+    }
+
     /// Starts `binary --host_port host_port` and waits, at most `timeout` in all, until it has
     /// printed its address and a TCP connection to that address succeeds.
     pub fn start_binary(
@@ -116,10 +122,20 @@ impl Emulator {
         host_port: &str,
         timeout: Duration,
     ) -> Result<Emulator, EmulatorError> {
+        Emulator::start_binary_with(binary, host_port, &[], timeout)
+    }
+
+    fn start_binary_with(
+        binary: &Path,
+        host_port: &str,
+        flags: &[&str],
+        timeout: Duration,
+    ) -> Result<Emulator, EmulatorError> {
         let deadline = Instant::now() + timeout;
         let mut command = Command::new(binary);
         command
             .args(["--host_port", host_port])
+            .args(flags)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());

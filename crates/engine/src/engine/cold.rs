@@ -113,6 +113,9 @@ pub(super) async fn iteration(
     preview: &mut Preview,
 ) -> Done {
     let kind = cx.variant.session_kind();
+    if let Some(rw) = &cx.variant.read_write {
+        return super::transaction::iteration(sessions.of_kind(kind), rw, cx).await;
+    }
     let Some(cold) = sessions.cold.as_ref().filter(|_| cx.variant.cold) else {
         return one_iteration(sessions.of_kind(kind), query, cx, preview, None).await;
     };

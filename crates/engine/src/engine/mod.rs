@@ -27,6 +27,7 @@ mod spec;
 pub mod subject;
 pub mod sweep;
 pub mod target;
+mod transaction;
 
 pub use crate::client::{
     DatabasePath, HeaderOptions, Param, ParamError, Partitioned, Priority, QueryMode,
@@ -42,7 +43,7 @@ pub use job::Job;
 pub use keeper::{Kept, LocalKeeper, StartLocalError};
 pub use reports::{ReportCollector, collect_reports};
 pub use schedule::{Order, Turn, schedule};
-pub use spec::{MAX_VARIANTS, ProfileSpec, SpecError, Variant, host_name};
+pub use spec::{MAX_VARIANTS, ProfileSpec, ReadWrite, SpecError, Variant, host_name};
 pub use subject::{DEFAULT_COMMAND_LIMIT, DEFAULT_SUBJECT_SQL, SubjectSpec};
 pub use sweep::{SweepError, SweepSpec, parse_sweep};
 pub use target::{Connected, Target, connect};

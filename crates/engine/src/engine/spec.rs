@@ -2,11 +2,13 @@
 //! holds them, with what can be checked before anything runs ([`SpecError`]) and the configuration
 //! a variant's report records.
 
+use crate::client::read_write::ReadWriteOptions;
 use crate::client::{
     DatabasePath, HeaderOptions, OptionError, Param, Query, QueryMode, RequestOptions, SessionKind,
     Timeouts,
 };
 use crate::report::{RunConfig, SweepPoint};
+use crate::script::Script;
 use crate::wire::DecoderKind;
 
 use super::schedule::Order;
@@ -32,6 +34,17 @@ pub struct Variant {
     pub cold: bool,
     /// The kind of session to ask for; `None`: [`Variant::session_kind`]'s default.
     pub session: Option<SessionKind>,
+    /// Run as a read-write transaction (`profile --read-write`): `sql` is its script.
+    pub read_write: Option<ReadWrite>,
+}
+
+/// A variant run as a read-write transaction: its script, parsed, and how it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadWrite {
+    /// The steps each iteration runs in one transaction.
+    pub script: Script,
+    /// Isolation, locking, begin, commit options, tag and retry policy.
+    pub options: ReadWriteOptions,
 }
 
 impl Variant {
@@ -46,19 +59,22 @@ impl Variant {
             sweep: None,
             cold: false,
             session: None,
+            read_write: None,
         }
     }
 
     /// The kind of session its queries run on: the one asked for, else multiplexed (the official
     /// clients' default for read-only work), or regular for a partitioned read (Spanner has not
     /// always taken partitioned operations on a multiplexed session).
+    /// A read-write transaction runs on a regular session unless asked otherwise.
     pub fn session_kind(&self) -> SessionKind {
-        self.session
-            .unwrap_or(if self.options.partitioned.is_some() {
+        self.session.unwrap_or(
+            if self.options.partitioned.is_some() || self.read_write.is_some() {
                 SessionKind::Regular
             } else {
                 SessionKind::Multiplexed
-            })
+            },
+        )
     }
 
     /// The query as the client layer takes it.
@@ -131,6 +147,14 @@ pub enum SpecError {
     /// A label that is empty, too long or holds control characters.
     #[error("the label \"{0}\" is not a label: 1 to 200 bytes of printable text")]
     BadLabel(String),
+    /// A read-write variant's options cannot be used.
+    #[error("{label}: {why}")]
+    ReadWrite {
+        /// The variant.
+        label: String,
+        /// What is wrong.
+        why: String,
+    },
     /// A variant's request options cannot be used together.
     #[error("{label}: {error}")]
     Options {
@@ -159,6 +183,18 @@ impl ProfileSpec {
             }
             if !labels.insert(label.as_str()) {
                 return Err(SpecError::DuplicateLabel(label.clone()));
+            }
+            if let Some(rw) = &v.read_write {
+                rw.options.check().map_err(|why| SpecError::ReadWrite {
+                    label: label.clone(),
+                    why,
+                })?;
+                if v.cold || v.options.partitioned.is_some() {
+                    return Err(SpecError::ReadWrite {
+                        label: label.clone(),
+                        why: "a read-write transaction runs warm and unpartitioned: leave out --cold and --partitioned".into(),
+                    });
+                }
             }
             v.options.check().map_err(|error| SpecError::Options {
                 label: label.clone(),
@@ -204,6 +240,7 @@ impl ProfileSpec {
             },
             client_host: host_name(),
             timeouts: self.timeouts.describe(),
+            read_write: variant.read_write.as_ref().map(|rw| rw.options.describe()),
             ..RunConfig::default()
         }
     }

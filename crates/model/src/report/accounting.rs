@@ -2,7 +2,7 @@
 //! exactly (whole microseconds), and the overlap beside them. Derived from what the record
 //! measured, here and nowhere else; every view and export reads [`IterationRecord::accounting`].
 //!
-//! A query's client time is, in order: a cold start's steps; a partitioned read's PartitionQuery;
+//! A query's client time is, in order: a cold start's actions; a partitioned read's PartitionQuery;
 //! its waits for the transport; resume back-offs; its decode and own work, each as the CPU time its
 //! thread got; the off-CPU time of that work (`descheduled`); and what nothing measured
 //! (`untimed`). The waits are split between `server` and `network` by the server's work `W`:
@@ -22,7 +22,7 @@
 
 use crate::part::{Part, Split};
 
-use super::transaction::{StepKind, TransactionRecord};
+use super::transaction::{ActionKind, TransactionRecord};
 use super::{IterationRecord, QueryTimings, SubjectTimings};
 
 /// Microseconds in whole numbers, so that parts add up exactly: a non-finite or negative
@@ -41,7 +41,7 @@ fn to_ms(us: u64) -> f64 {
 }
 
 /// The parts of one iteration, in whole microseconds; a part the iteration did not have is absent
-/// (a warm iteration has no cold-start steps).
+/// (a warm iteration has no cold-start actions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Parts {
     us: [u64; Part::ALL.len()],
@@ -161,8 +161,8 @@ impl IterationRecord {
             return self.transaction_accounting(transaction);
         }
         let mut parts = Parts::default();
-        for (step, ms) in self.cold.iter().flat_map(|c| c.iter()) {
-            parts.put(Part::Cold(step), Some(ms));
+        for (action, ms) in self.cold.iter().flat_map(|c| c.iter()) {
+            parts.put(Part::Cold(action), Some(ms));
         }
         parts.put(Part::PartitionQuery, self.query.partition_query_ms);
         let work = self.client_work();
@@ -185,7 +185,7 @@ impl IterationRecord {
     }
 
     /// A read-write transaction's parts: its aborted attempts whole and the back-off after each,
-    /// then the attempt that ended it step by step: begin, each streamed statement's query parts
+    /// then the attempt that ended it action by action: begin, each streamed statement's query parts
     /// (summed), batch DML, think time and commit; `untimed` closes the total.
     fn transaction_accounting(&self, t: &TransactionRecord) -> Accounting {
         let mut parts = Parts::default();
@@ -208,12 +208,12 @@ impl IterationRecord {
         let (mut split, mut overlap) = (Split::None, None::<f64>);
         if let Some(last) = ended {
             for (kind, part) in [
-                (StepKind::Begin, Part::Begin),
-                (StepKind::BatchDml, Part::BatchDml),
-                (StepKind::Think, Part::Think),
-                (StepKind::Commit, Part::Commit),
+                (ActionKind::Begin, Part::Begin),
+                (ActionKind::BatchDml, Part::BatchDml),
+                (ActionKind::Think, Part::Think),
+                (ActionKind::Commit, Part::Commit),
             ] {
-                if last.steps.iter().any(|s| s.kind == Some(kind)) {
+                if last.actions.iter().any(|s| s.kind == Some(kind)) {
                     parts.set(part, us(last.ms_of(kind)));
                 }
             }

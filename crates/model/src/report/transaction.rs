@@ -1,13 +1,13 @@
 //! A read-write transaction's iteration (`profile --read-write`): one logical transaction, run in
-//! as many attempts as it took. Each attempt keeps its own timeline of steps (begin, each
+//! as many attempts as it took. Each attempt keeps its own timeline of actions (begin, each
 //! statement with a query's figures, batch DML, think time, commit) and how it ended: committed,
-//! aborted at a step with the server's message and the RetryInfo it asked for and the back-off
+//! aborted at a action with the server's message and the RetryInfo it asked for and the back-off
 //! slept after it, failed, cancelled, or with its commit's outcome unknown. The iteration's parts
 //! are made from these in `accounting.rs`.
 
 use serde::{Deserialize, Serialize};
 
-use super::record::QueryTimings;
+use super::query_timings::QueryTimings;
 
 /// What one read-write transaction did, attempt by attempt.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -47,7 +47,7 @@ pub enum AttemptOutcome {
     Committed,
     /// The server aborted it (ABORTED); the transaction ran again unless the retry policy stopped.
     Aborted,
-    /// A step failed for another reason; it was rolled back and not retried.
+    /// A action failed for another reason; it was rolled back and not retried.
     Failed,
     /// The run was cancelled during it; it was rolled back.
     Cancelled,
@@ -69,10 +69,10 @@ impl AttemptOutcome {
     }
 }
 
-/// A step of an attempt, in the order the script ran them.
+/// A action of an attempt, in the order the script ran them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StepKind {
+pub enum ActionKind {
     /// BeginTransaction (an explicit begin).
     Begin,
     /// A query (ExecuteStreamingSql).
@@ -91,28 +91,28 @@ pub enum StepKind {
     Rollback,
 }
 
-impl StepKind {
+impl ActionKind {
     /// Its name in reports.
     pub fn as_str(self) -> &'static str {
         match self {
-            StepKind::Begin => "begin",
-            StepKind::Query => "query",
-            StepKind::Dml => "dml",
-            StepKind::BatchDml => "batch_dml",
-            StepKind::Mutate => "mutate",
-            StepKind::Think => "think",
-            StepKind::Commit => "commit",
-            StepKind::Rollback => "rollback",
+            ActionKind::Begin => "begin",
+            ActionKind::Query => "query",
+            ActionKind::Dml => "dml",
+            ActionKind::BatchDml => "batch_dml",
+            ActionKind::Mutate => "mutate",
+            ActionKind::Think => "think",
+            ActionKind::Commit => "commit",
+            ActionKind::Rollback => "rollback",
         }
     }
 }
 
-/// One step of an attempt.
+/// One action of an attempt.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Step {
+pub struct Action {
     /// What it was.
-    pub kind: Option<StepKind>,
-    /// Its place in the script (the first step is 1); 0 for begin and commit.
+    pub kind: Option<ActionKind>,
+    /// Its place in the script (the first action is 1); 0 for begin and commit.
     #[serde(default)]
     pub index: u32,
     /// When it started, in milliseconds from the attempt's start.
@@ -141,11 +141,11 @@ pub struct Attempt {
     pub outcome: AttemptOutcome,
     /// Its wall time, from its first request to its end (the back-off after it not included).
     pub total_ms: f64,
-    /// Its steps, in order.
-    pub steps: Vec<Step>,
-    /// The step it aborted or failed at.
+    /// Its actions, in order.
+    pub actions: Vec<Action>,
+    /// The action it aborted or failed at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ended_at: Option<StepKind>,
+    pub ended_at: Option<ActionKind>,
     /// The server's message, when it aborted or failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -168,12 +168,12 @@ pub struct Attempt {
 }
 
 impl Attempt {
-    /// An attempt with `outcome` and no steps yet.
+    /// An attempt with `outcome` and no actions yet.
     pub fn new(outcome: AttemptOutcome) -> Self {
         Attempt {
             outcome,
             total_ms: 0.0,
-            steps: Vec::new(),
+            actions: Vec::new(),
             ended_at: None,
             message: None,
             retry_delay_ms: None,
@@ -184,9 +184,9 @@ impl Attempt {
         }
     }
 
-    /// The wall time of its steps of `kind`.
-    pub fn ms_of(&self, kind: StepKind) -> f64 {
-        self.steps
+    /// The wall time of its actions of `kind`.
+    pub fn ms_of(&self, kind: ActionKind) -> f64 {
+        self.actions
             .iter()
             .filter(|s| s.kind == Some(kind))
             .map(|s| s.ms)
@@ -195,7 +195,7 @@ impl Attempt {
 
     /// Its streamed statements' figures, in order.
     pub fn statements(&self) -> impl Iterator<Item = QueryTimings> + '_ {
-        self.steps
+        self.actions
             .iter()
             .filter_map(|s| s.query.as_ref().map(QueryTimings::from))
     }

@@ -136,6 +136,9 @@ impl StreamDecoder {
                 self.stream.counters.rows += 1;
             }
         }
+        if let Some(token) = &msg.precommit_token {
+            self.stream.keep_precommit_token(token);
+        }
         self.stream
             .end_message(msg.resume_token.into(), msg.stats, msg.last);
         Ok(())

@@ -199,6 +199,28 @@ impl AnyDecoder {
         };
         columns.map(Arc::from)
     }
+
+    /// The precommit token with the highest sequence number the stream carried (a multiplexed
+    /// session's read-write transaction).
+    pub fn precommit_token(
+        &self,
+    ) -> Option<crate::proto::google::spanner::v1::MultiplexedSessionPrecommitToken> {
+        let token = match &self.inner {
+            Inner::Reference(d) => d.stream().precommit_token(),
+            Inner::Fast(d) => d.stream().precommit_token(),
+        };
+        token.cloned()
+    }
+
+    /// The id of the transaction the request began (an inline begin), once the first message
+    /// named it.
+    pub fn transaction_id(&self) -> Option<Vec<u8>> {
+        let id = match &self.inner {
+            Inner::Reference(d) => d.stream().transaction_id(),
+            Inner::Fast(d) => d.stream().transaction_id(),
+        };
+        id.map(<[u8]>::to_vec)
+    }
 }
 
 #[cfg(test)]

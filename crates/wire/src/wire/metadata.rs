@@ -15,6 +15,8 @@ pub(super) struct Header {
     /// The row type exactly as the first message sent it, to compare later metadata against.
     wire_row_type: Option<pb::StructType>,
     read_timestamp: Option<prost_types::Timestamp>,
+    /// The id of the transaction the request began (an inline begin), when the metadata named one.
+    transaction_id: Option<Vec<u8>>,
 }
 
 impl Header {
@@ -39,9 +41,11 @@ impl Header {
                 })?;
                 self.columns = Some(fields.into());
                 self.wire_row_type = Some(row_type.clone());
-                self.read_timestamp = metadata
-                    .and_then(|m| m.transaction.as_ref())
-                    .and_then(|t| t.read_timestamp);
+                let transaction = metadata.and_then(|m| m.transaction.as_ref());
+                self.read_timestamp = transaction.and_then(|t| t.read_timestamp);
+                self.transaction_id = transaction
+                    .map(|t| t.id.clone())
+                    .filter(|id| !id.is_empty());
             }
             (None, None) => return Err((DecodeErrorKind::NoMetadata, None)),
             // A repeat of the first row type, or an empty one, declares nothing new.
@@ -87,6 +91,11 @@ impl Header {
     /// The columns, once the first message has arrived.
     pub(super) fn columns(&self) -> Option<&Arc<[Field]>> {
         self.columns.as_ref()
+    }
+
+    /// The id of the transaction the request began, when the first metadata named one.
+    pub(super) fn transaction_id(&self) -> Option<&[u8]> {
+        self.transaction_id.as_deref()
     }
 
     /// The read timestamp of the transaction, when the metadata carried a valid one.

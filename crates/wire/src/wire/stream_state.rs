@@ -43,6 +43,8 @@ pub struct StreamState {
     pub(super) pending: Option<(prost_types::Value, usize)>,
     pub(super) counters: StreamCounters,
     stats: Option<ResultStats>,
+    /// A read-write transaction's precommit token with the highest sequence number so far.
+    precommit_token: Option<pb::MultiplexedSessionPrecommitToken>,
     resume_token: Bytes,
     saw_last: bool,
     /// Set by the first error: every later call fails with [`DecodeErrorKind::AlreadyFailed`].
@@ -86,6 +88,12 @@ impl StreamState {
     /// Whether a message had `last = true`.
     pub fn saw_last(&self) -> bool {
         self.saw_last
+    }
+
+    /// The id of the transaction the request began (an inline begin), once the first message
+    /// named it.
+    pub fn transaction_id(&self) -> Option<&[u8]> {
+        self.header.transaction_id()
     }
 
     /// The read timestamp of the transaction, when the metadata carried a valid one.
@@ -147,6 +155,23 @@ impl StreamState {
             return Err(self.error(DecodeErrorKind::ValuesWithoutColumns(values), None));
         }
         Ok(columns)
+    }
+
+    /// Keeps `token` when its sequence number is the highest the stream has carried: a
+    /// multiplexed session's commit sends the highest one back.
+    pub(super) fn keep_precommit_token(&mut self, token: &pb::MultiplexedSessionPrecommitToken) {
+        if self
+            .precommit_token
+            .as_ref()
+            .is_none_or(|kept| token.seq_num > kept.seq_num)
+        {
+            self.precommit_token = Some(token.clone());
+        }
+    }
+
+    /// The precommit token with the highest sequence number the stream carried.
+    pub fn precommit_token(&self) -> Option<&pb::MultiplexedSessionPrecommitToken> {
+        self.precommit_token.as_ref()
     }
 
     /// What a decoded message says after its values: its resume token, statistics and `last`.

@@ -223,7 +223,7 @@ fn a_failed_iteration_is_untimed_but_for_the_steps_it_made() {
         r
     };
     let a = record.accounting();
-    // A cold start times all six steps; those that took no time are parts of 0 ms.
+    // A cold start times all six actions; those that took no time are parts of 0 ms.
     let spent: Vec<(Part, f64)> = parts_of(&a)
         .into_iter()
         .filter(|(_, ms)| *ms > 0.0)
@@ -236,10 +236,10 @@ fn a_failed_iteration_is_untimed_but_for_the_steps_it_made() {
 }
 
 /// A transfer that aborted once at its commit and committed on its second attempt: two streamed
-/// DML statements, a think step, the commit.
+/// DML statements, a think action, the commit.
 fn transfer() -> IterationRecord {
     use crate::report::{
-        Attempt, AttemptOutcome, Step, StepKind, StoredTimings, TransactionRecord,
+        Action, ActionKind, Attempt, AttemptOutcome, StoredTimings, TransactionRecord,
     };
     let statement = |wait: f64, elapsed: f64| {
         let q = QueryTimings {
@@ -254,31 +254,31 @@ fn transfer() -> IterationRecord {
             descheduled_ms: Some(0.1),
             ..QueryTimings::default()
         };
-        Step {
-            kind: Some(StepKind::Dml),
+        Action {
+            kind: Some(ActionKind::Dml),
             ms: wait + 0.8,
             query: Some(StoredTimings::from(&q)),
-            ..Step::default()
+            ..Action::default()
         }
     };
     let mut aborted = Attempt::new(AttemptOutcome::Aborted);
     aborted.total_ms = 7.0;
-    aborted.ended_at = Some(StepKind::Commit);
+    aborted.ended_at = Some(ActionKind::Commit);
     aborted.retry_delay_ms = Some(20.0);
     aborted.backoff_ms = Some(20.4);
     let mut committed = Attempt::new(AttemptOutcome::Committed);
-    committed.steps = vec![
+    committed.actions = vec![
         statement(2.0, 1.5),
         statement(3.0, 4.0),
-        Step {
-            kind: Some(StepKind::Think),
+        Action {
+            kind: Some(ActionKind::Think),
             ms: 5.0,
-            ..Step::default()
+            ..Action::default()
         },
-        Step {
-            kind: Some(StepKind::Commit),
+        Action {
+            kind: Some(ActionKind::Commit),
             ms: 1.5,
-            ..Step::default()
+            ..Action::default()
         },
     ];
     committed.total_ms = 13.1;

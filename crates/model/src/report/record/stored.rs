@@ -398,11 +398,11 @@ mod tests {
     #[test]
     fn a_transaction_s_attempts_round_trip_and_an_older_report_s_attempt_count_reads_back()
     -> Result<(), serde_json::Error> {
-        use crate::report::{Attempt, AttemptOutcome, StepKind, TransactionRecord};
+        use crate::report::{ActionKind, Attempt, AttemptOutcome, TransactionRecord};
         let mut r = full();
         r.google.attempts = Some(3);
         let mut aborted = Attempt::new(AttemptOutcome::Aborted);
-        aborted.ended_at = Some(StepKind::Commit);
+        aborted.ended_at = Some(ActionKind::Commit);
         aborted.retry_delay_ms = Some(20.0);
         aborted.retry_info_from = Some("details".into());
         aborted.backoff_ms = Some(20.2);

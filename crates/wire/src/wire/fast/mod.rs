@@ -193,6 +193,9 @@ impl FastDecoder {
         if first.is_some() || !spans.is_empty() {
             self.convert(msg, first, spans, &columns, out)?;
         }
+        if let Some(token) = &msg.precommit_token {
+            self.stream.keep_precommit_token(token);
+        }
         self.stream
             .end_message(msg.resume_token_bytes(), msg.stats.clone(), msg.last);
         Ok(())

@@ -22,6 +22,8 @@ pub struct Scanned {
     pub(super) chunked_value: bool,
     resume_token: Range<usize>,
     pub(super) stats: Option<pb::ResultSetStats>,
+    /// A read-write transaction's precommit token (a multiplexed session's), when it carried one.
+    pub(super) precommit_token: Option<pb::MultiplexedSessionPrecommitToken>,
     pub(super) last: bool,
 }
 
@@ -83,6 +85,7 @@ pub(super) fn scan(bytes: Bytes) -> Result<Scanned, String> {
         chunked_value: false,
         resume_token: 0..0,
         stats: None,
+        precommit_token: None,
         last: false,
     };
     if u32::try_from(bytes.len()).is_err() {
@@ -127,10 +130,9 @@ fn walk_into(whole: &[u8], out: &mut Scanned, values: &mut Vec<Range<u32>>) -> R
                 out.resume_token = token.start as usize..token.end as usize;
             }
             (STATS, LEN) => merge(out.stats.get_or_insert_default(), r.bytes()?)?,
-            (PRECOMMIT_TOKEN, LEN) => merge(
-                &mut pb::MultiplexedSessionPrecommitToken::default(),
-                r.bytes()?,
-            )?,
+            (PRECOMMIT_TOKEN, LEN) => {
+                merge(out.precommit_token.get_or_insert_default(), r.bytes()?)?
+            }
             (LAST, VARINT) => out.last = r.varint()? != 0,
             (
                 METADATA | VALUES | CHUNKED_VALUE | RESUME_TOKEN | STATS | PRECOMMIT_TOKEN | LAST,

@@ -1,0 +1,207 @@
+//! One iteration of a read-write transaction (`profile --read-write`): the variant's script run
+//! on its session by the client's transaction runner, attempt after attempt, and the record made
+//! of what it measured: every attempt with its actions (each streamed statement's figures as a
+//! query's iteration has them), how it ended, the RetryInfo asked and the back-off slept.
+
+use std::time::Instant;
+
+use crate::client::Session;
+use crate::client::read_write::{ActionCall, AttemptEnd, AttemptTiming, TransactionTiming};
+use crate::report::{
+    Action, ActionKind, Attempt, AttemptOutcome, Code, IterationRecord, Outcome, StoredTimings,
+    TransactionRecord,
+};
+
+use super::common::ms;
+use super::iteration::{Done, IterationContext};
+use super::record;
+use super::spec::ReadWrite;
+
+/// Runs one transaction of `rw` on `session` and builds its record.
+pub(super) async fn iteration(
+    session: &Session,
+    rw: &ReadWrite,
+    cx: &IterationContext<'_>,
+) -> Done {
+    let mut record = record::blank(cx.variant, cx.at);
+    record.session_kind = Some(session.granted());
+    if cx.cancel.is_set() {
+        record.outcome = Outcome::cancelled();
+        return done(record, false);
+    }
+    let started = Instant::now();
+    let cancel = std::pin::pin!(cx.cancel.notify.notified());
+    let ran = session
+        .run_transaction(&rw.script, &rw.options, cx.spec.decoder, cancel)
+        .await;
+    record.total_ms = ms(started.elapsed());
+    let timing = match ran {
+        Ok(timing) => timing,
+        Err(e) => {
+            let no_token = e.is_token_failure();
+            record.outcome = Outcome::failed(e.to_string(), e.status_code());
+            return done(record, no_token);
+        }
+    };
+    record.total_ms = ms(timing.total);
+    record.outcome = outcome(&timing);
+    fill_answer(&mut record, &timing);
+    record.ids.request_id = timing
+        .attempts
+        .first()
+        .and_then(|a| a.request_id)
+        .map(|id| id.to_string());
+    record.transaction = Some(transaction_record(&timing, rw.options.tag.clone()));
+    done(record, false)
+}
+
+fn done(record: IterationRecord, no_token: bool) -> Done {
+    Done {
+        record,
+        timing: None,
+        no_token,
+    }
+}
+
+/// How the transaction ended, as the iteration's outcome: ok when it committed; failed with the
+/// step and the server's words otherwise.
+fn outcome(t: &TransactionTiming) -> Outcome {
+    let Some(last) = t.attempts.last() else {
+        return Outcome::failed("the transaction made no attempt", None);
+    };
+    match &last.end {
+        AttemptEnd::Committed { .. } => Outcome::Ok,
+        AttemptEnd::Cancelled => Outcome::cancelled(),
+        AttemptEnd::Aborted { at, message, .. } => Outcome::failed(
+            format!(
+                "aborted at {} in attempt {}, not retried: {}; the server said: {message}",
+                step_words(*at),
+                t.attempts.len(),
+                t.gave_up.as_deref().unwrap_or("the retry policy stopped")
+            ),
+            Some(Code::Aborted),
+        ),
+        AttemptEnd::Failed { at, error } => Outcome::failed(
+            format!(
+                "{} failed, the transaction rolled back: {error}",
+                step_words(*at)
+            ),
+            error.status_code(),
+        ),
+        AttemptEnd::Unknown { error } => Outcome::failed(
+            format!(
+                "the commit's outcome is unknown ({error}): it was not sent again, so it cannot \
+                 have been applied twice; read the data back to know whether it was applied"
+            ),
+            error.status_code(),
+        ),
+    }
+}
+
+fn step_words(call: ActionCall) -> &'static str {
+    match call {
+        ActionCall::Begin => "BeginTransaction",
+        ActionCall::Query => "a query",
+        ActionCall::Dml => "a DML statement",
+        ActionCall::BatchDml => "a batch of DML",
+        ActionCall::Mutate => "a mutation",
+        ActionCall::Think => "a SLEEP",
+        ActionCall::Commit => "the commit",
+    }
+}
+
+/// The committed (or last) attempt's streamed statements' answers, summed.
+fn fill_answer(record: &mut IterationRecord, t: &TransactionTiming) {
+    let Some(last) = t.attempts.last() else {
+        return;
+    };
+    for step in &last.actions {
+        if let Some(s) = &step.statement {
+            record.answer.rows += s.rows;
+            record.answer.messages += s.counters.messages;
+            record.answer.chunked_values += s.counters.chunked_values;
+            record.answer.wire_bytes += s.counters.wire_bytes;
+        }
+    }
+}
+
+/// The record of every attempt.
+fn transaction_record(t: &TransactionTiming, tag: Option<String>) -> TransactionRecord {
+    let (commit_timestamp, mutation_count) = match t.attempts.last().map(|a| &a.end) {
+        Some(AttemptEnd::Committed {
+            timestamp,
+            mutation_count,
+        }) => (timestamp.clone(), *mutation_count),
+        _ => (None, None),
+    };
+    TransactionRecord {
+        attempts: t.attempts.iter().map(attempt).collect(),
+        commit_timestamp,
+        mutation_count,
+        tag,
+    }
+}
+
+fn attempt(a: &AttemptTiming) -> Attempt {
+    let mut out = Attempt::new(match &a.end {
+        AttemptEnd::Committed { .. } => AttemptOutcome::Committed,
+        AttemptEnd::Aborted { .. } => AttemptOutcome::Aborted,
+        AttemptEnd::Failed { .. } => AttemptOutcome::Failed,
+        AttemptEnd::Cancelled => AttemptOutcome::Cancelled,
+        AttemptEnd::Unknown { .. } => AttemptOutcome::Unknown,
+    });
+    out.total_ms = ms(a.total);
+    out.backoff_ms = a.backoff.map(ms);
+    out.transaction_id = a.transaction_id.as_deref().map(hex);
+    out.request_id = a.request_id.map(|id| id.to_string());
+    out.actions = a
+        .actions
+        .iter()
+        .map(|s| Action {
+            kind: Some(kind(s.call)),
+            index: s.index,
+            at_ms: ms(s.at),
+            ms: ms(s.took),
+            rows: s.rows,
+            query: s
+                .statement
+                .as_ref()
+                .map(|t| StoredTimings::from(&record::of_request(t).query)),
+            commit_retries: s.commit_retries,
+        })
+        .collect();
+    match &a.end {
+        AttemptEnd::Aborted { at, message, retry } => {
+            out.ended_at = Some(kind(*at));
+            out.message = Some(message.clone());
+            out.retry_delay_ms = retry.map(|(d, _)| ms(d));
+            out.retry_info_from = retry.map(|(_, from)| from.as_str().to_owned());
+        }
+        AttemptEnd::Failed { at, error } => {
+            out.ended_at = Some(kind(*at));
+            out.message = Some(error.to_string());
+        }
+        AttemptEnd::Unknown { error } => {
+            out.ended_at = Some(ActionKind::Commit);
+            out.message = Some(error.to_string());
+        }
+        AttemptEnd::Committed { .. } | AttemptEnd::Cancelled => {}
+    }
+    out
+}
+
+fn kind(call: ActionCall) -> ActionKind {
+    match call {
+        ActionCall::Begin => ActionKind::Begin,
+        ActionCall::Query => ActionKind::Query,
+        ActionCall::Dml => ActionKind::Dml,
+        ActionCall::BatchDml => ActionKind::BatchDml,
+        ActionCall::Mutate => ActionKind::Mutate,
+        ActionCall::Think => ActionKind::Think,
+        ActionCall::Commit => ActionKind::Commit,
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,229 @@
+//! `spanprof profile --read-write` against the built-in local instance: the issue's transfer with
+//! scripted aborts (every third transaction aborted at its commit with a 20 ms RetryInfo), every
+//! attempt in the report, the parts adding up in the JSON and the CSV, and each transfer committed
+//! exactly once; a statement that fails after a successful UPDATE rolls the transaction back.
+
+use std::process::Command;
+
+use serde_json::Value as Json;
+use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
+use spanprof::wire::Value;
+
+use crate::client::TestClient;
+
+const TRANSFER: &str = "UPDATE Accounts SET Balance = Balance - 1 WHERE AccountId = 1; \
+                        UPDATE Accounts SET Balance = Balance + 1 WHERE AccountId = 2";
+
+async fn instance(knobs: KnobSettings) -> LocalInstance {
+    LocalInstance::start(ServerConfig {
+        port: 0,
+        seed23_rows: 1_000,
+        knobs,
+        connections: Default::default(),
+    })
+    .await
+    .expect("the local instance starts")
+}
+
+/// The balances of `ids`, read in a new session.
+async fn balances(host: &str, ids: &[i64]) -> Vec<i64> {
+    let mut client = TestClient::connect(host).await;
+    let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+    let sql = format!(
+        "SELECT Balance FROM Accounts WHERE AccountId IN ({}) ORDER BY AccountId",
+        list.join(", ")
+    );
+    let read = client.query(&sql).await.expect("the balances read");
+    read.rows
+        .iter()
+        .map(|row| match row.values().first() {
+            Some(Value::Int64(n)) => *n,
+            other => panic!("a balance is an INT64: {other:?}"),
+        })
+        .collect()
+}
+
+fn spanprof(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_spanprof"))
+        .args(args)
+        .output()
+        .expect("spanprof runs")
+}
+
+fn ms(value: &Json) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("a number: {value}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_third_transfer_aborts_once_at_its_commit_and_each_commits_exactly_once() {
+    let server = instance(KnobSettings {
+        abort_every: 3,
+        abort_retry_delay_ms: 20,
+        ..KnobSettings::default()
+    })
+    .await;
+    let host = server.host_port();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let json = dir.path().join("r.json");
+    let csv = dir.path().join("r.csv");
+    let out = tokio::task::spawn_blocking({
+        let (host, json, csv) = (host.clone(), json.clone(), csv.clone());
+        move || {
+            spanprof(&[
+                "profile",
+                "--endpoint",
+                &host,
+                "--no-history",
+                "--read-write",
+                "--sql",
+                TRANSFER,
+                "--iterations",
+                "9",
+                "--warmup",
+                "0",
+                "--json",
+                json.to_str().expect("UTF-8"),
+                "--csv",
+                csv.to_str().expect("UTF-8"),
+            ])
+        }
+    })
+    .await
+    .expect("joins");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("9 transactions, 9 committed; 1.33 attempts per transaction"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("3 aborts (3 at commit; 3 with RetryInfo)"),
+        "{stdout}"
+    );
+
+    let report: Json =
+        serde_json::from_slice(&std::fs::read(&json).expect("the JSON report")).expect("JSON");
+    let iterations = report["runs"][0]["iterations"]
+        .as_array()
+        .expect("iterations");
+    assert_eq!(iterations.len(), 9);
+    for (i, it) in iterations.iter().enumerate() {
+        let attempts = it["attempts"].as_array().expect("a transaction's attempts");
+        let parts = it["parts"].as_object().expect("parts");
+        let sum: f64 = parts.values().map(ms).sum();
+        assert!(
+            (sum - ms(&it["total_ms"])).abs() < 0.0015,
+            "iteration {i}: parts {sum} against total {}",
+            it["total_ms"]
+        );
+        assert_eq!(attempts.last().expect("one")["outcome"], "committed", "{i}");
+        if i % 3 == 2 {
+            assert_eq!(attempts.len(), 2, "iteration {i}: {it}");
+            let aborted = &attempts[0];
+            assert_eq!(aborted["outcome"], "aborted");
+            assert_eq!(aborted["ended_at"], "commit");
+            assert_eq!(ms(&aborted["retry_delay_ms"]), 20.0);
+            assert!(ms(&aborted["backoff_ms"]) >= 20.0, "{aborted}");
+            assert!(ms(&parts["aborted"]) > 0.0, "{it}");
+            assert!(ms(&parts["backoff"]) >= 20.0, "{it}");
+            // Each attempt sends its calls under the first attempt's request numbers.
+            let first = aborted["request_id"].as_str().expect("an id");
+            let second = attempts[1]["request_id"].as_str().expect("an id");
+            assert_eq!(
+                first.rsplit_once('.').map(|(r, _)| r),
+                second.rsplit_once('.').map(|(r, _)| r)
+            );
+            assert!(
+                first.ends_with(".1") && second.ends_with(".2"),
+                "{first} {second}"
+            );
+        } else {
+            assert_eq!(attempts.len(), 1, "iteration {i}: {it}");
+            assert!(parts.get("aborted").is_none(), "{it}");
+        }
+    }
+
+    let mut rows = csv::Reader::from_path(&csv).expect("the CSV");
+    let headers = rows.headers().expect("a header").clone();
+    let total_at = headers
+        .iter()
+        .position(|h| h == "total_ms")
+        .expect("total_ms");
+    let parts_at: Vec<usize> = spanprof::part::Part::ALL
+        .iter()
+        .map(|p| {
+            headers
+                .iter()
+                .position(|h| h == p.column())
+                .expect("a part's column")
+        })
+        .collect();
+    let attempts_at = headers
+        .iter()
+        .position(|h| h == "transaction_attempts")
+        .expect("transaction_attempts");
+    let mut attempts = Vec::new();
+    for row in rows.records() {
+        let row = row.expect("a row");
+        let number = |at: usize| {
+            row.get(at)
+                .filter(|v| !v.is_empty())
+                .map_or(0.0, |v| v.parse::<f64>().expect("a number"))
+        };
+        let sum: f64 = parts_at.iter().map(|&at| number(at)).sum();
+        assert!((sum - number(total_at)).abs() < 0.0015, "{row:?}");
+        attempts.push(number(attempts_at) as u32);
+    }
+    assert_eq!(attempts, [1, 1, 2, 1, 1, 2, 1, 1, 2]);
+
+    assert_eq!(balances(&host, &[1, 2]).await, [991, 1009]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_misspelt_column_after_a_successful_update_rolls_the_transaction_back() {
+    let server = instance(KnobSettings::default()).await;
+    let host = server.host_port();
+    let out = tokio::task::spawn_blocking({
+        let host = host.clone();
+        move || {
+            spanprof(&[
+                "profile",
+                "--endpoint",
+                &host,
+                "--no-history",
+                "--read-write",
+                "--sql",
+                "UPDATE Accounts SET Balance = Balance - 5 WHERE AccountId = 3; \
+                 UPDATE Accounts SET Balanse = 0 WHERE AccountId = 4",
+                "--iterations",
+                "5",
+                "--warmup",
+                "0",
+            ])
+        }
+    })
+    .await
+    .expect("joins");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("iterations 1") && stdout.contains("failed 1"),
+        "one iteration, then the run stops as for bad SQL: {stdout}"
+    );
+    assert!(
+        format!("{stdout}{stderr}").contains("Balanse"),
+        "the error names the column: {stdout}\n{stderr}"
+    );
+    assert!(
+        format!("{stdout}{stderr}").contains("rolled back"),
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(balances(&host, &[3, 4]).await, [1000, 1000]);
+}
