@@ -24,8 +24,8 @@ pub fn findings(report: &RunReport) -> String {
     {
         text.push_str(&underlined(&report.config.sql, message));
     }
-    if let Some(transactions) = analysis::Transactions::of(report) {
-        let _ = writeln!(text, "\n{transactions}");
+    if let Some(transactions) = &found.transactions {
+        let _ = writeln!(text, "\n{transactions}.");
     }
     if let Some(missing) = &found.missing_statistics {
         let _ = writeln!(text, "\n{missing}");

@@ -180,6 +180,9 @@ pub struct Findings {
     /// The timed iterations whose `untimed` part was more than max(1 ms, 3%) of their total:
     /// something the client did was not timed.
     pub untimed: Vec<u32>,
+    /// A read-write run's transactions: attempts per transaction, aborts by step ([`Findings::of`]
+    /// only).
+    pub transactions: Option<super::Transactions>,
 }
 
 impl Findings {
@@ -197,6 +200,7 @@ impl Findings {
                 .window_cpu
                 .as_ref()
                 .and_then(|cpu| BusyWindow::of(cpu, local)),
+            transactions: super::Transactions::of(report),
             ..found
         }
     }
@@ -242,6 +246,7 @@ impl Findings {
     /// not come, the first iteration, a busy machine, a busy window, untimed work, outliers.
     pub fn sentences(&self) -> Vec<String> {
         let mut out = Vec::new();
+        out.extend(self.transactions.as_ref().map(ToString::to_string));
         out.extend(self.missing_statistics.as_ref().map(ToString::to_string));
         out.extend(self.first.as_ref().map(ToString::to_string));
         out.extend(self.busy.as_ref().map(ToString::to_string));
@@ -284,6 +289,7 @@ pub fn findings(records: &[IterationRecord]) -> Findings {
             .filter(|r| r.is_timed() && r.accounting().untimed_is_notable(r.total_ms))
             .map(|r| r.iteration)
             .collect(),
+        transactions: None,
     }
 }
 

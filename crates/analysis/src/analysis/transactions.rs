@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::report::{AttemptOutcome, RunReport, ActionKind};
+use crate::report::{ActionKind, AttemptOutcome, RunReport};
 
 /// The transactions of one run's timed iterations.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -43,7 +43,9 @@ impl Transactions {
             for attempt in &txn.attempts {
                 t.backoff_ms += attempt.backoff_ms.unwrap_or(0.0);
                 if attempt.outcome == AttemptOutcome::Aborted {
-                    let at = attempt.ended_at.map_or("unknown action", ActionKind::as_str);
+                    let at = attempt
+                        .ended_at
+                        .map_or("unknown action", ActionKind::as_str);
                     *t.aborts_at.entry(at).or_default() += 1;
                     if attempt.retry_delay_ms.is_some() {
                         t.with_retry_info += 1;
@@ -71,7 +73,7 @@ impl Transactions {
 
 impl fmt::Display for Transactions {
     /// `9 transactions, 9 committed; 1.33 attempts per transaction (6 took 1, 3 took 2); 3 aborts,
-    /// all at commit (3 with RetryInfo); 62.4 ms of back-off.`
+    /// all at commit (3 with RetryInfo); 62.4 ms of back-off`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let took: Vec<String> = self
             .by_attempts
@@ -88,7 +90,7 @@ impl fmt::Display for Transactions {
         )?;
         let aborts = self.aborts();
         if aborts == 0 {
-            return write!(f, "; no aborts.");
+            return write!(f, "; no aborts");
         }
         let at: Vec<String> = self
             .aborts_at
@@ -97,7 +99,7 @@ impl fmt::Display for Transactions {
             .collect();
         write!(
             f,
-            "; {aborts} aborts ({}; {} with RetryInfo); {:.1} ms of back-off.",
+            "; {aborts} aborts ({}; {} with RetryInfo); {:.1} ms of back-off",
             at.join(", "),
             self.with_retry_info,
             self.backoff_ms

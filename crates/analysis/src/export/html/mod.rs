@@ -6,6 +6,7 @@
 //! hash). The run's JSON report is embedded (`<script type="application/json">`, its `<` `>` `&`
 //! written as `\u003c`...), so spanprof re-opens the file itself ([`read_embedded`]).
 
+mod attempts;
 mod bars;
 mod compare;
 mod embedded;

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::markup::{Cell, Table, clipped, esc};
-use super::{bars, timeline};
+use super::{attempts, bars, timeline};
 use crate::analysis::{Findings, PartStats};
 use crate::report::{RunReport, Status};
 use crate::stats::Summary;
@@ -44,6 +44,7 @@ pub fn section(index: usize, report: &RunReport) -> String {
         None => html.push_str("<p class=\"alert\">No successful iteration to summarise.</p>"),
     }
     html.push_str(&findings(report));
+    html.push_str(&attempts::section(report, MAX_TABLE_ROWS));
     html.push_str("<h3>The slowest iteration against the median one</h3>");
     html.push_str(&timeline::section(report));
     html.push_str(&plans(report));
@@ -73,6 +74,9 @@ fn facts(report: &RunReport) -> String {
             format!(" (the server granted a {g} one)")
         });
         rows.push(("session", format!("{session}{granted}")));
+    }
+    if let Some(read_write) = &c.read_write {
+        rows.push(("read-write transaction", read_write.clone()));
     }
     if c.cold {
         rows.push((

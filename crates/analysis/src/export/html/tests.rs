@@ -253,3 +253,60 @@ fn a_load_page_shows_the_server_s_queue_under_its_part_where_it_was_reported() {
         "no column where no queue was reported"
     );
 }
+
+#[test]
+fn a_read_write_run_s_page_shows_its_transactions_their_attempts_and_new_parts() {
+    use crate::report::{
+        Action, ActionKind, Attempt, AttemptOutcome, IterationRecord, ReportHead, RunConfig,
+        TransactionRecord,
+    };
+    let transfer = |iteration: u32, aborts: usize| {
+        let mut r = IterationRecord::new("rw", iteration, false, "2026-12-05T00:00:00Z");
+        let mut attempts = Vec::new();
+        for _ in 0..aborts {
+            let mut a = Attempt::new(AttemptOutcome::Aborted);
+            a.total_ms = 4.0;
+            a.ended_at = Some(ActionKind::Commit);
+            a.message = Some("aborted <by the knob>".into());
+            a.retry_delay_ms = Some(20.0);
+            a.backoff_ms = Some(20.5);
+            attempts.push(a);
+        }
+        let mut committed = Attempt::new(AttemptOutcome::Committed);
+        committed.total_ms = 5.0;
+        committed.actions = vec![Action {
+            kind: Some(ActionKind::Commit),
+            ms: 1.5,
+            ..Action::default()
+        }];
+        attempts.push(committed);
+        r.total_ms = 5.0 + aborts as f64 * 24.5;
+        r.transaction = Some(TransactionRecord {
+            attempts,
+            ..TransactionRecord::default()
+        });
+        r
+    };
+    let report = ReportHead::new(
+        RunConfig {
+            label: "rw".into(),
+            read_write: Some("isolation default".into()),
+            ..RunConfig::default()
+        },
+        "2026-12-05T00:00:00Z".into(),
+    )
+    .with_records(vec![transfer(0, 0), transfer(1, 1), transfer(2, 0)]);
+    let page = html(&[report], Redaction::NONE);
+    assert!(
+        page.contains("3 transactions, 3 committed; 1.33 attempts per transaction"),
+        "the findings say how many attempts"
+    );
+    assert!(page.contains("<h3>Transactions that took more than one attempt</h3>"));
+    assert!(page.contains("aborted &lt;by the knob&gt;"), "escaped");
+    assert!(
+        page.contains(">aborted attempts<"),
+        "the new part in the legend or table"
+    );
+    assert!(page.contains(">commit<"));
+    assert!(page.contains("<dt>read-write transaction</dt><dd>isolation default</dd>"));
+}
