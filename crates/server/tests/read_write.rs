@@ -315,13 +315,20 @@ async fn a_replayed_seqno_answers_again_without_running_and_dml_needs_a_transact
     let first = local.dml(&id, DEBIT_1, 4).await.expect("debits");
     let replay = local.dml(&id, DEBIT_1, 4).await.expect("the same answer");
     assert_eq!(first, replay);
-    let no_seqno = local
-        .dml(&id, DEBIT_1, 0)
+    // Another DML may not reuse the seqno (a client that sends none sends 0 every time: its
+    // second DML is refused rather than answered with the first's answer).
+    let reused = local
+        .dml(&id, CREDIT_2, 4)
         .await
-        .expect_err("DML needs a seqno");
-    assert_eq!(no_seqno.code(), Code::InvalidArgument, "{no_seqno:?}");
+        .expect_err("seqno 4 is taken");
+    assert_eq!(reused.code(), Code::InvalidArgument, "{reused:?}");
+    assert!(reused.message().contains("seqno"), "{reused:?}");
+    // 0 is a seqno like any other (the official Python client's first).
+    let zero = local.dml(&id, CREDIT_2, 0).await.expect("seqno 0");
+    assert_eq!(local.dml(&id, CREDIT_2, 0).await.expect("replayed"), zero);
     local.commit(&id).await.expect("commits");
     assert_eq!(local.balance(1).await, 999, "applied once");
+    assert_eq!(local.balance(2).await, 1_001, "applied once");
     // Outside a read-write transaction DML is refused, single-use or not.
     let single = sql_request(&local.session, None, DEBIT_1, 1);
     let refused = local

@@ -1,8 +1,10 @@
 //! Statements in a read-write transaction: ExecuteSql and ExecuteStreamingSql whose selector
 //! begins one (inline begin) or names one, and ExecuteBatchDml. Each statement runs on the
 //! read-write connection after its transaction's earlier DML (`sqlite/write.rs`), one at a time
-//! per transaction; a DML needs a `seqno`, and a request whose seqno was handled gets the same
-//! answer again without running. A DML's answer carries `stats.row_count_exact` (in the last
+//! per transaction. A DML's `seqno` names it: the same request with a seqno already handled gets
+//! the same answer again without running, and another DML reusing that seqno is refused (0 is a
+//! seqno like any other: protobuf cannot tell it from none, and the official Python client starts
+//! there). A DML's answer carries `stats.row_count_exact` (in the last
 //! PartialResultSet of a stream); an inline begin's transaction id is in the first message's
 //! `metadata.transaction`.
 
@@ -14,7 +16,7 @@ use tokio::sync::mpsc;
 use tonic::Status;
 
 use super::commit::{is_read_write, retry_delay, write_bounds};
-use super::request::{params, request_key};
+use super::request::{params, query_key, request_key};
 use super::{LocalSpanner, caller};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::encoded::{EncodedPartialResultSet, EncodedResultSet, ResultSetWriter};
@@ -183,18 +185,12 @@ async fn run_request(
         .txns
         .usable(txn, &mut state, knobs)
         .map_err(|s| with_retry_info(s, retry_delay(knobs)))?;
-    match state.replayed(request.seqno)? {
-        Some(Handled::Statement(answer)) => return answer,
-        Some(Handled::Batch(..)) => {
-            return Err(Status::invalid_argument(format!(
-                "seqno {} was an ExecuteBatchDml's",
-                request.seqno
-            )));
-        }
-        None => {}
+    let key = request_key(request);
+    if let Some(Handled::Statement(answer)) = state.replayed(request.seqno, key) {
+        return answer;
     }
-    let result = run_statement(spanner, txn, &mut state, statement, request.seqno, knobs).await;
-    state.keep(request.seqno, Handled::Statement(result.clone()));
+    let seqno = Some((request.seqno, key));
+    let result = run_statement(spanner, txn, &mut state, statement, seqno, knobs).await;
     state.touch();
     if in_txn.began && result.is_err() {
         // Its id never reached the client: nobody could end it.
@@ -204,13 +200,14 @@ async fn run_request(
 }
 
 /// Runs one statement of `txn` (whose state the caller holds) and records it: a DML is kept for
-/// replay, and what it touched joins the transaction's footprint. An abort ends the transaction.
+/// the commit's replay (and, with its request's `seqno` and key, its answer for the request's
+/// replay), and what it touched joins the transaction's footprint. An abort ends the transaction.
 async fn run_statement(
     spanner: &LocalSpanner,
     txn: &ReadWrite,
     state: &mut State,
     statement: TxnStatement,
-    seqno: i64,
+    seqno: Option<(i64, u64)>,
     knobs: &KnobSettings,
 ) -> Result<Answer, Status> {
     if state.statements.len() as u64 >= knobs.max_statements_per_transaction {
@@ -232,11 +229,12 @@ async fn run_statement(
             )))
         });
     match ran {
-        Ok(answer) if answer.dml && seqno == 0 => Err(Status::invalid_argument(
-            "A DML statement in a read-write transaction needs a seqno (ExecuteSqlRequest.seqno)",
-        )),
         Ok(answer) => {
             if answer.dml {
+                if let Some((seqno, key)) = seqno {
+                    state.check_seqno(seqno, key)?;
+                    state.keep(seqno, key, Handled::Statement(Ok(answer.clone())));
+                }
                 state.statements.push(statement);
                 state.dml_rows += u64::try_from(answer.row_count).unwrap_or(0);
             }
@@ -263,11 +261,6 @@ pub(super) async fn execute_batch_dml(
     let r = request.into_inner();
     let knobs = spanner.knobs.get();
     spanner.sessions.touch(&r.session, via.as_ref(), &knobs)?;
-    if r.seqno == 0 {
-        return Err(Status::invalid_argument(
-            "ExecuteBatchDml needs a seqno (ExecuteBatchDmlRequest.seqno)",
-        ));
-    }
     if r.statements.is_empty() {
         return Err(Status::invalid_argument(
             "No statements in batch DML request",
@@ -287,17 +280,14 @@ pub(super) async fn execute_batch_dml(
         .txns
         .usable(txn, &mut state, &knobs)
         .map_err(|s| with_retry_info(s, retry_delay(&knobs)))?;
-    let (answers, failure) = match state.replayed(r.seqno)? {
+    let key = batch_key(&r);
+    let (answers, failure) = match state.replayed(r.seqno, key) {
         Some(Handled::Batch(answers, failure)) => (answers, failure),
-        Some(Handled::Statement(_)) => {
-            return Err(Status::invalid_argument(format!(
-                "seqno {} was an ExecuteSql's",
-                r.seqno
-            )));
-        }
-        None => {
+        _ => {
+            state.check_seqno(r.seqno, key)?;
             let (answers, failure) = run_batch(spanner, txn, &mut state, &r, &knobs).await?;
-            state.keep(r.seqno, Handled::Batch(answers.clone(), failure.clone()));
+            let handled = Handled::Batch(answers.clone(), failure.clone());
+            state.keep(r.seqno, key, handled);
             (answers, failure)
         }
     };
@@ -329,6 +319,17 @@ pub(super) async fn execute_batch_dml(
     })
 }
 
+/// What makes a batch the same request: its statements, parameters and their types.
+fn batch_key(r: &pb::ExecuteBatchDmlRequest) -> u64 {
+    let keys: Vec<[u8; 8]> = r
+        .statements
+        .iter()
+        .map(|s| query_key(&s.sql, s.params.as_ref(), &s.param_types).to_le_bytes())
+        .collect();
+    let parts: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+    crate::fnv::of_parts(&parts)
+}
+
 /// The batch's statements, run in order until one fails (its status returned beside the
 /// answers of those before it). An abort fails the whole call.
 async fn run_batch(
@@ -354,7 +355,7 @@ async fn run_batch(
             ));
             return Ok((answers, Some(too_long)));
         }
-        match run_statement(spanner, txn, state, statement, r.seqno, knobs).await {
+        match run_statement(spanner, txn, state, statement, None, knobs).await {
             Ok(answer) if !answer.dml => {
                 let query = Status::invalid_argument(format!(
                     "statement {i} is not DML: ExecuteBatchDml runs INSERT, UPDATE and DELETE only"

@@ -73,7 +73,7 @@ pub enum Ended {
     Aborted(String),
 }
 
-/// What a request with a `seqno` answered, kept for its replay.
+/// What a DML request with a `seqno` answered, kept for its replay.
 #[derive(Debug, Clone)]
 pub enum Handled {
     /// An ExecuteSql or ExecuteStreamingSql.
@@ -104,10 +104,17 @@ pub struct State {
     pub dml_rows: u64,
     /// What its statements touched.
     pub footprint: Footprint,
-    answers: VecDeque<(i64, Handled)>,
+    answers: VecDeque<Kept>,
     answer_bytes: usize,
-    highest_seqno: i64,
     last_used: Instant,
+}
+
+/// A request's answer kept for its replay: its seqno, and its statements hashed.
+#[derive(Debug)]
+struct Kept {
+    seqno: i64,
+    key: u64,
+    handled: Handled,
 }
 
 impl State {
@@ -119,42 +126,44 @@ impl State {
             footprint: Footprint::default(),
             answers: VecDeque::new(),
             answer_bytes: 0,
-            highest_seqno: 0,
             last_used: Instant::now(),
         }
     }
 
-    /// What a request with `seqno` answered before, if it was handled; INVALID_ARGUMENT for a
-    /// seqno at or below the highest handled whose answer is not kept.
-    pub fn replayed(&self, seqno: i64) -> Result<Option<Handled>, Status> {
-        if seqno == 0 {
-            return Ok(None);
-        }
-        if let Some((_, handled)) = self.answers.iter().find(|(s, _)| *s == seqno) {
-            return Ok(Some(handled.clone()));
-        }
-        if seqno <= self.highest_seqno {
-            return Err(Status::invalid_argument(format!(
-                "seqno {seqno} is not above {}, the highest this transaction has handled, and its \
-                 answer is not kept: a request's seqno must grow within its transaction",
-                self.highest_seqno
-            )));
-        }
-        Ok(None)
+    /// What the request with `seqno` answered before, if that request was this one (`key`: its
+    /// statements and parameters hashed): a replay, answered without running again.
+    pub fn replayed(&self, seqno: i64, key: u64) -> Option<Handled> {
+        self.answers
+            .iter()
+            .find(|kept| kept.seqno == seqno && kept.key == key)
+            .map(|kept| kept.handled.clone())
     }
 
-    /// Keeps what the request with `seqno` answered (the oldest answers go past
-    /// [`KEPT_ANSWER_BYTES`]).
-    pub fn keep(&mut self, seqno: i64, handled: Handled) {
-        if seqno == 0 {
-            return;
+    /// INVALID_ARGUMENT when `seqno` answered another request: a DML must not reuse one (a
+    /// seqno of 0 is a seqno like any other: the official Python client starts there, and
+    /// protobuf cannot tell it from none).
+    pub fn check_seqno(&self, seqno: i64, key: u64) -> Result<(), Status> {
+        match self.answers.iter().find(|kept| kept.seqno == seqno) {
+            Some(kept) if kept.key != key => Err(Status::invalid_argument(format!(
+                "seqno {seqno} already answered another statement of this transaction: each DML \
+                 request needs a seqno of its own (ExecuteSqlRequest.seqno)"
+            ))),
+            _ => Ok(()),
         }
-        self.highest_seqno = self.highest_seqno.max(seqno);
+    }
+
+    /// Keeps what the request `key` with `seqno` answered, for its replay (the oldest answers go
+    /// past [`KEPT_ANSWER_BYTES`]).
+    pub fn keep(&mut self, seqno: i64, key: u64, handled: Handled) {
         self.answer_bytes += handled.bytes();
-        self.answers.push_back((seqno, handled));
+        self.answers.push_back(Kept {
+            seqno,
+            key,
+            handled,
+        });
         while self.answer_bytes > KEPT_ANSWER_BYTES && self.answers.len() > 1 {
-            if let Some((_, old)) = self.answers.pop_front() {
-                self.answer_bytes = self.answer_bytes.saturating_sub(old.bytes());
+            if let Some(old) = self.answers.pop_front() {
+                self.answer_bytes = self.answer_bytes.saturating_sub(old.handled.bytes());
             }
         }
     }
