@@ -461,13 +461,15 @@ mod tests {
         let refused = refused.map(|_| ()).expect_err("past the share");
         assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
         let mut state = two.state.lock().await;
-        assert!(state.replayed(4).expect("new").is_none());
-        state.keep(4, Handled::Statement(Err(Status::not_found("x"))));
+        assert!(state.replayed(4, 40).is_none());
+        state.keep(4, 40, Handled::Statement(Err(Status::not_found("x"))));
         assert!(matches!(
-            state.replayed(4),
-            Ok(Some(Handled::Statement(Err(_))))
+            state.replayed(4, 40),
+            Some(Handled::Statement(Err(_)))
         ));
-        assert!(state.replayed(3).is_err(), "below the highest, not kept");
+        assert!(state.replayed(4, 41).is_none(), "another statement");
+        assert!(state.check_seqno(4, 41).is_err(), "reuses the seqno");
+        assert!(state.check_seqno(5, 41).is_ok());
         store.end(&two, &mut state, Ended::RolledBack);
         drop(state);
         store
