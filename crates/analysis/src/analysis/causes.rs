@@ -17,6 +17,10 @@
 //! descheduled or untimed, likewise. A part's line is the sum of its changes, so where it says
 //! where, its detail gives that stretch's own figures beside the median iteration's.
 //!
+//! A read-write transaction keeps no timeline (its attempts hold its actions): it is explained by
+//! its parts alone, its aborted attempts and back-off in words of their own (at which step each
+//! aborted, what RetryInfo asked).
+//!
 //! Every figure is integer microseconds read with saturating arithmetic, so a hostile report gets
 //! absurd but finite answers, never a panic.
 
@@ -142,6 +146,10 @@ struct Side {
     elapsed: Option<u64>,
     /// The server's reported CPU time.
     cpu: Option<u64>,
+    /// A read-write transaction's aborted attempts: the step each aborted at.
+    aborted_at: Vec<&'static str>,
+    /// The retry delays its aborts asked for (RetryInfo), summed, in microseconds.
+    asked_us: u64,
 }
 
 /// Milliseconds as whole microseconds: a non-finite or negative figure is none.
@@ -157,6 +165,16 @@ impl Side {
             cpu: record.query.server_cpu_ms.and_then(whole_us),
             ..Side::default()
         };
+        if let Some(t) = &record.transaction {
+            side.aborted_at = t
+                .aborted()
+                .map(|a| a.ended_at.map_or("an unknown step", |k| k.as_str()))
+                .collect();
+            side.asked_us = t
+                .aborted()
+                .filter_map(|a| a.retry_delay_ms.and_then(whole_us))
+                .sum();
+        }
         for lane in &timeline.lanes {
             side.messages = side
                 .messages
@@ -238,11 +256,22 @@ pub fn explain_records(
     label: &str,
     records: &[IterationRecord],
 ) -> Result<Explanation, ExplainError> {
+    // A read-write transaction keeps no timeline of its own (its attempts hold its actions): it
+    // is explained by its parts alone.
+    static NO_TIMELINE: Timeline = Timeline {
+        lanes: Vec::new(),
+        total_us: 0,
+        setup: Vec::new(),
+    };
     let timed: Vec<(&IterationRecord, &Timeline)> = records
         .iter()
         .filter(|r| r.is_timed())
         .filter(|r| r.total_ms.is_finite())
-        .filter_map(|r| Some((r, r.timeline.as_ref()?)))
+        .filter_map(|r| match (&r.timeline, &r.transaction) {
+            (Some(timeline), _) => Some((r, timeline)),
+            (None, Some(_)) => Some((r, &NO_TIMELINE)),
+            (None, None) => None,
+        })
         .collect();
     let mut by_total: Vec<usize> = (0..timed.len()).collect();
     by_total.sort_by(|&a, &b| timed[a].0.total_ms.total_cmp(&timed[b].0.total_ms));
@@ -410,6 +439,22 @@ fn detail(part: Part, it: &Side, base: &Side) -> String {
              iteration {b})"
         ),
         Part::Untimed => format!("{a} that no measurement covers (the median iteration {b})"),
+        Part::Aborted => format!(
+            "{} aborted attempt{} ({}) took {a} (the median iteration {b}, {} aborted)",
+            it.aborted_at.len(),
+            if it.aborted_at.len() == 1 { "" } else { "s" },
+            if it.aborted_at.is_empty() {
+                "none".to_owned()
+            } else {
+                format!("at {}", it.aborted_at.join(", "))
+            },
+            base.aborted_at.len()
+        ),
+        Part::Backoff if !it.aborted_at.is_empty() || !base.aborted_at.is_empty() => format!(
+            "the client slept {a} before retrying (the server's RetryInfo asked {}; the median \
+             iteration {b})",
+            micros(it.asked_us)
+        ),
         _ => format!("{}: {a} (the median iteration {b})", part.description()),
     }
 }

@@ -359,3 +359,59 @@ fn against_a_stalled_median_a_faster_iteration_names_where_it_did_not_wait() {
         assert!(it.causes.iter().all(|c| c.location.is_none()), "{it:?}");
     }
 }
+
+/// A transfer that aborted `aborts` times at its commit (each 3 ms, then 20.5 ms of back-off for
+/// a 20 ms RetryInfo) before its committed attempt of 5 ms.
+fn transfer(iteration: u32, aborts: usize) -> IterationRecord {
+    use crate::report::{ActionKind, Attempt, AttemptOutcome, TransactionRecord};
+    let mut r = IterationRecord::new("rw", iteration, false, "2026-12-05T00:00:00Z");
+    let mut attempts = Vec::new();
+    for _ in 0..aborts {
+        let mut a = Attempt::new(AttemptOutcome::Aborted);
+        a.total_ms = 3.0;
+        a.ended_at = Some(ActionKind::Commit);
+        a.retry_delay_ms = Some(20.0);
+        a.backoff_ms = Some(20.5);
+        attempts.push(a);
+    }
+    let mut committed = Attempt::new(AttemptOutcome::Committed);
+    committed.total_ms = 5.0;
+    attempts.push(committed);
+    r.total_ms = 5.0 + aborts as f64 * 23.5;
+    r.transaction = Some(TransactionRecord {
+        attempts,
+        ..TransactionRecord::default()
+    });
+    r
+}
+
+#[test]
+fn a_transaction_that_aborted_is_explained_by_its_aborted_attempt_and_its_back_off() {
+    let records = vec![
+        transfer(0, 0),
+        transfer(1, 0),
+        transfer(2, 1),
+        transfer(3, 0),
+    ];
+    let explained = explain_records("rw", &records).expect("transactions are explained");
+    let slow = explained
+        .iterations
+        .iter()
+        .find(|i| i.iteration == 2)
+        .expect("iteration 2");
+    assert_eq!(slow.extra_ms, 23.5);
+    let kinds: Vec<Part> = slow.causes.iter().map(|c| c.kind).collect();
+    assert_eq!(kinds, [Part::Backoff, Part::Aborted]);
+    assert!(
+        slow.causes[0].detail.contains("RetryInfo asked 20.0 ms"),
+        "{}",
+        slow.causes[0].detail
+    );
+    assert!(
+        slow.causes[1]
+            .detail
+            .contains("1 aborted attempt (at commit)"),
+        "{}",
+        slow.causes[1].detail
+    );
+}
