@@ -508,4 +508,35 @@ mod tests {
             .expect_err("aborted");
         assert_eq!(status.code(), tonic::Code::Aborted);
     }
+
+    #[tokio::test]
+    async fn the_instance_holds_at_most_its_open_transactions_in_all() {
+        let store = Transactions::default();
+        let knobs = KnobSettings {
+            max_read_write_transactions: 2,
+            ..KnobSettings::default()
+        };
+        let session = |name| BeginIn {
+            session: name,
+            multiplexed: false,
+        };
+        let first = store
+            .begin(session("a"), vec![1], RwOptions::default(), &knobs)
+            .expect("one");
+        store
+            .begin(session("b"), vec![2], RwOptions::default(), &knobs)
+            .expect("two");
+        let refused = store
+            .begin(session("c"), vec![3], RwOptions::default(), &knobs)
+            .map(|_| ())
+            .expect_err("a third, in any session");
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        let mut state = first.state.lock().await;
+        store.end(&first, &mut state, Ended::Committed(Default::default()));
+        drop(state);
+        assert_eq!(store.open(), 1);
+        store
+            .begin(session("c"), vec![3], RwOptions::default(), &knobs)
+            .expect("room again");
+    }
 }
