@@ -798,3 +798,46 @@ async fn reads_run_while_transactions_commit() {
     assert!(done > 10 && commits > 10, "{done} reads, {commits} commits");
     assert_eq!(local.balance(1).await, 1_000 - commits);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_grows_under_commits_while_reads_scan_it() {
+    let mut local = Local::start(KnobSettings::default()).await;
+    let mut reader = local.client.clone();
+    let session = local.session.clone();
+    let reads = tokio::spawn(async move {
+        let mut done = 0;
+        let until = Instant::now() + Duration::from_millis(1_500);
+        while Instant::now() < until {
+            let sql = "SELECT count(*), sum(length(Data)) FROM Blobs";
+            reader
+                .execute_sql(sql_request(&session, None, sql, 0))
+                .await
+                .expect("a read never fails while the database grows");
+            done += 1;
+        }
+        done
+    });
+    // Each commit adds 512 KiB: the in-memory database is reallocated as it grows.
+    for n in 0..24 {
+        let id = local.begin().await;
+        let sql = format!(
+            "INSERT INTO Blobs (Id, Data) VALUES ({}, zeroblob(524288))",
+            100 + n
+        );
+        local.dml(&id, &sql, 1).await.expect("inserts");
+        local.commit(&id).await.expect("commits");
+    }
+    assert!(reads.await.expect("the reader") > 5);
+    let count = local
+        .client
+        .execute_sql(sql_request(
+            &local.session,
+            None,
+            "SELECT count(*) FROM Blobs WHERE Id >= 100",
+            0,
+        ))
+        .await
+        .expect("counts")
+        .into_inner();
+    assert_eq!(int(&count.rows[0].values[0]), 24);
+}
