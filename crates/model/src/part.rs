@@ -21,7 +21,8 @@
 //! A read-write transaction (`profile --read-write`) adds its own around a query's: `aborted` (the
 //! attempts the server aborted, whole), `backoff` before each retry, and in the attempt that ended
 //! it `begin`, its statements' query parts summed, `batch_dml`, `think` (its `SLEEP` steps) and
-//! `commit`.
+//! `commit`. Where the server says how long a statement waited for locks (Cloud Spanner's
+//! `locking_delay`, the local instance's `lock_wait_time`), that much of `server` is `lock_wait`.
 //!
 //! A client program profiled at the local instance (`spanprof client`) has parts of its own, as
 //! the server saw it: `startup`, `first_byte`, `streaming`, `blocked` (the server waiting on the
@@ -120,6 +121,9 @@ pub enum Part {
     /// A read-write transaction's BeginTransaction call (an inline begin is in its first
     /// statement's parts).
     Begin,
+    /// Of the server's work, the time it says the statement waited for locks (Cloud Spanner's
+    /// `locking_delay`, the local instance's `lock_wait_time`): carved out of `server`.
+    LockWait,
     /// Waiting while the server worked on the query.
     Server,
     /// Waiting for what the server had sent: latency and transfer.
@@ -227,7 +231,7 @@ pub fn level_colour(t: f64) -> Rgb {
 /// colour-vision deficiency: at least 20 apart in CIE76 ΔE under deuteranopia, protanopia and
 /// tritanopia as Machado, Oliveira and Fernandes's model simulates them (the test below), with
 /// greys for what is not the client's own work.
-const INFO: [PartInfo; 25] = [
+const INFO: [PartInfo; 26] = [
     info(
         "dns",
         "dns_ms",
@@ -290,6 +294,13 @@ const INFO: [PartInfo; 25] = [
         "begin",
         [0x24, 0x27, 0x9e],
         "a read-write transaction's BeginTransaction call (an inline begin rides on its first statement)",
+    ),
+    info(
+        "lock_wait",
+        "lock_wait_ms",
+        "lock wait",
+        [0x0f, 0x34, 0x00],
+        "of the server's work, the time it says the statement waited for locks",
     ),
     info(
         "server",
@@ -407,7 +418,7 @@ const INFO: [PartInfo; 25] = [
 
 impl Part {
     /// Every part, in the order reports list and charts stack them.
-    pub const ALL: [Part; 25] = [
+    pub const ALL: [Part; 26] = [
         Part::Cold(ColdStep::Dns),
         Part::Cold(ColdStep::Tcp),
         Part::Cold(ColdStep::Tls),
@@ -417,6 +428,7 @@ impl Part {
         Part::PartitionQuery,
         Part::Aborted,
         Part::Begin,
+        Part::LockWait,
         Part::Server,
         Part::Network,
         Part::Backoff,
@@ -461,9 +473,10 @@ impl Part {
     /// A read-write transaction's parts, in order: its aborted attempts and back-offs, then the
     /// attempt that ended it: begin, its statements' parts (a query's, summed), batch DML, think
     /// time and commit.
-    pub const TRANSACTION: [Part; 13] = [
+    pub const TRANSACTION: [Part; 14] = [
         Part::Aborted,
         Part::Begin,
+        Part::LockWait,
         Part::Server,
         Part::Network,
         Part::Backoff,
@@ -494,22 +507,23 @@ impl Part {
             Part::PartitionQuery => 6,
             Part::Aborted => 7,
             Part::Begin => 8,
-            Part::Server => 9,
-            Part::Network => 10,
-            Part::Backoff => 11,
-            Part::WireDecode => 12,
-            Part::RowDecode => 13,
-            Part::ClientWork => 14,
-            Part::Descheduled => 15,
-            Part::BatchDml => 16,
-            Part::Think => 17,
-            Part::Commit => 18,
-            Part::Untimed => 19,
-            Part::Startup => 20,
-            Part::FirstByte => 21,
-            Part::Streaming => 22,
-            Part::Blocked => 23,
-            Part::Tail => 24,
+            Part::LockWait => 9,
+            Part::Server => 10,
+            Part::Network => 11,
+            Part::Backoff => 12,
+            Part::WireDecode => 13,
+            Part::RowDecode => 14,
+            Part::ClientWork => 15,
+            Part::Descheduled => 16,
+            Part::BatchDml => 17,
+            Part::Think => 18,
+            Part::Commit => 19,
+            Part::Untimed => 20,
+            Part::Startup => 21,
+            Part::FirstByte => 22,
+            Part::Streaming => 23,
+            Part::Blocked => 24,
+            Part::Tail => 25,
         }
     }
 

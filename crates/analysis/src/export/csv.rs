@@ -21,7 +21,7 @@ const BEFORE_PARTS: [&str; 6] = [
 /// `stream_wait_ms`, split into the parts `server_ms` and `network_ms`). A measurement that is
 /// itself a part (a cold start's steps, a partitioned read's PartitionQuery, a resume's back-off,
 /// the time off the CPU, a client program's phases but its transfer) is its part's column.
-const AFTER_PARTS: [&str; 31] = [
+const AFTER_PARTS: [&str; 32] = [
     "overlap_ms",
     "split",
     "ttfb_ms",
@@ -47,6 +47,7 @@ const AFTER_PARTS: [&str; 31] = [
     "server_cpu_ms",
     "server_client_wait_ms",
     "server_queue_ms",
+    "server_lock_wait_ms",
     "wire_decode_wall_ms",
     "wire_decode_cpu_ms",
     "row_decode_wall_ms",
@@ -215,7 +216,7 @@ fn carried(record: &IterationRecord) -> [String; 18] {
 
 /// The raw measurements, `stream_wait_ms` to `transfer_ms`, then a read-write transaction's
 /// attempts and how many of them aborted.
-fn raw(record: &IterationRecord) -> [String; 15] {
+fn raw(record: &IterationRecord) -> [String; 16] {
     let transaction = record.transaction.as_ref();
     let subject = record.subject.as_ref();
     [
@@ -224,6 +225,7 @@ fn raw(record: &IterationRecord) -> [String; 15] {
         optional_ms(record.query.server_cpu_ms),
         optional_ms(record.query.server_client_wait_ms),
         optional_ms(record.query.server_queue_ms),
+        optional_ms(record.query.server_lock_wait_ms),
         optional_ms(record.query.wire_decode_wall_ms),
         optional_ms(record.query.wire_decode_cpu_ms),
         optional_ms(record.query.row_decode_wall_ms),
@@ -255,14 +257,14 @@ mod tests {
     use crate::export::fixture::{ERROR_MESSAGE, reports};
 
     const GOLDEN: &str = "\
-run,iteration,warmup,status,started_at,total_ms,dns_ms,tcp_ms,tls_ms,http2_ms,token_ms,session_ms,partition_query_ms,aborted_ms,begin_ms,server_ms,network_ms,backoff_ms,wire_decode_ms,row_decode_ms,client_work_ms,descheduled_ms,batch_dml_ms,think_ms,commit_ms,untimed_ms,startup_ms,first_byte_ms,streaming_ms,blocked_ms,tail_ms,overlap_ms,split,ttfb_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,seq,check,session_kind,request_id,trace_id,rpc_attempts,attempt_ms,operation_ms,gfe_ms,afe_ms,stream_wait_ms,server_elapsed_ms,server_cpu_ms,server_client_wait_ms,server_queue_ms,wire_decode_wall_ms,wire_decode_cpu_ms,row_decode_wall_ms,row_decode_cpu_ms,client_work_wall_ms,client_work_cpu_ms,outside_wait_and_decode_ms,transfer_ms,transaction_attempts,aborts
-\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,,,,,,,,,,,,,5.000,3.000,,,,,,32.000,,,,,,,,30.000,100,100,2,0,4096,0,,,,,,,,,,26.000,,,25.000,20.000,,,5.000,,3.000,,,,2.000,,,
-\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,,,,,,,,,,1.250,0.000,,1.500,1.000,,,,,,6.250,,,,,,3.750,estimated,6.500,100,100,2,1,4096,0,,,,,1.0123456789abcdef.1.1.2.1,4bf92f3577b34da6a3ce929d0e0e4736,1,9.500,9.500,5.500,0.500,1.250,5.000,4.000,,,1.500,,1.000,,,,1.250,,,
-\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,,,,,,,,,,,,,2.000,1.500,,,,,,8.500,,,,,,,,7.000,100,,2,1,4096,1,,,,,,,,,,,,,6.000,,,,2.000,,1.500,,,,2.500,,,
-\"fast, cached\",4,false,error,2026-03-01T10:00:00.300Z,3.250,,,,,,,,,,,,,,,,,,,,3.250,,,,,,,,,0,,0,0,0,0,\"bad value, \"\"x\"\"
-at row 7\",,,,,,,,,,,,,,,,,,,,,,,,,
-slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,,,,,,,,,,,,,100.000,,,,,,,,,1,,1,0,12,0,,,,,,,,,,,,,,,,,,,,,,,,,,
-slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,,,,,,,,,,,,,0.125,,,,,,,,,0,,0,0,0,0,cancelled by user,,,,,,,,,,,,,,,,,,,,,,,,,
+run,iteration,warmup,status,started_at,total_ms,dns_ms,tcp_ms,tls_ms,http2_ms,token_ms,session_ms,partition_query_ms,aborted_ms,begin_ms,lock_wait_ms,server_ms,network_ms,backoff_ms,wire_decode_ms,row_decode_ms,client_work_ms,descheduled_ms,batch_dml_ms,think_ms,commit_ms,untimed_ms,startup_ms,first_byte_ms,streaming_ms,blocked_ms,tail_ms,overlap_ms,split,ttfb_ms,rows,server_rows,messages,chunked_values,wire_bytes,resumes,error,seq,check,session_kind,request_id,trace_id,rpc_attempts,attempt_ms,operation_ms,gfe_ms,afe_ms,stream_wait_ms,server_elapsed_ms,server_cpu_ms,server_client_wait_ms,server_queue_ms,server_lock_wait_ms,wire_decode_wall_ms,wire_decode_cpu_ms,row_decode_wall_ms,row_decode_cpu_ms,client_work_wall_ms,client_work_cpu_ms,outside_wait_and_decode_ms,transfer_ms,transaction_attempts,aborts
+\"fast, cached\",1,true,ok,2026-03-01T10:00:00.000Z,40.000,,,,,,,,,,,,,,5.000,3.000,,,,,,32.000,,,,,,,,30.000,100,100,2,0,4096,0,,,,,,,,,,26.000,,,25.000,20.000,,,,5.000,,3.000,,,,2.000,,,
+\"fast, cached\",2,false,ok,2026-03-01T10:00:00.100Z,10.000,,,,,,,,,,,1.250,0.000,,1.500,1.000,,,,,,6.250,,,,,,3.750,estimated,6.500,100,100,2,1,4096,0,,,,,1.0123456789abcdef.1.1.2.1,4bf92f3577b34da6a3ce929d0e0e4736,1,9.500,9.500,5.500,0.500,1.250,5.000,4.000,,,,1.500,,1.000,,,,1.250,,,
+\"fast, cached\",3,false,ok,2026-03-01T10:00:00.200Z,12.000,,,,,,,,,,,,,,2.000,1.500,,,,,,8.500,,,,,,,,7.000,100,,2,1,4096,1,,,,,,,,,,,,,6.000,,,,,2.000,,1.500,,,,2.500,,,
+\"fast, cached\",4,false,error,2026-03-01T10:00:00.300Z,3.250,,,,,,,,,,,,,,,,,,,,,3.250,,,,,,,,,0,,0,0,0,0,\"bad value, \"\"x\"\"
+at row 7\",,,,,,,,,,,,,,,,,,,,,,,,,,
+slow,1,false,ok,2026-03-01T11:00:00Z,100.000,,,,,,,,,,,,,,,,,,,,,100.000,,,,,,,,,1,,1,0,12,0,,,,,,,,,,,,,,,,,,,,,,,,,,,
+slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,,,,,,,,,,,,,,0.125,,,,,,,,,0,,0,0,0,0,cancelled by user,,,,,,,,,,,,,,,,,,,,,,,,,,
 ";
 
     #[test]
@@ -276,7 +278,7 @@ slow,2,false,cancelled,2026-03-01T11:00:01Z,0.125,,,,,,,,,,,,,,,,,,,,0.125,,,,,,
     fn header_starts_with_the_iteration_then_its_parts() {
         let fixed = "run,iteration,warmup,status,started_at,total_ms,dns_ms,tcp_ms,tls_ms,\
                      http2_ms,token_ms,session_ms,partition_query_ms,aborted_ms,begin_ms,\
-                     server_ms,network_ms,backoff_ms,wire_decode_ms,row_decode_ms,\
+                     lock_wait_ms,server_ms,network_ms,backoff_ms,wire_decode_ms,row_decode_ms,\
                      client_work_ms,descheduled_ms,batch_dml_ms,think_ms,commit_ms,untimed_ms";
         assert!(COLUMNS.join(",").starts_with(&format!("{fixed},")));
     }

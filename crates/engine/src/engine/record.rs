@@ -181,6 +181,7 @@ pub(super) fn fill(record: &mut IterationRecord, t: &IterationTiming) {
     q.server_cpu_ms = stats.and_then(|s| s.cpu_time).map(ms);
     q.server_client_wait_ms = stats.and_then(|s| s.client_wait).map(ms);
     q.server_queue_ms = stats.and_then(|s| s.queue_wait).map(ms);
+    q.server_lock_wait_ms = stats.and_then(|s| s.lock_wait).map(ms);
     record.answer = crate::report::Answer {
         rows: t.rows,
         server_rows: stats.and_then(|s| s.rows_returned),

@@ -236,6 +236,7 @@ impl IterationRecord {
             &[
                 Part::Network,
                 Part::Server,
+                Part::LockWait,
                 Part::Descheduled,
                 Part::ClientWork,
                 Part::Think,
@@ -317,7 +318,12 @@ fn query_parts(
     if let Some(wait) = q.stream_wait_ms.map(us) {
         let server = work_us.map_or(0, |work| work.min(wait));
         if let Some(work) = work_us {
-            parts.add(Part::Server, server);
+            // The server's own account of its wait for locks, as far as the client waited on it.
+            let locked = q.server_lock_wait_ms.map(|ms| us(ms).min(server));
+            if let Some(locked) = locked {
+                parts.add(Part::LockWait, locked);
+            }
+            parts.add(Part::Server, server - locked.unwrap_or(0));
             overlap_ms = Some(to_ms(work - server));
         }
         parts.add(Part::Network, wait - server);

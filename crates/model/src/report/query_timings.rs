@@ -22,6 +22,10 @@ pub struct QueryTimings {
     /// Of the server's elapsed time, how long the query waited in the server's queue for a query
     /// thread (the local instance's `queue_wait_time`): inside the `server` part, never added.
     pub server_queue_ms: Option<f64>,
+    /// Of the server's elapsed time, how long it says the statement waited for locks (Cloud
+    /// Spanner's `locking_delay`, the local instance's `lock_wait_time`): the part `lock_wait`,
+    /// carved out of `server`.
+    pub server_lock_wait_ms: Option<f64>,
     /// Wall time decoding the wire messages (the part `wire_decode` is its CPU time).
     pub wire_decode_wall_ms: Option<f64>,
     /// CPU time the client's thread got during its wire decode.

@@ -217,6 +217,8 @@ pub struct StoredTimings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     server_queue_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    server_lock_wait_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     wire_decode_wall_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     wire_decode_cpu_ms: Option<f64>,
@@ -243,6 +245,7 @@ impl From<&QueryTimings> for StoredTimings {
             server_cpu_ms: q.server_cpu_ms,
             server_client_wait_ms: q.server_client_wait_ms,
             server_queue_ms: q.server_queue_ms,
+            server_lock_wait_ms: q.server_lock_wait_ms,
             wire_decode_wall_ms: q.wire_decode_wall_ms,
             wire_decode_cpu_ms: q.wire_decode_cpu_ms,
             row_decode_wall_ms: q.row_decode_wall_ms,
@@ -264,6 +267,7 @@ impl From<&StoredTimings> for QueryTimings {
             server_cpu_ms: s.server_cpu_ms,
             server_client_wait_ms: s.server_client_wait_ms,
             server_queue_ms: s.server_queue_ms,
+            server_lock_wait_ms: s.server_lock_wait_ms,
             wire_decode_wall_ms: s.wire_decode_wall_ms,
             wire_decode_cpu_ms: s.wire_decode_cpu_ms,
             row_decode_wall_ms: s.row_decode_wall_ms,

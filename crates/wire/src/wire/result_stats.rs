@@ -35,6 +35,12 @@ pub const CLIENT_WAIT_TIME: &str = "client_wait_time";
 /// model for a query thread (admitted, not yet started).
 pub const QUEUE_WAIT_TIME: &str = "queue_wait_time";
 
+/// The `query_stats` key under which Cloud Spanner reports, in PROFILE mode, how long a statement
+/// waited for locks.
+pub const LOCKING_DELAY: &str = "locking_delay";
+/// The `query_stats` key under which the local instance reports a statement's wait for locks.
+pub const LOCK_WAIT_TIME: &str = "lock_wait_time";
+
 /// `query_stats`: every key as text, plus the well-known ones parsed into numbers and durations.
 ///
 /// Production writes durations as `"1.22 msecs"` or `"0.5 secs"`; the emulator writes `"1.2ms"`.
@@ -68,6 +74,10 @@ pub struct QueryStats {
     /// queue model on); production and the emulator have no such figure.
     #[serde(default)]
     pub queue_wait: Option<Duration>,
+    /// `locking_delay` (Cloud Spanner) or `lock_wait_time` (the local instance): of the elapsed
+    /// time, how long the statement waited for locks.
+    #[serde(default)]
+    pub lock_wait: Option<Duration>,
 }
 
 impl QueryStats {
@@ -86,6 +96,7 @@ impl QueryStats {
             optimizer_version: entries.get("optimizer_version").cloned(),
             client_wait: duration(CLIENT_WAIT_TIME),
             queue_wait: duration(QUEUE_WAIT_TIME),
+            lock_wait: duration(LOCKING_DELAY).or_else(|| duration(LOCK_WAIT_TIME)),
             entries,
         }
     }
@@ -263,6 +274,26 @@ mod tests {
         assert_eq!(parse_duration("2400.001 hours"), None);
         assert_eq!(parse_duration("5000000 hours"), None);
         assert_eq!(parse_duration("99999999999999999999999 hours"), None);
+    }
+
+    #[test]
+    fn a_statement_s_wait_for_locks_is_read_under_either_name() {
+        let stats = |key: &str| {
+            QueryStats::from_entries(
+                [(key.to_owned(), "1.5 msecs".to_owned())]
+                    .into_iter()
+                    .collect(),
+            )
+        };
+        assert_eq!(
+            stats(LOCKING_DELAY).lock_wait,
+            Some(Duration::from_micros(1500))
+        );
+        assert_eq!(
+            stats(LOCK_WAIT_TIME).lock_wait,
+            Some(Duration::from_micros(1500))
+        );
+        assert_eq!(stats("elapsed_time").lock_wait, None);
     }
 
     #[test]

@@ -141,7 +141,12 @@ impl Session {
         let mut gave_up = None;
         loop {
             let number = u32::try_from(attempts.len() + 1).unwrap_or(u32::MAX);
-            let previous = attempts.last().and_then(|a| a.transaction_id.clone());
+            // A regular session keeps the transaction's lock priority across its retries; a
+            // multiplexed one is told which attempt this one retries.
+            let previous = attempts
+                .last()
+                .filter(|_| self.is_multiplexed())
+                .and_then(|a| a.transaction_id.clone());
             let attempt = self
                 .attempt(
                     script,

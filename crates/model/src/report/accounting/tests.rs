@@ -330,3 +330,24 @@ fn a_transaction_s_parts_add_up_even_when_its_steps_come_to_more_than_its_total(
         "a back-off slept is never given back"
     );
 }
+
+#[test]
+fn a_wait_for_locks_the_server_reports_is_carved_out_of_the_server_part() {
+    let mut r = query(38.0);
+    r.query.server_elapsed_ms = Some(12.0);
+    r.query.server_lock_wait_ms = Some(5.0);
+    let a = r.accounting();
+    assert_eq!(a.parts.get(Part::LockWait), Some(5.0));
+    assert_eq!(a.parts.get(Part::Server), Some(7.0));
+    assert_eq!(a.parts.get(Part::Network), Some(8.0));
+    assert_eq!(a.parts.sum_ms(), 38.0);
+    // A lock wait longer than the server's time the client waited on is cut to that time.
+    r.query.server_lock_wait_ms = Some(50.0);
+    let a = r.accounting();
+    assert_eq!(a.parts.get(Part::LockWait), Some(12.0));
+    assert_eq!(a.parts.get(Part::Server), Some(0.0));
+    assert_eq!(a.parts.sum_ms(), 38.0);
+    // Without the server's figure there is no such part.
+    r.query.server_lock_wait_ms = None;
+    assert_eq!(r.accounting().parts.get(Part::LockWait), None);
+}

@@ -129,6 +129,8 @@ struct Stored<'a> {
     server_client_wait_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     server_queue_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    server_lock_wait_ms: Option<f64>,
 }
 
 /// What `attempts` holds: nothing, a transaction's attempts, or (older reports) a query call's RPC
@@ -224,6 +226,7 @@ impl<'a> From<&'a IterationRecord> for Stored<'a> {
             error_code: r.outcome.code().map(|c| Cow::Borrowed(c.as_str())),
             server_client_wait_ms: q.server_client_wait_ms,
             server_queue_ms: q.server_queue_ms,
+            server_lock_wait_ms: q.server_lock_wait_ms,
         }
     }
 }
@@ -293,6 +296,7 @@ impl From<Stored<'_>> for IterationRecord {
                 server_cpu_ms: s.server_cpu_ms,
                 server_client_wait_ms: s.server_client_wait_ms,
                 server_queue_ms: s.server_queue_ms,
+                server_lock_wait_ms: s.server_lock_wait_ms,
                 wire_decode_wall_ms: s.wire_decode_wall_ms,
                 wire_decode_cpu_ms: s.wire_decode_cpu_ms,
                 row_decode_wall_ms: s.row_decode_wall_ms,
