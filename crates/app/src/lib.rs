@@ -8,7 +8,7 @@ pub mod app;
 
 use spanprof_analysis::{analysis, export};
 use spanprof_base::{stats, text};
-use spanprof_client::{client, emulator, subject};
+use spanprof_client::{client, emulator, script, subject};
 use spanprof_engine::engine;
 use spanprof_history::history;
 use spanprof_model::{load, part, plan, report};

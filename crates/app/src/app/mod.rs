@@ -57,7 +57,10 @@ pub use load::{
     LoadView, Phase, QueueSettings,
 };
 pub use plan_view::{PlanColumn, PlanView};
-pub use query::{DEFAULT_SQL, OptionSettings, QuerySettings, Replicas, VariantSettings};
+pub use query::{
+    DEFAULT_SQL, IsolationChoice, LockChoice, OptionSettings, QuerySettings, Replicas,
+    TransactionSettings, VariantSettings,
+};
 pub use runs::{Progress, RECORDS_HELD, RunEntry, RunSource};
 pub use settings::{Settings, Tab};
 pub use startup::AppOptions;
@@ -81,7 +84,7 @@ pub struct SpanprofApp {
     persist: bool,
     connection: ConnectionPanel,
     emulator: connection::EmulatorProcess,
-    query: query::QueryPanel,
+    query: query::QueryPanel::default(),
     /// The run in flight, the run list and the history worker.
     runs: RunController,
     iterations: IterationsView,
@@ -132,7 +135,7 @@ impl SpanprofApp {
             persist: options.persist,
             connection: ConnectionPanel::default(),
             emulator: connection::EmulatorProcess::default(),
-            query: query::QueryPanel,
+            query: query::QueryPanel::default(),
             runs,
             iterations: IterationsView::default(),
             compare: CompareView::default(),

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::transaction::{TransactionSettings, transaction_fields};
 use crate::app::theme::form_row;
 use crate::client::{DirectedReads, Partitioned, Priority, RequestOptions, SessionKind};
 
@@ -118,11 +119,23 @@ impl OptionSettings {
     }
 }
 
-/// The request options of the variant being edited, in a section closed by default.
-pub fn options_ui(ui: &mut egui::Ui, options: &mut OptionSettings) {
-    let heading = match options.count() {
-        0 => "Request options".to_owned(),
-        n => format!("Request options ({n} set)"),
+/// The request options of the variant being edited, in a section closed by default; a read-write
+/// variant's are its transaction's (and the kind of session), the query's own not applying.
+pub fn options_ui(
+    ui: &mut egui::Ui,
+    options: &mut OptionSettings,
+    mut transaction: Option<&mut TransactionSettings>,
+) {
+    let (title, set) = match transaction.as_deref() {
+        Some(t) => (
+            "Transaction options",
+            t.count() + usize::from(options.session.is_some()),
+        ),
+        None => ("Request options", options.count()),
+    };
+    let heading = match set {
+        0 => title.to_owned(),
+        n => format!("{title} ({n} set)"),
     };
     egui::CollapsingHeader::new(heading)
         .id_salt("request-options")
@@ -130,8 +143,18 @@ pub fn options_ui(ui: &mut egui::Ui, options: &mut OptionSettings) {
             egui::Grid::new("request-options-grid")
                 .num_columns(2)
                 .spacing([8.0, 4.0])
-                .show(ui, |ui| fields(ui, options));
-            if let Err(e) = options.to_options() {
+                .show(ui, |ui| match transaction.as_deref_mut() {
+                    Some(t) => {
+                        transaction_fields(ui, t);
+                        session_field(ui, options);
+                    }
+                    None => fields(ui, options),
+                });
+            let error = match transaction.as_deref() {
+                Some(t) => t.to_options(crate::engine::QueryMode::default()).err(),
+                None => options.to_options().err(),
+            };
+            if let Some(e) = error {
                 ui.colored_label(ui.visuals().warn_fg_color, e);
             }
         });
@@ -228,6 +251,11 @@ fn connection_fields(ui: &mut egui::Ui, options: &mut OptionSettings) {
          session timed before the query",
     );
     ui.end_row();
+    session_field(ui, options);
+}
+
+/// The kind of session (a read-write transaction's default is regular).
+fn session_field(ui: &mut egui::Ui, options: &mut OptionSettings) {
     let session = ui.label("Session");
     egui::ComboBox::from_id_salt("session-kind")
         .selected_text(options.session.map_or("default", |c| c.kind().as_str()))
@@ -238,7 +266,9 @@ fn connection_fields(ui: &mut egui::Ui, options: &mut OptionSettings) {
             }
         })
         .response
-        .on_hover_text("default: multiplexed, regular for a partitioned read")
+        .on_hover_text(
+            "default: multiplexed, regular for a partitioned read or a read-write transaction",
+        )
         .labelled_by(session.id);
     ui.end_row();
 }

@@ -4,7 +4,7 @@
 //! in flight. What it edits is [`QuerySettings`].
 
 use super::options::options_ui;
-use super::settings::QuerySettings;
+use super::settings::{QuerySettings, VariantSettings};
 use crate::app::command::Command;
 use crate::app::runs::ActiveRun;
 use crate::app::theme::form_row;
@@ -12,9 +12,31 @@ use crate::engine::{Order, QueryMode};
 use crate::text::count;
 use crate::wire::DecoderKind;
 
-/// The query panel (it keeps no state of its own beyond the settings).
+/// The query panel: beyond the settings, each read-write variant's script as last checked.
 #[derive(Debug, Default)]
-pub struct QueryPanel;
+pub struct QueryPanel {
+    /// The read-write variants' scripts, parsed once per text (not per frame).
+    scripts: Vec<ScriptCheck>,
+}
+
+/// A read-write script, parsed: its text and what parsing said (its steps in words, or why it
+/// cannot run).
+#[derive(Debug)]
+struct ScriptCheck {
+    text: String,
+    said: Result<String, String>,
+}
+
+impl ScriptCheck {
+    fn of(text: &str) -> ScriptCheck {
+        ScriptCheck {
+            text: text.to_owned(),
+            said: crate::script::parse(text)
+                .map(|s| s.summary())
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
 
 /// A query the server refused for good (the last run stopped on it): what it said, and the error
 /// that says where in the SQL it pointed.
@@ -55,8 +77,13 @@ impl QueryPanel {
         if !settings.subject {
             variant_tabs(ui, settings);
         }
-        sql_editor(ui, settings, refusal);
-        options_ui(ui, &mut settings.editing_mut().options);
+        self.check_scripts(settings);
+        let checked = self.script_of(settings.editing_mut());
+        sql_editor(ui, settings, refusal, checked);
+        let subject = settings.subject;
+        let v = settings.editing_mut();
+        let transaction = (v.read_write && !subject).then_some(&mut v.transaction);
+        options_ui(ui, &mut v.options, transaction);
         egui::Grid::new("query-options")
             .num_columns(2)
             .spacing([8.0, 4.0])
@@ -76,8 +103,20 @@ impl QueryPanel {
         active: Option<&ActiveRun>,
     ) -> Option<Command> {
         ui.add_space(4.0);
+        self.check_scripts(settings);
         let empty = !settings.subject && settings.variants.iter().all(|v| v.sql.trim().is_empty());
-        let command = run_buttons(ui, active.is_some(), empty);
+        let unparsed = !settings.subject && self.scripts.iter().any(|c| c.said.is_err());
+        let blocked = if empty {
+            Some(("the query is empty", "The query is empty: write one to run"))
+        } else if unparsed {
+            Some((
+                "the script has an error",
+                "The read-write script cannot run: its error is under the editor",
+            ))
+        } else {
+            None
+        };
+        let command = run_buttons(ui, active.is_some(), blocked);
         if let Some(run) = active {
             progress_ui(ui, run);
         }
@@ -86,19 +125,66 @@ impl QueryPanel {
     }
 }
 
-/// The SQL editor of the variant shown (with the recent queries to pick from) and its parameters;
-/// the server's refusal of the query in it, the span it pointed at marked.
-fn sql_editor(ui: &mut egui::Ui, settings: &mut QuerySettings, refusal: Option<Refusal<'_>>) {
+impl QueryPanel {
+    /// Parses each read-write variant's script whose text changed since it was last parsed.
+    fn check_scripts(&mut self, settings: &QuerySettings) {
+        let mut checked = Vec::new();
+        for v in settings.variants.iter().filter(|v| v.read_write) {
+            let text = v.sql.trim();
+            checked.push(match self.scripts.iter().position(|c| c.text == text) {
+                Some(k) => self.scripts.swap_remove(k),
+                None => ScriptCheck::of(text),
+            });
+        }
+        self.scripts = checked;
+    }
+
+    /// What parsing said of `variant`'s script, when it is a read-write variant's.
+    fn script_of(&self, variant: &VariantSettings) -> Option<Result<String, String>> {
+        let text = variant.sql.trim();
+        variant
+            .read_write
+            .then(|| self.scripts.iter().find(|c| c.text == text))
+            .flatten()
+            .map(|c| c.said.clone())
+    }
+}
+
+/// The SQL editor of the variant shown (with the recent queries to pick from, and the switch that
+/// makes its text a read-write transaction's script) and its parameters; the server's refusal of
+/// the query in it, the span it pointed at marked; a script's steps, or why it cannot run.
+fn sql_editor(
+    ui: &mut egui::Ui,
+    settings: &mut QuerySettings,
+    refusal: Option<Refusal<'_>>,
+    script: Option<Result<String, String>>,
+) {
+    let subject = settings.subject;
     let sql_label = ui
-        .horizontal(|ui| {
-            let sql_label = ui.label(egui::RichText::new("SQL").strong());
+        .horizontal_wrapped(|ui| {
+            let read_write = settings.editing_mut().read_write && !subject;
+            let title = if read_write { "Script" } else { "SQL" };
+            let sql_label = ui.label(egui::RichText::new(title).strong());
             if let Some(q) = recent_picked(ui, &settings.recent) {
                 settings.editing_mut().sql = q;
+            }
+            if !subject {
+                ui.checkbox(
+                    &mut settings.editing_mut().read_write,
+                    "Read-write transaction",
+                )
+                .on_hover_text(
+                    "Run each iteration's statements (separated by ;) as one read-write \
+                     transaction and commit it: START BATCH DML … RUN BATCH, MUTATE and SLEEP \
+                     too (docs/commands/read-write-scripts.md). Every attempt is timed; an \
+                     abort is retried as the transaction options say",
+                );
             }
             sql_label
         })
         .inner;
     let variant = settings.editing_mut();
+    let read_write = variant.read_write && !subject;
     // Only while the editor holds the query refused (an edit may have fixed it).
     let refused = refusal.filter(|r| r.sql == variant.sql);
     let span = refused.and_then(|r| crate::analysis::sql_span(r.error, r.sql));
@@ -114,7 +200,11 @@ fn sql_editor(ui: &mut egui::Ui, settings: &mut QuerySettings, refusal: Option<R
                 .code_editor()
                 .desired_rows(5)
                 .desired_width(f32::INFINITY)
-                .hint_text("SELECT …")
+                .hint_text(if read_write {
+                    "UPDATE …; UPDATE …"
+                } else {
+                    "SELECT …"
+                })
                 .layouter(&mut layouter),
         )
         .labelled_by(sql_label.id);
@@ -122,6 +212,26 @@ fn sql_editor(ui: &mut egui::Ui, settings: &mut QuerySettings, refusal: Option<R
     if let Some(r) = refused {
         ui.colored_label(crate::app::theme::ERROR, r.text);
     }
+    if !read_write {
+        params_editor(ui, variant);
+        return;
+    }
+    match script {
+        Some(Err(e)) if !variant.sql.trim().is_empty() => {
+            ui.colored_label(crate::app::theme::ERROR, e);
+        }
+        Some(Ok(steps)) if refused.is_none() => {
+            ui.label(
+                egui::RichText::new(format!("{steps}, then the commit"))
+                    .color(crate::app::theme::MUTED),
+            );
+        }
+        _ => {}
+    }
+}
+
+/// The parameters of a query (a read-write script takes none).
+fn params_editor(ui: &mut egui::Ui, variant: &mut VariantSettings) {
     let params_label = ui.label("Parameters (name:TYPE=value, one per line)");
     ui.add(
         egui::TextEdit::multiline(&mut variant.params)
@@ -291,24 +401,25 @@ fn sweep_and_order(ui: &mut egui::Ui, settings: &mut QuerySettings) {
 
 /// Run and Cancel; the one clicked. Run is the primary action, filled with the accent; Cancel
 /// stands apart at the bar's other end, so the two are never mistaken for one another.
-fn run_buttons(ui: &mut egui::Ui, running: bool, empty: bool) -> Option<Command> {
+/// `blocked`: why the input cannot run, in a few words and in a sentence, when it cannot.
+fn run_buttons(ui: &mut egui::Ui, running: bool, blocked: Option<(&str, &str)>) -> Option<Command> {
     let mut command = None;
     ui.horizontal(|ui| {
-        let ready = !running && !empty;
+        let ready = !running && blocked.is_none();
         let run = crate::app::theme::primary_button("Run", ready, egui::vec2(96.0, 28.0));
         let run = ui
             .add_enabled(ready, run)
             .on_hover_text("Run the query (Ctrl+Enter)")
-            .on_disabled_hover_text(if running {
-                "A run is in flight: Cancel it first"
-            } else {
-                "The query is empty: write one to run"
+            .on_disabled_hover_text(match blocked {
+                _ if running => "A run is in flight: Cancel it first",
+                Some((_, why)) => why,
+                None => "",
             });
         if run.clicked() {
             command = Some(Command::Run);
         }
-        if empty && !running {
-            ui.label(egui::RichText::new("the query is empty").color(crate::app::theme::WARN));
+        if let (Some((short, _)), false) = (blocked, running) {
+            ui.label(egui::RichText::new(short).color(crate::app::theme::WARN));
         }
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             if ui

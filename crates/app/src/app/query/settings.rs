@@ -9,8 +9,9 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::options::OptionSettings;
+use super::transaction::TransactionSettings;
 use crate::engine::{
-    DatabasePath, Order, Param, ProfileSpec, QueryMode, SubjectSpec, Timeouts, Variant,
+    DatabasePath, Order, Param, ProfileSpec, QueryMode, ReadWrite, SubjectSpec, Timeouts, Variant,
 };
 use crate::server::ServerConfig;
 use crate::subject::command::CommandLine;
@@ -52,7 +53,8 @@ pub struct QuerySettings {
     pub command: String,
 }
 
-/// A variant: its own label, SQL, parameters and options.
+/// A variant: its own label, SQL, parameters and options; run as a query, or as a read-write
+/// transaction whose script is its SQL.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct VariantSettings {
@@ -65,6 +67,10 @@ pub struct VariantSettings {
     pub params: String,
     /// How it is asked.
     pub options: OptionSettings,
+    /// Run as a read-write transaction: `sql` is its script (statements separated by `;`).
+    pub read_write: bool,
+    /// The transaction's options, when it is one.
+    pub transaction: TransactionSettings,
 }
 
 impl VariantSettings {
@@ -171,6 +177,7 @@ impl From<StoredQuery> for QuerySettings {
                 sql: sql.unwrap_or_else(|| DEFAULT_SQL.into()),
                 params: params.unwrap_or_default(),
                 options: options.unwrap_or_default(),
+                ..VariantSettings::default()
             };
             variants.insert(0, first);
         }
@@ -298,6 +305,11 @@ impl QuerySettings {
     /// wrong with the input.
     pub fn load_variant(&self, label: String) -> Result<Variant, String> {
         match self.first() {
+            Some(first) if first.read_write => Err(
+                "a load run runs a query: a read-write transaction runs in Iterations (untick \
+                 Read-write transaction in the query panel)"
+                    .into(),
+            ),
             Some(first) => self.variant(0, first, &label),
             None => Err("the SQL is empty".into()),
         }
@@ -315,12 +327,30 @@ impl QuerySettings {
         if v.sql.trim().is_empty() {
             return Err(about("the SQL is empty".into()));
         }
+        let read_write = if v.read_write {
+            let script = crate::script::parse(v.sql.trim())
+                .map_err(|e| about(format!("the read-write script: {e}")))?;
+            let options = v
+                .transaction
+                .to_options(self.mode)
+                .map_err(|e| format!("{name}: {e}"))?;
+            Some(ReadWrite { script, options })
+        } else {
+            None
+        };
+        // A transaction's requests carry its own options: the query's (staleness, replicas,
+        // partitions, a cold start), hidden in that mode, do not apply.
+        let options = match read_write {
+            Some(_) => crate::client::RequestOptions::default(),
+            None => v.options.to_options().map_err(|e| format!("{name}: {e}"))?,
+        };
         Ok(Variant {
             params: parse_params(&v.params).map_err(about)?,
             mode: self.mode,
-            options: v.options.to_options().map_err(|e| format!("{name}: {e}"))?,
-            cold: v.options.cold,
+            options,
+            cold: v.options.cold && read_write.is_none(),
             session: v.options.session.map(super::options::SessionChoice::kind),
+            read_write,
             ..Variant::new(name, v.sql.trim())
         })
     }
@@ -450,6 +480,56 @@ mod tests {
             ..settings
         };
         assert!(bad.spec("run 1".into(), DatabasePath::default()).is_err());
+    }
+
+    #[test]
+    fn a_read_write_variant_runs_its_script_as_a_transaction_with_its_options() {
+        let mut settings = QuerySettings::default();
+        let first = settings.first_mut();
+        first.read_write = true;
+        first.sql = "UPDATE Accounts SET Balance = Balance - 1 WHERE AccountId = 1;\n\
+                     UPDATE Accounts SET Balance = Balance + 1 WHERE AccountId = 2"
+            .into();
+        first.transaction.explicit_begin = true;
+        first.transaction.tag = "transfer".into();
+        // The query's own options are hidden in this mode and do not apply.
+        first.options.cold = true;
+        first.options.staleness = "max:10s".into();
+        let spec = settings
+            .spec("rw".into(), DatabasePath::default())
+            .expect("valid");
+        let v = &spec.variants[0];
+        let rw = v.read_write.as_ref().expect("a transaction");
+        assert_eq!(rw.script.summary(), "2 DML");
+        assert_eq!(
+            rw.options.begin,
+            crate::client::read_write::BeginMode::Explicit
+        );
+        assert_eq!(rw.options.tag.as_deref(), Some("transfer"));
+        assert!(!v.cold && v.options == crate::client::RequestOptions::default());
+        assert_eq!(v.session_kind(), crate::client::SessionKind::Regular);
+        // A script that does not parse says where, and nothing is made to run.
+        settings.first_mut().sql = "UPDATE Accounts SET Balance = 0;\nCOMMIT".into();
+        let error = settings
+            .spec("rw".into(), DatabasePath::default())
+            .expect_err("COMMIT is spanprof's own");
+        assert!(
+            error.starts_with("the read-write script: line 2"),
+            "{error}"
+        );
+        // Saved and read back, the mode and the options are kept.
+        let saved = serde_json::to_string(&settings).expect("writes");
+        let read: QuerySettings = serde_json::from_str(&saved).expect("reads");
+        assert!(read.variants[0].read_write);
+        assert_eq!(read.variants[0].transaction.tag, "transfer");
+        let old: QuerySettings =
+            serde_json::from_str(r#"{"variants": [{"sql": "SELECT 1"}]}"#).expect("reads");
+        assert!(!old.variants[0].read_write);
+        assert!(old.load_variant("l".into()).is_ok());
+        assert!(
+            read.load_variant("l".into()).is_err(),
+            "a load runs a query"
+        );
     }
 
     #[test]
