@@ -1,6 +1,7 @@
-//! The Iterations tab (`view.rs`), its bars (`bars.rs`), an iteration in words (`words.rs`) and
-//! the summary tables under the chart (`summary.rs`).
+//! The Iterations tab (`view.rs`), its bars (`bars.rs`), an iteration in words (`words.rs`), the
+//! summary tables under the chart (`summary.rs`) and a transaction's attempts (`attempts.rs`).
 
+mod attempts;
 mod bars;
 mod summary;
 mod view;

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use egui::{Align, Color32, FontId, Layout, Rect, RichText, TextStyle, UiBuilder, vec2};
 
+use super::attempts::{AttemptRow, attempts_table};
 use crate::analysis::PartStats;
 use crate::app::theme;
 use crate::report::{Figure, IterationRecord, Status};
@@ -32,6 +33,10 @@ pub struct Table<'a> {
     pub single: Option<u32>,
     /// Why no iteration counts, when none does.
     pub empty: &'static str,
+    /// A read-write run's transactions in one sentence (`analysis::Transactions`).
+    pub transactions: Option<&'a str>,
+    /// The one iteration that counts, a transaction's: its attempts.
+    pub attempts: Option<&'a [AttemptRow]>,
 }
 
 /// Why no iteration of `records` counts yet, in words: a run cancelled or failed before one ended
@@ -76,6 +81,10 @@ pub fn summary_table(ui: &mut egui::Ui, t: &Table<'_>) {
         ui.label(RichText::new("Summary").strong());
         ui.label(RichText::new(format!("(over {over})")).color(theme::MUTED));
     });
+    if let Some(sentence) = t.transactions {
+        ui.label(format!("{sentence}."))
+            .on_hover_text("Over every timed iteration of the run");
+    }
     let Some(stats) = t.stats else {
         ui.label(t.empty);
         return;
@@ -134,6 +143,9 @@ pub fn summary_table(ui: &mut egui::Ui, t: &Table<'_>) {
     // with the figures, cut at the right, in the small style).
     ui.add_space(4.0);
     ui.label(RichText::new(summary_note(stats)).color(theme::MUTED));
+    if let (Some(rows), Some(i)) = (t.attempts, t.single) {
+        attempts_table(ui, i, rows);
+    }
 }
 
 /// The table: the names in a column that stays put, the figures in columns that scroll sideways

@@ -21,6 +21,7 @@ use crate::part::Part;
 use crate::report::{IterationRecord, RunId, Status, figure_summaries};
 use crate::text::{bytes, count, ms};
 
+use super::attempts::TransactionWords;
 use super::bars::{
     BAR_WIDTH, CANCELLED, Marks, bar_words, ended_charts, hovered_bar, iteration_marks,
     iteration_tick, overlap_chart, stacked_charts, streaming_chart,
@@ -91,6 +92,8 @@ pub struct IterationsView {
     streaming: Option<Streaming>,
     /// The SQL editor no longer holds the query the newest run was refused on.
     query_edited: bool,
+    /// A read-write run's transactions in words, made once per run and selection.
+    transactions: TransactionWords,
 }
 
 impl IterationsView {
@@ -250,9 +253,12 @@ impl IterationsView {
                 ui.label(egui::RichText::new(words).color(theme::MUTED));
                 return;
             }
+            let transaction = config.read_write.as_ref().map_or(String::new(), |o| {
+                format!(" · read-write transaction ({o})")
+            });
             ui.label(
                 egui::RichText::new(format!(
-                    "{} · {} · mode {}",
+                    "{} · {} · mode {}{transaction}",
                     config.target,
                     one_line(&config.sql, 80),
                     config.query_mode
@@ -260,6 +266,7 @@ impl IterationsView {
                 .small()
                 .color(theme::MUTED),
             );
+            self.transactions.update(run.id, &run.report);
             // The window shares the process with the local instance: what it took is said.
             let local = config.target == "local";
             if let Some(load) = config
@@ -294,6 +301,7 @@ impl IterationsView {
             .get(variant)
             .map_or_else(|| run.label().to_owned(), Clone::clone);
         ui.heading(format!("{label} (running)"));
+        self.transactions.clear();
         let records = run.records(variant);
         self.set_plan_changes([]);
         let progress = run.progress();
@@ -439,12 +447,16 @@ impl IterationsView {
     }
 
     /// The summary over the iterations that count: one iteration's own figures, several's spread.
-    fn summary(&self, ui: &mut egui::Ui, records: &[IterationRecord]) {
+    fn summary(&mut self, ui: &mut egui::Ui, records: &[IterationRecord]) {
         let counted = chosen(records, &self.selection);
         let single = match counted.as_slice() {
-            [one] => Some(one.iteration),
+            [one] => Some(*one),
             _ => None,
         };
+        if let (Some(one), Some(run)) = (single, self.run) {
+            self.transactions.make_attempts(run, one, records.len());
+        }
+        let single = single.map(|one| one.iteration);
         let figures = figure_summaries(&counted);
         let stats = PartStats::of(counted);
         let table = Table {
@@ -453,6 +465,8 @@ impl IterationsView {
             selection: &self.selection,
             single,
             empty: empty_words(records),
+            transactions: self.transactions.sentence(self.run),
+            attempts: single.and_then(|i| self.transactions.attempts(self.run, i)),
         };
         summary_table(ui, &table);
     }

@@ -200,3 +200,80 @@ fn the_iteration_axis_is_marked_at_whole_iterations_from_zero_the_coarser_steps_
     });
     assert_eq!(marks.len(), 51);
 }
+
+/// A transaction of 30 ms: an attempt aborted at its commit after 3 ms, a back-off of 21 ms, then
+/// a committed one: BeginTransaction 0.5 ms, a DML statement that waited 1 ms, a 2 ms SLEEP and a
+/// 1.5 ms commit.
+fn transaction_record(i: u32) -> IterationRecord {
+    use crate::report::{
+        Action, ActionKind, Attempt, AttemptOutcome, QueryTimings, StoredTimings, TransactionRecord,
+    };
+    let action = |kind, at_ms, ms| Action {
+        kind: Some(kind),
+        at_ms,
+        ms,
+        ..Action::default()
+    };
+    let mut aborted = Attempt::new(AttemptOutcome::Aborted);
+    aborted.total_ms = 3.0;
+    aborted.ended_at = Some(ActionKind::Commit);
+    aborted.backoff_ms = Some(21.0);
+    let mut committed = Attempt::new(AttemptOutcome::Committed);
+    committed.total_ms = 5.5;
+    let wait = QueryTimings {
+        stream_wait_ms: Some(1.0),
+        ..QueryTimings::default()
+    };
+    committed.actions = vec![
+        action(ActionKind::Begin, 0.0, 0.5),
+        Action {
+            query: Some(StoredTimings::from(&wait)),
+            ..action(ActionKind::Dml, 0.5, 1.0)
+        },
+        action(ActionKind::Think, 1.5, 2.0),
+        action(ActionKind::Commit, 3.5, 1.5),
+    ];
+    let mut r = IterationRecord::new("rw", i, false, "t");
+    r.total_ms = 30.0;
+    r.transaction = Some(TransactionRecord {
+        attempts: vec![aborted, committed],
+        ..TransactionRecord::default()
+    });
+    r
+}
+
+#[test]
+fn a_transaction_s_bar_stacks_its_own_parts_in_part_order_and_adds_up_to_its_total() {
+    let r = transaction_record(1);
+    let stacked = stacked_parts(std::slice::from_ref(&r));
+    assert_eq!(
+        stacked,
+        [
+            Part::Aborted,
+            Part::Begin,
+            Part::Network,
+            Part::Backoff,
+            Part::Think,
+            Part::Commit,
+            Part::Untimed
+        ]
+    );
+    // Bottom to top as Part::ALL lists them, so the legend (which names `stacked` in turn) reads
+    // in the bars' order, each part in its own colour.
+    let order: Vec<Part> = Part::ALL
+        .into_iter()
+        .filter(|p| stacked.contains(p))
+        .collect();
+    assert_eq!(order, stacked);
+    let colours: BTreeSet<[u8; 4]> = stacked.iter().map(|p| theme::part(*p).to_array()).collect();
+    assert_eq!(colours.len(), stacked.len(), "no two parts share a colour");
+    let parts = r.accounting().parts;
+    assert_eq!(parts.get(Part::Aborted), Some(3.0));
+    assert_eq!(parts.get(Part::Backoff), Some(21.0));
+    assert_eq!(parts.get(Part::Think), Some(2.0));
+    assert!((parts.sum_ms() - 30.0).abs() < 1e-9, "{}", parts.sum_ms());
+    // The summary's parts over several transactions add up the same way.
+    let stats = part_stats(&[r, transaction_record(2)], &BTreeSet::new()).expect("stats");
+    let means: f64 = stats.parts.iter().map(|p| p.summary.mean).sum();
+    assert!((means - stats.total.mean).abs() < 1e-6, "{means}");
+}
