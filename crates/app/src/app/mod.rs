@@ -64,7 +64,7 @@ pub use query::{
 pub use runs::{Progress, RECORDS_HELD, RunEntry, RunSource};
 pub use settings::{Settings, Tab};
 pub use startup::AppOptions;
-pub use timeline::{StallShown, TimelineView};
+pub use timeline::{AttemptsTimeline, StallShown, TimelineView};
 
 use crate::report::{RunId, RunReport};
 use files::{DialogPurpose, Dialogs, FileJobs};
@@ -84,7 +84,7 @@ pub struct SpanprofApp {
     persist: bool,
     connection: ConnectionPanel,
     emulator: connection::EmulatorProcess,
-    query: query::QueryPanel::default(),
+    query: query::QueryPanel,
     /// The run in flight, the run list and the history worker.
     runs: RunController,
     iterations: IterationsView,

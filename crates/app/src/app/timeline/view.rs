@@ -13,9 +13,11 @@
 
 use egui_plot::{GridMark, Plot, PlotTransform};
 
+use super::attempts_view::AttemptsTimeline;
 use super::cause_words::{cause_words, coverage_words};
 use super::paint::{self, Band, Drawn};
 use super::rows::{self, Item, Kind, Row, RowKind};
+use super::server_share::ServerShare;
 use crate::analysis::causes::{self, IterationCauses};
 use crate::app::theme;
 use crate::part::Part;
@@ -73,6 +75,8 @@ pub struct TimelineView {
     bands: Vec<Band>,
     /// Just opened: the view around scrolls it into view once it is drawn.
     reveal: bool,
+    /// The open iteration's attempts, one lane each, when it ran a read-write transaction.
+    attempts: Option<AttemptsTimeline>,
 }
 
 /// A row's height where there is room, in points.
@@ -216,6 +220,7 @@ impl TimelineView {
         if self.open != Some((run, iteration)) {
             self.open = Some((run, iteration));
             self.built = None;
+            self.attempts = None;
             self.drawn.clear();
             self.stalls.clear();
             self.reveal = true;
@@ -226,6 +231,7 @@ impl TimelineView {
     pub fn close(&mut self) {
         self.open = None;
         self.built = None;
+        self.attempts = None;
         self.drawn.clear();
         self.stalls.clear();
         self.plot_rect = None;
@@ -294,6 +300,12 @@ impl TimelineView {
             self.close();
             return false;
         }
+        let transaction = records
+            .iter()
+            .find(|r| r.iteration == iteration && r.transaction.is_some());
+        if let Some(record) = transaction {
+            return self.attempts_ui(ui, run, record, (left, whole));
+        }
         if self
             .built
             .as_ref()
@@ -324,6 +336,41 @@ impl TimelineView {
             }
         }
         !closed
+    }
+
+    /// The open iteration's attempts, a lane each (a read-write transaction's timeline); false
+    /// when Close was clicked.
+    fn attempts_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        run: RunId,
+        record: &IterationRecord,
+        room: (f32, f32),
+    ) -> bool {
+        let top = ui.cursor().min;
+        let mut view = match self.attempts.take() {
+            Some(v) if v.is_of(run, record.iteration) => v,
+            _ => match AttemptsTimeline::new(run, record) {
+                Some(v) => v,
+                None => return false,
+            },
+        };
+        if view.ui(ui, room) {
+            self.close();
+            return false;
+        }
+        self.plot_rect = view.plot_rect();
+        self.attempts = Some(view);
+        if std::mem::take(&mut self.reveal) {
+            let drawn = egui::Rect::from_min_max(top, egui::pos2(top.x + 1.0, ui.cursor().top()));
+            ui.scroll_to_rect(drawn, None);
+        }
+        true
+    }
+
+    /// The open transaction's attempts' timeline, when one is open (its lanes, what it painted).
+    pub fn attempts(&self) -> Option<&AttemptsTimeline> {
+        self.attempts.as_ref()
     }
 
     /// The heading line and the legend; true when Close was clicked.
@@ -662,57 +709,6 @@ fn message_number(records: &[IterationRecord], built: &Built, row: &Row, item: &
         .and_then(|&(_, _, i)| records.get(i)?.timeline.as_ref())
         .and_then(|t| t.lanes.get(row.lane)?.messages.get(m))
         .map_or(0, |m| m.number)
-}
-
-/// The server's reported time as the iteration's accounting splits it: its work while the client
-/// waited (the `server` part), its work beside the client's own (the overlap), and its wait on
-/// the client where it reported one.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ServerShare {
-    /// Its reported elapsed time, ms.
-    pub elapsed: f64,
-    /// The `server` part, ms.
-    pub in_waits: f64,
-    /// The overlap, ms.
-    pub overlap: f64,
-    /// Its reported wait on the client, ms.
-    pub waiting_on_client: Option<f64>,
-    /// Whether the split is an estimate.
-    pub estimated: bool,
-}
-
-impl ServerShare {
-    /// The share of `record`, when it has a server time.
-    pub fn of(record: &IterationRecord) -> Option<ServerShare> {
-        let a = record.accounting();
-        Some(ServerShare {
-            elapsed: record.query.server_elapsed_ms?,
-            in_waits: a.parts.ms(crate::part::Part::Server),
-            overlap: a.overlap_ms?,
-            waiting_on_client: record.query.server_client_wait_ms,
-            estimated: a.split == crate::part::Split::Estimated,
-        })
-    }
-}
-
-impl std::fmt::Display for ServerShare {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use crate::text::ms;
-        write!(
-            f,
-            "the server reports {} elapsed: {} of its work while the client waited (server), {} beside the client's own work (overlap)",
-            ms(self.elapsed),
-            ms(self.in_waits),
-            ms(self.overlap)
-        )?;
-        if let Some(wait) = self.waiting_on_client {
-            write!(f, ", {} waiting on the client", ms(wait))?;
-        }
-        if self.estimated {
-            f.write_str(" (an estimate: the server did not say how long it waited on the client)")?;
-        }
-        Ok(())
-    }
 }
 
 /// The causes beside the plot: the difference from the median iteration, cause by cause.

@@ -1,0 +1,338 @@
+//! A read-write transaction's timeline as data: one lane per attempt on the iteration's time
+//! axis, each attempt starting where the one before it ended plus the back-off slept after it.
+//! A lane holds the attempt's actions (begin, each statement, batch DML, think time, commit), the
+//! call it ended at when it aborted or failed (from its last action's end to its own end: that
+//! call is not one of its actions), and the back-off after it; each with its figures in words for
+//! the hover. Built once per opened iteration; `attempts_view.rs` draws it.
+
+use crate::report::{Action, ActionKind, Attempt, AttemptOutcome, QueryTimings, TransactionRecord};
+use crate::text::{count, maybe_ms, ms};
+
+/// The most lanes drawn: a transaction of more attempts shows its last ones.
+pub const MAX_LANES: usize = 40;
+
+/// What a segment of a lane is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Segment {
+    /// One of the attempt's actions.
+    Action(ActionKind),
+    /// The call the attempt ended at, aborted or failed.
+    Ended(ActionKind),
+    /// The back-off slept after the attempt, before the next.
+    Backoff,
+}
+
+/// One stretch of a lane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stretch {
+    /// What it is.
+    pub segment: Segment,
+    /// Where it starts and ends, in ms from the iteration's start.
+    pub from_ms: f64,
+    /// See `from_ms`.
+    pub to_ms: f64,
+    /// Its name, written on it where it fits (the back-off's with its figures).
+    pub label: String,
+    /// Its figures, for the hover.
+    pub hover: String,
+}
+
+/// One attempt's lane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lane {
+    /// Its name on the axis: `attempt 2`.
+    pub label: String,
+    /// How the attempt ended.
+    pub outcome: AttemptOutcome,
+    /// Where the attempt starts and ends, in ms from the iteration's start (its back-off after).
+    pub start_ms: f64,
+    /// See `start_ms`.
+    pub end_ms: f64,
+    /// Its stretches, in time order.
+    pub stretches: Vec<Stretch>,
+    /// How it ended, in words, when it did not commit: `aborted at commit`.
+    pub ended: Option<String>,
+}
+
+/// The lanes of one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptLanes {
+    /// The lanes drawn, first attempt at the top.
+    pub lanes: Vec<Lane>,
+    /// Attempts left out before them (past [`MAX_LANES`]).
+    pub left_out: usize,
+    /// Where the last lane ends (or the iteration's total, if later), in ms.
+    pub end_ms: f64,
+}
+
+impl AttemptLanes {
+    /// The lanes of `t`, the transaction of an iteration `total_ms` long.
+    pub fn of(t: &TransactionRecord, total_ms: f64) -> AttemptLanes {
+        let mut lanes = Vec::with_capacity(t.attempts.len().min(MAX_LANES));
+        let mut start = 0.0f64;
+        for (k, a) in t.attempts.iter().enumerate() {
+            let lane = lane(k + 1, a, start);
+            start = lane.stretches.last().map_or(lane.end_ms, |s| s.to_ms);
+            lanes.push(lane);
+        }
+        let end_ms = start.max(if total_ms.is_finite() { total_ms } else { 0.0 });
+        let left_out = lanes.len().saturating_sub(MAX_LANES);
+        lanes.drain(..left_out);
+        AttemptLanes {
+            lanes,
+            left_out,
+            end_ms,
+        }
+    }
+}
+
+/// Attempt `number`'s lane, the attempt starting `start` ms into the iteration.
+fn lane(number: usize, a: &Attempt, start: f64) -> Lane {
+    let end = start + a.total_ms.max(0.0);
+    let mut stretches: Vec<Stretch> = a
+        .actions
+        .iter()
+        .filter(|s| s.kind.is_some())
+        .map(|s| action(s, start))
+        .collect();
+    let ended_at = a.ended_at.filter(|_| {
+        matches!(
+            a.outcome,
+            AttemptOutcome::Aborted | AttemptOutcome::Failed | AttemptOutcome::Unknown
+        )
+    });
+    let ended = ended_at.map(|at| format!("{} at {}", a.outcome.as_str(), step_name(at)));
+    if let Some(at) = ended_at {
+        let from = stretches.last().map_or(start, |s| s.to_ms.min(end));
+        let mut hover = format!(
+            "{} ({}), attempt {number}: {}, from {} into the attempt",
+            step_name(at),
+            a.outcome.as_str(),
+            ms(end - from),
+            ms(from - start)
+        );
+        if let Some(m) = &a.message {
+            hover.push_str(&format!(
+                "\nthe server said: {}",
+                crate::text::excerpt(&crate::text::printable(m), 300)
+            ));
+        }
+        stretches.push(Stretch {
+            segment: Segment::Ended(at),
+            from_ms: from,
+            to_ms: end,
+            label: step_name(at).to_owned(),
+            hover,
+        });
+    }
+    if let Some(b) = a.backoff_ms.filter(|b| *b > 0.0) {
+        stretches.push(backoff(number, a, end, b));
+    }
+    Lane {
+        label: format!("attempt {number}"),
+        outcome: a.outcome,
+        start_ms: start,
+        end_ms: end,
+        stretches,
+        ended,
+    }
+}
+
+/// The back-off `b` ms slept after attempt `number`, which ended at `end`.
+fn backoff(number: usize, a: &Attempt, end: f64, b: f64) -> Stretch {
+    let asked = a.retry_delay_ms.map(|d| format!(" (RetryInfo {})", ms(d)));
+    let from = a
+        .retry_info_from
+        .as_deref()
+        .map(|f| format!(", read from the {f}"))
+        .unwrap_or_default();
+    let hover = match a.retry_delay_ms {
+        Some(d) => format!(
+            "back-off {} after attempt {number}: the server's RetryInfo asked for {}{from}",
+            ms(b),
+            ms(d)
+        ),
+        None => format!(
+            "back-off {} after attempt {number}: the server asked for no delay (no RetryInfo); \
+             the retry policy chose it",
+            ms(b)
+        ),
+    };
+    Stretch {
+        segment: Segment::Backoff,
+        from_ms: end,
+        to_ms: end + b,
+        label: format!("back-off {}{}", ms(b), asked.unwrap_or_default()),
+        hover,
+    }
+}
+
+/// One action's stretch, its attempt starting at `start`.
+fn action(s: &Action, start: f64) -> Stretch {
+    let kind = s.kind.unwrap_or(ActionKind::Query);
+    let from = start + s.at_ms.max(0.0);
+    let name = match kind {
+        ActionKind::Query | ActionKind::Dml | ActionKind::BatchDml if s.index > 0 => {
+            format!("{} {}", step_name(kind), s.index)
+        }
+        _ => step_name(kind).to_owned(),
+    };
+    let mut hover = format!(
+        "{name}: {}, from {} into the attempt",
+        ms(s.ms),
+        ms(s.at_ms)
+    );
+    if let Some(rows) = s.rows {
+        let what = if kind == ActionKind::Query {
+            "returned"
+        } else {
+            "changed"
+        };
+        hover.push_str(&format!("\n{} rows {what}", count(rows)));
+    }
+    if let Some(q) = s.query.as_ref().map(QueryTimings::from) {
+        hover.push_str(&statement_words(&q));
+    }
+    if s.commit_retries > 0 {
+        hover.push_str(&format!(
+            "\ncommitted again {} times after the retry reply (its precommit token)",
+            s.commit_retries
+        ));
+    }
+    Stretch {
+        segment: Segment::Action(kind),
+        from_ms: from,
+        to_ms: from + s.ms.max(0.0),
+        label: name,
+        hover,
+    }
+}
+
+/// A streamed statement's figures, a line each after a newline.
+fn statement_words(q: &QueryTimings) -> String {
+    let mut words = format!(
+        "\nfirst byte {} · waited {}",
+        maybe_ms(q.ttfb_ms),
+        maybe_ms(q.stream_wait_ms)
+    );
+    if let Some(server) = q.server_elapsed_ms {
+        words.push_str(&format!(" · the server reports {}", ms(server)));
+    }
+    words.push_str(&format!(
+        "\nwire decode {} · row decode {} · client work {}",
+        maybe_ms(q.wire_decode_wall_ms),
+        maybe_ms(q.row_decode_wall_ms),
+        maybe_ms(q.client_work_wall_ms)
+    ));
+    words
+}
+
+/// A step's name for people: `begin`, `query`, `DML`, `batch DML`, `mutation`, `think`, `commit`,
+/// `rollback`.
+pub fn step_name(kind: ActionKind) -> &'static str {
+    match kind {
+        ActionKind::Begin => "begin",
+        ActionKind::Query => "query",
+        ActionKind::Dml => "DML",
+        ActionKind::BatchDml => "batch DML",
+        ActionKind::Mutate => "mutation",
+        ActionKind::Think => "think",
+        ActionKind::Commit => "commit",
+        ActionKind::Rollback => "rollback",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dml(index: u32, at_ms: f64, took: f64) -> Action {
+        Action {
+            kind: Some(ActionKind::Dml),
+            index,
+            at_ms,
+            ms: took,
+            rows: Some(1),
+            ..Action::default()
+        }
+    }
+
+    /// Two DML aborted at the commit (20 ms asked, 21.1 slept), then committed.
+    pub(crate) fn aborted_once() -> TransactionRecord {
+        let mut aborted = Attempt::new(AttemptOutcome::Aborted);
+        aborted.total_ms = 3.0;
+        aborted.actions = vec![dml(1, 0.0, 1.0), dml(2, 1.0, 1.0)];
+        aborted.ended_at = Some(ActionKind::Commit);
+        aborted.message = Some("Transaction aborted; retry it".into());
+        aborted.retry_delay_ms = Some(20.0);
+        aborted.retry_info_from = Some("details".into());
+        aborted.backoff_ms = Some(21.1);
+        let mut committed = Attempt::new(AttemptOutcome::Committed);
+        committed.total_ms = 4.0;
+        committed.actions = vec![
+            dml(1, 0.0, 1.5),
+            dml(2, 1.5, 1.0),
+            Action {
+                kind: Some(ActionKind::Commit),
+                at_ms: 2.5,
+                ms: 1.5,
+                ..Action::default()
+            },
+        ];
+        TransactionRecord {
+            attempts: vec![aborted, committed],
+            ..TransactionRecord::default()
+        }
+    }
+
+    #[test]
+    fn each_attempt_starts_after_the_one_before_and_its_back_off() {
+        let lanes = AttemptLanes::of(&aborted_once(), 28.2);
+        assert_eq!(lanes.lanes.len(), 2);
+        let (first, second) = (&lanes.lanes[0], &lanes.lanes[1]);
+        assert_eq!((first.start_ms, first.end_ms), (0.0, 3.0));
+        assert_eq!(first.ended.as_deref(), Some("aborted at commit"));
+        let kinds: Vec<Segment> = first.stretches.iter().map(|s| s.segment).collect();
+        assert_eq!(
+            kinds,
+            [
+                Segment::Action(ActionKind::Dml),
+                Segment::Action(ActionKind::Dml),
+                Segment::Ended(ActionKind::Commit),
+                Segment::Backoff
+            ]
+        );
+        // The commit the server aborted: from the last statement's end to the attempt's end.
+        assert_eq!(
+            (first.stretches[2].from_ms, first.stretches[2].to_ms),
+            (2.0, 3.0)
+        );
+        let back_off = &first.stretches[3];
+        assert_eq!(back_off.label, "back-off 21.1 ms (RetryInfo 20.0 ms)");
+        assert!((back_off.to_ms - 24.1).abs() < 1e-9);
+        assert!((second.start_ms - 24.1).abs() < 1e-9);
+        assert!((second.stretches[2].from_ms - 26.6).abs() < 1e-9);
+        assert_eq!(second.ended, None);
+        assert!((lanes.end_ms - 28.2).abs() < 1e-9, "the total, past 28.1");
+        assert!(
+            first.stretches[0].hover.contains("1 rows changed"),
+            "{}",
+            first.stretches[0].hover
+        );
+    }
+
+    #[test]
+    fn a_transaction_of_many_attempts_draws_its_last_ones() {
+        let mut t = aborted_once();
+        let again = t.attempts[0].clone();
+        t.attempts
+            .splice(0..0, std::iter::repeat_n(again, MAX_LANES + 5));
+        let lanes = AttemptLanes::of(&t, 0.0);
+        assert_eq!(lanes.lanes.len(), MAX_LANES);
+        assert_eq!(lanes.left_out, 7);
+        assert_eq!(
+            lanes.lanes.last().map(|l| l.label.as_str()),
+            Some("attempt 47")
+        );
+    }
+}
