@@ -185,3 +185,44 @@ async fn the_official_python_client_reads_each_transfer_committed_exactly_once()
         "{stderr}"
     );
 }
+
+/// The official Python client runs nine transfers as read-write transactions on the local instance
+/// with every third aborted at its commit: it retries each abort (as the RetryInfo asks) and each
+/// transfer lands once, so a client nobody here wrote takes the instance's DML, commits and aborts.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the official Python client: run ./scripts/test"]
+async fn the_official_python_client_runs_transfers_and_retries_the_aborted_ones() {
+    let python = python();
+    let instance = LocalInstance::start(ServerConfig {
+        port: 0,
+        seed23_rows: 1_000,
+        knobs: KnobSettings {
+            abort_every: 3,
+            abort_retry_delay_ms: 20,
+            ..KnobSettings::default()
+        },
+        connections: Default::default(),
+    })
+    .await
+    .expect("the local instance starts");
+    let host = instance.host_port();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/transfer.py");
+    let ran = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .arg("9")
+            .env("SPANNER_EMULATOR_HOST", host)
+            .output()
+            .expect("the Python client runs")
+    })
+    .await
+    .expect("joins");
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert!(ran.status.success(), "{stderr}");
+    let balances: Json = serde_json::from_slice(&ran.stdout).expect("the balances as a JSON array");
+    assert_eq!(balances, serde_json::json!([991, 1009]), "{stderr}");
+    assert!(
+        stderr.contains("9 transfers in 12 attempts"),
+        "three aborted and retried: {stderr}"
+    );
+}
