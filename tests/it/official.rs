@@ -186,13 +186,11 @@ async fn the_official_python_client_reads_each_transfer_committed_exactly_once()
     );
 }
 
-/// The official Python client runs nine transfers as read-write transactions on the local instance
-/// with every third aborted at its commit: it retries each abort (as the RetryInfo asks) and each
-/// transfer lands once, so a client nobody here wrote takes the instance's DML, commits and aborts.
-#[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the official Python client: run ./scripts/test"]
-async fn the_official_python_client_runs_transfers_and_retries_the_aborted_ones() {
-    let python = python();
+/// An official client (`client`: the program and its arguments before the count) runs nine
+/// transfers as read-write transactions on the local instance with every third aborted at its
+/// commit: it retries each abort (as the RetryInfo asks) and each transfer lands once, so a client
+/// nobody here wrote takes the instance's DML, commits and aborts.
+async fn official_client_transfers(client: Vec<String>, env: Vec<(String, String)>) {
     let instance = LocalInstance::start(ServerConfig {
         port: 0,
         seed23_rows: 1_000,
@@ -206,14 +204,14 @@ async fn the_official_python_client_runs_transfers_and_retries_the_aborted_ones(
     .await
     .expect("the local instance starts");
     let host = instance.host_port();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/transfer.py");
     let ran = tokio::task::spawn_blocking(move || {
-        Command::new(python)
-            .arg(script)
+        Command::new(&client[0])
+            .args(&client[1..])
             .arg("9")
+            .envs(env)
             .env("SPANNER_EMULATOR_HOST", host)
             .output()
-            .expect("the Python client runs")
+            .expect("the official client runs")
     })
     .await
     .expect("joins");
@@ -225,4 +223,29 @@ async fn the_official_python_client_runs_transfers_and_retries_the_aborted_ones(
         stderr.contains("9 transfers in 12 attempts"),
         "three aborted and retried: {stderr}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the official Python client: run ./scripts/test"]
+async fn the_official_python_client_runs_transfers_and_retries_the_aborted_ones() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/transfer.py");
+    official_client_transfers(vec![python(), script.into()], Vec::new()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the official Node client: run ./scripts/test"]
+async fn the_official_node_client_runs_transfers_and_retries_the_aborted_ones() {
+    let modules = match std::env::var("SPANPROF_NODE_MODULES") {
+        Ok(m) if !m.is_empty() => m,
+        _ => panic!(
+            "SPANPROF_NODE_MODULES is not set: run ./scripts/test, which installs the official \
+             Node client (@google-cloud/spanner) and points SPANPROF_NODE_MODULES at it"
+        ),
+    };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/node/transfer.js");
+    official_client_transfers(
+        vec!["node".into(), script.into()],
+        vec![("NODE_PATH".into(), modules)],
+    )
+    .await;
 }
