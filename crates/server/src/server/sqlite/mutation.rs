@@ -104,7 +104,7 @@ pub fn apply(conn: &Connection, mutation: &Mutation) -> Result<(), MutationError
                     // SET the non-key columns, WHERE the key columns: the values in that order.
                     WriteKind::Update => {
                         let order = update_order(columns, key_columns);
-                        stmt.execute(params_from_iter(order.iter().map(|&i| &row[i])))?
+                        stmt.execute(params_from_iter(order.iter().filter_map(|&i| row.get(i))))?
                     }
                     _ => stmt.execute(params_from_iter(row.iter()))?,
                 };
