@@ -1,6 +1,7 @@
 //! A read-write transaction's attempts as a small table under the summary, for the one iteration
 //! selected: each attempt's outcome, the step it ended at, its time, the RetryInfo the server
-//! asked for, the back-off slept after it and the server's message (shortened; whole on hover).
+//! asked for and the back-off slept after it; the server's messages under the table, wrapped to
+//! the width there is (in a column they ran past the window's edge).
 
 use egui::RichText;
 
@@ -66,18 +67,17 @@ impl TransactionWords {
     }
 }
 
-/// The most characters of a message the table shows; the rest on hover.
-const MESSAGE_CHARS: usize = 56;
+/// The most characters of a message shown.
+const MESSAGE_CHARS: usize = 400;
 
 /// The table's headings.
-const HEADINGS: [&str; 7] = [
+const HEADINGS: [&str; 6] = [
     "attempt",
     "outcome",
     "ended at",
     "took",
     "RetryInfo",
     "back-off",
-    "message",
 ];
 
 /// One attempt's row, in words.
@@ -123,7 +123,8 @@ pub fn attempt_rows(t: &TransactionRecord) -> Vec<AttemptRow> {
         .collect()
 }
 
-/// The attempts of iteration `iteration`, a transaction, as a table.
+/// The attempts of iteration `iteration`, a transaction, as a table, the server's messages
+/// under it.
 pub fn attempts_table(ui: &mut egui::Ui, iteration: u32, rows: &[AttemptRow]) {
     ui.add_space(6.0);
     ui.label(RichText::new(format!("Attempts of #{iteration}")).strong());
@@ -145,6 +146,16 @@ pub fn attempts_table(ui: &mut egui::Ui, iteration: u32, rows: &[AttemptRow]) {
                     }
                 });
         });
+    for row in rows.iter().filter(|r| !r.message.is_empty()) {
+        ui.label(
+            RichText::new(format!(
+                "attempt {}: {}",
+                row.number,
+                excerpt(&row.message, MESSAGE_CHARS)
+            ))
+            .color(theme::MUTED),
+        );
+    }
 }
 
 fn row_ui(ui: &mut egui::Ui, row: &AttemptRow) {
@@ -157,15 +168,6 @@ fn row_ui(ui: &mut egui::Ui, row: &AttemptRow) {
     ui.label(RichText::new(row.outcome.as_str()).color(colour));
     for cell in &row.cells {
         ui.monospace(cell);
-    }
-    if row.message.is_empty() {
-        ui.label("–");
-    } else {
-        let short = excerpt(&row.message, MESSAGE_CHARS);
-        let shown = ui.label(RichText::new(short).color(theme::MUTED));
-        if row.message.chars().count() > MESSAGE_CHARS {
-            shown.on_hover_text(&row.message);
-        }
     }
     ui.end_row();
 }

@@ -217,24 +217,23 @@ pub fn transaction_fields(ui: &mut egui::Ui, t: &mut TransactionSettings) {
     retry_and_commit(ui, t);
 }
 
-/// The Retry, Commit and Tag rows.
+/// The Retry, Attempts, Commit and Tag rows: each narrow enough for the side panel at its least
+/// width, so that none widens it.
 fn retry_and_commit(ui: &mut egui::Ui, t: &mut TransactionSettings) {
-    let retry = ui.label("Retry");
-    ui.horizontal(|ui| {
-        ui.add(
-            egui::TextEdit::singleline(&mut t.retry)
-                .desired_width(110.0)
-                .hint_text("honour-retry-info"),
-        )
-        .labelled_by(retry.id)
-        .on_hover_text(
-            "After an abort: honour-retry-info (wait what the server asks), fixed:50ms, or none",
-        );
-        ui.label("max");
-        ui.add(egui::DragValue::new(&mut t.max_attempts).range(1..=1000))
-            .on_hover_text("Attempts of one transaction at most, the first included");
-    });
-    ui.end_row();
+    form_row(
+        ui,
+        "Retry",
+        Some("After an abort: honour-retry-info (wait what the server asks), fixed:50ms, or none"),
+        egui::TextEdit::singleline(&mut t.retry)
+            .desired_width(130.0)
+            .hint_text("honour-retry-info"),
+    );
+    form_row(
+        ui,
+        "Max attempts",
+        Some("Attempts of one transaction at most, the first included"),
+        egui::DragValue::new(&mut t.max_attempts).range(1..=1000),
+    );
     ui.label("Commit");
     ui.horizontal(|ui| {
         ui.checkbox(&mut t.commit_stats, "stats")
@@ -252,7 +251,7 @@ fn retry_and_commit(ui: &mut egui::Ui, t: &mut TransactionSettings) {
         "Transaction tag",
         Some("RequestOptions.transaction_tag, on every request of the transaction"),
         egui::TextEdit::singleline(&mut t.tag)
-            .desired_width(150.0)
+            .desired_width(130.0)
             .hint_text("none"),
     );
 }

@@ -188,7 +188,8 @@ fn action(s: &Action, start: f64) -> Stretch {
         } else {
             "changed"
         };
-        hover.push_str(&format!("\n{} rows {what}", count(rows)));
+        let noun = if rows == 1 { "row" } else { "rows" };
+        hover.push_str(&format!("\n{} {noun} {what}", count(rows)));
     }
     if let Some(q) = s.query.as_ref().map(QueryTimings::from) {
         hover.push_str(&statement_words(&q));
@@ -315,7 +316,7 @@ mod tests {
         assert_eq!(second.ended, None);
         assert!((lanes.end_ms - 28.2).abs() < 1e-9, "the total, past 28.1");
         assert!(
-            first.stretches[0].hover.contains("1 rows changed"),
+            first.stretches[0].hover.ends_with("\n1 row changed"),
             "{}",
             first.stretches[0].hover
         );

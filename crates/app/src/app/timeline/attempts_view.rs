@@ -262,88 +262,93 @@ impl AttemptsTimeline {
     fn paint(&mut self, ui: &egui::Ui, transform: &PlotTransform) {
         let frame = *transform.frame();
         let painter = ui.painter().with_clip_rect(frame.intersect(ui.clip_rect()));
-        let px = |ms: f64| transform.position_from_point_x(ms);
-        let font = FontId::proportional(TEXT);
         self.drawn.clear();
         self.painted.clear();
-        for (k, lane) in self.lanes.lanes.iter().enumerate() {
-            let (top, bottom) = Self::band(transform, k);
-            if lane.outcome != AttemptOutcome::Committed {
-                // The attempt's whole time on the aborted part's ground.
-                let ground = Rect::from_x_y_ranges(
-                    px(lane.start_ms)..=px(lane.end_ms).max(px(lane.start_ms) + 1.0),
-                    top - 3.0..=bottom + 3.0,
-                );
-                painter.rect_filled(ground, 2.0, theme::part(Part::Aborted));
-            }
-            for (j, s) in lane.stretches.iter().enumerate() {
-                let x0 = px(s.from_ms);
-                let x1 = px(s.to_ms).max(x0 + 1.0);
-                let rect = Rect::from_x_y_ranges(x0..=x1, top..=bottom);
-                let fill = colour(s.segment);
-                let stroke = match s.segment {
-                    Segment::Ended(_) => Stroke::new(1.5, theme::ERROR),
-                    Segment::Backoff => Stroke::new(1.0, theme::part(Part::Backoff)),
-                    Segment::Action(_) => Stroke::new(0.5, Color32::from_black_alpha(160)),
-                };
-                painter.rect(rect, 1.0, fill, stroke, StrokeKind::Inside);
-                self.drawn.push(Drawn {
-                    lane: k,
-                    stretch: j,
-                    x0,
-                    x1,
-                    y: (top + bottom) / 2.0,
-                });
-                let galley = painter.layout_no_wrap(s.label.clone(), font.clone(), ink(fill));
-                let size = galley.size();
-                if size.x + 8.0 <= x1 - x0 {
-                    let at = Pos2::new((x0 + x1 - size.x) / 2.0, (top + bottom - size.y) / 2.0);
-                    painter.galley(at, galley, ink(fill));
-                    self.painted.push(s.label.clone());
-                } else if s.segment == Segment::Backoff {
-                    // Too narrow to hold its words: above it, from its start rightwards.
-                    painter.text(
-                        Pos2::new(x0 + 3.0, top - 4.0),
-                        Align2::LEFT_BOTTOM,
-                        &s.label,
-                        font.clone(),
-                        theme::part(Part::Backoff),
-                    );
-                    self.painted.push(s.label.clone());
-                }
-            }
-            if let Some(ended) = &lane.ended {
-                let x = px(lane.end_ms);
-                painter.line_segment(
-                    [Pos2::new(x, top - 5.0), Pos2::new(x, bottom + 5.0)],
-                    Stroke::new(2.5, theme::ERROR),
-                );
-                painter.text(
-                    Pos2::new(x - 4.0, top - 4.0),
-                    Align2::RIGHT_BOTTOM,
-                    ended,
-                    font.clone(),
-                    theme::ERROR,
-                );
-                self.painted.push(ended.clone());
-            }
+        for k in 0..self.lanes.lanes.len() {
+            self.paint_lane(&painter, transform, k);
         }
-        if let (Some(first), Some(last)) = (
-            (!self.lanes.lanes.is_empty()).then(|| Self::band(transform, 0)),
-            self.lanes
-                .lanes
-                .len()
-                .checked_sub(1)
-                .map(|k| Self::band(transform, k)),
-        ) && self.total_ms.is_finite()
-        {
-            paint::paint_end(
-                &painter,
-                px(self.total_ms),
-                first.0 - 18.0,
-                last.1,
-                self.total_ms,
+        let n = self.lanes.lanes.len();
+        if n > 0 && self.total_ms.is_finite() {
+            let (top, _) = Self::band(transform, 0);
+            let (_, bottom) = Self::band(transform, n - 1);
+            let x = transform.position_from_point_x(self.total_ms);
+            paint::paint_end(&painter, x, top - 18.0, bottom, self.total_ms);
+        }
+    }
+
+    /// Paints lane `k`: an attempt that did not commit on the aborted part's ground, its
+    /// stretches with their words where they fit, and where it ended (a red mark and the step,
+    /// above the lane, never cut at the plot's left edge nor over the back-off's words).
+    fn paint_lane(&mut self, painter: &egui::Painter, transform: &PlotTransform, k: usize) {
+        let px = |ms: f64| transform.position_from_point_x(ms);
+        let font = FontId::proportional(TEXT);
+        let lane = &self.lanes.lanes[k];
+        let (top, bottom) = Self::band(transform, k);
+        if lane.outcome != AttemptOutcome::Committed {
+            let ground = Rect::from_x_y_ranges(
+                px(lane.start_ms)..=px(lane.end_ms).max(px(lane.start_ms) + 1.0),
+                top - 3.0..=bottom + 3.0,
             );
+            painter.rect_filled(ground, 2.0, theme::part(Part::Aborted));
+        }
+        // Where it ended: the words to the mark's left, or to its right near the plot's edge.
+        let mut taken: Option<Rect> = None;
+        if let Some(ended) = &lane.ended {
+            let x = px(lane.end_ms);
+            painter.line_segment(
+                [Pos2::new(x, top - 5.0), Pos2::new(x, bottom + 5.0)],
+                Stroke::new(2.5, theme::ERROR),
+            );
+            let galley = painter.layout_no_wrap(ended.clone(), font.clone(), theme::ERROR);
+            let size = galley.size();
+            let left = x - 4.0 - size.x;
+            let left = if left >= painter.clip_rect().left() + 2.0 {
+                left
+            } else {
+                x + 4.0
+            };
+            let at = Pos2::new(left, top - 4.0 - size.y);
+            taken = Some(Rect::from_min_size(at, size));
+            painter.galley(at, galley, theme::ERROR);
+            self.painted.push(ended.clone());
+        }
+        for (j, s) in lane.stretches.iter().enumerate() {
+            let x0 = px(s.from_ms);
+            let x1 = px(s.to_ms).max(x0 + 1.0);
+            let rect = Rect::from_x_y_ranges(x0..=x1, top..=bottom);
+            let fill = colour(s.segment);
+            let stroke = match s.segment {
+                Segment::Ended(_) => Stroke::new(1.5, theme::ERROR),
+                Segment::Backoff => Stroke::new(1.0, theme::part(Part::Backoff)),
+                // Light, so that a dark part (the commit's) stands out of the ground.
+                Segment::Action(_) => Stroke::new(1.0, Color32::from_white_alpha(110)),
+            };
+            painter.rect(rect, 1.0, fill, stroke, StrokeKind::Inside);
+            self.drawn.push(Drawn {
+                lane: k,
+                stretch: j,
+                x0,
+                x1,
+                y: (top + bottom) / 2.0,
+            });
+            let galley = painter.layout_no_wrap(s.label.clone(), font.clone(), ink(fill));
+            let size = galley.size();
+            if size.x + 8.0 <= x1 - x0 {
+                let at = Pos2::new((x0 + x1 - size.x) / 2.0, (top + bottom - size.y) / 2.0);
+                painter.galley(at, galley, ink(fill));
+                self.painted.push(s.label.clone());
+            } else if s.segment == Segment::Backoff {
+                // Too narrow to hold its words: above it, after the words of the abort.
+                let x = taken.map_or(x0 + 3.0, |r| r.right().max(x0 - 8.0) + 8.0);
+                painter.text(
+                    Pos2::new(x, top - 4.0),
+                    Align2::LEFT_BOTTOM,
+                    &s.label,
+                    font.clone(),
+                    theme::part(Part::Backoff),
+                );
+                self.painted.push(s.label.clone());
+            }
         }
     }
 
