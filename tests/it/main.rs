@@ -62,6 +62,7 @@ mod plan_local;
 mod props;
 mod raw_h2;
 mod read_write;
+mod read_write_cloud;
 mod read_write_emulator;
 mod row_check;
 mod run_names;

@@ -2,12 +2,15 @@
 //! local instance: on a loopback port, plaintext or over TLS with a self-signed certificate made
 //! here, it answers as a [`Behaviour`] says and keeps every call it answered (the method, the
 //! headers and the request). Its rooms: `service.rs` (the service, once, and what it is told),
-//! `answers.rs` (the scripts of messages a query gets, and the timing headers).
+//! `answers.rs` (the scripts of messages a query gets, the timing headers, and what a commit gets).
 //!
-//! It grants every CreateSession (`<database>/sessions/s1`) unless told to fail them; answers
-//! PartitionQuery with two partitions; answers each query as [`Queries`] says (one bare value by
-//! default, a whole row, a stall, a refusal, a resumable answer broken once, or a hostile one);
-//! and can stall DeleteSession, send timing headers ([`Timing`]) or pad its response headers.
+//! It grants every CreateSession (`<database>/sessions/s1`, then `s2`...) unless told to fail
+//! them; answers PartitionQuery with two partitions; answers each query as [`Queries`] says (one
+//! bare value by default, a whole row, a stall, a refusal, a resumable answer broken once, or a
+//! hostile one); plays a read-write transaction's other calls (BeginTransaction gives `txn-1`,
+//! `txn-2`...; Commit answers as [`Commits`] says, by default with a commit timestamp, or aborting
+//! the first commit with its RetryInfo where [`RetryIn`] says; Rollback succeeds); and can stall
+//! DeleteSession, send timing headers ([`Timing`]) or pad its response headers.
 
 mod answers;
 mod service;
@@ -21,9 +24,9 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tonic::metadata::MetadataMap;
 use tonic::transport::{Identity, ServerTlsConfig};
 
-pub use answers::{AFE_MS, GFE_MS, MESSAGES, Queries, Timing};
-pub use service::Behaviour;
-use service::{Body, Log, Service};
+pub use answers::{ABORT_MESSAGE, AFE_MS, Commits, GFE_MS, MESSAGES, Queries, RetryIn, Timing};
+pub use service::{Behaviour, Body};
+use service::{Log, Service};
 
 /// A running stand-in: where it listens and what it saw. Dropping it leaves the server running.
 #[derive(Clone)]
@@ -44,11 +47,8 @@ impl StandIn {
             .expect("a loopback port is free");
         let port = listener.local_addr().expect("a bound address").port();
         let log = Log::default();
-        let service = SpannerServer::new(Service {
-            behaviour,
-            log: Arc::clone(&log),
-        })
-        .max_encoding_message_size(usize::MAX);
+        let service = SpannerServer::new(Service::new(behaviour, Arc::clone(&log)))
+            .max_encoding_message_size(usize::MAX);
         let (mut builder, certificate) = server(behaviour.tls);
         tokio::spawn(
             builder
@@ -73,6 +73,14 @@ impl StandIn {
     fn bodies(&self) -> Vec<Body> {
         let log = self.log.lock().expect("the stand-in's log is not poisoned");
         log.iter().map(|(body, _)| body.clone()).collect()
+    }
+
+    /// Each call's request and headers, in order (DeleteSession's without its body).
+    pub fn requests(&self) -> Vec<(Body, MetadataMap)> {
+        self.log
+            .lock()
+            .expect("the stand-in's log is not poisoned")
+            .clone()
     }
 
     /// Each call's method and headers, in order.
@@ -107,6 +115,33 @@ impl StandIn {
             _ => None,
         });
         partitions.collect()
+    }
+
+    /// The BeginTransaction requests, in order.
+    pub fn begins(&self) -> Vec<pb::BeginTransactionRequest> {
+        let begins = self.bodies().into_iter().filter_map(|body| match body {
+            Body::BeginTransaction(request) => Some(request),
+            _ => None,
+        });
+        begins.collect()
+    }
+
+    /// The Commit requests, in order.
+    pub fn commits(&self) -> Vec<pb::CommitRequest> {
+        let commits = self.bodies().into_iter().filter_map(|body| match body {
+            Body::Commit(request) => Some(request),
+            _ => None,
+        });
+        commits.collect()
+    }
+
+    /// The Rollback requests, in order.
+    pub fn rollbacks(&self) -> Vec<pb::RollbackRequest> {
+        let rollbacks = self.bodies().into_iter().filter_map(|body| match body {
+            Body::Rollback(request) => Some(request),
+            _ => None,
+        });
+        rollbacks.collect()
     }
 
     /// Whether each CreateSession asked for a multiplexed session.

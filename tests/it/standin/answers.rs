@@ -1,9 +1,12 @@
 //! What the stand-in answers a query with: the scripts of PartialResultSets that [`Queries`] names,
-//! and the timing headers that [`Timing`] names.
+//! and the timing headers that [`Timing`] names; and what a Commit gets, as [`Commits`] says.
 
 use std::pin::Pin;
+use std::time::Duration;
 
+use prost::Message;
 use spanprof::client::headers::AFE_SERVER_TIMING_HEADER;
+use spanprof::proto::google::rpc;
 use spanprof::proto::google::spanner::v1 as pb;
 use tokio_stream::Stream;
 use tonic::metadata::{MetadataMap, MetadataValue};
@@ -231,5 +234,93 @@ impl Timing {
         if let Ok(value) = MetadataValue::try_from(echo) {
             headers.insert("x-goog-spanner-request-id", value);
         }
+    }
+}
+
+/// The message of the ABORTED a [`Commits::AbortFirst`] commit gets.
+pub const ABORT_MESSAGE: &str = "the stand-in aborts the first commit";
+/// The seconds of the first commit timestamp (2026-01-01T00:00:00Z); the `n`-th commit that
+/// succeeds is `n - 1` seconds later.
+pub const COMMIT_SECONDS: i64 = 1_767_225_600;
+
+/// How Commit answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commits {
+    /// Every commit succeeds, with a commit timestamp.
+    Ok,
+    /// The first commit aborts (ABORTED asking for a retry after `delay_ms`, the RetryInfo where
+    /// `retry_info` says); every later one succeeds.
+    AbortFirst {
+        /// Where the ABORTED carries its RetryInfo.
+        retry_info: RetryIn,
+        /// The retry delay it asks for, in ms.
+        delay_ms: u64,
+    },
+}
+
+/// Where an ABORTED carries its google.rpc.RetryInfo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryIn {
+    /// In the status details (`grpc-status-details-bin`: a google.rpc.Status holding it as an
+    /// Any), as Cloud Spanner sends it.
+    Details,
+    /// Only in the binary trailer `google.rpc.retryinfo-bin`.
+    Trailer,
+    /// Nowhere: a bare ABORTED.
+    Neither,
+}
+
+impl Commits {
+    /// The answer to the `n`-th Commit the stand-in got (from 1).
+    pub fn answer(self, n: u32) -> Result<pb::CommitResponse, Status> {
+        match self {
+            Commits::AbortFirst {
+                retry_info,
+                delay_ms,
+            } if n == 1 => Err(aborted(retry_info, Duration::from_millis(delay_ms))),
+            Commits::Ok | Commits::AbortFirst { .. } => {
+                let aborted = u32::from(matches!(self, Commits::AbortFirst { .. }));
+                Ok(pb::CommitResponse {
+                    commit_timestamp: Some(prost_types::Timestamp {
+                        seconds: COMMIT_SECONDS + i64::from(n - aborted) - 1,
+                        nanos: 0,
+                    }),
+                    ..Default::default()
+                })
+            }
+        }
+    }
+}
+
+/// An ABORTED asking for a retry after `delay`, its RetryInfo where `place` says. Encoded here
+/// from the generated types, not by the client's own helpers, so that a client reading them wrong
+/// is not hidden by writing them wrong the same way.
+fn aborted(place: RetryIn, delay: Duration) -> Status {
+    let retry_info = rpc::RetryInfo {
+        retry_delay: Some(prost_types::Duration {
+            seconds: i64::try_from(delay.as_secs()).expect("a test's delay"),
+            nanos: i32::try_from(delay.subsec_nanos()).expect("under a second"),
+        }),
+    }
+    .encode_to_vec();
+    match place {
+        RetryIn::Details => {
+            let details = rpc::Status {
+                code: Code::Aborted as i32,
+                message: ABORT_MESSAGE.to_owned(),
+                details: vec![prost_types::Any {
+                    type_url: "type.googleapis.com/google.rpc.RetryInfo".to_owned(),
+                    value: retry_info,
+                }],
+            };
+            Status::with_details(Code::Aborted, ABORT_MESSAGE, details.encode_to_vec().into())
+        }
+        RetryIn::Trailer => {
+            let mut trailers = MetadataMap::new();
+            let value = MetadataValue::from_bytes(&retry_info);
+            trailers.insert_bin("google.rpc.retryinfo-bin", value);
+            Status::with_metadata(Code::Aborted, ABORT_MESSAGE, trailers)
+        }
+        RetryIn::Neither => Status::aborted(ABORT_MESSAGE),
     }
 }

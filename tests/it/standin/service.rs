@@ -1,6 +1,7 @@
 //! The stand-in's Spanner service, once: each RPC it answers writes the call in the log, then
 //! answers as its [`Behaviour`] says; the RPCs no test needs answer UNIMPLEMENTED.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use spanprof::proto::google::spanner::v1::spanner_server::Spanner;
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
-use super::answers::{Messages, Queries, Timing};
+use super::answers::{Commits, Messages, Queries, Timing};
 
 /// How the stand-in answers; by default, as [`Behaviour::answering`] says with [`Queries::Bare`].
 #[derive(Debug, Clone, Copy)]
@@ -26,6 +27,8 @@ pub struct Behaviour {
     pub timing: Timing,
     /// A header of this many bytes on ExecuteStreamingSql's answers.
     pub padding: Option<usize>,
+    /// What Commit answers.
+    pub commits: Commits,
 }
 
 impl Behaviour {
@@ -39,6 +42,7 @@ impl Behaviour {
             queries,
             timing: Timing::None,
             padding: None,
+            commits: Commits::Ok,
         }
     }
 }
@@ -58,6 +62,12 @@ pub enum Body {
     ExecuteStreamingSql(pb::ExecuteSqlRequest),
     /// A PartitionQuery request.
     PartitionQuery(pb::PartitionQueryRequest),
+    /// A BeginTransaction request.
+    BeginTransaction(pb::BeginTransactionRequest),
+    /// A Commit request.
+    Commit(pb::CommitRequest),
+    /// A Rollback request.
+    Rollback(pb::RollbackRequest),
     /// A DeleteSession request.
     DeleteSession,
 }
@@ -69,23 +79,72 @@ impl Body {
             Body::CreateSession(_) => "CreateSession",
             Body::ExecuteStreamingSql(_) => "ExecuteStreamingSql",
             Body::PartitionQuery(_) => "PartitionQuery",
+            Body::BeginTransaction(_) => "BeginTransaction",
+            Body::Commit(_) => "Commit",
+            Body::Rollback(_) => "Rollback",
             Body::DeleteSession => "DeleteSession",
         }
+    }
+
+    /// The session the request names (none for DeleteSession, whose body is not kept).
+    pub fn session(&self) -> Option<&str> {
+        match self {
+            Body::ExecuteStreamingSql(r) => Some(&r.session),
+            Body::PartitionQuery(r) => Some(&r.session),
+            Body::BeginTransaction(r) => Some(&r.session),
+            Body::Commit(r) => Some(&r.session),
+            Body::Rollback(r) => Some(&r.session),
+            Body::CreateSession(_) | Body::DeleteSession => None,
+        }
+    }
+
+    /// The transaction tag of the request's options, when it carries one.
+    pub fn transaction_tag(&self) -> Option<&str> {
+        let options = match self {
+            Body::ExecuteStreamingSql(r) => r.request_options.as_ref(),
+            Body::BeginTransaction(r) => r.request_options.as_ref(),
+            Body::Commit(r) => r.request_options.as_ref(),
+            Body::CreateSession(_)
+            | Body::PartitionQuery(_)
+            | Body::Rollback(_)
+            | Body::DeleteSession => None,
+        };
+        options.map(|o| o.transaction_tag.as_str())
     }
 }
 
 /// Every call the stand-in answered, in order: the request and its headers.
 pub type Log = Arc<Mutex<Vec<(Body, MetadataMap)>>>;
 
-/// The service: what it does, and what it saw.
+/// The service: what it does, what it saw, and how many sessions, transactions and commits it
+/// counted.
 pub struct Service {
     /// How it answers.
-    pub behaviour: Behaviour,
+    behaviour: Behaviour,
     /// Every call it answered.
-    pub log: Log,
+    log: Log,
+    sessions: AtomicU32,
+    transactions: AtomicU32,
+    commits: AtomicU32,
+}
+
+/// The next of `counter`, from 1.
+fn next(counter: &AtomicU32) -> u32 {
+    counter.fetch_add(1, Ordering::SeqCst) + 1
 }
 
 impl Service {
+    /// A service answering as `behaviour` says, writing every call into `log`.
+    pub fn new(behaviour: Behaviour, log: Log) -> Service {
+        Service {
+            behaviour,
+            log,
+            sessions: AtomicU32::new(0),
+            transactions: AtomicU32::new(0),
+            commits: AtomicU32::new(0),
+        }
+    }
+
     fn record<T: Clone>(&self, request: &Request<T>, body: fn(T) -> Body) {
         self.log
             .lock()
@@ -109,8 +168,9 @@ impl Spanner for Service {
         if let Some(message) = self.behaviour.fail_sessions {
             return Err(Status::internal(message));
         }
+        let number = next(&self.sessions);
         Ok(Response::new(pb::Session {
-            name: format!("{}/sessions/s1", request.get_ref().database),
+            name: format!("{}/sessions/s{number}", request.get_ref().database),
             ..Default::default()
         }))
     }
@@ -187,22 +247,34 @@ impl Spanner for Service {
         unanswered("ExecuteSql")
     }
 
+    /// A new transaction each time: `txn-1`, `txn-2`...
     async fn begin_transaction(
         &self,
-        _: Request<pb::BeginTransactionRequest>,
+        request: Request<pb::BeginTransactionRequest>,
     ) -> Result<Response<pb::Transaction>, Status> {
-        unanswered("BeginTransaction")
+        self.record(&request, Body::BeginTransaction);
+        let number = next(&self.transactions);
+        Ok(Response::new(pb::Transaction {
+            id: format!("txn-{number}").into_bytes(),
+            ..Default::default()
+        }))
     }
 
     async fn commit(
         &self,
-        _: Request<pb::CommitRequest>,
+        request: Request<pb::CommitRequest>,
     ) -> Result<Response<pb::CommitResponse>, Status> {
-        unanswered("Commit")
+        self.record(&request, Body::Commit);
+        let number = next(&self.commits);
+        self.behaviour.commits.answer(number).map(Response::new)
     }
 
-    async fn rollback(&self, _: Request<pb::RollbackRequest>) -> Result<Response<()>, Status> {
-        unanswered("Rollback")
+    async fn rollback(
+        &self,
+        request: Request<pb::RollbackRequest>,
+    ) -> Result<Response<()>, Status> {
+        self.record(&request, Body::Rollback);
+        Ok(Response::new(()))
     }
 
     async fn execute_batch_dml(
