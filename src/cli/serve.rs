@@ -109,6 +109,31 @@ pub struct ServeArgs {
     /// The queue model: query threads, service time, freezes.
     #[command(flatten)]
     pub queue: QueueArgs,
+    /// Every N-th new read-write transaction aborts at its commit with ABORTED and RetryInfo; a
+    /// retry of an aborted one is not new (0: none).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub abort_every: u64,
+    /// The retry delay those aborts ask for in their RetryInfo (`20ms`, `1s`; whole milliseconds).
+    #[arg(long, value_name = "DUR", default_value = "10ms", value_parser = parse_millis)]
+    pub abort_retry_delay: u64,
+}
+
+/// A duration such as `20ms`, `1.5s` or `250us`, in whole milliseconds (at most a day).
+fn parse_millis(text: &str) -> Result<u64, String> {
+    let digits = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("`{text}` needs a unit: ms, s, us, min"))?;
+    let (number, unit) = text.split_at(digits);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration such as 20ms"))?;
+    let nanos =
+        crate::units::nanos_per(unit).ok_or_else(|| format!("`{unit}` is not a unit of time"))?;
+    let millis = number * nanos as f64 / 1e6;
+    if !(0.0..=86_400_000.0).contains(&millis) {
+        return Err(format!("`{text}` is more than a day"));
+    }
+    Ok(millis.round() as u64)
 }
 
 /// The local instance as a known queue (`server::queue`): what `serve`, `profile` and `load` on
@@ -203,6 +228,8 @@ impl ServeArgs {
             max_pending_request_bytes: self.max_pending_request_bytes,
             request_timeout_ms: self.request_timeout_ms,
             shape: self.shape,
+            abort_every: self.abort_every,
+            abort_retry_delay_ms: self.abort_retry_delay,
             ..self.queue.apply(KnobSettings::DEFAULT)
         }
     }
@@ -326,7 +353,7 @@ type Knob = (
 );
 
 /// The knobs `serve` reads on stdin, with the same ranges as its flags.
-const KNOBS: [Knob; 24] = [
+const KNOBS: [Knob; 26] = [
     ("max-message-bytes", MESSAGE_BYTES, |k| {
         &mut k.max_message_bytes
     }),
@@ -373,6 +400,10 @@ const KNOBS: [Knob; 24] = [
     ("service-ms", PAUSE_MS, |k| &mut k.service_ms),
     ("freeze-every-ms", PAUSE_MS, |k| &mut k.freeze_every_ms),
     ("freeze-ms", PAUSE_MS, |k| &mut k.freeze_ms),
+    ("abort-every", 0..=u64::MAX, |k| &mut k.abort_every),
+    ("abort-retry-delay-ms", PAUSE_MS, |k| {
+        &mut k.abort_retry_delay_ms
+    }),
 ];
 
 /// Applies one `knob value` line (or `show`), returning the settings now in force.
@@ -447,5 +478,29 @@ mod tests {
             apply_knob(&knobs, "service-ms 99999999999").is_err(),
             "a day at most"
         );
+        assert_eq!(
+            apply_knob(&knobs, "abort-every 3").map(|s| s.abort_every),
+            Ok(3)
+        );
+    }
+
+    #[test]
+    fn abort_flags_become_the_abort_knobs() {
+        use clap::Parser as _;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let cli =
+            Cli::try_parse_from(["serve", "--abort-every", "3", "--abort-retry-delay", "20ms"])
+                .expect("parses");
+        let knobs = cli.serve.knobs();
+        assert_eq!((knobs.abort_every, knobs.abort_retry_delay_ms), (3, 20));
+        assert_eq!(parse_millis("1.5s"), Ok(1_500));
+        assert!(parse_millis("20").is_err(), "a unit is needed");
+        assert!(parse_millis("2days").is_err());
+        let default = Cli::try_parse_from(["serve"]).expect("parses");
+        assert_eq!(default.serve.knobs().abort_retry_delay_ms, 10);
     }
 }
