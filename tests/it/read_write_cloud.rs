@@ -1,5 +1,5 @@
-//! The Cloud path offline for read-write transactions (issue 48): `profile --read-write` through the
-//! engine over the Cloud path (a service-account key made here, a local token endpoint) against the
+//! The Cloud path offline for read-write transactions: `profile --read-write` through the engine
+//! over the Cloud path (a service-account key made here, a local token endpoint) against the
 //! stand-in (`standin.rs`), which aborts the first commit with its RetryInfo in the status details,
 //! only in the `google.rpc.retryinfo-bin` trailer, or nowhere. The transaction runs again on the
 //! same session after the back-off asked (the policy's own without one); every request of it
