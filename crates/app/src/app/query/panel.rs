@@ -32,7 +32,7 @@ impl ScriptCheck {
         ScriptCheck {
             text: text.to_owned(),
             said: crate::script::parse(text)
-                .map(|s| s.summary())
+                .map(|s| format!("{}, then the commit", s.summary()))
                 .map_err(|e| e.to_string()),
         }
     }
@@ -128,6 +128,17 @@ impl QueryPanel {
 impl QueryPanel {
     /// Parses each read-write variant's script whose text changed since it was last parsed.
     fn check_scripts(&mut self, settings: &QuerySettings) {
+        let texts = || {
+            settings
+                .variants
+                .iter()
+                .filter(|v| v.read_write)
+                .map(|v| v.sql.trim())
+        };
+        // Most frames: nothing changed, nothing to allocate.
+        if texts().eq(self.scripts.iter().map(|c| c.text.as_str())) {
+            return;
+        }
         let mut checked = Vec::new();
         for v in settings.variants.iter().filter(|v| v.read_write) {
             let text = v.sql.trim();
@@ -140,13 +151,13 @@ impl QueryPanel {
     }
 
     /// What parsing said of `variant`'s script, when it is a read-write variant's.
-    fn script_of(&self, variant: &VariantSettings) -> Option<Result<String, String>> {
+    fn script_of(&self, variant: &VariantSettings) -> Option<&Result<String, String>> {
         let text = variant.sql.trim();
         variant
             .read_write
             .then(|| self.scripts.iter().find(|c| c.text == text))
             .flatten()
-            .map(|c| c.said.clone())
+            .map(|c| &c.said)
     }
 }
 
@@ -157,7 +168,7 @@ fn sql_editor(
     ui: &mut egui::Ui,
     settings: &mut QuerySettings,
     refusal: Option<Refusal<'_>>,
-    script: Option<Result<String, String>>,
+    script: Option<&Result<String, String>>,
 ) {
     let subject = settings.subject;
     let sql_label = ui
@@ -221,10 +232,7 @@ fn sql_editor(
             ui.colored_label(crate::app::theme::ERROR, e);
         }
         Some(Ok(steps)) if refused.is_none() => {
-            ui.label(
-                egui::RichText::new(format!("{steps}, then the commit"))
-                    .color(crate::app::theme::MUTED),
-            );
+            ui.label(egui::RichText::new(steps).color(crate::app::theme::MUTED));
         }
         _ => {}
     }
