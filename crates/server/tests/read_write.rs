@@ -841,3 +841,70 @@ async fn the_database_grows_under_commits_while_reads_scan_it() {
         .into_inner();
     assert_eq!(int(&count.rows[0].values[0]), 24);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_begins_its_transaction_inline_and_its_replay_runs_nothing_again() {
+    let mut local = Local::start(KnobSettings::default()).await;
+    let begin = pb::TransactionSelector {
+        selector: Some(pb::transaction_selector::Selector::Begin(read_write(
+            Vec::new(),
+        ))),
+    };
+    let statement = |sql: &str| pb::execute_batch_dml_request::Statement {
+        sql: sql.into(),
+        ..Default::default()
+    };
+    let mut request = pb::ExecuteBatchDmlRequest {
+        session: local.session.clone(),
+        transaction: Some(begin),
+        statements: vec![statement(DEBIT_1), statement(CREDIT_2)],
+        seqno: 7,
+        ..Default::default()
+    };
+    let answer = local
+        .client
+        .execute_batch_dml(request.clone())
+        .await
+        .expect("runs")
+        .into_inner();
+    assert!(answer.status.is_none(), "{:?}", answer.status);
+    let id = answer.result_sets[0]
+        .metadata
+        .as_ref()
+        .and_then(|m| m.transaction.as_ref())
+        .map(|t| t.id.clone())
+        .expect("the first result set names the transaction");
+    assert!(
+        answer.result_sets[1]
+            .metadata
+            .as_ref()
+            .is_some_and(|m| m.transaction.is_none())
+    );
+    request.transaction = Some(by_id(&id));
+    let replay = local
+        .client
+        .execute_batch_dml(request)
+        .await
+        .expect("replays")
+        .into_inner();
+    assert_eq!(replay.result_sets.len(), 2);
+    // A query in the transaction, streamed, sees the batch once.
+    let query = sql_request(
+        &local.session,
+        Some(by_id(&id)),
+        "SELECT Balance FROM Accounts WHERE AccountId IN (1, 2) ORDER BY AccountId",
+        0,
+    );
+    let messages = stream(&mut local.client, query).await.expect("reads");
+    let values: Vec<i64> = messages.iter().flat_map(|m| &m.values).map(int).collect();
+    assert_eq!(values, [999, 1_001]);
+    assert!(
+        messages.last().is_some_and(|m| m.stats.is_none()),
+        "a query has no row count"
+    );
+    local.commit(&id).await.expect("commits");
+    assert_eq!(
+        (local.balance(1).await, local.balance(2).await),
+        (999, 1_001)
+    );
+}
