@@ -249,3 +249,19 @@ async fn the_official_node_client_runs_transfers_and_retries_the_aborted_ones() 
     )
     .await;
 }
+
+/// The Rust client (0.34.8-preview) runs its transactions on a multiplexed session, begins each
+/// inline with its first UPDATE, sends no precommit token (the instance returns none), and names
+/// the aborted transaction in the retry's `multiplexed_session_previous_transaction_id`.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the official Rust client's driver: run ./scripts/test"]
+async fn the_official_rust_client_runs_transfers_and_retries_the_aborted_ones() {
+    let binary = match std::env::var("SPANPROF_RUST_CLIENT") {
+        Ok(b) if !b.is_empty() => b,
+        _ => panic!(
+            "SPANPROF_RUST_CLIENT is not set: run ./scripts/test, which builds the official Rust \
+             client's driver (examples/clients/rust) and points SPANPROF_RUST_CLIENT at it"
+        ),
+    };
+    official_client_transfers(vec![binary, "transfer".into()], Vec::new()).await;
+}

@@ -8,6 +8,10 @@
 //! line, with exit status 1.
 //!
 //!     spanprof client -- /var/tmp/spanprof-rust-client-target/release/spanprof-rust-client
+//!
+//! `spanprof-rust-client transfer N` runs read-write transactions instead (see `transfer`).
+
+mod transfer;
 
 use std::io::Write;
 use std::time::Duration;
@@ -34,8 +38,12 @@ fn env(name: &str) -> Result<String, Failure> {
 
 #[tokio::main]
 async fn main() {
-    let count_only = std::env::args().skip(1).any(|a| a == "--count");
-    if let Err(e) = run(count_only).await {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.split_first() {
+        Some((mode, rest)) if mode == "transfer" => transfer::run(rest).await,
+        _ => run(args.iter().any(|a| a == "--count")).await,
+    };
+    if let Err(e) = result {
         eprintln!("rust_client: {e}");
         std::process::exit(1);
     }
