@@ -216,7 +216,7 @@ async fn over_tls_every_call_carries_a_request_id_and_the_afe_opt_in() {
             header(first_attempt, REQUEST_ID_HEADER),
             "the CSV keeps the first attempt's id"
         );
-        assert_eq!(row["attempts"], "2");
+        assert_eq!(row["rpc_attempts"], "2");
         let attempts: Vec<f64> = row["attempt_ms"]
             .split(';')
             .map(|ms| ms.parse().expect("a time"))

@@ -221,8 +221,8 @@ async fn an_aborted_commit_is_retried_as_asked(place: RetryIn) {
     );
     assert_eq!(committed.backoff_ms, None, "{committed:?}");
     assert_eq!(committed.retry_delay_ms, None, "{committed:?}");
-    // Each attempt began and ran the statement before its commit; the committed one timed its
-    // commit (the aborted one ended at it, `ended_at` above).
+    // Each attempt began, ran the statement and committed; the aborted one's commit is timed to
+    // the abort, as the committed one's to its answer.
     let kinds =
         |a: &spanprof::report::Attempt| -> Vec<_> { a.actions.iter().map(|s| s.kind).collect() };
     let (begin, dml, commit) = (
@@ -230,7 +230,7 @@ async fn an_aborted_commit_is_retried_as_asked(place: RetryIn) {
         Some(ActionKind::Dml),
         Some(ActionKind::Commit),
     );
-    assert!(kinds(aborted).starts_with(&[begin, dml]), "{aborted:?}");
+    assert_eq!(kinds(aborted), [begin, dml, commit], "{aborted:?}");
     assert_eq!(kinds(committed), [begin, dml, commit], "{committed:?}");
     for (attempt, txn) in [(aborted, "txn-1"), (committed, "txn-2")] {
         let hex: String = txn.bytes().map(|b| format!("{b:02x}")).collect();
@@ -429,6 +429,12 @@ async fn a_failing_statement_rolls_the_transaction_back_and_is_not_retried() {
     };
     assert_eq!(attempt.outcome, AttemptOutcome::Failed, "{attempt:?}");
     assert_eq!(attempt.ended_at, Some(ActionKind::Dml), "{attempt:?}");
+    let kinds: Vec<_> = attempt.actions.iter().map(|a| a.kind).collect();
+    assert_eq!(
+        kinds,
+        [Some(ActionKind::Begin), Some(ActionKind::Dml)],
+        "the refused statement is an action of its attempt, to its refusal: {attempt:?}"
+    );
     assert_eq!(attempt.backoff_ms, None, "{attempt:?}");
     assert_eq!(transaction.commit_timestamp, None);
 

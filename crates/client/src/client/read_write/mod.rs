@@ -63,6 +63,8 @@ struct Running<'a, 'h> {
     token: Option<pb::MultiplexedSessionPrecommitToken>,
     started: Instant,
     actions: Vec<ActionTiming>,
+    /// The call in flight (its kind, place and start), recorded as an action however it ends.
+    current: Option<(ActionCall, u32, Instant)>,
 }
 
 impl Running<'_, '_> {
@@ -102,7 +104,23 @@ impl Running<'_, '_> {
         }
     }
 
+    /// Starts the call `call` (the script's `index`-th step; 0 for begin and commit): if it
+    /// fails or aborts, the attempt still records it, to its end.
+    fn start(&mut self, call: ActionCall, index: u32) -> Instant {
+        let began = Instant::now();
+        self.current = Some((call, index, began));
+        began
+    }
+
+    /// Records the call that was in flight when the attempt ended, if one was.
+    fn end_current(&mut self) {
+        if let Some((call, index, began)) = self.current.take() {
+            self.push(call, index, began);
+        }
+    }
+
     fn push(&mut self, call: ActionCall, index: u32, began: Instant) -> &mut ActionTiming {
+        self.current = None;
         self.actions.push(ActionTiming {
             call,
             index,
@@ -119,7 +137,11 @@ impl Running<'_, '_> {
 
 /// The end of a step that did not go through.
 enum Broke {
+    /// The server answered with an error.
     Status(ActionCall, tonic::Status),
+    /// No answer came in time: a commit's outcome is then unknown.
+    NoAnswer(ActionCall, IterationError),
+    /// Anything else.
     Error(ActionCall, IterationError),
 }
 
@@ -235,6 +257,7 @@ impl Session {
             token: None,
             started: Instant::now(),
             actions: Vec::new(),
+            current: None,
         };
         let request_id = run.calls.first().map(|c| c.id().with_attempt(number));
         let outcome = tokio::select! {
@@ -243,6 +266,10 @@ impl Session {
         };
         let request_id =
             request_id.or_else(|| run.calls.first().map(|c| c.id().with_attempt(number)));
+        // A cancel while the commit was in flight cannot say whether it was applied.
+        let cancelled_in_commit =
+            outcome.is_none() && matches!(run.current, Some((ActionCall::Commit, _, _)));
+        run.end_current();
         let end = match outcome {
             Some(Ok(end)) => end,
             Some(Err(Broke::Status(at, status))) if status.code() == tonic::Code::Aborted => {
@@ -259,7 +286,11 @@ impl Session {
                     error: IterationError::Status(status),
                 }
             }
-            Some(Err(Broke::Error(ActionCall::Commit, error))) => AttemptEnd::Unknown { error },
+            Some(Err(Broke::NoAnswer(ActionCall::Commit, error))) => AttemptEnd::Unknown { error },
+            Some(Err(Broke::NoAnswer(at, error))) => {
+                self.roll_back(&mut run).await;
+                AttemptEnd::Failed { at, error }
+            }
             Some(Err(Broke::Status(at, status))) => {
                 self.roll_back(&mut run).await;
                 AttemptEnd::Failed {
@@ -281,6 +312,11 @@ impl Session {
                     AttemptEnd::Failed { at, error }
                 }
             }
+            None if cancelled_in_commit => AttemptEnd::Unknown {
+                error: IterationError::Unsupported(
+                    "the run was cancelled while the commit was in flight",
+                ),
+            },
             None => {
                 self.roll_back(&mut run).await;
                 AttemptEnd::Cancelled
@@ -374,7 +410,7 @@ impl Session {
         previous: Option<&[u8]>,
         script: &Script,
     ) -> Result<(), Broke> {
-        let began = Instant::now();
+        let began = run.start(ActionCall::Begin, 0);
         // On a multiplexed session, a transaction that only writes mutations names one of them.
         let mutation_key = script.steps.iter().find_map(|s| match s {
             Step::Mutate(m) => m.first().cloned(),
@@ -392,7 +428,7 @@ impl Session {
         let answer = tokio::time::timeout(self.timeouts().call, client.begin_transaction(request))
             .await
             .map_err(|_| {
-                Broke::Error(
+                Broke::NoAnswer(
                     ActionCall::Begin,
                     no_answer("BeginTransaction", self.timeouts().call),
                 )
@@ -428,7 +464,7 @@ impl Session {
             last_statement: last && call == ActionCall::Dml,
             ..Default::default()
         };
-        let began = Instant::now();
+        let began = run.start(call, index);
         let mut ignore = |_: RowsView<'_>, _: usize| {};
         let metadata = run.next_call();
         let timing = run_iteration(
@@ -490,14 +526,14 @@ impl Session {
             request_options: options.request_options(),
             last_statements: last,
         };
-        let began = Instant::now();
+        let began = run.start(ActionCall::BatchDml, index);
         let mut request = tonic::Request::new(message);
         *request.metadata_mut() = run.next_call().attempt(1);
         let mut client = SpannerClient::new(run.channel.clone());
         let answer = tokio::time::timeout(self.timeouts().call, client.execute_batch_dml(request))
             .await
             .map_err(|_| {
-                Broke::Error(
+                Broke::NoAnswer(
                     ActionCall::BatchDml,
                     no_answer("ExecuteBatchDml", self.timeouts().call),
                 )
@@ -561,9 +597,8 @@ impl Session {
                 IterationError::Unsupported("nothing began a transaction to commit"),
             ));
         };
-        let began = Instant::now();
+        let began = run.start(ActionCall::Commit, 0);
         let mut retries = 0u32;
-        let metadata = run.next_call();
         let answer = loop {
             let message = pb::CommitRequest {
                 session: run.session.to_owned(),
@@ -578,12 +613,13 @@ impl Session {
                 precommit_token: run.token.clone(),
             };
             let mut request = tonic::Request::new(message);
-            *request.metadata_mut() = metadata.from_attempt(run.attempt).attempt(1 + retries);
+            // A commit sent again after a retry reply is a request of its own.
+            *request.metadata_mut() = run.next_call().attempt(1);
             let mut client = SpannerClient::new(run.channel.clone());
             let answer = tokio::time::timeout(self.timeouts().call, client.commit(request))
                 .await
                 .map_err(|_| {
-                    Broke::Error(
+                    Broke::NoAnswer(
                         ActionCall::Commit,
                         no_answer("Commit", self.timeouts().call),
                     )
