@@ -1,9 +1,11 @@
-//! The official Python client (google-cloud-spanner, which nobody here wrote) reads from the built-in
-//! local instance through SPANNER_EMULATOR_HOST, and gets the rows spanprof's own decoder gets.
+//! The official clients, which nobody here wrote, against the built-in local instance through
+//! SPANNER_EMULATOR_HOST: the Python client (google-cloud-spanner) gets the rows spanprof's own
+//! decoder gets; and the Python, Node and Rust clients each run read-write transactions there
+//! (transfers, with aborts they retry themselves), landing each once.
 //!
-//! Needs the client installed in a virtual environment: `scripts/test` installs it and sets
-//! SPANPROF_PYTHON. The tests are `#[ignore]`d for a bare `cargo test`, and fail loudly when run without
-//! the client, so they can never pass by skipping.
+//! Needs the clients installed: `scripts/test` installs them and sets SPANPROF_PYTHON,
+//! SPANPROF_NODE_MODULES and SPANPROF_RUST_CLIENT. The tests are `#[ignore]`d for a bare
+//! `cargo test`, and fail loudly when run without a client, so they can never pass by skipping.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
