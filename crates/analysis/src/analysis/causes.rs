@@ -181,6 +181,10 @@ impl Side {
                 .saturating_add(lane.messages.len() as u64)
                 .saturating_add(lane.buckets.iter().map(bucket_len).sum::<u64>());
         }
+        if timeline.lanes.is_empty() {
+            // A read-write transaction keeps no lanes: its statements' messages, summed.
+            side.messages = record.answer.messages;
+        }
         // The lane that ended last carries the iteration's waits.
         let critical = timeline
             .lanes

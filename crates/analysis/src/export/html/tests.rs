@@ -309,4 +309,13 @@ fn a_read_write_run_s_page_shows_its_transactions_their_attempts_and_new_parts()
     );
     assert!(page.contains(">commit<"));
     assert!(page.contains("<dt>read-write transaction</dt><dd>isolation default</dd>"));
+    // The slowest transaction against the median one, by its parts: the abort and its back-off.
+    assert!(
+        page.contains("The slowest iteration, #1"),
+        "the slowest transaction is named"
+    );
+    assert!(
+        page.contains("1 aborted attempt (at commit)"),
+        "its causes are listed"
+    );
 }

@@ -214,9 +214,6 @@ pub fn section(report: &RunReport) -> String {
     else {
         return String::new();
     };
-    let (Some(slow_tl), Some(median_tl)) = (&slow.timeline, &median.timeline) else {
-        return "<p class=\"note\">No timed iteration kept its timeline.</p>".to_owned();
-    };
     let mut html = format!(
         "<p>The slowest iteration, #{}, took {} ({} more than the median iteration, #{}, at {}).</p>",
         slow.iteration,
@@ -225,6 +222,16 @@ pub fn section(report: &RunReport) -> String {
         median.iteration,
         esc(&ms(median.total_ms))
     );
+    let (Some(slow_tl), Some(median_tl)) = (&slow.timeline, &median.timeline) else {
+        if slow.transaction.is_none() {
+            return "<p class=\"note\">No timed iteration kept its timeline.</p>".to_owned();
+        }
+        // A read-write transaction keeps its attempts (the table above), not a timeline: its
+        // causes are its parts'.
+        html.push_str("<p>Where its extra time went:</p>");
+        html.push_str(&causes_list(slowest));
+        return html;
+    };
     html.push_str(&picture(
         (&format!("#{}", slow.iteration), slow_tl),
         (&format!("#{} (median)", median.iteration), median_tl),
