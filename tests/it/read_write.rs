@@ -227,3 +227,71 @@ async fn a_misspelt_column_after_a_successful_update_rolls_the_transaction_back(
     );
     assert_eq!(balances(&host, &[3, 4]).await, [1000, 1000]);
 }
+
+/// A run cancelled while a transaction holds an UPDATE (its script sleeping before the commit)
+/// rolls it back: the balance is unchanged and the instance holds no open transaction.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_cancelled_mid_transaction_rolls_it_back() {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use spanprof::client::read_write::ReadWriteOptions;
+    use spanprof::engine::{Engine, EngineEvent, Job, ProfileSpec, ReadWrite, Target, Variant};
+
+    let server = instance(KnobSettings::default()).await;
+    let host = server.host_port();
+    let sql = "UPDATE Accounts SET Balance = Balance - 7 WHERE AccountId = 5; SLEEP 30s";
+    let variant = Variant {
+        read_write: Some(ReadWrite {
+            script: spanprof::script::parse(sql).expect("a script"),
+            options: ReadWriteOptions::default(),
+        }),
+        ..Variant::new("rw", sql)
+    };
+    let spec = ProfileSpec {
+        variants: vec![variant],
+        iterations: 1,
+        warmup: 0,
+        ..ProfileSpec::default()
+    };
+    let started = Instant::now();
+    let events = tokio::task::spawn_blocking({
+        let target = Target::Endpoint(host.clone());
+        move || {
+            let engine =
+                Engine::start(Job::Profile(target, spec), Arc::new(|| {})).expect("starts");
+            let canceller = engine.canceller();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(500));
+                canceller.cancel();
+            });
+            engine.profile_events().collect::<Vec<_>>()
+        }
+    })
+    .await
+    .expect("joins");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the cancel ended the 30 s sleep: {:?}",
+        started.elapsed()
+    );
+    let records: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            EngineEvent::Iteration { record, .. } => Some(record),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(records.len(), 1, "{events:?}");
+    assert!(
+        records[0].outcome.is_cancelled(),
+        "{:?}",
+        records[0].outcome
+    );
+    assert_eq!(balances(&host, &[5]).await, [1000]);
+    assert_eq!(
+        server.occupancy().read_write_transactions,
+        0,
+        "rolled back, not left open"
+    );
+}
