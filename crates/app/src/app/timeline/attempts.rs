@@ -103,27 +103,7 @@ fn lane(number: usize, a: &Attempt, start: f64) -> Lane {
     });
     let ended = ended_at.map(|at| format!("{} at {}", a.outcome.as_str(), step_name(at)));
     if let Some(at) = ended_at {
-        let from = stretches.last().map_or(start, |s| s.to_ms.min(end));
-        let mut hover = format!(
-            "{} ({}), attempt {number}: {}, from {} into the attempt",
-            step_name(at),
-            a.outcome.as_str(),
-            ms(end - from),
-            ms(from - start)
-        );
-        if let Some(m) = &a.message {
-            hover.push_str(&format!(
-                "\nthe server said: {}",
-                crate::text::excerpt(&crate::text::printable(m), 300)
-            ));
-        }
-        stretches.push(Stretch {
-            segment: Segment::Ended(at),
-            from_ms: from,
-            to_ms: end,
-            label: step_name(at).to_owned(),
-            hover,
-        });
+        ended_stretch(&mut stretches, (number, a), at, (start, end));
     }
     if let Some(b) = a.backoff_ms.filter(|b| *b > 0.0) {
         stretches.push(backoff(number, a, end, b));
@@ -136,6 +116,50 @@ fn lane(number: usize, a: &Attempt, start: f64) -> Lane {
         stretches,
         ended,
     }
+}
+
+/// Marks where attempt `number` (`a`, from `start` to `end`) ended, at the call `at`: its last
+/// action when the record kept the call that failed as one, else a stretch of its own from its
+/// last action's end to its end; with the outcome and the server's message for the hover.
+fn ended_stretch(
+    stretches: &mut Vec<Stretch>,
+    (number, a): (usize, &Attempt),
+    at: ActionKind,
+    (start, end): (f64, f64),
+) {
+    let said = a.message.as_deref().map_or(String::new(), |m| {
+        format!(
+            "\nthe server said: {}",
+            crate::text::excerpt(&crate::text::printable(m), 300)
+        )
+    });
+    if let Some(last) = stretches
+        .last_mut()
+        .filter(|s| s.segment == Segment::Action(at))
+    {
+        last.segment = Segment::Ended(at);
+        last.hover = format!(
+            "{} ({}), attempt {number}: {}{said}",
+            step_name(at),
+            a.outcome.as_str(),
+            last.hover
+        );
+        return;
+    }
+    let from = stretches.last().map_or(start, |s| s.to_ms.min(end));
+    stretches.push(Stretch {
+        segment: Segment::Ended(at),
+        from_ms: from,
+        to_ms: end,
+        label: step_name(at).to_owned(),
+        hover: format!(
+            "{} ({}), attempt {number}: {}, from {} into the attempt{said}",
+            step_name(at),
+            a.outcome.as_str(),
+            ms(end - from),
+            ms(from - start)
+        ),
+    });
 }
 
 /// The back-off `b` ms slept after attempt `number`, which ended at `end`.
@@ -319,6 +343,42 @@ mod tests {
             first.stretches[0].hover.ends_with("\n1 row changed"),
             "{}",
             first.stretches[0].hover
+        );
+    }
+
+    #[test]
+    fn a_call_the_record_kept_as_an_action_is_marked_where_the_attempt_ended() {
+        let mut t = aborted_once();
+        t.attempts[0].actions.push(Action {
+            kind: Some(ActionKind::Commit),
+            at_ms: 2.0,
+            ms: 0.9,
+            ..Action::default()
+        });
+        let lanes = AttemptLanes::of(&t, 0.0);
+        let first = &lanes.lanes[0];
+        let kinds: Vec<Segment> = first.stretches.iter().map(|s| s.segment).collect();
+        assert_eq!(
+            kinds,
+            [
+                Segment::Action(ActionKind::Dml),
+                Segment::Action(ActionKind::Dml),
+                Segment::Ended(ActionKind::Commit),
+                Segment::Backoff
+            ],
+            "one commit, not two"
+        );
+        let commit = &first.stretches[2];
+        assert!((commit.to_ms - 2.9).abs() < 1e-9);
+        assert!(
+            commit
+                .hover
+                .starts_with("commit (aborted), attempt 1: commit: 900 µs")
+                && commit
+                    .hover
+                    .ends_with("the server said: Transaction aborted; retry it"),
+            "{}",
+            commit.hover
         );
     }
 
