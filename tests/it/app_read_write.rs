@@ -2,8 +2,8 @@
 //! query panel's read-write switch makes the editor's text a script, typed and run as one
 //! transaction per iteration, the summary saying how the transactions went; a script that does not
 //! parse is said under the editor and nothing runs; a statement that fails stops the run, its error
-//! beside the editor, the transaction rolled back; an iteration that aborted once has a timeline of
-//! two lanes, its abort marked and its back-off said.
+//! beside the editor, the transaction rolled back; with the local instance's Abort knob on, an
+//! iteration that aborted once has a timeline of two lanes, its abort marked and its back-off said.
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT as _, Queryable};
@@ -175,9 +175,22 @@ fn a_statement_that_fails_stops_the_run_its_error_beside_the_editor_and_nothing_
 #[test]
 fn an_iteration_that_aborted_once_has_two_lanes_its_abort_marked_and_its_back_off_said() {
     let mut h = app();
+    h.run_steps(2);
+    h.get_by_label("Fault injection: none").click();
+    h.run_steps(2);
+    assert!(h.query_by_value("no abort").is_some(), "off, in words");
     let knobs = &mut h.state_mut().settings_mut().connection.local.knobs;
     knobs.abort_every = 1;
     knobs.abort_retry_delay_ms = 20;
+    h.run_steps(2);
+    assert!(
+        h.query_by_label("Fault injection: aborts").is_some(),
+        "the header names the knob"
+    );
+    assert!(h.query_by_value("every transaction").is_some());
+    assert!(h.query_by_value("RetryInfo 20 ms").is_some());
+    h.get_by_label("Fault injection: aborts").click();
+    h.run_steps(2);
     type_script(&mut h, TRANSFER, 2);
     run_to_end(&mut h);
     let report = h.state().runs()[0].report.clone();
@@ -227,8 +240,9 @@ fn an_iteration_that_aborted_once_has_two_lanes_its_abort_marked_and_its_back_of
         "{painted:?}"
     );
     // The back-off's figures on hover: the first lane's last stretch.
-    let (at, hover) = view
-        .stretch_at(0, 3)
+    let (at, hover) = (0..16)
+        .rev()
+        .find_map(|k| view.stretch_at(0, k))
         .map(|(at, hover)| (at, hover.to_owned()))
         .expect("the back-off was drawn");
     assert!(

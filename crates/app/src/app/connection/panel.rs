@@ -412,6 +412,9 @@ pub(crate) fn faults_on(knobs: &KnobSettings) -> String {
     if knobs.stall_every > 0 {
         on.push("stalls".to_owned());
     }
+    if knobs.abort_every > 0 {
+        on.push("aborts".to_owned());
+    }
     if on.is_empty() {
         "none".to_owned()
     } else {
@@ -522,7 +525,44 @@ fn fault_rows(ui: &mut egui::Ui, knobs: &mut KnobSettings) {
                 Some("Every N-th query (0: no stall) pauses D ms before its K-th message"),
                 |ui: &mut egui::Ui| stall_ui(ui, knobs),
             );
+            form_row(
+                ui,
+                "Abort",
+                Some(
+                    "Every N-th new read-write transaction aborts at its commit with ABORTED and \
+                     a RetryInfo of D ms (0: none); its retry is not a new one",
+                ),
+                |ui: &mut egui::Ui| abort_ui(ui, knobs),
+            );
         });
+}
+
+/// The Abort row: "no abort" until a period is set, then the retry delay its RetryInfo asks.
+fn abort_ui(ui: &mut egui::Ui, knobs: &mut KnobSettings) -> egui::Response {
+    ui.horizontal(|ui| {
+        ui.add(
+            egui::DragValue::new(&mut knobs.abort_every)
+                .range(0..=1_000_000)
+                .custom_formatter(|n, _| match n as u64 {
+                    0 => "no abort".to_owned(),
+                    1 => "every transaction".to_owned(),
+                    n => format!("1 transaction in {n}"),
+                })
+                .custom_parser(|t| match t.trim().to_ascii_lowercase().as_str() {
+                    "every transaction" => Some(1.0),
+                    _ => never_is_zero(t, &["no abort", "never", "none"]),
+                }),
+        );
+        if knobs.abort_every > 0 {
+            ui.add(
+                egui::DragValue::new(&mut knobs.abort_retry_delay_ms)
+                    .range(0..=60_000)
+                    .prefix("RetryInfo ")
+                    .suffix(" ms"),
+            );
+        }
+    })
+    .response
 }
 
 /// `text` as a count, the `words` that mean "off" read as 0; of several numbers (`1 query in
