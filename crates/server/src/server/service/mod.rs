@@ -10,6 +10,7 @@ mod dml;
 mod mutations;
 mod partitions;
 mod queries;
+mod read;
 mod request;
 mod session_store;
 mod sessions;
@@ -284,21 +285,17 @@ impl Spanner for LocalSpanner {
 
     async fn read(
         &self,
-        _request: Request<pb::ReadRequest>,
+        request: Request<pb::ReadRequest>,
     ) -> Result<Response<EncodedResultSet>, Status> {
-        Err(Status::unimplemented(
-            "the built-in local instance does not serve Read; use ExecuteSql",
-        ))
+        read::read(self, request).await
     }
 
     type StreamingReadStream = live::Response;
 
     async fn streaming_read(
         &self,
-        _request: Request<pb::ReadRequest>,
+        request: Request<pb::ReadRequest>,
     ) -> Result<Response<Self::StreamingReadStream>, Status> {
-        Err(Status::unimplemented(
-            "the built-in local instance does not serve StreamingRead; use ExecuteStreamingSql",
-        ))
+        read::streaming_read(self, request).await
     }
 }

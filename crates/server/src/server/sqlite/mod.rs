@@ -1,8 +1,9 @@
 //! The SQLite room of the local instance: the in-memory database and each query's confined
 //! connection, the Seed23 virtual table and its row cache, plain scans read from the bytecode,
 //! SQLite's per-loop counters, the bound on each block SQLite takes on a query thread, values between SQLite and the wire, result columns and their
-//! types, statements prepared and explained, PartitionQuery's planner, and the read-write connection
-//! with its mutations and its model of concurrency (`write.rs`). It names nothing else
+//! types, statements prepared and explained, PartitionQuery's planner, the SELECT a Read runs
+//! (`read_sql.rs`), and the read-write connection with its mutations and its model of
+//! concurrency (`write.rs`). It names nothing else
 //! of the server but two leaves: the encoded value bodies (`encoded.rs`) and how often a statement
 //! is checked for its stop (`control.rs`'s `PROGRESS_OPS`).
 
@@ -12,6 +13,7 @@ pub mod memory;
 pub mod mutation;
 pub mod opcodes;
 pub mod partition;
+pub mod read_sql;
 pub mod row_cache;
 pub mod sandbox;
 pub mod scan;
