@@ -188,7 +188,13 @@ fn an_iteration_that_aborted_once_has_two_lanes_its_abort_marked_and_its_back_of
         "the header names the knob"
     );
     assert!(h.query_by_value("every transaction").is_some());
-    assert!(h.query_by_value("RetryInfo 20 ms").is_some());
+    assert_eq!(
+        h.get_by_label("RetryInfo")
+            .accesskit_node()
+            .value()
+            .as_deref(),
+        Some("20 ms")
+    );
     h.get_by_label("Fault injection: aborts").click();
     h.run_steps(2);
     type_script(&mut h, TRANSFER, 2);

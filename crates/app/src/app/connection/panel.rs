@@ -534,35 +534,36 @@ fn fault_rows(ui: &mut egui::Ui, knobs: &mut KnobSettings) {
                 ),
                 |ui: &mut egui::Ui| abort_ui(ui, knobs),
             );
+            if knobs.abort_every > 0 {
+                // A row of its own: beside the period it widened the side panel.
+                form_row(
+                    ui,
+                    "RetryInfo",
+                    Some("The retry delay an abort asks for"),
+                    egui::DragValue::new(&mut knobs.abort_retry_delay_ms)
+                        .range(0..=60_000)
+                        .suffix(" ms"),
+                );
+            }
         });
 }
 
-/// The Abort row: "no abort" until a period is set, then the retry delay its RetryInfo asks.
+/// The Abort row: "no abort" until a period is set (the retry delay its RetryInfo asks is the row
+/// after).
 fn abort_ui(ui: &mut egui::Ui, knobs: &mut KnobSettings) -> egui::Response {
-    ui.horizontal(|ui| {
-        ui.add(
-            egui::DragValue::new(&mut knobs.abort_every)
-                .range(0..=1_000_000)
-                .custom_formatter(|n, _| match n as u64 {
-                    0 => "no abort".to_owned(),
-                    1 => "every transaction".to_owned(),
-                    n => format!("1 transaction in {n}"),
-                })
-                .custom_parser(|t| match t.trim().to_ascii_lowercase().as_str() {
-                    "every transaction" => Some(1.0),
-                    _ => never_is_zero(t, &["no abort", "never", "none"]),
-                }),
-        );
-        if knobs.abort_every > 0 {
-            ui.add(
-                egui::DragValue::new(&mut knobs.abort_retry_delay_ms)
-                    .range(0..=60_000)
-                    .prefix("RetryInfo ")
-                    .suffix(" ms"),
-            );
-        }
-    })
-    .response
+    ui.add(
+        egui::DragValue::new(&mut knobs.abort_every)
+            .range(0..=1_000_000)
+            .custom_formatter(|n, _| match n as u64 {
+                0 => "no abort".to_owned(),
+                1 => "every transaction".to_owned(),
+                n => format!("1 transaction in {n}"),
+            })
+            .custom_parser(|t| match t.trim().to_ascii_lowercase().as_str() {
+                "every transaction" => Some(1.0),
+                _ => never_is_zero(t, &["no abort", "never", "none"]),
+            }),
+    )
 }
 
 /// `text` as a count, the `words` that mean "off" read as 0; of several numbers (`1 query in
