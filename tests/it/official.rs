@@ -1,7 +1,8 @@
 //! The official clients, which nobody here wrote, against the built-in local instance through
 //! SPANNER_EMULATOR_HOST: the Python client (google-cloud-spanner) gets the rows spanprof's own
-//! decoder gets; and the Python, Node and Rust clients each run read-write transactions there
-//! (transfers, with aborts they retry themselves), landing each once.
+//! decoder gets, and reads by key set (Read) the rows it names; and the Python, Node and Rust
+//! clients each run read-write transactions there (transfers, with aborts they retry themselves),
+//! landing each once.
 //!
 //! Needs the clients installed: `scripts/test` installs them and sets SPANPROF_PYTHON,
 //! SPANPROF_NODE_MODULES and SPANPROF_RUST_CLIENT. The tests are `#[ignore]`d for a bare
@@ -266,4 +267,55 @@ async fn the_official_rust_client_runs_transfers_and_retries_the_aborted_ones() 
         ),
     };
     official_client_transfers(vec![binary, "transfer".into()], Vec::new()).await;
+}
+
+/// The official Python client reads Accounts by key set (Read and StreamingRead, not a query):
+/// two keys asked out of order come back in key order, a half-open range gives its three rows, and
+/// `all` with a limit the first rows; so a read that a client nobody here wrote encodes (INT64 keys
+/// as strings, its KeyRange, its limit) is served as it expects.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the official Python client: run ./scripts/test"]
+async fn the_official_python_client_reads_accounts_by_keys_and_by_a_range() {
+    let python = python();
+    let instance = LocalInstance::start(ServerConfig {
+        port: 0,
+        seed23_rows: 1_000,
+        knobs: KnobSettings::default(),
+        connections: Default::default(),
+    })
+    .await
+    .expect("the local instance starts");
+    let host = instance.host_port();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/read_keys.py");
+    let read = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .env("SPANNER_EMULATOR_HOST", host)
+            .output()
+            .expect("the Python client runs")
+    });
+    let read = tokio::time::timeout(CLIENT_TIMEOUT, read)
+        .await
+        .expect("the official client finishes in time")
+        .expect("joins");
+    let stderr = String::from_utf8_lossy(&read.stderr);
+    assert!(read.status.success(), "{stderr}");
+    let reads: Vec<Json> = String::from_utf8_lossy(&read.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let rows = |ids: &[i64]| -> Json {
+        ids.iter()
+            .map(|id| serde_json::json!([id.to_string(), "1000"]))
+            .collect()
+    };
+    assert_eq!(
+        reads,
+        [
+            serde_json::json!({"read": "keys", "rows": rows(&[1, 2])}),
+            serde_json::json!({"read": "range", "rows": rows(&[5, 6, 7])}),
+            serde_json::json!({"read": "all", "rows": rows(&[1, 2, 3])}),
+        ],
+        "{stderr}"
+    );
 }
