@@ -7,6 +7,7 @@ use std::time::Duration;
 use prost_types::value::Kind;
 
 use super::totals::QueryTotals;
+use crate::wire::result_stats::LOCK_WAIT_TIME;
 
 /// A duration as production writes it: "1.23 msecs" below a second, "1.23 secs" above.
 pub fn format_duration(d: Duration) -> String {
@@ -68,6 +69,42 @@ pub fn query_stats(
             string(format_duration(Duration::ZERO)),
         ),
     ])
+}
+
+/// What a statement of a read-write transaction measured, for its `query_stats`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatementFigures {
+    /// From its request's arrival on the read-write path to its answer.
+    pub elapsed: Duration,
+    /// The CPU time of its run on the read-write connection (its replay included).
+    pub cpu: Duration,
+    /// Rows it returned.
+    pub rows: u64,
+    /// Bytes of the values it returned.
+    pub bytes: u64,
+    /// Its wait for the write lock, when the model measured one (a replayed answer ran nothing).
+    pub lock_wait: Option<Duration>,
+}
+
+/// `query_stats` of a statement in a read-write transaction: what it measured, and the local
+/// instance's own `lock_wait_time` (not a Spanner figure: Cloud Spanner says `locking_delay`),
+/// never more than the elapsed time it is part of.
+pub fn statement_stats(sql: &str, figures: &StatementFigures) -> prost_types::Struct {
+    let mut stats = object([
+        ("elapsed_time", string(format_duration(figures.elapsed))),
+        ("cpu_time", string(format_duration(figures.cpu))),
+        ("rows_returned", string(figures.rows.to_string())),
+        ("bytes_returned", string(figures.bytes.to_string())),
+        ("query_text", string(sql)),
+        ("remote_server_calls", string("0/0")),
+    ]);
+    if let Some(waited) = figures.lock_wait {
+        let waited = format_duration(waited.min(figures.elapsed));
+        stats
+            .fields
+            .insert(LOCK_WAIT_TIME.to_owned(), string(waited));
+    }
+    stats
 }
 
 #[cfg(test)]

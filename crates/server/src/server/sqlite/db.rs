@@ -206,8 +206,22 @@ fn wait_for_readers(attempt: i32) -> bool {
     if attempt >= 2_000 {
         return false;
     }
+    let slept = std::time::Instant::now();
     std::thread::sleep(std::time::Duration::from_millis(1));
+    READER_WAIT.set(READER_WAIT.get() + slept.elapsed());
     true
+}
+
+thread_local! {
+    /// The read-write connection's waits for readers on this thread since it last asked.
+    static READER_WAIT: std::cell::Cell<std::time::Duration> =
+        const { std::cell::Cell::new(std::time::Duration::ZERO) };
+}
+
+/// How long the read-write connection waited for readers on this thread (its busy handler's
+/// sleeps) since the last call; the count starts again from zero.
+pub fn take_reader_wait() -> std::time::Duration {
+    READER_WAIT.take()
 }
 
 fn flags() -> OpenFlags {

@@ -82,6 +82,21 @@ pub struct Answer {
     pub touched: Touched,
     /// The writer's clock when it ran.
     pub since: u64,
+    /// What running it cost on the read-write connection.
+    pub cost: Cost,
+}
+
+/// What one statement cost on the read-write connection, as measured there.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cost {
+    /// Its time on the connection: the replay of its transaction's earlier DML, the statement,
+    /// and the rollback after them.
+    pub on_writer: Duration,
+    /// The CPU time of that work.
+    pub cpu: Duration,
+    /// Its wait for the write lock: for the connection, which another transaction's statement or
+    /// commit held, and in SQLite's busy handler for readers to let go of the database.
+    pub lock_wait: Duration,
 }
 
 /// The bounds a statement or a commit runs under.
@@ -143,7 +158,9 @@ impl Writer {
         statement: &TxnStatement,
         bounds: WriteBounds,
     ) -> Result<Answer, Status> {
-        self.with_open(bounds, |db, open| {
+        self.with_open(bounds, |db, open, waited| {
+            let (on, cpu) = (Instant::now(), cpu_time::ThreadTime::try_now().ok());
+            super::db::take_reader_wait();
             let since = footprint.since.unwrap_or(open.clock);
             open.validate(&footprint.tables, since)?;
             open.server_sql("BEGIN IMMEDIATE")?;
@@ -164,6 +181,11 @@ impl Writer {
                 .collect();
             open.validate(&tables, since)?;
             answer.since = since;
+            answer.cost = Cost {
+                on_writer: on.elapsed(),
+                cpu: cpu.map(|t| t.elapsed()).unwrap_or_default(),
+                lock_wait: waited + super::db::take_reader_wait(),
+            };
             Ok(answer)
         })
     }
@@ -172,7 +194,7 @@ impl Writer {
     /// replayed, its mutations applied), under one hold of the connection: the commits of one
     /// batch (`max_commit_delay`) are applied together. Each gets its own outcome.
     pub fn commit_all(&self, works: &[CommitWork], bounds: WriteBounds) -> Vec<Result<(), Status>> {
-        let outcome = self.with_open(bounds, |_, open| {
+        let outcome = self.with_open(bounds, |_, open, _| {
             Ok(works
                 .iter()
                 .map(|work| commit_one(open, work, bounds))
@@ -185,13 +207,16 @@ impl Writer {
     }
 
     /// Runs `f` on the open connection (opened now if it is not), with the time and memory bounds
-    /// set; a connection left inside a transaction by a failure is closed (which rolls it back).
+    /// set, telling it how long it waited for the connection; a connection left inside a
+    /// transaction by a failure is closed (which rolls it back).
     fn with_open<R>(
         &self,
         bounds: WriteBounds,
-        f: impl FnOnce(&Database, &mut Open) -> Result<R, Status>,
+        f: impl FnOnce(&Database, &mut Open, Duration) -> Result<R, Status>,
     ) -> Result<R, Status> {
+        let asked = Instant::now();
         let mut guard = self.lock();
+        let waited = asked.elapsed();
         if guard.is_none() {
             let (conn, sandbox) = self.db.connect_writer(bounds.limits).map_err(|e| {
                 Status::internal(format!("cannot open the read-write connection: {e}"))
@@ -215,7 +240,7 @@ impl Writer {
             )
             .map_err(sql_error)?;
         memory::bound_this_thread(Some(bounds.limits.max_value_bytes));
-        let out = f(&self.db, open);
+        let out = f(&self.db, open, waited);
         memory::bound_this_thread(None);
         if !open.conn.is_autocommit() {
             // A failure between BEGIN and its end: closing the connection rolls it back.
@@ -418,6 +443,7 @@ fn execute(
         row_count,
         touched,
         since: 0,
+        cost: Cost::default(),
     })
 }
 
