@@ -457,3 +457,103 @@ async fn unknown_names_wrong_keys_and_hostile_names_are_refused_before_any_sql_r
     request.limit = 2;
     assert_eq!(local.read(request).await.expect("reads"), [[1000], [1000]]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_at_its_bounds_runs_and_one_past_them_is_refused() {
+    let mut local = Local::start(KnobSettings::default()).await;
+    // The most keys, each of the widest key (two columns): 20,000 parameters.
+    let many: Vec<Vec<i64>> = (0..10_000).map(|i| vec![i % 7, i / 7]).collect();
+    let list: Vec<&[i64]> = many.iter().map(Vec::as_slice).collect();
+    let request = local.request("Albums", &["SingerId", "AlbumId"], keys(&list));
+    let query = local
+        .query("SELECT SingerId, AlbumId FROM Albums ORDER BY 1, 2")
+        .await;
+    assert_eq!(
+        local.read(request).await.expect("reads"),
+        ints(&query.rows),
+        "every album's key is among them"
+    );
+    // The most ranges, each bounded on both columns.
+    let ranges_at_most: Vec<pb::KeyRange> = (0..500)
+        .map(|i| range((&[i, 1], true), (&[i, 1], true)))
+        .collect();
+    let request = local.request("Albums", &["SingerId"], ranges(ranges_at_most.clone()));
+    let firsts = local.read(request).await.expect("reads");
+    let query = local
+        .query("SELECT SingerId FROM Albums WHERE AlbumId = 1 ORDER BY 1")
+        .await;
+    assert_eq!(firsts, ints(&query.rows));
+
+    let one_key_more: Vec<Vec<i64>> = (1..=10_001).map(|i| vec![i]).collect();
+    let list: Vec<&[i64]> = one_key_more.iter().map(Vec::as_slice).collect();
+    let status = local
+        .refused(local.request("Seed23", &["Id"], keys(&list)))
+        .await;
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("10000"), "{status:?}");
+    let mut one_range_more = ranges_at_most;
+    one_range_more.push(range((&[1], true), (&[2], true)));
+    let status = local
+        .refused(local.request("Albums", &["SingerId"], ranges(one_range_more)))
+        .await;
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_null_names_no_key_and_bounds_a_range_before_every_key() {
+    let mut local = Local::start(KnobSettings::default()).await;
+    let null = prost_types::Value {
+        kind: Some(prost_types::value::Kind::NullValue(0)),
+    };
+    let with_null = |values: &[i64]| {
+        let mut key = key(values);
+        key.values.push(null.clone());
+        key
+    };
+    let mut set = keys(&[&[4]]);
+    set.keys.push(with_null(&[]));
+    let request = local.request("Accounts", &["AccountId"], set);
+    assert_eq!(local.read(request).await.expect("reads"), [[4]]);
+    // Albums from (1, NULL) to (2, NULL): NULL sorts first, so singer 1's albums, none of 2's.
+    let between = pb::KeyRange {
+        start_key_type: Some(pb::key_range::StartKeyType::StartOpen(with_null(&[1]))),
+        end_key_type: Some(pb::key_range::EndKeyType::EndClosed(with_null(&[2]))),
+    };
+    let request = local.request("Albums", &["SingerId", "AlbumId"], ranges(vec![between]));
+    let query = local
+        .query("SELECT SingerId, AlbumId FROM Albums WHERE SingerId = 1 ORDER BY 1, 2")
+        .await;
+    assert_eq!(local.read(request).await.expect("reads"), ints(&query.rows));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_that_begins_a_read_write_transaction_returns_its_id_first() {
+    use pb::transaction_selector::Selector;
+    let mut local = Local::start(KnobSettings::default()).await;
+    let mut request = local.request("Accounts", &["Balance"], keys(&[&[9]]));
+    request.transaction = Some(pb::TransactionSelector {
+        selector: Some(Selector::Begin(pb::TransactionOptions {
+            mode: Some(pb::transaction_options::Mode::ReadWrite(Default::default())),
+            ..Default::default()
+        })),
+    });
+    let messages = local.streaming(request).await.expect("streams");
+    let id = messages[0]
+        .metadata
+        .as_ref()
+        .and_then(|m| m.transaction.as_ref())
+        .map(|t| t.id.clone())
+        .expect("the transaction begun");
+    assert!(!id.is_empty());
+    let values: Vec<i64> = messages
+        .iter()
+        .flat_map(|m| m.values.iter().map(int))
+        .collect();
+    assert_eq!(values, [1000]);
+    let commit = pb::CommitRequest {
+        session: local.session.clone(),
+        transaction: Some(pb::commit_request::Transaction::TransactionId(id)),
+        ..Default::default()
+    };
+    local.client.commit(commit).await.expect("commits");
+}
