@@ -9,7 +9,9 @@ use prost::Message;
 use spanprof_server::server::{KnobSettings, LocalInstance, ServerConfig};
 use spanprof_wire::proto::google::rpc;
 use spanprof_wire::proto::google::spanner::v1 as pb;
+use spanprof_wire::proto::google::spanner::v1::execute_sql_request::QueryMode;
 use spanprof_wire::proto::google::spanner::v1::spanner_client::SpannerClient;
+use spanprof_wire::wire::result_stats::QueryStats;
 use tonic::Code;
 use tonic::transport::Channel;
 
@@ -181,6 +183,30 @@ async fn stream(
         all.push(message);
     }
     Ok(all)
+}
+
+/// The precommit token a multiplexed session's retry reply carries, if the answer is one.
+fn retry_token(reply: &pb::CommitResponse) -> Option<pb::MultiplexedSessionPrecommitToken> {
+    match reply.multiplexed_session_retry.clone()? {
+        pb::commit_response::MultiplexedSessionRetry::PrecommitToken(token) => Some(token),
+    }
+}
+
+async fn commit_with(
+    client: &mut SpannerClient<Channel>,
+    session: &str,
+    id: &[u8],
+    precommit_token: Option<pb::MultiplexedSessionPrecommitToken>,
+    mutations: Vec<pb::Mutation>,
+) -> Result<pb::CommitResponse, tonic::Status> {
+    let request = pb::CommitRequest {
+        session: session.into(),
+        transaction: Some(pb::commit_request::Transaction::TransactionId(id.to_vec())),
+        mutations,
+        precommit_token,
+        ..Default::default()
+    };
+    Ok(client.commit(request).await?.into_inner())
 }
 
 /// The delay an ABORTED asks for, read from its details and from its trailer.
@@ -573,21 +599,33 @@ async fn a_retry_on_a_multiplexed_session_names_the_aborted_transaction() {
     .await;
     let session = new_session(&mut local.client, true).await;
     let first = begin_in(&mut local.client, &session, Vec::new()).await;
-    let aborted = commit_in(&mut local.client, &session, &first)
+    let aborted = commit_following_retry(&mut local.client, &session, &first)
         .await
         .expect_err("doomed");
     assert_eq!(aborted.code(), Code::Aborted);
     // Without the previous id it is a new transaction, doomed too; with it, a retry.
     let fresh = begin_in(&mut local.client, &session, Vec::new()).await;
     assert!(
-        commit_in(&mut local.client, &session, &fresh)
+        commit_following_retry(&mut local.client, &session, &fresh)
             .await
             .is_err()
     );
     let retry = begin_in(&mut local.client, &session, fresh.clone()).await;
-    commit_in(&mut local.client, &session, &retry)
+    commit_following_retry(&mut local.client, &session, &retry)
         .await
         .expect("a retry commits");
+}
+
+/// A commit on a multiplexed session as its clients make it: without a token first (nothing
+/// else in the transaction gave one), then again with the token of the retry reply.
+async fn commit_following_retry(
+    client: &mut SpannerClient<Channel>,
+    session: &str,
+    id: &[u8],
+) -> Result<pb::CommitResponse, tonic::Status> {
+    let reply = commit_in(client, session, id).await?;
+    let token = retry_token(&reply).expect("a multiplexed commit without a token is told to retry");
+    commit_with(client, session, id, Some(token), Vec::new()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -907,4 +945,314 @@ async fn a_batch_begins_its_transaction_inline_and_its_replay_runs_nothing_again
         (local.balance(1).await, local.balance(2).await),
         (999, 1_001)
     );
+}
+
+/// `query_stats` as text, parsed as spanprof's client parses it.
+fn query_stats(stats: Option<&pb::ResultSetStats>) -> Option<QueryStats> {
+    let fields = &stats?.query_stats.as_ref()?.fields;
+    let entries = fields
+        .iter()
+        .filter_map(|(k, v)| match &v.kind {
+            Some(prost_types::value::Kind::StringValue(s)) => Some((k.clone(), s.clone())),
+            _ => None,
+        })
+        .collect();
+    Some(QueryStats::from_entries(entries))
+}
+
+fn with_mode(mut request: pb::ExecuteSqlRequest, mode: QueryMode) -> pb::ExecuteSqlRequest {
+    request.query_mode = mode as i32;
+    request
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statements_in_a_transaction_report_their_statistics_in_with_stats_and_profile_only() {
+    let mut local = Local::start(KnobSettings::default()).await;
+    let id = local.begin().await;
+    let session = local.session.clone();
+    let query = "SELECT AccountId, Balance FROM Accounts WHERE AccountId <= 3";
+    let mut seqno = 0;
+    for mode in [QueryMode::Normal, QueryMode::WithStats, QueryMode::Profile] {
+        let with_stats = mode != QueryMode::Normal;
+        seqno += 1;
+        let unary = sql_request(&session, Some(by_id(&id)), DEBIT_1, seqno);
+        let debit = local.client.execute_sql(with_mode(unary, mode)).await;
+        let debit = debit.expect("debits").into_inner();
+        seqno += 1;
+        let streamed = with_mode(
+            sql_request(&session, Some(by_id(&id)), CREDIT_2, seqno),
+            mode,
+        );
+        let credit = stream(&mut local.client, streamed).await.expect("credits");
+        let credit = credit.last().and_then(|m| m.stats.clone());
+        let unary = sql_request(&session, Some(by_id(&id)), query, 0);
+        let read = local.client.execute_sql(with_mode(unary, mode)).await;
+        let read = read.expect("reads").into_inner();
+        let streamed = with_mode(sql_request(&session, Some(by_id(&id)), query, 0), mode);
+        let rows = stream(&mut local.client, streamed).await.expect("reads");
+        let streamed_read = rows.last().and_then(|m| m.stats.clone());
+        assert!(rows[..rows.len() - 1].iter().all(|m| m.stats.is_none()));
+        for (what, stats, dml_rows, rows) in [
+            ("unary DML", debit.stats.as_ref(), Some(1), 0),
+            ("streamed DML", credit.as_ref(), Some(1), 0),
+            ("unary query", read.stats.as_ref(), None, 3),
+            ("streamed query", streamed_read.as_ref(), None, 3),
+        ] {
+            assert_eq!(row_count(stats), dml_rows, "{mode:?} {what}");
+            let parsed = query_stats(stats);
+            assert_eq!(parsed.is_some(), with_stats, "{mode:?} {what}: {stats:?}");
+            let Some(parsed) = parsed else { continue };
+            let elapsed = parsed.elapsed.expect("elapsed_time");
+            assert!(elapsed > Duration::ZERO, "{mode:?} {what}");
+            assert!(parsed.cpu_time.is_some(), "{mode:?} {what}: cpu_time");
+            assert_eq!(parsed.rows_returned, Some(rows), "{mode:?} {what}");
+            let waited = parsed.lock_wait.expect("lock_wait_time, measured");
+            assert!(
+                waited <= elapsed,
+                "{mode:?} {what}: {waited:?} of {elapsed:?}"
+            );
+        }
+    }
+    let plan = with_mode(
+        sql_request(&session, Some(by_id(&id)), DEBIT_1, 99),
+        QueryMode::Plan,
+    );
+    let refused = local.client.execute_sql(plan).await.expect_err("PLAN");
+    assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
+    local.commit(&id).await.expect("commits");
+    assert_eq!(local.balance(1).await, 997, "PLAN ran nothing");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_waiting_for_another_transactions_statement_reports_the_wait_as_lock_wait() {
+    let mut local = Local::start(KnobSettings::default()).await;
+    let (slow, quick) = (local.begin().await, local.begin().await);
+    // Seed23's rows are generated as they are read: a self-join of its 1,000 rows holds the
+    // read-write connection for a while.
+    let long = "SELECT count(*) FROM Seed23 a, Seed23 b WHERE a.Id + b.Id > 0";
+    let mut other = local.client.clone();
+    let held = with_mode(
+        sql_request(&local.session, Some(by_id(&slow)), long, 0),
+        QueryMode::WithStats,
+    );
+    let holder = tokio::spawn(async move { other.execute_sql(held).await });
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let debit = with_mode(
+        sql_request(&local.session, Some(by_id(&quick)), DEBIT_1, 1),
+        QueryMode::WithStats,
+    );
+    let debit = local.client.execute_sql(debit).await.expect("debits");
+    let held = holder.await.expect("joins").expect("the long query runs");
+    let long_ran = query_stats(held.into_inner().stats.as_ref()).expect("stats");
+    let waited = query_stats(debit.into_inner().stats.as_ref()).expect("stats");
+    let (elapsed, lock_wait) = (
+        waited.elapsed.expect("elapsed"),
+        waited.lock_wait.expect("wait"),
+    );
+    let long_elapsed = long_ran.elapsed.expect("elapsed");
+    assert!(
+        long_elapsed > Duration::from_millis(80),
+        "the long query held the connection {long_elapsed:?}"
+    );
+    assert!(
+        lock_wait >= Duration::from_millis(20) && lock_wait <= elapsed,
+        "the debit waited {lock_wait:?} of its {elapsed:?} behind a query of {long_elapsed:?}"
+    );
+    assert!(
+        long_ran.lock_wait.expect("measured") < Duration::from_millis(20),
+        "the long query waited for nobody"
+    );
+}
+
+/// A multiplexed session's precommit token, its bytes and sequence number.
+fn seq(token: Option<&pb::MultiplexedSessionPrecommitToken>) -> Option<i32> {
+    token.map(|t| t.seq_num)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_answer_on_a_multiplexed_session_carries_a_growing_token_and_the_commit_needs_the_latest()
+ {
+    let mut local = Local::start(KnobSettings::default()).await;
+    let session = new_session(&mut local.client, true).await;
+    let request = pb::BeginTransactionRequest {
+        session: session.clone(),
+        options: Some(read_write(Vec::new())),
+        ..Default::default()
+    };
+    let begun = local
+        .client
+        .begin_transaction(request)
+        .await
+        .expect("begins");
+    let begun = begun.into_inner();
+    assert_eq!(seq(begun.precommit_token.as_ref()), None, "no mutation key");
+    let id = begun.id;
+    let debit = sql_request(&session, Some(by_id(&id)), DEBIT_1, 1);
+    let debit = local.client.execute_sql(debit).await.expect("debits");
+    let first = debit.into_inner().precommit_token;
+    assert_eq!(seq(first.as_ref()), Some(1));
+    let credit = sql_request(&session, Some(by_id(&id)), CREDIT_2, 2);
+    let messages = stream(&mut local.client, credit).await.expect("credits");
+    let (last, earlier) = messages.split_last().expect("a message");
+    assert!(earlier.iter().all(|m| m.precommit_token.is_none()));
+    assert_eq!(
+        seq(last.precommit_token.as_ref()),
+        Some(2),
+        "in the last message"
+    );
+    assert!(last.last && row_count(last.stats.as_ref()) == Some(1));
+    let batch = pb::ExecuteBatchDmlRequest {
+        session: session.clone(),
+        transaction: Some(by_id(&id)),
+        statements: vec![pb::execute_batch_dml_request::Statement {
+            sql: "UPDATE Accounts SET Balance = Balance WHERE AccountId = 3".into(),
+            ..Default::default()
+        }],
+        seqno: 3,
+        ..Default::default()
+    };
+    let batch = local.client.execute_batch_dml(batch).await.expect("runs");
+    let third = batch.into_inner().precommit_token;
+    assert_eq!(seq(third.as_ref()), Some(3));
+    // Without a token, or with an earlier one: the retry reply, nothing committed.
+    let reply = commit_with(&mut local.client, &session, &id, None, Vec::new()).await;
+    let reply = reply.expect("a retry reply");
+    assert!(reply.commit_timestamp.is_none());
+    let retry = retry_token(&reply).expect("a token to commit with");
+    assert_eq!(retry.seq_num, 4);
+    let reply = commit_with(&mut local.client, &session, &id, third.clone(), Vec::new()).await;
+    assert_eq!(seq(retry_token(&reply.expect("a reply")).as_ref()), Some(5));
+    assert_eq!(local.balance(1).await, 1_000, "nothing committed yet");
+    let mut forged = retry.clone();
+    forged.precommit_token[0] ^= 1;
+    let refused = commit_with(&mut local.client, &session, &id, Some(forged), Vec::new()).await;
+    assert_eq!(
+        refused.expect_err("not its token").code(),
+        Code::InvalidArgument
+    );
+    let latest = pb::MultiplexedSessionPrecommitToken {
+        seq_num: 5,
+        ..retry.clone()
+    };
+    let latest = pb::MultiplexedSessionPrecommitToken {
+        precommit_token: [&id[..], &5i32.to_be_bytes()].concat(),
+        ..latest
+    };
+    let committed = commit_with(&mut local.client, &session, &id, Some(latest), Vec::new()).await;
+    let committed = committed.expect("commits");
+    assert!(committed.commit_timestamp.is_some() && committed.multiplexed_session_retry.is_none());
+    assert_eq!(
+        (local.balance(1).await, local.balance(2).await),
+        (999, 1_001)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_regular_session_hands_out_no_tokens_and_commits_without_one() {
+    let mut local = Local::start(KnobSettings::default()).await;
+    let id = local.begin().await;
+    let debit = local.dml(&id, DEBIT_1, 1).await.expect("debits");
+    assert!(debit.precommit_token.is_none());
+    let credit = sql_request(&local.session, Some(by_id(&id)), CREDIT_2, 2);
+    let messages = stream(&mut local.client, credit).await.expect("credits");
+    assert!(messages.iter().all(|m| m.precommit_token.is_none()));
+    let session = local.session.clone();
+    let committed = commit_with(&mut local.client, &session, &id, None, Vec::new()).await;
+    let committed = committed.expect("commits");
+    assert!(committed.commit_timestamp.is_some() && committed.multiplexed_session_retry.is_none());
+    assert_eq!(local.balance(1).await, 999);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutation_only_transaction_on_a_multiplexed_session_needs_its_mutation_key() {
+    use pb::mutation::Operation;
+    let mut local = Local::start(KnobSettings::default()).await;
+    let session = new_session(&mut local.client, true).await;
+    let insert = |id: i64| pb::Mutation {
+        operation: Some(Operation::Insert(write(
+            "Accounts",
+            &["AccountId", "Balance"],
+            &[&[id, 7]],
+        ))),
+    };
+    let begin = |mutation_key: Option<pb::Mutation>| pb::BeginTransactionRequest {
+        session: session.clone(),
+        options: Some(read_write(Vec::new())),
+        mutation_key,
+        ..Default::default()
+    };
+    let count = |local: &mut Local, id: i64| {
+        let sql = format!("SELECT count(*) FROM Accounts WHERE AccountId = {id}");
+        let request = sql_request(&local.session, None, &sql, 0);
+        let mut client = local.client.clone();
+        async move {
+            let answer = client.execute_sql(request).await.expect("reads");
+            int(&answer.into_inner().rows[0].values[0])
+        }
+    };
+    // Without a key: nothing gave it a token, and its commit is refused.
+    let bare = local
+        .client
+        .begin_transaction(begin(None))
+        .await
+        .expect("begins");
+    let bare = bare.into_inner().id;
+    let refused = commit_with(&mut local.client, &session, &bare, None, vec![insert(3001)]).await;
+    let refused = refused.expect_err("a mutation-only commit without a key");
+    assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
+    assert_eq!(count(&mut local, 3001).await, 0);
+    // A key naming no table of the database is refused at the begin.
+    let mut wrong = insert(3002);
+    if let Some(Operation::Insert(w)) = &mut wrong.operation {
+        w.table = "NoSuchTable".into();
+    }
+    let refused = local.client.begin_transaction(begin(Some(wrong))).await;
+    assert_eq!(
+        refused.expect_err("a bad key").code(),
+        Code::InvalidArgument
+    );
+    // With a key: the begin's answer carries the first token; a commit that leaves it out gets
+    // the retry reply, holds its mutations, and the commit with the token applies them once.
+    let keyed = local
+        .client
+        .begin_transaction(begin(Some(insert(3002))))
+        .await;
+    let keyed = keyed.expect("begins").into_inner();
+    assert_eq!(seq(keyed.precommit_token.as_ref()), Some(1));
+    let reply = commit_with(
+        &mut local.client,
+        &session,
+        &keyed.id,
+        None,
+        vec![insert(3002)],
+    )
+    .await;
+    let token = retry_token(&reply.expect("a reply")).expect("the retry reply");
+    assert_eq!(count(&mut local, 3002).await, 0, "not committed yet");
+    let committed = commit_with(
+        &mut local.client,
+        &session,
+        &keyed.id,
+        Some(token),
+        Vec::new(),
+    );
+    committed.await.expect("commits what the first commit sent");
+    assert_eq!(count(&mut local, 3002).await, 1);
+    // A key and the token from the begin: it commits at once.
+    let at_once = local
+        .client
+        .begin_transaction(begin(Some(insert(3003))))
+        .await;
+    let at_once = at_once.expect("begins").into_inner();
+    let token = at_once.precommit_token;
+    let committed = commit_with(
+        &mut local.client,
+        &session,
+        &at_once.id,
+        token,
+        vec![insert(3003)],
+    )
+    .await;
+    assert!(committed.expect("commits").commit_timestamp.is_some());
+    assert_eq!(count(&mut local, 3003).await, 1);
 }

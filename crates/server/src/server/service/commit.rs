@@ -1,7 +1,9 @@
 //! Read-write transactions' begin, Commit and Rollback. A commit is checked (its delay, its
 //! mutations' tables, columns, types, count and bytes), then applied by a task of its own that
 //! holds the transaction until it has ended, so a client that leaves mid-commit cannot make it
-//! apply twice: a second Commit waits for the first and finds it committed.
+//! apply twice: a second Commit waits for the first and finds it committed. On a multiplexed
+//! session a commit must carry its transaction's latest precommit token: without it the answer
+//! is the retry reply (a token, nothing committed), as production's.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,10 +14,12 @@ use tonic::Status;
 use super::{LocalSpanner, mutations};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::KnobSettings;
-use crate::server::sqlite::write::{CommitWork, WriteBounds};
+use crate::server::sqlite::write::{CommitWork, WriteBounds, Writer};
 use crate::server::txn::aborted::{aborted, with_retry_info};
-use crate::server::txn::batch::MAX_COMMIT_DELAY;
-use crate::server::txn::store::{BeginIn, Ended, ReadWrite, RwOptions};
+use crate::server::txn::batch::{Batches, MAX_COMMIT_DELAY};
+use crate::server::txn::store::{
+    BeginIn, Ended, HeldMutations, ReadWrite, RwOptions, State, TokenCheck, Transactions,
+};
 
 impl LocalSpanner {
     /// Begins a read-write transaction in `session` with `options` (whose mode is read-write).
@@ -85,6 +89,40 @@ pub(super) fn retry_delay(knobs: &KnobSettings) -> Duration {
     Duration::from_millis(knobs.abort_retry_delay_ms)
 }
 
+/// BeginTransaction with read-write options in `session`. On a multiplexed session a mutation key
+/// (checked as a mutation is, INVALID_ARGUMENT otherwise, as production says) marks a
+/// mutation-only transaction, and the answer carries its first precommit token; without one the
+/// first token comes with the first statement's answer, as production hands them out.
+pub(super) async fn begin(
+    spanner: &LocalSpanner,
+    session: &pb::Session,
+    options: &pb::TransactionOptions,
+    mutation_key: Option<&pb::Mutation>,
+    knobs: &KnobSettings,
+) -> Result<pb::Transaction, Status> {
+    let keyed = match mutation_key {
+        Some(key) if session.multiplexed => {
+            mutations::convert(std::slice::from_ref(key)).map_err(|e| {
+                Status::invalid_argument(format!(
+                    "Failed to initialize transaction due to invalid mutation key: {}",
+                    e.message()
+                ))
+            })?;
+            true
+        }
+        _ => false,
+    };
+    let txn = spanner.begin_read_write(session, options, knobs)?;
+    let mut state = txn.state.lock().await;
+    state.keyed = keyed;
+    let precommit_token = if keyed { state.next_token(&txn) } else { None };
+    Ok(pb::Transaction {
+        id: txn.id.clone(),
+        read_timestamp: None,
+        precommit_token,
+    })
+}
+
 /// Commits a read-write transaction (by id, or single-use with its mutations) in `session`.
 pub(super) async fn commit(
     spanner: &LocalSpanner,
@@ -104,28 +142,86 @@ pub(super) async fn commit(
             knobs.max_mutations_per_commit
         )));
     }
-    let mutation_bytes: usize = r.mutations.iter().map(Message::encoded_len).sum();
-    let txn = match &r.transaction {
-        Some(Transaction::TransactionId(id)) => spanner.read_write(&session.name, id)?,
+    let bytes: usize = r.mutations.iter().map(Message::encoded_len).sum();
+    let (txn, single_use) = match &r.transaction {
+        Some(Transaction::TransactionId(id)) => (spanner.read_write(&session.name, id)?, false),
         Some(Transaction::SingleUseTransaction(options)) => {
-            spanner.begin_read_write(session, options, knobs)?
+            (spanner.begin_read_write(session, options, knobs)?, true)
         }
         None => return Err(Status::invalid_argument("Commit needs a transaction")),
     };
-    let (txns, batches, writer) = (
-        Arc::clone(&spanner.txns),
-        Arc::clone(&spanner.batches),
-        Arc::clone(&spanner.writer),
-    );
-    let knobs = *knobs;
-    let task = tokio::spawn(async move {
+    let call = CommitCall {
+        // A single-use commit has no earlier answer to have carried a token.
+        needs_token: txn.multiplexed && !single_use,
+        txn,
+        mutations: HeldMutations {
+            mutations,
+            count,
+            bytes,
+        },
+        delay,
+        precommit_token: r.precommit_token,
+        return_commit_stats: r.return_commit_stats,
+    };
+    let parts = Writing {
+        txns: Arc::clone(&spanner.txns),
+        batches: Arc::clone(&spanner.batches),
+        writer: Arc::clone(&spanner.writer),
+    };
+    let task = tokio::spawn(parts.commit(call, *knobs));
+    task.await
+        .unwrap_or_else(|e| Err(Status::internal(format!("the commit's task failed: {e}"))))
+}
+
+/// One Commit call, checked.
+struct CommitCall {
+    txn: Arc<ReadWrite>,
+    mutations: HeldMutations,
+    delay: Duration,
+    /// Whether it must carry its transaction's latest precommit token (a multiplexed session's).
+    needs_token: bool,
+    precommit_token: Option<pb::MultiplexedSessionPrecommitToken>,
+    return_commit_stats: bool,
+}
+
+/// What a commit's task writes with.
+struct Writing {
+    txns: Arc<Transactions>,
+    batches: Arc<Batches>,
+    writer: Arc<Writer>,
+}
+
+/// What a commit without its transaction's latest precommit token gets instead.
+enum NotYet {
+    /// The retry reply: nothing committed; commit again with this token.
+    Retry(pb::CommitResponse),
+    /// Refused.
+    Refused(Status),
+}
+
+impl Writing {
+    /// Applies one commit, holding its transaction until it has ended.
+    async fn commit(
+        self,
+        call: CommitCall,
+        knobs: KnobSettings,
+    ) -> Result<pb::CommitResponse, Status> {
+        let (txns, txn) = (&self.txns, &call.txn);
         let mut state = txn.state.lock().await;
-        txns.usable(&txn, &mut state, &knobs)
+        txns.usable(txn, &mut state, &knobs)
             .map_err(|s| with_retry_info(s, retry_delay(&knobs)))?;
+        let mut held = call.mutations;
+        if call.needs_token {
+            match self.precommit(txn, &mut state, call.precommit_token.as_ref(), held) {
+                Ok(mutations) => held = mutations,
+                Err(NotYet::Retry(reply)) => return Ok(reply),
+                Err(NotYet::Refused(status)) => return Err(status),
+            }
+        }
         let statement_bytes: usize = state.statements.iter().map(|s| s.sql.len() + 64).sum();
-        let bytes = (mutation_bytes + statement_bytes) as u64;
+        let bytes = (held.bytes + statement_bytes) as u64;
         if bytes > knobs.max_commit_bytes {
-            txns.end(&txn, &mut state, Ended::RolledBack);
+            txns.end(txn, &mut state, Ended::RolledBack);
             return Err(Status::invalid_argument(format!(
                 "The transaction is too large: {bytes} bytes of mutations and DML, more than the \
                  {} allowed (max_commit_bytes)",
@@ -138,47 +234,88 @@ pub(super) async fn commit(
                  read-write transactions abort at their commit); retry it",
                 knobs.abort_every
             );
-            txns.end(&txn, &mut state, Ended::Aborted(why.clone()));
+            txns.end(txn, &mut state, Ended::Aborted(why.clone()));
             return Err(aborted(&why, retry_delay(&knobs)));
         }
         let work = CommitWork {
             statements: state.statements.clone(),
-            mutations,
+            mutations: held.mutations,
             footprint: state.footprint.clone(),
         };
-        let outcome = batches
-            .commit(&writer, work, delay, write_bounds(&knobs))
+        let outcome = self
+            .batches
+            .commit(&self.writer, work, call.delay, write_bounds(&knobs))
             .await;
         match outcome {
             Ok(timestamp) => {
                 let dml_rows = state.dml_rows;
-                txns.end(&txn, &mut state, Ended::Committed(timestamp));
+                txns.end(txn, &mut state, Ended::Committed(timestamp));
                 Ok(pb::CommitResponse {
                     commit_timestamp: Some(timestamp),
-                    commit_stats: r.return_commit_stats.then_some(
+                    commit_stats: call.return_commit_stats.then_some(
                         pb::commit_response::CommitStats {
-                            mutation_count: i64::try_from(count + dml_rows).unwrap_or(i64::MAX),
+                            mutation_count: i64::try_from(held.count + dml_rows)
+                                .unwrap_or(i64::MAX),
                         },
                     ),
                     ..Default::default()
                 })
             }
             Err(status) if status.code() == tonic::Code::Aborted => {
-                txns.end(
-                    &txn,
-                    &mut state,
-                    Ended::Aborted(status.message().to_owned()),
-                );
+                txns.end(txn, &mut state, Ended::Aborted(status.message().to_owned()));
                 Err(with_retry_info(status, retry_delay(&knobs)))
             }
             Err(status) => {
-                txns.end(&txn, &mut state, Ended::RolledBack);
+                txns.end(txn, &mut state, Ended::RolledBack);
                 Err(status)
             }
         }
-    });
-    task.await
-        .unwrap_or_else(|e| Err(Status::internal(format!("the commit's task failed: {e}"))))
+    }
+
+    /// A multiplexed session's commit, checked against its transaction's precommit tokens: with
+    /// the latest it goes ahead (with its mutations, or those a retry reply held when it sends
+    /// none, as the official clients do); without it, or with an earlier one, it gets the retry
+    /// reply (its mutations held) and commits nothing; a token the transaction never handed out
+    /// is refused, and so is a mutation-only transaction begun without a mutation key.
+    fn precommit(
+        &self,
+        txn: &ReadWrite,
+        state: &mut State,
+        sent: Option<&pb::MultiplexedSessionPrecommitToken>,
+        mutations: HeldMutations,
+    ) -> Result<HeldMutations, NotYet> {
+        match state.token_check(txn, sent) {
+            TokenCheck::Latest if mutations.mutations.is_empty() => {
+                Ok(state.held.take().unwrap_or(mutations))
+            }
+            TokenCheck::Latest => Ok(mutations),
+            TokenCheck::Foreign => Err(NotYet::Refused(Status::invalid_argument(
+                "the commit's precommit token is not one this transaction handed out",
+            ))),
+            TokenCheck::Missing | TokenCheck::Stale
+                if !state.has_tokens() && !mutations.mutations.is_empty() =>
+            {
+                self.txns.end(txn, state, Ended::RolledBack);
+                Err(NotYet::Refused(Status::failed_precondition(
+                    "A read-write transaction on a multiplexed session that only writes \
+                     mutations must name one of them in BeginTransaction's mutation_key: nothing \
+                     else gave it a precommit token to commit with",
+                )))
+            }
+            TokenCheck::Missing | TokenCheck::Stale => {
+                if !mutations.mutations.is_empty() {
+                    state.held = Some(mutations);
+                }
+                let token = state.next_token(txn);
+                state.touch();
+                Err(NotYet::Retry(pb::CommitResponse {
+                    multiplexed_session_retry: token
+                        .map(pb::commit_response::MultiplexedSessionRetry::PrecommitToken),
+                    ..Default::default()
+                }))
+            }
+        }
+    }
 }
 
 /// Rolls back the read-write transaction `txn`; never ABORTED, and a transaction that already

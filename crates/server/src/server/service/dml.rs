@@ -5,13 +5,18 @@
 //! the same answer again without running, and another DML reusing that seqno is refused (0 is a
 //! seqno like any other: protobuf cannot tell it from none, and the official Python client starts
 //! there). A DML's answer carries `stats.row_count_exact` (in the last
-//! PartialResultSet of a stream); an inline begin's transaction id is in the first message's
+//! PartialResultSet of a stream), and in WITH_STATS and PROFILE modes any statement's answer
+//! carries `query_stats` measured on the read-write connection, its wait for the write lock as
+//! `lock_wait_time` (PLAN is refused). On a multiplexed session every answer carries the
+//! transaction's next precommit token (the last PartialResultSet's, ResultSet's and
+//! ExecuteBatchDmlResponse's). An inline begin's transaction id is in the first message's
 //! `metadata.transaction`.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
+use prost::Message as _;
 use tokio::sync::mpsc;
 use tonic::Status;
 
@@ -21,6 +26,7 @@ use super::{LocalSpanner, caller};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::encoded::{EncodedPartialResultSet, EncodedResultSet, ResultSetWriter};
 use crate::server::knobs::KnobSettings;
+use crate::server::result_stats::query_stats::{StatementFigures, statement_stats};
 use crate::server::sqlite::write::{Answer, TxnStatement};
 use crate::server::stream::budget::SendBudget;
 use crate::server::stream::builder::{self, MessageBuilder, TokenStamp};
@@ -75,20 +81,32 @@ impl LocalSpanner {
     }
 }
 
-/// ExecuteSql in a read-write transaction: the answer as one ResultSet.
+/// `ResultSet.precommit_token` (5), after its statistics.
+const RESULT_SET_PRECOMMIT_TOKEN: u32 = 5;
+
+/// ExecuteSql in a read-write transaction: the answer as one ResultSet, its precommit token
+/// last on a multiplexed session.
 pub(super) async fn execute_sql(
     spanner: &LocalSpanner,
     request: &pb::ExecuteSqlRequest,
     in_txn: InTxn,
     knobs: &KnobSettings,
 ) -> Result<EncodedResultSet, Status> {
-    let answer = run_request(spanner, request, &in_txn, knobs).await?;
+    let begun = Instant::now();
+    let ran = run_request(spanner, request, &in_txn, knobs).await?;
+    let answer = &ran.answer;
     let metadata = builder::metadata(&answer.columns, in_txn.reported());
     let mut writer = ResultSetWriter::new(&metadata, answer.columns.len());
     for value in &answer.values {
         writer.push_value(value);
     }
-    Ok(writer.finish(stats(&answer).as_ref()))
+    let mut result = writer.finish(stats(&ran, request, begun).as_ref());
+    if let Some(token) = &ran.token {
+        let mut tail = Vec::with_capacity(token.encoded_len() + 4);
+        prost::encoding::message::encode(RESULT_SET_PRECOMMIT_TOKEN, token, &mut tail);
+        result.0.push(Bytes::from(tail));
+    }
+    Ok(result)
 }
 
 /// ExecuteStreamingSql in a read-write transaction: the whole answer is known before the first
@@ -100,14 +118,16 @@ pub(super) async fn execute_streaming_sql(
     in_txn: InTxn,
     (knobs, deadline): (&KnobSettings, Option<Instant>),
 ) -> Result<live::Response, Status> {
-    let answer = run_request(spanner, request, &in_txn, knobs).await?;
+    let begun = Instant::now();
+    let ran = run_request(spanner, request, &in_txn, knobs).await?;
     let stamp = TokenStamp {
         max_bytes: u32::try_from(knobs.max_message_bytes).unwrap_or(u32::MAX),
         request_key: request_key(request),
         stream: spanner.unique(),
         shape: knobs.shape,
     };
-    let messages = messages(&answer, in_txn.reported(), stamp);
+    let stats = stats(&ran, request, begun);
+    let messages = messages(&ran, stats, in_txn.reported(), stamp);
     let (tx, rx) = mpsc::channel(messages.len().max(1));
     for message in messages {
         // The channel holds them all: nothing can be refused.
@@ -118,12 +138,14 @@ pub(super) async fn execute_streaming_sql(
 }
 
 /// The answer's PartialResultSets: values cut as a query's, statistics last (first in the
-/// emulator's shape).
+/// emulator's shape), and the precommit token in the last (a multiplexed session's).
 fn messages(
-    answer: &Answer,
+    ran: &Ran,
+    stats: Option<pb::ResultSetStats>,
     transaction: Option<pb::Transaction>,
     stamp: TokenStamp,
 ) -> Vec<Bytes> {
+    let answer = &ran.answer;
     let metadata = builder::metadata(&answer.columns, transaction);
     let mut builder = MessageBuilder::new(metadata, stamp);
     let mut out = Vec::new();
@@ -137,9 +159,9 @@ fn messages(
             out.extend(std::iter::from_fn(|| builder.pop()));
         }
     }
-    let stats = stats(answer);
     if stamp.shape.stats_first() {
         out.extend(builder.finish(None));
+        with_token(&mut out, ran.token.as_ref());
         if let (Some(stats), Some(first)) = (stats, out.first_mut()) {
             let mut message = first.to_vec();
             builder::append_stats(&mut message, &stats);
@@ -147,12 +169,62 @@ fn messages(
         }
     } else {
         out.extend(builder.finish(stats));
+        with_token(&mut out, ran.token.as_ref());
     }
     out
 }
 
-/// A DML's statistics: the rows it changed, exactly. A query's answer has none.
-fn stats(answer: &Answer) -> Option<pb::ResultSetStats> {
+/// Puts `token` in the last of `messages`, just finished (so ending with its `last` field),
+/// before `last`, in field order; the builder itself, the read-only path's, is left alone.
+fn with_token(messages: &mut [Bytes], token: Option<&pb::MultiplexedSessionPrecommitToken>) {
+    use crate::wire::fields::{key, partial_result_set as field, wire_type};
+    let (Some(token), Some(message)) = (token, messages.last_mut()) else {
+        return;
+    };
+    let last = [key(field::LAST, wire_type::VARINT), 1];
+    let mut bytes = Vec::with_capacity(message.len() + token.encoded_len() + 4);
+    let body = message.strip_suffix(&last[..]);
+    bytes.extend_from_slice(body.unwrap_or(message));
+    prost::encoding::message::encode(field::PRECOMMIT_TOKEN, token, &mut bytes);
+    if body.is_some() {
+        bytes.extend_from_slice(&last);
+    }
+    *message = Bytes::from(bytes);
+}
+
+/// What a statement's answer reports: a DML's rows changed, exactly (in every mode), and in
+/// WITH_STATS, PROFILE and WITH_PLAN_AND_STATS its `query_stats`: elapsed from its request's
+/// arrival, its CPU and its wait for the write lock on the read-write connection (none for a
+/// replay, which ran nothing), the rows and bytes it returned. No plan.
+fn stats(ran: &Ran, request: &pb::ExecuteSqlRequest, begun: Instant) -> Option<pb::ResultSetStats> {
+    use pb::execute_sql_request::QueryMode;
+    let answer = &ran.answer;
+    let with_stats = request.query_mode != QueryMode::Normal as i32;
+    if !answer.dml && !with_stats {
+        return None;
+    }
+    let width = answer.columns.len();
+    let cost = (!ran.replayed).then_some(answer.cost);
+    let figures = StatementFigures {
+        elapsed: begun.elapsed(),
+        cpu: cost.map(|c| c.cpu).unwrap_or_default(),
+        rows: (answer.values.len().checked_div(width).unwrap_or(0)) as u64,
+        bytes: answer.values.iter().map(|v| v.len() as u64).sum(),
+        lock_wait: cost.map(|c| c.lock_wait),
+    };
+    Some(pb::ResultSetStats {
+        query_plan: None,
+        query_stats: with_stats.then(|| statement_stats(&request.sql, &figures)),
+        row_count: answer
+            .dml
+            .then_some(pb::result_set_stats::RowCount::RowCountExact(
+                answer.row_count,
+            )),
+    })
+}
+
+/// A batch's statement's statistics: the rows it changed, exactly, as production's.
+fn batch_stats(answer: &Answer) -> Option<pb::ResultSetStats> {
     answer.dml.then(|| pb::ResultSetStats {
         row_count: Some(pb::result_set_stats::RowCount::RowCountExact(
             answer.row_count,
@@ -161,13 +233,39 @@ fn stats(answer: &Answer) -> Option<pb::ResultSetStats> {
     })
 }
 
+/// A statement's answer, with what its request's answer carries besides.
+struct Ran {
+    answer: Answer,
+    /// Whether the request was a replay, answered without running.
+    replayed: bool,
+    /// Its transaction's next precommit token (a multiplexed session's).
+    token: Option<pb::MultiplexedSessionPrecommitToken>,
+}
+
+/// PLAN mode is refused: the local instance plans no statement of a read-write transaction
+/// without running it.
+fn served_mode(request: &pb::ExecuteSqlRequest) -> Result<(), Status> {
+    use pb::execute_sql_request::QueryMode;
+    match QueryMode::try_from(request.query_mode) {
+        Ok(QueryMode::Plan) => Err(Status::invalid_argument(
+            "PLAN mode is not served in a read-write transaction by the built-in local instance \
+             (it would have to run the statement): use NORMAL, WITH_STATS or PROFILE",
+        )),
+        Ok(_) => Ok(()),
+        Err(_) => Err(Status::invalid_argument(format!(
+            "unknown query mode {}",
+            request.query_mode
+        ))),
+    }
+}
+
 /// Runs one ExecuteSql request's statement in its transaction, or answers its replay.
 async fn run_request(
     spanner: &LocalSpanner,
     request: &pb::ExecuteSqlRequest,
     in_txn: &InTxn,
     knobs: &KnobSettings,
-) -> Result<Answer, Status> {
+) -> Result<Ran, Status> {
     if request.sql.len() as u64 > knobs.max_sql_bytes {
         return Err(Status::invalid_argument(format!(
             "the SQL text is {} bytes, more than the {} allowed (max_sql_bytes)",
@@ -187,16 +285,29 @@ async fn run_request(
         .map_err(|s| with_retry_info(s, retry_delay(knobs)))?;
     let key = request_key(request);
     if let Some(Handled::Statement(answer)) = state.replayed(request.seqno, key) {
-        return answer;
+        let answer = answer?;
+        return Ok(Ran {
+            answer,
+            replayed: true,
+            token: state.next_token(txn),
+        });
     }
     let seqno = Some((request.seqno, key));
-    let result = run_statement(spanner, txn, &mut state, statement, seqno, knobs).await;
+    let result = match served_mode(request) {
+        Ok(()) => run_statement(spanner, txn, &mut state, statement, seqno, knobs).await,
+        Err(status) => Err(status),
+    };
     state.touch();
     if in_txn.began && result.is_err() {
         // Its id never reached the client: nobody could end it.
         spanner.txns.end(txn, &mut state, Ended::RolledBack);
     }
-    result
+    let answer = result?;
+    Ok(Ran {
+        answer,
+        replayed: false,
+        token: state.next_token(txn),
+    })
 }
 
 /// Runs one statement of `txn` (whose state the caller holds) and records it: a DML is kept for
@@ -295,6 +406,12 @@ pub(super) async fn execute_batch_dml(
     if in_txn.began && answers.is_empty() {
         spanner.txns.end(txn, &mut state, Ended::RolledBack);
     }
+    // A batch that began its transaction and ran nothing ended it: no token for it.
+    let precommit_token = if state.ended.is_none() {
+        state.next_token(txn)
+    } else {
+        None
+    };
     let result_sets = answers
         .iter()
         .enumerate()
@@ -304,7 +421,7 @@ pub(super) async fn execute_batch_dml(
                 if i == 0 { in_txn.reported() } else { None },
             )),
             rows: Vec::new(),
-            stats: stats(answer),
+            stats: batch_stats(answer),
             precommit_token: None,
         })
         .collect();
@@ -315,7 +432,7 @@ pub(super) async fn execute_batch_dml(
             message: s.message().to_owned(),
             details: Vec::new(),
         }),
-        precommit_token: None,
+        precommit_token,
     })
 }
 

@@ -20,11 +20,9 @@ pub(super) async fn begin(
     let session = spanner.sessions.touch(&r.session, via.as_ref(), &knobs)?;
     let options = r.options.unwrap_or_default();
     if commit::is_read_write(&options) {
-        let txn = spanner.begin_read_write(&session, &options, &knobs)?;
-        return Ok(Response::new(pb::Transaction {
-            id: txn.id.clone(),
-            ..Default::default()
-        }));
+        return commit::begin(spanner, &session, &options, r.mutation_key.as_ref(), &knobs)
+            .await
+            .map(Response::new);
     }
     spanner
         .begin_read_only(&r.session, &options, &knobs)

@@ -4,6 +4,10 @@
 //! ended. Bounded: open transactions per session and in all, and the ended ones remembered (so a
 //! late Commit or Rollback gets the right answer) are the latest [`ENDED_KEPT`].
 //!
+//! On a multiplexed session a transaction hands out precommit tokens, one with each answer, their
+//! sequence numbers growing ([`State::next_token`]); its commit must carry the latest
+//! ([`State::token_check`]).
+//!
 //! Aborts are scripted exactly (`abort_every`): every N-th *new* read-write transaction is doomed
 //! to abort at its commit. A retry is not new: on a regular session, a transaction begun after the
 //! session's last read-write transaction aborted (and before a later one committed); on a
@@ -17,7 +21,9 @@ use std::time::{Duration, Instant};
 
 use tonic::Status;
 
+use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::KnobSettings;
+use crate::server::sqlite::mutation::Mutation;
 use crate::server::sqlite::write::{Answer, Footprint, TxnStatement};
 
 /// Ended transactions remembered, the latest; older ones are forgotten (NOT_FOUND).
@@ -48,6 +54,8 @@ pub struct ReadWrite {
     pub id: Vec<u8>,
     /// The session it was begun in.
     pub session: String,
+    /// Whether that session is multiplexed (its answers carry precommit tokens).
+    pub multiplexed: bool,
     /// Its options.
     pub options: RwOptions,
     /// Whether it is a retry of an aborted transaction (`abort_every` does not count it).
@@ -104,9 +112,50 @@ pub struct State {
     pub dml_rows: u64,
     /// What its statements touched.
     pub footprint: Footprint,
+    /// The mutations of a commit answered with a retry reply (a multiplexed session's commit
+    /// without the latest precommit token), applied by the commit that follows if it sends none.
+    pub held: Option<HeldMutations>,
+    /// Whether its begin named a mutation key (a multiplexed session's mutation-only transaction).
+    pub keyed: bool,
+    /// The sequence number of the last precommit token it handed out (0: none yet).
+    precommit_seq: i32,
     answers: VecDeque<Kept>,
     answer_bytes: usize,
     last_used: Instant,
+}
+
+/// The mutations of a commit that was answered with a retry reply, checked and counted.
+#[derive(Debug, Clone, Default)]
+pub struct HeldMutations {
+    /// The mutations, typed.
+    pub mutations: Vec<Mutation>,
+    /// Spanner's count of them (each column of each row written, each key and range deleted).
+    pub count: u64,
+    /// Their encoded bytes.
+    pub bytes: usize,
+}
+
+/// What a commit's precommit token is to its transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenCheck {
+    /// The latest the transaction handed out: the commit goes ahead.
+    Latest,
+    /// One of the transaction's, but not the latest.
+    Stale,
+    /// None was sent.
+    Missing,
+    /// Not one the transaction handed out.
+    Foreign,
+}
+
+/// The precommit token `seq` of `txn`.
+fn token(txn: &ReadWrite, seq: i32) -> pb::MultiplexedSessionPrecommitToken {
+    let mut bytes = txn.id.clone();
+    bytes.extend_from_slice(&seq.to_be_bytes());
+    pb::MultiplexedSessionPrecommitToken {
+        precommit_token: bytes,
+        seq_num: seq,
+    }
 }
 
 /// A request's answer kept for its replay: its seqno, and its statements hashed.
@@ -124,6 +173,9 @@ impl State {
             statements: Vec::new(),
             dml_rows: 0,
             footprint: Footprint::default(),
+            held: None,
+            keyed: false,
+            precommit_seq: 0,
             answers: VecDeque::new(),
             answer_bytes: 0,
             last_used: Instant::now(),
@@ -165,6 +217,39 @@ impl State {
             if let Some(old) = self.answers.pop_front() {
                 self.answer_bytes = self.answer_bytes.saturating_sub(old.handled.bytes());
             }
+        }
+    }
+
+    /// The precommit token of `txn`'s next answer, on a multiplexed session (none on a regular
+    /// one): its sequence number one past the last one handed out, its bytes the transaction's id
+    /// and that number, so that a commit's token can be told from another transaction's.
+    pub fn next_token(&mut self, txn: &ReadWrite) -> Option<pb::MultiplexedSessionPrecommitToken> {
+        if !txn.multiplexed {
+            return None;
+        }
+        self.precommit_seq = self.precommit_seq.saturating_add(1);
+        Some(token(txn, self.precommit_seq))
+    }
+
+    /// Whether it has handed out a precommit token.
+    pub fn has_tokens(&self) -> bool {
+        self.precommit_seq > 0
+    }
+
+    /// What a commit's precommit token is to `txn`.
+    pub fn token_check(
+        &self,
+        txn: &ReadWrite,
+        sent: Option<&pb::MultiplexedSessionPrecommitToken>,
+    ) -> TokenCheck {
+        match sent {
+            None => TokenCheck::Missing,
+            Some(sent) if *sent != token(txn, sent.seq_num) || sent.seq_num < 1 => {
+                TokenCheck::Foreign
+            }
+            Some(sent) if sent.seq_num < self.precommit_seq => TokenCheck::Stale,
+            Some(sent) if sent.seq_num > self.precommit_seq => TokenCheck::Foreign,
+            Some(_) => TokenCheck::Latest,
         }
     }
 
@@ -270,6 +355,7 @@ impl Transactions {
         let txn = Arc::new(ReadWrite {
             id: id.clone(),
             session: at.session.to_owned(),
+            multiplexed: at.multiplexed,
             options,
             retry,
             doomed,
@@ -311,6 +397,7 @@ impl Transactions {
         txn.ended.store(true, Ordering::Relaxed);
         state.ended = Some(how.clone());
         state.statements = Vec::new();
+        state.held = None;
         state.answers.clear();
         state.answer_bytes = 0;
         let mut inner = self.lock();
