@@ -1,7 +1,9 @@
 //! `spanprof profile --read-write` against the built-in local instance: the transfer with
 //! scripted aborts (every third transaction aborted at its commit with a 20 ms RetryInfo), every
 //! attempt in the report, the parts adding up in the JSON and the CSV, and each transfer committed
-//! exactly once; a statement that fails after a successful UPDATE rolls the transaction back.
+//! exactly once; a statement that fails after a successful UPDATE rolls the transaction back; on
+//! a multiplexed session each commit carries its precommit token (no retry reply) and the server's
+//! statistics give the server's part.
 
 use std::process::Command;
 
@@ -294,4 +296,82 @@ async fn a_run_cancelled_mid_transaction_rolls_it_back() {
         0,
         "rolled back, not left open"
     );
+}
+
+/// `profile --read-write --session multiplexed`: every transfer commits on its first commit (the
+/// client sent the latest precommit token, so no retry reply), and the server's statistics of
+/// each statement split the wait into server and network.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_multiplexed_transfer_commits_with_its_token_and_its_server_time_is_measured() {
+    let server = instance(KnobSettings::default()).await;
+    let host = server.host_port();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let json = dir.path().join("r.json");
+    let out = tokio::task::spawn_blocking({
+        let (host, json) = (host.clone(), json.clone());
+        move || {
+            spanprof(&[
+                "profile",
+                "--endpoint",
+                &host,
+                "--no-history",
+                "--read-write",
+                "--session",
+                "multiplexed",
+                "--query-mode",
+                "with-stats",
+                "--sql",
+                TRANSFER,
+                "--iterations",
+                "4",
+                "--warmup",
+                "0",
+                "--json",
+                json.to_str().expect("UTF-8"),
+            ])
+        }
+    })
+    .await
+    .expect("joins");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("4 transactions, 4 committed"), "{stdout}");
+    let report: Json =
+        serde_json::from_slice(&std::fs::read(&json).expect("the JSON report")).expect("JSON");
+    let iterations = report["runs"][0]["iterations"]
+        .as_array()
+        .expect("iterations");
+    assert_eq!(iterations.len(), 4);
+    for (i, it) in iterations.iter().enumerate() {
+        let attempts = it["attempts"].as_array().expect("a transaction's attempts");
+        assert_eq!(attempts.len(), 1, "iteration {i}: {it}");
+        assert_eq!(attempts[0]["outcome"], "committed", "iteration {i}");
+        let actions = attempts[0]["actions"].as_array().expect("actions");
+        let commits: Vec<&Json> = actions.iter().filter(|a| a["kind"] == "commit").collect();
+        assert_eq!(commits.len(), 1, "iteration {i}: {it}");
+        // Zero is left out of the report.
+        assert_eq!(
+            commits[0].get("commit_retries"),
+            None,
+            "iteration {i}: {it}"
+        );
+        for dml in actions.iter().filter(|a| a["kind"] == "dml") {
+            let query = &dml["query"];
+            assert!(
+                ms(&query["server_elapsed_ms"]) > 0.0,
+                "iteration {i}: {dml}"
+            );
+            assert!(query["server_lock_wait_ms"].is_number(), "{dml}");
+        }
+        let parts = it["parts"].as_object().expect("parts");
+        assert!(
+            parts.get("server").is_some_and(|s| ms(s) > 0.0),
+            "iteration {i}: the server's part, measured: {it}"
+        );
+    }
+    assert_eq!(balances(&host, &[1, 2]).await, [996, 1004]);
 }
