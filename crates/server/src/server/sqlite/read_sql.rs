@@ -219,4 +219,65 @@ mod tests {
         );
         assert_eq!(quoted("a\"b"), "\"a\"\"b\"");
     }
+
+    /// Runs `shape`'s statement on Seed23 with each parameter bound to `value(name)`: its ids,
+    /// and the rows its virtual table produced.
+    fn seed23(shape: &ReadShape<'_>, value: impl Fn(&str) -> i64) -> (Vec<i64>, u64) {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let db = super::super::db::Database::open(100_000).expect("opens");
+        let scanned = Arc::new(AtomicU64::new(0));
+        let limits = super::super::db::test_limits();
+        let (conn, _) = db
+            .connect(Arc::clone(&scanned), Arc::default(), limits, None)
+            .expect("connects");
+        let mut stmt = conn.prepare(&read_sql(shape)).expect("prepares");
+        for i in 1..=stmt.parameter_count() {
+            let name = stmt.parameter_name(i).expect("named").to_owned();
+            stmt.raw_bind_parameter(i, value(&name[1..]))
+                .expect("binds");
+        }
+        let mut rows = stmt.raw_query();
+        let mut ids = Vec::new();
+        while let Some(row) = rows.next().expect("steps") {
+            ids.push(row.get(0).expect("an id"));
+        }
+        (ids, scanned.load(Ordering::Relaxed))
+    }
+
+    #[test]
+    fn seed23_is_read_by_key_and_by_range_without_a_scan() {
+        let key = ["Id"];
+        let mut read = shape("Seed23", &key);
+        read.columns = vec!["Id"];
+        read.keys = 3;
+        let keys = |name: &str| match name {
+            "k0_0" => 90_000,
+            "k1_0" => 7,
+            _ => 41_000,
+        };
+        let (ids, scanned) = seed23(&read, keys);
+        assert_eq!(ids, [7, 41_000, 90_000]);
+        assert!(
+            (3..=3).contains(&scanned),
+            "{scanned} rows produced for 3 keys"
+        );
+        read.keys = 0;
+        read.ranges = vec![RangeShape {
+            start: BoundShape {
+                len: 1,
+                closed: false,
+            },
+            end: BoundShape {
+                len: 1,
+                closed: true,
+            },
+        }];
+        let (ids, scanned) = seed23(&read, |name| if name == "r0s0" { 50_000 } else { 50_004 });
+        assert_eq!(ids, [50_001, 50_002, 50_003, 50_004]);
+        assert!(
+            (4..=6).contains(&scanned),
+            "{scanned} rows produced for a range of 4"
+        );
+    }
 }
