@@ -340,6 +340,10 @@ async fn a_multiplexed_transfer_commits_with_its_token_and_its_server_time_is_me
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("4 transactions, 4 committed"), "{stdout}");
+    assert!(
+        !stdout.contains("no query statistics returned"),
+        "the statements' statistics came back: {stdout}"
+    );
     let report: Json =
         serde_json::from_slice(&std::fs::read(&json).expect("the JSON report")).expect("JSON");
     let iterations = report["runs"][0]["iterations"]

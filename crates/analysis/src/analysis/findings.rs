@@ -157,8 +157,20 @@ pub fn missing_statistics(
         .filter(|r| r.status() == Status::Ok)
         .peekable();
     ok.peek()?;
-    ok.all(|r| r.query.server_elapsed_ms.is_none() && r.answer.server_rows.is_none())
+    ok.all(|r| !has_statistics(r))
         .then_some(MissingStatistics { mode: query_mode })
+}
+
+/// Whether an iteration carried the server's statistics: its query's time or row count, or, for
+/// a read-write transaction, the time of one of its streamed statements.
+fn has_statistics(r: &IterationRecord) -> bool {
+    let statement_timed = r.transaction.as_ref().is_some_and(|t| {
+        t.attempts
+            .iter()
+            .flat_map(|a| a.statements())
+            .any(|q| q.server_elapsed_ms.is_some())
+    });
+    r.query.server_elapsed_ms.is_some() || r.answer.server_rows.is_some() || statement_timed
 }
 
 /// Everything [`findings`] noticed about a run.
@@ -536,6 +548,40 @@ mod tests {
         );
         records[1].answer.server_rows = None;
         records[0].query.server_elapsed_ms = Some(1.5);
+        assert_eq!(
+            missing_statistics(crate::kind::QueryMode::WithStats, &records),
+            None
+        );
+    }
+
+    #[test]
+    fn a_transactions_statements_with_the_servers_time_are_statistics_returned() {
+        use crate::report::{
+            Action, ActionKind, Attempt, AttemptOutcome, QueryTimings, StoredTimings,
+            TransactionRecord,
+        };
+        let mut records = run(0, &[10.0, 11.0]);
+        let statement = |elapsed: Option<f64>| Action {
+            kind: Some(ActionKind::Dml),
+            query: Some(StoredTimings::from(&QueryTimings {
+                server_elapsed_ms: elapsed,
+                ..QueryTimings::default()
+            })),
+            ..Action::default()
+        };
+        let transaction = |elapsed: Option<f64>| {
+            let mut attempt = Attempt::new(AttemptOutcome::Committed);
+            attempt.actions = vec![statement(elapsed)];
+            TransactionRecord {
+                attempts: vec![attempt],
+                ..TransactionRecord::default()
+            }
+        };
+        for r in &mut records {
+            r.transaction = Some(transaction(None));
+        }
+        assert!(missing_statistics(crate::kind::QueryMode::WithStats, &records).is_some());
+        records[1].transaction = Some(transaction(Some(0.4)));
         assert_eq!(
             missing_statistics(crate::kind::QueryMode::WithStats, &records),
             None
