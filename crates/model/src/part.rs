@@ -369,7 +369,7 @@ const INFO: [PartInfo; 26] = [
         "commit",
         "commit_ms",
         "commit",
-        [0x0b, 0x0d, 0x04],
+        [0x18, 0xae, 0x51],
         "a read-write transaction's Commit call, with any commit a multiplexed session's retry reply asked for",
     ),
     info(
