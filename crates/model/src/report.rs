@@ -36,7 +36,9 @@ pub use timeline::{
     Between, Bucket, Lane, MAX_BUCKETS, Message, RUN_MESSAGE_LIMIT, Resume, SetupStep, Span,
     Timeline,
 };
-pub use transaction::{Attempt, AttemptOutcome, Action, ActionKind, StoredTimings, TransactionRecord};
+pub use transaction::{
+    Action, ActionKind, Attempt, AttemptOutcome, StoredTimings, TransactionRecord,
+};
 
 impl IterationRecord {
     /// This iteration's time in `measure`, in milliseconds: its total, or one of its parts (0
