@@ -343,7 +343,7 @@ fn profile_writes_exports_and_compare_reads_them() {
     let text = std::fs::read_to_string(&csv).expect("the CSV");
     let mut lines = text.lines();
     assert!(lines.next().expect("a header").starts_with(
-        "run,iteration,warmup,status,started_at,total_ms,dns_ms,tcp_ms,tls_ms,http2_ms,token_ms,session_ms,partition_query_ms,server_ms,network_ms,backoff_ms,wire_decode_ms,row_decode_ms,client_work_ms,descheduled_ms,untimed_ms,"
+        "run,iteration,warmup,status,started_at,total_ms,dns_ms,tcp_ms,tls_ms,http2_ms,token_ms,session_ms,partition_query_ms,aborted_ms,begin_ms,lock_wait_ms,server_ms,network_ms,backoff_ms,wire_decode_ms,row_decode_ms,client_work_ms,descheduled_ms,batch_dml_ms,think_ms,commit_ms,untimed_ms,"
     ));
     assert_eq!(lines.count(), 4, "a warm-up and 3 timed iterations");
 
