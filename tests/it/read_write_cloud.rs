@@ -19,7 +19,9 @@ use spanprof::report::{ActionKind, AttemptOutcome, Code, IterationRecord};
 use tonic::metadata::MetadataMap;
 
 use crate::cloud::{DATABASE, INSTANCE, PROJECT, TokenEndpoint, write_key_file};
-use crate::standin::{ABORT_MESSAGE, Behaviour, Body, Commits, Queries, RetryIn, StandIn};
+use crate::standin::{
+    ABORT_MESSAGE, Behaviour, Body, Commits, Queries, RETRY_SEQ, RETRY_TOKEN, RetryIn, StandIn,
+};
 
 /// The transaction tag the variant asks for.
 const TAG: &str = "transfer";
@@ -465,4 +467,61 @@ async fn a_failing_statement_rolls_the_transaction_back_and_is_not_retried() {
     }
     let numbers: Vec<_> = calls.iter().map(|(_, id)| id.request).collect();
     assert!(numbers.windows(2).all(|w| w[1] == w[0] + 1), "{numbers:?}");
+}
+
+/// A multiplexed session's commit-retry reply (nothing committed, commit again with this token) is
+/// followed within the attempt: one attempt, committed, its commit action counting the retry; the
+/// second Commit carries the token the reply gave, under a request number of its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_commit_retry_reply_is_followed_with_its_token_as_part_of_the_commit_not_an_abort() {
+    let ran = transfer_once(Behaviour {
+        commits: Commits::RetryReplyFirst,
+        ..Behaviour::answering(Queries::OneRow)
+    })
+    .await;
+    let record = &ran.record;
+    assert!(record.outcome.is_ok(), "{:?}", record.outcome);
+    let transaction = record.transaction.as_ref().expect("a transaction's record");
+    let [attempt] = &transaction.attempts[..] else {
+        panic!("one attempt, no abort: {:?}", transaction.attempts);
+    };
+    assert_eq!(attempt.outcome, AttemptOutcome::Committed, "{attempt:?}");
+    let commit = attempt
+        .actions
+        .iter()
+        .find(|a| a.kind == Some(ActionKind::Commit))
+        .expect("a commit action");
+    assert_eq!(commit.commit_retries, 1, "{attempt:?}");
+    let parts = record.accounting().parts;
+    assert!(
+        parts.has(Part::Commit) && !parts.has(Part::Aborted) && !parts.has(Part::Backoff),
+        "{parts:?}"
+    );
+    let commits = ran.standin.commits();
+    let [first, second] = &commits[..] else {
+        panic!("two Commit calls: {commits:?}");
+    };
+    assert_eq!(
+        first.precommit_token, None,
+        "the stand-in's begin gave no token"
+    );
+    let token = second
+        .precommit_token
+        .as_ref()
+        .expect("the reply's token sent back");
+    assert_eq!(
+        (token.precommit_token.as_slice(), token.seq_num),
+        (RETRY_TOKEN, RETRY_SEQ)
+    );
+    let ids: Vec<RequestId> = transaction_calls(&ran)
+        .into_iter()
+        .filter(|(body, _)| matches!(body, Body::Commit(_)))
+        .map(|(_, id)| id)
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(
+        ids[0].request, ids[1].request,
+        "two requests, not one retried: {ids:?}"
+    );
+    assert_eq!((ids[0].attempt, ids[1].attempt), (1, 1), "{ids:?}");
 }

@@ -24,7 +24,10 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tonic::metadata::MetadataMap;
 use tonic::transport::{Identity, ServerTlsConfig};
 
-pub use answers::{ABORT_MESSAGE, AFE_MS, Commits, GFE_MS, MESSAGES, Queries, RetryIn, Timing};
+pub use answers::{
+    ABORT_MESSAGE, AFE_MS, Commits, GFE_MS, MESSAGES, Queries, RETRY_SEQ, RETRY_TOKEN, RetryIn,
+    Timing,
+};
 pub use service::{Behaviour, Body};
 use service::{Log, Service};
 

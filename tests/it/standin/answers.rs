@@ -256,7 +256,15 @@ pub enum Commits {
         /// The retry delay it asks for, in ms.
         delay_ms: u64,
     },
+    /// The first commit gets a multiplexed session's retry reply (not committed; commit again
+    /// with the token [`RETRY_TOKEN`], sequence number [`RETRY_SEQ`]); every later one succeeds.
+    RetryReplyFirst,
 }
+
+/// The precommit token a [`Commits::RetryReplyFirst`] reply hands back.
+pub const RETRY_TOKEN: &[u8] = b"commit-again";
+/// Its sequence number.
+pub const RETRY_SEQ: i32 = 7;
 
 /// Where an ABORTED carries its google.rpc.RetryInfo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -278,8 +286,19 @@ impl Commits {
                 retry_info,
                 delay_ms,
             } if n == 1 => Err(aborted(retry_info, Duration::from_millis(delay_ms))),
-            Commits::Ok | Commits::AbortFirst { .. } => {
-                let aborted = u32::from(matches!(self, Commits::AbortFirst { .. }));
+            Commits::RetryReplyFirst if n == 1 => Ok(pb::CommitResponse {
+                multiplexed_session_retry: Some(
+                    pb::commit_response::MultiplexedSessionRetry::PrecommitToken(
+                        pb::MultiplexedSessionPrecommitToken {
+                            precommit_token: RETRY_TOKEN.to_vec(),
+                            seq_num: RETRY_SEQ,
+                        },
+                    ),
+                ),
+                ..Default::default()
+            }),
+            Commits::Ok | Commits::AbortFirst { .. } | Commits::RetryReplyFirst => {
+                let aborted = u32::from(!matches!(self, Commits::Ok));
                 Ok(pb::CommitResponse {
                     commit_timestamp: Some(prost_types::Timestamp {
                         seconds: COMMIT_SECONDS + i64::from(n - aborted) - 1,
