@@ -155,8 +155,11 @@ fn a_statement_that_fails_stops_the_run_its_error_beside_the_editor_and_nothing_
         "{beside:?}"
     );
     assert!(
-        h.query_by_label_contains("This run stopped after its first iteration")
-            .is_some()
+        h.query_by_label_contains(
+            "the server refused a statement of the transaction with an error no retry can fix. \
+             Its message is beside the script"
+        )
+        .is_some()
     );
     // The first UPDATE was rolled back with the rest: account 1 still holds 1,000.
     h.get_by_label("Read-write transaction").click();

@@ -231,11 +231,18 @@ impl IterationsView {
                 // Said once, beside the editor while it holds the query: no chart of one failure.
                 ui.add_space(12.0);
                 let newest = runs.entries().last().map(|r| r.id) == Some(run.id);
+                // A read-write run's editor holds its script, and what was refused a statement.
+                let (refused, editor) = if run.report.config.read_write.is_some() {
+                    ("a statement of the transaction", "script")
+                } else {
+                    ("the query", "SQL editor")
+                };
                 let words = if newest && !self.query_edited {
-                    "This run stopped after its first iteration: the server refused the query \
-                     with an error no retry can fix. Its message is beside the SQL editor, the \
-                     part it points at marked."
-                        .to_owned()
+                    format!(
+                        "This run stopped after its first iteration: the server refused {refused} \
+                         with an error no retry can fix. Its message is beside the {editor}, the \
+                         part it points at marked."
+                    )
                 } else {
                     // The server's own message, not the report's sentence, which would say
                     // "stopped after" a second time.
