@@ -427,6 +427,11 @@ impl Session {
         &self.name
     }
 
+    /// The endpoint it was opened on, as given (for errors).
+    pub(super) fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
     /// Its channel.
     pub(super) fn channel(&self) -> &Channel {
         &self.channel

@@ -422,19 +422,15 @@ impl Session {
             request_options: options.request_options(),
             mutation_key: mutation_key.filter(|_| self.is_multiplexed()),
         };
-        let mut request = tonic::Request::new(message);
-        *request.metadata_mut() = run.next_call().attempt(1);
-        let mut client = SpannerClient::new(run.channel.clone());
-        let answer = tokio::time::timeout(self.timeouts().call, client.begin_transaction(request))
-            .await
-            .map_err(|_| {
-                Broke::NoAnswer(
-                    ActionCall::Begin,
-                    no_answer("BeginTransaction", self.timeouts().call),
-                )
-            })?
-            .map_err(|s| Broke::Status(ActionCall::Begin, s))?
-            .into_inner();
+        let answer = self
+            .unary(
+                run,
+                ActionCall::Begin,
+                "BeginTransaction",
+                message,
+                |mut c, r| async move { c.begin_transaction(r).await },
+            )
+            .await?;
         run.id = Some(answer.id);
         run.keep_token(answer.precommit_token);
         run.push(ActionCall::Begin, 0, began);
@@ -527,19 +523,15 @@ impl Session {
             last_statements: last,
         };
         let began = run.start(ActionCall::BatchDml, index);
-        let mut request = tonic::Request::new(message);
-        *request.metadata_mut() = run.next_call().attempt(1);
-        let mut client = SpannerClient::new(run.channel.clone());
-        let answer = tokio::time::timeout(self.timeouts().call, client.execute_batch_dml(request))
-            .await
-            .map_err(|_| {
-                Broke::NoAnswer(
-                    ActionCall::BatchDml,
-                    no_answer("ExecuteBatchDml", self.timeouts().call),
-                )
-            })?
-            .map_err(|s| Broke::Status(ActionCall::BatchDml, s))?
-            .into_inner();
+        let answer = self
+            .unary(
+                run,
+                ActionCall::BatchDml,
+                "ExecuteBatchDml",
+                message,
+                |mut c, r| async move { c.execute_batch_dml(r).await },
+            )
+            .await?;
         if run.id.is_none() {
             let id = answer
                 .result_sets
@@ -612,20 +604,16 @@ impl Session {
                 request_options: options.request_options(),
                 precommit_token: run.token.clone(),
             };
-            let mut request = tonic::Request::new(message);
             // A commit sent again after a retry reply is a request of its own.
-            *request.metadata_mut() = run.next_call().attempt(1);
-            let mut client = SpannerClient::new(run.channel.clone());
-            let answer = tokio::time::timeout(self.timeouts().call, client.commit(request))
-                .await
-                .map_err(|_| {
-                    Broke::NoAnswer(
-                        ActionCall::Commit,
-                        no_answer("Commit", self.timeouts().call),
-                    )
-                })?
-                .map_err(|s| Broke::Status(ActionCall::Commit, s))?
-                .into_inner();
+            let answer = self
+                .unary(
+                    run,
+                    ActionCall::Commit,
+                    "Commit",
+                    message,
+                    |mut c, r| async move { c.commit(r).await },
+                )
+                .await?;
             match answer.multiplexed_session_retry.clone() {
                 // Not committed yet: commit again with the token it gave (a step of this attempt,
                 // not an abort), a few times at most.
@@ -656,6 +644,33 @@ impl Session {
         })
     }
 
+    /// Sends one unary call of the attempt (`name` for an error) under its next request id, and
+    /// waits at most the call limit: no answer in time is [`Broke::NoAnswer`], a status
+    /// [`Broke::Status`], both at `call`.
+    async fn unary<Req, Resp, Fut>(
+        &self,
+        run: &mut Running<'_, '_>,
+        call: ActionCall,
+        name: &'static str,
+        message: Req,
+        send: impl FnOnce(SpannerClient<Channel>, tonic::Request<Req>) -> Fut,
+    ) -> Result<Resp, Broke>
+    where
+        Fut: Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
+    {
+        let mut request = tonic::Request::new(message);
+        *request.metadata_mut() = run.next_call().attempt(1);
+        let within = self.timeouts().call;
+        let answer = tokio::time::timeout(
+            within,
+            send(SpannerClient::new(run.channel.clone()), request),
+        )
+        .await
+        .map_err(|_| Broke::NoAnswer(call, no_answer(self.endpoint(), name, within)))?
+        .map_err(|s| Broke::Status(call, s))?;
+        Ok(answer.into_inner())
+    }
+
     /// Rolls the attempt's transaction back, when it has one (best effort: a rollback that fails
     /// leaves the server to reap the transaction).
     async fn roll_back(&self, run: &mut Running<'_, '_>) {
@@ -683,9 +698,9 @@ fn commit_outcome_unknown(status: &tonic::Status) -> bool {
     ) || crate::client::broke_in_transport(status)
 }
 
-fn no_answer(call: &'static str, after: Duration) -> IterationError {
+fn no_answer(endpoint: &str, call: &'static str, after: Duration) -> IterationError {
     IterationError::Client(crate::client::ClientError::Unanswered {
-        endpoint: String::new(),
+        endpoint: endpoint.to_owned(),
         call,
         after,
     })
