@@ -122,6 +122,10 @@ pub async fn delete_prefixed(
     commit_once(channel, database_name, table, delete).await
 }
 
+/// Attempts of one commit of the seed or the team history, the first included, when the server
+/// aborts it.
+const COMMIT_ATTEMPTS: u32 = 5;
+
 /// Commits one mutation of `table` in a session of its own, deleted afterwards even when the
 /// commit failed (the commit's error wins).
 async fn commit_once(
@@ -277,11 +281,34 @@ impl DataSession {
             mutations,
             ..Default::default()
         };
-        self.client
-            .commit(request(commit, &self.database)?)
-            .await
-            .map_err(|s| rpc_error("Commit", &format!("{}/{table}", self.database), &s))?;
-        Ok(())
+        // A single-use commit that ABORTED applied nothing: it is sent again after the delay the
+        // server asked for (else 10 ms, doubling), as every client must (the emulator with fault
+        // injection aborts some commits at random; Cloud Spanner may abort any).
+        let mut attempt = 0u32;
+        loop {
+            match self
+                .client
+                .commit(request(commit.clone(), &self.database)?)
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(s) if s.code() == tonic::Code::Aborted && attempt + 1 < COMMIT_ATTEMPTS => {
+                    let delay = super::retry_info::retry_delay(&s).map_or_else(
+                        || std::time::Duration::from_millis(10 << attempt),
+                        |(d, _)| d,
+                    );
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+                Err(s) => {
+                    return Err(rpc_error(
+                        "Commit",
+                        &format!("{}/{table}", self.database),
+                        &s,
+                    ));
+                }
+            }
+        }
     }
 
     /// Runs a query and returns each cell as text (see [`text_rows`]).
