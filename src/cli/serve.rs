@@ -116,6 +116,11 @@ pub struct ServeArgs {
     /// The retry delay those aborts ask for in their RetryInfo (`20ms`, `1s`; whole milliseconds).
     #[arg(long, value_name = "DUR", default_value = "10ms", value_parser = parse_millis)]
     pub abort_retry_delay: u64,
+    /// Every N-th applied commit of a read-write transaction loses its answer: applied, yet the
+    /// client gets UNAVAILABLE, as when the connection breaks at that moment; the same Commit sent
+    /// again gets the commit timestamp (0: none).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub lose_commit_answer_every: u64,
 }
 
 /// A duration such as `20ms`, `1.5s` or `250us`, in whole milliseconds (at most a day).
@@ -230,6 +235,7 @@ impl ServeArgs {
             shape: self.shape,
             abort_every: self.abort_every,
             abort_retry_delay_ms: self.abort_retry_delay,
+            lose_commit_answer_every: self.lose_commit_answer_every,
             ..self.queue.apply(KnobSettings::DEFAULT)
         }
     }
@@ -353,7 +359,7 @@ type Knob = (
 );
 
 /// The knobs `serve` reads on stdin, with the same ranges as its flags.
-const KNOBS: [Knob; 26] = [
+const KNOBS: [Knob; 27] = [
     ("max-message-bytes", MESSAGE_BYTES, |k| {
         &mut k.max_message_bytes
     }),
@@ -403,6 +409,9 @@ const KNOBS: [Knob; 26] = [
     ("abort-every", 0..=u64::MAX, |k| &mut k.abort_every),
     ("abort-retry-delay-ms", PAUSE_MS, |k| {
         &mut k.abort_retry_delay_ms
+    }),
+    ("lose-commit-answer-every", 0..=u64::MAX, |k| {
+        &mut k.lose_commit_answer_every
     }),
 ];
 

@@ -91,6 +91,11 @@ pub struct KnobSettings {
     pub abort_every: u64,
     /// The retry delay an abort asks for in its RetryInfo, in milliseconds. Default 10 ms.
     pub abort_retry_delay_ms: u64,
+    /// Every N-th applied commit of a read-write transaction (counted from the server's start)
+    /// loses its answer: the commit is applied and the client gets UNAVAILABLE instead of the
+    /// commit timestamp, as when a connection breaks at that moment (0: none). The same Commit sent
+    /// again gets the answer.
+    pub lose_commit_answer_every: u64,
     /// Mutations one commit may apply, counted as Spanner counts them; past it the commit is
     /// refused with INVALID_ARGUMENT. Default 80,000, production's limit.
     pub max_mutations_per_commit: u64,
@@ -149,6 +154,7 @@ impl KnobSettings {
         freeze_ms: 0,
         abort_every: 0,
         abort_retry_delay_ms: 10,
+        lose_commit_answer_every: 0,
         max_mutations_per_commit: 80_000,
         max_commit_bytes: 100_000_000,
         max_transactions_per_session: 100,

@@ -18,7 +18,8 @@ use crate::server::sqlite::write::{CommitWork, WriteBounds, Writer};
 use crate::server::txn::aborted::{aborted, with_retry_info};
 use crate::server::txn::batch::{Batches, MAX_COMMIT_DELAY};
 use crate::server::txn::store::{
-    BeginIn, Ended, HeldMutations, ReadWrite, RwOptions, State, TokenCheck, Transactions,
+    BeginIn, CommittedAs, Ended, HeldMutations, ReadWrite, RwOptions, State, TokenCheck,
+    Transactions,
 };
 
 impl LocalSpanner {
@@ -208,6 +209,11 @@ impl Writing {
     ) -> Result<pb::CommitResponse, Status> {
         let (txns, txn) = (&self.txns, &call.txn);
         let mut state = txn.state.lock().await;
+        // The same Commit sent again (its answer was lost on the way) gets the answer it would
+        // have had, as Spanner and the emulator give it: nothing is applied twice.
+        if let Some(Ended::Committed(applied)) = &state.ended {
+            return Ok(committed(applied, call.return_commit_stats));
+        }
         txns.usable(txn, &mut state, &knobs)
             .map_err(|s| with_retry_info(s, retry_delay(&knobs)))?;
         let mut held = call.mutations;
@@ -248,18 +254,19 @@ impl Writing {
             .await;
         match outcome {
             Ok(timestamp) => {
-                let dml_rows = state.dml_rows;
-                txns.end(txn, &mut state, Ended::Committed(timestamp));
-                Ok(pb::CommitResponse {
-                    commit_timestamp: Some(timestamp),
-                    commit_stats: call.return_commit_stats.then_some(
-                        pb::commit_response::CommitStats {
-                            mutation_count: i64::try_from(held.count + dml_rows)
-                                .unwrap_or(i64::MAX),
-                        },
-                    ),
-                    ..Default::default()
-                })
+                let applied = CommittedAs {
+                    timestamp,
+                    mutation_count: i64::try_from(held.count + state.dml_rows).unwrap_or(i64::MAX),
+                };
+                let answer = committed(&applied, call.return_commit_stats);
+                txns.end(txn, &mut state, Ended::Committed(applied));
+                if txns.lose_this_answer(knobs.lose_commit_answer_every) {
+                    return Err(Status::unavailable(
+                        "the connection broke before the commit's answer was sent (the local \
+                         instance's lose_commit_answer_every knob)",
+                    ));
+                }
+                Ok(answer)
             }
             Err(status) if status.code() == tonic::Code::Aborted => {
                 txns.end(txn, &mut state, Ended::Aborted(status.message().to_owned()));
@@ -315,6 +322,17 @@ impl Writing {
                 }))
             }
         }
+    }
+}
+
+/// The answer to a commit that applied `applied`, with its statistics when asked.
+fn committed(applied: &CommittedAs, stats: bool) -> pb::CommitResponse {
+    pb::CommitResponse {
+        commit_timestamp: Some(applied.timestamp),
+        commit_stats: stats.then_some(pb::commit_response::CommitStats {
+            mutation_count: applied.mutation_count,
+        }),
+        ..Default::default()
     }
 }
 

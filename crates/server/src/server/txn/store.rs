@@ -73,12 +73,22 @@ pub struct ReadWrite {
 /// How a transaction ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ended {
-    /// Committed at this time.
-    Committed(prost_types::Timestamp),
+    /// Committed.
+    Committed(CommittedAs),
     /// Rolled back, or failed at its commit with an error other than ABORTED.
     RolledBack,
     /// Aborted, for this reason.
     Aborted(String),
+}
+
+/// What a commit applied, kept so that the same Commit sent again (after its answer was lost)
+/// gets the same answer, as Spanner and the emulator give it: a transaction commits once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommittedAs {
+    /// Its commit timestamp.
+    pub timestamp: prost_types::Timestamp,
+    /// Its mutations as Spanner counts them (the commit statistics' figure).
+    pub mutation_count: i64,
 }
 
 /// What a DML request with a `seqno` answered, kept for its replay.
@@ -278,6 +288,8 @@ struct Inner {
     open: u64,
     /// New (not retried) read-write transactions begun so far.
     new_ones: u64,
+    /// Commits of read-write transactions applied (for `lose_commit_answer_every`).
+    applied: u64,
     swept: Instant,
 }
 
@@ -297,6 +309,7 @@ impl Default for Transactions {
                 sessions: HashMap::new(),
                 open: 0,
                 new_ones: 0,
+                applied: 0,
                 swept: Instant::now(),
             }),
         }
@@ -379,6 +392,14 @@ impl Transactions {
     /// The transaction `id`, open or recently ended.
     pub fn get(&self, id: &[u8]) -> Option<Arc<ReadWrite>> {
         self.lock().by_id.get(id).cloned()
+    }
+
+    /// Counts one applied commit; whether `every` (the `lose_commit_answer_every` knob) says
+    /// its answer is lost.
+    pub fn lose_this_answer(&self, every: u64) -> bool {
+        let mut inner = self.lock();
+        inner.applied += 1;
+        every > 0 && inner.applied.is_multiple_of(every)
     }
 
     /// Read-write transactions open now.
