@@ -3,7 +3,8 @@
 //! attempt in the report, the parts adding up in the JSON and the CSV, and each transfer committed
 //! exactly once; a statement that fails after a successful UPDATE rolls the transaction back; on
 //! a multiplexed session each commit carries its precommit token (no retry reply) and the server's
-//! statistics give the server's part.
+//! statistics give the server's part; a commit whose answer is lost is asked again, and the
+//! server's answer (the commit it made) tells that it committed, once.
 
 use std::process::Command;
 
@@ -378,4 +379,90 @@ async fn a_multiplexed_transfer_commits_with_its_token_and_its_server_time_is_me
         );
     }
     assert_eq!(balances(&host, &[1, 2]).await, [996, 1004]);
+}
+
+/// `serve --lose-commit-answer-every 3`: the 3rd, 6th and 9th commits are applied and answered
+/// UNAVAILABLE. spanprof sends the same Commit again (same request number, its attempt counted
+/// up), the server answers with the commit it made, and the transaction is counted committed in
+/// one attempt: never run again, never applied twice.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_commit_whose_answer_is_lost_is_asked_again_and_counted_once() {
+    let server = instance(KnobSettings {
+        lose_commit_answer_every: 3,
+        ..KnobSettings::default()
+    })
+    .await;
+    let host = server.host_port();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let json = dir.path().join("r.json");
+    let out = tokio::task::spawn_blocking({
+        let (host, json) = (host.clone(), json.clone());
+        move || {
+            spanprof(&[
+                "profile",
+                "--endpoint",
+                &host,
+                "--no-history",
+                "--read-write",
+                "--sql",
+                TRANSFER,
+                "--iterations",
+                "9",
+                "--warmup",
+                "0",
+                "--json",
+                json.to_str().expect("UTF-8"),
+            ])
+        }
+    })
+    .await
+    .expect("joins");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("9 transactions, 9 committed; 1.00 attempts per transaction")
+            && stdout
+                .contains("3 commits lost their answer and were asked again (3 outcomes learned)"),
+        "{stdout}"
+    );
+    let report: Json =
+        serde_json::from_slice(&std::fs::read(&json).expect("the JSON report")).expect("JSON");
+    let iterations = report["runs"][0]["iterations"]
+        .as_array()
+        .expect("iterations");
+    assert_eq!(iterations.len(), 9);
+    for (i, it) in iterations.iter().enumerate() {
+        let attempts = it["attempts"].as_array().expect("attempts");
+        assert_eq!(attempts.len(), 1, "iteration {i}: {it}");
+        let attempt = &attempts[0];
+        assert_eq!(attempt["outcome"], "committed", "{i}: {it}");
+        let parts = it["parts"].as_object().expect("parts");
+        let sum: f64 = parts.values().map(ms).sum();
+        assert!((sum - ms(&it["total_ms"])).abs() < 0.0015, "{i}: {it}");
+        let commit = attempt["actions"]
+            .as_array()
+            .expect("actions")
+            .iter()
+            .find(|a| a["kind"] == "commit")
+            .expect("a commit action");
+        if i % 3 == 2 {
+            assert_eq!(commit["commit_asked_again"], 1, "{i}: {it}");
+            let words = attempt["commit_resolution"].as_str().expect("resolution");
+            assert!(
+                words.contains("asked again, the server answered with the commit it had made"),
+                "{words}"
+            );
+            // The wait before asking is part of the commit's time, not another part.
+            assert!(ms(&commit["ms"]) >= 250.0, "{commit}");
+            assert!(ms(&parts["commit"]) >= 250.0, "{it}");
+        } else {
+            assert!(commit.get("commit_asked_again").is_none(), "{i}: {it}");
+            assert!(attempt.get("commit_resolution").is_none(), "{i}: {it}");
+        }
+    }
+    assert_eq!(balances(&host, &[1, 2]).await, [991, 1009]);
 }

@@ -5,7 +5,9 @@
 //! same session after the back-off asked (the policy's own without one); every request of it
 //! carries its tag; each call of the retry goes again under its first attempt's request number with
 //! the attempt counted up; its parts add up to its total. A statement that fails for another
-//! reason is rolled back and not retried.
+//! reason is rolled back and not retried. A commit whose answer is lost is sent again under its
+//! request number, the attempt counted up; the answer tells whether it committed, and with no
+//! answer after three asks the outcome is reported unknown and the transaction is not run again.
 
 use std::sync::Arc;
 
@@ -20,7 +22,8 @@ use tonic::metadata::MetadataMap;
 
 use crate::cloud::{DATABASE, INSTANCE, PROJECT, TokenEndpoint, write_key_file};
 use crate::standin::{
-    ABORT_MESSAGE, Behaviour, Body, Commits, Queries, RETRY_SEQ, RETRY_TOKEN, RetryIn, StandIn,
+    ABORT_MESSAGE, Behaviour, Body, Commits, LOST_MESSAGE, Queries, RETRY_SEQ, RETRY_TOKEN,
+    RetryIn, StandIn,
 };
 
 /// The transaction tag the variant asks for.
@@ -524,4 +527,110 @@ async fn a_commit_retry_reply_is_followed_with_its_token_as_part_of_the_commit_n
         "two requests, not one retried: {ids:?}"
     );
     assert_eq!((ids[0].attempt, ids[1].attempt), (1, 1), "{ids:?}");
+}
+
+/// The Commit calls of a run, their request ids in order.
+fn commit_ids(ran: &Ran) -> Vec<RequestId> {
+    transaction_calls(ran)
+        .into_iter()
+        .filter(|(body, _)| matches!(body, Body::Commit(_)))
+        .map(|(_, id)| id)
+        .collect()
+}
+
+/// The first commit's answer is lost (UNAVAILABLE): the same Commit goes again, the same
+/// transaction id, under the same request number with attempt 2; its answer is the commit, so the
+/// transaction committed in one attempt, the commit action counting one ask, and the attempt says
+/// how it was learned. No abort, no back-off, no second attempt.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_commit_whose_answer_was_lost_is_sent_again_under_its_request_id_and_committed_once() {
+    let ran = transfer_once(Behaviour {
+        commits: Commits::LoseFirstAnswer,
+        ..Behaviour::answering(Queries::OneRow)
+    })
+    .await;
+    let record = &ran.record;
+    assert!(record.outcome.is_ok(), "{:?}", record.outcome);
+    let transaction = record.transaction.as_ref().expect("a transaction's record");
+    let [attempt] = &transaction.attempts[..] else {
+        panic!("one attempt: {:?}", transaction.attempts);
+    };
+    assert_eq!(attempt.outcome, AttemptOutcome::Committed, "{attempt:?}");
+    let commit = attempt
+        .actions
+        .iter()
+        .find(|a| a.kind == Some(ActionKind::Commit))
+        .expect("a commit action");
+    assert_eq!(
+        (commit.commit_asked_again, commit.commit_retries),
+        (1, 0),
+        "{attempt:?}"
+    );
+    let words = attempt
+        .commit_resolution
+        .as_deref()
+        .expect("how it was learned");
+    assert!(
+        words.contains(LOST_MESSAGE) && words.contains("committed once"),
+        "{words}"
+    );
+    assert!(transaction.commit_timestamp.is_some(), "{transaction:?}");
+    let commits = ran.standin.commits();
+    let [first, second] = &commits[..] else {
+        panic!("two Commit calls: {commits:?}");
+    };
+    assert_eq!(first, second, "the same Commit, sent again");
+    let ids = commit_ids(&ran);
+    assert_eq!(ids.len(), 2);
+    assert_eq!(
+        (ids[0].request, ids[0].attempt, ids[1].attempt),
+        (ids[1].request, 1, 2),
+        "one request, its attempt counted up: {ids:?}"
+    );
+    let parts = record.accounting().parts;
+    assert!(
+        parts.has(Part::Commit) && !parts.has(Part::Aborted) && !parts.has(Part::Backoff),
+        "{parts:?}"
+    );
+}
+
+/// No commit's answer ever comes: the Commit is asked again three times (attempts 2 to 4 of its
+/// request), then the outcome is unknown: the iteration failed with words saying so and how it was
+/// asked, one attempt, the transaction not run again (no second BeginTransaction), and no rollback
+/// sent (it may have committed).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_commit_never_answered_is_asked_three_times_then_reported_unknown_and_not_run_again() {
+    let ran = transfer_once(Behaviour {
+        commits: Commits::LoseEveryAnswer,
+        ..Behaviour::answering(Queries::OneRow)
+    })
+    .await;
+    let record = &ran.record;
+    let message = record.outcome.error().unwrap_or_default().to_owned();
+    assert!(!record.outcome.is_ok(), "{:?}", record.outcome);
+    assert!(
+        message.contains("outcome is unknown")
+            && message.contains("asked again 3 times, no answer came")
+            && message.contains("read the data back"),
+        "{message}"
+    );
+    let transaction = record.transaction.as_ref().expect("a transaction's record");
+    let [attempt] = &transaction.attempts[..] else {
+        panic!("one attempt: {:?}", transaction.attempts);
+    };
+    assert_eq!(attempt.outcome, AttemptOutcome::Unknown, "{attempt:?}");
+    let ids = commit_ids(&ran);
+    let attempts: Vec<u32> = ids.iter().map(|id| id.attempt).collect();
+    assert_eq!(attempts, [1, 2, 3, 4], "{ids:?}");
+    assert!(ids.iter().all(|id| id.request == ids[0].request), "{ids:?}");
+    let calls = transaction_calls(&ran);
+    let begins = calls
+        .iter()
+        .filter(|(body, _)| matches!(body, Body::BeginTransaction(_)))
+        .count();
+    let rollbacks = calls
+        .iter()
+        .filter(|(body, _)| matches!(body, Body::Rollback(_)))
+        .count();
+    assert_eq!((begins, rollbacks), (1, 0), "{calls:?}");
 }

@@ -25,8 +25,8 @@ use tonic::metadata::MetadataMap;
 use tonic::transport::{Identity, ServerTlsConfig};
 
 pub use answers::{
-    ABORT_MESSAGE, AFE_MS, Commits, GFE_MS, MESSAGES, Queries, RETRY_SEQ, RETRY_TOKEN, RetryIn,
-    Timing,
+    ABORT_MESSAGE, AFE_MS, Commits, GFE_MS, LOST_MESSAGE, MESSAGES, Queries, RETRY_SEQ,
+    RETRY_TOKEN, RetryIn, Timing,
 };
 pub use service::{Behaviour, Body};
 use service::{Log, Service};

@@ -259,7 +259,15 @@ pub enum Commits {
     /// The first commit gets a multiplexed session's retry reply (not committed; commit again
     /// with the token [`RETRY_TOKEN`], sequence number [`RETRY_SEQ`]); every later one succeeds.
     RetryReplyFirst,
+    /// The first commit's answer is lost (UNAVAILABLE, as when the connection breaks); every later
+    /// one succeeds, as Spanner answers a Commit sent again for a transaction that committed.
+    LoseFirstAnswer,
+    /// Every commit's answer is lost (UNAVAILABLE).
+    LoseEveryAnswer,
 }
+
+/// The message of a lost commit answer.
+pub const LOST_MESSAGE: &str = "connection reset before the commit's answer";
 
 /// The precommit token a [`Commits::RetryReplyFirst`] reply hands back.
 pub const RETRY_TOKEN: &[u8] = b"commit-again";
@@ -297,7 +305,12 @@ impl Commits {
                 ),
                 ..Default::default()
             }),
-            Commits::Ok | Commits::AbortFirst { .. } | Commits::RetryReplyFirst => {
+            Commits::LoseFirstAnswer if n == 1 => Err(Status::unavailable(LOST_MESSAGE)),
+            Commits::LoseEveryAnswer => Err(Status::unavailable(LOST_MESSAGE)),
+            Commits::Ok
+            | Commits::AbortFirst { .. }
+            | Commits::RetryReplyFirst
+            | Commits::LoseFirstAnswer => {
                 let aborted = u32::from(!matches!(self, Commits::Ok));
                 Ok(pb::CommitResponse {
                     commit_timestamp: Some(prost_types::Timestamp {

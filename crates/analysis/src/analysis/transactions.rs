@@ -24,6 +24,12 @@ pub struct Transactions {
     pub backoff_ms: f64,
     /// Attempts whose abort carried a RetryInfo.
     pub with_retry_info: usize,
+    /// Attempts whose commit's answer was lost, so that the commit was sent again.
+    pub lost_answers: usize,
+    /// Of them, those whose outcome the server's answer to it told (committed or aborted).
+    pub learned: usize,
+    /// Transactions whose outcome stayed unknown (no answer to the commit, asked again or not).
+    pub unknown: usize,
 }
 
 impl Transactions {
@@ -40,8 +46,17 @@ impl Transactions {
             if txn.last().map(|a| a.outcome) == Some(AttemptOutcome::Committed) {
                 t.committed += 1;
             }
+            if txn.last().map(|a| a.outcome) == Some(AttemptOutcome::Unknown) {
+                t.unknown += 1;
+            }
             for attempt in &txn.attempts {
                 t.backoff_ms += attempt.backoff_ms.unwrap_or(0.0);
+                if attempt.actions.iter().any(|a| a.commit_asked_again > 0) {
+                    t.lost_answers += 1;
+                    if attempt.outcome != AttemptOutcome::Unknown {
+                        t.learned += 1;
+                    }
+                }
                 if attempt.outcome == AttemptOutcome::Aborted {
                     let at = attempt
                         .ended_at
@@ -90,8 +105,26 @@ impl fmt::Display for Transactions {
         )?;
         let aborts = self.aborts();
         if aborts == 0 {
-            return write!(f, "; no aborts");
+            write!(f, "; no aborts")?;
+        } else {
+            self.fmt_aborts(f, aborts)?;
         }
+        if self.lost_answers > 0 {
+            write!(
+                f,
+                "; {} commits lost their answer and were asked again ({} outcomes learned)",
+                self.lost_answers, self.learned
+            )?;
+        }
+        if self.unknown > 0 {
+            write!(f, "; {} outcomes unknown", self.unknown)?;
+        }
+        Ok(())
+    }
+}
+
+impl Transactions {
+    fn fmt_aborts(&self, f: &mut fmt::Formatter<'_>, aborts: usize) -> fmt::Result {
         let at: Vec<String> = self
             .aborts_at
             .iter()
@@ -149,6 +182,39 @@ mod tests {
         assert!(words.contains("1.75 attempts per transaction"), "{words}");
         assert!(
             words.contains("3 aborts (3 at commit; 3 with RetryInfo)"),
+            "{words}"
+        );
+    }
+
+    #[test]
+    fn lost_commit_answers_and_unknown_outcomes_are_said() {
+        let mut learned = transaction(0);
+        let mut unknown = transaction(0);
+        for (record, outcome) in [
+            (&mut learned, AttemptOutcome::Committed),
+            (&mut unknown, AttemptOutcome::Unknown),
+        ] {
+            let attempt = &mut record.transaction.as_mut().expect("one").attempts[0];
+            attempt.outcome = outcome;
+            attempt.actions.push(crate::report::Action {
+                kind: Some(ActionKind::Commit),
+                commit_asked_again: 1,
+                ..Default::default()
+            });
+        }
+        let report = ReportHead::new(RunConfig::default(), String::new()).with_records(vec![
+            learned,
+            unknown,
+            transaction(0),
+        ]);
+        let t = Transactions::of(&report).expect("transactions");
+        assert_eq!(
+            (t.committed, t.lost_answers, t.learned, t.unknown),
+            (2, 2, 1, 1)
+        );
+        let words = t.to_string();
+        assert!(
+            words.contains("no aborts; 2 commits lost their answer and were asked again (1 outcomes learned); 1 outcomes unknown"),
             "{words}"
         );
     }

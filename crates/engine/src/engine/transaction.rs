@@ -90,8 +90,12 @@ fn outcome(t: &TransactionTiming) -> Outcome {
         ),
         AttemptEnd::Unknown { error } => Outcome::failed(
             format!(
-                "the commit's outcome is unknown ({error}): it was not sent again, so it cannot \
-                 have been applied twice; read the data back to know whether it was applied"
+                "the commit's outcome is unknown ({error}); {}. The transaction was not run \
+                 again, so it cannot have been applied twice; read the data back to know whether \
+                 it was applied",
+                last.commit_resolution
+                    .as_deref()
+                    .unwrap_or("it was not asked again")
             ),
             error.status_code(),
         ),
@@ -154,6 +158,7 @@ fn attempt(a: &AttemptTiming) -> Attempt {
     out.backoff_ms = a.backoff.map(ms);
     out.transaction_id = a.transaction_id.as_deref().map(hex);
     out.request_id = a.request_id.map(|id| id.to_string());
+    out.commit_resolution = a.commit_resolution.clone();
     out.actions = a
         .actions
         .iter()
@@ -168,6 +173,7 @@ fn attempt(a: &AttemptTiming) -> Attempt {
                 .as_ref()
                 .map(|t| StoredTimings::from(&record::of_request(t).query)),
             commit_retries: s.commit_retries,
+            commit_asked_again: s.asked_again,
         })
         .collect();
     match &a.end {

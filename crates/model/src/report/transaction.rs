@@ -51,8 +51,8 @@ pub enum AttemptOutcome {
     Failed,
     /// The run was cancelled during it; it was rolled back.
     Cancelled,
-    /// Its Commit was sent and no answer came (a deadline, a lost connection): it may or may not
-    /// have committed, and it was not retried.
+    /// Its Commit was sent and no answer came (a deadline, a lost connection), nor to the same
+    /// Commit sent again: it may or may not have committed; the transaction was not run again.
     Unknown,
 }
 
@@ -128,6 +128,10 @@ pub struct Action {
     /// Commits sent again after a multiplexed session's retry reply (the precommit token).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub commit_retries: u32,
+    /// Times the commit was sent again because its answer was lost (a transaction commits once:
+    /// the server answers with the commit it made).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub commit_asked_again: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -165,6 +169,10 @@ pub struct Attempt {
     /// The request id of its first call (the attempt counts up per retry).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// How its commit's outcome was learned when the commit's answer was lost (asked again: the
+    /// server's answer), or why it stayed unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_resolution: Option<String>,
 }
 
 impl Attempt {
@@ -181,6 +189,7 @@ impl Attempt {
             backoff_ms: None,
             transaction_id: None,
             request_id: None,
+            commit_resolution: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! A read-write run's attempts on the page: every attempt of every transaction that took more
-//! than one, or did not commit (up to `max_rows` rows), with how it ended, at which step,
-//! the server's message, the RetryInfo asked and the back-off slept.
+//! than one, did not commit, or lost a commit's answer (up to `max_rows` rows), with how it ended,
+//! at which step, the server's message (and how a lost answer was resolved), the RetryInfo asked
+//! and the back-off slept.
 
 use crate::report::{Attempt, RunReport};
 
@@ -17,6 +18,7 @@ pub fn section(report: &RunReport, max_rows: usize) -> String {
             t.attempts.len() > 1
                 || t.last()
                     .is_some_and(|a| a.outcome != crate::report::AttemptOutcome::Committed)
+                || t.attempts.iter().any(|a| a.commit_resolution.is_some())
         })
         .flat_map(|(iteration, t)| {
             t.attempts
@@ -57,12 +59,18 @@ pub fn section(report: &RunReport, max_rows: usize) -> String {
                 Cell::text(a.ended_at.map_or("–", |k| k.as_str())),
                 Cell::opt_ms(a.retry_delay_ms),
                 Cell::opt_ms(a.backoff_ms),
-                Cell::markup(clipped(a.message.as_deref().unwrap_or(""))),
+                Cell::markup(clipped(
+                    &[a.message.as_deref(), a.commit_resolution.as_deref()]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                )),
             ],
         );
     }
     format!(
-        "<h3>Transactions that took more than one attempt</h3>{}",
+        "<h3>Transactions that took more than one attempt, or did not simply commit</h3>{}",
         table.finish()
     )
 }

@@ -113,11 +113,13 @@ pub fn attempt_rows(t: &TransactionRecord) -> Vec<AttemptRow> {
                     retry,
                     maybe_ms(a.backoff_ms),
                 ],
-                message: a
-                    .message
-                    .as_deref()
+                // The server's message, then how a lost commit answer was resolved.
+                message: [a.message.as_deref(), a.commit_resolution.as_deref()]
+                    .into_iter()
+                    .flatten()
                     .map(|m| printable(m).into_owned())
-                    .unwrap_or_default(),
+                    .collect::<Vec<_>>()
+                    .join("; "),
             }
         })
         .collect()
@@ -209,5 +211,22 @@ mod tests {
         assert_eq!(rows[1].cells[0], "–");
         assert_eq!(rows[1].cells[3], "–");
         assert_eq!(rows[1].message, "");
+    }
+
+    #[test]
+    fn a_commit_learned_by_asking_again_says_so_under_the_table() {
+        let mut committed = Attempt::new(AttemptOutcome::Committed);
+        committed.commit_resolution =
+            Some("the commit's answer was lost (unavailable); asked again".into());
+        let t = TransactionRecord {
+            attempts: vec![committed],
+            ..TransactionRecord::default()
+        };
+        let rows = attempt_rows(&t);
+        assert!(
+            rows[0].message.contains("asked again"),
+            "{}",
+            rows[0].message
+        );
     }
 }

@@ -224,6 +224,12 @@ fn action(s: &Action, start: f64) -> Stretch {
             s.commit_retries
         ));
     }
+    if s.commit_asked_again > 0 {
+        hover.push_str(&format!(
+            "\nits answer lost: the same Commit sent again {} times",
+            s.commit_asked_again
+        ));
+    }
     Stretch {
         segment: Segment::Action(kind),
         from_ms: from,

@@ -17,8 +17,10 @@
 //!   multiplexed session, every call under its first attempt's request number with the attempt
 //!   counted up.
 //! - Any other failure rolls the transaction back and is not retried; a cancel rolls back too. A
-//!   Commit that got no answer (a deadline, a lost connection) may have committed: it is reported
-//!   as unknown and never sent again.
+//!   Commit that got no answer (a deadline, a lost connection) may have committed: the same
+//!   Commit is sent again, as the official clients' transports do, and the server's answer says
+//!   whether it committed (a transaction commits once); after a few asks with no answer it is
+//!   reported as unknown. A commit in flight when the run is cancelled is not sent again.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -65,6 +67,10 @@ struct Running<'a, 'h> {
     actions: Vec<ActionTiming>,
     /// The call in flight (its kind, place and start), recorded as an action however it ends.
     current: Option<(ActionCall, u32, Instant)>,
+    /// Commits sent again because an answer was lost.
+    asked_again: u32,
+    /// How a commit whose answer was lost was resolved, in words.
+    resolution: Option<String>,
 }
 
 impl Running<'_, '_> {
@@ -129,6 +135,7 @@ impl Running<'_, '_> {
             rows: None,
             statement: None,
             commit_retries: 0,
+            asked_again: 0,
         });
         let last = self.actions.len() - 1;
         &mut self.actions[last]
@@ -221,6 +228,7 @@ impl Session {
                     transaction_id: None,
                     request_id: None,
                     backoff: None,
+                    commit_resolution: None,
                 });
                 break;
             }
@@ -258,6 +266,8 @@ impl Session {
             started: Instant::now(),
             actions: Vec::new(),
             current: None,
+            asked_again: 0,
+            resolution: None,
         };
         let request_id = run.calls.first().map(|c| c.id().with_attempt(number));
         let outcome = tokio::select! {
@@ -269,7 +279,22 @@ impl Session {
         // A cancel while the commit was in flight cannot say whether it was applied.
         let cancelled_in_commit =
             outcome.is_none() && matches!(run.current, Some((ActionCall::Commit, _, _)));
+        if cancelled_in_commit {
+            run.resolution = Some(
+                "not asked again: the run was cancelled, and a commit sent again could apply \
+                 what the cancel stopped; read the data back to know"
+                    .into(),
+            );
+        }
         run.end_current();
+        if let Some(commit) = run
+            .actions
+            .iter_mut()
+            .rev()
+            .find(|a| a.call == ActionCall::Commit)
+        {
+            commit.asked_again = run.asked_again;
+        }
         let end = match outcome {
             Some(Ok(end)) => end,
             Some(Err(Broke::Status(at, status))) if status.code() == tonic::Code::Aborted => {
@@ -329,6 +354,7 @@ impl Session {
             transaction_id: run.id,
             request_id,
             backoff: None,
+            commit_resolution: run.resolution,
         }
     }
 
@@ -605,15 +631,7 @@ impl Session {
                 precommit_token: run.token.clone(),
             };
             // A commit sent again after a retry reply is a request of its own.
-            let answer = self
-                .unary(
-                    run,
-                    ActionCall::Commit,
-                    "Commit",
-                    message,
-                    |mut c, r| async move { c.commit(r).await },
-                )
-                .await?;
+            let answer = self.commit_call(run, message).await?;
             match answer.multiplexed_session_retry.clone() {
                 // Not committed yet: commit again with the token it gave (a step of this attempt,
                 // not an abort), a few times at most.
@@ -644,9 +662,93 @@ impl Session {
         })
     }
 
-    /// Sends one unary call of the attempt (`name` for an error) under its next request id, and
-    /// waits at most the call limit: no answer in time is [`Broke::NoAnswer`], a status
-    /// [`Broke::Status`], both at `call`.
+    /// Sends one Commit request. When its answer is lost (none in time, a broken connection,
+    /// UNAVAILABLE) it may have committed: the same request goes again under the same request
+    /// number, its attempt counted up, as the official clients' transports send Commit again.
+    /// A transaction commits once, so the server answers with the commit it made (Spanner and
+    /// the emulator both do), with ABORTED when it aborted, or with why it cannot say; each ask
+    /// waits a little longer first, and after the last the outcome stays unknown. How it ended
+    /// is kept on the attempt, in words.
+    async fn commit_call(
+        &self,
+        run: &mut Running<'_, '_>,
+        message: pb::CommitRequest,
+    ) -> Result<pb::CommitResponse, Broke> {
+        let call = run.next_call();
+        let commit = |mut c: SpannerClient<Channel>, r| async move { c.commit(r).await };
+        let channel = run.channel.clone();
+        let first = self
+            .send(
+                channel.clone(),
+                call.attempt(1),
+                ActionCall::Commit,
+                "Commit",
+                message.clone(),
+                commit,
+            )
+            .await;
+        let lost = match first {
+            Ok(answer) => return Ok(answer),
+            Err(Broke::NoAnswer(_, error)) => error,
+            Err(Broke::Status(_, status)) if commit_outcome_unknown(&status) => {
+                IterationError::Status(status)
+            }
+            Err(other) => return Err(other),
+        };
+        let mut wait = FIRST_ASK_WAIT;
+        for ask in 1..=MAX_ASKS {
+            tokio::time::sleep(wait).await;
+            wait *= 2;
+            run.asked_again = ask;
+            let answer = self
+                .send(
+                    channel.clone(),
+                    call.attempt(1 + ask),
+                    ActionCall::Commit,
+                    "Commit",
+                    message.clone(),
+                    commit,
+                )
+                .await;
+            let asked = match ask {
+                1 => "asked again".to_owned(),
+                n => format!("asked again {n} times"),
+            };
+            match answer {
+                Ok(answer) => {
+                    run.resolution = Some(format!(
+                        "the commit's answer was lost ({lost}); {asked}, the server answered with \
+                         the commit it had made: committed once"
+                    ));
+                    return Ok(answer);
+                }
+                Err(Broke::Status(at, status)) if status.code() == tonic::Code::Aborted => {
+                    run.resolution = Some(format!(
+                        "the commit's answer was lost ({lost}); {asked}, the server said it had \
+                         aborted: nothing was applied"
+                    ));
+                    return Err(Broke::Status(at, status));
+                }
+                Err(Broke::NoAnswer(..)) => {}
+                Err(Broke::Status(_, status)) if commit_outcome_unknown(&status) => {}
+                Err(Broke::Status(_, status)) => {
+                    run.resolution = Some(format!(
+                        "{asked}, the server could not say: {}",
+                        status.message()
+                    ));
+                    return Err(Broke::NoAnswer(ActionCall::Commit, lost));
+                }
+                Err(Broke::Error(..)) => break,
+            }
+        }
+        run.resolution = Some(format!(
+            "asked again {} times, no answer came",
+            run.asked_again
+        ));
+        Err(Broke::NoAnswer(ActionCall::Commit, lost))
+    }
+
+    /// Sends one unary call of the attempt (`name` for an error) under its next request id.
     async fn unary<Req, Resp, Fut>(
         &self,
         run: &mut Running<'_, '_>,
@@ -658,16 +760,32 @@ impl Session {
     where
         Fut: Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
     {
+        let headers = run.next_call().attempt(1);
+        self.send(run.channel.clone(), headers, call, name, message, send)
+            .await
+    }
+
+    /// Sends one unary call with `headers`, and waits at most the call limit: no answer in time
+    /// is [`Broke::NoAnswer`], a status [`Broke::Status`], both at `call`.
+    async fn send<Req, Resp, Fut>(
+        &self,
+        channel: Channel,
+        headers: tonic::metadata::MetadataMap,
+        call: ActionCall,
+        name: &'static str,
+        message: Req,
+        send: impl FnOnce(SpannerClient<Channel>, tonic::Request<Req>) -> Fut,
+    ) -> Result<Resp, Broke>
+    where
+        Fut: Future<Output = Result<tonic::Response<Resp>, tonic::Status>>,
+    {
         let mut request = tonic::Request::new(message);
-        *request.metadata_mut() = run.next_call().attempt(1);
+        *request.metadata_mut() = headers;
         let within = self.timeouts().call;
-        let answer = tokio::time::timeout(
-            within,
-            send(SpannerClient::new(run.channel.clone()), request),
-        )
-        .await
-        .map_err(|_| Broke::NoAnswer(call, no_answer(self.endpoint(), name, within)))?
-        .map_err(|s| Broke::Status(call, s))?;
+        let answer = tokio::time::timeout(within, send(SpannerClient::new(channel), request))
+            .await
+            .map_err(|_| Broke::NoAnswer(call, no_answer(self.endpoint(), name, within)))?
+            .map_err(|s| Broke::Status(call, s))?;
         Ok(answer.into_inner())
     }
 
@@ -688,6 +806,12 @@ impl Session {
 
 /// Commits sent again after a multiplexed session's retry reply, at most.
 const MAX_COMMIT_RETRIES: u32 = 3;
+
+/// Times a commit whose answer was lost is asked again, at most.
+const MAX_ASKS: u32 = 3;
+
+/// The wait before the first ask (then doubling: 250 ms, 500 ms, 1 s).
+const FIRST_ASK_WAIT: Duration = Duration::from_millis(250);
 
 /// Whether a Commit that failed with `status` may still have committed: the answer was lost (a
 /// deadline, a broken connection), not refused.

@@ -43,6 +43,8 @@ pub struct ActionTiming {
     pub statement: Option<IterationTiming>,
     /// Commits sent again after a multiplexed session's retry reply.
     pub commit_retries: u32,
+    /// Times the commit was sent again because its answer was lost.
+    pub asked_again: u32,
 }
 
 /// How an attempt ended.
@@ -95,6 +97,8 @@ pub struct AttemptTiming {
     pub request_id: Option<RequestId>,
     /// The back-off slept after it, before the next attempt.
     pub backoff: Option<Duration>,
+    /// How its commit was resolved when the commit's answer was lost, in words.
+    pub commit_resolution: Option<String>,
 }
 
 /// A whole transaction, attempt by attempt.
