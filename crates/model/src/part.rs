@@ -370,7 +370,7 @@ const INFO: [PartInfo; 26] = [
         "commit_ms",
         "commit",
         [0x18, 0xae, 0x51],
-        "a read-write transaction's Commit call, with any commit a multiplexed session's retry reply asked for",
+        "a read-write transaction's Commit call, with any Commit sent again (a multiplexed session's retry reply, or an answer lost and asked for again)",
     ),
     info(
         "untimed",
