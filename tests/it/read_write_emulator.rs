@@ -1,7 +1,9 @@
 //! `spanprof profile --read-write` against the real Cloud Spanner emulator started with fault
 //! injection, which aborts about one first commit in twenty at random and sends no RetryInfo:
 //! every abort it made is in the report and was retried, and the balances show exactly one
-//! transfer per committed transaction.
+//! transfer per committed transaction. And the fact spanprof's answer to a lost commit answer
+//! rests on: the emulator answers a Commit sent again for a committed transaction with the same
+//! commit, applying nothing twice.
 
 use std::process::Command;
 
@@ -115,5 +117,73 @@ async fn every_abort_the_emulator_makes_is_reported_and_retried_and_each_transfe
         balances,
         [1000 - committed, 1000 + committed],
         "{aborts} aborts"
+    );
+}
+
+/// A Commit sent again for a transaction that committed (as spanprof sends it when the first
+/// answer was lost) gets the same commit timestamp from the emulator, and the transfer lands once.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_emulator_answers_a_commit_sent_again_with_the_same_commit_and_applies_it_once() {
+    use spanprof::proto::google::spanner::v1 as pb;
+
+    let emulator = start_emulator_with(&[]);
+    let host = emulator.address().to_owned();
+    tokio::task::spawn_blocking({
+        let host = host.clone();
+        move || seed(&seed_args(&host, "test-project", 10))
+    })
+    .await
+    .expect("joins");
+    let mut client = TestClient::connect(&host).await;
+    let options = pb::TransactionOptions {
+        mode: Some(pb::transaction_options::Mode::ReadWrite(Default::default())),
+        ..Default::default()
+    };
+    let id = client
+        .client
+        .begin_transaction(pb::BeginTransactionRequest {
+            session: client.session.clone(),
+            options: Some(options),
+            ..Default::default()
+        })
+        .await
+        .expect("begins")
+        .into_inner()
+        .id;
+    let debit = pb::ExecuteSqlRequest {
+        transaction: Some(pb::TransactionSelector {
+            selector: Some(pb::transaction_selector::Selector::Id(id.clone())),
+        }),
+        seqno: 1,
+        ..client.request("UPDATE Accounts SET Balance = Balance - 5 WHERE AccountId = 9")
+    };
+    client.client.execute_sql(debit).await.expect("debits");
+    let commit = pb::CommitRequest {
+        session: client.session.clone(),
+        transaction: Some(pb::commit_request::Transaction::TransactionId(id)),
+        ..Default::default()
+    };
+    let first = client
+        .client
+        .commit(commit.clone())
+        .await
+        .expect("commits")
+        .into_inner();
+    let again = client
+        .client
+        .commit(commit)
+        .await
+        .expect("a Commit sent again is answered")
+        .into_inner();
+    assert!(first.commit_timestamp.is_some(), "{first:?}");
+    assert_eq!(again.commit_timestamp, first.commit_timestamp);
+    let read = client
+        .query("SELECT Balance FROM Accounts WHERE AccountId = 9")
+        .await
+        .expect("the balance read");
+    assert!(
+        matches!(read.rows[0].values().first(), Some(Value::Int64(995))),
+        "applied once: {:?}",
+        read.rows
     );
 }
