@@ -2,7 +2,8 @@
 //! SPANNER_EMULATOR_HOST: the Python client (google-cloud-spanner) gets the rows spanprof's own
 //! decoder gets, and reads by key set (Read) the rows it names; and the Python, Node and Rust
 //! clients each run read-write transactions there (transfers, with aborts they retry themselves),
-//! landing each once.
+//! landing each once; and the Python client creates a table there (UpdateDatabaseDdl), writes it
+//! and reads it back.
 //!
 //! Needs the clients installed: `scripts/test` installs them and sets SPANPROF_PYTHON,
 //! SPANPROF_NODE_MODULES and SPANPROF_RUST_CLIENT. The tests are `#[ignore]`d for a bare
@@ -315,6 +316,59 @@ async fn the_official_python_client_reads_accounts_by_keys_and_by_a_range() {
             serde_json::json!({"read": "keys", "rows": rows(&[1, 2])}),
             serde_json::json!({"read": "range", "rows": rows(&[5, 6, 7])}),
             serde_json::json!({"read": "all", "rows": rows(&[1, 2, 3])}),
+        ],
+        "{stderr}"
+    );
+}
+
+/// The official Python client changes the local instance's schema (UpdateDatabaseDdl, its
+/// operation awaited with `result()`): creates a table and an index, writes a row by DML and one by
+/// a mutation in one read-write transaction, and reads them back by SQL, typed as the columns were
+/// declared (a DATE column as a date), and by key; ALTER TABLE is refused at the call, and a
+/// duplicate table fails the operation with Spanner's message.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the official Python client: run ./scripts/test"]
+async fn the_official_python_client_creates_a_table_writes_and_reads_it() {
+    let python = python();
+    let instance = LocalInstance::start(ServerConfig {
+        port: 0,
+        seed23_rows: 100,
+        knobs: KnobSettings::default(),
+        connections: Default::default(),
+    })
+    .await
+    .expect("the local instance starts");
+    let host = instance.host_port();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/update_ddl.py");
+    let run = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .env("SPANNER_EMULATOR_HOST", host)
+            .output()
+            .expect("the Python client runs")
+    });
+    let run = tokio::time::timeout(CLIENT_TIMEOUT, run)
+        .await
+        .expect("the official client finishes in time")
+        .expect("joins");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let steps: Vec<Json> = String::from_utf8_lossy(&run.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            serde_json::json!({"step": "ddl", "statements": 2}),
+            serde_json::json!({"step": "query", "rows": [
+                ["int:1", "str:One", "date:2024-01-02", "float:1.5"],
+                ["int:2", "str:Two", "date:2025-03-04", "float:2.5"],
+            ]}),
+            serde_json::json!({"step": "read", "rows": [["2", "2025-03-04"]]}),
+            serde_json::json!({"step": "alter", "refused": "InvalidArgument"}),
+            serde_json::json!({"step": "duplicate",
+                "failed": "FailedPrecondition: Duplicate name in schema: tracks."}),
         ],
         "{stderr}"
     );

@@ -140,6 +140,7 @@ impl LocalInstance {
         ));
         let spanner = service::LocalSpanner::new(db, Arc::clone(&knobs), unread);
         let handle = spanner.handle();
+        let admin = spanner.admin();
         let (shutdown, stop) = oneshot::channel::<()>();
         let server = tonic::transport::Server::builder()
             .initial_stream_window_size(STREAM_WINDOW)
@@ -162,9 +163,9 @@ impl LocalInstance {
                     .max_decoding_message_size(MAX_REQUEST_BYTES)
                     .max_encoding_message_size(usize::MAX),
             )
-            .add_service(InstanceAdminServer::new(service::LocalAdmin))
-            .add_service(DatabaseAdminServer::new(service::LocalAdmin))
-            .add_service(OperationsServer::new(service::LocalAdmin))
+            .add_service(InstanceAdminServer::new(admin.clone()))
+            .add_service(DatabaseAdminServer::new(admin.clone()))
+            .add_service(OperationsServer::new(admin))
             // Server::tcp_nodelay applies only to listeners tonic binds itself: `Incoming` sets
             // it, or a stream's last small frames waited out the client's delayed ACK (40 ms).
             .serve_with_incoming_shutdown(

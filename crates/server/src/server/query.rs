@@ -420,7 +420,7 @@ fn declared_types(db: &Database, origins: &[Origin]) -> Vec<Option<Type>> {
         .iter()
         .map(|origin| {
             let (table, column) = origin.as_ref()?;
-            db.column_type(table, column).cloned()
+            db.column_type(table, column)
         })
         .collect()
 }
@@ -437,12 +437,11 @@ fn scan_targets(db: &Database, conn: &Connection, sql: &str) -> BTreeMap<i64, Sc
         .filter_map(|e| {
             let name = e.name?;
             let target = match db.index_table(&name) {
-                Some(table) if name.starts_with("sqlite_autoindex_") => ScanTarget {
-                    table: table.to_owned(),
-                    index: None,
-                },
+                Some(table) if name.starts_with("sqlite_autoindex_") => {
+                    ScanTarget { table, index: None }
+                }
                 Some(table) => ScanTarget {
-                    table: table.to_owned(),
+                    table,
                     index: Some(name),
                 },
                 None => ScanTarget {

@@ -103,7 +103,7 @@ pub(super) async fn begin(
 ) -> Result<pb::Transaction, Status> {
     let keyed = match mutation_key {
         Some(key) if session.multiplexed => {
-            mutations::convert(std::slice::from_ref(key)).map_err(|e| {
+            mutations::convert(&spanner.db.schema(), std::slice::from_ref(key)).map_err(|e| {
                 Status::invalid_argument(format!(
                     "Failed to initialize transaction due to invalid mutation key: {}",
                     e.message()
@@ -133,7 +133,7 @@ pub(super) async fn commit(
 ) -> Result<pb::CommitResponse, Status> {
     use pb::commit_request::Transaction;
     let delay = commit_delay(r.max_commit_delay.as_ref())?;
-    let mutations = mutations::convert(&r.mutations)?;
+    let mutations = mutations::convert(&spanner.db.schema(), &r.mutations)?;
     let count: u64 = mutations.iter().map(|m| m.count()).sum();
     if count > knobs.max_mutations_per_commit {
         return Err(Status::invalid_argument(format!(

@@ -23,7 +23,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use tonic::{Request, Response, Status};
 
-pub use admin::LocalAdmin;
+pub use admin::{KEPT_OPERATION_BYTES, KEPT_OPERATIONS, LocalAdmin};
 use session_store::SessionStore;
 
 use super::control::{Slots, grpc_timeout};
@@ -150,6 +150,11 @@ impl LocalSpanner {
             batches: Arc::default(),
             db,
         }
+    }
+
+    /// The admin services, whose DDL goes through this service's writer.
+    pub fn admin(&self) -> LocalAdmin {
+        LocalAdmin::new(Arc::clone(&self.writer), Arc::clone(&self.knobs))
     }
 
     /// A handle on its occupancy and shutdown, to keep after the service is handed to the server.

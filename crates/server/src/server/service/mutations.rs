@@ -1,22 +1,25 @@
-//! A Commit's mutations checked and typed: each names a demo table stored in SQLite and its
-//! columns (NOT_FOUND otherwise, as production says), gives every key column where a write needs
+//! A Commit's mutations checked and typed: each names a table stored in SQLite (a demo table or
+//! one `UpdateDatabaseDdl` created, as the schema is now) and its columns (NOT_FOUND otherwise,
+//! as production says), gives every key column where a write needs
 //! it, and values of the columns' types; what the SQLite room applies is plain data.
 
 use rusqlite::types::Value as SqlValue;
 use tonic::Status;
 
-use crate::demo::{self, DemoTable};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::sqlite::mutation::{KeyBound, Mutation, WriteKind};
+use crate::server::sqlite::schema::{Schema, TableDef};
 use crate::server::sqlite::sql_value::param_to_sql;
 
 /// The mutations of a Commit, typed, in order.
-pub(super) fn convert(mutations: &[pb::Mutation]) -> Result<Vec<Mutation>, Status> {
-    let tables = demo::tables();
-    mutations.iter().map(|m| convert_one(&tables, m)).collect()
+pub(super) fn convert(
+    schema: &Schema,
+    mutations: &[pb::Mutation],
+) -> Result<Vec<Mutation>, Status> {
+    mutations.iter().map(|m| convert_one(schema, m)).collect()
 }
 
-fn convert_one(tables: &[DemoTable], mutation: &pb::Mutation) -> Result<Mutation, Status> {
+fn convert_one(tables: &Schema, mutation: &pb::Mutation) -> Result<Mutation, Status> {
     use pb::mutation::Operation;
     let (kind, write) = match &mutation.operation {
         Some(Operation::Insert(w)) => (WriteKind::Insert, w),
@@ -69,14 +72,14 @@ fn convert_one(tables: &[DemoTable], mutation: &pb::Mutation) -> Result<Mutation
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Mutation::Write {
         kind,
-        table: table.name.to_owned(),
+        table: table.name.clone(),
         columns,
         key_columns: key_columns(table),
         rows,
     })
 }
 
-fn delete(tables: &[DemoTable], d: &pb::mutation::Delete) -> Result<Mutation, Status> {
+fn delete(tables: &Schema, d: &pb::mutation::Delete) -> Result<Mutation, Status> {
     use pb::key_range::{EndKeyType, StartKeyType};
     let table = table(tables, &d.table)?;
     let key_set = d.key_set.clone().unwrap_or_default();
@@ -128,7 +131,7 @@ fn delete(tables: &[DemoTable], d: &pb::mutation::Delete) -> Result<Mutation, St
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Mutation::Delete {
-        table: table.name.to_owned(),
+        table: table.name.clone(),
         key_columns: key_columns(table),
         keys,
         ranges,
@@ -136,39 +139,37 @@ fn delete(tables: &[DemoTable], d: &pb::mutation::Delete) -> Result<Mutation, St
     })
 }
 
-/// The demo table called `name` that mutations may write (not Seed23, which is generated).
-fn table<'a>(tables: &'a [DemoTable], name: &str) -> Result<&'a DemoTable, Status> {
+/// The table called `name` that mutations may write (not Seed23, which is generated).
+fn table<'a>(tables: &'a Schema, name: &str) -> Result<&'a TableDef, Status> {
     tables
-        .iter()
-        .find(|t| t.name.eq_ignore_ascii_case(name) && t.name != "Seed23")
+        .table(name)
+        .filter(|t| t.writable())
+        .map(|t| &**t)
         .ok_or_else(|| {
             Status::not_found(format!(
-                "Table not found: {} (mutations may write Singers, Albums, Blobs and Accounts)",
+                "Table not found: {} (mutations may write Singers, Albums, Blobs, Accounts and \
+                 the tables UpdateDatabaseDdl created)",
                 super::session_store::shown(name)
             ))
         })
 }
 
-fn column<'a>(table: &'a DemoTable, name: &str) -> Result<&'a crate::wire::Field, Status> {
-    table
-        .columns
-        .iter()
-        .find(|c| c.name.eq_ignore_ascii_case(name))
-        .ok_or_else(|| {
-            Status::not_found(format!(
-                "Column not found in table {}: {}",
-                table.name,
-                super::session_store::shown(name)
-            ))
-        })
+fn column<'a>(table: &'a TableDef, name: &str) -> Result<&'a crate::wire::Field, Status> {
+    table.column(name).ok_or_else(|| {
+        Status::not_found(format!(
+            "Column not found in table {}: {}",
+            table.name,
+            super::session_store::shown(name)
+        ))
+    })
 }
 
-fn key_columns(table: &DemoTable) -> Vec<String> {
-    table.primary_key.iter().map(|k| (*k).to_owned()).collect()
+fn key_columns(table: &TableDef) -> Vec<String> {
+    table.primary_key.clone()
 }
 
 /// A value of column `name`, decoded by the column's type and stored as the table stores it.
-fn typed(table: &DemoTable, name: &str, value: &prost_types::Value) -> Result<SqlValue, Status> {
+fn typed(table: &TableDef, name: &str, value: &prost_types::Value) -> Result<SqlValue, Status> {
     let field = column(table, name)?;
     param_to_sql(Some(&field.ty), value.clone()).map_err(|e| {
         Status::invalid_argument(format!(

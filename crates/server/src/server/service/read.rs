@@ -1,4 +1,5 @@
-//! Read and StreamingRead: a read of one demo table by key set becomes the parameterised SELECT
+//! Read and StreamingRead: a read of one table (a demo table, or one `UpdateDatabaseDdl` created)
+//! by key set becomes the parameterised SELECT
 //! that asks the same rows (`sqlite/read_sql.rs`), and runs as ExecuteSql or ExecuteStreamingSql
 //! would run it. Its transaction selector (single-use read-only, a begun read-only transaction, a
 //! read-write transaction begun inline or named by its id, where the read sees the transaction's
@@ -15,8 +16,10 @@
 //! value a parameter. Seed23 is served too: its virtual table reads a key, a key range and
 //! `ORDER BY Id` itself, without scanning.
 //!
-//! Refused: a read through an `index` (NOT_FOUND: no demo table has a secondary index, so none
-//! can be named), and a `partition_token` (PartitionRead is not served, so no token can be one of
+//! Refused: a read through an `index` (NOT_FOUND for a name that is no index; INVALID_ARGUMENT
+//! for an index `UpdateDatabaseDdl` created, as the local instance reads by the primary key
+//! only; a key of a created table with DESC columns is read in ascending order), and a
+//! `partition_token` (PartitionRead is not served, so no token can be one of
 //! its).
 //!
 //! `lock_hint` (SHARED, EXCLUSIVE) is accepted and checked, and otherwise has no effect: the
@@ -25,19 +28,18 @@
 //! the hint.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
 use prost_types::value::Kind;
 use tonic::{Request, Response, Status};
 
 use super::session_store::shown;
 use super::{LocalSpanner, queries, streaming};
-use crate::demo::{self, DemoTable};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::encoded::EncodedResultSet;
 use crate::server::sqlite::read_sql::{
     BoundShape, RangeShape, ReadShape, bound_param, key_param, read_sql,
 };
+use crate::server::sqlite::schema::{Schema, TableDef};
 use crate::server::sqlite::sql_value::param_to_sql;
 use crate::server::stream::live;
 
@@ -78,18 +80,14 @@ fn as_query(
     request: Request<pb::ReadRequest>,
 ) -> Result<Request<pb::ExecuteSqlRequest>, Status> {
     let (metadata, extensions, read) = request.into_parts();
-    let query = query_of(&read, spanner.knobs.get().max_sql_bytes)?;
+    let schema = spanner.db.schema();
+    let query = query_of(&schema, &read, spanner.knobs.get().max_sql_bytes)?;
     Ok(Request::from_parts(metadata, extensions, query))
-}
-
-/// The demo tables, described once.
-fn tables() -> &'static [DemoTable] {
-    static TABLES: OnceLock<Vec<DemoTable>> = OnceLock::new();
-    TABLES.get_or_init(demo::tables)
 }
 
 /// The query request asking what `read` asks, checked; its SQL at most `max_sql_bytes` long.
 pub(super) fn query_of(
+    schema: &Schema,
     read: &pb::ReadRequest,
     max_sql_bytes: u64,
 ) -> Result<pb::ExecuteSqlRequest, Status> {
@@ -101,10 +99,19 @@ pub(super) fn query_of(
     }
     pb::read_request::LockHint::try_from(read.lock_hint)
         .map_err(|_| Status::invalid_argument(format!("unknown lock hint {}", read.lock_hint)))?;
-    let table = table(&read.table)?;
+    let table = table(schema, &read.table)?;
     if !read.index.is_empty() {
+        if let Some(index) = schema.index(&read.index)
+            && index.table.eq_ignore_ascii_case(&table.name)
+        {
+            return Err(Status::invalid_argument(format!(
+                "the built-in local instance reads by the primary key only, not through index \
+                 {} of table {}: query the table with SQL instead",
+                index.name, table.name
+            )));
+        }
         return Err(Status::not_found(format!(
-            "Index not found on table {}: {} (the demo tables have no secondary index)",
+            "Index not found on table {}: {}",
             table.name,
             shown(&read.index)
         )));
@@ -123,10 +130,11 @@ pub(super) fn query_of(
     let mut params = Params::new(table);
     let keys = params.keys(key_set)?;
     let ranges = params.ranges(key_set)?;
+    let key_columns: Vec<&str> = table.primary_key.iter().map(String::as_str).collect();
     let shape = ReadShape {
-        table: table.name,
+        table: &table.name,
         columns,
-        key_columns: &table.primary_key,
+        key_columns: &key_columns,
         keys,
         ranges,
         all: key_set.all,
@@ -154,16 +162,16 @@ pub(super) fn query_of(
     })
 }
 
-/// The demo table called `name` (in any case).
-fn table(name: &str) -> Result<&'static DemoTable, Status> {
-    tables()
-        .iter()
-        .find(|t| t.name.eq_ignore_ascii_case(name))
+/// The table called `name` (in any case).
+fn table<'s>(schema: &'s Schema, name: &str) -> Result<&'s TableDef, Status> {
+    schema
+        .table(name)
+        .map(|t| &**t)
         .ok_or_else(|| Status::not_found(format!("Table not found: {}", shown(name))))
 }
 
 /// The columns asked, as the table spells them, in the order asked.
-fn columns<'t>(table: &'t DemoTable, asked: &[String]) -> Result<Vec<&'t str>, Status> {
+fn columns<'t>(table: &'t TableDef, asked: &[String]) -> Result<Vec<&'t str>, Status> {
     if asked.is_empty() {
         return Err(Status::invalid_argument(format!(
             "a read of table {} names no columns (ReadRequest.columns)",
@@ -197,13 +205,13 @@ fn columns<'t>(table: &'t DemoTable, asked: &[String]) -> Result<Vec<&'t str>, S
 
 /// The read's parameters as they are named and typed, gathered key by key.
 struct Params<'t> {
-    table: &'t DemoTable,
+    table: &'t TableDef,
     values: std::collections::BTreeMap<String, prost_types::Value>,
     types: HashMap<String, pb::Type>,
 }
 
 impl<'t> Params<'t> {
-    fn new(table: &'t DemoTable) -> Self {
+    fn new(table: &'t TableDef) -> Self {
         Params {
             table,
             values: Default::default(),
@@ -331,7 +339,7 @@ impl<'t> Params<'t> {
 
     /// Key column `j`'s name and type.
     fn key_column(&self, j: usize) -> (&'t str, &'t crate::wire::Type) {
-        let name = self.table.primary_key[j];
+        let name = self.table.primary_key[j].as_str();
         let ty = self
             .table
             .columns

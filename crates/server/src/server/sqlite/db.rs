@@ -1,8 +1,9 @@
 //! The local instance's database: an in-memory SQLite database (the memdb VFS) that every query's
 //! connection opens by name, holding Singers, Albums, Blobs and Accounts, with Seed23 generated on
-//! demand, and the Spanner type of every column.
+//! demand, the tables `UpdateDatabaseDdl` created, and the Spanner type of every column (the
+//! catalog of `schema.rs`, which the writer changes after each DDL statement).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -11,6 +12,7 @@ use rusqlite::{Connection, OpenFlags, params_from_iter};
 use super::row_cache::RowCache;
 use super::sandbox::{self, Sandbox, SqlLimits};
 use super::scan::ScanRows;
+use super::schema::{Catalog, Schema, TableDef};
 use super::seed23_table::{self, Seed23Source};
 use super::sql_value::{sqlite_type, to_sql};
 use crate::demo::{self, DemoTable};
@@ -46,11 +48,8 @@ pub struct Database {
     seed23_rows: i64,
     /// Seed23's recently generated rows, shared by every query.
     seed23_cache: Arc<RowCache>,
-    /// Spanner types by lower-cased (table, column).
-    catalog: HashMap<(String, String), Type>,
-    /// The table of each index, by lower-cased index name (SQLite's own primary-key indexes
-    /// included).
-    index_tables: HashMap<String, String>,
+    /// The tables, their columns' Spanner types and the indexes, as of the last DDL.
+    catalog: Arc<Catalog>,
     /// Keeps the shared in-memory database alive while the instance lives.
     _keeper: Mutex<Connection>,
 }
@@ -71,30 +70,17 @@ impl Database {
         // one long query held up all the others.
         let uri = format!("file:/spanprof-local-{}-{n}?vfs=memdb", std::process::id());
         let keeper = Connection::open_with_flags(&uri, flags())?;
-        let mut catalog = HashMap::new();
-        for table in demo::tables() {
-            for column in &table.columns {
-                let key = (table.name.to_lowercase(), column.name.to_lowercase());
-                catalog.insert(key, column.ty.clone());
-            }
-        }
         load(&keeper, &demo::music::singers(), demo::music::singer_rows())?;
         load(&keeper, &demo::music::albums(), demo::music::album_rows())?;
         let blobs = demo::blobs::ids().filter_map(demo::blobs::row);
         load(&keeper, &demo::blobs::table(), blobs)?;
         load(&keeper, &demo::accounts::table(), demo::accounts::rows())?;
-        let index_tables = keeper
-            .prepare("SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")?
-            .query_map([], |row| {
-                Ok((row.get::<_, String>(0)?.to_lowercase(), row.get(1)?))
-            })?
-            .collect::<Result<HashMap<_, _>, _>>()?;
+        let catalog = Arc::new(Catalog::new(Schema::demo(sqlite_indexes(&keeper)?)));
         Ok(Database {
             uri,
             seed23_rows: i64::try_from(seed23_rows).unwrap_or(i64::MAX),
             seed23_cache: Arc::new(RowCache::default()),
             catalog,
-            index_tables,
             _keeper: Mutex::new(keeper),
         })
     }
@@ -136,7 +122,7 @@ impl Database {
                 plain,
             },
         )?;
-        let sandbox = sandbox::confine(&mut conn, limits)?;
+        let sandbox = sandbox::confine(&mut conn, limits, Arc::clone(&self.catalog))?;
         Ok((conn, sandbox))
     }
 
@@ -159,21 +145,33 @@ impl Database {
                 plain: Arc::default(),
             },
         )?;
-        let sandbox = sandbox::confine_writer(&mut conn, limits)?;
+        let sandbox = sandbox::confine_writer(&mut conn, limits, Arc::clone(&self.catalog))?;
         Ok((conn, sandbox))
     }
 
-    /// The Spanner type of a table's column, if it is one of the demo tables'.
-    pub fn column_type(&self, table: &str, column: &str) -> Option<&Type> {
-        self.catalog
-            .get(&(table.to_lowercase(), column.to_lowercase()))
+    /// The Spanner type of a table's column, as the schema is now.
+    pub fn column_type(&self, table: &str, column: &str) -> Option<Type> {
+        self.catalog.get().column_type(table, column).cloned()
     }
 
-    /// The table an index belongs to, if `name` is one of the demo tables' indexes.
-    pub fn index_table(&self, name: &str) -> Option<&str> {
-        self.index_tables
-            .get(&name.to_lowercase())
-            .map(String::as_str)
+    /// The table an index belongs to, as SQLite names it (its primary-key indexes included).
+    pub fn index_table(&self, name: &str) -> Option<String> {
+        self.catalog.get().index_table(name).map(str::to_owned)
+    }
+
+    /// The table called `name` (in any case), as the schema is now.
+    pub fn table(&self, name: &str) -> Option<Arc<TableDef>> {
+        self.catalog.get().table(name).cloned()
+    }
+
+    /// The schema now, a snapshot.
+    pub fn schema(&self) -> Arc<Schema> {
+        self.catalog.get()
+    }
+
+    /// The catalog the writer changes after each DDL statement.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     /// Rows in Seed23.
@@ -229,6 +227,16 @@ fn flags() -> OpenFlags {
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
+}
+
+/// The table of each index SQLite has (its own primary-key indexes included), by lower-cased
+/// index name.
+pub fn sqlite_indexes(conn: &Connection) -> rusqlite::Result<BTreeMap<String, String>> {
+    conn.prepare("SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")?
+        .query_map([], |row| {
+            Ok((row.get::<_, String>(0)?.to_lowercase(), row.get(1)?))
+        })?
+        .collect()
 }
 
 /// Creates `table` in SQLite (columns stored as `sql_value::to_sql` stores them) and inserts `rows`.

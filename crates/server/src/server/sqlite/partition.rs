@@ -139,7 +139,12 @@ fn partitioned_table(
         .iter()
         .map(|t| t.name)
         .find(|t| t.eq_ignore_ascii_case(name))
-        .ok_or_else(|| not_partitionable(&format!("{name} is not a table")))?;
+        .ok_or_else(|| {
+            not_partitionable(&format!(
+                "{name} is not a demo table (PartitionQuery splits the demo tables only, not the \
+                 tables UpdateDatabaseDdl created)"
+            ))
+        })?;
     let ops = scan::program(&conn, sql).map_err(internal)?;
     if let Some(op) = ops.iter().find(|op| {
         let opcode = op.opcode.as_str();

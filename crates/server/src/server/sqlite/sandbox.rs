@@ -1,7 +1,9 @@
-//! What a client's SQL may do on a query's connection: read the demo tables, and nothing else.
+//! What a client's SQL may do on a query's connection: read the tables of the schema (the demo
+//! tables and those `UpdateDatabaseDdl` created, as the catalog of `schema.rs` lists them now), and
+//! nothing else.
 //!
 //! SQLite asks an authorizer about every action while it prepares a statement; ours allows selecting,
-//! recursive common table expressions, reading the demo tables (and the JSON table-valued functions),
+//! recursive common table expressions, reading those tables (and the JSON table-valued functions),
 //! and calling functions other than those that reach files or configuration. Everything else (any
 //! PRAGMA, ATTACH and DETACH, every write, schema change and transaction) is refused before the
 //! statement exists, so it never runs; which rule refused it is kept, to name it in the error.
@@ -11,20 +13,21 @@
 //! of the SQL text. The connection is `query_only` too (`db.rs`).
 //!
 //! The one read-write connection (`write.rs`) is confined the same way with one difference: it may
-//! also insert, update and delete rows of the demo tables stored in SQLite (not Seed23, which is
+//! also insert, update and delete rows of the tables stored in SQLite (not Seed23, which is
 //! generated), and it notes the tables each statement reads and writes, for the transactions'
 //! validation. Schema changes, PRAGMA, ATTACH and transaction control stay refused to the client's
-//! SQL; the server's own `BEGIN`, `COMMIT` and `ROLLBACK` pass while it says it is issuing them.
+//! SQL; the server's own `BEGIN`, `COMMIT` and `ROLLBACK`, and the DDL of `UpdateDatabaseDdl`
+//! (`write.rs`), pass while it says it is issuing them.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::limits::Limit;
 
-use crate::demo;
+use super::schema::Catalog;
 
 /// The bounds a query's connection runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,8 +48,10 @@ pub enum Refusal {
 }
 
 /// What the authorizer saw while the last statement was prepared.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Sandbox {
+    /// The tables there are now.
+    catalog: Arc<Catalog>,
     refusal: Mutex<Option<Refusal>>,
     selects: AtomicUsize,
     /// Tables read by name rather than through a view (lower-cased), since the last reset.
@@ -71,7 +76,7 @@ pub struct Touched {
 
 impl Touched {
     fn note(list: &mut Vec<String>, table: &str) {
-        // Bounded: one entry per demo table at most.
+        // Bounded: one entry per table of the schema at most.
         if !list.iter().any(|t| t.eq_ignore_ascii_case(table)) {
             list.push(table.to_lowercase());
         }
@@ -136,6 +141,35 @@ impl Sandbox {
         Authorization::Deny
     }
 
+    /// The tables a query may read: those of the schema now, the JSON functions' table forms, and
+    /// what the statement makes itself (common table expressions and subqueries, which belong to
+    /// no database). Never SQLite's own tables (`sqlite_schema`...), which no schema table is
+    /// named as (`ddl.rs` refuses names starting with `sqlite_`).
+    fn readable(&self, database: Option<&str>, table: &str) -> bool {
+        match database {
+            None => true,
+            // The temporary schema holds only what the server made before confining the
+            // connection: the views of a partition's key range, named as their tables.
+            Some(d) => {
+                (d.eq_ignore_ascii_case("main") || d.eq_ignore_ascii_case("temp"))
+                    && (table.eq_ignore_ascii_case("json_each")
+                        || table.eq_ignore_ascii_case("json_tree")
+                        || self.catalog.get().table(table).is_some())
+            }
+        }
+    }
+
+    /// The tables the read-write connection may write: those of the schema stored in SQLite
+    /// (Seed23 is generated from its ids, and is read-only), in the main database only.
+    fn writable(&self, database: Option<&str>, table: &str) -> bool {
+        database.is_some_and(|d| d.eq_ignore_ascii_case("main"))
+            && self
+                .catalog
+                .get()
+                .table(table)
+                .is_some_and(|t| t.writable())
+    }
+
     fn authorize(&self, ctx: &AuthContext<'_>) -> Authorization {
         use AuthAction as A;
         if self.server.load(Ordering::Relaxed) {
@@ -147,7 +181,7 @@ impl Sandbox {
                 Authorization::Allow
             }
             A::Recursive => Authorization::Allow,
-            A::Read { table_name, .. } if readable(ctx.database_name, table_name) => {
+            A::Read { table_name, .. } if self.readable(ctx.database_name, table_name) => {
                 let main = ctx
                     .database_name
                     .is_some_and(|d| d.eq_ignore_ascii_case("main"));
@@ -157,7 +191,7 @@ impl Sandbox {
                 if ctx.accessor.is_none() && main {
                     let mut direct = self.direct_lock();
                     let name = table_name.to_lowercase();
-                    // Bounded: one entry per demo table at most.
+                    // Bounded: one entry per table of the schema at most.
                     if !direct.contains(&name) {
                         direct.push(name);
                     }
@@ -182,7 +216,7 @@ impl Sandbox {
                 self.refuse(Refusal::Forbidden(format!("SQLite action {code}")))
             }
             A::Insert { table_name } | A::Update { table_name, .. } | A::Delete { table_name }
-                if self.writes && writable(ctx.database_name, table_name) =>
+                if self.writes && self.writable(ctx.database_name, table_name) =>
             {
                 Touched::note(&mut self.touched_lock().written, table_name);
                 Authorization::Allow
@@ -195,14 +229,22 @@ impl Sandbox {
 
 /// Confines `conn`: the defensive settings, the limits, and an authorizer reporting to the sandbox it
 /// returns. Call after the connection's own setup (pragmas, modules), which it would refuse.
-pub fn confine(conn: &mut Connection, limits: SqlLimits) -> rusqlite::Result<Arc<Sandbox>> {
-    confine_as(conn, limits, false)
+pub fn confine(
+    conn: &mut Connection,
+    limits: SqlLimits,
+    catalog: Arc<Catalog>,
+) -> rusqlite::Result<Arc<Sandbox>> {
+    confine_as(conn, limits, catalog, false)
 }
 
-/// Confines the read-write connection: as [`confine`], but rows of the stored demo tables may be
+/// Confines the read-write connection: as [`confine`], but rows of the stored tables may be
 /// inserted, updated and deleted, and the tables each statement touches are noted.
-pub fn confine_writer(conn: &mut Connection, limits: SqlLimits) -> rusqlite::Result<Arc<Sandbox>> {
-    confine_as(conn, limits, true)
+pub fn confine_writer(
+    conn: &mut Connection,
+    limits: SqlLimits,
+    catalog: Arc<Catalog>,
+) -> rusqlite::Result<Arc<Sandbox>> {
+    confine_as(conn, limits, catalog, true)
 }
 
 /// Sets `limits` on a connection already confined (the read-write connection lives on, while
@@ -217,6 +259,7 @@ pub fn set_limits(conn: &Connection, limits: SqlLimits) -> rusqlite::Result<()> 
 fn confine_as(
     conn: &mut Connection,
     limits: SqlLimits,
+    catalog: Arc<Catalog>,
     writes: bool,
 ) -> rusqlite::Result<Arc<Sandbox>> {
     for (setting, on) in [
@@ -238,39 +281,17 @@ fn confine_as(
         conn.set_limit(limit, value)?;
     }
     let sandbox = Arc::new(Sandbox {
+        catalog,
+        refusal: Mutex::default(),
+        selects: AtomicUsize::default(),
+        direct: Mutex::default(),
         writes,
-        ..Sandbox::default()
+        server: AtomicBool::default(),
+        touched: Mutex::default(),
     });
     let seen = Arc::clone(&sandbox);
     conn.authorizer(Some(move |ctx: AuthContext<'_>| seen.authorize(&ctx)))?;
     Ok(sandbox)
-}
-
-/// The tables a query may read: the demo tables, the JSON functions' table forms, and what the
-/// statement makes itself (common table expressions and subqueries, which belong to no database).
-fn readable(database: Option<&str>, table: &str) -> bool {
-    static TABLES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    let tables = TABLES.get_or_init(|| {
-        let demo = demo::tables().into_iter().map(|t| t.name);
-        demo.chain(["json_each", "json_tree"]).collect()
-    });
-    match database {
-        None => true,
-        // The temporary schema holds only what the server made before confining the connection:
-        // the views of a partition's key range, named as their tables.
-        Some(d) => {
-            (d.eq_ignore_ascii_case("main") || d.eq_ignore_ascii_case("temp"))
-                && tables.iter().any(|t| t.eq_ignore_ascii_case(table))
-        }
-    }
-}
-
-/// The tables the read-write connection may write: the demo tables stored in SQLite (Seed23 is
-/// generated from its ids, and is read-only), in the main database only.
-fn writable(database: Option<&str>, table: &str) -> bool {
-    database.is_some_and(|d| d.eq_ignore_ascii_case("main"))
-        && !table.eq_ignore_ascii_case("Seed23")
-        && readable(database, table)
 }
 
 /// Functions that reach files, load code or change settings (most are absent from this build of

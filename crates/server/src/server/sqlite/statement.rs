@@ -45,7 +45,7 @@ pub fn refused(e: rusqlite::Error, sandbox: &Sandbox) -> Status {
     match sandbox.take_refusal() {
         Some(Refusal::Write) => read_only(),
         Some(Refusal::Forbidden(what)) => Status::invalid_argument(format!(
-            "{what} is not allowed: the built-in local instance only reads its demo tables"
+            "{what} is not allowed: the built-in local instance only reads its tables"
         )),
         None => sql_error(e),
     }

@@ -12,6 +12,13 @@
 //! - A commit replays the DML, applies the mutations and commits in one SQLite transaction: all of
 //!   it or nothing.
 //!
+//! - A DDL statement (`UpdateDatabaseDdl`) runs here too, on its own SQLite transaction: the
+//!   SQLite DDL, then the new schema read back, then COMMIT, and only then the catalog replaced
+//!   (`schema.rs`); a failure rolls it back whole. It counts as a commit writing the table it
+//!   creates, drops or indexes, so a transaction that touched that table aborts at its next
+//!   statement or its commit (the simplest safe rule: nothing of a transaction is replayed
+//!   against a table that changed under it).
+//!
 //! One statement or commit runs at a time (the connection is behind a mutex), each bounded in time
 //! ([`STATEMENT_TIME`]) because readers that start meanwhile wait for it (`db.rs`): SQLite's memdb
 //! refuses new readers while a writer holds its lock. A commit waits (2 s at most) for readers
@@ -26,7 +33,8 @@ use rusqlite::{Connection, ErrorCode};
 use tonic::Status;
 
 use super::columns::{self, Column, Param, Pending};
-use super::db::Database;
+use super::db::{self, Database};
+use super::ddl::Ddl;
 use super::memory;
 use super::mutation::{self, Mutation, MutationError};
 use super::sandbox::{self, Refusal, Sandbox, SqlLimits, Touched};
@@ -206,6 +214,21 @@ impl Writer {
         }
     }
 
+    /// Applies `statements` in order, each in its own SQLite transaction, under one hold of the
+    /// connection; the first that fails stops the rest, and those before it stay applied. How
+    /// many were applied, and the failure, if one did.
+    pub fn apply_ddl(&self, statements: &[Ddl], bounds: WriteBounds) -> (usize, Option<Status>) {
+        let outcome = self.with_open(bounds, |db, open, _| {
+            for (n, ddl) in statements.iter().enumerate() {
+                if let Err(e) = apply_one_ddl(db, open, ddl, bounds) {
+                    return Ok((n, Some(e)));
+                }
+            }
+            Ok((statements.len(), None))
+        });
+        outcome.unwrap_or_else(|e| (0, Some(e)))
+    }
+
     /// Runs `f` on the open connection (opened now if it is not), with the time and memory bounds
     /// set, telling it how long it waited for the connection; a connection left inside a
     /// transaction by a failure is closed (which rolls it back).
@@ -355,6 +378,58 @@ fn commit_one(open: &mut Open, work: &CommitWork, bounds: WriteBounds) -> Result
     Ok(())
 }
 
+/// Applies one DDL statement: planned against the schema now, run, committed, and only then
+/// made the catalog's; on any failure nothing of it stays.
+fn apply_one_ddl(
+    db: &Database,
+    open: &mut Open,
+    ddl: &Ddl,
+    bounds: WriteBounds,
+) -> Result<(), Status> {
+    let mut change = db.schema().plan(ddl)?;
+    if change.sql.is_empty() {
+        return Ok(());
+    }
+    open.server_sql("BEGIN IMMEDIATE")?;
+    let applied = open.size().and_then(|before| {
+        for sql in &change.sql {
+            open.sandbox
+                .as_server(|| open.conn.execute_batch(sql))
+                .map_err(|e| match e.sqlite_error_code() {
+                    Some(ErrorCode::ConstraintViolation) => Status::failed_precondition(format!(
+                        "the table's rows break the new index's constraint ({e})"
+                    )),
+                    _ => write_error(e, &open.sandbox),
+                })?;
+        }
+        open.check_growth(before, bounds.max_database_bytes)?;
+        let indexes = open
+            .sandbox
+            .as_server(|| db::sqlite_indexes(&open.conn))
+            .map_err(sql_error)?;
+        change.after.set_sqlite_indexes(indexes);
+        open.sandbox
+            .as_server(|| open.conn.execute_batch("COMMIT"))
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(ErrorCode::DatabaseBusy) => Status::unavailable(
+                    "the local instance could not change the schema while long reads held the \
+                     database (it waits 2 s for them); nothing of the statement was applied, retry",
+                ),
+                _ => sql_error(e),
+            })
+    });
+    if let Err(e) = applied {
+        if !open.conn.is_autocommit() {
+            open.server_sql("ROLLBACK")?;
+        }
+        return Err(e);
+    }
+    open.clock += 1;
+    open.versions.insert(change.table, open.clock);
+    db.catalog().set(change.after);
+    Ok(())
+}
+
 /// Runs the transaction's earlier DML again, its answers dropped.
 fn replay(open: &Open, earlier: &[TxnStatement]) -> Result<(), Status> {
     for statement in earlier {
@@ -393,7 +468,7 @@ fn execute(
     let touched = open.sandbox.touched();
     let declared: Vec<Option<Type>> = stmt
         .columns_with_metadata()
-        .map(|c| db.column_type(c.table_name()?, c.origin_name()?).cloned())
+        .map(|c| db.column_type(c.table_name()?, c.origin_name()?))
         .collect();
     let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
     let width = names.len();
@@ -463,15 +538,15 @@ pub fn write_error(e: rusqlite::Error, sandbox: &Sandbox) -> Status {
     match sandbox.take_refusal() {
         Some(Refusal::Write) => {
             return Status::invalid_argument(
-                "a read-write transaction on the built-in local instance may read the demo tables \
-                 and INSERT, UPDATE or DELETE rows of the stored ones (not Seed23); DDL, PRAGMA, \
-                 ATTACH and transaction control are not allowed",
+                "a read-write transaction on the built-in local instance may read the tables and \
+                 INSERT, UPDATE or DELETE rows of the stored ones (not Seed23); DDL (use \
+                 UpdateDatabaseDdl), PRAGMA, ATTACH and transaction control are not allowed",
             );
         }
         Some(Refusal::Forbidden(what)) => {
             return Status::invalid_argument(format!(
                 "{what} is not allowed: a read-write transaction on the built-in local instance \
-                 reads the demo tables and writes rows of the stored ones"
+                 reads the tables and writes rows of the stored ones"
             ));
         }
         None => {}
