@@ -1,6 +1,8 @@
 //! `spanprof load`: one query under a steady arrival rate (`--rate 50,100,200`) or a fixed
 //! concurrency (`--concurrency 1,2,4`), a step each; every step's latencies from the intended
-//! and from the actual start, the knee, where the time went, the client's CPU per request.
+//! and from the actual start, the knee, where the time went, the client's CPU per request. With
+//! `--read-write` each request is one read-write transaction (`profile --read-write`'s options),
+//! and each step says its goodput, attempts and aborts too.
 //! Ctrl-C (or SIGTERM, or SIGHUP) stops the run and still prints and writes what was measured;
 //! a second one ends the process at once.
 
@@ -16,6 +18,7 @@ use super::load_summary::{step_line, summary};
 use super::options::RequestOptionArgs;
 use super::outputs::{LoadFiles, Outputs};
 use super::profile::{QueryArgs, check_label};
+use super::read_write::ReadWriteArgs;
 use super::target::{TargetArgs, parse_limit};
 use crate::engine::load::LoadSpec;
 use crate::engine::{Canceller, Engine, Job, LoadEvent, Variant};
@@ -41,6 +44,9 @@ pub struct LoadArgs {
     /// How the query is asked.
     #[command(flatten)]
     pub options: RequestOptionArgs,
+    /// Each request one read-write transaction (`--read-write`), as `profile --read-write` runs one.
+    #[command(flatten)]
+    pub read_write: ReadWriteArgs,
     /// What every call says besides the query.
     #[command(flatten)]
     pub headers: HeaderArgs,
@@ -158,8 +164,19 @@ fn from_history(
 /// The spec the arguments describe.
 fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
     check_label(&args.label)?;
-    let [sql] = args.query.sql.as_slice() else {
-        anyhow::bail!("load runs one query: give one --sql");
+    let script = args.read_write.script_text()?;
+    let sql = match (script, args.query.sql.as_slice()) {
+        (Some(script), []) => script,
+        (Some(_), _) => {
+            anyhow::bail!("--script holds the transaction's statements: leave out --sql")
+        }
+        (None, [sql]) => sql.clone(),
+        (None, _) if args.read_write.read_write => {
+            anyhow::bail!(
+                "load --read-write runs one transaction: give one --sql (statements separated by `;`) or --script"
+            )
+        }
+        (None, _) => anyhow::bail!("load runs one query: give one --sql"),
     };
     let mut notices = Vec::new();
     let (model, levels) = match (&args.rate, &args.concurrency) {
@@ -200,14 +217,20 @@ fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
     let mut timeouts = args.target.timeouts.timeouts();
     // No request may outlive its step's drain by much: its deadline is the drain and the step.
     timeouts.iteration = timeouts.iteration.min(args.step_duration + args.drain);
+    let variant = Variant {
+        params: args.query.params.clone(),
+        mode: args.query.mode(&args.target),
+        options: args.options.options()?,
+        ..Variant::new(args.label.clone(), sql)
+    };
+    let variant = args
+        .read_write
+        .apply(vec![variant])?
+        .pop()
+        .context("no variant to load")?;
     Ok(LoadSpec {
         database: args.target.database(),
-        variant: Variant {
-            params: args.query.params.clone(),
-            mode: args.query.mode(&args.target),
-            options: args.options.options()?,
-            ..Variant::new(args.label.clone(), sql.clone())
-        },
+        variant,
         plan,
         decoder: args.query.decoder.into(),
         timeouts,

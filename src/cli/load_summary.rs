@@ -13,9 +13,9 @@ fn share(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_owned(), |s| format!("{:.1}%", s * 100.0))
 }
 
-/// One step in a line, as it ends.
+/// One step in a line, as it ends (a read-write step's goodput, attempts and aborts after it).
 pub(super) fn step_line(s: &StepResult) -> String {
-    format!(
+    let line = format!(
         "{}: {:.1}/s achieved, {} ok, {} errors, {} unfinished, {} late, {} dropped; p50 {} p99 {} (uncorrected p99 {})",
         s.level().describe(),
         s.achieved_rate,
@@ -27,7 +27,67 @@ pub(super) fn step_line(s: &StepResult) -> String {
         maybe_ms(s.p50_ms),
         maybe_ms(s.p99_ms),
         maybe_ms(s.p99_uncorrected_ms)
-    )
+    );
+    match transactions_words(s) {
+        Some(words) => format!("{line}; {words}"),
+        None => line,
+    }
+}
+
+/// A read-write step's transactions in words: goodput against attempts per second, aborts per
+/// transaction and where they aborted; `None` for a query's step.
+fn transactions_words(s: &StepResult) -> Option<String> {
+    let committed = s.committed?;
+    let mut words = format!(
+        "{committed} committed, {:.1}/s goodput of {:.1} attempts/s, {:.2} aborts per transaction",
+        s.committed_per_s.unwrap_or(0.0),
+        s.attempts_per_s.unwrap_or(0.0),
+        s.aborts_per_transaction.unwrap_or(0.0)
+    );
+    if !s.aborts_at.is_empty() {
+        let at: Vec<String> = s
+            .aborts_at
+            .iter()
+            .map(|(action, n)| format!("{n} at {action}"))
+            .collect();
+        let _ = write!(words, " ({})", at.join(", "));
+    }
+    Some(words)
+}
+
+/// A read-write run's transactions, step by step: goodput against attempts, aborts per
+/// transaction, how many attempts the transactions took.
+fn transactions_table(t: &mut String, r: &LoadReport) {
+    if r.steps.iter().all(|s| s.committed.is_none()) {
+        return;
+    }
+    let _ = writeln!(
+        t,
+        "
+transactions (each request one read-write transaction, every attempt and back-off)"
+    );
+    let _ = writeln!(
+        t,
+        "{:>16} {:>9} {:>11} {:>11} {:>13}  attempts: transactions",
+        "step", "committed", "goodput", "attempts", "aborts/txn"
+    );
+    for s in &r.steps {
+        let attempts: Vec<String> = s
+            .attempts
+            .iter()
+            .map(|(k, n)| format!("{k}: {n}"))
+            .collect();
+        let _ = writeln!(
+            t,
+            "{:>16} {:>9} {:>9.1}/s {:>9.1}/s {:>13.2}  {}",
+            s.level().describe(),
+            s.committed.unwrap_or(0),
+            s.committed_per_s.unwrap_or(0.0),
+            s.attempts_per_s.unwrap_or(0.0),
+            s.aborts_per_transaction.unwrap_or(0.0),
+            attempts.join(", ")
+        );
+    }
 }
 
 /// The summary: the steps with both sets of percentiles, where their time went, the knee, the
@@ -108,6 +168,7 @@ pub fn summary(r: &LoadReport) -> String {
             codes.join(", ")
         );
     }
+    transactions_table(&mut t, r);
     parts_table(&mut t, r);
     processes(&mut t, r);
     let _ = writeln!(t, "\nknee: {}", r.knee_words);
@@ -143,10 +204,18 @@ fn processes(t: &mut String, r: &LoadReport) {
     }
 }
 
-/// Where each step's time went: the accounting's parts, each its mean per request.
+/// Where each step's time went: the accounting's parts, each its mean per request (a read-write
+/// run's: the transaction's parts, per committed transaction).
 fn parts_table(t: &mut String, r: &LoadReport) {
-    let shown: Vec<Part> = Part::QUERY
-        .into_iter()
+    let read_write = r.steps.iter().any(|s| s.committed.is_some());
+    let parts: &[Part] = if read_write {
+        &Part::TRANSACTION
+    } else {
+        &Part::QUERY
+    };
+    let shown: Vec<Part> = parts
+        .iter()
+        .copied()
         .filter(|p| r.steps.iter().any(|s| s.part_ms(*p) > 0.0))
         .collect();
     if shown.is_empty() {
@@ -154,7 +223,12 @@ fn parts_table(t: &mut String, r: &LoadReport) {
     }
     let _ = writeln!(
         t,
-        "\nwhere the time went (mean per request, from the actual start)"
+        "\nwhere the time went (mean per {}, from the actual start)",
+        if read_write {
+            "committed transaction"
+        } else {
+            "request"
+        }
     );
     let _ = write!(t, "{:>16}", "step");
     for p in &shown {

@@ -13,8 +13,8 @@ use crate::engine::{QueryMode, ReadWrite, Variant};
 /// The read-write arguments of `spanprof profile`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ReadWriteArgs {
-    /// Run each iteration's statements as one read-write transaction and commit it: --sql holds
-    /// the script (statements separated by `;`), or --script FILE.
+    /// Run each iteration's (load: each request's) statements as one read-write transaction and
+    /// commit it: --sql holds the script (statements separated by `;`), or --script FILE.
     #[arg(long)]
     pub read_write: bool,
     /// A read-write script from a file (instead of --sql): statements separated by `;`, with

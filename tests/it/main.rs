@@ -49,6 +49,7 @@ mod iteration;
 mod layers;
 mod load;
 mod load_history;
+mod load_read_write;
 mod local;
 mod memory;
 mod official;

@@ -8,8 +8,8 @@ use std::time::Instant;
 use crate::client::Session;
 use crate::client::read_write::{ActionCall, AttemptEnd, AttemptTiming, TransactionTiming};
 use crate::report::{
-    Action, ActionKind, Attempt, AttemptOutcome, Code, IterationRecord, Outcome, StoredTimings,
-    TransactionRecord,
+    Action, ActionKind, Attempt, AttemptOutcome, Code, IterationRecord, Outcome, Parts,
+    StoredTimings, TransactionRecord,
 };
 
 use super::common::ms;
@@ -53,6 +53,27 @@ pub(super) async fn iteration(
         .map(|id| id.to_string());
     record.transaction = Some(transaction_record(&timing, rw.options.tag.clone()));
     done(record, false)
+}
+
+/// What a load request keeps of one transaction: every attempt's record, how it ended, and its
+/// parts (the same accounting a `profile --read-write` iteration's are).
+pub(super) struct Accounted {
+    pub(super) transaction: TransactionRecord,
+    pub(super) outcome: Outcome,
+    pub(super) parts: Parts,
+}
+
+/// `timing` accounted for, as [`iteration`] accounts for a profile's transaction.
+pub(super) fn accounted(timing: &TransactionTiming) -> Accounted {
+    let mut record = IterationRecord::new(String::new(), 0, false, String::new());
+    record.total_ms = ms(timing.total);
+    record.transaction = Some(transaction_record(timing, None));
+    let parts = record.accounting().parts;
+    Accounted {
+        transaction: record.transaction.take().unwrap_or_default(),
+        outcome: outcome(timing),
+        parts,
+    }
 }
 
 fn done(record: IterationRecord, no_token: bool) -> Done {

@@ -6,10 +6,11 @@
 //! machine's lagging generator is not the others'. The knee is found again on the merged steps.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use super::histogram::{HistogramError, Latencies};
 use super::report::{LoadReport, RunFacts};
-use super::step::{ProcessStep, SLOW, StepResult};
+use super::step::{ProcessStep, SLOW, StepCpu, StepResult, StepTally};
 use super::{LoadSteps, StepLevel};
 
 /// Why runs cannot be merged.
@@ -267,7 +268,42 @@ fn merge_step(runs: &[LoadReport], k: usize) -> Result<StepResult, MergeError> {
         histogram: corrected.encode(),
         histogram_uncorrected: uncorrected.encode(),
         processes,
+        ..merge_transactions(&steps)
     })
+}
+
+/// `from`'s counts added to `into`'s, key by key.
+fn add_counts<K: Ord + Clone>(into: &mut BTreeMap<K, u64>, from: &BTreeMap<K, u64>) {
+    for (k, n) in from {
+        let slot = into.entry(k.clone()).or_insert(0);
+        *slot = slot.saturating_add(*n);
+    }
+}
+
+/// The steps' read-write figures merged, on an otherwise empty step: counts and rates summed,
+/// the attempts' histogram and the aborts added, the aborts per transaction recomputed from them.
+/// Nothing when no step is a read-write one.
+fn merge_transactions(steps: &[&StepResult]) -> StepResult {
+    let mut merged = StepTally::new(StepLevel::Rate(0.0)).finish(
+        Duration::ZERO,
+        Duration::ZERO,
+        StepCpu::default(),
+    );
+    if steps.iter().all(|s| s.committed.is_none()) {
+        return merged;
+    }
+    for s in steps {
+        add_counts(&mut merged.attempts, &s.attempts);
+        add_counts(&mut merged.aborts_at, &s.aborts_at);
+    }
+    let sum = |f: fn(&StepResult) -> Option<f64>| Some(steps.iter().filter_map(|s| f(s)).sum());
+    merged.committed = Some(steps.iter().filter_map(|s| s.committed).sum());
+    merged.committed_per_s = sum(|s| s.committed_per_s);
+    merged.attempts_per_s = sum(|s| s.attempts_per_s);
+    let transactions: u64 = merged.attempts.values().sum();
+    let aborts: u64 = merged.aborts_at.values().sum();
+    merged.aborts_per_transaction = (transactions > 0).then(|| aborts as f64 / transactions as f64);
+    merged
 }
 
 /// A step's processes: its own, or, for a step merged before, the ones it holds.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::StepLevel;
 use super::histogram::Latencies;
 use crate::part::Part;
-use crate::report::Parts;
+use crate::report::{AttemptOutcome, Parts, TransactionRecord};
 
 /// The latency past which a request counts as slow in `over_100ms_share`.
 pub const SLOW: Duration = Duration::from_millis(100);
@@ -55,6 +55,24 @@ pub struct StepTally {
     /// The server's queue waits reported (microseconds summed, and how many reported one).
     queue_us: u64,
     queued: u64,
+    /// A read-write run's transactions (`None` for a query's run).
+    transactions: Option<TransactionTally>,
+}
+
+/// A read-write step's transactions while it runs: how many made attempts, their attempts, the
+/// aborts by the action they aborted at, and how many transactions took each number of attempts.
+#[derive(Debug, Clone, Default)]
+struct TransactionTally {
+    transactions: u64,
+    attempts: u64,
+    by_attempts: BTreeMap<u32, u64>,
+    aborts_at: BTreeMap<String, u64>,
+}
+
+impl TransactionTally {
+    fn aborts(&self) -> u64 {
+        self.aborts_at.values().sum()
+    }
 }
 
 /// The CPU a step's generator and process used, measured by the engine around it.
@@ -88,6 +106,44 @@ impl StepTally {
             work_cpu: Duration::ZERO,
             queue_us: 0,
             queued: 0,
+            transactions: None,
+        }
+    }
+
+    /// An empty step of a read-write run at `level`: each request one transaction, its figures
+    /// ([`StepTally::transaction`]) reported beside the latencies even when none ended.
+    pub fn read_write(level: StepLevel) -> Self {
+        StepTally {
+            transactions: Some(TransactionTally::default()),
+            ..StepTally::new(level)
+        }
+    }
+
+    /// A transaction that ended (committed, failed or given up), with every attempt it made: its
+    /// attempts counted, its aborts by the action they aborted at. Its latency and parts go in by
+    /// [`StepTally::ok`] when it committed, its status by [`StepTally::error`] otherwise. A
+    /// transaction that made no attempt is not counted here.
+    pub fn transaction(&mut self, t: &TransactionRecord) {
+        let n = t.attempts.len();
+        if n == 0 {
+            return;
+        }
+        let tally = self
+            .transactions
+            .get_or_insert_with(TransactionTally::default);
+        tally.transactions += 1;
+        tally.attempts = tally.attempts.saturating_add(n as u64);
+        *tally
+            .by_attempts
+            .entry(u32::try_from(n).unwrap_or(u32::MAX))
+            .or_insert(0) += 1;
+        for a in t
+            .attempts
+            .iter()
+            .filter(|a| a.outcome == AttemptOutcome::Aborted)
+        {
+            let at = a.ended_at.map_or("unknown", |k| k.as_str());
+            *tally.aborts_at.entry(at.to_owned()).or_insert(0) += 1;
         }
     }
 
@@ -205,6 +261,24 @@ impl StepTally {
             histogram: self.corrected.encode(),
             histogram_uncorrected: self.uncorrected.encode(),
             processes: Vec::new(),
+            committed: self.transactions.as_ref().map(|_| self.ok),
+            committed_per_s: self.transactions.as_ref().map(|_| per_s(self.ok)),
+            attempts_per_s: self.transactions.as_ref().map(|t| per_s(t.attempts)),
+            aborts_per_transaction: self
+                .transactions
+                .as_ref()
+                .filter(|t| t.transactions > 0)
+                .map(|t| t.aborts() as f64 / t.transactions as f64),
+            attempts: self
+                .transactions
+                .as_ref()
+                .map(|t| t.by_attempts.clone())
+                .unwrap_or_default(),
+            aborts_at: self
+                .transactions
+                .as_ref()
+                .map(|t| t.aborts_at.clone())
+                .unwrap_or_default(),
         }
     }
 }
@@ -316,6 +390,25 @@ pub struct StepResult {
     /// empty for one process's step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub processes: Vec<ProcessStep>,
+    /// A read-write run's transactions that committed (its `count`); absent for a query's run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub committed: Option<u64>,
+    /// Transactions committed per second: the goodput (its `achieved_rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub committed_per_s: Option<f64>,
+    /// Attempts per second, aborted ones included: the work the server was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts_per_s: Option<f64>,
+    /// Aborted attempts per transaction that made an attempt (committed or not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborts_per_transaction: Option<f64>,
+    /// How many transactions took each number of attempts (`{"1": 380, "2": 17}`): it sums to
+    /// the transactions that made an attempt, committed or failed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attempts: BTreeMap<u32, u64>,
+    /// Aborted attempts by the action they aborted at (`commit`, `dml`, `query`, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub aborts_at: BTreeMap<String, u64>,
 }
 
 impl StepResult {
@@ -357,6 +450,9 @@ impl StepResult {
             ("decode_cpu_ms_per_query", self.decode_cpu_ms_per_query),
             ("client_cpu_ms_per_query", self.client_cpu_ms_per_query),
             ("server_queue_ms", self.server_queue_ms),
+            ("committed_per_s", self.committed_per_s),
+            ("attempts_per_s", self.attempts_per_s),
+            ("aborts_per_transaction", self.aborts_per_transaction),
         ];
         let mut figures: Vec<(&str, f64)> = vec![
             ("started_s", self.started_s),
@@ -444,5 +540,108 @@ mod tests {
         assert_eq!(r.over_100ms_share, None);
         assert_eq!(r.achieved_rate, 0.0);
         assert_eq!(r.level(), StepLevel::Concurrency(4));
+    }
+
+    /// A transaction of `outcomes`, each aborted one at `at`.
+    fn transaction(
+        outcomes: &[AttemptOutcome],
+        at: crate::report::ActionKind,
+    ) -> TransactionRecord {
+        TransactionRecord {
+            attempts: outcomes
+                .iter()
+                .map(|&o| crate::report::Attempt {
+                    ended_at: (o == AttemptOutcome::Aborted).then_some(at),
+                    ..crate::report::Attempt::new(o)
+                })
+                .collect(),
+            ..TransactionRecord::default()
+        }
+    }
+
+    fn read_write_step() -> StepResult {
+        use crate::report::ActionKind;
+        use AttemptOutcome::{Aborted, Committed, Failed};
+        let mut step = StepTally::read_write(StepLevel::Concurrency(2));
+        for i in 0..8u64 {
+            step.ok(&ended(5, 5, 100 * i), &Parts::default());
+            step.transaction(&transaction(&[Committed], ActionKind::Commit));
+        }
+        step.ok(&ended(30, 30, 900), &Parts::default());
+        step.transaction(&transaction(&[Aborted, Committed], ActionKind::Commit));
+        step.ok(&ended(30, 30, 950), &Parts::default());
+        step.transaction(&transaction(
+            &[Aborted, Aborted, Committed],
+            ActionKind::Dml,
+        ));
+        // One failed at a statement after an abort, one gave up after two aborts.
+        step.error("INVALID_ARGUMENT", Duration::from_millis(960));
+        step.transaction(&transaction(&[Aborted, Failed], ActionKind::Commit));
+        step.error("ABORTED", Duration::from_millis(970));
+        step.transaction(&transaction(&[Aborted, Aborted], ActionKind::Commit));
+        step.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default())
+    }
+
+    #[test]
+    fn a_read_write_step_counts_attempts_aborts_and_goodput_apart() {
+        let r = read_write_step();
+        assert_eq!(r.committed, Some(10));
+        assert_eq!(r.count, 10);
+        assert_eq!(r.errors, 2);
+        assert_eq!(r.errors_by_status["ABORTED"], 1);
+        assert_eq!(r.attempts, BTreeMap::from([(1, 8), (2, 3), (3, 1)]));
+        assert_eq!(
+            r.attempts.values().sum::<u64>(),
+            r.count + r.errors,
+            "every transaction that made an attempt"
+        );
+        assert_eq!(
+            r.aborts_at,
+            BTreeMap::from([("commit".to_owned(), 4), ("dml".to_owned(), 2)])
+        );
+        // 6 aborts over 12 transactions; 17 attempts and 10 commits in the step's second.
+        assert_eq!(r.aborts_per_transaction, Some(0.5));
+        assert_eq!(r.attempts_per_s, Some(17.0));
+        assert_eq!(r.committed_per_s, Some(10.0));
+        assert_eq!(r.committed_per_s, Some(r.achieved_rate));
+    }
+
+    #[test]
+    fn the_transaction_fields_are_absent_for_a_query_run_and_read_back_for_a_read_write_one() {
+        let query = StepTally::new(StepLevel::Rate(10.0)).finish(
+            Duration::ZERO,
+            Duration::from_secs(1),
+            StepCpu::default(),
+        );
+        let json = serde_json::to_value(&query).expect("serialises");
+        for key in [
+            "committed",
+            "committed_per_s",
+            "attempts_per_s",
+            "aborts_per_transaction",
+            "attempts",
+            "aborts_at",
+        ] {
+            assert!(json.get(key).is_none(), "{key} in a query's step: {json}");
+        }
+        let back: StepResult = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back, query);
+
+        let rw = read_write_step();
+        let json = serde_json::to_value(&rw).expect("serialises");
+        assert_eq!(json["committed"], 10);
+        assert_eq!(json["attempts"]["2"], 3, "{json}");
+        assert_eq!(json["aborts_at"]["commit"], 4);
+        let back: StepResult = serde_json::from_value(json).expect("reads back");
+        assert_eq!(back, rw);
+
+        // A read-write step in which nothing ended still says so.
+        let empty = StepTally::read_write(StepLevel::Concurrency(1)).finish(
+            Duration::ZERO,
+            Duration::from_secs(1),
+            StepCpu::default(),
+        );
+        assert_eq!(empty.committed, Some(0));
+        assert_eq!(empty.aborts_per_transaction, None);
     }
 }

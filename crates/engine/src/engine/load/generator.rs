@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use tokio::runtime::Handle;
 
-use super::request::{self, Shared, StepSink, behind};
+use super::request::{self, Shared, behind};
+use super::sink::StepSink;
 use crate::load::intended_starts;
 
 /// The requests in flight, counted: the generator thread waits for room, each request gives its

@@ -7,7 +7,10 @@
 //! closed window) abandons what is in flight and still reports every step measured so far.
 
 mod generator;
+mod pool;
 mod request;
+mod sink;
+mod transaction;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,7 +29,10 @@ use crate::load::{
 };
 use crate::wire::DecoderKind;
 use generator::{Generator, InFlight, OpenStep};
-use request::{Shared, StepSink};
+use pool::{Opener, SessionPool};
+use request::Shared;
+use sink::StepSink;
+use transaction::Transactions;
 
 /// What to load.
 #[derive(Debug, Clone)]
@@ -99,10 +105,13 @@ pub(super) async fn run(
         Ok((connected, shared)) => (connected, Arc::new(shared)),
         Err(e) => return send(LoadEvent::Failed(e)),
     };
-    let description = shared
-        .sessions
-        .first()
-        .map_or_else(String::new, |(s, _)| s.description().to_owned());
+    let description = match &shared.transactions {
+        Some(t) => t.pool.description().unwrap_or_default(),
+        None => shared
+            .sessions
+            .first()
+            .map_or_else(String::new, |(s, _)| s.description().to_owned()),
+    };
     send(LoadEvent::Connected(description));
     request::warm_up(&shared, cancel).await;
     let mut steps = Vec::with_capacity(spec.plan.levels.len());
@@ -110,6 +119,11 @@ pub(super) async fn run(
     for (index, &level) in spec.plan.levels.iter().enumerate() {
         if cancel.load(Ordering::SeqCst) {
             break;
+        }
+        if let Some(t) = &shared.transactions {
+            // Made before the step, so that its requests do not wait for CreateSession (one
+            // that fails here fails again, counted, when a request needs the session).
+            let _ = t.pool.fill(pool::sessions_before(&spec.plan, level)).await;
         }
         send(LoadEvent::StepStarted { index, level });
         let result = one_step(level, &spec.plan, &shared, cancel, &runtime, run_began).await;
@@ -139,7 +153,8 @@ pub(super) async fn run(
     // Every request has ended or been abandoned: the sessions are ours alone again.
     if let Ok(shared) = Arc::try_unwrap(shared) {
         let mut closes = tokio::task::JoinSet::new();
-        for (session, _) in shared.sessions {
+        let pooled = shared.transactions.iter().flat_map(|t| t.pool.drain());
+        for session in shared.sessions.into_iter().map(|(s, _)| s).chain(pooled) {
             closes.spawn(session.close(SESSION_DELETE_WAIT));
         }
         let _ = tokio::time::timeout(SESSION_DELETE_WAIT, closes.join_all()).await;
@@ -186,13 +201,42 @@ pub fn connections_for(plan: &LoadSteps) -> u32 {
 
 /// The target made reachable (the local instance started, held for the run), the sessions the
 /// requests take in turn (multiplexed unless the variant asks otherwise), each on a connection of
-/// its own ([`connections_for`]), and the query prepared on each.
+/// its own ([`connections_for`]), and the query prepared on each. A read-write run's sessions are
+/// a pool instead, a session lent to one transaction at a time (`pool`), filled for the first step.
 async fn open(
     target: &Target,
     spec: &LoadSpec,
     in_flight: InFlightCount,
 ) -> Result<(Connected, Shared), EngineError> {
     let connected = connect(target).await?;
+    if let Some(rw) = &spec.variant.read_write {
+        let opener = Opener {
+            endpoint: connected.endpoint.clone(),
+            database: spec.database.clone(),
+            timeouts: spec.timeouts,
+            kind: spec.variant.session_kind(),
+            headers: spec.headers,
+        };
+        let pool = Arc::new(SessionPool::new(opener, pool::most_sessions(&spec.plan)));
+        let first = spec
+            .plan
+            .levels
+            .first()
+            .copied()
+            .unwrap_or(StepLevel::Concurrency(1));
+        pool.fill(pool::sessions_before(&spec.plan, first)).await?;
+        let shared = Shared {
+            sessions: Vec::new(),
+            next: std::sync::atomic::AtomicUsize::new(0),
+            decoder: spec.decoder,
+            in_flight,
+            transactions: Some(Transactions {
+                pool,
+                read_write: rw.clone(),
+            }),
+        };
+        return Ok((connected, shared));
+    }
     let mut sessions = Vec::new();
     for _ in 0..connections_for(&spec.plan) {
         let session = Session::open_as(
@@ -211,6 +255,7 @@ async fn open(
         next: std::sync::atomic::AtomicUsize::new(0),
         decoder: spec.decoder,
         in_flight,
+        transactions: None,
     };
     Ok((connected, shared))
 }
@@ -227,7 +272,11 @@ async fn one_step(
     let (abandon_tx, abandon) = watch::channel(false);
     let process_cpu = cpu_time::ProcessTime::try_now().ok();
     let sink = Arc::new(StepSink {
-        tally: Mutex::new(StepTally::new(level)),
+        tally: Mutex::new(if shared.transactions.is_some() {
+            StepTally::read_write(level)
+        } else {
+            StepTally::new(level)
+        }),
         // The first start a little ahead, so that the generator thread's own start is not
         // counted as its lag.
         began: Instant::now() + LEAD,

@@ -1,18 +1,18 @@
 //! One request of a load test: the query run once on one of the run's sessions, its rows counted and
 //! dropped, and what it measured folded into its step (the accounting's parts through the same
-//! record `profile` fills, then the record dropped: nothing is kept per request).
+//! record `profile` fills, then the record dropped: nothing is kept per request). A read-write
+//! run's request is a transaction instead (`super::transaction`).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
-
-use crate::client::{Decoding, IterationError, PreparedQuery, ResumePolicy, Session};
-use crate::load::{Ended, StepTally};
-use crate::report::Code;
+use crate::client::{Decoding, PreparedQuery, ResumePolicy, Session};
+use crate::load::Ended;
 
 use super::super::record;
+use super::sink::{StepSink, status_name};
+use super::transaction::Transactions;
 use crate::wire::{DecoderKind, RowsView};
 
 /// What every request of a run shares.
@@ -25,6 +25,9 @@ pub(super) struct Shared {
     pub(super) decoder: DecoderKind,
     /// The run's requests in flight, counted.
     pub(super) in_flight: super::InFlightCount,
+    /// A read-write run's sessions and script: each request is one transaction, on a session of
+    /// its own (`sessions` is empty then).
+    pub(super) transactions: Option<Transactions>,
 }
 
 impl Shared {
@@ -36,30 +39,6 @@ impl Shared {
     }
 }
 
-/// One step's place for its requests' results, and when the step began.
-pub(super) struct StepSink {
-    pub(super) tally: Mutex<StepTally>,
-    pub(super) began: Instant,
-    /// Set when the step's requests still in flight must stop (drain over, or cancelled).
-    pub(super) abandon: watch::Receiver<bool>,
-}
-
-impl StepSink {
-    /// The step's tally, locked (a panic elsewhere cannot leave it half-written: each update
-    /// is a few additions).
-    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, StepTally> {
-        self.tally.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// A status code as Spanner's documentation spells it (`RESOURCE_EXHAUSTED`); `OTHER` for a
-/// failure that was not a status (a decoding error, a broken connection).
-pub(super) fn status_name(error: &IterationError) -> String {
-    error
-        .status_code()
-        .map_or_else(|| "OTHER".to_owned(), Code::spanner_name)
-}
-
 /// Runs one request meant to start at `intended`, started at `started`, into `step`; returns
 /// whether it ended (false: abandoned in flight).
 pub(super) async fn run(
@@ -69,6 +48,9 @@ pub(super) async fn run(
     started: Instant,
 ) -> bool {
     let _counted = shared.in_flight.enter();
+    if let Some(transactions) = &shared.transactions {
+        return transactions.run(shared.decoder, &step, intended).await;
+    }
     let (mut rows, mut bytes) = (0u64, 0u64);
     let mut on_rows = |batch: RowsView<'_>, message_bytes: usize| {
         rows += batch.len() as u64;
@@ -117,6 +99,9 @@ pub(super) async fn run(
 /// milliseconds of decode CPU for a wide answer), which would otherwise weigh on the first step's
 /// decode CPU per request, and so on the decode capacity the report states. A cancel ends it.
 pub(super) async fn warm_up(shared: &Shared, cancel: &AtomicBool) {
+    if let Some(transactions) = &shared.transactions {
+        return transactions.warm_up(shared.decoder, cancel).await;
+    }
     let mut ignore = |_: RowsView<'_>, _: usize| {};
     let decoding = Decoding {
         kept_messages: 0,

@@ -1,0 +1,154 @@
+//! One request of a read-write load run (`load --read-write`): one logical transaction, every
+//! attempt and back-off of it, run by the client's transaction runner on a session of the
+//! request's own (taken from the run's [`SessionPool`], given back when the transaction ends). Its
+//! latency is the transaction's: from its intended start (the wait for a session included) and from
+//! its actual start (its session in hand). A committed transaction's parts are the transaction
+//! accounting's; one that failed counts as an error with its status (ABORTED when the retry policy
+//! gave up), and every transaction that made an attempt has its attempts and aborts counted.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::client::IterationError;
+use crate::client::read_write::TransactionTiming;
+use crate::load::Ended;
+use crate::report::Outcome;
+
+use super::super::spec::ReadWrite;
+use super::super::transaction::accounted;
+use super::pool::SessionPool;
+use super::sink::{StepSink, status_name};
+use crate::wire::DecoderKind;
+
+/// What every transaction of a run shares: the sessions and the script with its options.
+pub(super) struct Transactions {
+    pub(super) pool: Arc<SessionPool>,
+    pub(super) read_write: ReadWrite,
+}
+
+impl Transactions {
+    /// Runs one transaction meant to start at `intended` into `step`; returns whether it ended
+    /// (false: abandoned in flight).
+    pub(super) async fn run(
+        &self,
+        decoder: DecoderKind,
+        step: &StepSink,
+        intended: Instant,
+    ) -> bool {
+        let mut abandon = step.abandon.clone();
+        let lease = tokio::select! {
+            lease = self.pool.take() => lease,
+            _ = abandon.wait_for(|&stop| stop) => return false,
+        };
+        let lease = match lease {
+            Ok(lease) => lease,
+            Err(e) => {
+                let status = status_name(&IterationError::from(e));
+                step.lock().error(&status, since(step.began));
+                return true;
+            }
+        };
+        let started = Instant::now();
+        let cancel = std::pin::pin!(async move {
+            let _ = abandon.wait_for(|&stop| stop).await;
+        });
+        let ran = lease
+            .session()
+            .run_transaction(
+                &self.read_write.script,
+                &self.read_write.options,
+                decoder,
+                cancel,
+            )
+            .await;
+        let now = Instant::now();
+        let at = now.saturating_duration_since(step.began);
+        let timing = match ran {
+            Ok(timing) => timing,
+            Err(e) => {
+                lease.give_back();
+                step.lock().error(&status_name(&e), at);
+                return true;
+            }
+        };
+        let done = accounted(&timing);
+        let code = match &done.outcome {
+            // Abandoned in flight: its session is retired with the lease.
+            Outcome::Cancelled(_) => return false,
+            Outcome::Ok => None,
+            Outcome::Failed(failure) => Some(
+                failure
+                    .code
+                    .map_or_else(|| "OTHER".to_owned(), |c| c.spanner_name()),
+            ),
+        };
+        lease.give_back();
+        let mut tally = step.lock();
+        tally.transaction(&done.transaction);
+        match code {
+            None => {
+                let ended = Ended {
+                    from_intended: now.saturating_duration_since(intended),
+                    from_start: now.saturating_duration_since(started),
+                    at,
+                    ..answer(&timing)
+                };
+                tally.ok(&ended, &done.parts);
+            }
+            Some(status) => tally.error(&status, at),
+        }
+        true
+    }
+
+    /// One transaction before the first step, its figures kept out (as a query run's warm-up is).
+    /// A cancel ends it.
+    pub(super) async fn warm_up(
+        &self,
+        decoder: DecoderKind,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) {
+        let Ok(lease) = self.pool.take().await else {
+            return;
+        };
+        let cancelled = std::pin::pin!(async {
+            while !cancel.load(std::sync::atomic::Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        let ran = lease
+            .session()
+            .run_transaction(
+                &self.read_write.script,
+                &self.read_write.options,
+                decoder,
+                cancelled,
+            )
+            .await;
+        if ran.is_ok_and(|t| !matches!(accounted(&t).outcome, Outcome::Cancelled(_))) {
+            lease.give_back();
+        }
+    }
+}
+
+fn since(began: Instant) -> Duration {
+    Instant::now().saturating_duration_since(began)
+}
+
+/// The committed attempt's answer: its statements' rows and bytes, and their decoding's and own
+/// work's CPU time.
+fn answer(t: &TransactionTiming) -> Ended {
+    let mut ended = Ended::default();
+    for s in t
+        .attempts
+        .last()
+        .into_iter()
+        .flat_map(|a| &a.actions)
+        .filter_map(|a| a.statement.as_ref())
+    {
+        ended.rows += s.rows;
+        ended.bytes += s.counters.wire_bytes;
+        ended.decode_cpu += s.wire_decode_cpu + s.row_decode_cpu;
+        ended.work_cpu += s.client_work_cpu;
+    }
+    ended
+}
