@@ -215,3 +215,51 @@ fn a_report_spanprof_would_not_write_does_not_read_back() {
         read(&part)
     );
 }
+
+/// A read-write step of `committed` transactions, `retried` of them after one abort at commit.
+fn read_write_step(committed: u64, retried: u64) -> StepResult {
+    use crate::report::{ActionKind, Attempt, AttemptOutcome, TransactionRecord};
+    let mut tally = StepTally::read_write(StepLevel::Concurrency(2));
+    for i in 0..committed {
+        let mut attempts = Vec::new();
+        if i < retried {
+            attempts.push(Attempt {
+                ended_at: Some(ActionKind::Commit),
+                ..Attempt::new(AttemptOutcome::Aborted)
+            });
+        }
+        attempts.push(Attempt::new(AttemptOutcome::Committed));
+        tally.ok(
+            &Ended {
+                at: Duration::from_millis(500),
+                ..Ended::default()
+            },
+            &Parts::default(),
+        );
+        tally.transaction(&TransactionRecord {
+            attempts,
+            ..TransactionRecord::default()
+        });
+    }
+    tally.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default())
+}
+
+#[test]
+fn read_write_steps_merge_their_attempts_and_aborts_and_query_steps_gain_none() {
+    let (a, b) = (read_write_step(10, 2), read_write_step(30, 0));
+    let merged = merge_transactions(&[&a, &b]);
+    assert_eq!(merged.committed, Some(40));
+    assert_eq!(merged.committed_per_s, Some(40.0));
+    assert_eq!(merged.attempts_per_s, Some(42.0));
+    assert_eq!(merged.attempts, BTreeMap::from([(1, 38), (2, 2)]));
+    assert_eq!(merged.aborts_at, BTreeMap::from([("commit".to_owned(), 2)]));
+    assert_eq!(merged.aborts_per_transaction, Some(0.05));
+    let query = StepTally::new(StepLevel::Rate(1.0)).finish(
+        Duration::ZERO,
+        Duration::from_secs(1),
+        StepCpu::default(),
+    );
+    let none = merge_transactions(&[&query, &query]);
+    assert_eq!(none.committed, None);
+    assert!(none.attempts.is_empty());
+}
