@@ -228,6 +228,11 @@ fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
         .apply(vec![variant])?
         .pop()
         .context("no variant to load")?;
+    if variant.read_write.is_some() && variant.options.partitioned.is_some() {
+        anyhow::bail!(
+            "a read-write transaction runs unpartitioned: leave out --partitioned with --read-write"
+        );
+    }
     Ok(LoadSpec {
         database: args.target.database(),
         variant,

@@ -224,3 +224,29 @@ async fn under_an_arrival_rate_overlapping_transactions_never_share_a_session() 
     assert_eq!(attempts(step), BTreeMap::from([(1, 50)]), "{step}");
     assert!(number(&step["p50_ms"]) >= 40.0, "they overlapped: {step}");
 }
+
+/// A read-write transaction is not read as partitions: `load --read-write --partitioned` is refused
+/// before anything connects, as `profile` refuses it.
+#[test]
+fn a_partitioned_read_write_load_is_refused_before_it_connects() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_spanprof"))
+        .args([
+            "load",
+            "--endpoint",
+            "127.0.0.1:9",
+            "--read-write",
+            "--partitioned",
+            "--sql",
+            "UPDATE Accounts SET Balance = 1 WHERE AccountId = 1",
+            "--concurrency",
+            "1",
+        ])
+        .output()
+        .expect("spanprof runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("leave out --partitioned with --read-write"),
+        "{stderr}"
+    );
+}
