@@ -2,7 +2,16 @@
 //! options, DML kept for replay, answers by `seqno`, how they ended, the aborts `abort_every`
 //! scripts), commits batched by `max_commit_delay`, and ABORTED with its RetryInfo. The SQLite side
 //! (replay, validation, mutations) is `sqlite/write.rs`; the calls are in `service/`.
+//!
+//! The model of Spanner's locking, not yet on the request path: the lock table (`locks`: lock
+//! modes, wound-wait, bounded waits; `held`: the locks it holds), its journal (`journal`), the
+//! words they share (`lock_key`) and the optimistic commit's versions (`versions`).
 
 pub mod aborted;
 pub mod batch;
+pub mod held;
+pub mod journal;
+pub mod lock_key;
+pub mod locks;
 pub mod store;
+pub mod versions;
