@@ -53,16 +53,38 @@ pub const LOAD_COLUMNS: [&str; 30] = [
     "client_cpu_ms_per_query",
 ];
 
+/// A read-write step's columns, after `server_queue_ms` (empty for a query run's step):
+/// `attempts` and `aborts_at` are `;`-separated `key=count` pairs, as `errors_by_status` is.
+pub const LOAD_TRANSACTION_COLUMNS: [&str; 6] = [
+    "committed",
+    "committed_per_s",
+    "attempts_per_s",
+    "aborts_per_transaction",
+    "attempts",
+    "aborts_at",
+];
+
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
+/// `key=count` pairs joined by `;`: `1=217;2=12`.
+fn pairs<K: std::fmt::Display>(map: impl IntoIterator<Item = (K, u64)>) -> String {
+    map.into_iter()
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// A transaction's parts that a query has not, in the order they stack: their columns follow
+/// [`LOAD_TRANSACTION_COLUMNS`] (a part both have is in the query's columns).
+fn transaction_parts() -> impl Iterator<Item = Part> {
+    Part::TRANSACTION
+        .into_iter()
+        .filter(|p| !Part::QUERY.contains(p))
+}
+
 fn row(s: &StepResult) -> Vec<String> {
-    let errors: Vec<String> = s
-        .errors_by_status
-        .iter()
-        .map(|(code, n)| format!("{code}={n}"))
-        .collect();
     let mut row = vec![
         opt(s.target_rate),
         opt(s.concurrency),
@@ -81,7 +103,7 @@ fn row(s: &StepResult) -> Vec<String> {
         opt(s.over_100ms_share_uncorrected),
         s.count.to_string(),
         s.errors.to_string(),
-        errors.join(";"),
+        pairs(s.errors_by_status.iter().map(|(code, n)| (code, *n))),
         s.late.to_string(),
         s.dropped.to_string(),
         s.unfinished.to_string(),
@@ -97,19 +119,38 @@ fn row(s: &StepResult) -> Vec<String> {
     ];
     row.extend(Part::QUERY.iter().map(|p| opt(s.parts.get(p.key()))));
     row.push(opt(s.server_queue_ms));
+    let read_write = s.committed.is_some();
+    row.extend([
+        opt(s.committed),
+        opt(s.committed_per_s),
+        opt(s.attempts_per_s),
+        opt(s.aborts_per_transaction),
+        pairs(s.attempts.iter().map(|(n, t)| (n, *t))),
+        pairs(s.aborts_at.iter().map(|(at, n)| (at, *n))),
+    ]);
+    // A read-write step's part it did not spend time in is 0; a query's has none of them.
+    row.extend(transaction_parts().map(|p| match s.parts.get(p.key()) {
+        Some(ms) => ms.to_string(),
+        None if read_write => "0".to_owned(),
+        None => String::new(),
+    }));
     row
 }
 
 /// A CSV row per step: [`LOAD_COLUMNS`], then each query part's mean per request as
 /// `part_<key>_ms` (a mean per request, not a run CSV's per-iteration `<key>_ms`), then
-/// `server_queue_ms`: of the server's part, its wait in its queue (not a part of its own).
+/// `server_queue_ms`: of the server's part, its wait in its queue (not a part of its own); then a
+/// read-write step's [`LOAD_TRANSACTION_COLUMNS`] and the parts a transaction has and a query has not
+/// (`part_aborted_ms`, `part_begin_ms`, ..., `part_commit_ms`), all empty for a query run's step.
 pub fn load_csv(report: &LoadReport) -> Result<Vec<u8>, ExportError> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let header = LOAD_COLUMNS
         .iter()
         .map(|c| (*c).to_owned())
         .chain(Part::QUERY.iter().map(|p| format!("part_{}_ms", p.key())))
-        .chain(std::iter::once("server_queue_ms".to_owned()));
+        .chain(std::iter::once("server_queue_ms".to_owned()))
+        .chain(LOAD_TRANSACTION_COLUMNS.iter().map(|c| (*c).to_owned()))
+        .chain(transaction_parts().map(|p| format!("part_{}_ms", p.key())));
     w.write_record(header)?;
     for step in &report.steps {
         w.write_record(row(step))?;
@@ -148,4 +189,111 @@ pub fn load_hdr_log(report: &LoadReport) -> Result<Vec<u8>, ExportError> {
         }
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::load::{LoadSteps, Model, StepCpu, StepLevel, StepTally};
+
+    fn plan(levels: Vec<StepLevel>) -> LoadSteps {
+        LoadSteps {
+            model: Model::Closed,
+            levels,
+            step_duration: Duration::from_secs(1),
+            max_in_flight: 4,
+            drain: Duration::from_secs(1),
+        }
+    }
+
+    /// The CSV read back: each row as column name to cell.
+    fn rows(report: &LoadReport) -> Vec<BTreeMap<String, String>> {
+        let bytes = load_csv(report).expect("a CSV");
+        let mut reader = ::csv::Reader::from_reader(bytes.as_slice());
+        let header: Vec<String> = reader
+            .headers()
+            .expect("a header")
+            .iter()
+            .map(str::to_owned)
+            .collect();
+        reader
+            .records()
+            .map(|r| {
+                let r = r.expect("a row");
+                assert_eq!(r.len(), header.len(), "every row as wide as the header");
+                header
+                    .iter()
+                    .cloned()
+                    .zip(r.iter().map(str::to_owned))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_read_write_step_s_row_carries_goodput_attempts_and_aborts_and_a_query_s_leaves_them_empty()
+    {
+        let mut step = StepTally::read_write(StepLevel::Concurrency(2)).finish(
+            Duration::ZERO,
+            Duration::from_secs(1),
+            StepCpu::default(),
+        );
+        step.committed = Some(243);
+        step.committed_per_s = Some(240.6);
+        step.attempts_per_s = Some(303.0);
+        step.aborts_per_transaction = Some(0.26);
+        step.attempts = BTreeMap::from([(1, 217), (2, 12), (3, 7)]);
+        step.aborts_at = BTreeMap::from([("commit".into(), 42), ("dml".into(), 21)]);
+        step.parts = BTreeMap::from([
+            ("aborted".into(), 1.51),
+            ("commit".into(), 1.25),
+            ("server".into(), 0.85),
+        ]);
+        let report = LoadReport::new(
+            Default::default(),
+            &plan(vec![StepLevel::Concurrency(2)]),
+            vec![step],
+        );
+        let row = &rows(&report)[0];
+        assert_eq!(row["committed"], "243");
+        assert_eq!(row["committed_per_s"], "240.6");
+        assert_eq!(row["attempts_per_s"], "303");
+        assert_eq!(row["aborts_per_transaction"], "0.26");
+        assert_eq!(row["attempts"], "1=217;2=12;3=7");
+        assert_eq!(row["aborts_at"], "commit=42;dml=21");
+        assert_eq!(row["part_aborted_ms"], "1.51");
+        assert_eq!(row["part_commit_ms"], "1.25");
+        assert_eq!(row["part_lock_wait_ms"], "0", "a part it spent nothing in");
+        assert_eq!(row["part_server_ms"], "0.85", "a part a query has too");
+
+        let query = StepTally::new(StepLevel::Rate(50.0)).finish(
+            Duration::ZERO,
+            Duration::from_secs(1),
+            StepCpu::default(),
+        );
+        let report = LoadReport::new(
+            Default::default(),
+            &plan(vec![StepLevel::Rate(50.0)]),
+            vec![query],
+        );
+        let row = &rows(&report)[0];
+        let transaction_only = transaction_parts().map(|p| format!("part_{}_ms", p.key()));
+        for column in LOAD_TRANSACTION_COLUMNS
+            .iter()
+            .map(|c| (*c).to_owned())
+            .chain(transaction_only)
+        {
+            assert_eq!(row[&column], "", "{column} of a query's step");
+        }
+        // The columns before them kept their places.
+        let header = String::from_utf8(load_csv(&report).expect("a CSV")).expect("UTF-8");
+        let first = header.lines().next().unwrap_or_default();
+        assert!(
+            first.contains("part_untimed_ms,server_queue_ms,committed,"),
+            "{first}"
+        );
+    }
 }

@@ -33,7 +33,7 @@ pub use self::file::{MAX_REPORT_BYTES, read_bounded, write_atomically};
 pub use self::format::{Exported, Format, OwnedReports, Reports, RunKind, file_name_part, is_date};
 pub use self::html::{Html, MAX_BARS, MAX_TABLE_ROWS, is_html, load_html};
 pub use self::json::{FORMAT_VERSION, Json, read_json};
-pub use self::load::{LOAD_COLUMNS, load_csv, load_hdr_log, load_json};
+pub use self::load::{LOAD_COLUMNS, LOAD_TRANSACTION_COLUMNS, load_csv, load_hdr_log, load_json};
 pub use self::markdown::Markdown;
 pub use self::redact::Redaction;
 pub use self::trace::Trace;
