@@ -29,6 +29,13 @@ use rusqlite::limits::Limit;
 
 use super::schema::Catalog;
 
+/// The function the read-write connection's triggers call to report the rows a statement wrote
+/// (`txn/rows_written.rs`); refused to a client's SQL.
+pub const CAPTURE_FUNCTION: &str = "spanprof_row_written";
+/// How the names of those triggers begin: their statements are the server's, let through and not
+/// noted as the client's reads.
+pub const CAPTURE_TRIGGER_PREFIX: &str = "spanprof_row_written_";
+
 /// The bounds a query's connection runs under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SqlLimits {
@@ -72,6 +79,8 @@ pub struct Touched {
     pub read: Vec<String>,
     /// Tables it inserts into, updates or deletes from.
     pub written: Vec<String>,
+    /// The columns its UPDATEs (and upserts) set: table and column, lower-cased.
+    pub updated: Vec<(String, String)>,
 }
 
 impl Touched {
@@ -175,6 +184,14 @@ impl Sandbox {
         if self.server.load(Ordering::Relaxed) {
             return Authorization::Allow;
         }
+        // The statements of the write capture's triggers (`txn/rows_written.rs`), the server's own:
+        // they read the row a statement wrote, which is no read of the client's.
+        if ctx
+            .accessor
+            .is_some_and(|a| a.starts_with(CAPTURE_TRIGGER_PREFIX))
+        {
+            return Authorization::Allow;
+        }
         match ctx.action {
             A::Select => {
                 self.selects.fetch_add(1, Ordering::Relaxed);
@@ -215,7 +232,20 @@ impl Sandbox {
             A::Unknown { code, .. } => {
                 self.refuse(Refusal::Forbidden(format!("SQLite action {code}")))
             }
-            A::Insert { table_name } | A::Update { table_name, .. } | A::Delete { table_name }
+            A::Update {
+                table_name,
+                column_name,
+            } if self.writes && self.writable(ctx.database_name, table_name) => {
+                let mut touched = self.touched_lock();
+                Touched::note(&mut touched.written, table_name);
+                let set = (table_name.to_lowercase(), column_name.to_lowercase());
+                // Bounded: one entry per column of the schema's tables at most.
+                if !touched.updated.contains(&set) {
+                    touched.updated.push(set);
+                }
+                Authorization::Allow
+            }
+            A::Insert { table_name } | A::Delete { table_name }
                 if self.writes && self.writable(ctx.database_name, table_name) =>
             {
                 Touched::note(&mut self.touched_lock().written, table_name);
@@ -297,7 +327,8 @@ fn confine_as(
 /// Functions that reach files, load code or change settings (most are absent from this build of
 /// SQLite; refused by name all the same).
 fn forbidden_function(name: &str) -> bool {
-    const FORBIDDEN: [&str; 6] = [
+    const FORBIDDEN: [&str; 7] = [
+        CAPTURE_FUNCTION,
         "load_extension",
         "readfile",
         "writefile",

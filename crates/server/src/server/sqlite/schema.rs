@@ -125,6 +125,11 @@ impl Schema {
         self.tables.get(&name.to_lowercase())
     }
 
+    /// Every table, in the order of their lower-cased names.
+    pub fn tables(&self) -> impl Iterator<Item = &Arc<TableDef>> {
+        self.tables.values()
+    }
+
     /// The Spanner type of a table's column.
     pub fn column_type(&self, table: &str, column: &str) -> Option<&Type> {
         Some(&self.table(table)?.column(column)?.ty)

@@ -5,7 +5,9 @@
 //!
 //! The model of Spanner's locking, not yet on the request path: the lock table (`locks`: lock
 //! modes, wound-wait, bounded waits; `held`: the locks it holds), its journal (`journal`), the
-//! words they share (`lock_key`) and the optimistic commit's versions (`versions`).
+//! words they share (`lock_key`) and the optimistic commit's versions (`versions`); and, on the
+//! read-write connection, the rows each statement wrote, by key and column (`rows_written`, its
+//! keys from SQLite's values by `row_key`).
 
 pub mod aborted;
 pub mod batch;
@@ -13,5 +15,7 @@ pub mod held;
 pub mod journal;
 pub mod lock_key;
 pub mod locks;
+pub mod row_key;
+pub mod rows_written;
 pub mod store;
 pub mod versions;
