@@ -1,7 +1,7 @@
 //! HTML: one self-contained file a person opens in a browser, offline: the headline and parts of
 //! every run, the bars, the slowest iteration's timeline, the comparison's verdict, the plan per
 //! operator, the findings, the environment and every iteration's ids; a load run's curve and
-//! percentiles. No network: styles and the one script are inline, the pictures inline SVG, and
+//! percentiles (and a read-write run's goodput against its attempts). No network: styles and the one script are inline, the pictures inline SVG, and
 //! a Content-Security-Policy forbids fetching anything and running any script but ours (by its
 //! hash). The run's JSON report is embedded (`<script type="application/json">`, its `<` `>` `&`
 //! written as `\u003c`...), so spanprof re-opens the file itself ([`read_embedded`]).
@@ -10,8 +10,10 @@ mod attempts;
 mod bars;
 mod compare;
 mod embedded;
+mod goodput;
 mod load;
 mod markup;
+mod plot;
 mod run;
 mod timeline;
 

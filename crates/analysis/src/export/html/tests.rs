@@ -321,3 +321,93 @@ fn a_read_write_run_s_page_shows_its_transactions_their_attempts_and_new_parts()
         "its causes are listed"
     );
 }
+
+/// A read-write load run of two steps: two clients whose transfers abort one another at commit.
+fn read_write_load() -> LoadReport {
+    use crate::load::{StepCpu, StepLevel, StepTally};
+    use std::collections::BTreeMap;
+    let levels = [StepLevel::Concurrency(1), StepLevel::Concurrency(2)];
+    let plan = crate::load::LoadSteps {
+        model: crate::load::Model::Closed,
+        levels: levels.to_vec(),
+        step_duration: std::time::Duration::from_secs(1),
+        max_in_flight: 2,
+        drain: std::time::Duration::from_secs(1),
+    };
+    let steps = levels
+        .iter()
+        .zip([(180.0, 180.0, 0.0), (240.6, 303.0, 0.26)])
+        .map(|(&level, (goodput, attempts, aborts))| {
+            let mut s = StepTally::read_write(level).finish(
+                std::time::Duration::ZERO,
+                std::time::Duration::from_secs(1),
+                StepCpu::default(),
+            );
+            s.committed = Some(goodput as u64);
+            s.committed_per_s = Some(goodput);
+            s.attempts_per_s = Some(attempts);
+            s.aborts_per_transaction = Some(aborts);
+            s.attempts = if aborts > 0.0 {
+                BTreeMap::from([(1, 217), (2, 12), (3, 7)])
+            } else {
+                BTreeMap::from([(1, 180)])
+            };
+            if aborts > 0.0 {
+                s.aborts_at = BTreeMap::from([("commit".into(), 42), ("dml".into(), 21)]);
+            }
+            s.parts = BTreeMap::from([
+                ("aborted".into(), 1.51 * aborts),
+                ("backoff".into(), 2.81 * aborts),
+                ("server".into(), 0.85),
+                ("network".into(), 1.8),
+                ("commit".into(), 1.25),
+            ]);
+            s
+        })
+        .collect();
+    LoadReport::new(Default::default(), &plan, steps)
+}
+
+#[test]
+fn a_read_write_load_page_sets_goodput_against_attempts_and_shows_the_transaction_s_parts() {
+    let page = String::from_utf8(load_html(&read_write_load(), Redaction::NONE).expect("a page"))
+        .expect("UTF-8");
+    assert!(page.contains("<h3>Goodput against attempts</h3>"));
+    // A line each on the chart, and a legend that names them.
+    let chart = page
+        .split("<svg class=\"goodput\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</svg>").next())
+        .expect("the goodput chart");
+    assert_eq!(chart.matches("<polyline").count(), 2, "{chart}");
+    assert!(page.contains("committed a second (goodput)"));
+    assert!(page.contains("attempts a second (the aborted ones included)"));
+    // The table: goodput, attempts, aborts per transaction, where they aborted.
+    for cell in ["240.6/s", "303.0/s", ">0.26<", "commit 42, dml 21"] {
+        assert!(page.contains(cell), "{cell}");
+    }
+    // The attempts' histogram, a row per step.
+    assert!(page.contains("<h3>How many attempts each transaction took</h3>"));
+    assert!(page.contains("<th>1 attempt</th><th>2</th><th>3</th>"));
+    assert!(page.contains("217 (91.9%)"), "217 of 236 took one");
+    // The parts the steps have, the transaction's among them, per committed transaction.
+    for part in [crate::part::Part::Aborted, crate::part::Part::Commit] {
+        assert!(
+            page.contains(&format!("<th>{}</th>", part.label())),
+            "{part:?}"
+        );
+    }
+    assert!(page.contains("means per committed transaction"));
+}
+
+#[test]
+fn a_query_load_page_has_no_goodput() {
+    let mut report = read_write_load();
+    for s in &mut report.steps {
+        s.committed = None;
+    }
+    let page =
+        String::from_utf8(load_html(&report, Redaction::NONE).expect("a page")).expect("UTF-8");
+    assert!(!page.contains("Goodput against attempts"));
+    assert!(page.contains("means per request that ended ok"));
+}
