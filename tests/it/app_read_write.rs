@@ -15,12 +15,12 @@ use spanprof::report::{AttemptOutcome, Status};
 use crate::app::{app, run_to_end, set_query};
 
 /// The issue's transfer: one unit from account 1 to account 2.
-const TRANSFER: &str = "UPDATE Accounts SET Balance = Balance - 1 WHERE AccountId = 1; \
+pub(crate) const TRANSFER: &str = "UPDATE Accounts SET Balance = Balance - 1 WHERE AccountId = 1; \
                         UPDATE Accounts SET Balance = Balance + 1 WHERE AccountId = 2";
 
 /// Ticks the query panel's read-write switch (it must be off) and types `script` into the
 /// editor, which is then the script's.
-fn type_script(h: &mut Harness<'static, SpanprofApp>, script: &str, iterations: u32) {
+pub(crate) fn type_script(h: &mut Harness<'static, SpanprofApp>, script: &str, iterations: u32) {
     set_query(h, "", iterations, "transfer");
     h.run_steps(2);
     h.get_by_label("Read-write transaction").click();

@@ -51,7 +51,9 @@ pub fn controls_ui(ui: &mut egui::Ui, settings: &mut LoadSettings, idle: bool, l
     ui.label(
         egui::RichText::new(
             "Run load (below the query panel, or Ctrl+Enter) runs the query panel's first \
-             query on the connection's target; Cancel stops it and keeps the steps measured",
+             query on the connection's target (with Read-write transaction on, each request is \
+             one transaction of its script, retries included); Cancel stops it and keeps the \
+             steps measured",
         )
         .small()
         .color(theme::MUTED),

@@ -1,8 +1,10 @@
-//! The Load tab: a load test of the query panel's first query on the connection panel's target,
+//! The Load tab: a load test of the query panel's first query (or its read-write transaction, the
+//! panel's switch on) on the connection panel's target,
 //! its controls (the model and its levels, the step's length, the bound on requests in flight,
 //! the built-in instance's queue; the side panel's Run load and Cancel start and stop it); while
 //! it runs, each step that ends appears at once as a row, a point of the curve, a stacked bar of
-//! its parts and a line of its percentiles, and the knee found so far is marked; once it ends (or
+//! its parts and a line of its percentiles (a read-write run's goodput against its attempts and
+//! its aborts per transaction too), and the knee found so far is marked; once it ends (or
 //! is stopped), the run's own knee and its exports. The tab scrolls, its charts a minimum height.
 //!
 //! The run is the app's `RunController`'s, as every run is; the view draws what the run reported,
@@ -11,6 +13,7 @@
 
 use super::chart::LoadFigures;
 use super::controls;
+use super::goodput::LoadGoodput;
 use super::parts::LoadParts;
 use super::percentiles::{LevelScale, LoadPercentiles};
 use super::progress::{self, LoadProgress};
@@ -55,6 +58,8 @@ pub struct LoadView {
     scale: LevelScale,
     steps: Vec<StepResult>,
     figures: LoadFigures,
+    /// A read-write run's goodput against its attempts (empty for a query run).
+    goodput: LoadGoodput,
     parts: LoadParts,
     percentiles: LoadPercentiles,
     knee: Option<KneeText>,
@@ -96,6 +101,11 @@ impl LoadView {
         &self.figures
     }
 
+    /// A read-write run's goodput against its attempts and aborts per transaction, as drawn.
+    pub fn goodput(&self) -> &LoadGoodput {
+        &self.goodput
+    }
+
     /// The stacked bars of the steps' parts, as drawn.
     pub fn parts_chart(&self) -> &LoadParts {
         &self.parts
@@ -130,6 +140,7 @@ impl LoadView {
             progress,
             scale,
             figures: LoadFigures::new(plan.model),
+            goodput: LoadGoodput::new(plan.model),
             parts,
             percentiles,
             notices,
@@ -160,6 +171,7 @@ impl LoadView {
             LoadEvent::StepDone(step) => {
                 self.progress.step_done();
                 self.figures.push(&step);
+                self.goodput.push(&step);
                 self.parts.push(&step);
                 self.percentiles.push(&step);
                 self.steps.push(*step);
@@ -199,9 +211,12 @@ impl LoadView {
         // The report carries the notices said before the run, with its own.
         self.notices.clear();
         let mut figures = LoadFigures::new(report.model);
+        let mut goodput = LoadGoodput::new(report.model);
         for step in &report.steps {
             figures.push(step);
+            goodput.push(step);
         }
+        self.goodput = goodput;
         if report.steps != self.steps {
             // The steps said as they ended are the report's; read again only if not.
             let in_ms = self.parts.in_ms;
@@ -317,7 +332,8 @@ impl LoadView {
     }
 
     /// The curve and the parts side by side where the tab is wide enough (both have the level
-    /// as x), else one above the other; the steps' table, then the percentiles, the whole width.
+    /// as x), else one above the other; the steps' table, a read-write run's goodput, then the
+    /// percentiles, the whole width.
     fn charts(&mut self, ui: &mut egui::Ui, height: f32) {
         if ui.available_width() >= TWO_COLUMNS_FROM {
             ui.columns(2, |columns| {
@@ -332,6 +348,10 @@ impl LoadView {
         ui.add_space(4.0);
         self.figures.table(ui);
         self.figures.sentences_ui(ui);
+        if !self.goodput.is_empty() {
+            ui.add_space(8.0);
+            self.goodput.ui(ui, height);
+        }
         ui.add_space(8.0);
         self.percentiles.plot(ui, height);
         ui.add_space(4.0);

@@ -302,14 +302,10 @@ impl QuerySettings {
     }
 
     /// The engine's variant for a load run of the first query, labelled `label`, or what is
-    /// wrong with the input.
+    /// wrong with the input. With the read-write switch on, its script and transaction options
+    /// as a profile's: each request of the load run is one such transaction.
     pub fn load_variant(&self, label: String) -> Result<Variant, String> {
         match self.first() {
-            Some(first) if first.read_write => Err(
-                "a load run runs a query: a read-write transaction runs in Iterations (untick \
-                 Read-write transaction in the query panel)"
-                    .into(),
-            ),
             Some(first) => self.variant(0, first, &label),
             None => Err("the SQL is empty".into()),
         }
@@ -508,6 +504,10 @@ mod tests {
         assert_eq!(rw.options.tag.as_deref(), Some("transfer"));
         assert!(!v.cold && v.options == crate::client::RequestOptions::default());
         assert_eq!(v.session_kind(), crate::client::SessionKind::Regular);
+        // A load run takes the same script and options: each request is one such transaction.
+        let load = settings.load_variant("load".into()).expect("a load of it");
+        assert_eq!(load.read_write, v.read_write);
+        assert_eq!(load.label, "load");
         // A script that does not parse says where, and nothing is made to run.
         settings.first_mut().sql = "UPDATE Accounts SET Balance = 0;\nCOMMIT".into();
         let error = settings
@@ -528,7 +528,7 @@ mod tests {
         assert!(old.load_variant("l".into()).is_ok());
         assert!(
             read.load_variant("l".into()).is_err(),
-            "a load runs a query"
+            "a script that does not parse starts no load either"
         );
     }
 
