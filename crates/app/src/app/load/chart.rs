@@ -109,10 +109,21 @@ struct StepRow {
 /// A row in words, from its cells: `At 200 requests a second, p99 was 12.0 ms; 0 late, 0
 /// dropped.` (`With 4 clients at once, ...` for the closed model, which has no schedule to be late
 /// on, and says what the clients achieved instead).
-fn sentence(level: StepLevel, cells: &[String; COLUMNS.len()], errors: u64) -> String {
+/// A read-write run's requests are transactions, and ending ok is committing.
+fn sentence(
+    level: StepLevel,
+    cells: &[String; COLUMNS.len()],
+    errors: u64,
+    transactions: bool,
+) -> String {
+    let (noun, ok) = if transactions {
+        ("transactions", "committed")
+    } else {
+        ("requests", "ended ok")
+    };
     let p99 = &cells[P99_CELL];
     let latency = if p99 == "–" {
-        "no request ended ok".to_owned()
+        format!("no {} {ok}", &noun[..noun.len() - 1])
     } else {
         format!("p99 was {p99}")
     };
@@ -123,13 +134,13 @@ fn sentence(level: StepLevel, cells: &[String; COLUMNS.len()], errors: u64) -> S
     };
     match level {
         StepLevel::Rate(rate) => format!(
-            "At {} requests a second, {latency}; {} late, {} dropped{failed}.",
+            "At {} {noun} a second, {latency}; {} late, {} dropped{failed}.",
             crate::text::trimmed(rate, 3),
             cells[LATE_CELL],
             cells[DROPPED_CELL]
         ),
         StepLevel::Concurrency(clients) => format!(
-            "With {clients} {} at once, {} requests a second ended ok and {latency}{failed}.",
+            "With {clients} {} at once, {} {noun} a second {ok} and {latency}{failed}.",
             if clients == 1 { "client" } else { "clients" },
             cells[ACHIEVED_CELL]
         ),
@@ -187,7 +198,7 @@ impl LoadFigures {
             count(step.dropped),
         ];
         self.rows.push(StepRow {
-            sentence: sentence(step.level(), &cells, step.errors),
+            sentence: sentence(step.level(), &cells, step.errors, step.committed.is_some()),
             cells,
             trouble: step.errors > 0 || step.dropped > 0,
         });
@@ -483,6 +494,22 @@ mod tests {
         assert_eq!(
             second.sentence,
             "At 200 requests a second, no request ended ok; 0 late, 0 dropped, 4 failed."
+        );
+    }
+
+    #[test]
+    fn a_read_write_step_says_transactions_committed() {
+        let mut figures = LoadFigures::new(Model::Closed);
+        let mut rw = step(0.0, &[10, 20, 30], 0);
+        rw.target_rate = None;
+        rw.concurrency = Some(2);
+        rw.committed = Some(3);
+        figures.push(&rw);
+        let said = &figures.rows[0].sentence;
+        assert!(
+            said.starts_with("With 2 clients at once, ")
+                && said.contains(" transactions a second committed and p99 was "),
+            "{said}"
         );
     }
 }

@@ -209,8 +209,8 @@ pub fn run_bar(
         let run = ui
             .add_enabled(ready, button)
             .on_hover_text(
-                "Runs the query panel's first query at each of the Load tab's levels in turn \
-                 (Ctrl+Enter)",
+                "Runs the query panel's first query (its read-write transaction when the \
+                 Read-write switch is on) at each of the Load tab's levels in turn (Ctrl+Enter)",
             )
             .on_disabled_hover_text(match (progress, blocked) {
                 (Some(_), _) => "A load run is in flight: Cancel it first",
