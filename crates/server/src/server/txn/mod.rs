@@ -6,8 +6,9 @@
 //! The model of Spanner's locking, not yet on the request path: the lock table (`locks`: lock
 //! modes, wound-wait, bounded waits; `held`: the locks it holds), its journal (`journal`), the
 //! words they share (`lock_key`) and the optimistic commit's versions (`versions`); and, on the
-//! read-write connection, the rows each statement wrote, by key and column (`rows_written`, its
-//! keys from SQLite's values by `row_key`).
+//! read-write connection, the rows each statement wrote, by key and column (`rows_written`), and
+//! the keys and ranges it read, from its bytecode (`rows_read`), their keys from SQLite's values by
+//! `row_key`.
 
 pub mod aborted;
 pub mod batch;
@@ -16,6 +17,7 @@ pub mod journal;
 pub mod lock_key;
 pub mod locks;
 pub mod row_key;
+pub mod rows_read;
 pub mod rows_written;
 pub mod store;
 pub mod versions;
