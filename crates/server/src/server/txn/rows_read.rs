@@ -123,11 +123,26 @@ enum Access {
     OtherIndex,
 }
 
+/// The most programs a [`ReadCapture`] keeps, by SQL text (a load runs the same few statements
+/// with other parameters); past it, it forgets them all and starts again.
+pub const MAX_PROGRAMS: usize = 256;
+/// The longest SQL text whose program is kept.
+pub const MAX_KEPT_SQL_BYTES: usize = 4096;
+
 /// Reads the rows statements read, on the read-write connection: it knows the stored tables'
-/// b-trees and primary-key indexes by their root pages ([`ReadCapture::refresh`] after DDL).
-#[derive(Debug, Clone, Default)]
+/// b-trees and primary-key indexes by their root pages ([`ReadCapture::refresh`] after DDL), and
+/// keeps the programs of the statements it read last.
+#[derive(Debug, Default)]
 pub struct ReadCapture {
     roots: HashMap<i64, (Arc<TableDef>, Access)>,
+    programs: HashMap<String, Arc<Explained>>,
+}
+
+/// A statement's program and the names of its parameters by number.
+#[derive(Debug)]
+struct Explained {
+    ops: Vec<Op>,
+    names: Vec<Option<String>>,
 }
 
 impl ReadCapture {
@@ -138,7 +153,7 @@ impl ReadCapture {
         Ok(capture)
     }
 
-    /// Reads the root pages again (call after DDL).
+    /// Reads the root pages again and forgets the programs kept (call after DDL).
     pub fn refresh(
         &mut self,
         conn: &Connection,
@@ -146,23 +161,43 @@ impl ReadCapture {
         schema: &Schema,
     ) -> rusqlite::Result<()> {
         self.roots = sandbox.as_server(|| roots(conn, schema))?;
+        self.programs.clear();
         Ok(())
+    }
+
+    /// The program of `sql`, kept or explained now.
+    fn explained(&mut self, conn: &Connection, sql: &str) -> rusqlite::Result<Arc<Explained>> {
+        if let Some(kept) = self.programs.get(sql) {
+            return Ok(Arc::clone(kept));
+        }
+        let (ops, names) = program(conn, sql)?;
+        let explained = Arc::new(Explained { ops, names });
+        if sql.len() <= MAX_KEPT_SQL_BYTES {
+            if self.programs.len() >= MAX_PROGRAMS {
+                self.programs.clear();
+            }
+            self.programs.insert(sql.to_owned(), Arc::clone(&explained));
+        }
+        Ok(explained)
     }
 
     /// The rows `sql` reads (as the read-write connection runs it, `THEN RETURN` already
     /// `RETURNING`), its parameters' values `params`, with at most `max_keys` keys. It prepares
-    /// `EXPLAIN sql` on `conn` under the sandbox, as the statement itself was.
+    /// `EXPLAIN sql` on `conn` under the sandbox, as the statement itself was, unless it kept the
+    /// program from before.
     pub fn rows_read(
-        &self,
+        &mut self,
         conn: &Connection,
         sql: &str,
         params: &HashMap<String, Param>,
         max_keys: usize,
     ) -> rusqlite::Result<RowsRead> {
-        let (ops, names) = program(conn, sql)?;
+        let explained = self.explained(conn, sql)?;
+        let ops = &explained.ops;
         let program = Program {
-            ops: &ops,
-            params: names
+            ops,
+            params: explained
+                .names
                 .iter()
                 .map(|n| {
                     n.as_deref()
@@ -175,7 +210,7 @@ impl ReadCapture {
         };
         let mut cursors: BTreeMap<i64, Target> = BTreeMap::new();
         let mut read = Reads::new(max_keys);
-        for op in &ops {
+        for op in ops {
             let opens = matches!(op.opcode.as_str(), "OpenRead" | "OpenWrite" | "ReopenIdx");
             if let Some((table, how)) = self.roots.get(&op.p2).filter(|_| opens && op.p3 == 0) {
                 let target = Target {

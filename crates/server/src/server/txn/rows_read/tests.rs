@@ -59,7 +59,7 @@ impl Bench {
             })
             .collect();
         let sql = then_return(sql);
-        let capture = ReadCapture::new(&self.conn, &self.sandbox, &self.db.schema())
+        let mut capture = ReadCapture::new(&self.conn, &self.sandbox, &self.db.schema())
             .expect("reads the roots");
         capture
             .rows_read(&self.conn, &sql, &params, self.max_keys)
@@ -326,4 +326,24 @@ fn past_the_bound_a_table_is_read_whole() {
             .lock_keys(),
         vec![LockKey::table("accounts")]
     );
+}
+
+#[test]
+fn a_kept_program_reads_the_keys_of_each_run_s_parameters() {
+    let bench = Bench::open(MAX_KEYS_PER_STATEMENT, &[]);
+    let mut capture =
+        ReadCapture::new(&bench.conn, &bench.sandbox, &bench.db.schema()).expect("roots");
+    let sql = "SELECT Balance FROM Accounts WHERE AccountId = @id";
+    for id in [3, 9, 3] {
+        let param = Param {
+            value: SqlValue::Integer(id),
+            ty: Type::Int64,
+            nan: false,
+        };
+        let params = [("id".to_owned(), param)].into();
+        let read = capture
+            .rows_read(&bench.conn, sql, &params, MAX_KEYS_PER_STATEMENT)
+            .expect("reads");
+        assert_eq!(read.table("accounts"), Some(&keys(&[id])));
+    }
 }
