@@ -248,7 +248,8 @@ fn saturation_cause(step: &StepResult, cores: usize) -> String {
 /// those that did (a server that answers nothing keeps the generator waiting for room in flight,
 /// which is no fault of this machine); the generator, when it could not keep its schedule; or the
 /// largest of the server's part (its queue included), the transport, the client's decode CPU and
-/// its descheduling.
+/// its descheduling, and for a read-write run the aborted attempts with their back-off, the wait
+/// for locks and the commit.
 pub fn cause(step: &StepResult) -> String {
     let ended = step.count.saturating_add(step.errors);
     if step.unfinished > 0 && step.unfinished >= ended {
@@ -264,7 +265,21 @@ pub fn cause(step: &StepResult) -> String {
             crate::text::ms(lag)
         );
     }
+    let contention = format!(
+        "most of the time went to aborted attempts and the back-off before their retries: the \
+         transactions contend ({} aborts per transaction)",
+        crate::text::trimmed(step.aborts_per_transaction.unwrap_or(0.0), 3)
+    );
     let groups = [
+        (
+            step.part_ms(Part::Aborted) + step.part_ms(Part::Backoff),
+            contention.as_str(),
+        ),
+        (
+            step.part_ms(Part::LockWait),
+            "most of the time is the wait for locks other transactions hold",
+        ),
+        (step.part_ms(Part::Commit), "most of the time is the commit"),
         (
             step.part_ms(Part::Server),
             "most of the time is the server's (its queue included): the server is saturated",
@@ -423,6 +438,27 @@ mod tests {
         let knee = find_knee(&steps, &KneeRule::DEFAULT).expect("a knee at 4");
         assert_eq!(knee.index, 2);
         assert!(knee.short);
+    }
+
+    #[test]
+    fn contending_transactions_are_named_by_their_aborts() {
+        let mut s = step(StepLevel::Concurrency(4), 230.0, 80.0);
+        s.aborts_per_transaction = Some(0.763);
+        s.parts = BTreeMap::from([
+            ("aborted".to_owned(), 4.0),
+            ("backoff".to_owned(), 7.0),
+            ("server".to_owned(), 2.0),
+            ("network".to_owned(), 3.0),
+            ("commit".to_owned(), 1.5),
+        ]);
+        let words = cause(&s);
+        assert!(
+            words.contains("aborted attempts and the back-off")
+                && words.contains("(0.763 aborts per transaction)"),
+            "{words}"
+        );
+        s.parts.insert("lock_wait".to_owned(), 20.0);
+        assert!(cause(&s).contains("wait for locks"), "{}", cause(&s));
     }
 
     #[test]
