@@ -371,7 +371,8 @@ impl LoadView {
             ui.label(format!(
                 "{how} · {} · {}",
                 report.target,
-                crate::text::excerpt(&report.sql, 80)
+                // A script's statements on one line (its newlines were shown escaped).
+                crate::text::printable(&crate::app::labels::one_line(&report.sql, 80))
             ));
         }
     }
