@@ -112,7 +112,7 @@ impl Session {
         for ask in 1..=MAX_ASKS {
             tokio::time::sleep(wait).await;
             wait *= 2;
-            run.asked_again = ask;
+            run.asked_again += 1;
             let answer = self
                 .send(
                     channel.clone(),

@@ -282,11 +282,15 @@ impl Session {
         let cancelled_in_commit =
             outcome.is_none() && matches!(run.current, Some((ActionCall::Commit, _, _)));
         if cancelled_in_commit {
-            run.resolution = Some(
-                "not asked again: the run was cancelled, and a commit sent again could apply \
-                 what the cancel stopped; read the data back to know"
-                    .into(),
-            );
+            let asked = match run.asked_again {
+                0 => "not asked again".to_owned(),
+                1 => "asked again once without an answer, then no more".to_owned(),
+                n => format!("asked again {n} times without an answer, then no more"),
+            };
+            run.resolution = Some(format!(
+                "{asked}: the run was cancelled, and a commit sent again could apply what the \
+                 cancel stopped; read the data back to know"
+            ));
         }
         run.end_current();
         if let Some(commit) = run
