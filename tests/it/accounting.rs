@@ -290,12 +290,14 @@ fn a_cold_server_s_first_iteration_is_explained_as_the_server_s() {
             .sum()
     };
     let server = by_kind("server");
-    // The server is named first, for most of it. (On a machine shared with other tests the
-    // client's thread is also descheduled for part of it, which is that cause's, not the
-    // server's: two thirds, not all.)
+    // The server is named first, for most of it. On a machine shared with other tests the
+    // client's thread is also descheduled for part of it (a CI run saw 163 ms of 690), which is
+    // that cause's, not the server's: two thirds of what is left once the descheduling is taken
+    // out.
+    let descheduled = by_kind("descheduled");
     assert!(
-        server >= 0.67 * extra,
-        "the server named for {server} ms of {extra} ms: {first}"
+        server >= 0.67 * (extra - descheduled),
+        "the server named for {server} ms of {extra} ms ({descheduled} ms descheduled): {first}"
     );
     for other in [
         "network",
