@@ -4,10 +4,9 @@
 //! step's transactions took, a histogram per step. Nothing for a run of queries.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 
-use super::markup::{Cell, Table, esc};
-use super::plot::{BOTTOM, HEIGHT, LEFT, Mark, TOP, WIDTH, axes, level_marks, polyline};
+use super::markup::{Cell, Table};
+use super::plot::{BOTTOM, HEIGHT, LEFT, Mark, TOP, WIDTH, axes, level_marks, lines_with_legend};
 use crate::load::{LoadReport, Model, StepResult};
 use crate::text::{count, trimmed};
 
@@ -85,20 +84,7 @@ fn chart(model: Model, steps: &[&StepResult]) -> String {
         .map(|&v| (v / y_top, format!("{}/s", trimmed(v, 2))))
         .collect();
     axes(&mut svg, &x_marks, &y_marks, x_label);
-    let mut legend = String::from("<ul class=\"legend\">");
-    for ((name, colour, dashed), points) in LINES.iter().zip(&lines) {
-        svg.push_str(&polyline(points, colour, *dashed, &x, &y));
-        let swatch = if *dashed {
-            format!("border-top:2px dashed {colour};height:0")
-        } else {
-            format!("background:{colour}")
-        };
-        let _ = write!(
-            legend,
-            "<li><span class=\"swatch\" style=\"{swatch}\"></span>{}</li>",
-            esc(name)
-        );
-    }
+    let mut legend = lines_with_legend(&mut svg, &LINES, &lines, &x, &y);
     svg.push_str("</svg>");
     legend.push_str("</ul>");
     svg + &legend

@@ -7,7 +7,9 @@
 use std::fmt::Write as _;
 
 use super::markup::{Cell, Table, clipped, esc, hex, num};
-use super::plot::{BOTTOM, HEIGHT, LEFT, Mark, TOP, WIDTH, axes, level_marks, polyline};
+use super::plot::{
+    BOTTOM, HEIGHT, LEFT, Mark, TOP, WIDTH, axes, level_marks, lines_with_legend, polyline,
+};
 use crate::load::{LoadReport, Model, StepResult};
 use crate::part::Part;
 use crate::text::{ms, trimmed};
@@ -211,20 +213,7 @@ fn curve(report: &LoadReport) -> String {
             esc(&step.level().describe())
         );
     }
-    let mut legend = String::from("<ul class=\"legend\">");
-    for ((name, colour, dashed), points) in LINES.iter().zip(&lines) {
-        svg.push_str(&polyline(points, colour, *dashed, &x, &y));
-        let swatch = if *dashed {
-            format!("border-top:2px dashed {colour};height:0")
-        } else {
-            format!("background:{colour}")
-        };
-        let _ = write!(
-            legend,
-            "<li><span class=\"swatch\" style=\"{swatch}\"></span>{}</li>",
-            esc(name)
-        );
-    }
+    let mut legend = lines_with_legend(&mut svg, &LINES, &lines, &x, &y);
     svg.push_str("</svg>");
     legend.push_str("<li>latency on a log scale</li></ul>");
     svg + &legend

@@ -16,6 +16,32 @@ pub const BOTTOM: f64 = 34.0;
 /// The top margin.
 pub const TOP: f64 = 10.0;
 
+/// Draws each of `lines` (name, colour, dashed) through its `points` into `svg`, and returns the
+/// legend's items for them, a swatch and a name each (the caller closes the list).
+pub fn lines_with_legend(
+    svg: &mut String,
+    lines: &[(&str, &str, bool)],
+    points: &[Vec<(f64, f64)>],
+    x: &dyn Fn(f64) -> f64,
+    y: &dyn Fn(f64) -> f64,
+) -> String {
+    let mut legend = String::from("<ul class=\"legend\">");
+    for ((name, colour, dashed), points) in lines.iter().zip(points) {
+        svg.push_str(&polyline(points, colour, *dashed, x, y));
+        let swatch = if *dashed {
+            format!("border-top:2px dashed {colour};height:0")
+        } else {
+            format!("background:{colour}")
+        };
+        let _ = write!(
+            legend,
+            "<li><span class=\"swatch\" style=\"{swatch}\"></span>{}</li>",
+            esc(name)
+        );
+    }
+    legend
+}
+
 /// A line through points (x, y) scaled to the plot.
 pub fn polyline(
     points: &[(f64, f64)],
