@@ -10,38 +10,9 @@ use std::process::Command;
 
 use serde_json::Value as Json;
 use spanprof::load::Latencies;
-use spanprof::server::{KnobSettings, LocalInstance, ServerConfig};
-use spanprof::wire::Value;
+use spanprof::server::KnobSettings;
 
-use crate::client::TestClient;
-
-const TRANSFER: &str = "UPDATE Accounts SET Balance = Balance - 1 WHERE AccountId = 1; \
-                        UPDATE Accounts SET Balance = Balance + 1 WHERE AccountId = 2";
-
-async fn instance(knobs: KnobSettings) -> LocalInstance {
-    LocalInstance::start(ServerConfig {
-        port: 0,
-        seed23_rows: 1_000,
-        knobs,
-        connections: Default::default(),
-    })
-    .await
-    .expect("the local instance starts")
-}
-
-/// The balances of accounts 1 and 2, read in a new session.
-async fn balances(host: &str) -> [i64; 2] {
-    let mut client = TestClient::connect(host).await;
-    let read = client
-        .query("SELECT Balance FROM Accounts WHERE AccountId IN (1, 2) ORDER BY AccountId")
-        .await
-        .expect("the balances read");
-    let balance = |i: usize| match read.rows[i].values().first() {
-        Some(Value::Int64(n)) => *n,
-        other => panic!("a balance is an INT64: {other:?}"),
-    };
-    [balance(0), balance(1)]
-}
+use crate::read_write::{TRANSFER, balances, instance};
 
 /// `spanprof load --read-write` on `host` with `args`; the JSON report's steps.
 async fn load(host: &str, sql: &str, args: &[&str]) -> Vec<Json> {
@@ -172,7 +143,7 @@ async fn alone_every_third_new_transfer_aborts_once_at_its_commit_and_each_commi
     assert_eq!(step["aborts_at"]["commit"], aborted, "{step}");
     assert!(step["parts"]["backoff"].as_f64().is_some_and(|ms| ms > 0.0));
     let moved = 1 + committed as i64;
-    assert_eq!(balances(&host).await, [1000 - moved, 1000 + moved]);
+    assert_eq!(balances(&host, &[1, 2]).await, [1000 - moved, 1000 + moved]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -194,7 +165,7 @@ async fn two_clients_abort_each_other_and_every_committed_transfer_lands_exactly
     let given_up = step["errors_by_status"]["ABORTED"].as_u64().unwrap_or(0);
     assert_eq!(given_up, count(&step["errors"]), "{step}");
     let moved = 1 + committed as i64;
-    assert_eq!(balances(&host).await, [1000 - moved, 1000 + moved]);
+    assert_eq!(balances(&host, &[1, 2]).await, [1000 - moved, 1000 + moved]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

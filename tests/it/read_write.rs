@@ -14,10 +14,10 @@ use spanprof::wire::Value;
 
 use crate::client::TestClient;
 
-const TRANSFER: &str = "UPDATE Accounts SET Balance = Balance - 1 WHERE AccountId = 1; \
+pub(crate) const TRANSFER: &str = "UPDATE Accounts SET Balance = Balance - 1 WHERE AccountId = 1; \
                         UPDATE Accounts SET Balance = Balance + 1 WHERE AccountId = 2";
 
-async fn instance(knobs: KnobSettings) -> LocalInstance {
+pub(crate) async fn instance(knobs: KnobSettings) -> LocalInstance {
     LocalInstance::start(ServerConfig {
         port: 0,
         seed23_rows: 1_000,
@@ -29,7 +29,7 @@ async fn instance(knobs: KnobSettings) -> LocalInstance {
 }
 
 /// The balances of `ids`, read in a new session.
-async fn balances(host: &str, ids: &[i64]) -> Vec<i64> {
+pub(crate) async fn balances(host: &str, ids: &[i64]) -> Vec<i64> {
     let mut client = TestClient::connect(host).await;
     let list: Vec<String> = ids.iter().map(i64::to_string).collect();
     let sql = format!(
