@@ -6,6 +6,8 @@
 //!   modified z-score; whether the first iteration of a run was a slow cold start.
 //! - [`compare`](mod@compare): the ratio of the medians of two runs with a bootstrap confidence
 //!   interval.
+//! - [`zipf`](mod@zipf): Zipf's distribution over ranks, sampled by rejection-inversion (a load
+//!   run's hot keys).
 //!
 //! Everything here is a pure function of its inputs (the bootstrap takes its seed as an argument),
 //! and nothing panics on odd input: values that are not finite (NaN, ±∞) are not measurements and
@@ -15,11 +17,13 @@ pub mod compare;
 pub mod outliers;
 pub mod random;
 pub mod summary;
+pub mod zipf;
 
 pub use compare::{Comparison, compare, verdict};
 pub use outliers::{FirstSample, OUTLIER_THRESHOLD, first_sample, is_slow_first, mad, outliers};
 pub use random::shuffle;
 pub use summary::{Summary, percentile, summarize};
+pub use zipf::{MAX_ZIPF_RANKS, Zipf, ZipfError};
 
 /// The median of `values` (the mean of the two middle values for an even count); `None` when empty.
 /// Sorts `values` in place. NaNs sort last.

@@ -30,6 +30,27 @@ impl SplitMix64 {
         // The high half of a 64×64-bit product is below `n`, so it fits in a usize.
         (wide >> 64) as usize
     }
+
+    /// A number in `0..n` (0 when `n` is 0), without bias: Lemire's multiply-and-shift, drawing
+    /// again when the low half falls in the `2^64 mod n` values that would favour some results
+    /// ("Fast Random Integer Generation in an Interval", 2019).
+    pub fn below_u64(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        let threshold = n.wrapping_neg() % n;
+        loop {
+            let wide = u128::from(self.next_u64()) * u128::from(n);
+            if (wide as u64) >= threshold {
+                return (wide >> 64) as u64;
+            }
+        }
+    }
+
+    /// A number in `[0, 1)`, from the top 53 bits (every double of that form equally likely).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
 }
 
 /// Shuffles `items` in place (Fisher and Yates, Durstenfeld's form), the order fixed by `seed`.
