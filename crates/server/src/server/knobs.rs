@@ -91,6 +91,10 @@ pub struct KnobSettings {
     pub abort_every: u64,
     /// The retry delay an abort asks for in its RetryInfo, in milliseconds. Default 10 ms.
     pub abort_retry_delay_ms: u64,
+    /// The retry delay an abort by the lock table asks for (wounded, a lock wait too long, a
+    /// lock-free read written since): the conflict is over once the abort has freed its locks, so
+    /// the retry may come at once. Default 1 ms.
+    pub conflict_retry_delay_ms: u64,
     /// Every N-th applied commit of a read-write transaction (counted from the server's start)
     /// loses its answer: the commit is applied and the client gets UNAVAILABLE instead of the
     /// commit timestamp, as when a connection breaks at that moment (0: none). The same Commit sent
@@ -116,6 +120,10 @@ pub struct KnobSettings {
     /// A read-write transaction with nothing outstanding for this long is aborted, in
     /// milliseconds (production's 10 s).
     pub transaction_idle_timeout_ms: u64,
+    /// The interval of SPANNER_SYS's `_MINUTE` statistics tables, in milliseconds (the 10-minute
+    /// and hour tables' are 10 and 60 of it); at least a second. Default one minute, production's;
+    /// tests shorten it so as not to wait for a minute to close.
+    pub stats_interval_ms: u64,
 }
 
 impl Default for KnobSettings {
@@ -154,6 +162,7 @@ impl KnobSettings {
         freeze_ms: 0,
         abort_every: 0,
         abort_retry_delay_ms: 10,
+        conflict_retry_delay_ms: 1,
         lose_commit_answer_every: 0,
         max_mutations_per_commit: 80_000,
         max_commit_bytes: 100_000_000,
@@ -162,6 +171,7 @@ impl KnobSettings {
         max_statements_per_transaction: 1_000,
         max_database_bytes: 512 << 20,
         transaction_idle_timeout_ms: 10_000,
+        stats_interval_ms: 60_000,
     };
 }
 
@@ -207,6 +217,11 @@ impl KnobSettings {
             max_value_bytes: self.max_value_bytes,
             max_sql_bytes: self.max_sql_bytes,
         }
+    }
+
+    /// The interval of SPANNER_SYS's `_MINUTE` tables (at least a second).
+    pub fn stats_interval(&self) -> Duration {
+        Duration::from_millis(self.stats_interval_ms.max(1000))
     }
 
     /// The delay before the first message.

@@ -15,6 +15,7 @@ use super::scan::ScanRows;
 use super::schema::{Catalog, Schema, TableDef};
 use super::seed23_table::{self, Seed23Source};
 use super::sql_value::{sqlite_type, to_sql};
+use super::sys_tables::SysTables;
 use crate::demo::{self, DemoTable};
 use crate::wire::{Type, Value};
 
@@ -97,6 +98,19 @@ impl Database {
         limits: SqlLimits,
         partition: Option<&KeyRange>,
     ) -> rusqlite::Result<(Connection, Arc<Sandbox>)> {
+        self.connect_with(scanned, plain, limits, partition, None)
+    }
+
+    /// As [`Database::connect`], with SPANNER_SYS's statistics tables attached when `sys` is given
+    /// (`sys_tables.rs`), filled before the connection is confined.
+    pub fn connect_with(
+        &self,
+        scanned: Arc<AtomicU64>,
+        plain: Arc<ScanRows>,
+        limits: SqlLimits,
+        partition: Option<&KeyRange>,
+        sys: Option<&SysTables>,
+    ) -> rusqlite::Result<(Connection, Arc<Sandbox>)> {
         let mut conn = Connection::open_with_flags(&self.uri, flags())?;
         // A read meets the read-write connection's lock only while a transaction's statement or
         // commit runs (`write.rs`): it waits for it rather than failing.
@@ -106,6 +120,9 @@ impl Database {
         conn.pragma_update(None, "mmap_size", MMAP_BYTES)?;
         if let Some(range) = partition {
             conn.execute_batch(&range.view_sql())?;
+        }
+        if let Some(sys) = sys {
+            sys.attach(&conn)?;
         }
         conn.pragma_update(None, "query_only", true)?;
         // SQLite's per-loop counters are built in and on by default: off unless a query asks.

@@ -24,4 +24,5 @@ pub mod schema;
 mod seed23_table;
 pub mod sql_value;
 pub mod statement;
+pub mod sys_tables;
 pub mod write;

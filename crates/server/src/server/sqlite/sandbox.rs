@@ -28,6 +28,7 @@ use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::limits::Limit;
 
 use super::schema::Catalog;
+use super::sys_tables;
 
 /// The function the read-write connection's triggers call to report the rows a statement wrote
 /// (`txn/rows_written.rs`); refused to a client's SQL.
@@ -157,6 +158,8 @@ impl Sandbox {
     fn readable(&self, database: Option<&str>, table: &str) -> bool {
         match database {
             None => true,
+            // SPANNER_SYS's statistics, attached only to a query that names them.
+            Some(d) if d.eq_ignore_ascii_case(sys_tables::SCHEMA) => sys_tables::is_table(table),
             // The temporary schema holds only what the server made before confining the
             // connection: the views of a partition's key range, named as their tables.
             Some(d) => {

@@ -124,6 +124,20 @@ impl NumericKey {
     }
 }
 
+impl fmt::Display for NumericKey {
+    /// The canonical decimal (`-12.5`, `0`, `0.25`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.negative {
+            f.write_str("-")?;
+        }
+        f.write_str(if self.integer.is_empty() { "0" } else { &self.integer })?;
+        if !self.fraction.is_empty() {
+            write!(f, ".{}", self.fraction)?;
+        }
+        Ok(())
+    }
+}
+
 impl PartialOrd for NumericKey {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
