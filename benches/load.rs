@@ -98,6 +98,7 @@ fn spec_of(sql: &str, levels: Vec<StepLevel>, step: Duration) -> LoadSpec {
         headers: HeaderOptions::default(),
         notices: Vec::new(),
         stop_at_knee: false,
+        draws: Default::default(),
     }
 }
 

@@ -14,10 +14,11 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use super::headers::HeaderArgs;
+use super::load_draws::LoadQueryArgs;
 use super::load_summary::{step_line, summary};
 use super::options::RequestOptionArgs;
 use super::outputs::{LoadFiles, Outputs};
-use super::profile::{QueryArgs, check_label};
+use super::profile::check_label;
 use super::read_write::ReadWriteArgs;
 use super::target::{TargetArgs, parse_limit};
 use crate::engine::load::LoadSpec;
@@ -38,9 +39,9 @@ pub struct LoadArgs {
     /// Where to run (the built-in instance takes the queue model's knobs).
     #[command(flatten)]
     pub target: TargetArgs,
-    /// What to run: one --sql.
+    /// What to run (one --sql, a --script or a --mix) and what each request draws.
     #[command(flatten)]
-    pub query: QueryArgs,
+    pub query: LoadQueryArgs,
     /// How the query is asked.
     #[command(flatten)]
     pub options: RequestOptionArgs,
@@ -165,7 +166,12 @@ fn from_history(
 fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
     check_label(&args.label)?;
     let script = args.read_write.script_text()?;
+    let drawing = args.query.drawing()?;
     let sql = match (script, args.query.sql.as_slice()) {
+        (Some(_), _) | (_, [_, ..]) if drawing.mix_sql.is_some() => {
+            anyhow::bail!("--mix holds the transactions' scripts: leave out --sql and --script")
+        }
+        (None, []) if drawing.mix_sql.is_some() => drawing.mix_sql.clone().unwrap_or_default(),
         (Some(script), []) => script,
         (Some(_), _) => {
             anyhow::bail!("--script holds the transaction's statements: leave out --sql")
@@ -218,7 +224,7 @@ fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
     // No request may outlive its step's drain by much: its deadline is the drain and the step.
     timeouts.iteration = timeouts.iteration.min(args.step_duration + args.drain);
     let variant = Variant {
-        params: args.query.params.clone(),
+        params: drawing.typed.clone(),
         mode: args.query.mode(&args.target),
         options: args.options.options()?,
         ..Variant::new(args.label.clone(), sql)
@@ -242,6 +248,7 @@ fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
         headers: args.headers.options(),
         notices,
         stop_at_knee: args.stop_at_knee,
+        draws: drawing.draws,
     })
 }
 
@@ -254,6 +261,9 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
     let spec = load_spec(args)?;
     for notice in &spec.notices {
         eprintln!("note: {notice}");
+    }
+    if let Some(draws) = &spec.draws.draws {
+        eprintln!("draws: {}", draws.describe().join("; "));
     }
     let run = Engine::start(Job::Load(args.target.target(), spec), Arc::new(|| {}))
         .context("cannot start the load generator")?;

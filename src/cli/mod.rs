@@ -10,6 +10,7 @@ mod gate;
 mod headers;
 mod history;
 mod load;
+mod load_draws;
 mod load_summary;
 mod names;
 mod options;

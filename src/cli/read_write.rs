@@ -100,17 +100,18 @@ fn parse_positive(text: &str) -> Result<std::time::Duration, String> {
 /// The most bytes of a script file read.
 const MAX_SCRIPT_BYTES: u64 = 1 << 20;
 
+/// The text of the script file `path` (at most [`MAX_SCRIPT_BYTES`], UTF-8).
+pub fn read_script(path: &std::path::Path) -> anyhow::Result<String> {
+    let bytes = crate::export::read_bounded(path, MAX_SCRIPT_BYTES)
+        .with_context(|| format!("cannot read the script {}", path.display()))?;
+    String::from_utf8(bytes)
+        .with_context(|| format!("the script {} is not UTF-8 text", path.display()))
+}
+
 impl ReadWriteArgs {
     /// The script file's text, when one was given.
     pub fn script_text(&self) -> anyhow::Result<Option<String>> {
-        let Some(path) = &self.script else {
-            return Ok(None);
-        };
-        let bytes = crate::export::read_bounded(path, MAX_SCRIPT_BYTES)
-            .with_context(|| format!("cannot read the script {}", path.display()))?;
-        let text = String::from_utf8(bytes)
-            .with_context(|| format!("the script {} is not UTF-8 text", path.display()))?;
-        Ok(Some(text))
+        self.script.as_deref().map(read_script).transpose()
     }
 
     /// The transaction options asked for, `mode` its statements' query mode.

@@ -42,7 +42,7 @@ fn number(v: &Json) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("a number: {v}"))
 }
 
-fn count(v: &Json) -> u64 {
+pub(crate) fn count(v: &Json) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("a count: {v}"))
 }
 
@@ -60,7 +60,7 @@ fn attempts(step: &Json) -> BTreeMap<u64, u64> {
 /// aborts per transaction and the attempts per second follow from it, goodput is at most the
 /// attempts, and the parts add up to the mean latency from the actual start. Returns the step's
 /// committed transactions.
-fn bookkeeping(step: &Json) -> u64 {
+pub(crate) fn bookkeeping(step: &Json) -> u64 {
     let committed = count(&step["committed"]);
     assert!(committed > 0, "{step}");
     assert_eq!(committed, count(&step["count"]));

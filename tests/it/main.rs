@@ -49,6 +49,7 @@ mod html;
 mod iteration;
 mod layers;
 mod load;
+mod load_draws;
 mod load_history;
 mod load_read_write;
 mod local;

@@ -318,6 +318,7 @@ impl SpanprofApp {
             headers: self.settings.connection.headers,
             notices,
             stop_at_knee: self.settings.load.stop_at_knee,
+            draws: Default::default(),
         };
         Ok((target, spec))
     }

@@ -43,7 +43,7 @@ pub use options::{
     DirectedReads, OptionError, Partitioned, Priority, ReplicaSelection, ReplicaType,
     RequestOptions, Staleness,
 };
-pub use params::{Param, ParamError};
+pub use params::{Bound, Param, ParamError};
 pub use resume::ResumePolicy;
 pub use server_timing::ServerTiming;
 pub use session::{CallHeaders, CallIds, PreparedQuery, Query, Session};

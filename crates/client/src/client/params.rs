@@ -134,6 +134,64 @@ pub fn apply(params: &[Param], request: &mut pb::ExecuteSqlRequest) -> Result<()
     Ok(())
 }
 
+/// A parameter's value for one request (a load run's draw), bound on each statement of the
+/// request that mentions it as `@name`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    /// Its name, without `@`.
+    pub name: String,
+    /// Its value: an INT64 or a STRING.
+    pub value: Value,
+}
+
+/// Whether `sql` mentions `@name` (the name whole, compared as Spanner compares names, without
+/// regard to case). A mention inside a string literal or a comment counts too: binding a
+/// parameter a statement does not use is harmless.
+pub fn mentions(sql: &str, name: &str) -> bool {
+    let bytes = sql.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    bytes.iter().enumerate().any(|(i, &b)| {
+        if b != b'@' {
+            return false;
+        }
+        let start = i + 1;
+        let end = start + name.len();
+        end <= bytes.len()
+            && bytes[start..end].eq_ignore_ascii_case(name.as_bytes())
+            && bytes.get(end).is_none_or(|&next| !ident(next))
+    })
+}
+
+/// The parameters of `bound` that `sql` mentions, as a request carries them: values and types.
+pub fn bound_for(
+    bound: &[Bound],
+    sql: &str,
+) -> Option<(
+    prost_types::Struct,
+    std::collections::HashMap<String, pb::Type>,
+)> {
+    let mut fields = std::collections::BTreeMap::new();
+    let mut types = std::collections::HashMap::new();
+    for b in bound.iter().filter(|b| mentions(sql, &b.name)) {
+        let ty = match &b.value {
+            Value::Int64(_) => Type::Int64,
+            _ => Type::String,
+        };
+        fields.insert(b.name.clone(), encode_value(&b.value));
+        types.insert(b.name.clone(), pb::Type::from(&ty));
+    }
+    (!fields.is_empty()).then_some((prost_types::Struct { fields }, types))
+}
+
+/// Puts the parameters of `bound` that the request's SQL mentions on it, beside any it has.
+pub fn bind(bound: &[Bound], request: &mut pb::ExecuteSqlRequest) {
+    if let Some((values, types)) = bound_for(bound, &request.sql) {
+        let params = request.params.get_or_insert_with(Default::default);
+        params.fields.extend(values.fields);
+        request.param_types.extend(types);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +224,39 @@ mod tests {
         ));
         assert!(Param::parse("d:DATE=2024-02-29").is_ok());
         assert!(Param::parse("d:DATE=2023-02-29").is_err());
+    }
+
+    #[test]
+    fn a_drawn_parameter_goes_only_on_a_statement_that_names_it_whole() {
+        assert!(mentions("SELECT 1 WHERE a = @id", "id"));
+        assert!(mentions("WHERE a = @ID AND b = 2", "id"));
+        assert!(!mentions("WHERE a = @idx", "id"));
+        assert!(!mentions("WHERE a = id", "id"));
+        assert!(!mentions("WHERE a = @i", "id"));
+        let bound = [
+            Bound {
+                name: "id".into(),
+                value: Value::Int64(7),
+            },
+            Bound {
+                name: "who".into(),
+                value: Value::String("x".into()),
+            },
+        ];
+        let mut request = pb::ExecuteSqlRequest {
+            sql: "UPDATE T SET v = v + 1 WHERE k = @id".into(),
+            ..Default::default()
+        };
+        bind(&bound, &mut request);
+        let fields = &request.params.as_ref().expect("params").fields;
+        assert_eq!(fields.len(), 1, "{fields:?}");
+        assert_eq!(request.param_types["id"].code, pb::TypeCode::Int64 as i32);
+        let mut none = pb::ExecuteSqlRequest {
+            sql: "SELECT 1".into(),
+            ..Default::default()
+        };
+        bind(&bound, &mut none);
+        assert!(none.params.is_none() && none.param_types.is_empty());
     }
 
     #[test]

@@ -156,6 +156,14 @@ impl PreparedQuery {
         &self.request
     }
 
+    /// The same query carrying the parameters of `bound` its SQL mentions (a load run's draws
+    /// for one request).
+    pub fn with_bound(&self, bound: &[super::params::Bound]) -> PreparedQuery {
+        let mut query = self.clone();
+        super::params::bind(bound, &mut query.request);
+        query
+    }
+
     /// The same query in the session `name` (a cold iteration's own session).
     pub fn in_session(&self, name: &str) -> PreparedQuery {
         let mut query = self.clone();

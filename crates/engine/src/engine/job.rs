@@ -131,6 +131,7 @@ mod tests {
             headers: Default::default(),
             notices: Vec::new(),
             stop_at_knee: false,
+            draws: Default::default(),
         }
     }
 

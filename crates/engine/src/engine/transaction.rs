@@ -32,7 +32,7 @@ pub(super) async fn iteration(
     let started = Instant::now();
     let cancel = std::pin::pin!(cx.cancel.notify.notified());
     let ran = session
-        .run_transaction(&rw.script, &rw.options, cx.spec.decoder, cancel)
+        .run_transaction(&rw.script, &[], &rw.options, cx.spec.decoder, cancel)
         .await;
     record.total_ms = ms(started.elapsed());
     let timing = match ran {

@@ -4,18 +4,22 @@
 //! accounting's parts summed), the knee by a stated rule, and the run's report. No I/O, no
 //! clocks: the engine (`engine::load`) feeds it, the command line and the exports read it.
 
+pub mod draw;
 pub mod histogram;
 pub mod knee;
 pub mod merge;
 pub mod report;
+pub mod scripts;
 pub mod step;
 
 use std::time::Duration;
 
+pub use draw::{Dist, DrawError, Drawer, Drawn, Draws, MixEntry, ParamDraw};
 pub use histogram::{HistogramError, Latencies};
 pub use knee::{Knee, KneeRule, find_knee, find_knee_on};
 pub use merge::{MergeError, merge};
 pub use report::{LoadReport, RunFacts};
+pub use scripts::{MAX_MIX_SCRIPTS, ScriptShare, ScriptTally};
 pub use step::{Ended, ProcessStep, StepCpu, StepResult, StepTally};
 
 /// The highest arrival rate a step may ask for, per second; a higher one is capped with a notice

@@ -60,6 +60,9 @@ pub struct LoadReport {
     pub cancelled: bool,
     /// What was adjusted or noticed (a capped rate, a refused knob).
     pub notices: Vec<String>,
+    /// What its requests drew (the seed, the parameters, a mix): enough to draw the same again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draws: Option<super::draw::Draws>,
 }
 
 /// What a report says of its run besides the steps.
@@ -127,6 +130,7 @@ impl LoadReport {
             cancelled: facts.cancelled,
             notices: facts.notices,
             steps,
+            draws: None,
         }
     }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::StepLevel;
 use super::histogram::Latencies;
+use super::scripts::{ScriptShare, ScriptTally};
 use crate::part::Part;
 use crate::report::{AttemptOutcome, Parts, TransactionRecord};
 
@@ -57,6 +58,8 @@ pub struct StepTally {
     queued: u64,
     /// A read-write run's transactions (`None` for a query's run).
     transactions: Option<TransactionTally>,
+    /// A mix's scripts, in the mix's order (empty without a mix).
+    scripts: Vec<ScriptTally>,
 }
 
 /// A read-write step's transactions while it runs: how many made attempts, their attempts, the
@@ -107,6 +110,34 @@ impl StepTally {
             queue_us: 0,
             queued: 0,
             transactions: None,
+            scripts: Vec::new(),
+        }
+    }
+
+    /// The step split by the mix's scripts, `names` in the mix's order, beside its totals.
+    pub fn with_scripts(mut self, names: &[String]) -> Self {
+        self.scripts = names.iter().map(ScriptTally::new).collect();
+        self
+    }
+
+    /// A request of the mix's `script`-th script ended: committed with `latency` from its
+    /// intended start, or failed (`None`); `t` its transaction, when it made attempts. Goes in
+    /// beside [`StepTally::ok`] or [`StepTally::error`], which count it in the step's totals.
+    pub fn script_ended(
+        &mut self,
+        script: usize,
+        latency: Option<Duration>,
+        t: Option<&TransactionRecord>,
+    ) {
+        if let Some(tally) = self.scripts.get_mut(script) {
+            let attempts = t.map_or(0, |t| t.attempts.len());
+            let aborts = t.map_or(0, |t| {
+                t.attempts
+                    .iter()
+                    .filter(|a| a.outcome == AttemptOutcome::Aborted)
+                    .count() as u64
+            });
+            tally.ended(latency, attempts, aborts);
         }
     }
 
@@ -279,6 +310,7 @@ impl StepTally {
                 .as_ref()
                 .map(|t| t.aborts_at.clone())
                 .unwrap_or_default(),
+            scripts: self.scripts.iter().map(|s| s.finish(span)).collect(),
         }
     }
 }
@@ -409,6 +441,9 @@ pub struct StepResult {
     /// Aborted attempts by the action they aborted at (`commit`, `dml`, `query`, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub aborts_at: BTreeMap<String, u64>,
+    /// A mix's scripts, each one's share of the step (empty without a mix).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<ScriptShare>,
 }
 
 impl StepResult {

@@ -418,6 +418,7 @@ mod tests {
             headers: Default::default(),
             notices: Vec::new(),
             stop_at_knee: false,
+            draws: Default::default(),
         };
         Engine::start(
             Job::Load(Target::Endpoint("127.0.0.1:9".into()), spec),

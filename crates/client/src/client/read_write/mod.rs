@@ -39,6 +39,7 @@ pub use timing::{ActionCall, ActionTiming, AttemptEnd, AttemptTiming, Transactio
 
 use super::headers::{CallMetadata, IterationHeaders};
 use super::iteration::{Decoding, run_iteration};
+use super::params::{Bound, bind, bound_for};
 use super::resume::ResumePolicy;
 use super::retry_info::retry_delay;
 use super::session::Session;
@@ -59,6 +60,8 @@ struct Running<'a, 'h> {
     channel: Channel,
     session: &'a str,
     headers: &'a IterationHeaders<'h>,
+    /// The request's drawn parameters, bound on each statement that mentions them.
+    bound: &'a [Bound],
     calls: &'a mut Vec<CallMetadata>,
     call: usize,
     attempt: u32,
@@ -73,6 +76,35 @@ struct Running<'a, 'h> {
     asked_again: u32,
     /// How a commit whose answer was lost was resolved, in words.
     resolution: Option<String>,
+}
+
+impl<'a, 'h> Running<'a, 'h> {
+    /// Attempt `attempt` of a transaction on `session`, nothing sent yet.
+    fn new(
+        session: &'a Session,
+        headers: &'a IterationHeaders<'h>,
+        bound: &'a [Bound],
+        calls: &'a mut Vec<CallMetadata>,
+        attempt: u32,
+    ) -> Self {
+        Running {
+            channel: session.channel().clone(),
+            session: session.name(),
+            headers,
+            bound,
+            calls,
+            call: 0,
+            attempt,
+            id: None,
+            seqno: 0,
+            token: None,
+            started: Instant::now(),
+            actions: Vec::new(),
+            current: None,
+            asked_again: 0,
+            resolution: None,
+        }
+    }
 }
 
 impl Running<'_, '_> {
@@ -156,11 +188,12 @@ enum Broke {
 
 impl Session {
     /// Runs `script` as one read-write transaction on this session, attempt after attempt as
-    /// `options` say, every statement decoded by `decoder`; stops (rolling back) when `cancel`
-    /// resolves.
+    /// `options` say, every statement decoded by `decoder` and carrying the parameters of `bound`
+    /// it mentions (the same in every attempt); stops (rolling back) when `cancel` resolves.
     pub async fn run_transaction(
         &self,
         script: &Script,
+        bound: &[Bound],
         options: &ReadWriteOptions,
         decoder: DecoderKind,
         mut cancel: CancelSignal<'_>,
@@ -181,6 +214,7 @@ impl Session {
             let attempt = self
                 .attempt(
                     script,
+                    bound,
                     options,
                     decoder,
                     &headers,
@@ -247,6 +281,7 @@ impl Session {
     async fn attempt(
         &self,
         script: &Script,
+        bound: &[Bound],
         options: &ReadWriteOptions,
         decoder: DecoderKind,
         headers: &IterationHeaders<'_>,
@@ -255,22 +290,7 @@ impl Session {
         previous: Option<&[u8]>,
         mut cancel: CancelSignal<'_>,
     ) -> AttemptTiming {
-        let mut run = Running {
-            channel: self.channel().clone(),
-            session: self.name(),
-            headers,
-            calls,
-            call: 0,
-            attempt: number,
-            id: None,
-            seqno: 0,
-            token: None,
-            started: Instant::now(),
-            actions: Vec::new(),
-            current: None,
-            asked_again: 0,
-            resolution: None,
-        };
+        let mut run = Running::new(self, headers, bound, calls, number);
         let request_id = run.calls.first().map(|c| c.id().with_attempt(number));
         let outcome = tokio::select! {
             o = self.run_script(&mut run, script, options, decoder, previous) => Some(o),
@@ -482,7 +502,7 @@ impl Session {
         last: bool,
     ) -> Result<(), Broke> {
         run.seqno += 1;
-        let request = pb::ExecuteSqlRequest {
+        let mut request = pb::ExecuteSqlRequest {
             session: run.session.to_owned(),
             transaction: Some(run.selector(options, previous)),
             sql: statement.sql.clone(),
@@ -492,6 +512,7 @@ impl Session {
             last_statement: last && call == ActionCall::Dml,
             ..Default::default()
         };
+        bind(run.bound, &mut request);
         let began = run.start(call, index);
         let mut ignore = |_: RowsView<'_>, _: usize| {};
         let metadata = run.next_call();
@@ -545,9 +566,13 @@ impl Session {
             transaction: Some(run.selector(options, previous)),
             statements: statements
                 .iter()
-                .map(|s| pb::execute_batch_dml_request::Statement {
-                    sql: s.sql.clone(),
-                    ..Default::default()
+                .map(|s| {
+                    let (params, param_types) = bound_for(run.bound, &s.sql).unzip();
+                    pb::execute_batch_dml_request::Statement {
+                        sql: s.sql.clone(),
+                        params,
+                        param_types: param_types.unwrap_or_default(),
+                    }
                 })
                 .collect(),
             seqno: run.seqno,

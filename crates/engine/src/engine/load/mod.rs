@@ -6,6 +6,7 @@
 //! (at most the plan's drain), and is reported before the next begins. Cancelling (Ctrl-C, a
 //! closed window) abandons what is in flight and still reports every step measured so far.
 
+mod draws;
 mod generator;
 mod pool;
 mod request;
@@ -28,6 +29,8 @@ use crate::load::{
     KneeRule, LoadReport, LoadSteps, Model, RunFacts, StepLevel, StepResult, StepTally, find_knee,
 };
 use crate::wire::DecoderKind;
+use draws::RequestDraws;
+pub use draws::{LoadDraws, MixScript};
 use generator::{Generator, InFlight, OpenStep};
 use pool::{Opener, SessionPool};
 use request::Shared;
@@ -54,6 +57,8 @@ pub struct LoadSpec {
     /// Whether the ramp ends at the knee: once two steps in a row depart from the first by the
     /// knee's rule, the steps above them are not run (a search for the knee needs no more).
     pub stop_at_knee: bool,
+    /// What each request draws (parameters over a key space, a mix's script).
+    pub draws: LoadDraws,
 }
 
 /// How many of a load run's requests are in flight now, read from any thread (the window reads it
@@ -149,7 +154,8 @@ pub(super) async fn run(
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         cancelled: cancel.load(Ordering::SeqCst),
     };
-    let report = LoadReport::new(facts, &spec.plan, steps);
+    let mut report = LoadReport::new(facts, &spec.plan, steps);
+    report.draws = spec.draws.draws.clone();
     // Every request has ended or been abandoned: the sessions are ours alone again.
     if let Ok(shared) = Arc::try_unwrap(shared) {
         let mut closes = tokio::task::JoinSet::new();
@@ -233,7 +239,9 @@ async fn open(
             transactions: Some(Transactions {
                 pool,
                 read_write: rw.clone(),
+                mix: spec.draws.scripts.clone(),
             }),
+            draws: spec.draws.draws.as_ref().map(RequestDraws::new),
         };
         return Ok((connected, shared));
     }
@@ -256,6 +264,7 @@ async fn open(
         decoder: spec.decoder,
         in_flight,
         transactions: None,
+        draws: spec.draws.draws.as_ref().map(RequestDraws::new),
     };
     Ok((connected, shared))
 }
@@ -272,8 +281,8 @@ async fn one_step(
     let (abandon_tx, abandon) = watch::channel(false);
     let process_cpu = cpu_time::ProcessTime::try_now().ok();
     let sink = Arc::new(StepSink {
-        tally: Mutex::new(if shared.transactions.is_some() {
-            StepTally::read_write(level)
+        tally: Mutex::new(if let Some(t) = &shared.transactions {
+            StepTally::read_write(level).with_scripts(&t.script_names())
         } else {
             StepTally::new(level)
         }),

@@ -11,8 +11,10 @@ use crate::client::{Decoding, PreparedQuery, ResumePolicy, Session};
 use crate::load::Ended;
 
 use super::super::record;
+use super::draws::RequestDraws;
 use super::sink::{StepSink, status_name};
 use super::transaction::Transactions;
+use crate::load::draw::WARM_UP;
 use crate::wire::{DecoderKind, RowsView};
 
 /// What every request of a run shares.
@@ -28,6 +30,8 @@ pub(super) struct Shared {
     /// A read-write run's sessions and script: each request is one transaction, on a session of
     /// its own (`sessions` is empty then).
     pub(super) transactions: Option<Transactions>,
+    /// What each request draws, when the run draws parameters or mixes scripts.
+    pub(super) draws: Option<RequestDraws>,
 }
 
 impl Shared {
@@ -48,8 +52,11 @@ pub(super) async fn run(
     started: Instant,
 ) -> bool {
     let _counted = shared.in_flight.enter();
+    let drawn = shared.draws.as_ref().map(RequestDraws::next);
     if let Some(transactions) = &shared.transactions {
-        return transactions.run(shared.decoder, &step, intended).await;
+        return transactions
+            .run(shared.decoder, &step, intended, drawn.as_ref())
+            .await;
     }
     let (mut rows, mut bytes) = (0u64, 0u64);
     let mut on_rows = |batch: RowsView<'_>, message_bytes: usize| {
@@ -62,6 +69,14 @@ pub(super) async fn run(
     };
     let mut abandon = step.abandon.clone();
     let (session, query) = shared.pick();
+    let bound_query;
+    let query = match &drawn {
+        Some(draw) => {
+            bound_query = query.with_bound(&draw.bound);
+            &bound_query
+        }
+        None => query,
+    };
     let outcome = tokio::select! {
         outcome = session.execute(query, ResumePolicy::default(), decoding) => outcome,
         _ = abandon.wait_for(|&stop| stop) => return false,
@@ -99,8 +114,11 @@ pub(super) async fn run(
 /// milliseconds of decode CPU for a wide answer), which would otherwise weigh on the first step's
 /// decode CPU per request, and so on the decode capacity the report states. A cancel ends it.
 pub(super) async fn warm_up(shared: &Shared, cancel: &AtomicBool) {
+    let drawn = shared.draws.as_ref().map(|d| d.of(WARM_UP));
     if let Some(transactions) = &shared.transactions {
-        return transactions.warm_up(shared.decoder, cancel).await;
+        return transactions
+            .warm_up(shared.decoder, cancel, drawn.as_ref())
+            .await;
     }
     let mut ignore = |_: RowsView<'_>, _: usize| {};
     let decoding = Decoding {
@@ -113,6 +131,14 @@ pub(super) async fn warm_up(shared: &Shared, cancel: &AtomicBool) {
         }
     };
     let (session, query) = shared.pick();
+    let bound_query;
+    let query = match &drawn {
+        Some(draw) => {
+            bound_query = query.with_bound(&draw.bound);
+            &bound_query
+        }
+        None => query,
+    };
     tokio::select! {
         _ = session.execute(query, ResumePolicy::default(), decoding) => {}
         () = cancelled => {}

@@ -16,14 +16,19 @@ use crate::report::Outcome;
 
 use super::super::spec::ReadWrite;
 use super::super::transaction::accounted;
+use super::draws::{MixScript, RequestDraw};
 use super::pool::SessionPool;
 use super::sink::{StepSink, status_name};
+use crate::client::Bound;
+use crate::script::Script;
 use crate::wire::DecoderKind;
 
 /// What every transaction of a run shares: the sessions and the script with its options.
 pub(super) struct Transactions {
     pub(super) pool: Arc<SessionPool>,
     pub(super) read_write: ReadWrite,
+    /// A mix's scripts (empty: `read_write`'s one script).
+    pub(super) mix: Vec<MixScript>,
 }
 
 impl Transactions {
@@ -34,7 +39,9 @@ impl Transactions {
         decoder: DecoderKind,
         step: &StepSink,
         intended: Instant,
+        drawn: Option<&RequestDraw>,
     ) -> bool {
+        let (place, script, bound) = self.script_of(drawn);
         let mut abandon = step.abandon.clone();
         let lease = tokio::select! {
             lease = self.pool.take() => lease,
@@ -44,7 +51,9 @@ impl Transactions {
             Ok(lease) => lease,
             Err(e) => {
                 let status = status_name(&IterationError::from(e));
-                step.lock().error(&status, since(step.began));
+                let mut tally = step.lock();
+                tally.error(&status, since(step.began));
+                tally.script_ended(place, None, None);
                 return true;
             }
         };
@@ -54,12 +63,7 @@ impl Transactions {
         });
         let ran = lease
             .session()
-            .run_transaction(
-                &self.read_write.script,
-                &self.read_write.options,
-                decoder,
-                cancel,
-            )
+            .run_transaction(script, bound, &self.read_write.options, decoder, cancel)
             .await;
         let now = Instant::now();
         let at = now.saturating_duration_since(step.began);
@@ -67,7 +71,9 @@ impl Transactions {
             Ok(timing) => timing,
             Err(e) => {
                 lease.give_back();
-                step.lock().error(&status_name(&e), at);
+                let mut tally = step.lock();
+                tally.error(&status_name(&e), at);
+                tally.script_ended(place, None, None);
                 return true;
             }
         };
@@ -94,8 +100,12 @@ impl Transactions {
                     ..answer(&timing)
                 };
                 tally.ok(&ended, &done.parts);
+                tally.script_ended(place, Some(ended.from_intended), Some(&done.transaction));
             }
-            Some(status) => tally.error(&status, at),
+            Some(status) => {
+                tally.error(&status, at);
+                tally.script_ended(place, None, Some(&done.transaction));
+            }
         }
         true
     }
@@ -106,7 +116,9 @@ impl Transactions {
         &self,
         decoder: DecoderKind,
         cancel: &std::sync::atomic::AtomicBool,
+        drawn: Option<&RequestDraw>,
     ) {
+        let (_, script, bound) = self.script_of(drawn);
         let Ok(lease) = self.pool.take().await else {
             return;
         };
@@ -117,16 +129,28 @@ impl Transactions {
         });
         let ran = lease
             .session()
-            .run_transaction(
-                &self.read_write.script,
-                &self.read_write.options,
-                decoder,
-                cancelled,
-            )
+            .run_transaction(script, bound, &self.read_write.options, decoder, cancelled)
             .await;
         if ran.is_ok_and(|t| !matches!(accounted(&t).outcome, Outcome::Cancelled(_))) {
             lease.give_back();
         }
+    }
+}
+
+impl Transactions {
+    /// The mix's script names, in its order (empty without a mix).
+    pub(super) fn script_names(&self) -> Vec<String> {
+        self.mix.iter().map(|m| m.name.clone()).collect()
+    }
+
+    /// The script a request runs (its place in the mix, 0 without one) and what it binds.
+    fn script_of<'a>(&'a self, drawn: Option<&'a RequestDraw>) -> (usize, &'a Script, &'a [Bound]) {
+        let place = drawn.map_or(0, |d| d.script);
+        let script = self
+            .mix
+            .get(place)
+            .map_or(&self.read_write.script, |m| &m.script);
+        (place, script, drawn.map_or(&[][..], |d| &d.bound))
     }
 }
 
