@@ -116,6 +116,10 @@ pub struct ServeArgs {
     /// The retry delay those aborts ask for in their RetryInfo (`20ms`, `1s`; whole milliseconds).
     #[arg(long, value_name = "DUR", default_value = "10ms", value_parser = parse_millis)]
     pub abort_retry_delay: u64,
+    /// The retry delay an abort by the lock table asks for (a transaction wounded by an older
+    /// one, a lock wait too long, a lock-free read written since).
+    #[arg(long, value_name = "DUR", default_value = "1ms", value_parser = parse_millis)]
+    pub conflict_retry_delay: u64,
     /// Every N-th applied commit of a read-write transaction loses its answer: applied, yet the
     /// client gets UNAVAILABLE, as when the connection breaks at that moment; the same Commit sent
     /// again gets the commit timestamp (0: none).
@@ -235,6 +239,7 @@ impl ServeArgs {
             shape: self.shape,
             abort_every: self.abort_every,
             abort_retry_delay_ms: self.abort_retry_delay,
+            conflict_retry_delay_ms: self.conflict_retry_delay,
             lose_commit_answer_every: self.lose_commit_answer_every,
             ..self.queue.apply(KnobSettings::DEFAULT)
         }
@@ -359,7 +364,7 @@ type Knob = (
 );
 
 /// The knobs `serve` reads on stdin, with the same ranges as its flags.
-const KNOBS: [Knob; 27] = [
+const KNOBS: [Knob; 28] = [
     ("max-message-bytes", MESSAGE_BYTES, |k| {
         &mut k.max_message_bytes
     }),
@@ -409,6 +414,9 @@ const KNOBS: [Knob; 27] = [
     ("abort-every", 0..=u64::MAX, |k| &mut k.abort_every),
     ("abort-retry-delay-ms", PAUSE_MS, |k| {
         &mut k.abort_retry_delay_ms
+    }),
+    ("conflict-retry-delay-ms", PAUSE_MS, |k| {
+        &mut k.conflict_retry_delay_ms
     }),
     ("lose-commit-answer-every", 0..=u64::MAX, |k| {
         &mut k.lose_commit_answer_every

@@ -1,6 +1,6 @@
 //! Read-write transactions on the local instance, through a real tonic client over a loopback
 //! port: transfers between Accounts, DML in streams and unary calls, seqno replays, batch DML,
-//! mutations, scripted aborts with their RetryInfo, the per-table validation, the idle abort,
+//! mutations, scripted aborts with their RetryInfo, optimistic validation per row, the idle abort,
 //! max_commit_delay's batches, the bounds, and reads running while transactions commit.
 
 use std::time::{Duration, Instant};
@@ -632,27 +632,44 @@ async fn commit_following_retry(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_later_of_two_transactions_writing_one_table_aborts() {
+async fn of_two_optimistic_transactions_on_one_row_the_later_commit_aborts_and_other_rows_go_on() {
     let mut local = Local::start(KnobSettings::default()).await;
     let first = local.begin().await;
     let second = local.begin().await;
+    let elsewhere = local.begin().await;
     local.dml(&first, DEBIT_1, 1).await.expect("first writes");
     local
         .dml(
             &second,
+            "UPDATE Accounts SET Balance = 0 WHERE AccountId = 1",
+            1,
+        )
+        .await
+        .expect("second writes the same row");
+    local
+        .dml(
+            &elsewhere,
             "UPDATE Accounts SET Balance = 0 WHERE AccountId = 500",
             1,
         )
         .await
-        .expect("second writes");
+        .expect("a third writes another row");
     local.commit(&first).await.expect("the first commits");
     let lost = local.commit(&second).await.expect_err("validation fails");
     assert_eq!(lost.code(), Code::Aborted, "{lost:?}");
     assert!(
+        lost.message().contains("accounts(1)"),
+        "names the row: {lost:?}"
+    );
+    assert!(
         retry_delays(&lost).0.is_some(),
         "an abort carries RetryInfo"
     );
-    assert_eq!(local.balance(500).await, 1_000);
+    local
+        .commit(&elsewhere)
+        .await
+        .expect("validation is per row: another row's writer commits");
+    assert_eq!(local.balance(500).await, 0);
     assert_eq!(local.balance(1).await, 999);
 }
 
@@ -1027,7 +1044,8 @@ async fn statements_in_a_transaction_report_their_statistics_in_with_stats_and_p
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_statement_waiting_for_another_transactions_statement_reports_the_wait_as_lock_wait() {
+async fn a_statement_waiting_for_another_transactions_statement_reports_a_queue_wait_not_a_lock_wait()
+ {
     let mut local = Local::start(KnobSettings::default()).await;
     let (slow, quick) = (local.begin().await, local.begin().await);
     // Seed23's rows are generated as they are read: a self-join of its 1,000 rows holds the
@@ -1048,9 +1066,9 @@ async fn a_statement_waiting_for_another_transactions_statement_reports_the_wait
     let held = holder.await.expect("joins").expect("the long query runs");
     let long_ran = query_stats(held.into_inner().stats.as_ref()).expect("stats");
     let waited = query_stats(debit.into_inner().stats.as_ref()).expect("stats");
-    let (elapsed, lock_wait) = (
+    let (elapsed, queued) = (
         waited.elapsed.expect("elapsed"),
-        waited.lock_wait.expect("wait"),
+        waited.queue_wait.expect("its wait for the connection"),
     );
     let long_elapsed = long_ran.elapsed.expect("elapsed");
     assert!(
@@ -1058,11 +1076,13 @@ async fn a_statement_waiting_for_another_transactions_statement_reports_the_wait
         "the long query held the connection {long_elapsed:?}"
     );
     assert!(
-        lock_wait >= Duration::from_millis(20) && lock_wait <= elapsed,
-        "the debit waited {lock_wait:?} of its {elapsed:?} behind a query of {long_elapsed:?}"
+        queued >= Duration::from_millis(20) && queued <= elapsed,
+        "the debit waited {queued:?} of its {elapsed:?} behind a query of {long_elapsed:?}"
     );
+    // The two touch different rows: the connection is the model's one writer, not a lock.
+    assert_eq!(waited.lock_wait, Some(Duration::ZERO));
     assert!(
-        long_ran.lock_wait.expect("measured") < Duration::from_millis(20),
+        long_ran.queue_wait.expect("measured") < Duration::from_millis(20),
         "the long query waited for nobody"
     );
 }

@@ -139,6 +139,7 @@ impl LocalInstance {
             stream::unread::GRACE,
         ));
         let spanner = service::LocalSpanner::new(db, Arc::clone(&knobs), unread);
+        spanner.watch_wounds();
         let handle = spanner.handle();
         let admin = spanner.admin();
         let (shutdown, stop) = oneshot::channel::<()>();
@@ -207,6 +208,12 @@ impl LocalInstance {
     /// What sees its clients' queries when someone watches (`spanprof client`).
     pub fn tap(&self) -> &Arc<stream::tap::Tap> {
         self.handle.tap()
+    }
+
+    /// The lock table its read-write transactions run under, and its journal (a model of
+    /// Spanner's locking: tests hold reports against the journal).
+    pub fn locks(&self) -> &Arc<txn::locks::LockTable> {
+        self.handle.locks()
     }
 
     /// Stops accepting calls, interrupts the running queries, and waits up to `grace` for the server

@@ -40,6 +40,9 @@ pub const QUEUE_WAIT_TIME: &str = "queue_wait_time";
 pub const LOCKING_DELAY: &str = "locking_delay";
 /// The `query_stats` key under which the local instance reports a statement's wait for locks.
 pub const LOCK_WAIT_TIME: &str = "lock_wait_time";
+/// The header of a commit's answer in which the local instance gives the commit's wait for locks,
+/// in microseconds (Spanner's CommitResponse has no such figure).
+pub const COMMIT_LOCK_WAIT_HEADER: &str = "spanprof-lock-wait-us";
 
 /// `query_stats`: every key as text, plus the well-known ones parsed into numbers and durations.
 ///

@@ -7,7 +7,7 @@ use std::time::Duration;
 use prost_types::value::Kind;
 
 use super::totals::QueryTotals;
-use crate::wire::result_stats::LOCK_WAIT_TIME;
+use crate::wire::result_stats::{LOCK_WAIT_TIME, QUEUE_WAIT_TIME};
 
 /// A duration as production writes it: "1.23 msecs" below a second, "1.23 secs" above.
 pub fn format_duration(d: Duration) -> String {
@@ -82,13 +82,16 @@ pub struct StatementFigures {
     pub rows: u64,
     /// Bytes of the values it returned.
     pub bytes: u64,
-    /// Its wait for the write lock, when the model measured one (a replayed answer ran nothing).
+    /// Its wait for locks in the lock table, when it ran (a replayed answer ran nothing).
     pub lock_wait: Option<Duration>,
+    /// Its wait for the model's one read-write connection, when it ran: a queue, not a lock.
+    pub queue_wait: Option<Duration>,
 }
 
 /// `query_stats` of a statement in a read-write transaction: what it measured, and the local
-/// instance's own `lock_wait_time` (not a Spanner figure: Cloud Spanner says `locking_delay`),
-/// never more than the elapsed time it is part of.
+/// instance's own `lock_wait_time` (not a Spanner figure: Cloud Spanner says `locking_delay`) and
+/// `queue_wait_time` (its wait for the one read-write connection), each never more than the
+/// elapsed time it is part of.
 pub fn statement_stats(sql: &str, figures: &StatementFigures) -> prost_types::Struct {
     let mut stats = object([
         ("elapsed_time", string(format_duration(figures.elapsed))),
@@ -103,6 +106,12 @@ pub fn statement_stats(sql: &str, figures: &StatementFigures) -> prost_types::St
         stats
             .fields
             .insert(LOCK_WAIT_TIME.to_owned(), string(waited));
+    }
+    if let Some(waited) = figures.queue_wait {
+        let waited = format_duration(waited.min(figures.elapsed));
+        stats
+            .fields
+            .insert(QUEUE_WAIT_TIME.to_owned(), string(waited));
     }
     stats
 }

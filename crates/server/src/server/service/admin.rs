@@ -27,7 +27,7 @@ use super::commit::write_bounds;
 use super::session_store::shown;
 use crate::server::knobs::Knobs;
 use crate::server::sqlite::ddl::{self, Ddl, MAX_DDL_STATEMENTS};
-use crate::server::sqlite::write::Writer;
+use crate::server::txn::write::Writer;
 
 use crate::proto::google::longrunning::{self as lro, operations_server::Operations};
 use crate::proto::google::spanner::admin::database::v1::{

@@ -9,25 +9,33 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use prost::Message;
-use tonic::Status;
+use tonic::metadata::MetadataValue;
+use tonic::{Response, Status};
 
 use super::{LocalSpanner, mutations};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::KnobSettings;
-use crate::server::sqlite::write::{CommitWork, WriteBounds, Writer};
-use crate::server::txn::aborted::{aborted, with_retry_info};
+use crate::server::txn::write::{CommitWork, WriteBounds, Writer};
+use crate::server::txn::aborted::{aborted, retry_delay_for, with_retry_info};
 use crate::server::txn::batch::{Batches, MAX_COMMIT_DELAY};
+use crate::server::txn::journal::AbortCause;
+use crate::server::txn::lock_key::{LockKey, LockMode};
+use crate::server::txn::locking;
+use crate::server::txn::mutation_keys::mutation_lock_keys;
 use crate::server::txn::store::{
     BeginIn, CommittedAs, Ended, HeldMutations, ReadWrite, RwOptions, State, TokenCheck,
     Transactions,
 };
+use crate::wire::result_stats::COMMIT_LOCK_WAIT_HEADER;
 
 impl LocalSpanner {
-    /// Begins a read-write transaction in `session` with `options` (whose mode is read-write).
+    /// Begins a read-write transaction in `session` with `options` (whose mode is read-write),
+    /// tagged `tag` (its begin's transaction tag).
     pub(super) fn begin_read_write(
         &self,
         session: &pb::Session,
         options: &pb::TransactionOptions,
+        tag: &str,
         knobs: &KnobSettings,
     ) -> Result<Arc<ReadWrite>, Status> {
         use pb::transaction_options::Mode;
@@ -54,6 +62,7 @@ impl LocalSpanner {
             read_lock_mode: rw.read_lock_mode,
             isolation_level: options.isolation_level,
             previous_transaction_id: rw.multiplexed_session_previous_transaction_id.clone(),
+            transaction_tag: tag.to_owned(),
         };
         let id = self.unique().to_be_bytes().to_vec();
         self.txns.begin(at, id, rw_options, knobs)
@@ -74,6 +83,11 @@ pub(super) fn is_read_write(options: &pb::TransactionOptions) -> bool {
         options.mode,
         Some(pb::transaction_options::Mode::ReadWrite(_))
     )
+}
+
+/// The transaction tag of a request's options (empty without one).
+pub(super) fn transaction_tag(options: Option<&pb::RequestOptions>) -> &str {
+    options.map_or("", |o| o.transaction_tag.as_str())
 }
 
 /// The bounds a transaction's statements and commit run under.
@@ -97,7 +111,7 @@ pub(super) fn retry_delay(knobs: &KnobSettings) -> Duration {
 pub(super) async fn begin(
     spanner: &LocalSpanner,
     session: &pb::Session,
-    options: &pb::TransactionOptions,
+    (options, tag): (&pb::TransactionOptions, &str),
     mutation_key: Option<&pb::Mutation>,
     knobs: &KnobSettings,
 ) -> Result<pb::Transaction, Status> {
@@ -113,7 +127,7 @@ pub(super) async fn begin(
         }
         _ => false,
     };
-    let txn = spanner.begin_read_write(session, options, knobs)?;
+    let txn = spanner.begin_read_write(session, options, tag, knobs)?;
     let mut state = txn.state.lock().await;
     state.keyed = keyed;
     let precommit_token = if keyed { state.next_token(&txn) } else { None };
@@ -125,12 +139,13 @@ pub(super) async fn begin(
 }
 
 /// Commits a read-write transaction (by id, or single-use with its mutations) in `session`.
+/// The answer carries the commit's wait for locks in its `spanprof-lock-wait-us` header.
 pub(super) async fn commit(
     spanner: &LocalSpanner,
     session: &pb::Session,
     r: pb::CommitRequest,
     knobs: &KnobSettings,
-) -> Result<pb::CommitResponse, Status> {
+) -> Result<Response<pb::CommitResponse>, Status> {
     use pb::commit_request::Transaction;
     let delay = commit_delay(r.max_commit_delay.as_ref())?;
     let mutations = mutations::convert(&spanner.db.schema(), &r.mutations)?;
@@ -144,10 +159,15 @@ pub(super) async fn commit(
         )));
     }
     let bytes: usize = r.mutations.iter().map(Message::encoded_len).sum();
+    let keys = mutation_lock_keys(&spanner.db.schema(), &mutations);
     let (txn, single_use) = match &r.transaction {
         Some(Transaction::TransactionId(id)) => (spanner.read_write(&session.name, id)?, false),
         Some(Transaction::SingleUseTransaction(options)) => {
-            (spanner.begin_read_write(session, options, knobs)?, true)
+            let tag = transaction_tag(r.request_options.as_ref());
+            (
+                spanner.begin_read_write(session, options, tag, knobs)?,
+                true,
+            )
         }
         None => return Err(Status::invalid_argument("Commit needs a transaction")),
     };
@@ -157,6 +177,7 @@ pub(super) async fn commit(
         txn,
         mutations: HeldMutations {
             mutations,
+            keys,
             count,
             bytes,
         },
@@ -170,8 +191,16 @@ pub(super) async fn commit(
         writer: Arc::clone(&spanner.writer),
     };
     let task = tokio::spawn(parts.commit(call, *knobs));
-    task.await
-        .unwrap_or_else(|e| Err(Status::internal(format!("the commit's task failed: {e}"))))
+    let (answer, lock_wait) = task
+        .await
+        .unwrap_or_else(|e| Err(Status::internal(format!("the commit's task failed: {e}"))))?;
+    let mut response = Response::new(answer);
+    if let Ok(value) = MetadataValue::try_from(lock_wait.as_micros().to_string()) {
+        response
+            .metadata_mut()
+            .insert(COMMIT_LOCK_WAIT_HEADER, value);
+    }
+    Ok(response)
 }
 
 /// One Commit call, checked.
@@ -206,13 +235,13 @@ impl Writing {
         self,
         call: CommitCall,
         knobs: KnobSettings,
-    ) -> Result<pb::CommitResponse, Status> {
+    ) -> Result<(pb::CommitResponse, Duration), Status> {
         let (txns, txn) = (&self.txns, &call.txn);
         let mut state = txn.state.lock().await;
         // The same Commit sent again (its answer was lost on the way) gets the answer it would
         // have had, as Spanner and the emulator give it: nothing is applied twice.
         if let Some(Ended::Committed(applied)) = &state.ended {
-            return Ok(committed(applied, call.return_commit_stats));
+            return Ok((committed(applied, call.return_commit_stats), Duration::ZERO));
         }
         txns.usable(txn, &mut state, &knobs)
             .map_err(|s| with_retry_info(s, retry_delay(&knobs)))?;
@@ -220,7 +249,7 @@ impl Writing {
         if call.needs_token {
             match self.precommit(txn, &mut state, call.precommit_token.as_ref(), held) {
                 Ok(mutations) => held = mutations,
-                Err(NotYet::Retry(reply)) => return Ok(reply),
+                Err(NotYet::Retry(reply)) => return Ok((reply, Duration::ZERO)),
                 Err(NotYet::Refused(status)) => return Err(status),
             }
         }
@@ -240,13 +269,24 @@ impl Writing {
                  read-write transactions abort at their commit); retry it",
                 knobs.abort_every
             );
-            txns.end(txn, &mut state, Ended::Aborted(why.clone()));
+            txns.end(
+                txn,
+                &mut state,
+                Ended::Aborted(AbortCause::Scripted, why.clone()),
+            );
             return Err(aborted(&why, retry_delay(&knobs)));
         }
+        locking::start(txns, txn)?;
+        let writes = state.footprint.writes.iter().chain(&held.keys).cloned();
+        let writes: Vec<LockKey> = writes.collect();
+        let mode = LockMode::WriterShared;
+        let lock_wait = locking::take(txns, txn, &mut state, writes, mode, &knobs).await?;
+        locking::check(txns, txn, &mut state, &knobs)?;
         let work = CommitWork {
             statements: state.statements.clone(),
             mutations: held.mutations,
             footprint: state.footprint.clone(),
+            validation: txn.options.validation(),
         };
         let outcome = self
             .batches
@@ -266,11 +306,17 @@ impl Writing {
                          instance's lose_commit_answer_every knob)",
                     ));
                 }
-                Ok(answer)
+                Ok((answer, lock_wait))
             }
             Err(status) if status.code() == tonic::Code::Aborted => {
-                txns.end(txn, &mut state, Ended::Aborted(status.message().to_owned()));
-                Err(with_retry_info(status, retry_delay(&knobs)))
+                let cause = if status.message().contains("long reads") {
+                    AbortCause::Busy
+                } else {
+                    AbortCause::Validation
+                };
+                let why = status.message().to_owned();
+                txns.end(txn, &mut state, Ended::Aborted(cause, why));
+                Err(with_retry_info(status, retry_delay_for(cause, &knobs)))
             }
             Err(status) => {
                 txns.end(txn, &mut state, Ended::RolledBack);

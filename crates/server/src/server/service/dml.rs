@@ -1,6 +1,6 @@
 //! Statements in a read-write transaction: ExecuteSql and ExecuteStreamingSql whose selector
 //! begins one (inline begin) or names one, and ExecuteBatchDml. Each statement runs on the
-//! read-write connection after its transaction's earlier DML (`sqlite/write.rs`), one at a time
+//! read-write connection after its transaction's earlier DML (`txn/write.rs`), one at a time
 //! per transaction. A DML's `seqno` names it: the same request with a seqno already handled gets
 //! the same answer again without running, and another DML reusing that seqno is refused (0 is a
 //! seqno like any other: protobuf cannot tell it from none, and the official Python client starts
@@ -13,25 +13,28 @@
 //! `metadata.transaction`.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use prost::Message as _;
 use tokio::sync::mpsc;
 use tonic::Status;
 
-use super::commit::{is_read_write, retry_delay, write_bounds};
+use super::commit::{is_read_write, retry_delay, transaction_tag, write_bounds};
 use super::request::{params, query_key, request_key};
 use super::{LocalSpanner, caller};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::encoded::{EncodedPartialResultSet, EncodedResultSet, ResultSetWriter};
 use crate::server::knobs::KnobSettings;
 use crate::server::result_stats::query_stats::{StatementFigures, statement_stats};
-use crate::server::sqlite::write::{Answer, TxnStatement};
+use crate::server::txn::write::{Answer, TxnStatement};
 use crate::server::stream::budget::SendBudget;
 use crate::server::stream::builder::{self, MessageBuilder, TokenStamp};
 use crate::server::stream::live;
-use crate::server::txn::aborted::with_retry_info;
+use crate::server::txn::aborted::{retry_delay_for, with_retry_info};
+use crate::server::txn::journal::AbortCause;
+use crate::server::txn::lock_key::LockMode;
+use crate::server::txn::locking;
 use crate::server::txn::store::{Ended, Handled, ReadWrite, State};
 
 /// The read-write transaction a request's statement runs in, and whether the request began it.
@@ -51,13 +54,13 @@ impl InTxn {
 }
 
 impl LocalSpanner {
-    /// The read-write transaction `selector` begins or names in `session`, if it is one (else
-    /// the request takes the read-only path). Cheap for every other selector: a begin's mode is
+    /// The read-write transaction `selector` begins (tagged `tag`) or names in `session`, if it
+    /// is one (else the request takes the read-only path). Cheap for every other selector: a begin's mode is
     /// looked at, an id looked up.
     pub(super) fn read_write_selected(
         &self,
         session: &str,
-        selector: Option<&pb::TransactionSelector>,
+        (selector, tag): (Option<&pb::TransactionSelector>, &str),
         via: Option<&Arc<crate::server::link::Link>>,
         knobs: &KnobSettings,
     ) -> Result<Option<InTxn>, Status> {
@@ -65,7 +68,7 @@ impl LocalSpanner {
         match selector.and_then(|s| s.selector.as_ref()) {
             Some(Selector::Begin(options)) if is_read_write(options) => {
                 let session = self.sessions.touch(session, via, knobs)?;
-                let txn = self.begin_read_write(&session, options, knobs)?;
+                let txn = self.begin_read_write(&session, options, tag, knobs)?;
                 Ok(Some(InTxn { txn, began: true }))
             }
             Some(Selector::Id(id)) if !id.is_empty() => match self.txns.get(id) {
@@ -211,6 +214,7 @@ fn stats(ran: &Ran, request: &pb::ExecuteSqlRequest, begun: Instant) -> Option<p
         rows: (answer.values.len().checked_div(width).unwrap_or(0)) as u64,
         bytes: answer.values.iter().map(|v| v.len() as u64).sum(),
         lock_wait: cost.map(|c| c.lock_wait),
+        queue_wait: cost.map(|c| c.connection_wait),
     };
     Some(pb::ResultSetStats {
         query_plan: None,
@@ -285,7 +289,7 @@ async fn run_request(
         .map_err(|s| with_retry_info(s, retry_delay(knobs)))?;
     let key = request_key(request);
     if let Some(Handled::Statement(answer)) = state.replayed(request.seqno, key) {
-        let answer = answer?;
+        let answer = (*answer)?;
         return Ok(Ran {
             answer,
             replayed: true,
@@ -328,38 +332,67 @@ async fn run_statement(
             state.statements.len()
         )));
     }
+    let txns = &spanner.txns;
+    locking::start(txns, txn)?;
+    let bounds = write_bounds(knobs);
+    let lock_free = txn.options.lock_free_reads();
+    let lock_wait = if lock_free {
+        Duration::ZERO
+    } else {
+        let writer = Arc::clone(&spanner.writer);
+        let kept = statement.clone();
+        let reads = on_writer(move || writer.reads(&kept, bounds)).await?;
+        locking::take(txns, txn, state, reads, LockMode::ReaderShared, knobs).await?
+    };
     let writer = Arc::clone(&spanner.writer);
     let (footprint, earlier) = (state.footprint.clone(), state.statements.clone());
-    let bounds = write_bounds(knobs);
     let kept = statement.clone();
-    let ran = tokio::task::spawn_blocking(move || writer.run(&footprint, &earlier, &kept, bounds))
-        .await
-        .unwrap_or_else(|e| {
-            Err(Status::internal(format!(
-                "the statement's thread failed: {e}"
-            )))
-        });
+    let validation = txn.options.validation();
+    let ran = on_writer(move || writer.run(&footprint, &earlier, &kept, bounds, validation)).await;
+    let ran = ran.and_then(|mut answer| {
+        locking::check(txns, txn, state, knobs)?;
+        answer.cost.lock_wait = lock_wait;
+        Ok(answer)
+    });
     match ran {
-        Ok(answer) => {
+        Ok(mut answer) => {
+            // The keys go to the footprint; the answer kept for a replay needs none.
+            let reads = std::mem::take(&mut answer.reads);
+            let writes = std::mem::take(&mut answer.writes);
             if answer.dml {
                 if let Some((seqno, key)) = seqno {
                     state.check_seqno(seqno, key)?;
-                    state.keep(seqno, key, Handled::Statement(Ok(answer.clone())));
+                    state.keep(seqno, key, Handled::Statement(Box::new(Ok(answer.clone()))));
                 }
                 state.statements.push(statement);
                 state.dml_rows += u64::try_from(answer.row_count).unwrap_or(0);
             }
-            state.footprint.add(answer.since, &answer.touched);
+            let tables = answer.touched.read.iter().chain(&answer.touched.written);
+            let footprint = &mut state.footprint;
+            footprint.add(answer.since, tables.cloned(), &reads, &writes, lock_free);
             Ok(answer)
         }
         Err(status) if status.code() == tonic::Code::Aborted => {
-            spanner
-                .txns
-                .end(txn, state, Ended::Aborted(status.message().to_owned()));
-            Err(with_retry_info(status, retry_delay(knobs)))
+            if state.ended.is_none() {
+                let why = status.message().to_owned();
+                txns.end(txn, state, Ended::Aborted(AbortCause::Validation, why));
+            }
+            let delay = retry_delay_for(AbortCause::Validation, knobs);
+            Err(with_retry_info(status, delay))
         }
         Err(status) => Err(status),
     }
+}
+
+/// Runs `work` on a blocking thread (the read-write connection is synchronous).
+async fn on_writer<R: Send + 'static>(
+    work: impl FnOnce() -> Result<R, Status> + Send + 'static,
+) -> Result<R, Status> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(Status::internal(format!(
+            "the statement's thread failed: {e}"
+        )))
+    })
 }
 
 /// ExecuteBatchDml: the statements in order, one ResultSet each with its row count, stopped at
@@ -377,8 +410,11 @@ pub(super) async fn execute_batch_dml(
             "No statements in batch DML request",
         ));
     }
-    let Some(in_txn) =
-        spanner.read_write_selected(&r.session, r.transaction.as_ref(), via.as_ref(), &knobs)?
+    let selector = (
+        r.transaction.as_ref(),
+        transaction_tag(r.request_options.as_ref()),
+    );
+    let Some(in_txn) = spanner.read_write_selected(&r.session, selector, via.as_ref(), &knobs)?
     else {
         return Err(Status::invalid_argument(
             "ExecuteBatchDml needs a read-write transaction: begin one, or name one by its id \

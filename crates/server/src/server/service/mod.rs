@@ -34,13 +34,15 @@ use super::link::Link;
 use super::listener::Peer;
 use super::queue::Queue;
 use super::sqlite::db::Database;
-use super::sqlite::write::Writer;
+use super::txn::write::Writer;
 use super::stream::live::{self, LiveStream};
 use super::stream::parked::Parked;
 use super::stream::restarts::Restarts;
 use super::stream::tap::Tap;
 use super::stream::unread::Unread;
+use super::txn;
 use super::txn::batch::Batches;
+use super::txn::locks::{LockBounds, LockTable};
 use super::txn::store::Transactions;
 use crate::proto::google::spanner::v1 as pb;
 
@@ -66,6 +68,8 @@ pub struct LocalSpanner {
     writer: Arc<Writer>,
     /// Commits waiting out their `max_commit_delay`.
     batches: Arc<Batches>,
+    /// The model of Spanner's locking the read-write transactions run under, with its journal.
+    locks: Arc<LockTable>,
 }
 
 /// What the local instance holds now: plain figures, for tests and tools.
@@ -95,6 +99,7 @@ pub struct Handle {
     tap: Arc<Tap>,
     unread: Arc<Unread>,
     txns: Arc<Transactions>,
+    locks: Arc<LockTable>,
 }
 
 impl std::fmt::Debug for Handle {
@@ -127,12 +132,18 @@ impl Handle {
     pub fn tap(&self) -> &Arc<Tap> {
         &self.tap
     }
+
+    /// The lock table the read-write transactions run under, and its journal.
+    pub fn locks(&self) -> &Arc<LockTable> {
+        &self.locks
+    }
 }
 
 impl LocalSpanner {
     /// A service over `db`, streaming and bounded as `knobs` say, its streams that wait on clients
     /// counted in `unread`.
     pub fn new(db: Arc<Database>, knobs: Arc<Knobs>, unread: Arc<Unread>) -> Self {
+        let locks = Arc::new(LockTable::new(LockBounds::default()));
         LocalSpanner {
             knobs,
             sessions: Arc::default(),
@@ -145,11 +156,17 @@ impl LocalSpanner {
             tap: Arc::default(),
             restarts: Arc::default(),
             unread,
-            txns: Arc::default(),
+            txns: Arc::new(Transactions::new(Arc::clone(&locks))),
             writer: Arc::new(Writer::new(Arc::clone(&db))),
             batches: Arc::default(),
+            locks,
             db,
         }
+    }
+
+    /// Starts ending wounded transactions at once (`txn/locking.rs`); within a tokio runtime.
+    pub fn watch_wounds(&self) {
+        txn::locking::watch_wounds(Arc::clone(&self.txns), self.locks.watch_wounds());
     }
 
     /// The admin services, whose DDL goes through this service's writer.
@@ -167,6 +184,7 @@ impl LocalSpanner {
             tap: Arc::clone(&self.tap),
             unread: Arc::clone(&self.unread),
             txns: Arc::clone(&self.txns),
+            locks: Arc::clone(&self.locks),
         }
     }
 

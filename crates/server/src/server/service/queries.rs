@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
 use super::request::{params, request_key};
+use super::commit::transaction_tag;
 use super::{LocalSpanner, caller, deadline_of, dml};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::control::{GoneOnDrop, Interrupt};
@@ -35,7 +36,10 @@ pub(super) async fn execute_sql(
     let r = request.get_ref();
     if let Some(in_txn) = spanner.read_write_selected(
         &r.session,
-        r.transaction.as_ref(),
+        (
+            r.transaction.as_ref(),
+            transaction_tag(r.request_options.as_ref()),
+        ),
         caller(&request).as_ref(),
         &knobs,
     )? {

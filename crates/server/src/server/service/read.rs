@@ -22,10 +22,10 @@
 //! `partition_token` (PartitionRead is not served, so no token can be one of
 //! its).
 //!
-//! `lock_hint` (SHARED, EXCLUSIVE) is accepted and checked, and otherwise has no effect: the
-//! local instance takes no locks; a read in a read-write transaction joins its footprint as a
-//! query does, validated per table at each statement and at commit (`sqlite/write.rs`), whatever
-//! the hint.
+//! A read in a read-write transaction locks as a query does (`txn/locking.rs`): ReaderShared on
+//! the keys and ranges it reads in a pessimistic transaction, none in an optimistic one (validated
+//! at commit instead). `lock_hint` (SHARED, EXCLUSIVE) is accepted and checked; EXCLUSIVE is not
+//! modelled (the read takes ReaderShared, and its write, if one follows, upgrades it at commit).
 
 use std::collections::HashMap;
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
+use super::commit::transaction_tag;
 use super::queries::Prepared;
 use super::{LocalSpanner, caller, deadline_of, dml};
 use crate::proto::google::spanner::v1 as pb;
@@ -39,7 +40,10 @@ pub(super) async fn execute_streaming_sql(
     let r = request.get_ref();
     if let Some(in_txn) = spanner.read_write_selected(
         &r.session,
-        r.transaction.as_ref(),
+        (
+            r.transaction.as_ref(),
+            transaction_tag(r.request_options.as_ref()),
+        ),
         caller(&request).as_ref(),
         &knobs,
     )? {

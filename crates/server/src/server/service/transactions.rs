@@ -20,7 +20,9 @@ pub(super) async fn begin(
     let session = spanner.sessions.touch(&r.session, via.as_ref(), &knobs)?;
     let options = r.options.unwrap_or_default();
     if commit::is_read_write(&options) {
-        return commit::begin(spanner, &session, &options, r.mutation_key.as_ref(), &knobs)
+        let tag = commit::transaction_tag(r.request_options.as_ref());
+        let begun = (&options, tag);
+        return commit::begin(spanner, &session, begun, r.mutation_key.as_ref(), &knobs)
             .await
             .map(Response::new);
     }
@@ -44,9 +46,7 @@ pub(super) async fn commit(
         None => false,
     };
     if read_write {
-        return commit::commit(spanner, &session, r, &knobs)
-            .await
-            .map(Response::new);
+        return commit::commit(spanner, &session, r, &knobs).await;
     }
     if !r.mutations.is_empty() {
         return Err(Status::failed_precondition(

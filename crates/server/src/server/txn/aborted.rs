@@ -8,7 +8,9 @@ use prost::Message;
 use tonic::metadata::{MetadataMap, MetadataValue};
 use tonic::{Code, Status};
 
+use super::journal::AbortCause;
 use crate::proto::google::rpc;
+use crate::server::knobs::KnobSettings;
 
 /// The type URL of RetryInfo in a status's details.
 pub const RETRY_INFO_TYPE: &str = "type.googleapis.com/google.rpc.RetryInfo";
@@ -37,6 +39,20 @@ pub fn aborted(message: &str, retry_delay: Duration) -> Status {
     let mut trailers = MetadataMap::new();
     trailers.insert_bin(RETRY_INFO_TRAILER, MetadataValue::from_bytes(&info));
     Status::with_details_and_metadata(Code::Aborted, message, details.into(), trailers)
+}
+
+/// The retry delay an abort for `cause` asks for: a scripted or idle abort the knob's
+/// `abort_retry_delay_ms`, an abort by the lock table (a conflict, over once its locks are freed)
+/// `conflict_retry_delay_ms`.
+pub fn retry_delay_for(cause: AbortCause, knobs: &KnobSettings) -> Duration {
+    Duration::from_millis(match cause {
+        AbortCause::Scripted | AbortCause::Idle => knobs.abort_retry_delay_ms,
+        AbortCause::Wounded
+        | AbortCause::LockWaitDeadline
+        | AbortCause::Validation
+        | AbortCause::SchemaChanged
+        | AbortCause::Busy => knobs.conflict_retry_delay_ms,
+    })
 }
 
 /// `status` with RetryInfo of `retry_delay` when it is an ABORTED without details, else as it is.

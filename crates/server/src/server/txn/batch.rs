@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{Notify, oneshot};
 use tonic::Status;
 
-use crate::server::sqlite::write::{CommitWork, WriteBounds, Writer};
+use crate::server::txn::write::{CommitWork, WriteBounds, Writer};
 
 /// The longest `max_commit_delay` production accepts.
 pub const MAX_COMMIT_DELAY: Duration = Duration::from_millis(500);

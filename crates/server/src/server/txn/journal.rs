@@ -61,6 +61,10 @@ pub enum AbortCause {
     Idle,
     /// The local instance's scripted aborts chose it.
     Scripted,
+    /// A schema change (DDL) wrote a table it had touched.
+    SchemaChanged,
+    /// Its commit could not write while long reads held the database.
+    Busy,
 }
 
 impl AbortCause {
@@ -72,6 +76,8 @@ impl AbortCause {
             AbortCause::Validation => "a row it read was written after its snapshot",
             AbortCause::Idle => "idle too long",
             AbortCause::Scripted => "a scripted abort",
+            AbortCause::SchemaChanged => "a schema change wrote a table it touched",
+            AbortCause::Busy => "long reads held the database at its commit",
         }
     }
 }
@@ -91,6 +97,8 @@ pub enum EventKind {
         session: Arc<str>,
         /// Its transaction tag (empty without one).
         tag: Arc<str>,
+        /// Whether it reads optimistically.
+        optimistic: bool,
     },
     /// A lock was granted (`waited`: None when it was granted at once).
     Granted {
@@ -423,6 +431,7 @@ mod tests {
                 age: Age(ms(txn)),
                 session: "s".into(),
                 tag: tag.into(),
+                optimistic: false,
             },
         );
     }

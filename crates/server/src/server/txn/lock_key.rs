@@ -9,6 +9,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod words;
+
 /// One attempt of a read-write transaction, as the lock table names it (the wiring maps the
 /// server's transaction ids to these).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -130,7 +132,11 @@ impl fmt::Display for NumericKey {
         if self.negative {
             f.write_str("-")?;
         }
-        f.write_str(if self.integer.is_empty() { "0" } else { &self.integer })?;
+        f.write_str(if self.integer.is_empty() {
+            "0"
+        } else {
+            &self.integer
+        })?;
         if !self.fraction.is_empty() {
             write!(f, ".{}", self.fraction)?;
         }

@@ -39,14 +39,18 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::Notify;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
 
 use super::held::Held;
 use super::journal::{AbortCause, EventKind, Holder, JOURNAL_EVENTS, Journal, WaitEnd, WaitId};
 use super::lock_key::{Age, LockKey, LockMode, Rows, TxnId};
 
+mod errors;
 #[cfg(test)]
 mod tests;
+
+pub use errors::{Limit, LockError, LockWaitDeadline, Wounded};
 
 /// The bounds of one lock table (the server faces hostile clients).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,80 +82,6 @@ impl Default for LockBounds {
     }
 }
 
-/// Which bound a request went over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limit {
-    /// [`LockBounds::locks_per_txn`].
-    LocksPerTxn,
-    /// [`LockBounds::entries`].
-    Entries,
-    /// [`LockBounds::ranges`].
-    Ranges,
-    /// [`LockBounds::waiters`].
-    Waiters,
-    /// [`LockBounds::transactions`].
-    Transactions,
-}
-
-/// What wounded a transaction: the older transaction, and what it asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Wounded {
-    /// The older transaction.
-    pub by: TxnId,
-    /// What it asked for.
-    pub key: LockKey,
-    /// In which mode.
-    pub mode: LockMode,
-}
-
-/// A wait that passed its deadline.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LockWaitDeadline {
-    /// What was asked for.
-    pub key: LockKey,
-    /// In which mode.
-    pub mode: LockMode,
-    /// How long it waited.
-    pub waited: Duration,
-    /// Whom it waited on (when it began to wait).
-    pub holders: Vec<Holder>,
-}
-
-/// Why a request or check failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LockError {
-    /// An older transaction wounded this one: ABORTED.
-    #[error("wounded by the older {by} asking {mode} on {key:?}", by = .0.by, mode = .0.mode, key = .0.key)]
-    Wounded(Wounded),
-    /// The wait passed the caller's deadline: ABORTED.
-    #[error("a {mode} lock wait passed its deadline after {waited:?}", mode = .0.mode, waited = .0.waited)]
-    DeadlineExceeded(Box<LockWaitDeadline>),
-    /// A bound was reached: RESOURCE_EXHAUSTED.
-    #[error("too many locks: {what:?} is at its bound of {limit}")]
-    Exhausted {
-        /// The bound.
-        what: Limit,
-        /// Its value.
-        limit: usize,
-    },
-    /// The transaction was not begun, or has ended.
-    #[error("{0} is not a transaction the lock table knows")]
-    UnknownTransaction(TxnId),
-    /// The transaction was begun already.
-    #[error("{0} began already")]
-    AlreadyBegun(TxnId),
-    /// The transaction ended while the request waited.
-    #[error("{0} ended while it waited for a lock")]
-    Ended(TxnId),
-}
-
-impl LockError {
-    /// Whether the transaction is to be aborted (ABORTED, retried by the client as a whole).
-    pub fn is_abort(&self) -> bool {
-        matches!(self, LockError::Wounded(_) | LockError::DeadlineExceeded(_))
-    }
-}
-
 /// An attempt that begins to lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxnInfo {
@@ -165,6 +95,8 @@ pub struct TxnInfo {
     pub session: Arc<str>,
     /// Its transaction tag (empty without one).
     pub tag: Arc<str>,
+    /// Whether it reads optimistically (no read locks; SPANNER_SYS keeps nothing of it).
+    pub optimistic: bool,
 }
 
 /// How a transaction ended, for [`LockTable::release_all`] and its journal.
@@ -270,6 +202,8 @@ struct State {
     waiters: BTreeMap<WaitOrder, Waiter>,
     next_wait: u64,
     journal: Journal,
+    /// Where each wound is told, once, for the server to end the victim at once.
+    wounds: Option<UnboundedSender<TxnId>>,
 }
 
 /// What [`LockTable::request`] leaves to wait for.
@@ -290,6 +224,7 @@ impl LockTable {
                 waiters: BTreeMap::new(),
                 next_wait: 0,
                 journal: Journal::new(bounds.journal_events),
+                wounds: None,
             }),
         }
     }
@@ -335,6 +270,7 @@ impl LockTable {
             age: info.age,
             session: info.session,
             tag: info.tag,
+            optimistic: info.optimistic,
         });
         Ok(())
     }
@@ -411,6 +347,15 @@ impl LockTable {
             .values()
             .filter(|w| w.outcome.is_none())
             .count()
+    }
+
+    /// Each transaction wounded from now on, told once (the last caller's receiver only), so that
+    /// the server can end a victim that is between calls and free its locks at once, as Spanner
+    /// aborts a wounded transaction rather than waiting for its next request.
+    pub fn watch_wounds(&self) -> UnboundedReceiver<TxnId> {
+        let (tx, rx) = unbounded_channel();
+        self.lock().wounds = Some(tx);
+        rx
     }
 
     /// Reads the journal.
@@ -586,6 +531,10 @@ impl State {
         };
         victim_state.wounded = Some(wounded.clone());
         let waits = victim_state.waits.clone();
+        if let Some(wounds) = &self.wounds {
+            // A receiver gone (the server stopping) leaves the victim to its next request.
+            let _ = wounds.send(victim);
+        }
         self.record(EventKind::Wound {
             by,
             victim,

@@ -373,7 +373,7 @@ mod tests {
     use crate::server::sqlite::db::Database;
     use crate::server::sqlite::ddl;
     use crate::server::sqlite::sandbox::SqlLimits;
-    use crate::server::sqlite::write::{WriteBounds, Writer, then_return};
+    use crate::server::txn::write::{WriteBounds, Writer, then_return};
     use crate::server::txn::lock_key::KeyPart;
 
     const LIMITS: SqlLimits = SqlLimits {

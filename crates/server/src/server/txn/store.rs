@@ -1,5 +1,5 @@
 //! The local instance's read-write transactions: each one's options, its DML kept for replay and
-//! what it touched (`sqlite/write.rs` replays and validates them), the answers of the requests it
+//! what it touched (`write.rs` replays and validates them), the answers of the requests it
 //! handled by `seqno` (a replayed request gets the same answer, not a second run), and how it
 //! ended. Bounded: open transactions per session and in all, and the ended ones remembered (so a
 //! late Commit or Rollback gets the right answer) are the latest [`ENDED_KEPT`].
@@ -16,7 +16,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use tonic::Status;
@@ -24,7 +24,11 @@ use tonic::Status;
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::KnobSettings;
 use crate::server::sqlite::mutation::Mutation;
-use crate::server::sqlite::write::{Answer, Footprint, TxnStatement};
+use crate::server::txn::write::{Answer, Footprint, TxnStatement, Validation};
+use crate::server::txn::aborted::{aborted, retry_delay_for};
+use crate::server::txn::journal::AbortCause;
+use crate::server::txn::lock_key::{Age, TxnId};
+use crate::server::txn::locks::{LockBounds, LockTable, TxnEnd};
 
 /// Ended transactions remembered, the latest; older ones are forgotten (NOT_FOUND).
 pub const ENDED_KEPT: usize = 10_000;
@@ -35,8 +39,7 @@ const SESSIONS_KEPT: usize = 20_000;
 /// Idle transactions are looked for at most this often.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
-/// A read-write transaction's options, as its begin gave them (remembered, not acted on: the
-/// model's concurrency is the same for every lock mode and isolation level).
+/// A read-write transaction's options, as its begin gave them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RwOptions {
     /// `read_lock_mode` (0 unspecified, 1 pessimistic, 2 optimistic).
@@ -45,6 +48,35 @@ pub struct RwOptions {
     pub isolation_level: i32,
     /// `multiplexed_session_previous_transaction_id`.
     pub previous_transaction_id: Vec<u8>,
+    /// The transaction tag of the request that began it (empty without one).
+    pub transaction_tag: String,
+}
+
+impl RwOptions {
+    /// Whether its reads take no locks: optimistic, or repeatable read (reads at a snapshot,
+    /// validated at commit).
+    pub fn lock_free_reads(&self) -> bool {
+        self.read_lock_mode == 2 || self.isolation_level == 2
+    }
+
+    /// What it validates: nothing when its reads are locked, its reads when optimistic, its
+    /// writes under repeatable read.
+    pub fn validation(&self) -> Validation {
+        match (self.lock_free_reads(), self.isolation_level) {
+            (false, _) => Validation::None,
+            (true, 2) => Validation::Writes,
+            (true, _) => Validation::Reads,
+        }
+    }
+}
+
+/// The aborted attempt a retry carries on from: its lock priority (age) goes with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Previous {
+    /// The aborted attempt.
+    pub txn: TxnId,
+    /// Its age, if it had begun to lock.
+    pub age: Option<Age>,
 }
 
 /// One read-write transaction.
@@ -60,6 +92,12 @@ pub struct ReadWrite {
     pub options: RwOptions,
     /// Whether it is a retry of an aborted transaction (`abort_every` does not count it).
     pub retry: bool,
+    /// The aborted attempt it retries, whose age it keeps: on a regular session the session's
+    /// last read-write transaction when that one aborted, on a multiplexed session the one its
+    /// begin named. None for a new transaction, and for a retry that named none.
+    pub previous: Option<Previous>,
+    /// Its age in the lock table, set when it first read, queried or committed.
+    pub age: OnceLock<Age>,
     /// Whether `abort_every` chose it: it aborts at its commit.
     pub doomed: bool,
     /// Whether it ended aborted (read without its state's lock, to tell retries).
@@ -70,6 +108,16 @@ pub struct ReadWrite {
     pub state: tokio::sync::Mutex<State>,
 }
 
+impl ReadWrite {
+    /// Its id in the lock table: its id's eight bytes (the local instance's ids are eight).
+    pub fn lock_id(&self) -> TxnId {
+        match <[u8; 8]>::try_from(self.id.as_slice()) {
+            Ok(bytes) => TxnId(u64::from_be_bytes(bytes)),
+            Err(_) => TxnId(crate::fnv::of_parts(&[&self.id])),
+        }
+    }
+}
+
 /// How a transaction ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ended {
@@ -77,8 +125,8 @@ pub enum Ended {
     Committed(CommittedAs),
     /// Rolled back, or failed at its commit with an error other than ABORTED.
     RolledBack,
-    /// Aborted, for this reason.
-    Aborted(String),
+    /// Aborted, for this cause, in these words.
+    Aborted(AbortCause, String),
 }
 
 /// What a commit applied, kept so that the same Commit sent again (after its answer was lost)
@@ -95,7 +143,7 @@ pub struct CommittedAs {
 #[derive(Debug, Clone)]
 pub enum Handled {
     /// An ExecuteSql or ExecuteStreamingSql.
-    Statement(Result<Answer, Status>),
+    Statement(Box<Result<Answer, Status>>),
     /// An ExecuteBatchDml: the answers of the statements that ran, and the first failure.
     Batch(Vec<Answer>, Option<Status>),
 }
@@ -104,8 +152,10 @@ impl Handled {
     fn bytes(&self) -> usize {
         let answer = |a: &Answer| a.values.iter().map(Vec::len).sum::<usize>() + 64;
         match self {
-            Handled::Statement(Ok(a)) => answer(a),
-            Handled::Statement(Err(_)) => 64,
+            Handled::Statement(handled) => match handled.as_ref() {
+                Ok(a) => answer(a),
+                Err(_) => 64,
+            },
             Handled::Batch(answers, _) => answers.iter().map(answer).sum::<usize>() + 64,
         }
     }
@@ -139,6 +189,8 @@ pub struct State {
 pub struct HeldMutations {
     /// The mutations, typed.
     pub mutations: Vec<Mutation>,
+    /// What they lock at the commit.
+    pub keys: Vec<crate::server::txn::lock_key::LockKey>,
     /// Spanner's count of them (each column of each row written, each key and range deleted).
     pub count: u64,
     /// Their encoded bytes.
@@ -278,6 +330,8 @@ impl State {
 #[derive(Debug)]
 pub struct Transactions {
     inner: Mutex<Inner>,
+    /// The lock table their attempts lock in; an ending transaction's locks go here.
+    locks: Arc<LockTable>,
 }
 
 #[derive(Debug)]
@@ -296,13 +350,21 @@ struct Inner {
 #[derive(Debug, Default, Clone, Copy)]
 struct PerSession {
     open: u64,
-    /// The session's last read-write transaction to end aborted.
-    last_aborted: bool,
+    /// The session's last read-write transaction to end, when it ended aborted.
+    last_aborted: Option<Previous>,
 }
 
 impl Default for Transactions {
     fn default() -> Self {
+        Transactions::new(Arc::new(LockTable::new(LockBounds::default())))
+    }
+}
+
+impl Transactions {
+    /// No transactions yet; their attempts lock in `locks`.
+    pub fn new(locks: Arc<LockTable>) -> Self {
         Transactions {
+            locks,
             inner: Mutex::new(Inner {
                 by_id: HashMap::new(),
                 ended: VecDeque::new(),
@@ -313,6 +375,16 @@ impl Default for Transactions {
                 swept: Instant::now(),
             }),
         }
+    }
+
+    /// The lock table.
+    pub fn locks(&self) -> &Arc<LockTable> {
+        &self.locks
+    }
+
+    /// The transaction whose lock-table id is `id`, open or recently ended.
+    pub fn by_lock_id(&self, id: TxnId) -> Option<Arc<ReadWrite>> {
+        self.get(&id.0.to_be_bytes())
     }
 }
 
@@ -353,14 +425,19 @@ impl Transactions {
                 inner.open
             )));
         }
-        let retry = if at.multiplexed {
+        let previous = if at.multiplexed {
             inner
                 .by_id
                 .get(&options.previous_transaction_id)
-                .is_some_and(|t| t.aborted.load(Ordering::Relaxed))
+                .filter(|t| t.aborted.load(Ordering::Relaxed))
+                .map(|t| Previous {
+                    txn: t.lock_id(),
+                    age: t.age.get().copied(),
+                })
         } else {
             session.last_aborted
         };
+        let retry = previous.is_some();
         let doomed = !retry && {
             inner.new_ones += 1;
             knobs.abort_every > 0 && inner.new_ones.is_multiple_of(knobs.abort_every)
@@ -371,6 +448,8 @@ impl Transactions {
             multiplexed: at.multiplexed,
             options,
             retry,
+            previous,
+            age: OnceLock::new(),
             doomed,
             aborted: AtomicBool::new(false),
             ended: AtomicBool::new(false),
@@ -413,7 +492,7 @@ impl Transactions {
         if state.ended.is_some() {
             return;
         }
-        let aborted = matches!(how, Ended::Aborted(_));
+        let aborted = matches!(how, Ended::Aborted(..));
         txn.aborted.store(aborted, Ordering::Relaxed);
         txn.ended.store(true, Ordering::Relaxed);
         state.ended = Some(how.clone());
@@ -421,13 +500,19 @@ impl Transactions {
         state.held = None;
         state.answers.clear();
         state.answer_bytes = 0;
+        self.locks.release_all(txn.lock_id(), lock_end(&how));
         let mut inner = self.lock();
         inner.open = inner.open.saturating_sub(1);
         if let Some(session) = inner.sessions.get_mut(&txn.session) {
             session.open = session.open.saturating_sub(1);
             match how {
-                Ended::Aborted(_) => session.last_aborted = true,
-                Ended::Committed(_) => session.last_aborted = false,
+                Ended::Aborted(..) => {
+                    session.last_aborted = Some(Previous {
+                        txn: txn.lock_id(),
+                        age: txn.age.get().copied(),
+                    });
+                }
+                Ended::Committed(_) => session.last_aborted = None,
                 Ended::RolledBack => {}
             }
         }
@@ -450,11 +535,15 @@ impl Transactions {
     ) -> Result<(), Status> {
         let idle = Duration::from_millis(knobs.transaction_idle_timeout_ms);
         if state.idle_for(idle) {
-            self.end(txn, state, Ended::Aborted(idle_reason(idle)));
+            self.end(
+                txn,
+                state,
+                Ended::Aborted(AbortCause::Idle, idle_reason(idle)),
+            );
         }
         match &state.ended {
             None => Ok(()),
-            Some(Ended::Aborted(why)) => Err(Status::aborted(why.clone())),
+            Some(Ended::Aborted(cause, why)) => Err(aborted(why, retry_delay_for(*cause, knobs))),
             Some(Ended::Committed(_)) => Err(Status::failed_precondition(
                 "Transaction has already been committed: a read-write transaction commits once",
             )),
@@ -486,7 +575,11 @@ impl Transactions {
             if let Ok(mut state) = txn.state.try_lock()
                 && state.idle_for(idle)
             {
-                self.end(&txn, &mut state, Ended::Aborted(idle_reason(idle)));
+                self.end(
+                    &txn,
+                    &mut state,
+                    Ended::Aborted(AbortCause::Idle, idle_reason(idle)),
+                );
             }
         }
     }
@@ -494,6 +587,24 @@ impl Transactions {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // Every update leaves the maps whole between statements.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// How an ended transaction is journalled in the lock table.
+fn lock_end(how: &Ended) -> TxnEnd {
+    match how {
+        Ended::Committed(applied) => TxnEnd::Committed {
+            timestamp: applied
+                .timestamp
+                .seconds
+                .saturating_mul(1_000_000)
+                .saturating_add(i64::from(applied.timestamp.nanos / 1_000)),
+        },
+        Ended::Aborted(cause, detail) => TxnEnd::Aborted {
+            cause: *cause,
+            detail: detail.clone(),
+        },
+        Ended::RolledBack => TxnEnd::RolledBack,
     }
 }
 
@@ -531,7 +642,11 @@ mod tests {
             let mut state = txn.state.lock().await;
             if txn.doomed {
                 doomed.push(n);
-                store.end(&txn, &mut state, Ended::Aborted("knob".into()));
+                store.end(
+                    &txn,
+                    &mut state,
+                    Ended::Aborted(AbortCause::Scripted, "knob".into()),
+                );
                 drop(state);
                 let retry = store
                     .begin(at, vec![n, 0], RwOptions::default(), &knobs(3))
@@ -570,10 +685,11 @@ mod tests {
         assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
         let mut state = two.state.lock().await;
         assert!(state.replayed(4, 40).is_none());
-        state.keep(4, 40, Handled::Statement(Err(Status::not_found("x"))));
+        let failed = Box::new(Err(Status::not_found("x")));
+        state.keep(4, 40, Handled::Statement(failed));
         assert!(matches!(
             state.replayed(4, 40),
-            Some(Handled::Statement(Err(_)))
+            Some(Handled::Statement(handled)) if handled.is_err()
         ));
         assert!(state.replayed(4, 41).is_none(), "another statement");
         assert!(state.check_seqno(4, 41).is_err(), "reuses the seqno");

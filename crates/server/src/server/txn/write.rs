@@ -1,14 +1,22 @@
-//! The local instance's one read-write connection, and the model of concurrency its read-write
-//! transactions run under. It is a model, simple on purpose, not Spanner's locking:
+//! The local instance's one read-write connection, on which its read-write transactions'
+//! statements and commits run. Who may read and write what, and when, is the lock table's
+//! (`txn/locks.rs`, a model of Spanner's locking; the service takes the locks): this file runs
+//! the statements and commits, names the rows each one reads and writes, and validates the
+//! transactions whose reads take no locks.
 //!
 //! - A transaction's writes stay with the transaction (its DML, kept by the service). Each of its
 //!   statements runs in a short SQLite write transaction on this connection that replays the
 //!   transaction's earlier DML, runs the statement, and rolls back: a statement sees the
 //!   transaction's own writes, and nobody else sees them before its commit.
-//! - Validation is optimistic and per table: the writer keeps a clock, moved on by every commit, and
-//!   the clock value at which each table was last written. A transaction's footprint is the clock
-//!   at its first statement and the tables its statements read and wrote; a statement or commit
-//!   finding one of those tables written since then aborts (ABORTED), before anything is applied.
+//! - The rows a statement reads are named from its program before it runs ([`Writer::reads`],
+//!   `txn/rows_read.rs`), so that a pessimistic transaction holds ReaderShared locks on them
+//!   before it reads; the rows it writes are caught as it runs (`txn/rows_written.rs`) and locked
+//!   at its commit.
+//! - The writer keeps a clock, moved on by every commit, and the clock value of each row's last
+//!   commit (`txn/versions.rs`). A transaction's snapshot is the clock at its first statement. A
+//!   transaction whose reads take no locks (optimistic, or repeatable read) aborts when a row it
+//!   reads was written after its snapshot (the local instance keeps no older versions to read),
+//!   and at commit when a row it read (optimistic) or writes (repeatable read) was.
 //! - A commit replays the DML, applies the mutations and commits in one SQLite transaction: all of
 //!   it or nothing.
 //!
@@ -24,7 +32,13 @@
 //! refuses new readers while a writer holds its lock. A commit waits (2 s at most) for readers
 //! already running to finish before it can write its pages; past that it aborts.
 
-use std::collections::{BTreeSet, HashMap};
+mod footprint;
+mod then_return;
+
+pub use footprint::{Footprint, MAX_KEYS_PER_TRANSACTION, Validation};
+pub use then_return::then_return;
+
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -32,13 +46,18 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, ErrorCode};
 use tonic::Status;
 
-use super::columns::{self, Column, Param, Pending};
-use super::db::{self, Database};
-use super::ddl::Ddl;
-use super::memory;
-use super::mutation::{self, Mutation, MutationError};
-use super::sandbox::{self, Refusal, Sandbox, SqlLimits, Touched};
-use super::statement::{bind, refused, sql_error};
+use crate::server::sqlite::columns::{self, Column, Param, Pending};
+use crate::server::sqlite::db::{self, Database};
+use crate::server::sqlite::ddl::Ddl;
+use crate::server::sqlite::memory;
+use crate::server::sqlite::mutation::{self, Mutation, MutationError};
+use crate::server::sqlite::sandbox::{self, Refusal, Sandbox, SqlLimits, Touched};
+use crate::server::sqlite::statement::{bind, refused, sql_error};
+use crate::server::txn::lock_key::LockKey;
+use crate::server::txn::row_key::MAX_KEYS_PER_STATEMENT;
+use crate::server::txn::rows_read::ReadCapture;
+use crate::server::txn::rows_written::WriteCapture;
+use crate::server::txn::versions::{VERSION_ENTRIES, Versions};
 use crate::wire::{Field, Type};
 
 /// The longest a statement (its replay included) or a commit may run on the read-write
@@ -54,27 +73,6 @@ pub struct TxnStatement {
     pub params: HashMap<String, Param>,
 }
 
-/// What a transaction's statements have touched so far, for its validation.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Footprint {
-    /// The writer's clock at its first statement (`None` before it).
-    pub since: Option<u64>,
-    /// The tables its statements read or wrote (lower-cased).
-    pub tables: BTreeSet<String>,
-    /// The tables its DML wrote (lower-cased).
-    pub written: BTreeSet<String>,
-}
-
-impl Footprint {
-    /// Adds what a statement touched, at the clock value `since`.
-    pub fn add(&mut self, since: u64, touched: &Touched) {
-        self.since.get_or_insert(since);
-        self.tables.extend(touched.read.iter().cloned());
-        self.tables.extend(touched.written.iter().cloned());
-        self.written.extend(touched.written.iter().cloned());
-    }
-}
-
 /// What one statement answered.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
@@ -88,6 +86,10 @@ pub struct Answer {
     pub row_count: i64,
     /// The tables it read and wrote.
     pub touched: Touched,
+    /// The rows it read (as its program names them).
+    pub reads: Vec<LockKey>,
+    /// The rows and cells it wrote.
+    pub writes: Vec<LockKey>,
     /// The writer's clock when it ran.
     pub since: u64,
     /// What running it cost on the read-write connection.
@@ -102,9 +104,12 @@ pub struct Cost {
     pub on_writer: Duration,
     /// The CPU time of that work.
     pub cpu: Duration,
-    /// Its wait for the write lock: for the connection, which another transaction's statement or
-    /// commit held, and in SQLite's busy handler for readers to let go of the database.
+    /// Its wait for locks in the lock table (the service's to fill in).
     pub lock_wait: Duration,
+    /// Its wait for the connection, which another transaction's statement or commit held, and in
+    /// SQLite's busy handler for readers to let go of the database: the model's one writer, not a
+    /// lock Spanner has (so not counted as a lock wait).
+    pub connection_wait: Duration,
 }
 
 /// The bounds a statement or a commit runs under.
@@ -127,6 +132,8 @@ pub struct CommitWork {
     pub mutations: Vec<Mutation>,
     /// What its statements touched.
     pub footprint: Footprint,
+    /// What it validates.
+    pub validation: Validation,
 }
 
 /// The read-write connection and the clock of commits.
@@ -142,8 +149,14 @@ struct Open {
     sandbox: Arc<Sandbox>,
     /// Commits so far.
     clock: u64,
-    /// The clock value of each table's last commit, by lower-cased name.
-    versions: HashMap<String, u64>,
+    /// The clock value of each table's last schema change, by lower-cased name.
+    schema_changes: HashMap<String, u64>,
+    /// The clock value of each row's last commit.
+    rows: Versions,
+    /// Names the rows each statement and commit writes.
+    write_capture: WriteCapture,
+    /// Names the rows each statement reads.
+    read_capture: ReadCapture,
 }
 
 impl Writer {
@@ -155,44 +168,61 @@ impl Writer {
         }
     }
 
+    /// The rows `statement` will read, as its program names them (`txn/rows_read.rs`): what a
+    /// pessimistic transaction locks before it runs the statement. A statement that cannot be
+    /// prepared fails here as it would when run.
+    pub fn reads(
+        &self,
+        statement: &TxnStatement,
+        bounds: WriteBounds,
+    ) -> Result<Vec<LockKey>, Status> {
+        self.with_open(bounds, |_, open, _| open.reads_of(statement))
+    }
+
     /// Runs `statement` after replaying `earlier` (the transaction's DML so far), then rolls it
-    /// all back: what the statement answers, as the transaction sees the database. ABORTED when a
-    /// table the transaction touched (or the statement touches) was written by a commit since
-    /// the transaction's first statement.
+    /// all back: what the statement answers, as the transaction sees the database, with the rows
+    /// it read and wrote. ABORTED when a table the transaction touched (or the statement touches)
+    /// was changed by DDL since the transaction's first statement, or, for a transaction whose
+    /// reads take no locks (`validation` not None), when a row it reads was written by a commit
+    /// since then.
     pub fn run(
         &self,
         footprint: &Footprint,
         earlier: &[TxnStatement],
         statement: &TxnStatement,
         bounds: WriteBounds,
+        validation: Validation,
     ) -> Result<Answer, Status> {
         self.with_open(bounds, |db, open, waited| {
             let (on, cpu) = (Instant::now(), cpu_time::ThreadTime::try_now().ok());
-            super::db::take_reader_wait();
+            db::take_reader_wait();
             let since = footprint.since.unwrap_or(open.clock);
-            open.validate(&footprint.tables, since)?;
+            open.validate_schema(footprint.tables.iter(), since)?;
+            let reads = open.reads_of(statement)?;
+            if validation != Validation::None {
+                open.validate_rows(footprint.reads.iter().chain(&reads), since)?;
+            }
             open.server_sql("BEGIN IMMEDIATE")?;
             let ran = open.size().and_then(|before| {
                 replay(open, earlier)?;
+                open.write_capture.start();
                 let answer = execute(db, open, statement, bounds.max_result_bytes)?;
                 open.check_growth(before, bounds.max_database_bytes)?;
                 Ok(answer)
             });
+            let written = open.write_capture.take(&open.sandbox.touched().updated);
             open.server_sql("ROLLBACK")?;
             let mut answer = ran?;
-            let tables: BTreeSet<String> = answer
-                .touched
-                .read
-                .iter()
-                .chain(&answer.touched.written)
-                .cloned()
-                .collect();
-            open.validate(&tables, since)?;
+            let touched = &answer.touched;
+            open.validate_schema(touched.read.iter().chain(&touched.written), since)?;
+            answer.reads = reads;
+            answer.writes = written.lock_keys();
             answer.since = since;
             answer.cost = Cost {
                 on_writer: on.elapsed(),
                 cpu: cpu.map(|t| t.elapsed()).unwrap_or_default(),
-                lock_wait: waited + super::db::take_reader_wait(),
+                lock_wait: Duration::ZERO,
+                connection_wait: waited + db::take_reader_wait(),
             };
             Ok(answer)
         })
@@ -226,7 +256,32 @@ impl Writer {
             }
             Ok((statements.len(), None))
         });
-        outcome.unwrap_or_else(|e| (0, Some(e)))
+        let (applied, failed) = outcome.unwrap_or_else(|e| (0, Some(e)));
+        if applied == 0 {
+            return (applied, failed);
+        }
+        // The row watch follows the new schema, once for the batch, in its own time bound.
+        let followed = self.with_open(bounds, |db, open, _| {
+            let schema = db.schema();
+            let (conn, sandbox) = (&open.conn, &open.sandbox);
+            open.write_capture
+                .refresh(conn, sandbox, &schema)
+                .and_then(|()| open.read_capture.refresh(conn, sandbox, &schema))
+                .map_err(|e| {
+                    Status::internal(format!(
+                        "the schema changed, but the read-write connection's row watch could not \
+                         follow it: {e}"
+                    ))
+                })
+        });
+        match followed {
+            Ok(()) => (applied, failed),
+            Err(e) => {
+                // The connection's next use opens it again, its watch made afresh.
+                *self.lock() = None;
+                (applied, failed.or(Some(e)))
+            }
+        }
     }
 
     /// Runs `f` on the open connection (opened now if it is not), with the time and memory bounds
@@ -244,11 +299,22 @@ impl Writer {
             let (conn, sandbox) = self.db.connect_writer(bounds.limits).map_err(|e| {
                 Status::internal(format!("cannot open the read-write connection: {e}"))
             })?;
+            let schema = self.db.schema();
+            let captures = WriteCapture::install(&conn, &sandbox, &schema, MAX_KEYS_PER_STATEMENT)
+                .and_then(|w| Ok((w, ReadCapture::new(&conn, &sandbox, &schema)?)))
+                .map_err(|e| {
+                    Status::internal(format!(
+                        "cannot watch the read-write connection's rows: {e}"
+                    ))
+                })?;
             *guard = Some(Open {
                 conn,
                 sandbox,
                 clock: 0,
-                versions: HashMap::new(),
+                schema_changes: HashMap::new(),
+                rows: Versions::new(VERSION_ENTRIES),
+                write_capture: captures.0,
+                read_capture: captures.1,
             });
         }
         let Some(open) = guard.as_mut() else {
@@ -279,19 +345,45 @@ impl Writer {
 }
 
 impl Open {
-    /// ABORTED when one of `tables` was written by a commit after clock value `since`.
-    fn validate(&self, tables: &BTreeSet<String>, since: u64) -> Result<(), Status> {
-        match tables
-            .iter()
-            .find(|t| self.versions.get(*t).is_some_and(|&v| v > since))
-        {
+    /// ABORTED when one of `tables` was changed by DDL after clock value `since`.
+    fn validate_schema<'a>(
+        &self,
+        mut tables: impl Iterator<Item = &'a String>,
+        since: u64,
+    ) -> Result<(), Status> {
+        match tables.find(|t| self.schema_changes.get(*t).is_some_and(|&v| v > since)) {
             Some(table) => Err(Status::aborted(format!(
-                "Transaction aborted: table {table} was written by another transaction's commit \
-                 since this transaction's first statement (the local instance validates read-write \
-                 transactions per table)"
+                "Transaction aborted: table {table} was changed by a schema change since this \
+                 transaction's first statement"
             ))),
             None => Ok(()),
         }
+    }
+
+    /// ABORTED when one of `keys` was written by a commit after clock value `since`.
+    fn validate_rows<'a>(
+        &self,
+        keys: impl IntoIterator<Item = &'a LockKey>,
+        since: u64,
+    ) -> Result<(), Status> {
+        self.rows.validate(keys, since).map_err(|conflict| {
+            Status::aborted(format!(
+                "Transaction aborted: {} was written by another transaction's commit after this \
+                 transaction's snapshot (the local instance validates lock-free reads and \
+                 repeatable-read writes at each statement and at commit)",
+                conflict.key.describe()
+            ))
+        })
+    }
+
+    /// The rows `statement` reads, named from its program.
+    fn reads_of(&mut self, statement: &TxnStatement) -> Result<Vec<LockKey>, Status> {
+        let sql = then_return(&statement.sql);
+        self.sandbox.reset();
+        self.read_capture
+            .rows_read(&self.conn, &sql, &statement.params, MAX_KEYS_PER_STATEMENT)
+            .map(|read| read.lock_keys())
+            .map_err(|e| write_error(e, &self.sandbox))
     }
 
     /// Runs the server's own statement (transaction control, PRAGMA), which the sandbox lets
@@ -334,13 +426,26 @@ impl Open {
 
 /// Validates, replays, applies and commits one transaction; on any failure nothing of it stays.
 fn commit_one(open: &mut Open, work: &CommitWork, bounds: WriteBounds) -> Result<(), Status> {
-    let since = work.footprint.since.unwrap_or(open.clock);
-    open.validate(&work.footprint.tables, since)?;
+    let footprint = &work.footprint;
+    let since = footprint.since.unwrap_or(open.clock);
+    open.validate_schema(footprint.tables.iter(), since)?;
+    match work.validation {
+        Validation::None => {}
+        Validation::Reads => open.validate_rows(&footprint.reads, since)?,
+        Validation::Writes => open.validate_rows(&footprint.writes, since)?,
+    }
     open.server_sql("BEGIN IMMEDIATE")?;
-    let mut written = work.footprint.written.clone();
+    open.write_capture.start();
+    let mut updated = Vec::new();
     let before = open.size();
     let applied = before
-        .and_then(|before| replay(open, &work.statements).map(|()| before))
+        .and_then(|before| {
+            for statement in &work.statements {
+                replay(open, std::slice::from_ref(statement))?;
+                updated.extend(open.sandbox.touched().updated);
+            }
+            Ok(before)
+        })
         .and_then(|before| {
             for m in &work.mutations {
                 open.sandbox.reset();
@@ -350,7 +455,7 @@ fn commit_one(open: &mut Open, work: &CommitWork, bounds: WriteBounds) -> Result
                         Status::not_found(not_found.to_string())
                     }
                 })?;
-                written.extend(open.sandbox.touched().written);
+                updated.extend(open.sandbox.touched().updated);
             }
             open.check_growth(before, bounds.max_database_bytes)
         })
@@ -365,6 +470,7 @@ fn commit_one(open: &mut Open, work: &CommitWork, bounds: WriteBounds) -> Result
                     _ => sql_error(e),
                 })
         });
+    let written = open.write_capture.take(&updated);
     if applied.is_err() {
         if !open.conn.is_autocommit() {
             open.server_sql("ROLLBACK")?;
@@ -372,8 +478,8 @@ fn commit_one(open: &mut Open, work: &CommitWork, bounds: WriteBounds) -> Result
         return applied;
     }
     open.clock += 1;
-    for table in written {
-        open.versions.insert(table, open.clock);
+    for key in written.lock_keys() {
+        open.rows.wrote(&key, open.clock);
     }
     Ok(())
 }
@@ -425,7 +531,7 @@ fn apply_one_ddl(
         return Err(e);
     }
     open.clock += 1;
-    open.versions.insert(change.table, open.clock);
+    open.schema_changes.insert(change.table, open.clock);
     db.catalog().set(change.after);
     Ok(())
 }
@@ -517,6 +623,8 @@ fn execute(
         dml,
         row_count,
         touched,
+        reads: Vec::new(),
+        writes: Vec::new(),
         since: 0,
         cost: Cost::default(),
     })
@@ -569,85 +677,5 @@ pub fn write_error(e: rusqlite::Error, sandbox: &Sandbox) -> Status {
             STATEMENT_TIME.as_secs()
         )),
         _ => refused(e, sandbox),
-    }
-}
-
-/// GoogleSQL's `THEN RETURN` as SQLite's `RETURNING`: the two words, outside quotes and comments,
-/// become one. Everything else is left as written.
-pub fn then_return(sql: &str) -> std::borrow::Cow<'_, str> {
-    let words = words_outside_quotes(sql);
-    let at = words.windows(2).find(|w| {
-        sql[w[0].0..w[0].1].eq_ignore_ascii_case("then")
-            && sql[w[1].0..w[1].1].eq_ignore_ascii_case("return")
-            && sql[w[0].1..w[1].0].chars().all(char::is_whitespace)
-    });
-    match at {
-        Some(w) => format!("{}RETURNING{}", &sql[..w[0].0], &sql[w[1].1..]).into(),
-        None => sql.into(),
-    }
-}
-
-/// The byte ranges of the bare words of `sql` (letters, digits, `_`), skipping quoted strings and
-/// names and comments.
-fn words_outside_quotes(sql: &str) -> Vec<(usize, usize)> {
-    let bytes = sql.as_bytes();
-    let mut words = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        match b {
-            b'\'' | b'"' | b'`' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'#' => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < bytes.len() && !(bytes[i] == b'*' && bytes[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 2;
-            }
-            _ if b.is_ascii_alphanumeric() || b == b'_' => {
-                let start = i;
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                    i += 1;
-                }
-                words.push((start, i));
-            }
-            _ => i += 1,
-        }
-    }
-    words
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn then_return_becomes_returning_outside_quotes_only() {
-        assert_eq!(
-            then_return("UPDATE Accounts SET Balance = 1 WHERE AccountId = 1 THEN  RETURN Balance"),
-            "UPDATE Accounts SET Balance = 1 WHERE AccountId = 1 RETURNING Balance"
-        );
-        let quoted = "SELECT 'then return' AS x -- then return\n";
-        assert_eq!(then_return(quoted), quoted);
-        assert_eq!(
-            then_return("DELETE FROM Accounts WHERE AccountId = 3 then return *"),
-            "DELETE FROM Accounts WHERE AccountId = 3 RETURNING *"
-        );
     }
 }

@@ -41,6 +41,7 @@ fn begin_retry(table: &LockTable, id: u64, previous: Option<TxnId>, age: Age) ->
             age,
             session: "session".into(),
             tag: format!("tag-{id}").into(),
+            optimistic: false,
         })
         .expect("begin");
     TxnId(id)

@@ -145,6 +145,7 @@ fn info(id: u64) -> TxnInfo {
         age: Age(ms(id)),
         session: "s".into(),
         tag: "".into(),
+        optimistic: false,
     }
 }
 

@@ -1,0 +1,199 @@
+//! How the read-write transactions take their locks in the lock table (`locks.rs`): an attempt
+//! begins to lock at its first read, query or commit, with that moment as its age, or with the
+//! age of the aborted attempt it retries ([`start`]); a pessimistic serializable statement takes
+//! ReaderShared on the rows it will read before it reads them, and a commit takes WriterShared
+//! on what it writes (Exclusive where it had read) before it applies anything ([`take`]). A lock
+//! error that aborts ends the attempt (its locks go, its waits end) and answers ABORTED with
+//! RetryInfo ([`failure`]); a bound answers RESOURCE_EXHAUSTED.
+//!
+//! A wounded attempt is ended at once when it is between calls ([`watch_wounds`]), as Spanner
+//! aborts a wounded transaction, so that the older transaction does not wait for the younger's
+//! next request; a call running when it is wounded finds out at its next lock request, or when it
+//! ends ([`check`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+use tonic::Status;
+
+use super::aborted::{aborted, retry_delay_for};
+use super::journal::AbortCause;
+use super::lock_key::{LockKey, LockMode, TxnId};
+use super::locks::{LockError, TxnInfo};
+use super::store::{Ended, ReadWrite, State, Transactions};
+use crate::server::knobs::KnobSettings;
+
+/// Begins `txn` in the lock table unless it has begun: its age is now, or its previous attempt's.
+pub fn start(txns: &Transactions, txn: &ReadWrite) -> Result<(), Status> {
+    if txn.age.get().is_some() {
+        return Ok(());
+    }
+    let locks = txns.locks();
+    let age = txn
+        .previous
+        .and_then(|p| p.age)
+        .unwrap_or_else(|| locks.age_now());
+    let info = TxnInfo {
+        id: txn.lock_id(),
+        previous: txn.previous.map(|p| p.txn),
+        age,
+        session: Arc::from(txn.session.as_str()),
+        tag: Arc::from(txn.options.transaction_tag.as_str()),
+        optimistic: txn.options.lock_free_reads(),
+    };
+    match locks.begin(info) {
+        Ok(()) | Err(LockError::AlreadyBegun(_)) => {
+            let _ = txn.age.set(age);
+            Ok(())
+        }
+        Err(e) => Err(Status::resource_exhausted(format!(
+            "the local instance's lock table cannot take another transaction: {e}"
+        ))),
+    }
+}
+
+/// Takes each of `keys` in `mode` for `txn` (begun), one after another, each wait bounded by the
+/// idle timeout; the time waited in all. On a failure that aborts, `txn` is ended aborted.
+pub async fn take(
+    txns: &Transactions,
+    txn: &ReadWrite,
+    state: &mut State,
+    keys: impl IntoIterator<Item = LockKey>,
+    mode: LockMode,
+    knobs: &KnobSettings,
+) -> Result<Duration, Status> {
+    let limit = Duration::from_millis(knobs.transaction_idle_timeout_ms);
+    let mut waited = Duration::ZERO;
+    for key in keys {
+        let deadline = tokio::time::Instant::now() + limit;
+        match txns
+            .locks()
+            .acquire(txn.lock_id(), key, mode, deadline)
+            .await
+        {
+            Ok(acquired) => waited += acquired.waited(),
+            Err(e) => return Err(fail(txns, txn, state, &e, knobs)),
+        }
+    }
+    Ok(waited)
+}
+
+/// Fails with ABORTED, ending `txn`, when an older transaction has wounded it: what each call of
+/// a read-write transaction checks when it is done, and a commit before it applies anything.
+pub fn check(
+    txns: &Transactions,
+    txn: &ReadWrite,
+    state: &mut State,
+    knobs: &KnobSettings,
+) -> Result<(), Status> {
+    if txn.age.get().is_none() {
+        return Ok(());
+    }
+    match txns.locks().check(txn.lock_id()) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(fail(txns, txn, state, &e, knobs)),
+    }
+}
+
+/// Ends `txn` as the lock error `e` says (when it aborts) and answers it.
+fn fail(
+    txns: &Transactions,
+    txn: &ReadWrite,
+    state: &mut State,
+    e: &LockError,
+    knobs: &KnobSettings,
+) -> Status {
+    let (status, cause) = failure(e, knobs);
+    if let Some(cause) = cause {
+        txns.end(
+            txn,
+            state,
+            Ended::Aborted(cause, status.message().to_owned()),
+        );
+    }
+    if state.ended.is_some() && cause.is_none() {
+        // Ended meanwhile (wounded and reaped, or idle): its own answer.
+        if let Err(ended) = txns.usable(txn, state, knobs) {
+            return ended;
+        }
+    }
+    status
+}
+
+/// The answer to a lock error, and the cause when it aborts the transaction.
+pub fn failure(e: &LockError, knobs: &KnobSettings) -> (Status, Option<AbortCause>) {
+    // Every abort here is a conflict's, and asks the same short delay.
+    let delay = retry_delay_for(AbortCause::Wounded, knobs);
+    match e {
+        LockError::Wounded(w) => (
+            aborted(
+                &format!(
+                    "Transaction was aborted: wounded by an older transaction ({}) that asked for \
+                     a {} lock on {} (the local instance's locking is a model of Spanner's \
+                     wound-wait)",
+                    w.by, w.mode, w.key
+                ),
+                delay,
+            ),
+            Some(AbortCause::Wounded),
+        ),
+        LockError::DeadlineExceeded(d) => (
+            aborted(
+                &format!(
+                    "Transaction was aborted: it waited {} ms for a {} lock on {}, held by {} \
+                     other transaction(s), longer than the local instance lets a lock wait \
+                     (transaction_idle_timeout_ms)",
+                    d.waited.as_millis(),
+                    d.mode,
+                    d.key,
+                    d.holders.len()
+                ),
+                delay,
+            ),
+            Some(AbortCause::LockWaitDeadline),
+        ),
+        LockError::Exhausted { .. } => (
+            Status::resource_exhausted(format!(
+                "the local instance's lock table is full for this request ({e}): commit or roll \
+                 back transactions that hold many locks, or read fewer rows per transaction"
+            )),
+            None,
+        ),
+        LockError::UnknownTransaction(_) | LockError::AlreadyBegun(_) | LockError::Ended(_) => (
+            aborted(
+                "Transaction was aborted: it ended while it waited for a lock",
+                delay,
+            ),
+            None,
+        ),
+    }
+}
+
+/// Ends each wounded transaction as soon as no call of its runs (a running call's end checks it
+/// too), so that its locks go at once. Runs until the lock table's sender is gone.
+pub fn watch_wounds(txns: Arc<Transactions>, mut wounds: UnboundedReceiver<TxnId>) {
+    tokio::spawn(async move {
+        while let Some(victim) = wounds.recv().await {
+            let Some(txn) = txns.by_lock_id(victim) else {
+                continue;
+            };
+            let txns = Arc::clone(&txns);
+            tokio::spawn(async move {
+                let mut state = txn.state.lock().await;
+                if state.ended.is_some() {
+                    return;
+                }
+                if let Err(e) = txns.locks().check(victim) {
+                    let (status, cause) = failure(&e, &KnobSettings::default());
+                    let cause = cause.unwrap_or(AbortCause::Wounded);
+                    txns.end(
+                        &txn,
+                        &mut state,
+                        Ended::Aborted(cause, status.message().to_owned()),
+                    );
+                }
+            });
+        }
+    });
+}
