@@ -211,10 +211,28 @@ impl IterationRecord {
                 (ActionKind::Begin, Part::Begin),
                 (ActionKind::BatchDml, Part::BatchDml),
                 (ActionKind::Think, Part::Think),
-                (ActionKind::Commit, Part::Commit),
             ] {
                 if last.actions.iter().any(|s| s.kind == Some(kind)) {
                     parts.set(part, us(last.ms_of(kind)));
+                }
+            }
+            if last
+                .actions
+                .iter()
+                .any(|s| s.kind == Some(ActionKind::Commit))
+            {
+                // The server's own account of the commit's wait for locks, carved out of it.
+                let commit = us(last.ms_of(ActionKind::Commit));
+                let locked = last
+                    .actions
+                    .iter()
+                    .filter(|s| s.kind == Some(ActionKind::Commit))
+                    .filter_map(|s| s.server_lock_wait_ms)
+                    .fold(0u64, |sum, ms| sum.saturating_add(us(ms)))
+                    .min(commit);
+                parts.set(Part::Commit, commit - locked);
+                if locked > 0 {
+                    parts.add(Part::LockWait, locked);
                 }
             }
             for q in last.statements() {

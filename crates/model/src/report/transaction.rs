@@ -132,6 +132,10 @@ pub struct Action {
     /// the server answers with the commit it made).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub commit_asked_again: u32,
+    /// A commit's wait for locks, as the server gave it (the local instance does; Spanner's
+    /// commit answer has no such figure): carved out of the commit's time as `lock_wait`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_lock_wait_ms: Option<f64>,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -14,6 +14,7 @@ use crate::client::session::Session;
 use crate::client::timing::IterationError;
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
+use crate::wire::result_stats::COMMIT_LOCK_WAIT_HEADER;
 
 impl Session {
     pub(super) async fn commit(
@@ -30,6 +31,7 @@ impl Session {
         };
         let began = run.start(ActionCall::Commit, 0);
         let mut retries = 0u32;
+        let mut lock_wait: Option<Duration> = None;
         let answer = loop {
             let message = pb::CommitRequest {
                 session: run.session.to_owned(),
@@ -44,7 +46,10 @@ impl Session {
                 precommit_token: run.token.clone(),
             };
             // A commit sent again after a retry reply is a request of its own.
-            let answer = self.commit_call(run, message).await?;
+            let (answer, waited) = self.commit_call(run, message).await?;
+            if let Some(waited) = waited {
+                lock_wait = Some(lock_wait.unwrap_or_default() + waited);
+            }
             match answer.multiplexed_session_retry.clone() {
                 // Not committed yet: commit again with the token it gave (a step of this attempt,
                 // not an abort), a few times at most.
@@ -67,6 +72,7 @@ impl Session {
         };
         let step = run.push(ActionCall::Commit, 0, began);
         step.commit_retries = retries;
+        step.server_lock_wait = lock_wait;
         Ok(AttemptEnd::Committed {
             timestamp: answer.commit_timestamp.as_ref().map(rfc3339),
             mutation_count: answer
@@ -86,9 +92,13 @@ impl Session {
         &self,
         run: &mut Running<'_, '_>,
         message: pb::CommitRequest,
-    ) -> Result<pb::CommitResponse, Broke> {
+    ) -> Result<(pb::CommitResponse, Option<Duration>), Broke> {
         let call = run.next_call();
-        let commit = |mut c: SpannerClient<Channel>, r| async move { c.commit(r).await };
+        let commit = |mut c: SpannerClient<Channel>, r| async move {
+            let response = c.commit(r).await?;
+            let waited = lock_wait(response.metadata());
+            Ok(tonic::Response::new((response.into_inner(), waited)))
+        };
         let channel = run.channel.clone();
         let first = self
             .send(
@@ -178,6 +188,17 @@ pub(super) fn commit_outcome_unknown(status: &tonic::Status) -> bool {
         status.code(),
         tonic::Code::DeadlineExceeded | tonic::Code::Unavailable | tonic::Code::Unknown
     ) || crate::client::broke_in_transport(status)
+}
+
+/// A commit's wait for locks, when its answer says (only the local instance's does).
+fn lock_wait(headers: &tonic::metadata::MetadataMap) -> Option<Duration> {
+    let micros = headers
+        .get(COMMIT_LOCK_WAIT_HEADER)?
+        .to_str()
+        .ok()?
+        .parse::<u64>()
+        .ok()?;
+    Some(Duration::from_micros(micros))
 }
 
 fn rfc3339(t: &prost_types::Timestamp) -> String {

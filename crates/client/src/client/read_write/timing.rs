@@ -45,6 +45,9 @@ pub struct ActionTiming {
     pub commit_retries: u32,
     /// Times the commit was sent again because its answer was lost.
     pub asked_again: u32,
+    /// The commit's wait for locks, as the server's answer gave it (the local instance's
+    /// `spanprof-lock-wait-us` header; Spanner gives no such figure for a commit).
+    pub server_lock_wait: Option<Duration>,
 }
 
 /// How an attempt ended.

@@ -318,6 +318,29 @@ fn a_transaction_s_parts_are_its_aborted_attempts_back_off_and_the_last_attempt_
 }
 
 #[test]
+fn a_commit_s_wait_for_locks_as_the_server_gave_it_is_lock_wait_not_commit() {
+    let mut r = transfer();
+    if let Some(t) = r.transaction.as_mut()
+        && let Some(commit) = t.attempts[1].actions.last_mut()
+    {
+        commit.server_lock_wait_ms = Some(1.25);
+    }
+    let a = r.accounting();
+    assert_eq!(a.parts.ms(Part::Commit), 0.25);
+    assert_eq!(a.parts.ms(Part::LockWait), 1.25);
+    assert_eq!(a.parts.sum_ms(), 41.0, "carved out, not added");
+    // A server that says more than the commit took is held to the commit's time.
+    if let Some(t) = r.transaction.as_mut()
+        && let Some(commit) = t.attempts[1].actions.last_mut()
+    {
+        commit.server_lock_wait_ms = Some(9.0);
+    }
+    let a = r.accounting();
+    assert_eq!(a.parts.ms(Part::Commit), 0.0);
+    assert_eq!(a.parts.ms(Part::LockWait), 1.5);
+}
+
+#[test]
 fn a_transaction_s_parts_add_up_even_when_its_steps_come_to_more_than_its_total() {
     let mut r = transfer();
     r.total_ms = 30.0;
