@@ -18,6 +18,7 @@ mod cli;
 mod client;
 mod cloud;
 mod cold;
+mod contention;
 mod docs;
 mod emulator;
 mod engine;
