@@ -64,6 +64,48 @@ pub const LOAD_TRANSACTION_COLUMNS: [&str; 6] = [
     "aborts_at",
 ];
 
+/// A mix's columns per script, after every other: `script_<name>_<field>`, in the mix's order.
+pub const LOAD_SCRIPT_FIELDS: [&str; 8] = [
+    "requests",
+    "committed",
+    "errors",
+    "committed_per_s",
+    "aborts_per_transaction",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+];
+
+/// The scripts of a mix run, in the mix's order (none for a run of one script or query).
+fn script_names(report: &LoadReport) -> Vec<String> {
+    report
+        .steps
+        .iter()
+        .find(|s| !s.scripts.is_empty())
+        .map(|s| s.scripts.iter().map(|x| x.script.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// A step's columns for each of `names` (empty where the step has no such script).
+fn script_cells(s: &StepResult, names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .flat_map(|name| match s.scripts.iter().find(|x| &x.script == name) {
+            Some(x) => vec![
+                x.requests.to_string(),
+                x.committed.to_string(),
+                x.errors.to_string(),
+                x.committed_per_s.to_string(),
+                opt(x.aborts_per_transaction),
+                opt(x.p50_ms),
+                opt(x.p90_ms),
+                opt(x.p99_ms),
+            ],
+            None => vec![String::new(); LOAD_SCRIPT_FIELDS.len()],
+        })
+        .collect()
+}
+
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
@@ -141,7 +183,8 @@ fn row(s: &StepResult) -> Vec<String> {
 /// `part_<key>_ms` (a mean per request, not a run CSV's per-iteration `<key>_ms`), then
 /// `server_queue_ms`: of the server's part, its wait in its queue (not a part of its own); then a
 /// read-write step's [`LOAD_TRANSACTION_COLUMNS`] and the parts a transaction has and a query has not
-/// (`part_aborted_ms`, `part_begin_ms`, ..., `part_commit_ms`), all empty for a query run's step.
+/// (`part_aborted_ms`, `part_begin_ms`, ..., `part_commit_ms`), all empty for a query run's step;
+/// last, for a mix of scripts, [`LOAD_SCRIPT_FIELDS`] per script (`script_<name>_committed`...).
 pub fn load_csv(report: &LoadReport) -> Result<Vec<u8>, ExportError> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let header = LOAD_COLUMNS
@@ -151,9 +194,17 @@ pub fn load_csv(report: &LoadReport) -> Result<Vec<u8>, ExportError> {
         .chain(std::iter::once("server_queue_ms".to_owned()))
         .chain(LOAD_TRANSACTION_COLUMNS.iter().map(|c| (*c).to_owned()))
         .chain(transaction_parts().map(|p| format!("part_{}_ms", p.key())));
-    w.write_record(header)?;
+    let names = script_names(report);
+    let scripts = names.iter().flat_map(|name| {
+        LOAD_SCRIPT_FIELDS
+            .iter()
+            .map(move |f| format!("script_{name}_{f}"))
+    });
+    w.write_record(header.chain(scripts))?;
     for step in &report.steps {
-        w.write_record(row(step))?;
+        let mut cells = row(step);
+        cells.extend(script_cells(step, &names));
+        w.write_record(cells)?;
     }
     w.into_inner()
         .map_err(|e| ExportError::Csv(::csv::Error::from(e.into_error())))
@@ -231,6 +282,47 @@ mod tests {
                     .collect()
             })
             .collect()
+    }
+
+    #[test]
+    fn a_mix_adds_each_script_s_columns_after_every_other_and_a_run_without_one_has_none() {
+        let mut tally = StepTally::read_write(StepLevel::Concurrency(2))
+            .with_scripts(&["transfer".to_owned(), "audit".to_owned()]);
+        tally.script_ended(0, Some(Duration::from_millis(4)), None);
+        tally.script_ended(0, None, None);
+        tally.script_ended(1, Some(Duration::from_millis(2)), None);
+        let step = tally.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default());
+        let report = LoadReport::new(
+            Default::default(),
+            &plan(vec![StepLevel::Concurrency(2)]),
+            vec![step.clone()],
+        );
+        let bytes = load_csv(&report).expect("a CSV");
+        let text = String::from_utf8(bytes).expect("UTF-8");
+        let header = text.lines().next().expect("a header");
+        assert!(
+            header.ends_with(
+                "script_audit_requests,script_audit_committed,script_audit_errors,\
+                 script_audit_committed_per_s,script_audit_aborts_per_transaction,\
+                 script_audit_p50_ms,script_audit_p90_ms,script_audit_p99_ms"
+            ),
+            "{header}"
+        );
+        let row = &rows(&report)[0];
+        assert_eq!(row["script_transfer_requests"], "2");
+        assert_eq!(row["script_transfer_committed"], "1");
+        assert_eq!(row["script_transfer_errors"], "1");
+        assert_eq!(row["script_audit_committed"], "1");
+        assert!(row["script_audit_p50_ms"].starts_with('2'), "{row:?}");
+        let alone = LoadReport::new(
+            Default::default(),
+            &plan(vec![StepLevel::Concurrency(2)]),
+            vec![StepResult {
+                scripts: Vec::new(),
+                ..step
+            }],
+        );
+        assert!(rows(&alone)[0].keys().all(|k| !k.starts_with("script_")));
     }
 
     #[test]

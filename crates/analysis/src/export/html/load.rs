@@ -308,6 +308,9 @@ fn steps_table(steps: &[StepResult]) -> String {
                 Cell::figure(&s.dropped.to_string(), s.dropped as f64),
             ],
         );
+        for x in &s.scripts {
+            table.row("script", script_cells(x));
+        }
     }
     let mut html = format!(
         "<div class=\"wide\">{}</div><p class=\"note\">p50 and p99 actual are from the actual \
@@ -316,8 +319,34 @@ fn steps_table(steps: &[StepResult]) -> String {
          in flight.</p>",
         table.finish()
     );
+    if steps.iter().any(|s| !s.scripts.is_empty()) {
+        html.push_str(
+            "<p class=\"note\">Under each step, a line per script of the mix (↳): its commits a \
+             second, its committed transactions' latencies and its failed requests.</p>",
+        );
+    }
     html.push_str(&parts_table(steps));
     html
+}
+
+/// A mix's script's line under its step: its commits a second and latencies (the committed
+/// transactions', from the intended start), its errors; the rest of the step's columns empty.
+fn script_cells(x: &crate::load::ScriptShare) -> Vec<Cell> {
+    let empty = || Cell::text("");
+    vec![
+        Cell::text(&format!("↳ {} ({} requests)", x.script, x.requests)),
+        Cell::figure(&format!("{:.1}/s", x.committed_per_s), x.committed_per_s),
+        Cell::opt_ms(x.p50_ms),
+        Cell::opt_ms(x.p90_ms),
+        Cell::opt_ms(x.p99_ms),
+        empty(),
+        empty(),
+        empty(),
+        empty(),
+        Cell::figure(&x.errors.to_string(), x.errors as f64),
+        empty(),
+        empty(),
+    ]
 }
 
 /// A step's level as its table's first cell.
@@ -426,6 +455,25 @@ mod tests {
             .filter(|t| t.contains(&bottom) && t.contains("text-anchor=\"middle\""))
             .filter_map(|t| Some(t.split('>').nth(1)?.split('<').next()?.to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn a_mix_s_scripts_each_have_a_line_under_their_step_and_a_run_without_one_has_none() {
+        let mut tally = StepTally::read_write(StepLevel::Concurrency(2))
+            .with_scripts(&["transfer".to_owned(), "a<b".to_owned()]);
+        tally.script_ended(0, Some(Duration::from_millis(4)), None);
+        tally.script_ended(1, None, None);
+        let step = tally.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default());
+        let table = steps_table(std::slice::from_ref(&step));
+        assert_eq!(table.matches("<tr class=\"script\">").count(), 2, "{table}");
+        assert!(table.contains("↳ transfer (1 requests)"), "{table}");
+        assert!(table.contains("↳ a&lt;b (1 requests)"), "escaped: {table}");
+        let alone = StepResult {
+            scripts: Vec::new(),
+            ..step
+        };
+        let table = steps_table(&[alone]);
+        assert!(!table.contains("script") && !table.contains('↳'), "{table}");
     }
 
     #[test]

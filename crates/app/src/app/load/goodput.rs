@@ -1,7 +1,9 @@
 //! A read-write load run's transactions in the Load tab, made once when a step ends: each step's
 //! goodput (transactions committed a second) against its attempts a second, two lines against the
 //! level, and a row per step with the two rates, the aborts per transaction, where the server
-//! aborted them and how many attempts the transactions took. Nothing for a run of queries.
+//! aborted them and how many attempts the transactions took; under a step of a mix of scripts, a
+//! row per script (its goodput, aborts per transaction, latencies and requests). Nothing for a run
+//! of queries.
 
 use egui_extras::{Column, TableBuilder};
 use egui_plot::{Line, MarkerShape, Plot, PlotPoint, PlotPoints, Points};
@@ -113,6 +115,7 @@ impl LoadGoodput {
                 or_dash(taken, "  "),
             ],
         });
+        self.rows.extend(step.scripts.iter().map(script_row));
     }
 
     /// Whether no read-write step ended yet.
@@ -216,6 +219,33 @@ impl LoadGoodput {
     }
 }
 
+/// A mix's script's row under its step: its goodput and aborts per transaction, its committed
+/// transactions' latencies where a step has where it aborted, its requests where a step has the
+/// attempts taken.
+fn script_row(x: &crate::load::ScriptShare) -> GoodputRow {
+    let latency =
+        |name: &str, v: Option<f64>| v.map(|ms| format!("{name} {}", crate::text::ms(ms)));
+    let latencies: Vec<String> = [latency("p50", x.p50_ms), latency("p99", x.p99_ms)]
+        .into_iter()
+        .flatten()
+        .collect();
+    GoodputRow {
+        cells: [
+            format!("  ↳ {}", x.script),
+            format!("{:.1}", x.committed_per_s),
+            "–".to_owned(),
+            x.aborts_per_transaction
+                .map_or("–".to_owned(), |a| trimmed(a, 3)),
+            if latencies.is_empty() {
+                "–".to_owned()
+            } else {
+                latencies.join(" · ")
+            },
+            format!("{} requests, {} failed", count(x.requests), count(x.errors)),
+        ],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -261,5 +291,25 @@ mod tests {
         let lines: Vec<_> = goodput.lines().collect();
         assert_eq!(lines[0], (GOODPUT_LINE, vec![(2.0, 240.6)]));
         assert_eq!(lines[1], (ATTEMPTS_LINE, vec![(2.0, 303.0)]));
+    }
+
+    #[test]
+    fn a_mix_s_step_has_a_row_per_script_under_its_own() {
+        let mut tally = StepTally::read_write(StepLevel::Concurrency(2))
+            .with_scripts(&["transfer".to_owned(), "audit".to_owned()]);
+        tally.script_ended(0, Some(Duration::from_millis(4)), None);
+        tally.script_ended(1, None, None);
+        let step = tally.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default());
+        let mut goodput = LoadGoodput::new(Model::Closed);
+        goodput.push(&step);
+        let rows: Vec<&[String]> = goodput.rows().collect();
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert_eq!(rows[1][0], "  ↳ transfer");
+        assert_eq!(rows[1][1], "1.0");
+        assert!(rows[1][4].starts_with("p50 4"), "{rows:?}");
+        assert_eq!(rows[1][5], "1 requests, 0 failed");
+        assert_eq!(rows[2][0], "  ↳ audit");
+        assert_eq!(rows[2][4], "–");
+        assert_eq!(rows[2][5], "1 requests, 1 failed");
     }
 }
