@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::load::LoadReport;
+use crate::load::{Dist, LoadReport};
 use crate::report::RunReport;
 
 /// What to leave out.
@@ -90,6 +90,12 @@ impl Redaction {
         let mut secrets = Secrets::default();
         if self.literals {
             out.sql = secrets.sql(&report.sql);
+            // A constant parameter's value is a literal; a key space's bounds are its shape.
+            for p in out.draws.iter_mut().flat_map(|d| d.params.iter_mut()) {
+                if matches!(p.dist, Dist::Int { .. } | Dist::String { .. }) {
+                    p.dist = Dist::String { value: "?".into() };
+                }
+            }
         }
         if self.names {
             out.target = redact_names(&report.target, &mut secrets);

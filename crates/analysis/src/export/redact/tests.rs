@@ -254,3 +254,49 @@ fn a_load_step_s_histograms_keep_their_encoding_whatever_the_literals() {
     assert_eq!(out.steps[0].histogram, histogram);
     assert!(crate::load::Latencies::decode(&out.steps[0].histogram).is_ok());
 }
+
+#[test]
+fn a_load_run_s_constant_parameters_lose_their_values_and_its_key_spaces_stay() {
+    use crate::load::{Dist, Draws, LoadSteps, Model, ParamDraw, RunFacts, StepLevel};
+    use std::time::Duration;
+    let mut report = crate::load::LoadReport::new(
+        RunFacts::default(),
+        &LoadSteps {
+            model: Model::Open,
+            levels: vec![StepLevel::Rate(10.0)],
+            step_duration: Duration::from_secs(1),
+            max_in_flight: 10,
+            drain: Duration::from_secs(1),
+        },
+        Vec::new(),
+    );
+    let params = ["who=string:Zanzibar", "n=int:987654", "id=zipf:1..100"];
+    report.draws = Some(Draws {
+        seed: 3,
+        params: params
+            .iter()
+            .map(|p| ParamDraw::parse(p).expect("valid"))
+            .collect(),
+        mix: Vec::new(),
+    });
+    let out = Redaction::parse("literals")
+        .expect("literals")
+        .apply_load(&report);
+    let dists: Vec<Dist> = out
+        .draws
+        .expect("draws kept")
+        .params
+        .into_iter()
+        .map(|p| p.dist)
+        .collect();
+    let hidden = Dist::String { value: "?".into() };
+    assert_eq!(dists[..2], [hidden.clone(), hidden]);
+    assert_eq!(
+        dists[2],
+        Dist::Zipf {
+            lo: 1,
+            hi: 100,
+            s: 0.99
+        }
+    );
+}
