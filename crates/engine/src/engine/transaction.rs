@@ -195,6 +195,7 @@ fn attempt(a: &AttemptTiming) -> Attempt {
                 .map(|t| StoredTimings::from(&record::of_request(t).query)),
             commit_retries: s.commit_retries,
             commit_asked_again: s.asked_again,
+            server_lock_wait_ms: s.server_lock_wait.map(ms),
         })
         .collect();
     match &a.end {

@@ -170,6 +170,7 @@ impl Running<'_, '_> {
             statement: None,
             commit_retries: 0,
             asked_again: 0,
+            server_lock_wait: None,
         });
         let last = self.actions.len() - 1;
         &mut self.actions[last]
