@@ -20,6 +20,7 @@ use super::sqlite::sandbox::{Sandbox, SqlLimits};
 use super::sqlite::scan::{self, Origin, ScanRows};
 use super::sqlite::scanstatus;
 use super::sqlite::statement::{bind, explain, read_only, refused, sql_error};
+use super::sqlite::sys_tables::{self, SysTables};
 use super::stream::sink::{Events, Gone, Output, QueryEvent, Sink, send};
 use crate::wire::{Field, Type};
 
@@ -46,6 +47,8 @@ pub struct QuerySpec {
     pub output: Output,
     /// The key range of its table it reads, when it is one partition of a partitioned query.
     pub partition: Option<KeyRange>,
+    /// SPANNER_SYS's statistics tables, when the SQL names SPANNER_SYS (`sys_tables.rs`).
+    pub sys: Option<Arc<SysTables>>,
 }
 
 /// Rows looked at to type result columns that are expressions.
@@ -129,7 +132,7 @@ fn run(
         ..QueryTotals::default()
     };
     let origins = origins(&stmt);
-    let declared = declared_types(db, &origins);
+    let declared = declared_types(db, &origins, spec.sys.is_some());
     let all_declared = declared.iter().all(Option::is_some);
     let names: Vec<String> = stmt.column_names().map(str::to_owned).collect();
     let parameters = parameter_columns(&conn.0, spec, &stmt, all_declared);
@@ -187,11 +190,12 @@ fn open(
     interrupt: &Arc<Interrupt>,
 ) -> Result<(Connection, Arc<Sandbox>), Status> {
     let (mut conn, sandbox) = db
-        .connect(
+        .connect_with(
             Arc::clone(scanned),
             Arc::clone(plain_rows),
             spec.limits,
             spec.partition.as_ref(),
+            spec.sys.as_deref(),
         )
         .map_err(|e| Status::internal(format!("cannot open the local database: {e}")))?;
     // On while preparing when the plan is asked for (its elements then name their tables), and
@@ -414,13 +418,17 @@ fn origins(stmt: &Statement<'_>) -> Vec<Origin> {
         .collect()
 }
 
-/// The Spanner type of each result column that comes straight from a demo table's column.
-fn declared_types(db: &Database, origins: &[Origin]) -> Vec<Option<Type>> {
+/// The Spanner type of each result column that comes straight from a demo table's column (or,
+/// when `sys`, from a SPANNER_SYS statistics table's).
+fn declared_types(db: &Database, origins: &[Origin], sys: bool) -> Vec<Option<Type>> {
     origins
         .iter()
         .map(|origin| {
             let (table, column) = origin.as_ref()?;
-            db.column_type(table, column)
+            db.column_type(table, column).or_else(|| {
+                sys.then(|| sys_tables::column_type(table, column))
+                    .flatten()
+            })
         })
         .collect()
 }
@@ -484,6 +492,7 @@ mod tests {
             plain_scans,
             output: Output::Values,
             partition: None,
+            sys: None,
         };
         spawn(Arc::clone(db), spec, tx, Interrupt::unbounded(), None).expect("spawns");
         let (mut columns, mut values) = (Vec::new(), Vec::new());
@@ -569,6 +578,7 @@ mod tests {
                     budget: Arc::new(SendBudget::new(usize::MAX)),
                 },
                 partition: None,
+                sys: None,
             };
             spawn(Arc::clone(&db), spec, tx, Interrupt::unbounded(), None).expect("spawns");
             let (mut messages, mut builder) = (Vec::new(), None);

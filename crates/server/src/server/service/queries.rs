@@ -8,8 +8,8 @@ use std::time::Instant;
 use tokio::sync::mpsc;
 use tonic::{Request, Response, Status};
 
-use super::request::{params, request_key};
 use super::commit::transaction_tag;
+use super::request::{params, request_key};
 use super::{LocalSpanner, caller, deadline_of, dml};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::control::{GoneOnDrop, Interrupt};
@@ -18,9 +18,11 @@ use crate::server::knobs::KnobSettings;
 use crate::server::link::Link;
 use crate::server::query::{self, QuerySpec};
 use crate::server::result_stats::{Optimizer, Report, Waits};
+use crate::server::sqlite::sys_tables::{self, SysTables};
 use crate::server::stream::builder::{self, ResumePoint, TokenStamp};
 use crate::server::stream::live;
 use crate::server::stream::sink::{Output, QueryEvent};
+use crate::server::txn::sys_stats::{self, Window};
 use crate::wire::Field;
 
 pub(super) async fn execute_sql(
@@ -113,6 +115,7 @@ impl LocalSpanner {
             plain_scans: true,
             output: Output::Values,
             partition,
+            sys: self.sys_tables(&request.sql, knobs),
         };
         let stamp = TokenStamp {
             max_bytes: resume.map_or_else(
@@ -233,6 +236,26 @@ impl LocalSpanner {
                 None => return Err(Status::internal("the query stopped without finishing")),
             }
         }
+    }
+
+    /// SPANNER_SYS's statistics tables for a query whose SQL names SPANNER_SYS, from the lock
+    /// journal now (None, and nothing computed, for any other query).
+    fn sys_tables(&self, sql: &str, knobs: &KnobSettings) -> Option<Arc<SysTables>> {
+        if !sys_tables::mentioned(sql) {
+            return None;
+        }
+        let schema = self.db.schema();
+        let spelled = |lower: &str| {
+            schema
+                .table(lower)
+                .map_or_else(|| lower.to_owned(), |t| t.name.clone())
+        };
+        // Read before the journal: the lock table's clock takes the lock the journal's read holds.
+        let window = Window::read(self.locks.now(), knobs.stats_interval());
+        let tables = self
+            .locks
+            .journal(|journal| sys_stats::sys_tables(sql, journal, window, &spelled));
+        Some(Arc::new(tables))
     }
 }
 

@@ -24,5 +24,6 @@ pub mod row_key;
 pub mod rows_read;
 pub mod rows_written;
 pub mod store;
+pub mod sys_stats;
 pub mod versions;
 pub mod write;
