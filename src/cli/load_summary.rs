@@ -87,6 +87,20 @@ transactions (each request one read-write transaction, every attempt and back-of
             s.aborts_per_transaction.unwrap_or(0.0),
             attempts.join(", ")
         );
+        for x in &s.scripts {
+            let _ = writeln!(
+                t,
+                "{:>16} {:>9} {:>9.1}/s {:>11} {:>13.2}  {} failed; p50 {} p99 {}",
+                format!("↳ {}", printable(&x.script)),
+                x.committed,
+                x.committed_per_s,
+                "",
+                x.aborts_per_transaction.unwrap_or(0.0),
+                x.errors,
+                maybe_ms(x.p50_ms),
+                maybe_ms(x.p99_ms)
+            );
+        }
     }
 }
 

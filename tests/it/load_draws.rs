@@ -16,8 +16,8 @@ use crate::read_write::{balances, instance};
 
 const BUMP: &str = "UPDATE Accounts SET Balance = Balance + 1 WHERE AccountId = @id";
 
-/// `spanprof load --read-write` on `host` with `args`: the JSON report and what it printed on
-/// stderr.
+/// `spanprof load --read-write` on `host` with `args`: the JSON report and what it printed
+/// (stderr, then the summary).
 async fn load(host: &str, args: &[&str]) -> (Json, String) {
     let dir = tempfile::tempdir().expect("a temp dir");
     let json = dir.path().join("load.json");
@@ -31,8 +31,9 @@ async fn load(host: &str, args: &[&str]) -> (Json, String) {
         .expect("joins");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
+    let printed = format!("{stderr}{}", String::from_utf8_lossy(&out.stdout));
     let report = serde_json::from_slice(&std::fs::read(&json).expect("the JSON report"));
-    (report.expect("JSON"), stderr)
+    (report.expect("JSON"), printed)
 }
 
 /// The report's draws, and the drawer that repeats them.
@@ -126,6 +127,10 @@ async fn a_mix_runs_each_script_as_the_seed_picked_it_and_its_scripts_add_up_to_
     )
     .await;
     assert!(stderr.contains("mix bump:1,read:3"), "{stderr}");
+    assert!(
+        stderr.contains("↳ bump") && stderr.contains("↳ read"),
+        "the summary's transactions table has a line per script: {stderr}"
+    );
     let step = &report["steps"][0];
     let committed = bookkeeping(step);
     assert_eq!(count(&step["errors"]), 0, "{step}");
