@@ -62,6 +62,17 @@ async fn four_clients_on_one_hot_row_commit_one_at_a_time_and_wait_as_the_journa
         number(&step["aborts_per_transaction"]) > 0.0,
         "the older wounded the younger: {step}"
     );
+    // Who blocked whom: the step's conflicts name the hot row first, with its waits and wounds.
+    let conflicts = &step["conflicts"];
+    assert_eq!(conflicts["keys"][0]["key"], "accounts(1)", "{conflicts}");
+    assert!(
+        conflicts["wounds"].as_u64().is_some_and(|n| n > 0),
+        "{conflicts}"
+    );
+    assert!(
+        conflicts["waits"].as_u64().is_some_and(|n| n > 0),
+        "{conflicts}"
+    );
     // Every committed transaction landed once (the warm-up's too).
     assert_eq!(
         balances(&host, &[1]).await,

@@ -13,6 +13,7 @@ use crate::plan::{PlanAggregate, PlanHistory};
 pub use crate::text::printable;
 
 mod accounting;
+mod conflicts;
 mod figures;
 mod id;
 mod outcome;
@@ -24,6 +25,10 @@ mod transaction;
 pub use crate::kind::{QueryMode, Reader, SessionKind};
 pub use crate::part::{ColdStep, Measure, Part, Split};
 pub use accounting::{Accounting, Parts};
+pub use conflicts::{
+    ConflictTally, Conflicts, KeyConflicts, LockWaitSeen, MAX_HOLDERS_SENT, MAX_WAITS_SENT,
+    WoundSeen, waits_from_text,
+};
 pub use outcome::{Code, Failure, Outcome, Status};
 pub use query_timings::QueryTimings;
 pub use record::{

@@ -5,13 +5,16 @@
 
 use std::time::Duration;
 
+use spanprof_model::report::{LockWaitSeen, WoundSeen};
 use spanprof_server::server::txn::journal::EventKind;
 use spanprof_server::server::txn::lock_key::TxnId;
 use spanprof_server::server::{KnobSettings, LocalInstance, ServerConfig};
 use spanprof_wire::proto::google::spanner::v1 as pb;
 use spanprof_wire::proto::google::spanner::v1::execute_sql_request::QueryMode;
 use spanprof_wire::proto::google::spanner::v1::spanner_client::SpannerClient;
-use spanprof_wire::wire::result_stats::{COMMIT_LOCK_WAIT_HEADER, QueryStats};
+use spanprof_wire::wire::result_stats::{
+    COMMIT_LOCK_WAIT_HEADER, COMMIT_LOCK_WAITS_HEADER, QueryStats, WOUNDED_BY_TRAILER,
+};
 use tonic::Code;
 use tonic::transport::Channel;
 
@@ -90,12 +93,13 @@ async fn run(
     Ok(client.execute_sql(request).await?.into_inner())
 }
 
-/// Commits transaction `id`: its answer and the lock wait its header gives.
+/// Commits transaction `id`: its answer and the lock wait its header gives (the waits it names
+/// are checked against it).
 async fn commit(
     mut client: SpannerClient<Channel>,
     session: String,
     id: Vec<u8>,
-) -> Result<(pb::CommitResponse, Duration), tonic::Status> {
+) -> Result<(pb::CommitResponse, Duration, Vec<LockWaitSeen>), tonic::Status> {
     let request = pb::CommitRequest {
         session,
         transaction: Some(pb::commit_request::Transaction::TransactionId(id)),
@@ -108,7 +112,22 @@ async fn commit(
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
         .map(Duration::from_micros)
         .expect("the local instance says how long the commit waited for locks");
-    Ok((answer.into_inner(), waited))
+    let named: Vec<LockWaitSeen> = answer
+        .metadata()
+        .get(COMMIT_LOCK_WAITS_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(|t| serde_json::from_str(t).expect("the waits as JSON"))
+        .unwrap_or_default();
+    let named_ms: f64 = named.iter().map(|w| w.ms).sum();
+    assert!(
+        (named_ms - waited.as_secs_f64() * 1e3).abs() < 0.01,
+        "the waits named add up to the wait: {named:?} against {waited:?}"
+    );
+    Ok((answer.into_inner(), waited, named))
+}
+
+fn hex(id: &[u8]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn lock_id(id: &[u8]) -> TxnId {
@@ -142,7 +161,7 @@ async fn the_older_commits_and_the_younger_waiting_on_it_is_wounded_and_keeps_it
     run(&mut client, &a, &old, add_ten, 2)
         .await
         .expect("writes");
-    let (_, old_waited) = commit(client.clone(), a.clone(), old.clone())
+    let (_, old_waited, _) = commit(client.clone(), a.clone(), old.clone())
         .await
         .expect("the older commits");
     let wounded = waiting
@@ -151,6 +170,19 @@ async fn the_older_commits_and_the_younger_waiting_on_it_is_wounded_and_keeps_it
         .expect_err("the younger is wounded");
     assert_eq!(wounded.code(), Code::Aborted, "{wounded:?}");
     assert!(wounded.message().contains("wounded"), "{wounded:?}");
+    // Who wounded it, on what: the trailer names the older transaction by its id.
+    let by: WoundSeen = wounded
+        .metadata()
+        .get(WOUNDED_BY_TRAILER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|t| serde_json::from_str(t).ok())
+        .expect("the wound, named");
+    assert_eq!(by.by, hex(&old));
+    // A write of the Balance cell, asked at commit, against the younger's read of the row.
+    assert_eq!(
+        (by.key.as_str(), by.column.as_deref(), by.mode.as_str()),
+        ("accounts(7)", Some("balance"), "WriterShared")
+    );
     let after = begin(&mut client, &a).await;
     let read = run(&mut client, &a, &after, READ_7, 1)
         .await
@@ -239,8 +271,15 @@ async fn a_reader_waits_for_a_committing_writer_and_reports_the_wait_as_lock_wai
         })
         .await
         .expect("rolls back");
-    let (_, waited) = committing.await.expect("joins").expect("commits");
+    let (_, waited, named) = committing.await.expect("joins").expect("commits");
     assert!(waited >= Duration::from_millis(250), "{waited:?}");
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0].key, "accounts(7)");
+    assert_eq!(
+        named[0].holders,
+        [hex(&older)],
+        "it waited behind the older"
+    );
     let journalled: Duration = instance.locks().journal(|j| {
         j.waits_of(lock_id(&younger))
             .iter()

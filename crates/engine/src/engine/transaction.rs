@@ -6,11 +6,14 @@
 use std::time::Instant;
 
 use crate::client::Session;
-use crate::client::read_write::{ActionCall, AttemptEnd, AttemptTiming, TransactionTiming};
-use crate::report::{
-    Action, ActionKind, Attempt, AttemptOutcome, Code, IterationRecord, Outcome, Parts,
-    StoredTimings, TransactionRecord,
+use crate::client::read_write::{
+    ActionCall, ActionTiming, AttemptEnd, AttemptTiming, TransactionTiming,
 };
+use crate::report::{
+    Action, ActionKind, Attempt, AttemptOutcome, Code, IterationRecord, LockWaitSeen, Outcome,
+    Parts, StoredTimings, TransactionRecord, waits_from_text,
+};
+use crate::wire::result_stats::LOCK_WAITS;
 
 use super::common::ms;
 use super::iteration::{Done, IterationContext};
@@ -196,10 +199,17 @@ fn attempt(a: &AttemptTiming) -> Attempt {
             commit_retries: s.commit_retries,
             commit_asked_again: s.asked_again,
             server_lock_wait_ms: s.server_lock_wait.map(ms),
+            lock_waits: named_waits(s),
         })
         .collect();
     match &a.end {
-        AttemptEnd::Aborted { at, message, retry } => {
+        AttemptEnd::Aborted {
+            at,
+            message,
+            retry,
+            wounded_by,
+        } => {
+            out.wounded_by = wounded_by.clone();
             out.ended_at = Some(kind(*at));
             out.message = Some(message.clone());
             out.retry_delay_ms = retry.map(|(d, _)| ms(d));
@@ -228,6 +238,21 @@ fn kind(call: ActionCall) -> ActionKind {
         ActionCall::Think => ActionKind::Think,
         ActionCall::Commit => ActionKind::Commit,
     }
+}
+
+/// The waits for locks a step went through, as the server named them: a statement's in its
+/// statistics (`lock_waits`), a commit's in its answer's header.
+fn named_waits(s: &ActionTiming) -> Vec<LockWaitSeen> {
+    let from_stats = s
+        .statement
+        .as_ref()
+        .and_then(|t| t.stats.as_ref())
+        .and_then(|stats| stats.query_stats.entries.get(LOCK_WAITS))
+        .map(|text| waits_from_text(text))
+        .unwrap_or_default();
+    let mut waits = s.lock_waits.clone();
+    waits.extend(from_stats);
+    waits
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -10,7 +10,7 @@ use super::StepLevel;
 use super::histogram::Latencies;
 use super::scripts::{ScriptShare, ScriptTally};
 use crate::part::Part;
-use crate::report::{AttemptOutcome, Parts, TransactionRecord};
+use crate::report::{AttemptOutcome, ConflictTally, Conflicts, Parts, TransactionRecord};
 
 /// The latency past which a request counts as slow in `over_100ms_share`.
 pub const SLOW: Duration = Duration::from_millis(100);
@@ -70,6 +70,8 @@ struct TransactionTally {
     attempts: u64,
     by_attempts: BTreeMap<u32, u64>,
     aborts_at: BTreeMap<String, u64>,
+    /// The waits for locks and the wounds the server named (bounded by key).
+    conflicts: ConflictTally,
 }
 
 impl TransactionTally {
@@ -175,6 +177,14 @@ impl StepTally {
         {
             let at = a.ended_at.map_or("unknown", |k| k.as_str());
             *tally.aborts_at.entry(at.to_owned()).or_insert(0) += 1;
+        }
+        for a in &t.attempts {
+            for wait in a.actions.iter().flat_map(|s| &s.lock_waits) {
+                tally.conflicts.wait(wait);
+            }
+            if let Some(wound) = &a.wounded_by {
+                tally.conflicts.wound(wound);
+            }
         }
     }
 
@@ -310,6 +320,11 @@ impl StepTally {
                 .as_ref()
                 .map(|t| t.aborts_at.clone())
                 .unwrap_or_default(),
+            conflicts: self
+                .transactions
+                .as_ref()
+                .filter(|t| !t.conflicts.is_empty())
+                .map(|t| t.conflicts.conflicts()),
             scripts: self.scripts.iter().map(|s| s.finish(span)).collect(),
         }
     }
@@ -441,6 +456,10 @@ pub struct StepResult {
     /// Aborted attempts by the action they aborted at (`commit`, `dml`, `query`, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub aborts_at: BTreeMap<String, u64>,
+    /// Who blocked whom, where the server named it (the local instance): the step's waits for
+    /// locks and wounds, and the keys waited on most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts: Option<Conflicts>,
     /// A mix's scripts, each one's share of the step (empty without a mix).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scripts: Vec<ScriptShare>,

@@ -136,6 +136,10 @@ pub struct Action {
     /// commit answer has no such figure): carved out of the commit's time as `lock_wait`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_lock_wait_ms: Option<f64>,
+    /// The waits for locks it went through, each on a key behind some transactions, as the
+    /// server named them (the local instance does).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lock_waits: Vec<super::LockWaitSeen>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -177,6 +181,9 @@ pub struct Attempt {
     /// server's answer), or why it stayed unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_resolution: Option<String>,
+    /// The older transaction that wounded it, when the server said (the local instance does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wounded_by: Option<super::WoundSeen>,
 }
 
 impl Attempt {
@@ -194,6 +201,7 @@ impl Attempt {
             transaction_id: None,
             request_id: None,
             commit_resolution: None,
+            wounded_by: None,
         }
     }
 

@@ -43,6 +43,15 @@ pub const LOCK_WAIT_TIME: &str = "lock_wait_time";
 /// The header of a commit's answer in which the local instance gives the commit's wait for locks,
 /// in microseconds (Spanner's CommitResponse has no such figure).
 pub const COMMIT_LOCK_WAIT_HEADER: &str = "spanprof-lock-wait-us";
+/// The `query_stats` key under which the local instance lists a statement's waits for locks (JSON:
+/// each wait's key, mode, milliseconds and the transactions it waited behind).
+pub const LOCK_WAITS: &str = "lock_waits";
+/// The header of a commit's answer in which the local instance lists its waits for locks, as
+/// [`LOCK_WAITS`] does a statement's.
+pub const COMMIT_LOCK_WAITS_HEADER: &str = "spanprof-lock-waits";
+/// The trailer of an ABORTED in which the local instance names the older transaction that wounded
+/// the attempt (JSON: its id in hex, the key and the mode it asked for).
+pub const WOUNDED_BY_TRAILER: &str = "spanprof-wounded-by";
 
 /// `query_stats`: every key as text, plus the well-known ones parsed into numbers and durations.
 ///

@@ -14,7 +14,8 @@ use crate::client::session::Session;
 use crate::client::timing::IterationError;
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
-use crate::wire::result_stats::COMMIT_LOCK_WAIT_HEADER;
+use crate::report::{LockWaitSeen, waits_from_text};
+use crate::wire::result_stats::{COMMIT_LOCK_WAIT_HEADER, COMMIT_LOCK_WAITS_HEADER};
 
 impl Session {
     pub(super) async fn commit(
@@ -32,6 +33,7 @@ impl Session {
         let began = run.start(ActionCall::Commit, 0);
         let mut retries = 0u32;
         let mut lock_wait: Option<Duration> = None;
+        let mut named = Vec::new();
         let answer = loop {
             let message = pb::CommitRequest {
                 session: run.session.to_owned(),
@@ -46,10 +48,11 @@ impl Session {
                 precommit_token: run.token.clone(),
             };
             // A commit sent again after a retry reply is a request of its own.
-            let (answer, waited) = self.commit_call(run, message).await?;
+            let (answer, (waited, waits)) = self.commit_call(run, message).await?;
             if let Some(waited) = waited {
                 lock_wait = Some(lock_wait.unwrap_or_default() + waited);
             }
+            named.extend(waits);
             match answer.multiplexed_session_retry.clone() {
                 // Not committed yet: commit again with the token it gave (a step of this attempt,
                 // not an abort), a few times at most.
@@ -73,6 +76,7 @@ impl Session {
         let step = run.push(ActionCall::Commit, 0, began);
         step.commit_retries = retries;
         step.server_lock_wait = lock_wait;
+        step.lock_waits = named;
         Ok(AttemptEnd::Committed {
             timestamp: answer.commit_timestamp.as_ref().map(rfc3339),
             mutation_count: answer
@@ -92,11 +96,14 @@ impl Session {
         &self,
         run: &mut Running<'_, '_>,
         message: pb::CommitRequest,
-    ) -> Result<(pb::CommitResponse, Option<Duration>), Broke> {
+    ) -> Result<(pb::CommitResponse, LockWaits), Broke> {
         let call = run.next_call();
         let commit = |mut c: SpannerClient<Channel>, r| async move {
             let response = c.commit(r).await?;
-            let waited = lock_wait(response.metadata());
+            let waited = (
+                lock_wait(response.metadata()),
+                lock_waits(response.metadata()),
+            );
             Ok(tonic::Response::new((response.into_inner(), waited)))
         };
         let channel = run.channel.clone();
@@ -188,6 +195,18 @@ pub(super) fn commit_outcome_unknown(status: &tonic::Status) -> bool {
         status.code(),
         tonic::Code::DeadlineExceeded | tonic::Code::Unavailable | tonic::Code::Unknown
     ) || crate::client::broke_in_transport(status)
+}
+
+/// A commit's wait for locks and the waits it names, when its answer says (the local instance's).
+type LockWaits = (Option<Duration>, Vec<LockWaitSeen>);
+
+/// The waits a commit's answer names (only the local instance's does).
+fn lock_waits(headers: &tonic::metadata::MetadataMap) -> Vec<LockWaitSeen> {
+    headers
+        .get(COMMIT_LOCK_WAITS_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(waits_from_text)
+        .unwrap_or_default()
 }
 
 /// A commit's wait for locks, when its answer says (only the local instance's does).

@@ -46,7 +46,9 @@ use super::session::Session;
 use super::timing::IterationError;
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
+use crate::report::WoundSeen;
 use crate::script::{Script, Statement, Step};
+use crate::wire::result_stats::WOUNDED_BY_TRAILER;
 use crate::wire::{DecoderKind, RowCount, RowsView};
 use commit::commit_outcome_unknown;
 
@@ -171,6 +173,7 @@ impl Running<'_, '_> {
             commit_retries: 0,
             asked_again: 0,
             server_lock_wait: None,
+            lock_waits: Vec::new(),
         });
         let last = self.actions.len() - 1;
         &mut self.actions[last]
@@ -329,6 +332,7 @@ impl Session {
                     at,
                     message: status.message().to_owned(),
                     retry: retry_delay(&status),
+                    wounded_by: wounded_by(&status),
                 }
             }
             Some(Err(Broke::Status(ActionCall::Commit, status)))
@@ -358,6 +362,7 @@ impl Session {
                         at,
                         message: status.message().to_owned(),
                         retry: retry_delay(status),
+                        wounded_by: wounded_by(status),
                     }
                 } else {
                     self.roll_back(&mut run).await;
@@ -689,6 +694,12 @@ impl Session {
         let mut client = SpannerClient::new(run.channel.clone());
         let _ = tokio::time::timeout(self.timeouts().call, client.rollback(request)).await;
     }
+}
+
+/// The older transaction that wounded an aborted attempt, when the server's trailer names it.
+fn wounded_by(status: &tonic::Status) -> Option<WoundSeen> {
+    let text = status.metadata().get(WOUNDED_BY_TRAILER)?.to_str().ok()?;
+    serde_json::from_str(text).ok()
 }
 
 fn no_answer(endpoint: &str, call: &'static str, after: Duration) -> IterationError {

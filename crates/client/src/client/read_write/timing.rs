@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::client::headers::RequestId;
 use crate::client::retry_info::RetrySource;
 use crate::client::timing::{IterationError, IterationTiming};
+use crate::report::{LockWaitSeen, WoundSeen};
 
 /// What kind of step a [`ActionTiming`] timed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +49,8 @@ pub struct ActionTiming {
     /// The commit's wait for locks, as the server's answer gave it (the local instance's
     /// `spanprof-lock-wait-us` header; Spanner gives no such figure for a commit).
     pub server_lock_wait: Option<Duration>,
+    /// The commit's waits for locks, named (the local instance's `spanprof-lock-waits` header).
+    pub lock_waits: Vec<LockWaitSeen>,
 }
 
 /// How an attempt ended.
@@ -68,6 +71,9 @@ pub enum AttemptEnd {
         message: String,
         /// The RetryInfo it asked for, and where it was read.
         retry: Option<(Duration, RetrySource)>,
+        /// The older transaction that wounded it, when the server named it (the local
+        /// instance's `spanprof-wounded-by` trailer).
+        wounded_by: Option<WoundSeen>,
     },
     /// Failed at `at` for another reason; rolled back, not retried.
     Failed {

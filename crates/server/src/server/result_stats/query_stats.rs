@@ -7,7 +7,8 @@ use std::time::Duration;
 use prost_types::value::Kind;
 
 use super::totals::QueryTotals;
-use crate::wire::result_stats::{LOCK_WAIT_TIME, QUEUE_WAIT_TIME};
+use crate::report::LockWaitSeen;
+use crate::wire::result_stats::{LOCK_WAIT_TIME, LOCK_WAITS, QUEUE_WAIT_TIME};
 
 /// A duration as production writes it: "1.23 msecs" below a second, "1.23 secs" above.
 pub fn format_duration(d: Duration) -> String {
@@ -92,7 +93,11 @@ pub struct StatementFigures {
 /// instance's own `lock_wait_time` (not a Spanner figure: Cloud Spanner says `locking_delay`) and
 /// `queue_wait_time` (its wait for the one read-write connection), each never more than the
 /// elapsed time it is part of.
-pub fn statement_stats(sql: &str, figures: &StatementFigures) -> prost_types::Struct {
+pub fn statement_stats(
+    sql: &str,
+    figures: &StatementFigures,
+    waits: &[LockWaitSeen],
+) -> prost_types::Struct {
     let mut stats = object([
         ("elapsed_time", string(format_duration(figures.elapsed))),
         ("cpu_time", string(format_duration(figures.cpu))),
@@ -106,6 +111,12 @@ pub fn statement_stats(sql: &str, figures: &StatementFigures) -> prost_types::St
         stats
             .fields
             .insert(LOCK_WAIT_TIME.to_owned(), string(waited));
+    }
+    if let Some(text) = (!waits.is_empty())
+        .then(|| serde_json::to_string(waits).ok())
+        .flatten()
+    {
+        stats.fields.insert(LOCK_WAITS.to_owned(), string(text));
     }
     if let Some(waited) = figures.queue_wait {
         let waited = format_duration(waited.min(figures.elapsed));

@@ -15,18 +15,18 @@ use tonic::{Response, Status};
 use super::{LocalSpanner, mutations};
 use crate::proto::google::spanner::v1 as pb;
 use crate::server::knobs::KnobSettings;
-use crate::server::txn::write::{CommitWork, WriteBounds, Writer};
 use crate::server::txn::aborted::{aborted, retry_delay_for, with_retry_info};
 use crate::server::txn::batch::{Batches, MAX_COMMIT_DELAY};
 use crate::server::txn::journal::AbortCause;
 use crate::server::txn::lock_key::{LockKey, LockMode};
-use crate::server::txn::locking;
+use crate::server::txn::locking::{self, Taken};
 use crate::server::txn::mutation_keys::mutation_lock_keys;
 use crate::server::txn::store::{
     BeginIn, CommittedAs, Ended, HeldMutations, ReadWrite, RwOptions, State, TokenCheck,
     Transactions,
 };
-use crate::wire::result_stats::COMMIT_LOCK_WAIT_HEADER;
+use crate::server::txn::write::{CommitWork, WriteBounds, Writer};
+use crate::wire::result_stats::{COMMIT_LOCK_WAIT_HEADER, COMMIT_LOCK_WAITS_HEADER};
 
 impl LocalSpanner {
     /// Begins a read-write transaction in `session` with `options` (whose mode is read-write),
@@ -191,14 +191,19 @@ pub(super) async fn commit(
         writer: Arc::clone(&spanner.writer),
     };
     let task = tokio::spawn(parts.commit(call, *knobs));
-    let (answer, lock_wait) = task
+    let (answer, taken) = task
         .await
         .unwrap_or_else(|e| Err(Status::internal(format!("the commit's task failed: {e}"))))?;
     let mut response = Response::new(answer);
-    if let Ok(value) = MetadataValue::try_from(lock_wait.as_micros().to_string()) {
-        response
-            .metadata_mut()
-            .insert(COMMIT_LOCK_WAIT_HEADER, value);
+    let headers = response.metadata_mut();
+    if let Ok(value) = MetadataValue::try_from(taken.waited.as_micros().to_string()) {
+        headers.insert(COMMIT_LOCK_WAIT_HEADER, value);
+    }
+    let waits = (!taken.waits.is_empty())
+        .then(|| serde_json::to_string(&taken.waits).ok())
+        .flatten();
+    if let Some(value) = waits.and_then(|w| MetadataValue::try_from(w).ok()) {
+        headers.insert(COMMIT_LOCK_WAITS_HEADER, value);
     }
     Ok(response)
 }
@@ -235,13 +240,16 @@ impl Writing {
         self,
         call: CommitCall,
         knobs: KnobSettings,
-    ) -> Result<(pb::CommitResponse, Duration), Status> {
+    ) -> Result<(pb::CommitResponse, Taken), Status> {
         let (txns, txn) = (&self.txns, &call.txn);
         let mut state = txn.state.lock().await;
         // The same Commit sent again (its answer was lost on the way) gets the answer it would
         // have had, as Spanner and the emulator give it: nothing is applied twice.
         if let Some(Ended::Committed(applied)) = &state.ended {
-            return Ok((committed(applied, call.return_commit_stats), Duration::ZERO));
+            return Ok((
+                committed(applied, call.return_commit_stats),
+                Taken::default(),
+            ));
         }
         txns.usable(txn, &mut state, &knobs)
             .map_err(|s| with_retry_info(s, retry_delay(&knobs)))?;
@@ -249,7 +257,7 @@ impl Writing {
         if call.needs_token {
             match self.precommit(txn, &mut state, call.precommit_token.as_ref(), held) {
                 Ok(mutations) => held = mutations,
-                Err(NotYet::Retry(reply)) => return Ok((reply, Duration::ZERO)),
+                Err(NotYet::Retry(reply)) => return Ok((reply, Taken::default())),
                 Err(NotYet::Refused(status)) => return Err(status),
             }
         }
@@ -280,7 +288,7 @@ impl Writing {
         let writes = state.footprint.writes.iter().chain(&held.keys).cloned();
         let writes: Vec<LockKey> = writes.collect();
         let mode = LockMode::WriterShared;
-        let lock_wait = locking::take(txns, txn, &mut state, writes, mode, &knobs).await?;
+        let taken = locking::take(txns, txn, &mut state, writes, mode, &knobs).await?;
         locking::check(txns, txn, &mut state, &knobs)?;
         let work = CommitWork {
             statements: state.statements.clone(),
@@ -306,7 +314,7 @@ impl Writing {
                          instance's lose_commit_answer_every knob)",
                     ));
                 }
-                Ok((answer, lock_wait))
+                Ok((answer, taken))
             }
             Err(status) if status.code() == tonic::Code::Aborted => {
                 let cause = if status.message().contains("long reads") {

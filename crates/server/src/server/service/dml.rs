@@ -13,7 +13,7 @@
 //! `metadata.transaction`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use prost::Message as _;
@@ -27,15 +27,15 @@ use crate::proto::google::spanner::v1 as pb;
 use crate::server::encoded::{EncodedPartialResultSet, EncodedResultSet, ResultSetWriter};
 use crate::server::knobs::KnobSettings;
 use crate::server::result_stats::query_stats::{StatementFigures, statement_stats};
-use crate::server::txn::write::{Answer, TxnStatement};
 use crate::server::stream::budget::SendBudget;
 use crate::server::stream::builder::{self, MessageBuilder, TokenStamp};
 use crate::server::stream::live;
 use crate::server::txn::aborted::{retry_delay_for, with_retry_info};
 use crate::server::txn::journal::AbortCause;
 use crate::server::txn::lock_key::LockMode;
-use crate::server::txn::locking;
+use crate::server::txn::locking::{self, Taken};
 use crate::server::txn::store::{Ended, Handled, ReadWrite, State};
+use crate::server::txn::write::{Answer, TxnStatement};
 
 /// The read-write transaction a request's statement runs in, and whether the request began it.
 pub(super) struct InTxn {
@@ -218,7 +218,14 @@ fn stats(ran: &Ran, request: &pb::ExecuteSqlRequest, begun: Instant) -> Option<p
     };
     Some(pb::ResultSetStats {
         query_plan: None,
-        query_stats: with_stats.then(|| statement_stats(&request.sql, &figures)),
+        query_stats: with_stats.then(|| {
+            let waits = if ran.replayed {
+                &[][..]
+            } else {
+                &answer.lock_waits
+            };
+            statement_stats(&request.sql, &figures, waits)
+        }),
         row_count: answer
             .dml
             .then_some(pb::result_set_stats::RowCount::RowCountExact(
@@ -336,8 +343,8 @@ async fn run_statement(
     locking::start(txns, txn)?;
     let bounds = write_bounds(knobs);
     let lock_free = txn.options.lock_free_reads();
-    let lock_wait = if lock_free {
-        Duration::ZERO
+    let taken = if lock_free {
+        Taken::default()
     } else {
         let writer = Arc::clone(&spanner.writer);
         let kept = statement.clone();
@@ -351,7 +358,8 @@ async fn run_statement(
     let ran = on_writer(move || writer.run(&footprint, &earlier, &kept, bounds, validation)).await;
     let ran = ran.and_then(|mut answer| {
         locking::check(txns, txn, state, knobs)?;
-        answer.cost.lock_wait = lock_wait;
+        answer.cost.lock_wait = taken.waited;
+        answer.lock_waits = taken.waits;
         Ok(answer)
     });
     match ran {

@@ -10,7 +10,9 @@ use tonic::{Code, Status};
 
 use super::journal::AbortCause;
 use crate::proto::google::rpc;
+use crate::report::WoundSeen;
 use crate::server::knobs::KnobSettings;
+use crate::wire::result_stats::WOUNDED_BY_TRAILER;
 
 /// The type URL of RetryInfo in a status's details.
 pub const RETRY_INFO_TYPE: &str = "type.googleapis.com/google.rpc.RetryInfo";
@@ -53,6 +55,16 @@ pub fn retry_delay_for(cause: AbortCause, knobs: &KnobSettings) -> Duration {
         | AbortCause::SchemaChanged
         | AbortCause::Busy => knobs.conflict_retry_delay_ms,
     })
+}
+
+/// `status` with the wound that aborted it in its `spanprof-wounded-by` trailer (JSON), when
+/// there is one.
+pub fn with_wound(mut status: Status, wound: Option<&WoundSeen>) -> Status {
+    let text = wound.and_then(|w| serde_json::to_string(w).ok());
+    if let Some(value) = text.and_then(|t| MetadataValue::try_from(t).ok()) {
+        status.metadata_mut().insert(WOUNDED_BY_TRAILER, value);
+    }
+    status
 }
 
 /// `status` with RetryInfo of `retry_delay` when it is an ABORTED without details, else as it is.

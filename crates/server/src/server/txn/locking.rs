@@ -17,11 +17,12 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tonic::Status;
 
-use super::aborted::{aborted, retry_delay_for};
+use super::aborted::{aborted, retry_delay_for, with_wound};
 use super::journal::AbortCause;
 use super::lock_key::{LockKey, LockMode, TxnId};
-use super::locks::{LockError, TxnInfo};
+use super::locks::{LockError, TxnInfo, WaitInfo};
 use super::store::{Ended, ReadWrite, State, Transactions};
+use crate::report::{LockWaitSeen, MAX_HOLDERS_SENT, MAX_WAITS_SENT, WoundSeen};
 use crate::server::knobs::KnobSettings;
 
 /// Begins `txn` in the lock table unless it has begun: its age is now, or its previous attempt's.
@@ -53,8 +54,18 @@ pub fn start(txns: &Transactions, txn: &ReadWrite) -> Result<(), Status> {
     }
 }
 
+/// What taking a request's locks went through: its wait in all, and each wait named (at most
+/// [`MAX_WAITS_SENT`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Taken {
+    /// The time waited in all.
+    pub waited: Duration,
+    /// The waits, each on a key behind some transactions.
+    pub waits: Vec<LockWaitSeen>,
+}
+
 /// Takes each of `keys` in `mode` for `txn` (begun), one after another, each wait bounded by the
-/// idle timeout; the time waited in all. On a failure that aborts, `txn` is ended aborted.
+/// idle timeout: what it waited for. On a failure that aborts, `txn` is ended aborted.
 pub async fn take(
     txns: &Transactions,
     txn: &ReadWrite,
@@ -62,21 +73,63 @@ pub async fn take(
     keys: impl IntoIterator<Item = LockKey>,
     mode: LockMode,
     knobs: &KnobSettings,
-) -> Result<Duration, Status> {
+) -> Result<Taken, Status> {
     let limit = Duration::from_millis(knobs.transaction_idle_timeout_ms);
-    let mut waited = Duration::ZERO;
+    let mut taken = Taken::default();
     for key in keys {
         let deadline = tokio::time::Instant::now() + limit;
+        let asked = (key.clone(), mode);
         match txns
             .locks()
             .acquire(txn.lock_id(), key, mode, deadline)
             .await
         {
-            Ok(acquired) => waited += acquired.waited(),
+            Ok(acquired) => {
+                taken.waited += acquired.waited();
+                if let Some(wait) = acquired.wait.filter(|_| taken.waits.len() < MAX_WAITS_SENT) {
+                    taken.waits.push(seen(&asked.0, asked.1, &wait));
+                }
+            }
             Err(e) => return Err(fail(txns, txn, state, &e, knobs)),
         }
     }
-    Ok(waited)
+    Ok(taken)
+}
+
+/// A wait as the client is told it: the key and mode asked, how long, behind whom.
+fn seen(key: &LockKey, mode: LockMode, wait: &WaitInfo) -> LockWaitSeen {
+    let mut holders: Vec<String> = Vec::new();
+    for holder in &wait.holders {
+        let id = hex_id(holder.txn);
+        if holders.len() < MAX_HOLDERS_SENT && !holders.contains(&id) {
+            holders.push(id);
+        }
+    }
+    LockWaitSeen {
+        key: key.rows_in_words(),
+        column: key.column.as_deref().map(str::to_owned),
+        mode: mode.to_string(),
+        ms: wait.duration.as_secs_f64() * 1e3,
+        holders,
+    }
+}
+
+/// A transaction's id as the client knows it: its eight bytes in hex.
+pub fn hex_id(txn: TxnId) -> String {
+    format!("{:016x}", txn.0)
+}
+
+/// The wound an error names, as the client is told it.
+fn wound_seen(e: &LockError) -> Option<WoundSeen> {
+    match e {
+        LockError::Wounded(w) => Some(WoundSeen {
+            by: hex_id(w.by),
+            key: w.key.rows_in_words(),
+            column: w.key.column.as_deref().map(str::to_owned),
+            mode: w.mode.to_string(),
+        }),
+        _ => None,
+    }
 }
 
 /// Fails with ABORTED, ending `txn`, when an older transaction has wounded it: what each call of
@@ -105,6 +158,9 @@ fn fail(
     knobs: &KnobSettings,
 ) -> Status {
     let (status, cause) = failure(e, knobs);
+    if state.ended.is_none() {
+        state.wounded_by = wound_seen(e);
+    }
     if let Some(cause) = cause {
         txns.end(
             txn,
@@ -126,18 +182,24 @@ pub fn failure(e: &LockError, knobs: &KnobSettings) -> (Status, Option<AbortCaus
     // Every abort here is a conflict's, and asks the same short delay.
     let delay = retry_delay_for(AbortCause::Wounded, knobs);
     match e {
-        LockError::Wounded(w) => (
-            aborted(
+        LockError::Wounded(w) => {
+            let status = aborted(
                 &format!(
                     "Transaction was aborted: wounded by an older transaction ({}) that asked for \
                      a {} lock on {} (the local instance's locking is a model of Spanner's \
                      wound-wait)",
-                    w.by, w.mode, w.key
+                    hex_id(w.by),
+                    w.mode,
+                    w.key
                 ),
                 delay,
-            ),
-            Some(AbortCause::Wounded),
-        ),
+            );
+            let wound = wound_seen(e);
+            (
+                with_wound(status, wound.as_ref()),
+                Some(AbortCause::Wounded),
+            )
+        }
         LockError::DeadlineExceeded(d) => (
             aborted(
                 &format!(
@@ -185,6 +247,7 @@ pub fn watch_wounds(txns: Arc<Transactions>, mut wounds: UnboundedReceiver<TxnId
                     return;
                 }
                 if let Err(e) = txns.locks().check(victim) {
+                    state.wounded_by = wound_seen(&e);
                     let (status, cause) = failure(&e, &KnobSettings::default());
                     let cause = cause.unwrap_or(AbortCause::Wounded);
                     txns.end(

@@ -22,13 +22,14 @@ use std::time::{Duration, Instant};
 use tonic::Status;
 
 use crate::proto::google::spanner::v1 as pb;
+use crate::report::WoundSeen;
 use crate::server::knobs::KnobSettings;
 use crate::server::sqlite::mutation::Mutation;
-use crate::server::txn::write::{Answer, Footprint, TxnStatement, Validation};
-use crate::server::txn::aborted::{aborted, retry_delay_for};
+use crate::server::txn::aborted::{aborted, retry_delay_for, with_wound};
 use crate::server::txn::journal::AbortCause;
 use crate::server::txn::lock_key::{Age, TxnId};
 use crate::server::txn::locks::{LockBounds, LockTable, TxnEnd};
+use crate::server::txn::write::{Answer, Footprint, TxnStatement, Validation};
 
 /// Ended transactions remembered, the latest; older ones are forgotten (NOT_FOUND).
 pub const ENDED_KEPT: usize = 10_000;
@@ -177,6 +178,8 @@ pub struct State {
     pub held: Option<HeldMutations>,
     /// Whether its begin named a mutation key (a multiplexed session's mutation-only transaction).
     pub keyed: bool,
+    /// The older transaction that wounded it, once one has (told with its abort).
+    pub wounded_by: Option<WoundSeen>,
     /// The sequence number of the last precommit token it handed out (0: none yet).
     precommit_seq: i32,
     answers: VecDeque<Kept>,
@@ -237,6 +240,7 @@ impl State {
             footprint: Footprint::default(),
             held: None,
             keyed: false,
+            wounded_by: None,
             precommit_seq: 0,
             answers: VecDeque::new(),
             answer_bytes: 0,
@@ -291,6 +295,11 @@ impl State {
         }
         self.precommit_seq = self.precommit_seq.saturating_add(1);
         Some(token(txn, self.precommit_seq))
+    }
+
+    /// The sequence number of the last precommit token it handed out (0: none yet).
+    pub fn precommit_seq(&self) -> i32 {
+        self.precommit_seq
     }
 
     /// Whether it has handed out a precommit token.
@@ -543,7 +552,10 @@ impl Transactions {
         }
         match &state.ended {
             None => Ok(()),
-            Some(Ended::Aborted(cause, why)) => Err(aborted(why, retry_delay_for(*cause, knobs))),
+            Some(Ended::Aborted(cause, why)) => {
+                let status = aborted(why, retry_delay_for(*cause, knobs));
+                Err(with_wound(status, state.wounded_by.as_ref()))
+            }
             Some(Ended::Committed(_)) => Err(Status::failed_precondition(
                 "Transaction has already been committed: a read-write transaction commits once",
             )),

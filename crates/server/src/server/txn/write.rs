@@ -46,6 +46,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, ErrorCode};
 use tonic::Status;
 
+use crate::report::LockWaitSeen;
 use crate::server::sqlite::columns::{self, Column, Param, Pending};
 use crate::server::sqlite::db::{self, Database};
 use crate::server::sqlite::ddl::Ddl;
@@ -90,6 +91,8 @@ pub struct Answer {
     pub reads: Vec<LockKey>,
     /// The rows and cells it wrote.
     pub writes: Vec<LockKey>,
+    /// Its waits for locks, named (the service's to fill in).
+    pub lock_waits: Vec<LockWaitSeen>,
     /// The writer's clock when it ran.
     pub since: u64,
     /// What running it cost on the read-write connection.
@@ -625,6 +628,7 @@ fn execute(
         touched,
         reads: Vec::new(),
         writes: Vec::new(),
+        lock_waits: Vec::new(),
         since: 0,
         cost: Cost::default(),
     })

@@ -64,11 +64,7 @@ impl fmt::Display for KeyRange {
 
 impl fmt::Display for LockKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.table)?;
-        match &self.rows {
-            Rows::Row(key) => write!(f, "{key}")?,
-            Rows::Range(range) => write!(f, "{range}")?,
-        }
+        f.write_str(&self.rows_in_words())?;
         match &self.column {
             Some(column) => write!(f, ".{column}"),
             None => Ok(()),
@@ -80,6 +76,14 @@ impl LockKey {
     /// The key in words (its `Display`).
     pub fn describe(&self) -> String {
         self.to_string()
+    }
+
+    /// Its table and rows in words, without the column: `accounts(1)`, `accounts[(1)..)`.
+    pub fn rows_in_words(&self) -> String {
+        match &self.rows {
+            Rows::Row(key) => format!("{}{key}", self.table),
+            Rows::Range(range) => format!("{}{range}", self.table),
+        }
     }
 }
 
