@@ -65,7 +65,7 @@ async fn zipf_keys_land_where_the_seed_drew_them_and_the_hottest_key_grows_most(
             "--param",
             "id=zipf:1..100",
             "--seed",
-            "7",
+            "12",
             "--concurrency",
             "2",
             "--step-duration",
@@ -74,7 +74,7 @@ async fn zipf_keys_land_where_the_seed_drew_them_and_the_hottest_key_grows_most(
     )
     .await;
     assert!(
-        stderr.contains("draws: seed 7; --param id=zipf:1..100:0.99"),
+        stderr.contains("draws: seed 12; --param id=zipf:1..100:0.99"),
         "{stderr}"
     );
     let step = &report["steps"][0];
@@ -86,13 +86,15 @@ async fn zipf_keys_land_where_the_seed_drew_them_and_the_hottest_key_grows_most(
     let grew: Vec<i64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
     // The warm-up's transaction commits too.
     assert_eq!(grew.iter().sum::<i64>(), committed as i64 + 1);
+    // Seed 12's draws put AccountId 1 strictly ahead from the second draw on (checked to 20,000
+    // draws), so this holds whatever the count; other seeds tie for the first few dozen.
     assert!(
         grew[1..].iter().all(|&g| g < grew[0]),
         "AccountId 1 grew most: {grew:?}"
     );
     // Requests 0..committed (every one started committed) and the warm-up drew exactly these.
     let (draws, drawer) = drawer(&report);
-    assert_eq!(draws.seed, 7);
+    assert_eq!(draws.seed, 12);
     let mut expected = vec![0i64; 100];
     for n in (0..committed).chain([WARM_UP]) {
         expected[key(&drawer.draw(n).values[0]) - 1] += 1;
