@@ -12,6 +12,6 @@ pub use spanprof_base::{children, files, fnv, stats, text, units};
 pub use spanprof_client::{client, emulator, script, subject};
 pub use spanprof_engine::engine;
 pub use spanprof_history::history;
-pub use spanprof_model::{demo, load, part, plan, report};
+pub use spanprof_model::{demo, load, part, plan, report, retry_lab};
 pub use spanprof_server::server;
 pub use spanprof_wire::{kind, proto, wire};

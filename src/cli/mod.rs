@@ -19,6 +19,7 @@ mod plan;
 mod profile;
 mod read_write;
 mod record;
+mod retry_lab;
 mod reports;
 mod seed;
 mod serve;
@@ -183,6 +184,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Record(args)) => {
             run_record(&args, std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Client(args)) if args.read_write => {
+            Ok(if retry_lab::run_retry_lab(&args, std::io::stdout())? {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(ITERATIONS_FAILED)
+            })
         }
         Some(Command::Client(args)) => Ok(if run_subject(&args, std::io::stdout())? {
             ExitCode::SUCCESS

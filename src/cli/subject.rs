@@ -61,6 +61,10 @@ pub struct SubjectArgs {
     /// Where the runs are saved.
     #[command(flatten)]
     pub history: super::history::HistoryArgs,
+    /// The retry lab: run the command once, its read-write transactions aborted as the knobs
+    /// script (`--abort-every`), and check its retries against the rules of a correct retry.
+    #[arg(long)]
+    pub read_write: bool,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,

@@ -7,7 +7,7 @@ pub mod analysis;
 pub mod export;
 
 use spanprof_base::{files, stats, text};
-use spanprof_model::{load, part, plan, report};
+use spanprof_model::{load, part, plan, report, retry_lab};
 #[cfg(test)]
 use spanprof_wire::kind;
 use spanprof_wire::wire;

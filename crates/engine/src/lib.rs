@@ -8,6 +8,6 @@ pub mod engine;
 
 use spanprof_base::{stats, text};
 use spanprof_client::{client, script, subject};
-use spanprof_model::{load, report};
+use spanprof_model::{load, report, retry_lab};
 use spanprof_server::server;
 use spanprof_wire::{kind, wire};

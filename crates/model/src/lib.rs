@@ -9,6 +9,7 @@ pub mod load;
 pub mod part;
 pub mod plan;
 pub mod report;
+pub mod retry_lab;
 
 use spanprof_base::{fnv, stats, text, units};
 use spanprof_wire::{kind, wire};

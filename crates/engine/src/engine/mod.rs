@@ -21,6 +21,7 @@ pub mod load;
 mod record;
 mod recording;
 mod reports;
+pub mod retry_lab;
 mod run;
 pub mod schedule;
 mod spec;

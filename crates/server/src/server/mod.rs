@@ -36,6 +36,7 @@ pub use knobs::{KnobSettings, Knobs};
 pub use listener::ConnectionLimits;
 pub use service::Occupancy;
 pub use shape::Shape;
+pub use service::rw_tap;
 pub use stream::tap;
 
 /// How to start the local instance.
@@ -208,6 +209,12 @@ impl LocalInstance {
     /// What sees its clients' queries when someone watches (`spanprof client`).
     pub fn tap(&self) -> &Arc<stream::tap::Tap> {
         self.handle.tap()
+    }
+
+    /// What sees its clients' read-write transactions when someone watches
+    /// (`spanprof client --read-write`).
+    pub fn rw_tap(&self) -> &Arc<rw_tap::RwTap> {
+        self.handle.rw_tap()
     }
 
     /// The lock table its read-write transactions run under, and its journal (a model of

@@ -65,7 +65,9 @@ impl LocalSpanner {
             transaction_tag: tag.to_owned(),
         };
         let id = self.unique().to_be_bytes().to_vec();
-        self.txns.begin(at, id, rw_options, knobs)
+        let txn = self.txns.begin(at, id, rw_options, knobs)?;
+        super::rw_tap::began(&txn);
+        Ok(txn)
     }
 
     /// The read-write transaction `id` of `session`: NOT_FOUND when there is none.

@@ -12,6 +12,7 @@ mod partitions;
 mod queries;
 mod read;
 mod request;
+pub mod rw_tap;
 mod session_store;
 mod sessions;
 mod streaming;
@@ -24,6 +25,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tonic::{Request, Response, Status};
 
 pub use admin::{KEPT_OPERATION_BYTES, KEPT_OPERATIONS, LocalAdmin};
+use rw_tap::{RwRpc, RwTap};
 use session_store::SessionStore;
 
 use super::control::{Slots, grpc_timeout};
@@ -60,6 +62,8 @@ pub struct LocalSpanner {
     /// Streaming queries started so far (resumes of a held stream not counted).
     queries: AtomicU64,
     tap: Arc<Tap>,
+    /// What sees the read-write transactions' calls when someone watches.
+    rw_tap: Arc<RwTap>,
     restarts: Arc<Restarts>,
     unread: Arc<Unread>,
     /// The read-write transactions, open and recently ended.
@@ -97,6 +101,7 @@ pub struct Handle {
     sessions: Arc<SessionStore>,
     shutdown: Arc<AtomicBool>,
     tap: Arc<Tap>,
+    rw_tap: Arc<RwTap>,
     unread: Arc<Unread>,
     txns: Arc<Transactions>,
     locks: Arc<LockTable>,
@@ -133,6 +138,11 @@ impl Handle {
         &self.tap
     }
 
+    /// What sees the read-write transactions' calls when someone watches (`client --read-write`).
+    pub fn rw_tap(&self) -> &Arc<RwTap> {
+        &self.rw_tap
+    }
+
     /// The lock table the read-write transactions run under, and its journal.
     pub fn locks(&self) -> &Arc<LockTable> {
         &self.locks
@@ -154,6 +164,7 @@ impl LocalSpanner {
             counter: AtomicU64::new(1),
             queries: AtomicU64::new(0),
             tap: Arc::default(),
+            rw_tap: Arc::default(),
             restarts: Arc::default(),
             unread,
             txns: Arc::new(Transactions::new(Arc::clone(&locks))),
@@ -182,6 +193,7 @@ impl LocalSpanner {
             sessions: Arc::clone(&self.sessions),
             shutdown: Arc::clone(&self.shutdown),
             tap: Arc::clone(&self.tap),
+            rw_tap: Arc::clone(&self.rw_tap),
             unread: Arc::clone(&self.unread),
             txns: Arc::clone(&self.txns),
             locks: Arc::clone(&self.locks),
@@ -257,7 +269,10 @@ impl Spanner for LocalSpanner {
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<EncodedResultSet>, Status> {
-        queries::execute_sql(self, request).await
+        let r = request.get_ref();
+        let seen = (&*r.session, r.transaction.as_ref(), r.request_options.as_ref());
+        let pending = self.rw_tap.statement(RwRpc::ExecuteSql, seen, &self.txns);
+        rw_tap::watched(&self.rw_tap, pending, queries::execute_sql(self, request)).await
     }
 
     type ExecuteStreamingSqlStream = live::Response;
@@ -266,28 +281,35 @@ impl Spanner for LocalSpanner {
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<Self::ExecuteStreamingSqlStream>, Status> {
-        streaming::execute_streaming_sql(self, request).await
+        let r = request.get_ref();
+        let seen = (&*r.session, r.transaction.as_ref(), r.request_options.as_ref());
+        let pending = self.rw_tap.statement(RwRpc::ExecuteStreamingSql, seen, &self.txns);
+        let call = streaming::execute_streaming_sql(self, request);
+        rw_tap::watched(&self.rw_tap, pending, call).await
     }
 
     async fn begin_transaction(
         &self,
         request: Request<pb::BeginTransactionRequest>,
     ) -> Result<Response<pb::Transaction>, Status> {
-        transactions::begin(self, request).await
+        let pending = self.rw_tap.begin(request.get_ref());
+        rw_tap::watched(&self.rw_tap, pending, transactions::begin(self, request)).await
     }
 
     async fn commit(
         &self,
         request: Request<pb::CommitRequest>,
     ) -> Result<Response<pb::CommitResponse>, Status> {
-        transactions::commit(self, request).await
+        let pending = self.rw_tap.commit(request.get_ref(), &self.txns);
+        rw_tap::watched(&self.rw_tap, pending, transactions::commit(self, request)).await
     }
 
     async fn rollback(
         &self,
         request: Request<pb::RollbackRequest>,
     ) -> Result<Response<()>, Status> {
-        transactions::rollback(self, request).await
+        let pending = self.rw_tap.rollback(request.get_ref(), &self.txns);
+        rw_tap::watched(&self.rw_tap, pending, transactions::rollback(self, request)).await
     }
 
     async fn partition_query(
@@ -301,7 +323,11 @@ impl Spanner for LocalSpanner {
         &self,
         request: Request<pb::ExecuteBatchDmlRequest>,
     ) -> Result<Response<pb::ExecuteBatchDmlResponse>, Status> {
-        dml::execute_batch_dml(self, request)
+        let r = request.get_ref();
+        let seen = (&*r.session, r.transaction.as_ref(), r.request_options.as_ref());
+        let pending = self.rw_tap.statement(RwRpc::ExecuteBatchDml, seen, &self.txns);
+        let call = dml::execute_batch_dml(self, request);
+        rw_tap::watched(&self.rw_tap, pending, call)
             .await
             .map(Response::new)
     }
@@ -310,7 +336,10 @@ impl Spanner for LocalSpanner {
         &self,
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<EncodedResultSet>, Status> {
-        read::read(self, request).await
+        let r = request.get_ref();
+        let seen = (&*r.session, r.transaction.as_ref(), r.request_options.as_ref());
+        let pending = self.rw_tap.statement(RwRpc::Read, seen, &self.txns);
+        rw_tap::watched(&self.rw_tap, pending, read::read(self, request)).await
     }
 
     type StreamingReadStream = live::Response;
@@ -319,6 +348,9 @@ impl Spanner for LocalSpanner {
         &self,
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<Self::StreamingReadStream>, Status> {
-        read::streaming_read(self, request).await
+        let r = request.get_ref();
+        let seen = (&*r.session, r.transaction.as_ref(), r.request_options.as_ref());
+        let pending = self.rw_tap.statement(RwRpc::Read, seen, &self.txns);
+        rw_tap::watched(&self.rw_tap, pending, read::streaming_read(self, request)).await
     }
 }

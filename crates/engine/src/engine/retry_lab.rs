@@ -1,0 +1,117 @@
+//! The retry lab (`spanprof client --read-write`): starts the local instance with the subject's
+//! knobs (`abort_every`, the retry delays), watches its read-write tap, runs the program once with
+//! the instance and the SQL in its environment (and `SPANPROF_READ_WRITE=1`), and returns what the
+//! instance saw of its read-write calls, for the retry check (`analysis::retry_check`, which the
+//! command line runs on them).
+
+use std::time::{Duration, Instant};
+
+use crate::retry_lab::{RwBegan, RwRequest, RwRpc};
+use crate::server::LocalInstance;
+use crate::server::rw_tap::{self, RwCall};
+use crate::subject::command;
+
+use super::subject::SubjectSpec;
+
+/// What one run of the retry lab found.
+#[derive(Debug, Clone)]
+pub struct RetryLabRun {
+    /// The program, as typed.
+    pub command: String,
+    /// How it exited (`exit 0`, a signal, killed past its limit).
+    pub exit: String,
+    /// Whether it exited 0.
+    pub success: bool,
+    /// The end of its standard error.
+    pub stderr_tail: String,
+    /// How long it ran.
+    pub elapsed: Duration,
+    /// The read-write calls the instance saw.
+    pub requests: Vec<RwRequest>,
+    /// Whether more came than it keeps.
+    pub overflow: bool,
+}
+
+/// Why the retry lab could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RetryLabError {
+    /// The local instance did not start.
+    #[error("the local instance did not start: {0}")]
+    Start(String),
+    /// The program did not start or could not be waited for.
+    #[error("{0}")]
+    Command(#[from] command::RunError),
+    /// No runtime for the lab.
+    #[error("cannot start the retry lab's runtime: {0}")]
+    Runtime(String),
+}
+
+/// Runs the retry lab on a runtime of its own (the command line's entry).
+pub fn run_blocking(spec: &SubjectSpec) -> Result<RetryLabRun, RetryLabError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("spanprof-retry-lab")
+        .enable_all()
+        .build()
+        .map_err(|e| RetryLabError::Runtime(e.to_string()))?;
+    runtime.block_on(run(spec))
+}
+
+/// Runs `spec`'s program once against a fresh local instance and checks its retries.
+pub async fn run(spec: &SubjectSpec) -> Result<RetryLabRun, RetryLabError> {
+    let instance = LocalInstance::start(spec.server.clone())
+        .await
+        .map_err(|e| RetryLabError::Start(e.to_string()))?;
+    let tap = instance.rw_tap();
+    let mut env = spec.environment(&instance.host_port(), 0);
+    env.push(("SPANPROF_READ_WRITE", "1".to_owned()));
+    tap.watch();
+    let zero = Instant::now();
+    let ran = command::run(&spec.command, &env, spec.limit).await;
+    let seen = tap.take();
+    tap.stop();
+    let ran = ran?;
+    Ok(RetryLabRun {
+        command: spec.command.display(),
+        exit: ran.status.clone(),
+        success: ran.success,
+        stderr_tail: ran.stderr_tail.clone(),
+        elapsed: ran.exited.saturating_duration_since(ran.started),
+        requests: seen.calls.iter().map(|c| request(c, zero)).collect(),
+        overflow: seen.overflow,
+    })
+}
+
+fn ms_since(zero: Instant, at: Instant) -> f64 {
+    at.saturating_duration_since(zero).as_secs_f64() * 1e3
+}
+
+/// The server's call as the check reads it.
+fn request(call: &RwCall, zero: Instant) -> RwRequest {
+    RwRequest {
+        rpc: match call.rpc {
+            rw_tap::RwRpc::Begin => RwRpc::Begin,
+            rw_tap::RwRpc::ExecuteSql => RwRpc::ExecuteSql,
+            rw_tap::RwRpc::ExecuteStreamingSql => RwRpc::ExecuteStreamingSql,
+            rw_tap::RwRpc::ExecuteBatchDml => RwRpc::ExecuteBatchDml,
+            rw_tap::RwRpc::Read => RwRpc::Read,
+            rw_tap::RwRpc::Commit => RwRpc::Commit,
+            rw_tap::RwRpc::Rollback => RwRpc::Rollback,
+        },
+        session: call.session.clone(),
+        named: call.named,
+        began: call.began.map(|b| RwBegan {
+            txn: b.txn,
+            multiplexed: b.multiplexed,
+            previous_named: b.previous_named,
+            previous_kept: b.previous_kept,
+        }),
+        tag: call.tag.clone(),
+        token_sent: call.token_sent,
+        token_latest: call.token_latest,
+        code: call.code,
+        retry_delay_ms: call.retry_delay.map(|d| d.as_secs_f64() * 1e3),
+        arrived_ms: ms_since(zero, call.arrived),
+        answered_ms: ms_since(zero, call.answered),
+    }
+}
