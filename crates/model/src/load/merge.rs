@@ -99,6 +99,7 @@ pub fn merge(runs: &[LoadReport]) -> Result<LoadReport, MergeError> {
         runs.len(),
         runs.iter().map(run_name).collect::<Vec<_>>().join("; ")
     ));
+    notices.extend(draws_notice(runs));
     let facts = RunFacts {
         label: first.label.clone(),
         sql: first.sql.clone(),
@@ -303,7 +304,51 @@ fn merge_transactions(steps: &[&StepResult]) -> StepResult {
     let transactions: u64 = merged.attempts.values().sum();
     let aborts: u64 = merged.aborts_at.values().sum();
     merged.aborts_per_transaction = (transactions > 0).then(|| aborts as f64 / transactions as f64);
+    merged.scripts = merge_scripts(steps);
     merged
+}
+
+/// A mix's per-script shares across the steps, by name in their first order: counts and rates
+/// summed; the aborts per transaction and percentiles kept only when one step had the script
+/// (they cannot be added without each script's transactions and histograms).
+fn merge_scripts(steps: &[&StepResult]) -> Vec<super::ScriptShare> {
+    let mut merged: Vec<(super::ScriptShare, usize)> = Vec::new();
+    for x in steps.iter().flat_map(|s| &s.scripts) {
+        match merged.iter_mut().find(|(m, _)| m.script == x.script) {
+            Some((m, seen)) => {
+                *seen += 1;
+                m.requests = m.requests.saturating_add(x.requests);
+                m.committed = m.committed.saturating_add(x.committed);
+                m.errors = m.errors.saturating_add(x.errors);
+                m.committed_per_s += x.committed_per_s;
+                m.aborts_per_transaction = None;
+                (m.p50_ms, m.p90_ms, m.p99_ms) = (None, None, None);
+            }
+            None => merged.push((x.clone(), 1)),
+        }
+    }
+    merged.into_iter().map(|(m, _)| m).collect()
+}
+
+/// What the merged run says of its runs' draws: that it keeps none, and which runs drew with one
+/// seed (their processes drew the same keys, in the same order).
+fn draws_notice(runs: &[LoadReport]) -> Option<String> {
+    let seeds: Vec<u64> = runs
+        .iter()
+        .filter_map(|r| Some(r.draws.as_ref()?.seed))
+        .collect();
+    if seeds.is_empty() {
+        return None;
+    }
+    let mut words = "each run drew its own parameters: the merged run keeps no draws, and a mix's \
+                     per-script percentiles are left out"
+        .to_owned();
+    let mut sorted = seeds.clone();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| w[0] == w[1]) {
+        words.push_str("; some runs drew with one seed, so their processes drew the same keys");
+    }
+    Some(words)
 }
 
 /// A step's processes: its own, or, for a step merged before, the ones it holds.

@@ -263,3 +263,46 @@ fn read_write_steps_merge_their_attempts_and_aborts_and_query_steps_gain_none() 
     assert_eq!(none.committed, None);
     assert!(none.attempts.is_empty());
 }
+
+#[test]
+fn a_mix_s_shares_add_up_across_processes_and_one_seed_twice_is_said() {
+    let names = ["transfer".to_owned(), "audit".to_owned()];
+    let run_of = |seed: u64, committed: u32| {
+        let mut tally = StepTally::read_write(StepLevel::Concurrency(1)).with_scripts(&names);
+        for _ in 0..committed {
+            tally.script_ended(0, Some(Duration::from_millis(3)), None);
+        }
+        tally.script_ended(1, None, None);
+        let step = tally.finish(Duration::ZERO, Duration::from_secs(1), StepCpu::default());
+        let mut r = run("rw", [10.0, 20.0], [&[5], &[6]]);
+        r.steps = vec![StepResult {
+            committed: Some(u64::from(committed)),
+            ..step
+        }];
+        r.draws = Some(crate::load::Draws {
+            seed,
+            ..Default::default()
+        });
+        r
+    };
+    let merged = merge(&[run_of(1, 3), run_of(1, 4)]).expect("merges");
+    let scripts = &merged.steps[0].scripts;
+    assert_eq!(scripts.len(), 2);
+    assert_eq!(
+        (scripts[0].script.as_str(), scripts[0].committed),
+        ("transfer", 7)
+    );
+    assert_eq!((scripts[1].requests, scripts[1].errors), (2, 2));
+    assert_eq!(scripts[0].p50_ms, None, "percentiles are not added");
+    assert!(merged.draws.is_none());
+    assert!(
+        merged
+            .notices
+            .iter()
+            .any(|n| n.contains("drew the same keys")),
+        "{:?}",
+        merged.notices
+    );
+    let apart = merge(&[run_of(1, 3), run_of(2, 4)]).expect("merges");
+    assert!(!apart.notices.iter().any(|n| n.contains("same keys")));
+}
