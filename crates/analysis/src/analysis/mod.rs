@@ -8,6 +8,9 @@
 //! - [`comparison`](mod@comparison): two runs side by side, the bootstrap comparison of their
 //!   totals with its verdict in words under one set of [`BootstrapSettings`], and the change of
 //!   each part's mean (adding up to the total's).
+//! - [`conflicts`](mod@conflicts): the conflict view of a read-write run: who blocked whom
+//!   (each lock wait and wound, mapped to the run's attempts by transaction id), on what, for
+//!   how long, and the keys waited on most.
 //! - [`distribution`](mod@distribution): the five-number summary of a run's totals (box plots).
 //! - [`gate`](mod@gate): whether a new run regressed against a baseline, for CI.
 //! - [`names`](mod@names): the distinct names runs are called by side by side.
@@ -27,6 +30,7 @@
 
 pub mod causes;
 pub mod comparison;
+pub mod conflicts;
 pub mod distribution;
 pub mod findings;
 pub mod gate;
@@ -44,6 +48,7 @@ pub use comparison::{
     BootstrapSettings, PairNames, RunComparison, TotalComparison, compare_measure,
     compare_measure_named, compare_runs, compare_runs_named,
 };
+pub use conflicts::{ConflictKind, ConflictPair, RunConflicts};
 pub use distribution::{Distribution, totals_distribution};
 pub use findings::{
     Busy, BusyWindow, Findings, FirstIteration, MissingStatistics, Outlier, WINDOW_CORES, findings,

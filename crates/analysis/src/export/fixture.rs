@@ -168,3 +168,97 @@ pub fn subject_report() -> RunReport {
         stopped: None,
     }
 }
+
+/// A read-write run on the local instance whose transactions blocked one another: iteration 1's
+/// first attempt waited 4.5 ms at its DML on `accounts(1).balance` behind iteration 0 and was
+/// wounded by iteration 2; its second attempt waited 2 ms at commit on `accounts(2)` behind a
+/// transaction of another client.
+pub fn conflicted_report() -> RunReport {
+    use crate::report::{
+        Action, ActionKind, Attempt, AttemptOutcome, LockWaitSeen, ReportHead, TransactionRecord,
+        WoundSeen,
+    };
+    let attempt = |id: &str, outcome, actions: Vec<Action>| {
+        let mut a = Attempt::new(outcome);
+        a.transaction_id = Some(id.into());
+        a.total_ms = actions.iter().map(|s| s.at_ms + s.ms).fold(1.0, f64::max);
+        a.actions = actions;
+        a
+    };
+    let wait = |key: &str, column: Option<&str>, ms: f64, holder: &str| LockWaitSeen {
+        key: key.into(),
+        column: column.map(Into::into),
+        mode: "WriterShared".into(),
+        ms,
+        holders: vec![holder.into()],
+    };
+    let action = |kind, at_ms, ms, lock_waits| Action {
+        kind: Some(kind),
+        at_ms,
+        ms,
+        lock_waits,
+        ..Action::default()
+    };
+    let mut wounded = attempt(
+        "aa02",
+        AttemptOutcome::Aborted,
+        vec![action(
+            ActionKind::Dml,
+            0.5,
+            9.0,
+            vec![wait("accounts(1)", Some("balance"), 4.5, "aa01")],
+        )],
+    );
+    wounded.ended_at = Some(ActionKind::Dml);
+    wounded.backoff_ms = Some(3.0);
+    wounded.message = Some("Transaction was wounded".into());
+    wounded.wounded_by = Some(WoundSeen {
+        by: "aa03".into(),
+        key: "accounts(1)".into(),
+        column: None,
+        mode: "Exclusive".into(),
+    });
+    let retried = attempt(
+        "aa04",
+        AttemptOutcome::Committed,
+        vec![
+            action(ActionKind::Dml, 0.5, 1.0, Vec::new()),
+            action(
+                ActionKind::Commit,
+                2.0,
+                3.0,
+                vec![wait("accounts(2)", None, 2.0, "ffeeddccbbaa99887766")],
+            ),
+        ],
+    );
+    let plain = |id: &str| {
+        attempt(
+            id,
+            AttemptOutcome::Committed,
+            vec![action(ActionKind::Commit, 0.5, 1.0, Vec::new())],
+        )
+    };
+    let iteration = |n: u32, attempts: Vec<Attempt>| {
+        let mut r = IterationRecord::new("rw", n, false, "2026-12-05T00:00:00Z");
+        r.total_ms = attempts.iter().map(|a| a.total_ms).sum();
+        r.transaction = Some(TransactionRecord {
+            attempts,
+            ..TransactionRecord::default()
+        });
+        r
+    };
+    ReportHead::new(
+        RunConfig {
+            label: "rw".into(),
+            target: "local".into(),
+            read_write: Some("isolation default".into()),
+            ..RunConfig::default()
+        },
+        "2026-12-05T00:00:00Z".into(),
+    )
+    .with_records(vec![
+        iteration(0, vec![plain("aa01")]),
+        iteration(1, vec![wounded, retried]),
+        iteration(2, vec![plain("aa03")]),
+    ])
+}

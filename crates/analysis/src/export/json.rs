@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::analysis::PartStats;
+use crate::analysis::{PartStats, RunConflicts};
 use crate::plan::PlanHistory;
 use crate::report::{IterationRecord, RunConfig, RunReport};
 use crate::stats::Summary;
@@ -21,7 +21,9 @@ pub const FORMAT_VERSION: u64 = 1;
 /// part) and `split` (how its wait was split: `measured`, `estimated` or `none`). `summary` maps
 /// `total` and each part's key to its count, mean, median, std_dev, min, max, p90 and p99 in
 /// milliseconds (a part an iteration did not have counts as 0, so the parts' means add up to the
-/// total's). Derived data is ignored by [`read_json`], which derives it again.
+/// total's). A read-write run whose target named lock waits or wounds (the local instance's lock
+/// table, a model of Spanner's locking) has `conflicts`: the keys waited on most and who blocked
+/// whom ([`RunConflicts`]). Derived data is ignored by [`read_json`], which derives it again.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Json;
 
@@ -99,6 +101,8 @@ struct RunOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     stopped: Option<&'a str>,
     summary: Summaries,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conflicts: Option<RunConflicts>,
 }
 
 impl<'a> RunOut<'a> {
@@ -110,6 +114,7 @@ impl<'a> RunOut<'a> {
             plans: &report.plans,
             stopped: report.stopped.as_deref(),
             summary: Summaries(PartStats::of_run(report)),
+            conflicts: RunConflicts::of(report),
         }
     }
 }
@@ -247,6 +252,43 @@ mod tests {
         );
         reports[0].plans.plans[0].nodes = vec![node(1_000)];
         assert_eq!(read_json(&Json.export(&reports)?)?, reports);
+        Ok(())
+    }
+
+    #[test]
+    fn a_read_write_run_s_conflicts_say_who_blocked_whom_and_read_back_as_the_run()
+    -> Result<(), ExportError> {
+        let report = crate::export::fixture::conflicted_report();
+        let bytes = Json.export(std::slice::from_ref(&report))?;
+        let doc: serde_json::Value = serde_json::from_slice(&bytes)?;
+        let conflicts = &doc["runs"][0]["conflicts"];
+        assert_eq!(conflicts["waits"], 2, "{conflicts}");
+        assert_eq!(conflicts["wounds"], 1, "{conflicts}");
+        assert_eq!(conflicts["keys"][0]["key"], "accounts(1)");
+        assert_eq!(conflicts["keys"][0]["columns"][0], "balance");
+        let first = &conflicts["pairs"][0];
+        assert_eq!(first["attempt"]["iteration"], 1);
+        assert_eq!(first["what"], "wait");
+        assert_eq!(first["ms"], 4.5);
+        assert_eq!(first["behind"][0]["attempt"]["iteration"], 0);
+        assert_eq!(conflicts["pairs"][1]["what"], "wound");
+        assert_eq!(
+            conflicts["pairs"][1]["behind"][0]["attempt"]["iteration"],
+            2
+        );
+        assert_eq!(
+            conflicts["pairs"][2]["behind"][0]["other"],
+            "ffeeddccbbaa99887766"
+        );
+        assert!(
+            conflicts["source"]
+                .as_str()
+                .is_some_and(|s| s.contains("a model of Spanner's locking"))
+        );
+        assert_eq!(read_json(&bytes)?, vec![report]);
+        // A run of queries has none.
+        let plain: serde_json::Value = serde_json::from_slice(&Json.export(&reports())?)?;
+        assert!(plain["runs"][0].get("conflicts").is_none());
         Ok(())
     }
 
