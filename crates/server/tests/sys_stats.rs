@@ -230,6 +230,22 @@ async fn the_statistics_tables_are_filtered_aggregated_and_nothing_else_of_spann
         ten.rows.len() <= 1,
         "at most the one closed since the start"
     );
+    // As `spanprof profile` asks: PROFILE mode, with a plan and statistics.
+    let profiled = client
+        .execute_sql(pb::ExecuteSqlRequest {
+            session: session.clone(),
+            sql: "SELECT * FROM SPANNER_SYS.LOCK_STATS_TOP_MINUTE".into(),
+            query_mode: pb::execute_sql_request::QueryMode::Profile as i32,
+            ..Default::default()
+        })
+        .await
+        .expect("profiles")
+        .into_inner();
+    assert!(
+        (1..=2).contains(&profiled.rows.len()),
+        "the wait's one or two intervals"
+    );
+    assert!(profiled.stats.is_some_and(|s| s.query_plan.is_some()));
     let refused = query(
         &mut client,
         &session,
