@@ -29,7 +29,10 @@ struct Exported<'a> {
 /// Runs the retry lab; prints the verdicts; writes `--json`. Returns whether the program exited
 /// 0, no rule failed and nothing starved.
 pub fn run_retry_lab(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<bool> {
-    let spec = args.spec()?;
+    let mut spec = args.spec()?;
+    if args.sql == crate::engine::DEFAULT_SUBJECT_SQL {
+        spec.sql = retry_lab::DEFAULT_READ_WRITE_SQL.to_owned();
+    }
     eprintln!("retry lab: {}", printable(&spec.command.display()));
     let run = retry_lab::run_blocking(&spec).context("the retry lab")?;
     let check = crate::analysis::retry_check(&run.requests, run.overflow);
@@ -100,8 +103,12 @@ pub fn summary(run: &RetryLabRun, check: &RetryCheck) -> String {
         } else {
             "never committed"
         };
+        let tag = match s.tag.as_str() {
+            "" => String::new(),
+            tag => format!(" (tag {})", printable(tag)),
+        };
         text.push_str(&format!(
-            "transaction {}: {} ({end})\n",
+            "transaction {}{tag}: {} ({end})\n",
             s.transaction, s.note
         ));
     }

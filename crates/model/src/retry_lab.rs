@@ -198,6 +198,8 @@ pub struct Amplification {
 pub struct Starved {
     /// The logical transaction.
     pub transaction: u32,
+    /// Its first attempt's transaction tag.
+    pub tag: String,
     /// Its attempts.
     pub attempts: u32,
     /// Whether it committed in the end.

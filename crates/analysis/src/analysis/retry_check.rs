@@ -415,6 +415,7 @@ impl<'a> Seen<'a> {
             let committed = chain.last().is_some_and(|a| self.attempts[*a].committed);
             starved.push(Starved {
                 transaction: n as u32 + 1,
+                tag: self.calls[self.attempts[chain[0]].begin].tag.clone(),
                 attempts,
                 committed,
                 kept_age,

@@ -13,6 +13,11 @@ use crate::subject::command;
 
 use super::subject::SubjectSpec;
 
+/// The SQL a program is given in `SPANPROF_SQL` when `--sql` names none: a write to the row the
+/// drivers read.
+pub const DEFAULT_READ_WRITE_SQL: &str =
+    "UPDATE Accounts SET Balance = Balance + 1 WHERE AccountId = 1";
+
 /// What one run of the retry lab found.
 #[derive(Debug, Clone)]
 pub struct RetryLabRun {
@@ -77,13 +82,18 @@ pub async fn run(spec: &SubjectSpec) -> Result<RetryLabRun, RetryLabError> {
         success: ran.success,
         stderr_tail: ran.stderr_tail.clone(),
         elapsed: ran.exited.saturating_duration_since(ran.started),
-        requests: seen.calls.iter().map(|c| request(c, zero)).collect(),
+        requests: requests(&seen.calls, zero),
         overflow: seen.overflow,
     })
 }
 
 fn ms_since(zero: Instant, at: Instant) -> f64 {
     at.saturating_duration_since(zero).as_secs_f64() * 1e3
+}
+
+/// The server's calls as the check reads them, times from `zero`.
+pub fn requests(calls: &[RwCall], zero: Instant) -> Vec<RwRequest> {
+    calls.iter().map(|c| request(c, zero)).collect()
 }
 
 /// The server's call as the check reads it.
