@@ -4,6 +4,7 @@ mod accounting;
 mod app;
 mod app_accounting;
 mod app_compare;
+mod app_conflicts;
 mod app_errors;
 mod app_history;
 mod app_keys;

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::report::{ActionKind, ConflictTally, Conflicts, RunReport};
+use crate::report::{ActionKind, ConflictTally, Conflicts, LockWaitSeen, RunReport, WoundSeen};
 
 /// The pairs a [`RunConflicts`] keeps at most, in the order they happened (the rest are counted).
 pub const MAX_PAIRS: usize = 1_000;
@@ -145,6 +145,9 @@ pub struct RunConflicts {
     pub pairs_left_out: usize,
     /// Where the figures come from ([`SOURCE`]).
     pub source: &'static str,
+    /// The run's attempts by their transaction id, to name whom a wait was behind.
+    #[serde(skip)]
+    owners: HashMap<String, AttemptRef>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -156,10 +159,7 @@ impl RunConflicts {
     /// run of queries, a target that names none, a run without contention).
     pub fn of(report: &RunReport) -> Option<RunConflicts> {
         let owners = owners(report);
-        let party = |id: &str| match owners.get(id) {
-            Some(a) => Party::Attempt(*a),
-            None => Party::Other(id.to_owned()),
-        };
+        let party = |id: &str| party_of(&owners, id);
         let mut tally = ConflictTally::default();
         let mut pairs = Vec::new();
         let mut left_out = 0;
@@ -207,7 +207,41 @@ impl RunConflicts {
             pairs,
             pairs_left_out: left_out,
             source: SOURCE,
+            owners,
         })
+    }
+
+    /// The transaction of id `id` (hex): this run's attempt that had it, or another client's.
+    pub fn party(&self, id: &str) -> Party {
+        party_of(&self.owners, id)
+    }
+
+    /// A wait in words, for a tooltip: "waited 4.5 ms for accounts(1).balance (WriterShared)
+    /// behind iteration 2, attempt 1".
+    pub fn wait_words(&self, wait: &LockWaitSeen) -> String {
+        let behind: Vec<String> = wait.holders.iter().map(|h| self.party(h).words()).collect();
+        format!(
+            "waited {:.1} ms for {} ({}) behind {}",
+            wait.ms,
+            key_words(&wait.key, wait.column.as_deref()),
+            wait.mode,
+            if behind.is_empty() {
+                "a transaction the server did not name".to_owned()
+            } else {
+                behind.join(" and ")
+            }
+        )
+    }
+
+    /// A wound in words: "wounded by iteration 2, attempt 1, an older transaction that asked for
+    /// accounts(1) (Exclusive)".
+    pub fn wound_words(&self, wound: &WoundSeen) -> String {
+        format!(
+            "wounded by {}, an older transaction that asked for {} ({})",
+            self.party(&wound.by).words(),
+            key_words(&wound.key, wound.column.as_deref()),
+            wound.mode
+        )
     }
 
     /// The pairs of one attempt, in order.
@@ -241,28 +275,17 @@ fn attempts(report: &RunReport) -> impl Iterator<Item = (AttemptRef, &crate::rep
     })
 }
 
+fn party_of(owners: &HashMap<String, AttemptRef>, id: &str) -> Party {
+    match owners.get(id) {
+        Some(a) => Party::Attempt(*a),
+        None => Party::Other(id.to_owned()),
+    }
+}
+
 /// The run's attempts by their transaction id.
 fn owners(report: &RunReport) -> HashMap<String, AttemptRef> {
     attempts(report)
         .filter_map(|(place, a)| Some((a.transaction_id.clone()?, place)))
-        .collect()
-}
-
-/// An action's lock waits in words, for a tooltip: one line per wait ("waited 4.2 ms for
-/// accounts(1).balance (WriterShared) behind iteration 2, attempt 1"), whom it was behind
-/// mapped as [`RunConflicts`] maps it.
-pub fn wait_lines(pairs: &[&ConflictPair]) -> Vec<String> {
-    pairs
-        .iter()
-        .filter_map(|p| match p.kind {
-            ConflictKind::Wait { ms, .. } => Some(format!(
-                "waited {ms:.1} ms for {} ({}) behind {}",
-                p.key_words(),
-                p.mode,
-                p.behind_words()
-            )),
-            ConflictKind::Wound => None,
-        })
         .collect()
 }
 
@@ -387,12 +410,18 @@ mod tests {
             attempt: 1,
             warmup: false,
         };
-        let lines = wait_lines(&c.of_attempt(one).collect::<Vec<_>>());
+        assert_eq!(c.of_attempt(one).count(), 2, "a wait and a wound");
+        let r = report();
+        let attempt = &r.iterations[1].transaction.as_ref().expect("one").attempts[0];
         assert_eq!(
-            lines,
-            [
-                "waited 4.5 ms for accounts(1).balance (WriterShared) behind warm-up iteration 0, attempt 1"
-            ]
+            c.wait_words(&attempt.actions[0].lock_waits[0]),
+            "waited 4.5 ms for accounts(1).balance (WriterShared) behind warm-up iteration 0, \
+             attempt 1"
+        );
+        assert_eq!(
+            c.wound_words(attempt.wounded_by.as_ref().expect("wounded")),
+            "wounded by iteration 2, attempt 1, an older transaction that asked for accounts(1) \
+             (Exclusive)"
         );
     }
 

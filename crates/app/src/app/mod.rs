@@ -53,8 +53,8 @@ pub use frames::{FrameSample, FrameStats};
 pub use history::HistoryView;
 pub use iterations::IterationsView;
 pub use load::{
-    ATTEMPTS_LINE, CurveLine, GOODPUT_LINE, LoadFigures, LoadGoodput, LoadModel, LoadParts,
-    LoadPercentiles, LoadProgress, LoadSettings, LoadView, Phase, QueueSettings,
+    ATTEMPTS_LINE, CurveLine, GOODPUT_LINE, LoadConflicts, LoadFigures, LoadGoodput, LoadModel,
+    LoadParts, LoadPercentiles, LoadProgress, LoadSettings, LoadView, Phase, QueueSettings,
 };
 pub use plan_view::{PlanColumn, PlanView};
 pub use query::{

@@ -1,7 +1,8 @@
 //! A read-write load run's transactions on its page: each step's goodput (transactions committed
 //! a second) against its attempts a second, as two lines against the level and as a table with
 //! the aborts per transaction and where the server aborted them; then how many attempts each
-//! step's transactions took, a histogram per step. Nothing for a run of queries.
+//! step's transactions took, a histogram per step; and the keys the steps' transactions waited
+//! on most, where the target named them. Nothing for a run of queries.
 
 use std::collections::BTreeSet;
 
@@ -44,6 +45,7 @@ pub fn section(report: &LoadReport) -> String {
     html.push_str(&chart(report.model, &steps));
     html.push_str(&rates_table(&steps));
     html.push_str(&attempts_table(&steps));
+    html.push_str(&super::conflicts::load_section(&steps));
     html
 }
 

@@ -6,9 +6,11 @@
 //! hash). The run's JSON report is embedded (`<script type="application/json">`, its `<` `>` `&`
 //! written as `\u003c`...), so spanprof re-opens the file itself ([`read_embedded`]).
 
+mod attempt_lanes;
 mod attempts;
 mod bars;
 mod compare;
+mod conflicts;
 mod embedded;
 mod goodput;
 mod load;

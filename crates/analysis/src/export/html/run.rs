@@ -1,13 +1,13 @@
 //! One run's section of the page: what ran and where, its headline and parts, the bars, its
-//! findings, the slowest iteration's timeline, its plan per operator, and every iteration with the
-//! ids support finds a call by.
+//! findings, a read-write run's attempts and who blocked whom, the slowest iteration's timeline,
+//! its plan per operator, and every iteration with the ids support finds a call by.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::markup::{Cell, Table, clipped, esc};
-use super::{attempts, bars, timeline};
-use crate::analysis::{Findings, PartStats};
+use super::{attempts, bars, conflicts, timeline};
+use crate::analysis::{Findings, PartStats, RunConflicts};
 use crate::report::{RunReport, Status};
 use crate::stats::Summary;
 use crate::text::{bytes, capitalised, count};
@@ -45,8 +45,14 @@ pub fn section(index: usize, report: &RunReport) -> String {
     }
     html.push_str(&findings(report));
     html.push_str(&attempts::section(report, MAX_TABLE_ROWS));
+    let conflicts = RunConflicts::of(report);
+    html.push_str(&conflicts::run_section(
+        report,
+        conflicts.as_ref(),
+        MAX_TABLE_ROWS,
+    ));
     html.push_str("<h3>The slowest iteration against the median one</h3>");
-    html.push_str(&timeline::section(report));
+    html.push_str(&timeline::section(report, conflicts.as_ref()));
     html.push_str(&plans(report));
     html.push_str(&iterations(report));
     html.push_str("</section>");

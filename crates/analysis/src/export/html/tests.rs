@@ -411,3 +411,153 @@ fn a_query_load_page_has_no_goodput() {
     assert!(!page.contains("Goodput against attempts"));
     assert!(page.contains("means per request that ended ok"));
 }
+
+#[test]
+fn a_read_write_run_s_page_says_who_blocked_whom_its_hottest_keys_then_each_pair() {
+    let page = html(
+        &[crate::export::fixture::conflicted_report()],
+        Redaction::NONE,
+    );
+    let section = page
+        .split("<h3 id=\"who-blocked-whom\">Who blocked whom</h3>")
+        .nth(1)
+        .and_then(|rest| rest.split("<h3>").next())
+        .expect("the section");
+    assert!(
+        section.contains("2 waits (6.5 ms) and 1 wounds"),
+        "{section}"
+    );
+    assert!(
+        section.contains("the local instance&#39;s lock table, a model of Spanner&#39;s locking"),
+        "where the figures come from"
+    );
+    // The hottest keys first: accounts(1) waited on longest, its column and its wound.
+    let keys = section
+        .split("conflicts-keys")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("the keys' table");
+    let rows: Vec<&str> = keys.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 2, "{keys}");
+    assert!(
+        rows[0].starts_with("<td>accounts(1)</td><td>balance</td>"),
+        "{}",
+        rows[0]
+    );
+    assert!(rows[1].starts_with("<td>accounts(2)</td>"), "{}", rows[1]);
+    // Then each pair, in order: the wait behind iteration 0, the wound by iteration 2, the wait
+    // behind another client's transaction.
+    let pairs = section
+        .split("conflicts-pairs")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("the pairs' table");
+    let rows: Vec<&str> = pairs.split("<tr").skip(2).collect();
+    assert_eq!(rows.len(), 3, "{pairs}");
+    assert!(
+        rows[0].contains(
+            "<td>iteration 1, attempt 1</td><td>waited</td><td>dml</td><td>accounts(1).balance</td>"
+        ),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[0].contains("<td>iteration 0, attempt 1</td>"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1].contains("<td>wounded</td>") && rows[1].contains("<td>iteration 2, attempt 1</td>"),
+        "{}",
+        rows[1]
+    );
+    assert!(
+        rows[2].contains("another client&#39;s transaction ffeeddccbbaa…"),
+        "{}",
+        rows[2]
+    );
+    // The transaction that waited longest, a lane per attempt, its wait marked and named.
+    assert!(section.contains("The transaction that waited longest for locks"));
+    let lanes = section
+        .split("<svg class=\"attempt-lanes\"")
+        .nth(1)
+        .and_then(|s| s.split("</svg>").next())
+        .expect("the attempts' lanes");
+    assert_eq!(lanes.matches("class=\"lane\"").count(), 2, "two attempts");
+    assert_eq!(
+        lanes.matches("class=\"lock-wait\"").count(),
+        2,
+        "a wait in each"
+    );
+    assert!(
+        lanes.contains(
+            "waited 4.5 ms for accounts(1).balance (WriterShared) behind iteration 0, attempt 1"
+        ),
+        "{lanes}"
+    );
+    assert!(
+        lanes.contains("aborted at dml: wounded by iteration 2, attempt 1, an older transaction"),
+        "{lanes}"
+    );
+}
+
+#[test]
+fn a_run_of_queries_has_no_conflict_section() {
+    let page = html(&reports(), Redaction::NONE);
+    assert!(!page.contains("Who blocked whom"));
+    assert!(!page.contains("attempt-lanes"));
+}
+
+#[test]
+fn a_read_write_load_page_shows_each_step_s_hottest_keys_and_invents_none() {
+    use crate::report::{Conflicts, KeyConflicts};
+    let mut report = read_write_load();
+    report.steps[1].conflicts = Some(Conflicts {
+        waits: 40,
+        wait_ms: 512.5,
+        wounds: 7,
+        keys: vec![KeyConflicts {
+            key: "accounts(1)".into(),
+            columns: vec!["balance".into()],
+            waits: 38,
+            wait_ms: 500.0,
+            wounds: 7,
+        }],
+    });
+    let page =
+        String::from_utf8(load_html(&report, Redaction::NONE).expect("a page")).expect("UTF-8");
+    let section = page
+        .split("<h3>The hottest keys</h3>")
+        .nth(1)
+        .and_then(|rest| rest.split("<h3>").next())
+        .expect("the hottest keys under the goodput");
+    let rows: Vec<&str> = section.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 2, "{section}");
+    assert!(
+        rows[0].contains("<td>the target named no lock waits</td>"),
+        "the first step named none: {}",
+        rows[0]
+    );
+    assert!(
+        !rows[0].contains("data-v=\"0\">0"),
+        "no figure invented: {}",
+        rows[0]
+    );
+    assert!(
+        rows[1].contains("<td>accounts(1)</td><td>balance</td>"),
+        "{}",
+        rows[1]
+    );
+    assert!(
+        rows[1].contains(">38<") && rows[1].contains(">7<"),
+        "{}",
+        rows[1]
+    );
+    assert!(section.contains("a model of Spanner&#39;s locking"));
+    // No step named any: a sentence, no table.
+    report.steps[1].conflicts = None;
+    let page =
+        String::from_utf8(load_html(&report, Redaction::NONE).expect("a page")).expect("UTF-8");
+    assert!(page.contains("The target named no lock waits for these read-write steps"));
+    assert!(!page.contains("conflicts-keys"));
+}

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use super::markup::{clipped, esc, hex, num};
-use crate::analysis::{self, IterationCauses};
+use crate::analysis::{self, IterationCauses, RunConflicts};
 use crate::part::Part;
 use crate::report::{IterationRecord, RunReport, Timeline};
 use crate::text::{ms, signed_ms};
@@ -189,8 +189,10 @@ fn causes_list(it: &IterationCauses) -> String {
     html
 }
 
-/// The section, or a sentence saying why there is none (no timelines, a single iteration).
-pub fn section(report: &RunReport) -> String {
+/// The section, or a sentence saying why there is none (no timelines, a single iteration); a
+/// transaction's attempts drawn a lane each, their waits for locks named as `conflicts` names
+/// them.
+pub fn section(report: &RunReport, conflicts: Option<&RunConflicts>) -> String {
     let explanation = match analysis::explain(report) {
         Ok(e) => e,
         Err(why) => {
@@ -226,8 +228,9 @@ pub fn section(report: &RunReport) -> String {
         if slow.transaction.is_none() {
             return "<p class=\"note\">No timed iteration kept its timeline.</p>".to_owned();
         }
-        // A read-write transaction keeps its attempts (the table above), not a timeline: its
-        // causes are its parts'.
+        // A read-write transaction keeps its attempts (the table above), not a timeline: they
+        // are drawn a lane each, and its causes are its parts'.
+        html.push_str(&super::attempt_lanes::picture(slow, conflicts));
         html.push_str("<p>Where its extra time went:</p>");
         html.push_str(&causes_list(slowest));
         return html;

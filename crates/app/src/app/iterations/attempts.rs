@@ -3,9 +3,12 @@
 //! asked for and the back-off slept after it; the server's messages under the table, wrapped to
 //! the width there is (in a column they ran past the window's edge).
 
+use std::sync::Arc;
+
 use egui::RichText;
 
-use crate::analysis::Transactions;
+use super::conflicts::{ConflictRows, ConflictView};
+use crate::analysis::{RunConflicts, Transactions};
 use crate::app::theme;
 use crate::report::{AttemptOutcome, IterationRecord, RunId, RunReport, TransactionRecord};
 use crate::text::{excerpt, maybe_ms, ms, printable};
@@ -19,6 +22,9 @@ pub struct TransactionWords {
     sentence: Option<(RunId, usize, Option<String>)>,
     /// The run, iteration and records' count the rows were made from, and the rows.
     attempts: Option<(RunId, u32, usize, Vec<AttemptRow>)>,
+    /// The run and its records' count its conflict view was made from, the view and its rows
+    /// (none when the target named no wait or wound).
+    conflicts: Option<(RunId, usize, Option<ConflictView>)>,
 }
 
 impl TransactionWords {
@@ -30,11 +36,33 @@ impl TransactionWords {
             let said = Transactions::of(report).map(|t| t.to_string());
             self.sentence = Some((run, records, said));
         }
+        if !matches!(&self.conflicts, Some((r, n, _)) if *r == run && *n == records) {
+            let view = RunConflicts::of(report).map(ConflictView::of);
+            self.conflicts = Some((run, records, view));
+        }
     }
 
-    /// Forgets the sentence (a run in flight has none yet).
+    /// The conflict view of run `run` (made once per run), when its target named waits or
+    /// wounds.
+    pub fn conflicts(&self, run: Option<RunId>) -> Option<&Arc<RunConflicts>> {
+        match &self.conflicts {
+            Some((r, _, Some(view))) if Some(*r) == run => Some(&view.conflicts),
+            _ => None,
+        }
+    }
+
+    /// The conflict view's rows, for run `run`.
+    pub fn conflict_rows(&self, run: Option<RunId>) -> Option<&ConflictRows> {
+        match &self.conflicts {
+            Some((r, _, Some(view))) if Some(*r) == run => Some(&view.rows),
+            _ => None,
+        }
+    }
+
+    /// Forgets the sentence and the conflict view (a run in flight has none yet).
     pub fn clear(&mut self) {
         self.sentence = None;
+        self.conflicts = None;
     }
 
     /// The sentence of run `run`, when it ran transactions.

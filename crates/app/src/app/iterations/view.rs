@@ -411,6 +411,8 @@ impl IterationsView {
                 self.notes(ui, run, records, &flags, query_mode);
                 ui.add_space(4.0);
                 let left = room - (ui.cursor().top() - top) - 8.0;
+                let conflicts = self.transactions.conflicts(Some(run)).cloned();
+                self.timeline.set_conflicts(conflicts);
                 if self
                     .timeline
                     .ui(ui, (run, label), records, (left, room - 8.0))
@@ -418,6 +420,10 @@ impl IterationsView {
                     ui.add_space(8.0);
                 }
                 self.summary(ui, records);
+                if let Some(rows) = self.transactions.conflict_rows(Some(run)) {
+                    ui.add_space(6.0);
+                    super::conflicts::ui(ui, rows);
+                }
             });
     }
 

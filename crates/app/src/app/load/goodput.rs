@@ -2,12 +2,13 @@
 //! goodput (transactions committed a second) against its attempts a second, two lines against the
 //! level, and a row per step with the two rates, the aborts per transaction, where the server
 //! aborted them and how many attempts the transactions took; under a step of a mix of scripts, a
-//! row per script (its goodput, aborts per transaction, latencies and requests). Nothing for a run
-//! of queries.
+//! row per script (its goodput, aborts per transaction, latencies and requests); under them, the
+//! steps' hottest keys (`conflicts.rs`). Nothing for a run of queries.
 
 use egui_extras::{Column, TableBuilder};
 use egui_plot::{Line, MarkerShape, Plot, PlotPoint, PlotPoints, Points};
 
+use super::conflicts::LoadConflicts;
 use crate::app::theme;
 use crate::load::{Model, StepResult};
 use crate::text::{count, trimmed};
@@ -60,6 +61,8 @@ pub struct LoadGoodput {
     rows: Vec<GoodputRow>,
     /// The goodput's points, then the attempts': the level, and the rate a second.
     points: [Vec<PlotPoint>; 2],
+    /// The steps' hottest keys.
+    conflicts: LoadConflicts,
 }
 
 impl LoadGoodput {
@@ -76,6 +79,7 @@ impl LoadGoodput {
         let Some(committed_per_s) = step.committed_per_s else {
             return;
         };
+        self.conflicts.push(step);
         let x = step.level().value();
         for (points, rate) in self
             .points
@@ -116,6 +120,11 @@ impl LoadGoodput {
             ],
         });
         self.rows.extend(step.scripts.iter().map(script_row));
+    }
+
+    /// The steps' hottest keys, as drawn.
+    pub fn conflicts(&self) -> &LoadConflicts {
+        &self.conflicts
     }
 
     /// Whether no read-write step ended yet.
@@ -179,6 +188,8 @@ impl LoadGoodput {
             });
         ui.add_space(4.0);
         self.table(ui);
+        ui.add_space(6.0);
+        self.conflicts.ui(ui);
     }
 
     /// A row per step, the columns in the tab's width.

@@ -3,8 +3,14 @@
 //! A lane holds the attempt's actions (begin, each statement, batch DML, think time, commit), the
 //! call it ended at when it aborted or failed (from its last action's end to its own end: that
 //! call is not one of its actions), and the back-off after it; each with its figures in words for
-//! the hover. Built once per opened iteration; `attempts_view.rs` draws it.
+//! the hover. An action's waits for locks are marked inside it (their share of it, from its start:
+//! the server takes a statement's or commit's locks before it runs it), the hover naming the key,
+//! column, mode, time and whom it waited behind; a wounded attempt's end names the older
+//! transaction that wounded it (as the run's conflict view, `analysis::RunConflicts`, names them:
+//! one of the run's attempts, or another client's). Built once per opened iteration;
+//! `attempts_view.rs` draws it.
 
+use crate::analysis::RunConflicts;
 use crate::report::{Action, ActionKind, Attempt, AttemptOutcome, QueryTimings, TransactionRecord};
 use crate::text::{count, maybe_ms, ms};
 
@@ -35,6 +41,8 @@ pub struct Stretch {
     pub label: String,
     /// Its figures, for the hover.
     pub hover: String,
+    /// The waits for locks inside it, each from and to, in ms from the iteration's start.
+    pub waits: Vec<(f64, f64)>,
 }
 
 /// One attempt's lane.
@@ -50,7 +58,8 @@ pub struct Lane {
     pub end_ms: f64,
     /// Its stretches, in time order.
     pub stretches: Vec<Stretch>,
-    /// How it ended, in words, when it did not commit: `aborted at commit`.
+    /// How it ended, in words, when it did not commit: `aborted at commit` (and who wounded it,
+    /// when the server said).
     pub ended: Option<String>,
 }
 
@@ -63,37 +72,53 @@ pub struct AttemptLanes {
     pub left_out: usize,
     /// Where the last lane ends (or the iteration's total, if later), in ms.
     pub end_ms: f64,
+    /// Whether some action waited for a lock or some attempt was wounded (the server named it).
+    pub named_conflicts: bool,
 }
 
 impl AttemptLanes {
-    /// The lanes of `t`, the transaction of an iteration `total_ms` long.
-    pub fn of(t: &TransactionRecord, total_ms: f64) -> AttemptLanes {
+    /// The lanes of `t`, the transaction of an iteration `total_ms` long, its waits and wounds
+    /// named as `conflicts` (the run's conflict view) names them.
+    pub fn of(
+        t: &TransactionRecord,
+        total_ms: f64,
+        conflicts: Option<&RunConflicts>,
+    ) -> AttemptLanes {
         let mut lanes = Vec::with_capacity(t.attempts.len().min(MAX_LANES));
         let mut start = 0.0f64;
         for (k, a) in t.attempts.iter().enumerate() {
-            let lane = lane(k + 1, a, start);
+            let lane = lane(k + 1, a, start, conflicts);
             start = lane.stretches.last().map_or(lane.end_ms, |s| s.to_ms);
             lanes.push(lane);
         }
         let end_ms = start.max(if total_ms.is_finite() { total_ms } else { 0.0 });
         let left_out = lanes.len().saturating_sub(MAX_LANES);
         lanes.drain(..left_out);
+        let named_conflicts = t
+            .attempts
+            .iter()
+            .any(|a| a.wounded_by.is_some() || a.actions.iter().any(|s| !s.lock_waits.is_empty()));
         AttemptLanes {
             lanes,
             left_out,
             end_ms,
+            named_conflicts,
         }
     }
 }
 
 /// Attempt `number`'s lane, the attempt starting `start` ms into the iteration.
-fn lane(number: usize, a: &Attempt, start: f64) -> Lane {
+fn lane(number: usize, a: &Attempt, start: f64, conflicts: Option<&RunConflicts>) -> Lane {
     let end = start + a.total_ms.max(0.0);
     let mut stretches: Vec<Stretch> = a
         .actions
         .iter()
         .filter(|s| s.kind.is_some())
-        .map(|s| action(s, start))
+        .map(|s| {
+            let mut stretch = action(s, start);
+            lock_waits(&mut stretch, s, conflicts);
+            stretch
+        })
         .collect();
     let ended_at = a.ended_at.filter(|_| {
         matches!(
@@ -101,9 +126,22 @@ fn lane(number: usize, a: &Attempt, start: f64) -> Lane {
             AttemptOutcome::Aborted | AttemptOutcome::Failed | AttemptOutcome::Unknown
         )
     });
-    let ended = ended_at.map(|at| format!("{} at {}", a.outcome.as_str(), step_name(at)));
+    let wound = a.wounded_by.as_ref().map(|w| match conflicts {
+        Some(c) => c.wound_words(w),
+        None => format!("wounded by transaction {}", w.by),
+    });
+    let ended = ended_at.map(|at| {
+        let by = wound
+            .as_ref()
+            .and_then(|w| w.split(", an older").next())
+            .map_or(String::new(), |w| format!(", {w}"));
+        format!("{} at {}{by}", a.outcome.as_str(), step_name(at))
+    });
     if let Some(at) = ended_at {
         ended_stretch(&mut stretches, (number, a), at, (start, end));
+        if let (Some(last), Some(wound)) = (stretches.last_mut(), &wound) {
+            last.hover.push_str(&format!("\n{wound}"));
+        }
     }
     if let Some(b) = a.backoff_ms.filter(|b| *b > 0.0) {
         stretches.push(backoff(number, a, end, b));
@@ -159,6 +197,7 @@ fn ended_stretch(
             ms(end - from),
             ms(from - start)
         ),
+        waits: Vec::new(),
     });
 }
 
@@ -188,6 +227,7 @@ fn backoff(number: usize, a: &Attempt, end: f64, b: f64) -> Stretch {
         to_ms: end + b,
         label: format!("back-off {}{}", ms(b), asked.unwrap_or_default()),
         hover,
+        waits: Vec::new(),
     }
 }
 
@@ -236,6 +276,25 @@ fn action(s: &Action, start: f64) -> Stretch {
         to_ms: from + s.ms.max(0.0),
         label: name,
         hover,
+        waits: Vec::new(),
+    }
+}
+
+/// Marks `s`'s waits for locks on its stretch, one after another from its start and within it,
+/// and names each on its hover.
+fn lock_waits(stretch: &mut Stretch, s: &Action, conflicts: Option<&RunConflicts>) {
+    let mut at = stretch.from_ms;
+    for wait in &s.lock_waits {
+        let share = wait.ms.max(0.0).min((stretch.to_ms - at).max(0.0));
+        if share > 0.0 {
+            stretch.waits.push((at, at + share));
+        }
+        at += share;
+        let words = match conflicts {
+            Some(c) => c.wait_words(wait),
+            None => format!("waited {:.1} ms for {}", wait.ms, wait.key),
+        };
+        stretch.hover.push_str(&format!("\n{words}"));
     }
 }
 
@@ -318,7 +377,7 @@ mod tests {
 
     #[test]
     fn each_attempt_starts_after_the_one_before_and_its_back_off() {
-        let lanes = AttemptLanes::of(&aborted_once(), 28.2);
+        let lanes = AttemptLanes::of(&aborted_once(), 28.2, None);
         assert_eq!(lanes.lanes.len(), 2);
         let (first, second) = (&lanes.lanes[0], &lanes.lanes[1]);
         assert_eq!((first.start_ms, first.end_ms), (0.0, 3.0));
@@ -361,7 +420,7 @@ mod tests {
             ms: 0.9,
             ..Action::default()
         });
-        let lanes = AttemptLanes::of(&t, 0.0);
+        let lanes = AttemptLanes::of(&t, 0.0, None);
         let first = &lanes.lanes[0];
         let kinds: Vec<Segment> = first.stretches.iter().map(|s| s.segment).collect();
         assert_eq!(
@@ -389,12 +448,73 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_is_marked_inside_its_action_named_and_a_wound_names_the_older_transaction() {
+        use crate::report::{IterationRecord, LockWaitSeen, ReportHead, RunConfig, WoundSeen};
+        let mut t = aborted_once();
+        t.attempts[0].transaction_id = Some("bb".into());
+        t.attempts[0].actions[1].lock_waits = vec![LockWaitSeen {
+            key: "accounts(1)".into(),
+            column: Some("balance".into()),
+            mode: "ReaderShared".into(),
+            ms: 0.5,
+            holders: vec!["aa".into()],
+        }];
+        t.attempts[0].wounded_by = Some(WoundSeen {
+            by: "cc".into(),
+            key: "accounts(1)".into(),
+            column: None,
+            mode: "Exclusive".into(),
+        });
+        let mut holder = IterationRecord::new("rw", 0, false, "");
+        let mut older = Attempt::new(AttemptOutcome::Committed);
+        older.transaction_id = Some("aa".into());
+        holder.transaction = Some(TransactionRecord {
+            attempts: vec![older],
+            ..TransactionRecord::default()
+        });
+        let mut waiter = IterationRecord::new("rw", 1, false, "");
+        waiter.transaction = Some(t.clone());
+        let report =
+            ReportHead::new(RunConfig::default(), String::new()).with_records(vec![holder, waiter]);
+        let conflicts = RunConflicts::of(&report).expect("a conflict view");
+        let lanes = AttemptLanes::of(&t, 28.2, Some(&conflicts));
+        assert!(lanes.named_conflicts);
+        let dml = &lanes.lanes[0].stretches[1];
+        assert_eq!(
+            dml.waits,
+            [(1.0, 1.5)],
+            "from the action's start, its share"
+        );
+        assert!(
+            dml.hover.ends_with(
+                "waited 0.5 ms for accounts(1).balance (ReaderShared) behind iteration 0, attempt 1"
+            ),
+            "{}",
+            dml.hover
+        );
+        assert_eq!(
+            lanes.lanes[0].ended.as_deref(),
+            Some("aborted at commit, wounded by another client's transaction cc")
+        );
+        let end = &lanes.lanes[0].stretches[2];
+        assert!(
+            end.hover.ends_with(
+                "wounded by another client's transaction cc, an older transaction that asked \
+                 for accounts(1) (Exclusive)"
+            ),
+            "{}",
+            end.hover
+        );
+        assert!(!AttemptLanes::of(&aborted_once(), 0.0, None).named_conflicts);
+    }
+
+    #[test]
     fn a_transaction_of_many_attempts_draws_its_last_ones() {
         let mut t = aborted_once();
         let again = t.attempts[0].clone();
         t.attempts
             .splice(0..0, std::iter::repeat_n(again, MAX_LANES + 5));
-        let lanes = AttemptLanes::of(&t, 0.0);
+        let lanes = AttemptLanes::of(&t, 0.0, None);
         assert_eq!(lanes.lanes.len(), MAX_LANES);
         assert_eq!(lanes.left_out, 7);
         assert_eq!(

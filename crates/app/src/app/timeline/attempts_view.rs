@@ -3,14 +3,21 @@
 //! think, commit; a query's or DML's statement in one neutral colour, its figures on hover), an
 //! aborted attempt on a ground of the aborted part's colour with a red mark at its end and the
 //! step it aborted at, and the back-off after it a faded stretch that says how long it was and
-//! what the server's RetryInfo asked. Drag or scroll to pan, Ctrl+scroll to zoom, double-click to
-//! fit; every stretch's figures on hover. Built once per opened iteration.
+//! what the server's RetryInfo asked. An action's waits for locks are a band inside it, in their
+//! own colour; a wounded attempt's end says who wounded it; the lines say the figures come from
+//! the local instance's lock table, a model of Spanner's locking. Drag or scroll to pan,
+//! Ctrl+scroll to zoom, double-click to fit; every stretch's figures on hover. Built once per
+//! opened iteration (and again when the run's conflict view changes, a run in flight).
+
+use std::sync::Arc;
 
 use egui::{Align2, Color32, FontId, Pos2, Rect, Stroke, StrokeKind};
 use egui_plot::{GridMark, Plot, PlotTransform};
 
 use super::attempts::{AttemptLanes, Segment};
 use super::paint;
+use crate::analysis::RunConflicts;
+use crate::analysis::conflicts::SOURCE;
 use crate::app::theme;
 use crate::part::Part;
 use crate::report::{ActionKind, AttemptOutcome, IterationRecord, RunId};
@@ -27,6 +34,8 @@ const HALF: f64 = 0.27;
 pub const STATEMENT: Color32 = Color32::from_rgb(0x8c, 0x96, 0xa8);
 /// The words' size on the lanes, in points.
 const TEXT: f32 = 12.0;
+/// A wait for a lock, inside its action.
+pub const LOCK_WAIT: Color32 = Color32::from_rgb(0xe6, 0x7e, 0x22);
 
 /// A stretch's colour.
 pub fn colour(segment: Segment) -> Color32 {
@@ -74,6 +83,8 @@ struct Drawn {
 #[derive(Debug)]
 pub struct AttemptsTimeline {
     of: (RunId, u32),
+    /// The run's conflict view the lanes name waits and wounds by.
+    conflicts: Option<Arc<RunConflicts>>,
     lanes: AttemptLanes,
     total_ms: f64,
     drawn: Vec<Drawn>,
@@ -83,12 +94,18 @@ pub struct AttemptsTimeline {
 }
 
 impl AttemptsTimeline {
-    /// The timeline of `record` of run `run`, when it is a transaction's.
-    pub fn new(run: RunId, record: &IterationRecord) -> Option<AttemptsTimeline> {
+    /// The timeline of `record` of run `run`, when it is a transaction's, its waits and wounds
+    /// named as the run's conflict view `conflicts` names them.
+    pub fn new(
+        run: RunId,
+        record: &IterationRecord,
+        conflicts: Option<Arc<RunConflicts>>,
+    ) -> Option<AttemptsTimeline> {
         let t = record.transaction.as_ref()?;
         Some(AttemptsTimeline {
             of: (run, record.iteration),
-            lanes: AttemptLanes::of(t, record.total_ms),
+            lanes: AttemptLanes::of(t, record.total_ms, conflicts.as_deref()),
+            conflicts,
             total_ms: record.total_ms,
             drawn: Vec::new(),
             painted: Vec::new(),
@@ -96,9 +113,15 @@ impl AttemptsTimeline {
         })
     }
 
-    /// Whether it is the timeline of iteration `iteration` of run `run`.
-    pub fn is_of(&self, run: RunId, iteration: u32) -> bool {
-        self.of == (run, iteration)
+    /// Whether it is the timeline of iteration `iteration` of run `run`, named by the conflict
+    /// view `conflicts`.
+    pub fn is_of(&self, run: RunId, iteration: u32, conflicts: Option<&Arc<RunConflicts>>) -> bool {
+        let same = match (&self.conflicts, conflicts) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        self.of == (run, iteration) && same
     }
 
     /// The lanes' names, top to bottom.
@@ -163,6 +186,14 @@ impl AttemptsTimeline {
                     .color(theme::MUTED),
             );
         });
+        if self.lanes.named_conflicts {
+            ui.label(
+                egui::RichText::new(format!(
+                    "Lock waits and wounds as the target named them: {SOURCE}."
+                ))
+                .color(theme::MUTED),
+            );
+        }
         if self.lanes.left_out > 0 {
             ui.label(
                 egui::RichText::new(format!(
@@ -196,6 +227,18 @@ impl AttemptsTimeline {
         }
         if seen(Segment::Backoff) {
             keys.push(("back-off", colour(Segment::Backoff)));
+        }
+        let waited = self
+            .lanes
+            .lanes
+            .iter()
+            .flat_map(|l| &l.stretches)
+            .any(|s| !s.waits.is_empty());
+        if waited {
+            keys.push((
+                "waiting for a lock (on hover: the key, whom it waited behind)",
+                LOCK_WAIT,
+            ));
         }
         if self.lanes.lanes.iter().any(|l| l.ended.is_some()) {
             keys.push(("aborted attempt", theme::part(Part::Aborted)));
@@ -324,6 +367,15 @@ impl AttemptsTimeline {
                 Segment::Action(_) => Stroke::new(1.0, Color32::from_white_alpha(110)),
             };
             painter.rect(rect, 1.0, fill, stroke, StrokeKind::Inside);
+            // Its waits for locks: a band across its middle, from and to where they were.
+            let quarter = (bottom - top) / 4.0;
+            for &(from, to) in &s.waits {
+                let band = Rect::from_x_y_ranges(
+                    px(from).max(x0)..=px(to).min(x1).max(px(from).max(x0) + 1.0),
+                    top + quarter..=bottom - quarter,
+                );
+                painter.rect_filled(band, 0.0, LOCK_WAIT);
+            }
             self.drawn.push(Drawn {
                 lane: k,
                 stretch: j,

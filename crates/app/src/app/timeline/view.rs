@@ -11,6 +11,8 @@
 //! (again when the run in flight adds an iteration), so a frame's cost follows the pixels, not
 //! the messages.
 
+use std::sync::Arc;
+
 use egui_plot::{GridMark, Plot, PlotTransform};
 
 use super::attempts_view::AttemptsTimeline;
@@ -18,6 +20,7 @@ use super::cause_words::{cause_words, coverage_words};
 use super::paint::{self, Band, Drawn};
 use super::rows::{self, Item, Kind, Row, RowKind};
 use super::server_share::ServerShare;
+use crate::analysis::RunConflicts;
 use crate::analysis::causes::{self, IterationCauses};
 use crate::app::theme;
 use crate::part::Part;
@@ -77,6 +80,8 @@ pub struct TimelineView {
     reveal: bool,
     /// The open iteration's attempts, one lane each, when it ran a read-write transaction.
     attempts: Option<AttemptsTimeline>,
+    /// The shown run's conflict view, made once per run.
+    conflicts: Option<Arc<RunConflicts>>,
 }
 
 /// A row's height where there is room, in points.
@@ -227,6 +232,11 @@ impl TimelineView {
         }
     }
 
+    /// The shown run's conflict view (a transaction's lanes name its waits and wounds by it).
+    pub fn set_conflicts(&mut self, conflicts: Option<Arc<RunConflicts>>) {
+        self.conflicts = conflicts;
+    }
+
     /// Closes it.
     pub fn close(&mut self) {
         self.open = None;
@@ -349,8 +359,8 @@ impl TimelineView {
     ) -> bool {
         let top = ui.cursor().min;
         let mut view = match self.attempts.take() {
-            Some(v) if v.is_of(run, record.iteration) => v,
-            _ => match AttemptsTimeline::new(run, record) {
+            Some(v) if v.is_of(run, record.iteration, self.conflicts.as_ref()) => v,
+            _ => match AttemptsTimeline::new(run, record, self.conflicts.clone()) {
                 Some(v) => v,
                 None => return false,
             },
