@@ -37,6 +37,7 @@ mod hostile_client;
 mod hostile_files;
 mod hostile_histograms;
 mod hostile_json;
+mod hostile_locks;
 mod hostile_queries;
 mod hostile_redact;
 mod hostile_resources;

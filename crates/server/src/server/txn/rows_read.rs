@@ -57,7 +57,7 @@ use crate::server::sqlite::columns::Param;
 use crate::server::sqlite::sandbox::Sandbox;
 use crate::server::sqlite::schema::{Schema, TableDef};
 use crate::wire::Type;
-use registers::{MAX_DEPTH, Op, Program, program, successor, writes};
+use registers::{MAX_DEPTH, Op, Program, program, successor};
 
 /// What a statement read of one table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,20 +194,17 @@ impl ReadCapture {
     ) -> rusqlite::Result<RowsRead> {
         let explained = self.explained(conn, sql)?;
         let ops = &explained.ops;
-        let program = Program {
-            ops,
-            params: explained
-                .names
-                .iter()
-                .map(|n| {
-                    n.as_deref()
-                        .and_then(|n| n.strip_prefix('@'))
-                        .and_then(|n| params.get(n))
-                        .map(|p| p.value.clone())
-                })
-                .collect(),
-            max_keys,
-        };
+        let values = explained
+            .names
+            .iter()
+            .map(|n| {
+                n.as_deref()
+                    .and_then(|n| n.strip_prefix('@'))
+                    .and_then(|n| params.get(n))
+                    .map(|p| p.value.clone())
+            })
+            .collect();
+        let program = Program::new(ops, values, max_keys);
         let mut cursors: BTreeMap<i64, Target> = BTreeMap::new();
         let mut read = Reads::new(max_keys);
         for op in ops {
@@ -355,7 +352,10 @@ impl Program<'_> {
         cursors: &BTreeMap<i64, Target>,
         depth: usize,
     ) -> bool {
-        let mut writers = self.ops.iter().filter(|op| writes(op, r)).peekable();
+        let Some(writers) = self.writers_of(r) else {
+            return false;
+        };
+        let mut writers = writers.peekable();
         writers.peek().is_some()
             && depth <= MAX_DEPTH
             && writers.all(|op| match op.opcode.as_str() {

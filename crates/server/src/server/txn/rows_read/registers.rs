@@ -3,7 +3,7 @@
 //! literal, a parameter's value, a copy, an `IN` list's member), as the key prefixes of a table.
 //! The part of the read capture that knows SQLite's opcodes one by one.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use rusqlite::Connection;
 use rusqlite::types::{Value as SqlValue, ValueRef};
@@ -56,19 +56,62 @@ pub(super) struct Program<'a> {
     pub(super) ops: &'a [Op],
     pub(super) params: Vec<Option<SqlValue>>,
     pub(super) max_keys: usize,
+    /// The instructions that may write each register, by their place in `ops`: each
+    /// instruction is looked at once here, not once per register asked about (an `IN` list of
+    /// many values made that quadratic).
+    writers: HashMap<i64, Vec<usize>>,
+    /// The index went past [`MAX_WRITER_ENTRIES`]: no register's value is known.
+    too_big: bool,
 }
+
+/// The entries of a program's writers index at most (a hostile statement's program is long).
+const MAX_WRITER_ENTRIES: usize = 1 << 20;
 
 /// How deep a register's value is followed (copies, an `IN` list's records).
 pub(super) const MAX_DEPTH: usize = 6;
 
-impl Program<'_> {
+impl<'a> Program<'a> {
+    /// The program `ops`, its parameters' values `params`, at most `max_keys` keys named.
+    pub(super) fn new(ops: &'a [Op], params: Vec<Option<SqlValue>>, max_keys: usize) -> Self {
+        let mut writers: HashMap<i64, Vec<usize>> = HashMap::new();
+        let mut entries = 0usize;
+        let mut too_big = false;
+        'ops: for (i, op) in ops.iter().enumerate() {
+            for r in written(op) {
+                entries += 1;
+                if entries > MAX_WRITER_ENTRIES {
+                    too_big = true;
+                    break 'ops;
+                }
+                writers.entry(r).or_default().push(i);
+            }
+        }
+        Program {
+            ops,
+            params,
+            max_keys,
+            writers,
+            too_big,
+        }
+    }
+
+    /// The instructions that may write register `r`, in program order; None when the program
+    /// was too big to index (then nothing about a register is known).
+    pub(super) fn writers_of(&self, r: i64) -> Option<impl Iterator<Item = &'a Op> + '_> {
+        if self.too_big {
+            return None;
+        }
+        let at = self.writers.get(&r).map_or(&[][..], Vec::as_slice);
+        Some(at.iter().filter_map(|&i| self.ops.get(i)))
+    }
+
     /// The values register `r` may hold, when every instruction writing it gives a known one.
     pub(super) fn values(&self, r: i64, depth: usize) -> Option<Vec<SqlValue>> {
         if depth > MAX_DEPTH {
             return None;
         }
         let mut out = Vec::new();
-        for op in self.ops.iter().filter(|op| writes(op, r)) {
+        for op in self.writers_of(r)? {
             let more = match op.opcode.as_str() {
                 "Integer" => vec![SqlValue::Integer(op.p1)],
                 "Int64" | "Real" | "String8" | "String" => vec![constant(op)?],
@@ -97,14 +140,19 @@ impl Program<'_> {
         if !ephemeral {
             return None;
         }
-        let mut registers = BTreeSet::new();
+        // Each record register once: an `IN` list's inserts all reuse one.
+        let mut records = BTreeSet::new();
         for insert in self.ops.iter().filter(|op| {
             op.p1 == cursor && matches!(op.opcode.as_str(), "IdxInsert" | "Insert" | "OpenDup")
         }) {
             if insert.opcode == "OpenDup" {
                 return None;
             }
-            for record in self.ops.iter().filter(|op| writes(op, insert.p2)) {
+            records.insert(insert.p2);
+        }
+        let mut registers = BTreeSet::new();
+        for record_register in records {
+            for record in self.writers_of(record_register)? {
                 if record.opcode != "MakeRecord" || column >= record.p2 {
                     return None;
                 }
@@ -164,21 +212,27 @@ fn constant(op: &Op) -> Option<SqlValue> {
     })
 }
 
-/// Whether `op` may write register `r`: the registers the instructions that write one name, and
-/// for every instruction not known to leave its operands alone, any operand equal to `r`.
-pub(super) fn writes(op: &Op, r: i64) -> bool {
+/// The registers `op` may write: the registers the instructions that write one name, and for
+/// every instruction not known to leave its operands alone, each of its operands. (A range of a
+/// `Null`, `Copy` or `Move` wider than the program could use is cut at [`MAX_WRITER_ENTRIES`],
+/// which marks the program too big to know.)
+pub(super) fn written(op: &Op) -> Box<dyn Iterator<Item = i64>> {
     let (p1, p2, p3) = (op.p1, op.p2, op.p3);
+    let span = |from: i64, to: i64| {
+        let to = to.min(from.saturating_add(MAX_WRITER_ENTRIES as i64));
+        Box::new(from..=to) as Box<dyn Iterator<Item = i64>>
+    };
     match op.opcode.as_str() {
         "Integer" | "Int64" | "Real" | "String8" | "String" | "Variable" | "SCopy" | "IntCopy"
         | "Rowid" | "IdxRowid" | "BeginSubrtn" | "Blob" | "Sequence" | "RowData" | "SorterData"
-        | "Count" => r == p2,
-        "RowSetAdd" => r == p1,
-        "Null" => (p2..=p2.max(p3)).contains(&r),
-        "Copy" => (p2..=p2 + p3).contains(&r),
-        "Move" => (p2..p2 + p3.max(1)).contains(&r),
+        | "Count" => Box::new(std::iter::once(p2)),
+        "RowSetAdd" => Box::new(std::iter::once(p1)),
+        "Null" => span(p2, p2.max(p3)),
+        "Copy" => span(p2, p2.saturating_add(p3)),
+        "Move" => span(p2, p2.saturating_add(p3.max(1)) - 1),
         "Column" | "MakeRecord" | "RowSetRead" | "Function" | "PureFunc" | "Add" | "Subtract"
         | "Multiply" | "Divide" | "Remainder" | "Concat" | "BitAnd" | "BitOr" | "ShiftLeft"
-        | "ShiftRight" | "VColumn" => r == p3,
+        | "ShiftRight" | "VColumn" => Box::new(std::iter::once(p3)),
         // Read their operands (registers, cursors, addresses), or change only a value's type.
         "Init" | "Goto" | "Halt" | "HaltIfNull" | "Transaction" | "TableLock" | "Noop"
         | "Explain" | "OpenRead" | "OpenWrite" | "ReopenIdx" | "OpenEphemeral" | "OpenDup"
@@ -189,9 +243,13 @@ pub(super) fn writes(op: &Op, r: i64) -> bool {
         | "Gt" | "Ge" | "IsNull" | "NotNull" | "Affinity" | "MustBeInt" | "RealAffinity"
         | "TypeCheck" | "ResultRow" | "IdxInsert" | "Insert" | "Delete" | "IdxDelete" | "Once"
         | "If" | "IfNot" | "Return" | "Filter" | "ElseEq" | "Permutation" | "Compare" | "Jump" => {
-            false
+            Box::new(std::iter::empty())
         }
-        _ => [p1, p2, p3].contains(&r),
+        _ => {
+            let mut all = vec![p1, p2, p3];
+            all.dedup();
+            Box::new(all.into_iter())
+        }
     }
 }
 
