@@ -321,6 +321,8 @@ impl Writing {
             Err(status) if status.code() == tonic::Code::Aborted => {
                 let cause = if status.message().contains("long reads") {
                     AbortCause::Busy
+                } else if status.message().contains("schema change") {
+                    AbortCause::SchemaChanged
                 } else {
                     AbortCause::Validation
                 };

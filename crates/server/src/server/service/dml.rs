@@ -354,8 +354,7 @@ async fn run_statement(
     let writer = Arc::clone(&spanner.writer);
     let (footprint, earlier) = (state.footprint.clone(), state.statements.clone());
     let kept = statement.clone();
-    let validation = txn.options.validation();
-    let ran = on_writer(move || writer.run(&footprint, &earlier, &kept, bounds, validation)).await;
+    let ran = on_writer(move || writer.run(&footprint, &earlier, &kept, bounds)).await;
     let ran = ran.and_then(|mut answer| {
         locking::check(txns, txn, state, knobs)?;
         answer.cost.lock_wait = taken.waited;
@@ -383,9 +382,10 @@ async fn run_statement(
         Err(status) if status.code() == tonic::Code::Aborted => {
             if state.ended.is_none() {
                 let why = status.message().to_owned();
-                txns.end(txn, state, Ended::Aborted(AbortCause::Validation, why));
+                // The statement itself aborts only when DDL changed a table it touched.
+                txns.end(txn, state, Ended::Aborted(AbortCause::SchemaChanged, why));
             }
-            let delay = retry_delay_for(AbortCause::Validation, knobs);
+            let delay = retry_delay_for(AbortCause::SchemaChanged, knobs);
             Err(with_retry_info(status, delay))
         }
         Err(status) => Err(status),

@@ -14,9 +14,11 @@
 //!   at its commit.
 //! - The writer keeps a clock, moved on by every commit, and the clock value of each row's last
 //!   commit (`txn/versions.rs`). A transaction's snapshot is the clock at its first statement. A
-//!   transaction whose reads take no locks (optimistic, or repeatable read) aborts when a row it
-//!   reads was written after its snapshot (the local instance keeps no older versions to read),
-//!   and at commit when a row it read (optimistic) or writes (repeatable read) was.
+//!   transaction whose reads take no locks (optimistic, or repeatable read) aborts at its commit
+//!   when a row it read (optimistic) or writes (repeatable read) was written after its snapshot,
+//!   as Spanner validates them. The local instance keeps no older versions: until then its reads
+//!   see the latest commits, so a transaction that will abort may have read newer values than its
+//!   snapshot's (it never commits them).
 //! - A commit replays the DML, applies the mutations and commits in one SQLite transaction: all of
 //!   it or nothing.
 //!
@@ -185,16 +187,13 @@ impl Writer {
     /// Runs `statement` after replaying `earlier` (the transaction's DML so far), then rolls it
     /// all back: what the statement answers, as the transaction sees the database, with the rows
     /// it read and wrote. ABORTED when a table the transaction touched (or the statement touches)
-    /// was changed by DDL since the transaction's first statement, or, for a transaction whose
-    /// reads take no locks (`validation` not None), when a row it reads was written by a commit
-    /// since then.
+    /// was changed by DDL since the transaction's first statement.
     pub fn run(
         &self,
         footprint: &Footprint,
         earlier: &[TxnStatement],
         statement: &TxnStatement,
         bounds: WriteBounds,
-        validation: Validation,
     ) -> Result<Answer, Status> {
         self.with_open(bounds, |db, open, waited| {
             let (on, cpu) = (Instant::now(), cpu_time::ThreadTime::try_now().ok());
@@ -202,9 +201,6 @@ impl Writer {
             let since = footprint.since.unwrap_or(open.clock);
             open.validate_schema(footprint.tables.iter(), since)?;
             let reads = open.reads_of(statement)?;
-            if validation != Validation::None {
-                open.validate_rows(footprint.reads.iter().chain(&reads), since)?;
-            }
             open.server_sql("BEGIN IMMEDIATE")?;
             let ran = open.size().and_then(|before| {
                 replay(open, earlier)?;
@@ -372,8 +368,8 @@ impl Open {
         self.rows.validate(keys, since).map_err(|conflict| {
             Status::aborted(format!(
                 "Transaction aborted: {} was written by another transaction's commit after this \
-                 transaction's snapshot (the local instance validates lock-free reads and \
-                 repeatable-read writes at each statement and at commit)",
+                 transaction's snapshot (the local instance validates optimistic reads and \
+                 repeatable-read writes at commit)",
                 conflict.key.describe()
             ))
         })
