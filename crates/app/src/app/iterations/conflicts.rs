@@ -13,7 +13,7 @@ use crate::app::theme;
 use crate::text::{count, ms};
 
 /// The pairs the window lists at most (the exports keep every one).
-pub const MAX_PAIRS_SHOWN: usize = 200;
+pub const MAX_PAIRS_SHOWN: usize = 100;
 
 /// The keys' table's headings.
 pub const KEY_HEADINGS: [&str; 5] = ["key", "columns", "waits", "wait", "wounds"];
@@ -120,14 +120,14 @@ pub fn ui(ui: &mut egui::Ui, rows: &ConflictRows) {
                 .color(theme::MUTED),
             );
             ui.strong("The hottest keys");
-            table(ui, "conflict-keys", &KEY_HEADINGS, &rows.keys, 160.0);
+            table(ui, "conflict-keys", &KEY_HEADINGS, &rows.keys);
             ui.add_space(6.0);
             ui.strong("Each wait and wound").on_hover_text(
                 "An attempt waits behind the transactions that held the lock; a wounded \
                      attempt was aborted for an older transaction that asked for a lock it held \
                      (wound-wait). A transaction no attempt of this run had is another client's.",
             );
-            table(ui, "conflict-pairs", &PAIR_HEADINGS, &rows.pairs, 240.0);
+            table(ui, "conflict-pairs", &PAIR_HEADINGS, &rows.pairs);
             if rows.left_out > 0 {
                 ui.label(
                     egui::RichText::new(format!(
@@ -140,20 +140,15 @@ pub fn ui(ui: &mut egui::Ui, rows: &ConflictRows) {
         });
 }
 
-/// A table of text rows, scrolling past `max_height`, its columns sized to their words.
-fn table<const N: usize>(
-    ui: &mut egui::Ui,
-    id: &str,
-    headings: &[&str; N],
-    rows: &[[String; N]],
-    max_height: f32,
-) {
+/// A table of text rows, each cell on one line, its columns sized to their words; the tab's
+/// own scroll takes it (a table that scrolled inside it took the wheel from the tab).
+fn table<const N: usize>(ui: &mut egui::Ui, id: &str, headings: &[&str; N], rows: &[[String; N]]) {
     let row_height = ui.text_style_height(&egui::TextStyle::Body) + 4.0;
     egui::ScrollArea::horizontal().id_salt(id).show(ui, |ui| {
         TableBuilder::new(ui)
             .id_salt(id)
             .striped(true)
-            .max_scroll_height(max_height)
+            .vscroll(false)
             .columns(Column::auto().at_least(50.0), N)
             .header(row_height, |mut header| {
                 for h in headings {
@@ -169,7 +164,7 @@ fn table<const N: usize>(
                     };
                     for cell in cells {
                         row.col(|ui| {
-                            ui.label(cell);
+                            ui.add(egui::Label::new(cell).wrap_mode(egui::TextWrapMode::Extend));
                         });
                     }
                 });

@@ -114,7 +114,11 @@ impl LoadConflicts {
                             };
                             for cell in cells {
                                 row.col(|ui| {
-                                    ui.label(cell);
+                                    // One line: a wrapped cell ran past its row's height.
+                                    ui.add(
+                                        egui::Label::new(cell)
+                                            .wrap_mode(egui::TextWrapMode::Extend),
+                                    );
                                 });
                             }
                         });

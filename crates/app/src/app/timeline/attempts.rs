@@ -11,6 +11,7 @@
 //! `attempts_view.rs` draws it.
 
 use crate::analysis::RunConflicts;
+use crate::analysis::conflicts::Party;
 use crate::report::{Action, ActionKind, Attempt, AttemptOutcome, QueryTimings, TransactionRecord};
 use crate::text::{count, maybe_ms, ms};
 
@@ -61,6 +62,8 @@ pub struct Lane {
     /// How it ended, in words, when it did not commit: `aborted at commit` (and who wounded it,
     /// when the server said).
     pub ended: Option<String>,
+    /// The same without who wounded it, where the whole does not fit.
+    pub ended_short: Option<String>,
 }
 
 /// The lanes of one transaction.
@@ -130,13 +133,19 @@ fn lane(number: usize, a: &Attempt, start: f64, conflicts: Option<&RunConflicts>
         Some(c) => c.wound_words(w),
         None => format!("wounded by transaction {}", w.by),
     });
-    let ended = ended_at.map(|at| {
-        let by = wound
-            .as_ref()
-            .and_then(|w| w.split(", an older").next())
-            .map_or(String::new(), |w| format!(", {w}"));
-        format!("{} at {}{by}", a.outcome.as_str(), step_name(at))
-    });
+    // Short on the lane (the hover says the rest): the attempt of this run, or another client.
+    let by = a
+        .wounded_by
+        .as_ref()
+        .map(|w| match conflicts.map(|c| c.party(&w.by)) {
+            Some(Party::Attempt(older)) => format!(", wounded by {}", older.words()),
+            Some(Party::Other(_)) => ", wounded by another client".to_owned(),
+            None => ", wounded".to_owned(),
+        });
+    let ended_short = ended_at.map(|at| format!("{} at {}", a.outcome.as_str(), step_name(at)));
+    let ended = ended_short
+        .as_ref()
+        .map(|short| format!("{short}{}", by.as_deref().unwrap_or_default()));
     if let Some(at) = ended_at {
         ended_stretch(&mut stretches, (number, a), at, (start, end));
         if let (Some(last), Some(wound)) = (stretches.last_mut(), &wound) {
@@ -153,6 +162,7 @@ fn lane(number: usize, a: &Attempt, start: f64, conflicts: Option<&RunConflicts>
         end_ms: end,
         stretches,
         ended,
+        ended_short,
     }
 }
 
@@ -494,7 +504,7 @@ mod tests {
         );
         assert_eq!(
             lanes.lanes[0].ended.as_deref(),
-            Some("aborted at commit, wounded by another client's transaction cc")
+            Some("aborted at commit, wounded by another client")
         );
         let end = &lanes.lanes[0].stretches[2];
         assert!(

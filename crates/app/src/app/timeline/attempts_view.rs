@@ -334,10 +334,19 @@ impl AttemptsTimeline {
             );
             painter.rect_filled(ground, 2.0, theme::part(Part::Aborted));
         }
-        // Where it ended: the words to the mark's left, or to its right near the plot's edge.
+        // Where it ended: the words to the mark's left, or to its right near the plot's edge
+        // (there without who wounded it: the hover says).
         let mut taken: Option<Rect> = None;
         if let Some(ended) = &lane.ended {
             let x = px(lane.end_ms);
+            let fits = |text: &str| {
+                let width = painter.layout_no_wrap(text.to_owned(), font.clone(), theme::ERROR);
+                x - 4.0 - width.size().x >= painter.clip_rect().left() + 2.0
+            };
+            let ended = match &lane.ended_short {
+                Some(short) if !fits(ended) => short,
+                _ => ended,
+            };
             painter.line_segment(
                 [Pos2::new(x, top - 5.0), Pos2::new(x, bottom + 5.0)],
                 Stroke::new(2.5, theme::ERROR),
