@@ -95,11 +95,8 @@ impl LoadConflicts {
                     .id_salt("load-conflicts-table")
                     .striped(true)
                     .vscroll(false)
-                    .column(Column::exact(100.0))
-                    .column(Column::auto().at_least(140.0))
-                    .column(Column::auto().at_least(80.0))
-                    .columns(Column::exact(70.0), 2)
-                    .column(Column::remainder().at_least(60.0))
+                    // Sized to their words: the six fit the tab at 900 points wide.
+                    .columns(Column::auto().at_least(50.0), HEADINGS.len())
                     .header(row_height, |mut header| {
                         for heading in HEADINGS {
                             header.col(|ui| {
