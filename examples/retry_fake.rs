@@ -4,7 +4,7 @@
 //! generated stubs over tonic), not a mock.
 //!
 //! usage: retry_fake MODE [--transactions N] [--seconds S] [--key K] [--think-ms MS] [--tag T]
-//!        [--multiplexed | --regular]
+//!        [--multiplexed | --regular] [--inline]
 //!
 //! MODE: `follow` (every rule: N transactions on a regular session, N on a multiplexed one, and
 //! one that fails and is rolled back), or the rule it breaks: `other-session` (a regular session's
@@ -13,11 +13,13 @@
 //! first precommit token, not the latest), `no-wait` (a retry at once, whatever RetryInfo asked),
 //! `no-rollback` (a failed transaction left open). Each transaction reads and increments
 //! `Accounts` row K (1), thinking `--think-ms` between; `--seconds` runs transactions until then
-//! instead of N. Finds the instance through SPANNER_EMULATOR_HOST and SPANPROF_PROJECT,
+//! instead of N; `--inline` begins each attempt with its read (an inline begin) instead of
+//! BeginTransaction. Finds the instance through SPANNER_EMULATOR_HOST and SPANPROF_PROJECT,
 //! SPANPROF_INSTANCE and SPANPROF_DATABASE; prints `N committed in M attempts` on stderr.
 
 use std::time::{Duration, Instant};
 
+use pb::transaction_selector::Selector;
 use prost::Message as _;
 use spanprof::proto::google::rpc;
 use spanprof::proto::google::spanner::v1 as pb;
@@ -44,6 +46,7 @@ struct Options {
     think: Duration,
     tag: String,
     multiplexed: Option<bool>,
+    inline: bool,
 }
 
 fn options() -> Result<Options, String> {
@@ -66,6 +69,7 @@ fn options() -> Result<Options, String> {
         think: Duration::ZERO,
         tag: "retry-fake".into(),
         multiplexed: None,
+        inline: false,
     };
     while let Some(flag) = args.next() {
         let mut value = || args.next().ok_or(format!("{flag} needs a value"));
@@ -79,6 +83,7 @@ fn options() -> Result<Options, String> {
             "--tag" => o.tag = value()?,
             "--multiplexed" => o.multiplexed = Some(true),
             "--regular" => o.multiplexed = Some(false),
+            "--inline" => o.inline = true,
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -145,10 +150,21 @@ impl Fake {
         sql: &str,
         seqno: i64,
     ) -> Result<pb::ResultSet, Status> {
+        self.sql_in(session, Selector::Id(txn.to_vec()), sql, seqno)
+            .await
+    }
+
+    async fn sql_in(
+        &mut self,
+        session: &str,
+        selector: Selector,
+        sql: &str,
+        seqno: i64,
+    ) -> Result<pb::ResultSet, Status> {
         let request = pb::ExecuteSqlRequest {
             session: session.to_owned(),
             transaction: Some(pb::TransactionSelector {
-                selector: Some(pb::transaction_selector::Selector::Id(txn.to_vec())),
+                selector: Some(selector),
             }),
             sql: sql.to_owned(),
             seqno,
@@ -186,32 +202,32 @@ impl Fake {
             )),
             ..Default::default()
         };
-        let begin = pb::BeginTransactionRequest {
-            session: session.to_owned(),
-            options: Some(options),
-            request_options: self.request_options(true),
-            ..Default::default()
-        };
-        let txn = self
-            .client
-            .begin_transaction(begin)
-            .await
-            .map_err(|s| (Vec::new(), s))?
-            .into_inner();
-        let id = txn.id.clone();
-        let mut tokens: Vec<pb::MultiplexedSessionPrecommitToken> =
-            txn.precommit_token.into_iter().collect();
-        let on = |s: Status| (id.clone(), s);
         let key = self.o.key;
-        let read = self
-            .sql(
-                session,
-                &id,
-                &format!("SELECT Balance FROM Accounts WHERE AccountId = {key}"),
-                1,
-            )
-            .await;
-        tokens.extend(read.map_err(on)?.precommit_token);
+        let read = format!("SELECT Balance FROM Accounts WHERE AccountId = {key}");
+        let (id, mut tokens) = if self.o.inline {
+            // The read begins it: its id comes back in the answer's metadata.
+            let answer = self
+                .sql_in(session, Selector::Begin(options), &read, 1)
+                .await
+                .map_err(|s| (Vec::new(), s))?;
+            let id = answer.metadata.and_then(|m| m.transaction).map(|t| t.id);
+            let tokens: Vec<_> = answer.precommit_token.into_iter().collect();
+            (id.unwrap_or_default(), tokens)
+        } else {
+            let begin = pb::BeginTransactionRequest {
+                session: session.to_owned(),
+                options: Some(options),
+                request_options: self.request_options(true),
+                ..Default::default()
+            };
+            let txn = self.client.begin_transaction(begin).await;
+            let txn = txn.map_err(|s| (Vec::new(), s))?.into_inner();
+            let mut tokens: Vec<_> = txn.precommit_token.into_iter().collect();
+            let answer = self.sql(session, &txn.id, &read, 1).await;
+            tokens.extend(answer.map_err(|s| (txn.id.clone(), s))?.precommit_token);
+            (txn.id, tokens)
+        };
+        let on = |s: Status| (id.clone(), s);
         tokio::time::sleep(self.o.think).await;
         if fail {
             let failed = self

@@ -39,9 +39,9 @@ fn fake() -> PathBuf {
         .clone()
 }
 
-/// Runs the lab on `fake MODE`, every second new transaction aborted at its commit with a 30 ms
-/// RetryInfo; its JSON export.
-fn lab(mode: &str) -> Json {
+/// Runs the lab on `fake ARGS` (its mode first), every second new transaction aborted at its
+/// commit with a 30 ms RetryInfo; its JSON export.
+fn lab(args: &[&str]) -> Json {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let json = dir.path().join("lab.json");
     let out = Command::new(env!("CARGO_BIN_EXE_spanprof"))
@@ -50,7 +50,7 @@ fn lab(mode: &str) -> Json {
         .arg(&json)
         .arg("--")
         .arg(fake())
-        .arg(mode)
+        .args(args)
         .stdin(Stdio::null())
         .output()
         .expect("spanprof runs");
@@ -91,13 +91,13 @@ fn verdicts(exported: &Json) -> HashMap<String, String> {
 }
 
 /// `mode` fails `rule` (and only it), with evidence whose `seen` contains `seen`.
-fn breaks(mode: &str, rule: &str, seen: &str) {
+fn breaks(mode: &[&str], rule: &str, seen: &str) {
     let exported = lab(mode);
     let verdicts = verdicts(&exported);
-    assert_eq!(verdicts[rule], "fail", "{mode}: {exported:#}");
+    assert_eq!(verdicts[rule], "fail", "{mode:?}: {exported:#}");
     for (other, verdict) in &verdicts {
         if other != rule {
-            assert_ne!(verdict, "fail", "{mode} breaks only {rule}: {exported:#}");
+            assert_ne!(verdict, "fail", "{mode:?} breaks only {rule}: {exported:#}");
         }
     }
     let failed = exported["rules"]
@@ -117,7 +117,7 @@ fn breaks(mode: &str, rule: &str, seen: &str) {
 
 #[test]
 fn the_fake_client_that_follows_every_rule_passes_every_check() {
-    let exported = lab("follow");
+    let exported = lab(&["follow"]);
     for (rule, verdict) in verdicts(&exported) {
         assert_eq!(verdict, "pass", "{rule}: {exported:#}");
     }
@@ -131,33 +131,43 @@ fn the_fake_client_that_follows_every_rule_passes_every_check() {
 }
 
 #[test]
+fn inline_begun_retries_are_checked_as_explicit_ones_are() {
+    // Every attempt begins with its read: the retry's inline begin names the aborted attempt.
+    let exported = lab(&["follow", "--inline"]);
+    for (rule, verdict) in verdicts(&exported) {
+        assert_eq!(verdict, "pass", "{rule}: {exported:#}");
+    }
+    breaks(&["no-previous", "--inline"], "previous_transaction", "none");
+}
+
+#[test]
 fn a_retry_on_another_regular_session_fails_the_same_session_check() {
-    breaks("other-session", "same_session", "session ");
+    breaks(&["other-session"], "same_session", "session ");
 }
 
 #[test]
 fn a_multiplexed_retry_naming_no_previous_transaction_fails_its_check() {
-    breaks("no-previous", "previous_transaction", "none");
+    breaks(&["no-previous"], "previous_transaction", "none");
 }
 
 #[test]
 fn a_commit_without_the_transaction_tag_fails_the_tag_check() {
-    breaks("no-tag", "same_tag", "tag \"\"");
+    breaks(&["no-tag"], "same_tag", "tag \"\"");
 }
 
 #[test]
 fn a_commit_with_a_stale_precommit_token_fails_the_token_check() {
-    breaks("stale-token", "latest_token", "token seq 1");
+    breaks(&["stale-token"], "latest_token", "token seq 1");
 }
 
 #[test]
 fn a_retry_that_does_not_wait_the_retry_info_delay_fails_its_check() {
-    breaks("no-wait", "retry_delay", "ms after it");
+    breaks(&["no-wait"], "retry_delay", "ms after it");
 }
 
 #[test]
 fn a_failed_transaction_left_without_a_rollback_fails_its_check() {
-    breaks("no-rollback", "rollback_after_failure", "idle reaper");
+    breaks(&["no-rollback"], "rollback_after_failure", "idle reaper");
 }
 
 /// Four clients on AccountId 1 for `seconds`, each on its own multiplexed session, reading the
