@@ -55,13 +55,17 @@ pub const LOAD_COLUMNS: [&str; 30] = [
 
 /// A read-write step's columns, after `server_queue_ms` (empty for a query run's step):
 /// `attempts` and `aborts_at` are `;`-separated `key=count` pairs, as `errors_by_status` is.
-pub const LOAD_TRANSACTION_COLUMNS: [&str; 6] = [
+pub const LOAD_TRANSACTION_COLUMNS: [&str; 10] = [
     "committed",
     "committed_per_s",
     "attempts_per_s",
     "aborts_per_transaction",
     "attempts",
     "aborts_at",
+    "lock_waits",
+    "lock_wait_ms",
+    "wounds",
+    "hottest_key",
 ];
 
 /// A mix's columns per script, after every other: `script_<name>_<field>`, in the mix's order.
@@ -169,6 +173,16 @@ fn row(s: &StepResult) -> Vec<String> {
         opt(s.aborts_per_transaction),
         pairs(s.attempts.iter().map(|(n, t)| (n, *t))),
         pairs(s.aborts_at.iter().map(|(at, n)| (at, *n))),
+    ]);
+    // Who blocked whom, where the target named it (the local instance's model of Spanner's
+    // locking); empty where it named nothing, never an invented 0.
+    let c = s.conflicts.as_ref();
+    row.extend([
+        opt(c.map(|c| c.waits)),
+        opt(c.map(|c| c.wait_ms)),
+        opt(c.map(|c| c.wounds)),
+        c.and_then(|c| c.keys.first())
+            .map_or(String::new(), |k| k.key.clone()),
     ]);
     // A read-write step's part it did not spend time in is 0; a query's has none of them.
     row.extend(transaction_parts().map(|p| match s.parts.get(p.key()) {
@@ -326,6 +340,47 @@ mod tests {
     }
 
     #[test]
+    fn a_read_write_step_s_row_carries_its_named_lock_waits_and_its_hottest_key() {
+        use crate::report::{Conflicts, KeyConflicts};
+        let mut step = StepTally::read_write(StepLevel::Concurrency(4)).finish(
+            Duration::ZERO,
+            Duration::from_secs(1),
+            StepCpu::default(),
+        );
+        step.committed = Some(80);
+        step.conflicts = Some(Conflicts {
+            waits: 181,
+            wait_ms: 49.5,
+            wounds: 409,
+            keys: vec![
+                KeyConflicts {
+                    key: "accounts(1)".into(),
+                    columns: vec!["balance".into()],
+                    waits: 180,
+                    wait_ms: 49.0,
+                    wounds: 409,
+                },
+                KeyConflicts {
+                    key: "accounts(2)".into(),
+                    waits: 1,
+                    wait_ms: 0.5,
+                    ..KeyConflicts::default()
+                },
+            ],
+        });
+        let report = LoadReport::new(
+            Default::default(),
+            &plan(vec![StepLevel::Concurrency(4)]),
+            vec![step],
+        );
+        let row = &rows(&report)[0];
+        assert_eq!(row["lock_waits"], "181");
+        assert_eq!(row["lock_wait_ms"], "49.5");
+        assert_eq!(row["wounds"], "409");
+        assert_eq!(row["hottest_key"], "accounts(1)");
+    }
+
+    #[test]
     fn a_read_write_step_s_row_carries_goodput_attempts_and_aborts_and_a_query_s_leaves_them_empty()
     {
         let mut step = StepTally::read_write(StepLevel::Concurrency(2)).finish(
@@ -360,6 +415,12 @@ mod tests {
         assert_eq!(row["part_commit_ms"], "1.25");
         assert_eq!(row["part_lock_wait_ms"], "0", "a part it spent nothing in");
         assert_eq!(row["part_server_ms"], "0.85", "a part a query has too");
+        for column in ["lock_waits", "lock_wait_ms", "wounds", "hottest_key"] {
+            assert_eq!(
+                row[column], "",
+                "the target named no wait: {column} is empty, not 0"
+            );
+        }
 
         let query = StepTally::new(StepLevel::Rate(50.0)).finish(
             Duration::ZERO,
