@@ -658,7 +658,11 @@ async fn of_two_optimistic_transactions_on_one_row_the_later_commit_aborts_and_o
     // Its reads are validated at its commit, as Spanner's optimistic transactions are: a read
     // of the row after the first's commit goes through (seeing its own write).
     let read = local
-        .dml(&second, "SELECT Balance FROM Accounts WHERE AccountId = 1", 2)
+        .dml(
+            &second,
+            "SELECT Balance FROM Accounts WHERE AccountId = 1",
+            2,
+        )
         .await
         .expect("an optimistic read does not abort before the commit");
     assert_eq!(int(&read.rows[0].values[0]), 0);

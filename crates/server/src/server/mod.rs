@@ -35,8 +35,8 @@ use encoded::stubs::google::spanner::v1::spanner_server::SpannerServer;
 pub use knobs::{KnobSettings, Knobs};
 pub use listener::ConnectionLimits;
 pub use service::Occupancy;
-pub use shape::Shape;
 pub use service::rw_tap;
+pub use shape::Shape;
 pub use stream::tap;
 
 /// How to start the local instance.

@@ -36,7 +36,6 @@ use super::link::Link;
 use super::listener::Peer;
 use super::queue::Queue;
 use super::sqlite::db::Database;
-use super::txn::write::Writer;
 use super::stream::live::{self, LiveStream};
 use super::stream::parked::Parked;
 use super::stream::restarts::Restarts;
@@ -46,6 +45,7 @@ use super::txn;
 use super::txn::batch::Batches;
 use super::txn::locks::{LockBounds, LockTable};
 use super::txn::store::Transactions;
+use super::txn::write::Writer;
 use crate::proto::google::spanner::v1 as pb;
 
 /// The service state: the database, the knobs, open sessions, running queries and held streams.
@@ -270,7 +270,11 @@ impl Spanner for LocalSpanner {
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<EncodedResultSet>, Status> {
         let r = request.get_ref();
-        let seen = (&*r.session, r.transaction.as_ref(), r.request_options.as_ref());
+        let seen = (
+            &*r.session,
+            r.transaction.as_ref(),
+            r.request_options.as_ref(),
+        );
         let pending = self.rw_tap.statement(RwRpc::ExecuteSql, seen, &self.txns);
         rw_tap::watched(&self.rw_tap, pending, queries::execute_sql(self, request)).await
     }
@@ -282,8 +286,14 @@ impl Spanner for LocalSpanner {
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<Self::ExecuteStreamingSqlStream>, Status> {
         let r = request.get_ref();
-        let seen = (&*r.session, r.transaction.as_ref(), r.request_options.as_ref());
-        let pending = self.rw_tap.statement(RwRpc::ExecuteStreamingSql, seen, &self.txns);
+        let seen = (
+            &*r.session,
+            r.transaction.as_ref(),
+            r.request_options.as_ref(),
+        );
+        let pending = self
+            .rw_tap
+            .statement(RwRpc::ExecuteStreamingSql, seen, &self.txns);
         let call = streaming::execute_streaming_sql(self, request);
         rw_tap::watched(&self.rw_tap, pending, call).await
     }
@@ -324,8 +334,14 @@ impl Spanner for LocalSpanner {
         request: Request<pb::ExecuteBatchDmlRequest>,
     ) -> Result<Response<pb::ExecuteBatchDmlResponse>, Status> {
         let r = request.get_ref();
-        let seen = (&*r.session, r.transaction.as_ref(), r.request_options.as_ref());
-        let pending = self.rw_tap.statement(RwRpc::ExecuteBatchDml, seen, &self.txns);
+        let seen = (
+            &*r.session,
+            r.transaction.as_ref(),
+            r.request_options.as_ref(),
+        );
+        let pending = self
+            .rw_tap
+            .statement(RwRpc::ExecuteBatchDml, seen, &self.txns);
         let call = dml::execute_batch_dml(self, request);
         rw_tap::watched(&self.rw_tap, pending, call)
             .await
@@ -337,7 +353,11 @@ impl Spanner for LocalSpanner {
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<EncodedResultSet>, Status> {
         let r = request.get_ref();
-        let seen = (&*r.session, r.transaction.as_ref(), r.request_options.as_ref());
+        let seen = (
+            &*r.session,
+            r.transaction.as_ref(),
+            r.request_options.as_ref(),
+        );
         let pending = self.rw_tap.statement(RwRpc::Read, seen, &self.txns);
         rw_tap::watched(&self.rw_tap, pending, read::read(self, request)).await
     }
@@ -349,7 +369,11 @@ impl Spanner for LocalSpanner {
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<Self::StreamingReadStream>, Status> {
         let r = request.get_ref();
-        let seen = (&*r.session, r.transaction.as_ref(), r.request_options.as_ref());
+        let seen = (
+            &*r.session,
+            r.transaction.as_ref(),
+            r.request_options.as_ref(),
+        );
         let pending = self.rw_tap.statement(RwRpc::Read, seen, &self.txns);
         rw_tap::watched(&self.rw_tap, pending, read::streaming_read(self, request)).await
     }

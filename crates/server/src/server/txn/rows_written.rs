@@ -373,8 +373,8 @@ mod tests {
     use crate::server::sqlite::db::Database;
     use crate::server::sqlite::ddl;
     use crate::server::sqlite::sandbox::SqlLimits;
-    use crate::server::txn::write::{WriteBounds, Writer, then_return};
     use crate::server::txn::lock_key::KeyPart;
+    use crate::server::txn::write::{WriteBounds, Writer, then_return};
 
     const LIMITS: SqlLimits = SqlLimits {
         max_value_bytes: 1 << 20,

@@ -9,10 +9,10 @@ use crate::server::sqlite::columns::Param;
 use crate::server::sqlite::db::Database;
 use crate::server::sqlite::ddl;
 use crate::server::sqlite::sandbox::SqlLimits;
-use crate::server::txn::write::{WriteBounds, Writer, then_return};
 use crate::server::txn::lock_key::KeyPart;
 use crate::server::txn::row_key::MAX_KEYS_PER_STATEMENT;
 use crate::server::txn::rows_written::{Cells, WriteCapture, WrittenRows};
+use crate::server::txn::write::{WriteBounds, Writer, then_return};
 
 const LIMITS: SqlLimits = SqlLimits {
     max_value_bytes: 1 << 20,
