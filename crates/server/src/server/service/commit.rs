@@ -25,7 +25,7 @@ use crate::server::txn::store::{
     BeginIn, CommittedAs, Ended, HeldMutations, ReadWrite, RwOptions, State, TokenCheck,
     Transactions,
 };
-use crate::server::txn::write::{CommitWork, WriteBounds, Writer};
+use crate::server::txn::write::{CommitWork, WriteBounds, Writer, abort_cause};
 use crate::wire::result_stats::{COMMIT_LOCK_WAIT_HEADER, COMMIT_LOCK_WAITS_HEADER};
 
 impl LocalSpanner {
@@ -319,13 +319,7 @@ impl Writing {
                 Ok((answer, taken))
             }
             Err(status) if status.code() == tonic::Code::Aborted => {
-                let cause = if status.message().contains("long reads") {
-                    AbortCause::Busy
-                } else if status.message().contains("schema change") {
-                    AbortCause::SchemaChanged
-                } else {
-                    AbortCause::Validation
-                };
+                let cause = abort_cause(&status);
                 let why = status.message().to_owned();
                 txns.end(txn, &mut state, Ended::Aborted(cause, why));
                 Err(with_retry_info(status, retry_delay_for(cause, &knobs)))

@@ -31,11 +31,10 @@ use crate::server::stream::budget::SendBudget;
 use crate::server::stream::builder::{self, MessageBuilder, TokenStamp};
 use crate::server::stream::live;
 use crate::server::txn::aborted::{retry_delay_for, with_retry_info};
-use crate::server::txn::journal::AbortCause;
 use crate::server::txn::lock_key::LockMode;
 use crate::server::txn::locking::{self, Taken};
 use crate::server::txn::store::{Ended, Handled, ReadWrite, State};
-use crate::server::txn::write::{Answer, TxnStatement};
+use crate::server::txn::write::{Answer, TxnStatement, abort_cause};
 
 /// The read-write transaction a request's statement runs in, and whether the request began it.
 pub(super) struct InTxn {
@@ -343,18 +342,22 @@ async fn run_statement(
     locking::start(txns, txn)?;
     let bounds = write_bounds(knobs);
     let lock_free = txn.options.lock_free_reads();
-    let taken = if lock_free {
-        Taken::default()
+    // A pessimistic statement's reads are named, and locked, before it runs; a lock-free one's
+    // are named as it runs, for its commit's validation. Either way once.
+    let (taken, reads) = if lock_free {
+        (Taken::default(), None)
     } else {
         let writer = Arc::clone(&spanner.writer);
         let kept = statement.clone();
         let reads = on_writer(move || writer.reads(&kept, bounds)).await?;
-        locking::take(txns, txn, state, reads, LockMode::ReaderShared, knobs).await?
+        let mode = LockMode::ReaderShared;
+        let taken = locking::take(txns, txn, state, reads.clone(), mode, knobs).await?;
+        (taken, Some(reads))
     };
     let writer = Arc::clone(&spanner.writer);
     let (footprint, earlier) = (state.footprint.clone(), state.statements.clone());
     let kept = statement.clone();
-    let ran = on_writer(move || writer.run(&footprint, &earlier, &kept, bounds)).await;
+    let ran = on_writer(move || writer.run(&footprint, &earlier, (&kept, reads), bounds)).await;
     let ran = ran.and_then(|mut answer| {
         locking::check(txns, txn, state, knobs)?;
         answer.cost.lock_wait = taken.waited;
@@ -380,13 +383,12 @@ async fn run_statement(
             Ok(answer)
         }
         Err(status) if status.code() == tonic::Code::Aborted => {
+            let cause = abort_cause(&status);
             if state.ended.is_none() {
                 let why = status.message().to_owned();
-                // The statement itself aborts only when DDL changed a table it touched.
-                txns.end(txn, state, Ended::Aborted(AbortCause::SchemaChanged, why));
+                txns.end(txn, state, Ended::Aborted(cause, why));
             }
-            let delay = retry_delay_for(AbortCause::SchemaChanged, knobs);
-            Err(with_retry_info(status, delay))
+            Err(with_retry_info(status, retry_delay_for(cause, knobs)))
         }
         Err(status) => Err(status),
     }

@@ -56,12 +56,31 @@ use crate::server::sqlite::memory;
 use crate::server::sqlite::mutation::{self, Mutation, MutationError};
 use crate::server::sqlite::sandbox::{self, Refusal, Sandbox, SqlLimits, Touched};
 use crate::server::sqlite::statement::{bind, refused, sql_error};
+use crate::server::txn::journal::AbortCause;
 use crate::server::txn::lock_key::LockKey;
 use crate::server::txn::row_key::MAX_KEYS_PER_STATEMENT;
 use crate::server::txn::rows_read::ReadCapture;
 use crate::server::txn::rows_written::WriteCapture;
 use crate::server::txn::versions::{VERSION_ENTRIES, Versions};
 use crate::wire::{Field, Type};
+
+/// The words of an abort for a schema change, and of one for long reads holding the database:
+/// [`abort_cause`] tells the aborts this file makes apart by them.
+const SCHEMA_CHANGE: &str = "schema change";
+const LONG_READS: &str = "long reads";
+
+/// Why this file's ABORTED `status` aborted: a schema change, long reads at a commit, or (every
+/// other abort it makes) a lock-free read or repeatable-read write written since the snapshot.
+pub fn abort_cause(status: &Status) -> AbortCause {
+    let message = status.message();
+    if message.contains(LONG_READS) {
+        AbortCause::Busy
+    } else if message.contains(SCHEMA_CHANGE) {
+        AbortCause::SchemaChanged
+    } else {
+        AbortCause::Validation
+    }
+}
 
 /// The longest a statement (its replay included) or a commit may run on the read-write
 /// connection, while new readers wait for it.
@@ -186,13 +205,14 @@ impl Writer {
 
     /// Runs `statement` after replaying `earlier` (the transaction's DML so far), then rolls it
     /// all back: what the statement answers, as the transaction sees the database, with the rows
-    /// it read and wrote. ABORTED when a table the transaction touched (or the statement touches)
-    /// was changed by DDL since the transaction's first statement.
+    /// it read and wrote (`reads`: those the caller named already with [`Writer::reads`], else
+    /// named here). ABORTED when a table the transaction touched (or the statement touches) was
+    /// changed by DDL since the transaction's first statement.
     pub fn run(
         &self,
         footprint: &Footprint,
         earlier: &[TxnStatement],
-        statement: &TxnStatement,
+        (statement, reads): (&TxnStatement, Option<Vec<LockKey>>),
         bounds: WriteBounds,
     ) -> Result<Answer, Status> {
         self.with_open(bounds, |db, open, waited| {
@@ -200,7 +220,10 @@ impl Writer {
             db::take_reader_wait();
             let since = footprint.since.unwrap_or(open.clock);
             open.validate_schema(footprint.tables.iter(), since)?;
-            let reads = open.reads_of(statement)?;
+            let reads = match reads {
+                Some(reads) => reads,
+                None => open.reads_of(statement)?,
+            };
             open.server_sql("BEGIN IMMEDIATE")?;
             let ran = open.size().and_then(|before| {
                 replay(open, earlier)?;
@@ -352,7 +375,7 @@ impl Open {
     ) -> Result<(), Status> {
         match tables.find(|t| self.schema_changes.get(*t).is_some_and(|&v| v > since)) {
             Some(table) => Err(Status::aborted(format!(
-                "Transaction aborted: table {table} was changed by a schema change since this \
+                "Transaction aborted: table {table} was changed by a {SCHEMA_CHANGE} since this \
                  transaction's first statement"
             ))),
             None => Ok(()),
@@ -370,7 +393,7 @@ impl Open {
                 "Transaction aborted: {} was written by another transaction's commit after this \
                  transaction's snapshot (the local instance validates optimistic reads and \
                  repeatable-read writes at commit)",
-                conflict.key.describe()
+                conflict.key
             ))
         })
     }
@@ -462,10 +485,10 @@ fn commit_one(open: &mut Open, work: &CommitWork, bounds: WriteBounds) -> Result
             open.sandbox
                 .as_server(|| open.conn.execute_batch("COMMIT"))
                 .map_err(|e| match e.sqlite_error_code() {
-                    Some(ErrorCode::DatabaseBusy) => Status::aborted(
-                        "Transaction aborted: the local instance could not write while long reads \
-                         held the database (it waits 2 s for them); retry",
-                    ),
+                    Some(ErrorCode::DatabaseBusy) => Status::aborted(format!(
+                        "Transaction aborted: the local instance could not write while {LONG_READS} \
+                         held the database (it waits 2 s for them); retry"
+                    )),
                     _ => sql_error(e),
                 })
         });

@@ -73,11 +73,6 @@ impl fmt::Display for LockKey {
 }
 
 impl LockKey {
-    /// The key in words (its `Display`).
-    pub fn describe(&self) -> String {
-        self.to_string()
-    }
-
     /// Its table and rows in words, without the column: `accounts(1)`, `accounts[(1)..)`.
     pub fn rows_in_words(&self) -> String {
         match &self.rows {
@@ -94,9 +89,9 @@ mod tests {
     #[test]
     fn rows_cells_and_ranges_read_as_a_person_writes_them() {
         let row = LockKey::row("Accounts", RowKey::ints(&[1]));
-        assert_eq!(row.describe(), "accounts(1)");
+        assert_eq!(row.to_string(), "accounts(1)");
         let cell = LockKey::cell("Accounts", RowKey::ints(&[1, 2]), "Balance");
-        assert_eq!(cell.describe(), "accounts(1, 2).balance");
+        assert_eq!(cell.to_string(), "accounts(1, 2).balance");
         let range = LockKey::range(
             "Accounts",
             KeyRange {
@@ -104,8 +99,8 @@ mod tests {
                 end: None,
             },
         );
-        assert_eq!(range.describe(), "accounts[(1)..)");
-        assert_eq!(LockKey::table("T").describe(), "t[..)");
+        assert_eq!(range.to_string(), "accounts[(1)..)");
+        assert_eq!(LockKey::table("T").to_string(), "t[..)");
         let text = RowKey(vec![KeyPart::String("a\"b".into()), KeyPart::Null]);
         assert_eq!(text.to_string(), "(\"a\\\"b\", NULL)");
     }
