@@ -10,7 +10,8 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use super::subject::SubjectArgs;
-use crate::engine::retry_lab::{self, RetryLabRun};
+use crate::engine::retry_lab;
+use crate::engine::{RetryLabRun, retry_lab_run};
 use crate::export::{Format, write_atomically};
 use crate::report::printable;
 use crate::retry_lab::{RetryCheck, Verdict};
@@ -34,7 +35,7 @@ pub fn run_retry_lab(args: &SubjectArgs, mut out: impl Write) -> anyhow::Result<
         spec.sql = retry_lab::DEFAULT_READ_WRITE_SQL.to_owned();
     }
     eprintln!("retry lab: {}", printable(&spec.command.display()));
-    let run = retry_lab::run_blocking(&spec).context("the retry lab")?;
+    let run = retry_lab_run(&spec).context("the retry lab")?;
     let check = crate::analysis::retry_check(&run.requests, run.overflow);
     out.write_all(summary(&run, &check).as_bytes())?;
     if let Some(path) = args.out.path(Format::Json) {

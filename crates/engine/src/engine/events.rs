@@ -6,12 +6,14 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::time::Duration;
 
 use tokio::sync::Notify;
 
 use crate::client::{ClientError, IterationError, IterationTiming};
 use crate::load::{LoadReport, StepLevel, StepResult};
 use crate::report::{IterationRecord, ReportHead};
+use crate::retry_lab::RwRequest;
 
 use super::details::IterationDetails;
 use super::keeper::StartLocalError;
@@ -120,6 +122,39 @@ pub enum RecordingError {
     Iteration(#[from] IterationError),
 }
 
+/// What one run of the retry lab found.
+#[derive(Debug, Clone)]
+pub struct RetryLabRun {
+    /// The program, as typed.
+    pub command: String,
+    /// How it exited (`exit 0`, a signal, killed past its limit).
+    pub exit: String,
+    /// Whether it exited 0.
+    pub success: bool,
+    /// The end of its standard error.
+    pub stderr_tail: String,
+    /// How long it ran.
+    pub elapsed: Duration,
+    /// The read-write calls the instance saw.
+    pub requests: Vec<RwRequest>,
+    /// Whether more came than it keeps.
+    pub overflow: bool,
+}
+
+/// Why the retry lab could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RetryLabError {
+    /// The local instance did not start.
+    #[error("the local instance did not start: {0}")]
+    Start(String),
+    /// The program did not start or could not be waited for.
+    #[error("{0}")]
+    Command(#[from] crate::subject::command::RunError),
+    /// The run could not start (its thread or runtime).
+    #[error("the retry lab could not start: {0}")]
+    NotStarted(String),
+}
+
 /// What any run reports, by its kind: one handle carries every kind's events, each kind keeping
 /// its own type.
 #[derive(Debug)]
@@ -130,6 +165,8 @@ pub enum RunEvent {
     Load(LoadEvent),
     /// A recording's one event: the recording, or why there is none.
     Recorded(Box<Result<Recording, RecordingError>>),
+    /// The retry lab's one event: what the instance saw, or why it could not run.
+    RetryLab(Box<Result<RetryLabRun, RetryLabError>>),
 }
 
 impl RunEvent {
@@ -159,6 +196,12 @@ impl From<EngineEvent> for RunEvent {
 impl From<LoadEvent> for RunEvent {
     fn from(event: LoadEvent) -> Self {
         RunEvent::Load(event)
+    }
+}
+
+impl From<Result<RetryLabRun, RetryLabError>> for RunEvent {
+    fn from(ran: Result<RetryLabRun, RetryLabError>) -> Self {
+        RunEvent::RetryLab(Box::new(ran))
     }
 }
 

@@ -11,13 +11,14 @@ use crate::client::ClientError;
 use crate::report::RunReport;
 
 use super::events::{
-    Cancel, EngineError, EngineEvent, LoadEvent, Notifier, Recording, RecordingError, RunEvent,
-    Sink,
+    Cancel, EngineError, EngineEvent, LoadEvent, Notifier, Recording, RecordingError,
+    RetryLabError, RetryLabRun, RunEvent, Sink,
 };
 use super::job::Job;
 use super::load::InFlightCount;
 use super::reports::ReportCollector;
 use super::spec::ProfileSpec;
+use super::subject::SubjectSpec;
 use super::target::Target;
 
 /// A running run, of any kind. Dropping it cancels the run and returns at once: the engine's
@@ -136,6 +137,22 @@ impl Drop for Engine {
         // that drops the handle (a window closing) must not wait for a server's answer.
         self.cancel();
     }
+}
+
+/// Runs the retry lab on `spec`'s program and waits for what the local instance saw (the engine's
+/// thread runs it, as every run).
+pub fn retry_lab_run(spec: &SubjectSpec) -> Result<RetryLabRun, RetryLabError> {
+    let engine = Engine::start(Job::RetryLab(spec.clone()), Arc::new(|| {}))
+        .map_err(|e| RetryLabError::NotStarted(e.to_string()))?;
+    while let Some(event) = engine.next() {
+        if let RunEvent::RetryLab(ran) = event {
+            return *ran;
+        }
+    }
+    // The thread ended without a word: it could not have, but a caller is owed an answer.
+    Err(RetryLabError::NotStarted(
+        "the retry lab's thread ended without its answer".to_owned(),
+    ))
 }
 
 /// Runs `spec`'s first variant once and records every message the decoder consumed, after any

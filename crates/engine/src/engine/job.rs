@@ -6,12 +6,12 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use super::events::{Cancel, EngineError, EngineEvent, LoadEvent, RunEvent, Sink};
+use super::events::{Cancel, EngineError, EngineEvent, LoadEvent, RetryLabError, RunEvent, Sink};
 use super::load::{self, InFlightCount, LoadSpec};
 use super::spec::ProfileSpec;
 use super::subject::{self, SubjectSpec};
 use super::target::Target;
-use super::{recording, run};
+use super::{recording, retry_lab, run};
 
 /// A run to start, of any kind.
 // A job is made once per run and moved once, to its thread: its size costs nothing, and boxing
@@ -29,6 +29,9 @@ pub enum Job {
     Load(Target, LoadSpec),
     /// The spec's first variant run once, its stream recorded (one [`RunEvent::Recorded`]).
     Record(Target, ProfileSpec),
+    /// A program's read-write retries watched by the local instance (`spanprof client
+    /// --read-write`; one [`RunEvent::RetryLab`]).
+    RetryLab(SubjectSpec),
 }
 
 /// How a kind of run is started: its threads' names, its runtime's workers, and what it reports
@@ -82,6 +85,15 @@ impl Job {
                 workers: 2,
                 failed: |e| RunEvent::Recorded(Box::new(Err(e.into()))),
             },
+            Job::RetryLab(_) => Shape {
+                thread: "spanprof-retry-lab",
+                io: "spanprof-retry-lab-io",
+                workers: 2,
+                failed: |e| {
+                    let error = RetryLabError::NotStarted(e.to_string());
+                    RunEvent::RetryLab(Box::new(Err(error)))
+                },
+            },
         })
     }
 
@@ -95,6 +107,7 @@ impl Job {
                 load::run(target, spec, sink, flag, in_flight).await
             }
             Job::Record(target, spec) => sink.send(recording::record(target, spec).await),
+            Job::RetryLab(spec) => sink.send(retry_lab::run(&spec).await),
         }
     }
 }
@@ -135,12 +148,16 @@ mod tests {
         }
     }
 
-    #[test]
-    fn every_kind_runs_on_a_thread_of_its_own_name_that_the_window_counts_as_a_run_s() {
-        let subject = SubjectSpec::new(CommandLine {
+    fn subject_spec() -> SubjectSpec {
+        SubjectSpec::new(CommandLine {
             program: "true".into(),
             args: Vec::new(),
-        });
+        })
+    }
+
+    #[test]
+    fn every_kind_runs_on_a_thread_of_its_own_name_that_the_window_counts_as_a_run_s() {
+        let subject = subject_spec();
         let jobs = [
             (
                 Job::Profile(nowhere(), ProfileSpec::default()),
@@ -155,6 +172,7 @@ mod tests {
                 Job::Record(nowhere(), ProfileSpec::default()),
                 "spanprof-record",
             ),
+            (Job::RetryLab(subject_spec()), "spanprof-retry-lab"),
         ];
         for (job, thread) in jobs {
             let shape = job.shape().expect("runs");

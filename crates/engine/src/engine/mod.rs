@@ -37,9 +37,10 @@ pub use crate::client::{
 pub use common::SESSION_DELETE_WAIT;
 pub use details::{IterationDetails, PREVIEW_ROWS};
 pub use events::{
-    EngineError, EngineEvent, LoadEvent, Notifier, Recording, RecordingError, RunEvent,
+    EngineError, EngineEvent, LoadEvent, Notifier, Recording, RecordingError, RetryLabError,
+    RetryLabRun, RunEvent,
 };
-pub use handle::{Canceller, Engine, record};
+pub use handle::{Canceller, Engine, record, retry_lab_run};
 pub use job::Job;
 pub use keeper::{Kept, LocalKeeper, StartLocalError};
 pub use reports::{ReportCollector, collect_reports};

@@ -2,15 +2,16 @@
 //! knobs (`abort_every`, the retry delays), watches its read-write tap, runs the program once with
 //! the instance and the SQL in its environment (and `SPANPROF_READ_WRITE=1`), and returns what the
 //! instance saw of its read-write calls, for the retry check (`analysis::retry_check`, which the
-//! command line runs on them).
+//! command line runs on them). It starts as every run does, through `Engine::start`.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::retry_lab::{RwBegan, RwRequest, RwRpc};
 use crate::server::LocalInstance;
 use crate::server::rw_tap::{self, RwCall};
 use crate::subject::command;
 
+use super::events::{RetryLabError, RetryLabRun};
 use super::subject::SubjectSpec;
 
 /// The SQL a program is given in `SPANPROF_SQL` when `--sql` names none: a write to the row the
@@ -18,51 +19,8 @@ use super::subject::SubjectSpec;
 pub const DEFAULT_READ_WRITE_SQL: &str =
     "UPDATE Accounts SET Balance = Balance + 1 WHERE AccountId = 1";
 
-/// What one run of the retry lab found.
-#[derive(Debug, Clone)]
-pub struct RetryLabRun {
-    /// The program, as typed.
-    pub command: String,
-    /// How it exited (`exit 0`, a signal, killed past its limit).
-    pub exit: String,
-    /// Whether it exited 0.
-    pub success: bool,
-    /// The end of its standard error.
-    pub stderr_tail: String,
-    /// How long it ran.
-    pub elapsed: Duration,
-    /// The read-write calls the instance saw.
-    pub requests: Vec<RwRequest>,
-    /// Whether more came than it keeps.
-    pub overflow: bool,
-}
-
-/// Why the retry lab could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum RetryLabError {
-    /// The local instance did not start.
-    #[error("the local instance did not start: {0}")]
-    Start(String),
-    /// The program did not start or could not be waited for.
-    #[error("{0}")]
-    Command(#[from] command::RunError),
-    /// No runtime for the lab.
-    #[error("cannot start the retry lab's runtime: {0}")]
-    Runtime(String),
-}
-
-/// Runs the retry lab on a runtime of its own (the command line's entry).
-pub fn run_blocking(spec: &SubjectSpec) -> Result<RetryLabRun, RetryLabError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("spanprof-retry-lab")
-        .enable_all()
-        .build()
-        .map_err(|e| RetryLabError::Runtime(e.to_string()))?;
-    runtime.block_on(run(spec))
-}
-
-/// Runs `spec`'s program once against a fresh local instance and checks its retries.
+/// Runs `spec`'s program once against a fresh local instance and checks its retries (the
+/// engine's `Job::RetryLab`; [`crate::engine::retry_lab_run`] waits for it).
 pub async fn run(spec: &SubjectSpec) -> Result<RetryLabRun, RetryLabError> {
     let instance = LocalInstance::start(spec.server.clone())
         .await
