@@ -231,6 +231,48 @@ async fn a_misspelt_column_after_a_successful_update_rolls_the_transaction_back(
     assert_eq!(balances(&host, &[3, 4]).await, [1000, 1000]);
 }
 
+/// A profile's `--param` goes on each statement of its read-write transaction that names it,
+/// with the type it was given (before, none was bound and every statement failed): the transfers move money between the accounts the parameters name.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_profiles_parameters_are_bound_on_the_transactions_statements() {
+    let server = instance(KnobSettings::default()).await;
+    let host = server.host_port();
+    let out = tokio::task::spawn_blocking({
+        let host = host.clone();
+        move || {
+            spanprof(&[
+                "profile",
+                "--endpoint",
+                &host,
+                "--no-history",
+                "--read-write",
+                "--param",
+                "from:INT64=5",
+                "--param",
+                "to:INT64=6",
+                "--param",
+                "amount:INT64=7",
+                "--sql",
+                "UPDATE Accounts SET Balance = Balance - @amount WHERE AccountId = @from; \
+                 UPDATE Accounts SET Balance = Balance + @amount WHERE AccountId = @to",
+                "--iterations",
+                "3",
+                "--warmup",
+                "0",
+            ])
+        }
+    })
+    .await
+    .expect("joins");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(balances(&host, &[5, 6]).await, [1000 - 21, 1000 + 21]);
+}
+
 /// A run cancelled while a transaction holds an UPDATE (its script sleeping before the commit)
 /// rolls it back: the balance is unchanged and the instance holds no open transaction.
 #[tokio::test(flavor = "multi_thread")]

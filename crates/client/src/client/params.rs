@@ -134,14 +134,37 @@ pub fn apply(params: &[Param], request: &mut pb::ExecuteSqlRequest) -> Result<()
     Ok(())
 }
 
-/// A parameter's value for one request (a load run's draw), bound on each statement of the
-/// request that mentions it as `@name`.
+/// A parameter's value for one transaction (a load run's draw, or a profile's `--param`), bound
+/// on each statement of the transaction that mentions it as `@name`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bound {
     /// Its name, without `@`.
     pub name: String,
-    /// Its value: an INT64 or a STRING.
+    /// Its Spanner type, as the request declares it.
+    pub ty: Type,
+    /// Its value, of that type.
     pub value: Value,
+}
+
+impl Bound {
+    /// A drawn value: an INT64 when it is one, a STRING otherwise (what a draw makes).
+    pub fn drawn(name: String, value: Value) -> Bound {
+        let ty = match value {
+            Value::Int64(_) => Type::Int64,
+            _ => Type::String,
+        };
+        Bound { name, ty, value }
+    }
+
+    /// `param` checked and typed, as a statement of a transaction carries it.
+    pub fn of(param: &Param) -> Result<Bound, ParamError> {
+        let (ty, value) = param.typed()?;
+        Ok(Bound {
+            name: param.name.clone(),
+            ty,
+            value,
+        })
+    }
 }
 
 /// Whether `sql` mentions `@name` (the name whole, compared as Spanner compares names, without
@@ -173,12 +196,8 @@ pub fn bound_for(
     let mut fields = std::collections::BTreeMap::new();
     let mut types = std::collections::HashMap::new();
     for b in bound.iter().filter(|b| mentions(sql, &b.name)) {
-        let ty = match &b.value {
-            Value::Int64(_) => Type::Int64,
-            _ => Type::String,
-        };
         fields.insert(b.name.clone(), encode_value(&b.value));
-        types.insert(b.name.clone(), pb::Type::from(&ty));
+        types.insert(b.name.clone(), pb::Type::from(&b.ty));
     }
     (!fields.is_empty()).then_some((prost_types::Struct { fields }, types))
 }
@@ -234,14 +253,8 @@ mod tests {
         assert!(!mentions("WHERE a = id", "id"));
         assert!(!mentions("WHERE a = @i", "id"));
         let bound = [
-            Bound {
-                name: "id".into(),
-                value: Value::Int64(7),
-            },
-            Bound {
-                name: "who".into(),
-                value: Value::String("x".into()),
-            },
+            Bound::drawn("id".into(), Value::Int64(7)),
+            Bound::drawn("who".into(), Value::String("x".into())),
         ];
         let mut request = pb::ExecuteSqlRequest {
             sql: "UPDATE T SET v = v + 1 WHERE k = @id".into(),

@@ -5,10 +5,10 @@
 
 use std::time::Instant;
 
-use crate::client::Session;
 use crate::client::read_write::{
     ActionCall, ActionTiming, AttemptEnd, AttemptTiming, TransactionTiming,
 };
+use crate::client::{Bound, Session};
 use crate::report::{
     Action, ActionKind, Attempt, AttemptOutcome, Code, IterationRecord, LockWaitSeen, Outcome,
     Parts, StoredTimings, TransactionRecord, waits_from_text,
@@ -32,10 +32,18 @@ pub(super) async fn iteration(
         record.outcome = Outcome::cancelled();
         return done(record, false);
     }
+    // The variant's parameters go on each statement that names them, as a query's go on it.
+    let bound: Vec<Bound> = match cx.variant.params.iter().map(Bound::of).collect() {
+        Ok(bound) => bound,
+        Err(e) => {
+            record.outcome = Outcome::failed(e.to_string(), None);
+            return done(record, false);
+        }
+    };
     let started = Instant::now();
     let cancel = std::pin::pin!(cx.cancel.notify.notified());
     let ran = session
-        .run_transaction(&rw.script, &[], &rw.options, cx.spec.decoder, cancel)
+        .run_transaction(&rw.script, &bound, &rw.options, cx.spec.decoder, cancel)
         .await;
     record.total_ms = ms(started.elapsed());
     let timing = match ran {

@@ -65,10 +65,7 @@ impl RequestDraws {
                 .names
                 .iter()
                 .zip(drawn.values)
-                .map(|(name, value)| Bound {
-                    name: name.clone(),
-                    value,
-                })
+                .map(|(name, value)| Bound::drawn(name.clone(), value))
                 .collect(),
         }
     }
