@@ -13,6 +13,8 @@
 //!   how long, and the keys waited on most.
 //! - [`distribution`](mod@distribution): the five-number summary of a run's totals (box plots).
 //! - [`gate`](mod@gate): whether a new run regressed against a baseline, for CI.
+//! - [`load_variants`](mod@load_variants): load runs of one workload that differ in one setting
+//!   (`load --vary`), step level by step level, and what changed in words.
 //! - [`names`](mod@names): the distinct names runs are called by side by side.
 //! - [`run_diff`](mod@run_diff): two runs as a diff: each measure's means, their change with its
 //!   bootstrap interval, and the settings the runs differ in.
@@ -34,6 +36,7 @@ pub mod conflicts;
 pub mod distribution;
 pub mod findings;
 pub mod gate;
+pub mod load_variants;
 pub mod names;
 pub mod parts;
 pub mod refusal;
@@ -55,6 +58,7 @@ pub use findings::{
     missing_statistics,
 };
 pub use gate::{Gate, GateError, GateOutcome, gate, gate_named, parse_slowdown};
+pub use load_variants::{VariantComparison, VariantRow, compare_variants};
 pub use names::{RunIdentity, run_names, run_names_utc};
 pub use parts::{Headline, PartChange, PartComparison, PartStats, PartSummary};
 pub use refusal::sql_span;

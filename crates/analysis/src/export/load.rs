@@ -200,7 +200,18 @@ fn row(s: &StepResult) -> Vec<String> {
 /// (`part_aborted_ms`, `part_begin_ms`, ..., `part_commit_ms`), all empty for a query run's step;
 /// last, for a mix of scripts, [`LOAD_SCRIPT_FIELDS`] per script (`script_<name>_committed`...).
 pub fn load_csv(report: &LoadReport) -> Result<Vec<u8>, ExportError> {
+    let (header, rows) = load_csv_table(report);
     let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(header)?;
+    for cells in rows {
+        w.write_record(cells)?;
+    }
+    w.into_inner()
+        .map_err(|e| ExportError::Csv(::csv::Error::from(e.into_error())))
+}
+
+/// [`load_csv`]'s header and rows, cells as text.
+pub(super) fn load_csv_table(report: &LoadReport) -> (Vec<String>, Vec<Vec<String>>) {
     let header = LOAD_COLUMNS
         .iter()
         .map(|c| (*c).to_owned())
@@ -214,14 +225,16 @@ pub fn load_csv(report: &LoadReport) -> Result<Vec<u8>, ExportError> {
             .iter()
             .map(move |f| format!("script_{name}_{f}"))
     });
-    w.write_record(header.chain(scripts))?;
-    for step in &report.steps {
-        let mut cells = row(step);
-        cells.extend(script_cells(step, &names));
-        w.write_record(cells)?;
-    }
-    w.into_inner()
-        .map_err(|e| ExportError::Csv(::csv::Error::from(e.into_error())))
+    let rows = report
+        .steps
+        .iter()
+        .map(|step| {
+            let mut cells = row(step);
+            cells.extend(script_cells(step, &names));
+            cells
+        })
+        .collect();
+    (header.chain(scripts).collect(), rows)
 }
 
 /// The HDR interval log: a line per step with its latencies from the intended start.

@@ -5,7 +5,8 @@
 //! a summary per run; [`read_json`] reads it back), [`Markdown`] (a summary table per run),
 //! [`Trace`] (Chrome trace events) and [`Html`] (one offline page with the JSON embedded;
 //! [`read_reports`] reads either back); a load run's JSON, CSV, HDR interval log and page are in
-//! `load.rs` and `html/`. [`Format`] lists them all once, each saying which kinds of run it
+//! `load.rs` and `html/`, load variants' (`load --vary`) in `load_variants.rs` and `html/`.
+//! [`Format`] lists them all once, each saying which kinds of run it
 //! exports. None of them touches the file system; [`write_atomically`] does, for all of them.
 
 mod csv;
@@ -14,6 +15,7 @@ mod format;
 mod html;
 mod json;
 mod load;
+mod load_variants;
 mod markdown;
 mod redact;
 mod trace;
@@ -31,9 +33,12 @@ use crate::report::RunReport;
 pub use self::csv::{COLUMNS, Csv};
 pub use self::file::{MAX_REPORT_BYTES, read_bounded, write_atomically};
 pub use self::format::{Exported, Format, OwnedReports, Reports, RunKind, file_name_part, is_date};
-pub use self::html::{Html, MAX_BARS, MAX_TABLE_ROWS, is_html, load_html};
+pub use self::html::{Html, MAX_BARS, MAX_TABLE_ROWS, is_html, load_html, load_variants_html};
 pub use self::json::{FORMAT_VERSION, Json, read_json};
 pub use self::load::{LOAD_COLUMNS, LOAD_TRANSACTION_COLUMNS, load_csv, load_hdr_log, load_json};
+pub use self::load_variants::{
+    LOAD_VARIANTS_KIND, LOAD_VARIANTS_VERSION, LoadVariants, load_variants_csv, load_variants_json,
+};
 pub use self::markdown::Markdown;
 pub use self::redact::Redaction;
 pub use self::trace::Trace;

@@ -14,6 +14,7 @@ mod conflicts;
 mod embedded;
 mod goodput;
 mod load;
+mod load_variants;
 mod markup;
 mod plot;
 mod run;
@@ -25,6 +26,7 @@ use base64::Engine as _;
 
 use self::embedded::{LOAD_ID, REPORT_ID};
 use self::markup::{clipped, esc};
+use super::load_variants::LoadVariants;
 use super::redact::Redaction;
 use super::{ExportError, Exporter, Json};
 use crate::load::LoadReport;
@@ -102,6 +104,41 @@ pub fn load_html(report: &LoadReport, redaction: Redaction) -> Result<Vec<u8>, E
         nav: &[],
         body: &load::section(&report),
         embedded: (LOAD_ID, &json),
+    })
+    .into_bytes())
+}
+
+/// The element id of the variants' document a variants' page embeds.
+const VARIANTS_ID: &str = "spanprof-load-variants";
+
+/// Load variants' HTML report (`load --vary --html`): their comparison (table and words) at the
+/// top, then each run's load section as a load run's page shows it, the variants' JSON
+/// document embedded.
+pub fn load_variants_html(
+    doc: &LoadVariants,
+    redaction: Redaction,
+) -> Result<Vec<u8>, ExportError> {
+    let doc = doc.redacted(redaction);
+    let json = serde_json::to_vec(&doc)?;
+    let mut body = load_variants::section(&doc);
+    let mut nav = vec![("variants".to_owned(), "comparison".to_owned())];
+    for (i, run) in doc.runs.iter().enumerate() {
+        let _ = write!(
+            body,
+            "<div id=\"variant-{i}\"><h2>{}</h2>{}</div>",
+            esc(&doc.variant(i)),
+            load::section(run)
+        );
+        nav.push((format!("variant-{i}"), doc.variant(i)));
+    }
+    let title = format!("load: {} by {}", doc.values.join(" / "), doc.setting);
+    Ok(page(&Page {
+        title: &title,
+        host: "",
+        redaction,
+        nav: &nav,
+        body: &body,
+        embedded: (VARIANTS_ID, &json),
     })
     .into_bytes())
 }
