@@ -282,7 +282,8 @@ fn add_counts<K: Ord + Clone>(into: &mut BTreeMap<K, u64>, from: &BTreeMap<K, u6
 }
 
 /// The steps' read-write figures merged, on an otherwise empty step: counts and rates summed,
-/// the attempts' histogram and the aborts added, the aborts per transaction recomputed from them.
+/// the attempts' histogram, the aborts and who blocked whom added, the aborts per transaction
+/// recomputed from them.
 /// Nothing when no step is a read-write one.
 fn merge_transactions(steps: &[&StepResult]) -> StepResult {
     let mut merged = StepTally::new(StepLevel::Rate(0.0)).finish(
@@ -305,6 +306,8 @@ fn merge_transactions(steps: &[&StepResult]) -> StepResult {
     let aborts: u64 = merged.aborts_at.values().sum();
     merged.aborts_per_transaction = (transactions > 0).then(|| aborts as f64 / transactions as f64);
     merged.scripts = merge_scripts(steps);
+    merged.conflicts =
+        crate::report::Conflicts::merged(steps.iter().filter_map(|s| s.conflicts.as_ref()));
     merged
 }
 

@@ -82,6 +82,37 @@ pub struct KeyConflicts {
     pub wounds: u64,
 }
 
+impl Conflicts {
+    /// Several processes' conflicts as one (`load merge`): the counts and times added, and each
+    /// key's added where more than one names it. Each process kept only its top
+    /// [`MAX_CONFLICT_KEYS`] keys, so a key below one process's cut counts only the others'
+    /// share; the totals are exact. `None` when none had any.
+    pub fn merged<'a>(all: impl IntoIterator<Item = &'a Conflicts>) -> Option<Conflicts> {
+        let mut tally = ConflictTally::default();
+        let mut any = false;
+        for c in all {
+            any = true;
+            tally.waits = tally.waits.saturating_add(c.waits);
+            tally.wait_ms += c.wait_ms;
+            tally.wounds = tally.wounds.saturating_add(c.wounds);
+            for k in &c.keys {
+                let Some(into) = tally.key(&k.key, None) else {
+                    continue;
+                };
+                into.waits = into.waits.saturating_add(k.waits);
+                into.wait_ms += k.wait_ms;
+                into.wounds = into.wounds.saturating_add(k.wounds);
+                for column in &k.columns {
+                    if into.columns.len() < MAX_HOLDERS_SENT && !into.columns.contains(column) {
+                        into.columns.push(column.clone());
+                    }
+                }
+            }
+        }
+        any.then(|| tally.conflicts())
+    }
+}
+
 /// A running tally of waits and wounds, by key, turned into [`Conflicts`] at the end.
 #[derive(Debug, Clone, Default)]
 pub struct ConflictTally {
@@ -201,6 +232,38 @@ mod tests {
         assert_eq!(c.keys[0].columns, ["balance"], "its cells count as the row");
         assert_eq!((c.keys[0].waits, c.keys[0].wounds), (2, 1));
         assert_eq!(c.keys[1].key, "accounts(2)");
+    }
+
+    #[test]
+    fn merged_conflicts_add_their_totals_and_each_keys_figures() {
+        let mut a = ConflictTally::default();
+        a.wait(&wait("accounts(1)", 5.0));
+        a.wait(&wait("accounts(2)", 1.0));
+        let mut b = ConflictTally::default();
+        b.wait(&wait("accounts(1)", 7.0));
+        b.wound(&WoundSeen {
+            by: "02".into(),
+            key: "accounts(3)".into(),
+            column: Some("name".into()),
+            mode: "Exclusive".into(),
+        });
+        let m = Conflicts::merged([&a.conflicts(), &b.conflicts()]).expect("merged");
+        assert_eq!((m.waits, m.wait_ms, m.wounds), (3, 13.0, 1));
+        let keys: Vec<(&str, u64, f64, u64)> = m
+            .keys
+            .iter()
+            .map(|k| (k.key.as_str(), k.waits, k.wait_ms, k.wounds))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("accounts(1)", 2, 12.0, 0),
+                ("accounts(2)", 1, 1.0, 0),
+                ("accounts(3)", 0, 0.0, 1)
+            ]
+        );
+        assert_eq!(m.keys[2].columns, ["name"]);
+        assert!(Conflicts::merged([]).is_none());
     }
 
     #[test]

@@ -245,9 +245,23 @@ fn read_write_step(committed: u64, retried: u64) -> StepResult {
 }
 
 #[test]
-fn read_write_steps_merge_their_attempts_and_aborts_and_query_steps_gain_none() {
-    let (a, b) = (read_write_step(10, 2), read_write_step(30, 0));
+fn read_write_steps_merge_their_attempts_aborts_and_conflicts_and_query_steps_gain_none() {
+    let (mut a, b) = (read_write_step(10, 2), read_write_step(30, 0));
+    a.conflicts = Some(crate::report::Conflicts {
+        waits: 2,
+        wait_ms: 8.0,
+        wounds: 0,
+        keys: vec![crate::report::KeyConflicts {
+            key: "accounts(1)".into(),
+            waits: 2,
+            wait_ms: 8.0,
+            ..Default::default()
+        }],
+    });
     let merged = merge_transactions(&[&a, &b]);
+    let conflicts = merged.conflicts.as_ref().expect("the conflicts are kept");
+    assert_eq!((conflicts.waits, conflicts.wait_ms), (2, 8.0));
+    assert_eq!(conflicts.keys[0].key, "accounts(1)");
     assert_eq!(merged.committed, Some(40));
     assert_eq!(merged.committed_per_s, Some(40.0));
     assert_eq!(merged.attempts_per_s, Some(42.0));
@@ -262,6 +276,7 @@ fn read_write_steps_merge_their_attempts_and_aborts_and_query_steps_gain_none() 
     let none = merge_transactions(&[&query, &query]);
     assert_eq!(none.committed, None);
     assert!(none.attempts.is_empty());
+    assert!(none.conflicts.is_none());
 }
 
 #[test]
