@@ -83,6 +83,11 @@ pub struct LoadArgs {
     /// rule, the higher steps are not run (the window's "Find the knee" sets it).
     #[arg(long)]
     pub stop_at_knee: bool,
+    /// Run the whole load once per value of one setting, in turn, and compare the runs, each
+    /// against the first: lock-mode=pessimistic,optimistic, isolation=serializable,repeatable-read,
+    /// max-commit-delay=0ms,100ms, or skew=0.5,2 (the exponent of every zipf-drawn --param).
+    #[arg(long, value_name = "SETTING=V,V,...", value_parser = super::load_variants::parse_vary)]
+    pub vary: Option<super::load_variants::Vary>,
     /// Where the run is written.
     #[command(flatten)]
     pub out: Outputs<LoadFiles>,
@@ -163,7 +168,7 @@ fn from_history(
 }
 
 /// The spec the arguments describe.
-fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
+pub(super) fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
     check_label(&args.label)?;
     let script = args.read_write.script_text()?;
     let drawing = args.query.drawing()?;
@@ -258,16 +263,35 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
     if let Some(LoadAction::Merge(merge)) = &args.action {
         return run_merge(merge, out);
     }
+    if let Some(vary) = &args.vary {
+        return super::load_variants::run_variants(args, vary, out);
+    }
     let spec = load_spec(args)?;
+    let report = measure(args.target.target(), spec, |run| {
+        stop_on_signal(move || run.cancel())
+    })?;
+    out.write_all(summary(&report).as_bytes())?;
+    args.out.write(Reports::Load(&report), None)?;
+    super::history::save_load(&args.history, &report);
+    Ok(report)
+}
+
+/// Runs `spec` on `target` through the engine, each step printed as it ends (stderr); `started`
+/// is given the run's canceller once it runs. The report, whole or cancelled.
+pub(super) fn measure(
+    target: crate::engine::Target,
+    spec: LoadSpec,
+    started: impl FnOnce(Canceller),
+) -> anyhow::Result<LoadReport> {
     for notice in &spec.notices {
         eprintln!("note: {notice}");
     }
     if let Some(draws) = &spec.draws.draws {
         eprintln!("draws: {}", draws.describe().join("; "));
     }
-    let run = Engine::start(Job::Load(args.target.target(), spec), Arc::new(|| {}))
+    let run = Engine::start(Job::Load(target, spec), Arc::new(|| {}))
         .context("cannot start the load generator")?;
-    stop_on_signal(run.canceller());
+    started(run.canceller());
     let mut report = None;
     for event in run.load_events() {
         match event {
@@ -280,18 +304,14 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
             LoadEvent::Failed(e) => return Err(e.into()),
         }
     }
-    let report = report.context("the load generator stopped without a report")?;
-    out.write_all(summary(&report).as_bytes())?;
-    args.out.write(Reports::Load(&report), None)?;
-    super::history::save_load(&args.history, &report);
-    Ok(report)
+    report.context("the load generator stopped without a report")
 }
 
 /// Cancels the run at the first SIGINT, SIGTERM or SIGHUP, on a named thread of its own (the
 /// default action, ending the process, would lose what was measured); a second one ends the
 /// process at once, with the signal's status, whatever the run was still doing (waiting for the
 /// history's lock, writing its exports), the children stopped first.
-fn stop_on_signal(cancel: Canceller) {
+pub(super) fn stop_on_signal(cancel: impl FnOnce() + Send + 'static) {
     let spawned = std::thread::Builder::new()
         .name("spanprof-load-signals".into())
         .spawn(move || {
@@ -307,7 +327,7 @@ fn stop_on_signal(cancel: Canceller) {
                 eprintln!(
                     "stopping: the steps measured so far are reported (a second signal ends at once)"
                 );
-                cancel.cancel();
+                cancel();
                 signals.next().await
             });
             eprintln!("a second signal: ending now; what was not yet written is lost");

@@ -12,6 +12,7 @@ mod history;
 mod load;
 mod load_draws;
 mod load_summary;
+mod load_variants;
 mod names;
 mod options;
 mod outputs;

@@ -81,7 +81,7 @@ pub enum BeginArg {
     Explicit,
 }
 
-fn parse_delay(text: &str) -> Result<std::time::Duration, String> {
+pub(super) fn parse_delay(text: &str) -> Result<std::time::Duration, String> {
     let d = parse_duration(text).map_err(|e| e.to_string())?;
     if d > crate::client::read_write::MAX_COMMIT_DELAY {
         return Err("a max commit delay is between 0ms and 500ms".into());

@@ -57,6 +57,7 @@ mod load_draws;
 mod load_emulator;
 mod load_history;
 mod load_read_write;
+mod load_variants;
 mod local;
 mod memory;
 mod official;
