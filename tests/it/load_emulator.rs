@@ -133,18 +133,28 @@ impl Reported {
     }
 }
 
-/// Checks the step against the witness: each attempt of the script (read, sleep, write, commit;
-/// begun inline with its read) is on the wire as one ExecuteStreamingSql carrying the begin, a
-/// second for the write unless the read was aborted, and one Commit unless a statement was
-/// aborted; it ends with exactly one call answered ABORTED or one Commit answered OK. The
-/// warm-up's transaction (one attempt, alone on the emulator, so never aborted) went through too.
-fn check_against_the_wire(step: &Json, witness: &Witness) -> Reported {
+/// How the run's transactions begin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Begin {
+    /// With the first statement (the default).
+    Inline,
+    /// With a BeginTransaction call first (`--begin explicit`).
+    Explicit,
+}
+
+/// Checks the step against the witness: each attempt of the script (read, sleep, write, commit)
+/// is on the wire as one ExecuteStreamingSql for the read (carrying the begin, unless a
+/// BeginTransaction came first), a second for the write unless the read was aborted, and one
+/// Commit unless a statement was aborted; it ends with exactly one call answered ABORTED or one
+/// Commit answered OK. The warm-up's transaction (one attempt, alone on the emulator, so never
+/// aborted) went through too.
+fn check_against_the_wire(step: &Json, witness: &Witness, begin: Begin) -> Reported {
     let r = Reported::of(step);
     let warm_up = 1;
     assert_eq!(witness.unrecorded(), 0);
     let calls = witness.calls();
     // Every call of a transaction ended OK or ABORTED, none was cut off, none rolled back (an
-    // aborted transaction has nothing to roll back), none began explicitly.
+    // aborted transaction has nothing to roll back).
     for c in calls
         .iter()
         .filter(|c| c.path.ends_with("/ExecuteStreamingSql") || c.path.ends_with("/Commit"))
@@ -155,10 +165,25 @@ fn check_against_the_wire(step: &Json, witness: &Witness) -> Reported {
         );
     }
     assert_eq!(witness.count("Rollback", None), 0, "{calls:?}");
-    assert_eq!(witness.count("BeginTransaction", None), 0, "{calls:?}");
     assert_eq!(witness.count("ExecuteSql", None), 0, "{calls:?}");
 
     let summary = format!("reported {r:?}\nstep {step}\nthe wire {calls:?}");
+    // Begun explicitly, each attempt is one BeginTransaction (the emulator takes its lock at the
+    // first read, never aborting a begin); inline, none.
+    let begins = match begin {
+        Begin::Inline => 0,
+        Begin::Explicit => r.attempts + warm_up,
+    };
+    assert_eq!(
+        witness.count("BeginTransaction", Some(OK)) as u64,
+        begins,
+        "{summary}"
+    );
+    assert_eq!(
+        witness.count("BeginTransaction", None) as u64,
+        begins,
+        "{summary}"
+    );
     assert_eq!(
         witness.count_status(ABORTED) as u64,
         r.aborts(),
@@ -206,7 +231,7 @@ async fn the_emulators_aborts_on_the_hot_row_are_counted_exactly_as_the_wire_sho
     let (emulator, witness) = witnessed_emulator(&[]).await;
     let before = total(&emulator, &[1]).await;
     let step = load(&witness, HOT, &[]).await;
-    let r = check_against_the_wire(&step, &witness);
+    let r = check_against_the_wire(&step, &witness, Begin::Inline);
     assert!(r.aborts() > 0, "four clients on one row collide: {step}");
     assert!(r.committed > 0, "{step}");
     assert_eq!(
@@ -225,7 +250,7 @@ async fn when_the_emulator_always_aborts_the_newcomer_every_abort_is_at_the_firs
         witnessed_emulator(&["--abort_current_transaction_probability=0"]).await;
     let before = total(&emulator, &[1]).await;
     let step = load(&witness, HOT, &[]).await;
-    let r = check_against_the_wire(&step, &witness);
+    let r = check_against_the_wire(&step, &witness, Begin::Inline);
     assert!(r.aborts() > 0, "{step}");
     assert_eq!(r.aborts_at.keys().collect::<Vec<_>>(), ["query"], "{step}");
     assert_eq!(witness.count("Commit", Some(ABORTED)), 0);
@@ -249,10 +274,34 @@ async fn the_skewed_script_on_the_emulator_is_counted_exactly_as_the_wire_shows_
         &["--param", "id=zipf:1..20", "--seed", "7"],
     )
     .await;
-    let r = check_against_the_wire(&step, &witness);
+    let r = check_against_the_wire(&step, &witness, Begin::Inline);
     assert!(r.aborts() > 0, "{step}");
+    // One lock for all keys: each committed transaction held it from its read to its commit, 50 ms
+    // at least, and no two overlapped, whichever keys they drew (a step's edge lets one more in).
+    let duration = step["duration_s"].as_f64().expect("a duration");
+    assert!(
+        r.committed as f64 <= duration / 0.050 + 1.0,
+        "{} committed in {duration} s: {step}",
+        r.committed
+    );
     assert_eq!(
         total(&emulator, &ids).await - before,
+        r.committed as i64 + 1,
+        "{step}"
+    );
+}
+
+/// Begun explicitly, each attempt is one BeginTransaction on the wire: the attempts counted
+/// directly, and still exactly the report's.
+#[tokio::test(flavor = "multi_thread")]
+async fn begun_explicitly_each_attempt_the_report_counts_is_one_begin_on_the_wire() {
+    let (emulator, witness) = witnessed_emulator(&[]).await;
+    let before = total(&emulator, &[1]).await;
+    let step = load(&witness, HOT, &["--begin", "explicit"]).await;
+    let r = check_against_the_wire(&step, &witness, Begin::Explicit);
+    assert!(r.aborts() > 0, "{step}");
+    assert_eq!(
+        total(&emulator, &[1]).await - before,
         r.committed as i64 + 1,
         "{step}"
     );
