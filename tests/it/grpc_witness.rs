@@ -298,3 +298,82 @@ fn bounded_path(path: &str) -> String {
     }
     path[..end].to_owned()
 }
+
+/// The witness against what is known: on the emulator, a long answer read at full speed and one
+/// read slowly through HTTP/2's smallest windows, a request many windows long, and an error
+/// answered at once each go through whole, and each is recorded once, in order, with the status
+/// the client got.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_witness_passes_long_answers_and_requests_whole_and_records_each_calls_status() {
+    use prost::Message as _;
+
+    use crate::client::TestClient;
+    use crate::emulator::{seed, seed_args, start_emulator};
+
+    let emulator = start_emulator();
+    let host = emulator.address().to_owned();
+    tokio::task::spawn_blocking(move || seed(&seed_args(&host, "test-project", 2000)))
+        .await
+        .expect("joins");
+    let witness = Witness::start(emulator.address()).await;
+    let all = "SELECT * FROM Seed23 ORDER BY Id";
+    let direct = TestClient::connect(emulator.address())
+        .await
+        .query(all)
+        .await
+        .expect("the direct read");
+    let mut client = TestClient::connect(witness.address()).await;
+    // A window never released would stall the answer: that fails here instead of hanging.
+    let through = tokio::time::timeout(std::time::Duration::from_secs(30), client.query(all))
+        .await
+        .expect("the answer stalled in the witness")
+        .expect("the read through the witness");
+    let bytes: usize = through.messages.iter().map(|m| m.encoded_len()).sum();
+    assert!(bytes > 8 * 65_535, "many windows long: {bytes} bytes");
+    assert_eq!(through.rows, direct.rows);
+    // The client's windows are HTTP/2's smallest, granted as it reads, 4 MB a second.
+    let slow = crate::raw_h2::read_slowly(witness.address(), &client.session, all, 4_000_000)
+        .await
+        .expect("the slow read");
+    assert_eq!(slow.rows, 2000);
+    let long = "x".repeat(300_000);
+    let echoed = client
+        .query(&format!("SELECT '{long}' AS s"))
+        .await
+        .expect("a long request");
+    assert_eq!(
+        echoed.rows.first().map(|r| r.values().to_vec()),
+        Some(vec![spanprof::wire::Value::String(long)])
+    );
+    let refused = client
+        .query("SELECT * FROM NoSuchTable")
+        .await
+        .expect_err("no such table");
+    let streaming = "/google.spanner.v1.Spanner/ExecuteStreamingSql";
+    let call = |path: &str, status: u32| Call {
+        path: path.to_owned(),
+        status: Some(status),
+    };
+    assert_eq!(
+        witness.calls(),
+        [
+            call("/google.spanner.v1.Spanner/CreateSession", 0),
+            call(streaming, 0),
+            call(streaming, 0),
+            call(streaming, 0),
+            call(streaming, refused.code() as u32),
+        ]
+    );
+    assert_ne!(refused.code(), tonic::Code::Ok);
+    assert_eq!(witness.count_status(refused.code() as u32), 1);
+    assert_eq!(witness.unrecorded(), 0);
+}
+
+#[test]
+fn a_path_is_kept_to_its_bound_at_a_character_boundary() {
+    let path = format!("/{}", "é".repeat(200));
+    let kept = bounded_path(&path);
+    assert!(kept.len() <= MAX_PATH_BYTES && kept.len() >= MAX_PATH_BYTES - 1);
+    assert!(path.starts_with(&kept));
+    assert_eq!(bounded_path("/a.B/C"), "/a.B/C");
+}
