@@ -200,6 +200,13 @@ pub(super) fn commit_outcome_unknown(status: &tonic::Status) -> bool {
 /// A commit's wait for locks and the waits it names, when its answer says (the local instance's).
 type LockWaits = (Option<Duration>, Vec<LockWaitSeen>);
 
+/// The waits a failed request went through before it failed, when its status's trailers say
+/// (the local instance's, for a request aborted while it waited for a lock): a wait that ended in
+/// an abort, which the target's LOCK_STATS count too.
+pub(super) fn failed_waits(status: &tonic::Status) -> LockWaits {
+    (lock_wait(status.metadata()), lock_waits(status.metadata()))
+}
+
 /// The waits a commit's answer names (only the local instance's does).
 fn lock_waits(headers: &tonic::metadata::MetadataMap) -> Vec<LockWaitSeen> {
     headers

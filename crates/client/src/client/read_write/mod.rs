@@ -328,6 +328,7 @@ impl Session {
         let end = match outcome {
             Some(Ok(end)) => end,
             Some(Err(Broke::Status(at, status))) if status.code() == tonic::Code::Aborted => {
+                waits_before_failing(&mut run.actions, &status);
                 AttemptEnd::Aborted {
                     at,
                     message: status.message().to_owned(),
@@ -358,6 +359,7 @@ impl Session {
                 let aborted =
                     matches!(&error, IterationError::Status(s) if s.code() == tonic::Code::Aborted);
                 if let (true, IterationError::Status(status)) = (aborted, &error) {
+                    waits_before_failing(&mut run.actions, status);
                     AttemptEnd::Aborted {
                         at,
                         message: status.message().to_owned(),
@@ -694,6 +696,19 @@ impl Session {
         let mut client = SpannerClient::new(run.channel.clone());
         let _ = tokio::time::timeout(self.timeouts().call, client.rollback(request)).await;
     }
+}
+
+/// The waits for locks the server names in an aborted request's trailers, kept on the action
+/// that failed (the attempt's last), beside any it was told of before.
+fn waits_before_failing(actions: &mut [ActionTiming], status: &tonic::Status) {
+    let (waited, named) = commit::failed_waits(status);
+    let Some(last) = actions.last_mut() else {
+        return;
+    };
+    if let Some(waited) = waited {
+        last.server_lock_wait = Some(last.server_lock_wait.unwrap_or_default() + waited);
+    }
+    last.lock_waits.extend(named);
 }
 
 /// The older transaction that wounded an aborted attempt, when the server's trailer names it.

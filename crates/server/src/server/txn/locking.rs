@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedReceiver;
 use tonic::Status;
+use tonic::metadata::MetadataValue;
 
 use super::aborted::{aborted, retry_delay_for, with_wound};
 use super::journal::AbortCause;
@@ -24,6 +25,7 @@ use super::locks::{LockError, TxnInfo, WaitInfo};
 use super::store::{Ended, ReadWrite, State, Transactions};
 use crate::report::{LockWaitSeen, MAX_HOLDERS_SENT, MAX_WAITS_SENT, WoundSeen};
 use crate::server::knobs::KnobSettings;
+use crate::wire::result_stats::{COMMIT_LOCK_WAIT_HEADER, COMMIT_LOCK_WAITS_HEADER};
 
 /// Begins `txn` in the lock table unless it has begun: its age is now, or its previous attempt's.
 pub fn start(txns: &Transactions, txn: &ReadWrite) -> Result<(), Status> {
@@ -81,7 +83,7 @@ pub async fn take(
         let asked = (key.clone(), mode);
         match txns
             .locks()
-            .acquire(txn.lock_id(), key, mode, deadline)
+            .acquire_waited(txn.lock_id(), key, mode, deadline)
             .await
         {
             Ok(acquired) => {
@@ -90,10 +92,44 @@ pub async fn take(
                     taken.waits.push(seen(&asked.0, asked.1, &wait));
                 }
             }
-            Err(e) => return Err(fail(txns, txn, state, &e, knobs)),
+            Err((e, waited)) => {
+                if let Some(waited) = waited {
+                    taken.waited += waited;
+                    if taken.waits.len() < MAX_WAITS_SENT {
+                        taken.waits.push(LockWaitSeen {
+                            key: asked.0.rows_in_words(),
+                            column: asked.0.column.as_deref().map(str::to_owned),
+                            mode: asked.1.to_string(),
+                            ms: waited.as_secs_f64() * 1e3,
+                            holders: Vec::new(),
+                        });
+                    }
+                }
+                return Err(with_waits(fail(txns, txn, state, &e, knobs), &taken));
+            }
         }
     }
     Ok(taken)
+}
+
+/// `status` (a request's failure while it took its locks) with the waits it went through in the
+/// trailers a commit's answer carries them in (`spanprof-lock-wait-us`, `spanprof-lock-waits`):
+/// a wait that ended in an abort is one LOCK_STATS count, and the client is told of it too.
+fn with_waits(mut status: Status, taken: &Taken) -> Status {
+    if taken.waited.is_zero() && taken.waits.is_empty() {
+        return status;
+    }
+    let trailers = status.metadata_mut();
+    if let Ok(value) = MetadataValue::try_from(taken.waited.as_micros().to_string()) {
+        trailers.insert(COMMIT_LOCK_WAIT_HEADER, value);
+    }
+    let named = (!taken.waits.is_empty())
+        .then(|| serde_json::to_string(&taken.waits).ok())
+        .flatten();
+    if let Some(value) = named.and_then(|w| MetadataValue::try_from(w).ok()) {
+        trailers.insert(COMMIT_LOCK_WAITS_HEADER, value);
+    }
+    status
 }
 
 /// A wait as the client is told it: the key and mode asked, how long, behind whom.

@@ -285,10 +285,28 @@ impl LockTable {
         mode: LockMode,
         deadline: Instant,
     ) -> Result<Acquired, LockError> {
-        let ticket = match self.request(txn, key, mode)? {
+        self.acquire_waited(txn, key, mode, deadline)
+            .await
+            .map_err(|(e, _)| e)
+    }
+
+    /// [`LockTable::acquire`], a failure with how long it waited before it failed (None: it
+    /// failed without waiting), as the journal counts that wait: what a request that ends in an
+    /// abort tells its client of the wait LOCK_STATS count.
+    pub async fn acquire_waited(
+        &self,
+        txn: TxnId,
+        key: LockKey,
+        mode: LockMode,
+        deadline: Instant,
+    ) -> Result<Acquired, (LockError, Option<Duration>)> {
+        let ticket = match self.request(txn, key, mode).map_err(|e| (e, None))? {
             Ok(acquired) => return Ok(acquired),
             Err(ticket) => ticket,
         };
+        let began = Instant::now();
+        let waited =
+            |outcome: Result<Acquired, LockError>| outcome.map_err(|e| (e, Some(began.elapsed())));
         let mut guard = WaitGuard {
             table: self,
             order: ticket.order,
@@ -297,14 +315,14 @@ impl LockTable {
         loop {
             if let Some(outcome) = self.lock().take_outcome(ticket.order) {
                 guard.armed = false;
-                return outcome;
+                return waited(outcome);
             }
             if tokio::time::timeout_at(deadline, ticket.notify.notified())
                 .await
                 .is_err()
             {
                 guard.armed = false;
-                return self.lock().expire(ticket.order);
+                return waited(self.lock().expire(ticket.order));
             }
         }
     }
