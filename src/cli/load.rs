@@ -86,8 +86,9 @@ pub struct LoadArgs {
     /// Run the whole load once per value of one setting, in turn, and compare the runs, each
     /// against the first: lock-mode=pessimistic,optimistic, isolation=serializable,repeatable-read,
     /// max-commit-delay=0ms,100ms, or skew=0.5,2 (the exponent of every zipf-drawn --param).
-    #[arg(long, value_name = "SETTING=V,V,...", value_parser = super::load_variants::parse_vary)]
-    pub vary: Option<super::load_variants::Vary>,
+    // `spanprof load` hands such a run to `load_variants::run_variants`.
+    #[arg(long, value_name = "SETTING=V,V,...", value_parser = super::load_vary::parse_vary)]
+    pub vary: Option<super::load_vary::Vary>,
     /// Where the run is written.
     #[command(flatten)]
     pub out: Outputs<LoadFiles>,
@@ -263,9 +264,10 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
     if let Some(LoadAction::Merge(merge)) = &args.action {
         return run_merge(merge, out);
     }
-    if let Some(vary) = &args.vary {
-        return super::load_variants::run_variants(args, vary, out);
-    }
+    anyhow::ensure!(
+        args.vary.is_none(),
+        "--vary makes several load runs: `spanprof load` runs them, one at a time"
+    );
     let spec = load_spec(args)?;
     let report = measure(args.target.target(), spec, |run| {
         stop_on_signal(move || run.cancel())

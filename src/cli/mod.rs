@@ -13,6 +13,7 @@ mod load;
 mod load_draws;
 mod load_summary;
 mod load_variants;
+mod load_vary;
 mod names;
 mod options;
 mod outputs;
@@ -179,7 +180,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             ProfileOutcome::NoBaseline => ExitCode::from(NO_BASELINE),
         }),
         Some(Command::Load(args)) => {
-            run_load(&args, std::io::stdout())?;
+            match &args.vary {
+                Some(vary) => load_variants::run_variants(&args, vary, std::io::stdout())?,
+                None => run_load(&args, std::io::stdout())?,
+            };
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Record(args)) => {
