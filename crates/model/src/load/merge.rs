@@ -100,6 +100,8 @@ pub fn merge(runs: &[LoadReport]) -> Result<LoadReport, MergeError> {
         runs.iter().map(run_name).collect::<Vec<_>>().join("; ")
     ));
     notices.extend(draws_notice(runs));
+    let (server_stats, stats_notice) = merged_server_stats(runs);
+    notices.extend(stats_notice);
     let facts = RunFacts {
         label: first.label.clone(),
         sql: first.sql.clone(),
@@ -117,7 +119,35 @@ pub fn merge(runs: &[LoadReport]) -> Result<LoadReport, MergeError> {
             .ok_or_else(|| overflow("cores"))?,
         cancelled: runs.iter().any(|r| r.cancelled),
     };
-    Ok(LoadReport::new(facts, &plan, steps))
+    let mut merged = LoadReport::new(facts, &plan, steps);
+    merged.server_stats = server_stats;
+    Ok(merged)
+}
+
+/// The target's statistics the merged run keeps: those of the first run when every run read the
+/// same rows for the same tag (several processes of one run, reading one target's tables), else
+/// none, with a notice saying so (never some runs' statistics passed off as the merged run's).
+fn merged_server_stats(
+    runs: &[LoadReport],
+) -> (Option<super::server_stats::ServerStats>, Option<String>) {
+    let first = runs.first().and_then(|r| r.server_stats.as_ref());
+    let same = runs.iter().all(|r| match (&r.server_stats, first) {
+        (Some(s), Some(f)) => s.tag == f.tag && s.read == f.read,
+        _ => false,
+    });
+    if same {
+        return (first.cloned(), None);
+    }
+    let had = runs.iter().filter(|r| r.server_stats.is_some()).count();
+    if had == 0 {
+        return (None, None);
+    }
+    let notice = format!(
+        "the target's own statistics are left out: {had} of the {} runs read them, and not the \
+         same rows for one tag",
+        runs.len()
+    );
+    (None, Some(notice))
 }
 
 /// The sum of `values`, `None` past `T`'s range.

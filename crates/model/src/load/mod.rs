@@ -10,6 +10,7 @@ pub mod knee;
 pub mod merge;
 pub mod report;
 pub mod scripts;
+pub mod server_stats;
 pub mod step;
 
 use std::time::Duration;
@@ -20,6 +21,7 @@ pub use knee::{Knee, KneeRule, find_knee, find_knee_on};
 pub use merge::{MergeError, merge};
 pub use report::{LoadReport, RunFacts};
 pub use scripts::{MAX_MIX_SCRIPTS, ScriptShare, ScriptTally};
+pub use server_stats::{ServedStats, ServerStats, StatsRead};
 pub use step::{Ended, ProcessStep, StepCpu, StepResult, StepTally};
 
 /// The highest arrival rate a step may ask for, per second; a higher one is capped with a notice

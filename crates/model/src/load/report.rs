@@ -63,6 +63,10 @@ pub struct LoadReport {
     /// What its requests drew (the seed, the parameters, a mix): enough to draw the same again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draws: Option<super::draw::Draws>,
+    /// What the target's own lock and transaction statistics said of the run
+    /// (`--server-stats`), or why it said nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stats: Option<super::server_stats::ServerStats>,
 }
 
 /// What a report says of its run besides the steps.
@@ -131,6 +135,7 @@ impl LoadReport {
             notices: facts.notices,
             steps,
             draws: None,
+            server_stats: None,
         }
     }
 
@@ -167,6 +172,9 @@ impl LoadReport {
                 self.step_duration_s,
                 MAX_STEP.as_secs()
             ));
+        }
+        if let Some(stats) = &self.server_stats {
+            stats.check()?;
         }
         let run = [
             ("knee", self.knee),

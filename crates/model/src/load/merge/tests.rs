@@ -321,3 +321,45 @@ fn a_mix_s_shares_add_up_across_processes_and_one_seed_twice_is_said() {
     let apart = merge(&[run_of(1, 3), run_of(2, 4)]).expect("merges");
     assert!(!apart.notices.iter().any(|n| n.contains("same keys")));
 }
+
+#[test]
+fn the_targets_statistics_are_kept_only_when_every_run_read_the_same() {
+    use crate::load::server_stats::{ServedStats, ServerStats, StatsRead};
+    let stats = |from: &str, attempts: u64| ServerStats {
+        tag: "spanprof-load-0a1b2c3d".into(),
+        run_from: from.into(),
+        run_to: from.into(),
+        read: StatsRead::Served(ServedStats {
+            intervals: vec![format!("2026-12-05T18:0{attempts}:00Z")],
+            ..ServedStats::default()
+        }),
+    };
+    let mut a = run("a", [50.0, 100.0], [&[5], &[6]]);
+    let mut b = run("bb", [50.0, 100.0], [&[5], &[6]]);
+    a.server_stats = Some(stats("2026-12-05T18:00:01Z", 1));
+    b.server_stats = Some(stats("2026-12-05T18:00:02Z", 1));
+    let merged = merge(&[a.clone(), b.clone()]).expect("merges");
+    assert_eq!(
+        merged.server_stats.as_ref().map(|s| &s.read),
+        a.server_stats.as_ref().map(|s| &s.read),
+        "the same rows, read by two processes, are the merged run's"
+    );
+    b.server_stats = Some(stats("2026-12-05T18:00:02Z", 2));
+    let merged = merge(&[a.clone(), b.clone()]).expect("merges");
+    assert_eq!(
+        merged.server_stats, None,
+        "never one run's passed off as both's"
+    );
+    assert!(
+        merged
+            .notices
+            .iter()
+            .any(|n| n.contains("own statistics are left out")),
+        "{:?}",
+        merged.notices
+    );
+    b.server_stats = None;
+    let merged = merge(&[a, b]).expect("merges");
+    assert_eq!(merged.server_stats, None);
+    assert!(merged.notices.iter().any(|n| n.contains("1 of the 2 runs")));
+}
