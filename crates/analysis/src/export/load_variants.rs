@@ -188,4 +188,37 @@ mod tests {
         let redacted = load_variants_json(&doc.redacted(literals)).expect("JSON");
         assert!(!String::from_utf8_lossy(&redacted).contains("Zanzibar"));
     }
+
+    #[test]
+    fn the_page_has_the_comparison_first_then_each_run_s_section_and_redacts_every_run() {
+        let doc = LoadVariants::new(
+            "isolation",
+            vec!["serializable".into(), "repeatable-read".into()],
+            vec![run("a", &[1]), run("b", &[1])],
+        );
+        let page = String::from_utf8(
+            super::super::load_variants_html(&doc, Redaction::NONE).expect("a page"),
+        )
+        .expect("UTF-8");
+        let comparison = page
+            .find("<h2>Variants: isolation</h2>")
+            .expect("the comparison");
+        let first = page
+            .find("<h2>isolation=serializable</h2>")
+            .expect("the first run");
+        let second = page
+            .find("<h2>isolation=repeatable-read</h2>")
+            .expect("the second");
+        assert!(comparison < first && first < second);
+        assert_eq!(page.matches("<section id=\"load\">").count(), 2);
+        assert!(
+            page.contains(&doc.comparison.words[0]),
+            "{}",
+            doc.comparison.words[0]
+        );
+        assert!(page.contains("Zanzibar"));
+        let literals = Redaction::parse("literals").expect("literals");
+        let redacted = super::super::load_variants_html(&doc, literals).expect("a page");
+        assert!(!String::from_utf8_lossy(&redacted).contains("Zanzibar"));
+    }
 }
