@@ -22,6 +22,8 @@ pub const MAX_STATS_ROWS: usize = 2_000;
 pub const MAX_TEXT_CHARS: usize = 256;
 /// The most sample lock requests kept of a row (production sends up to 20).
 pub const MAX_SAMPLES: usize = 20;
+/// The largest figure of seconds a row may hold (a lock wait, a latency): about 30 years.
+pub const MAX_SECONDS: f64 = 1e9;
 /// The longest a run waits for the target's interval to close, whatever it asks.
 pub const MAX_STATS_WAIT_S: f64 = 3_600.0;
 
@@ -228,7 +230,7 @@ fn wrong(column: &'static str, wanted: &'static str) -> StatsRowError {
     StatsRowError::Column { column, wanted }
 }
 
-/// A FLOAT64 cell (NULL: none), finite, non-negative and at most [`super::report::MAX_FIGURE`].
+/// A FLOAT64 cell (NULL: none), finite, non-negative and at most [`MAX_SECONDS`].
 fn figure(value: &Value, column: &'static str) -> Result<Option<f64>, StatsRowError> {
     let f = match value {
         Value::Null => return Ok(None),
@@ -237,7 +239,7 @@ fn figure(value: &Value, column: &'static str) -> Result<Option<f64>, StatsRowEr
         Value::Int64(n) => *n as f64,
         _ => return Err(wrong(column, "a FLOAT64")),
     };
-    if !f.is_finite() || !(0.0..=super::report::MAX_FIGURE).contains(&f) {
+    if !f.is_finite() || !(0.0..=MAX_SECONDS).contains(&f) {
         return Err(wrong(column, "a finite, non-negative number"));
     }
     Ok(Some(f))
@@ -301,7 +303,7 @@ impl ServerStats {
         }
         for row in &served.lock_rows {
             let seconds = row.lock_wait_seconds;
-            if !seconds.is_finite() || !(0.0..=super::report::MAX_FIGURE).contains(&seconds) {
+            if !seconds.is_finite() || !(0.0..=MAX_SECONDS).contains(&seconds) {
                 return Err(format!(
                     "server_stats' LOCK_WAIT_SECONDS is {seconds}: a figure is finite, \
                      non-negative and bounded"
@@ -316,7 +318,7 @@ impl ServerStats {
         }
         for row in &served.txn_rows {
             let latency = row.avg_total_latency_seconds.unwrap_or(0.0);
-            if !latency.is_finite() || !(0.0..=super::report::MAX_FIGURE).contains(&latency) {
+            if !latency.is_finite() || !(0.0..=MAX_SECONDS).contains(&latency) {
                 return Err("server_stats holds a latency that is no bounded figure".into());
             }
             if long(&row.tag) || long(&row.interval_end) {
