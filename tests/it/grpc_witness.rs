@@ -219,7 +219,13 @@ async fn call(
     };
     let mut status = None;
     let forwarded = async {
-        while let Some(data) = body.data().await {
+        loop {
+            // A client that resets the call while the server is quiet is heard at once.
+            let data = tokio::select! {
+                data = body.data() => data,
+                reset = poll_fn(|cx| downward.poll_reset(cx)) => return Err(h2::Error::from(reset?)),
+            };
+            let Some(data) = data else { break };
             let data = data?;
             let n = data.len();
             send_all(&mut downward, data).await?;
