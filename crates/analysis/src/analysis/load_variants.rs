@@ -205,13 +205,29 @@ fn sentence(lead: &str, base: &VariantRow, other: &VariantRow) -> String {
     }
     let goodput = goodput_words(base, other);
     if clauses.is_empty() {
-        text = format!("{lead}: {goodput}");
+        // A query's steps: no transaction figures, so their latencies say what changed.
+        text = format!("{lead}: {goodput}{}", latency_words(base, other));
     } else {
         text.push_str("; ");
         text.push_str(&goodput);
     }
     text.push('.');
     text
+}
+
+/// `; p50 6.3 ms against 3 ms, p99 9 ms against 4.2 ms`, each percentile both runs have.
+fn latency_words(base: &VariantRow, other: &VariantRow) -> String {
+    let mut words = String::new();
+    for (name, b, o) in [
+        ("p50", base.p50_ms, other.p50_ms),
+        ("p99", base.p99_ms, other.p99_ms),
+    ] {
+        if let (Some(b), Some(o)) = (b, o) {
+            words.push_str(if words.is_empty() { "; " } else { ", " });
+            words.push_str(&format!("{name} {} ms against {} ms", fig(o), fig(b)));
+        }
+    }
+    words
 }
 
 /// `goodput 12.1/s against 17.7/s (0.68x)`, the ratio left out when the first had none.
@@ -385,17 +401,24 @@ mod tests {
     }
 
     #[test]
-    fn a_query_run_s_steps_are_compared_by_goodput_alone() {
+    fn a_query_run_s_steps_are_compared_by_goodput_and_latency() {
         let mut s = StepTally::new(StepLevel::Rate(50.0)).finish(
             Duration::ZERO,
             Duration::from_secs(1),
             StepCpu::default(),
         );
         s.achieved_rate = 49.0;
+        s.p50_ms = Some(3.0);
+        s.p99_ms = Some(4.25);
         let mut t = s.clone();
         t.achieved_rate = 25.0;
+        t.p50_ms = Some(6.3);
+        t.p99_ms = None;
         let c = compare_variants(&values(&["1.1", "2"]), &[run(vec![s]), run(vec![t])]);
         assert_eq!(c.rows[0].lock_wait_ms, None);
-        assert_eq!(c.words, ["2: goodput 25.0/s against 49.0/s (0.51x)."]);
+        assert_eq!(
+            c.words,
+            ["2: goodput 25.0/s against 49.0/s (0.51x); p50 6.3 ms against 3 ms."]
+        );
     }
 }
