@@ -51,6 +51,9 @@ pub struct LoadArgs {
     /// What every call says besides the query.
     #[command(flatten)]
     pub headers: HeaderArgs,
+    /// The target's own lock and transaction statistics of the run (`--server-stats`).
+    #[command(flatten)]
+    pub server_stats: super::target_stats::ServerStatsArgs,
     /// The run's label.
     #[arg(long, default_value = "load")]
     pub label: String,
@@ -268,8 +271,11 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
         args.vary.is_none(),
         "--vary makes several load runs: `spanprof load` runs them, one at a time"
     );
-    let spec = load_spec(args)?;
-    let report = measure(args.target.target(), spec, |run| {
+    let mut spec = load_spec(args)?;
+    let stats = args.server_stats.ask(&mut spec.variant)?;
+    let mut target = args.target.target();
+    spec.notices.extend(args.server_stats.apply(&mut target));
+    let report = measure_with(target, spec, stats, |run| {
         stop_on_signal(move || run.cancel())
     })?;
     out.write_all(summary(&report).as_bytes())?;
@@ -285,14 +291,28 @@ pub(super) fn measure(
     spec: LoadSpec,
     started: impl FnOnce(Canceller),
 ) -> anyhow::Result<LoadReport> {
+    measure_with(target, spec, None, started)
+}
+
+/// [`measure`], reading the target's own statistics of the run after its last step when `stats`
+/// asks for them (`--server-stats`).
+fn measure_with(
+    target: crate::engine::Target,
+    spec: LoadSpec,
+    stats: Option<crate::engine::load::ServerStatsAsk>,
+    started: impl FnOnce(Canceller),
+) -> anyhow::Result<LoadReport> {
     for notice in &spec.notices {
         eprintln!("note: {notice}");
     }
     if let Some(draws) = &spec.draws.draws {
         eprintln!("draws: {}", draws.describe().join("; "));
     }
-    let run = Engine::start(Job::Load(target, spec), Arc::new(|| {}))
-        .context("cannot start the load generator")?;
+    let job = match stats {
+        Some(ask) => Job::LoadWithServerStats(target, spec, ask),
+        None => Job::Load(target, spec),
+    };
+    let run = Engine::start(job, Arc::new(|| {})).context("cannot start the load generator")?;
     started(run.canceller());
     let mut report = None;
     for event in run.load_events() {

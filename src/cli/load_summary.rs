@@ -188,6 +188,7 @@ pub fn summary(r: &LoadReport) -> String {
     let _ = writeln!(t, "\nknee: {}", r.knee_words);
     let _ = writeln!(t, "  (rule: {})", r.knee_rule);
     client_cpu(&mut t, r);
+    super::target_stats::block(&mut t, r);
     for notice in &r.notices {
         let _ = writeln!(t, "note: {notice}");
     }

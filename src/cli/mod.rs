@@ -28,6 +28,7 @@ mod serve;
 mod subject;
 mod summary;
 mod target;
+mod target_stats;
 mod variants;
 mod workload;
 

@@ -78,6 +78,7 @@ mod retry_lab;
 mod row_check;
 mod run_names;
 mod serve_process;
+mod server_stats;
 mod shapes;
 mod spanprof_client;
 mod standin;

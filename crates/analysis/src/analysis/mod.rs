@@ -42,6 +42,7 @@ pub mod parts;
 pub mod refusal;
 pub mod retry_check;
 pub mod run_diff;
+pub mod server_stats;
 pub mod subject;
 pub mod sweep;
 pub mod transactions;

@@ -60,6 +60,7 @@ pub fn section(report: &LoadReport) -> String {
     html.push_str("<h3>Latency against throughput</h3>");
     html.push_str(&curve(report));
     html.push_str(&super::goodput::section(report));
+    html.push_str(&super::server_stats::section(report));
     html.push_str("<h3>Each step's percentiles, from the intended start</h3>");
     html.push_str(&percentiles(&report.steps));
     html.push_str("<h3>Steps</h3>");

@@ -18,6 +18,7 @@ mod load_variants;
 mod markup;
 mod plot;
 mod run;
+mod server_stats;
 mod timeline;
 
 use std::fmt::Write as _;

@@ -10,6 +10,7 @@ mod draws;
 mod generator;
 mod pool;
 mod request;
+mod server_stats;
 mod sink;
 mod transaction;
 
@@ -34,6 +35,7 @@ pub use draws::{LoadDraws, MixScript};
 use generator::{Generator, InFlight, OpenStep};
 use pool::{Opener, SessionPool};
 use request::Shared;
+pub use server_stats::{ServerStatsAsk, WaitNotice, check_tag};
 use sink::StepSink;
 use transaction::Transactions;
 
@@ -92,10 +94,13 @@ impl Drop for InFlightGuard {
 const LEAD: Duration = Duration::from_millis(50);
 
 /// Runs `spec` against `target`, every event to `sink`, until done or cancelled (`cancel`, read
-/// by the generator's threads too); `in_flight` counts the requests in flight.
+/// by the generator's threads too); `in_flight` counts the requests in flight. With `stats`, the
+/// target's own statistics of the run are read after its last step (`server_stats`), before the
+/// local instance it started stops.
 pub(super) async fn run(
     target: Target,
     spec: LoadSpec,
+    stats: Option<ServerStatsAsk>,
     sink: &Sink,
     cancel: &Arc<AtomicBool>,
     in_flight: InFlightCount,
@@ -104,8 +109,9 @@ pub(super) async fn run(
     // The generator's thread starts its requests on the run's runtime.
     let runtime = tokio::runtime::Handle::current();
     let started_at = now_rfc3339();
+    let wall_began = std::time::SystemTime::now();
     let run_began = Instant::now();
-    let opened = open(&target, &spec, in_flight).await;
+    let opened = open(&target, &spec, in_flight, stats.is_some()).await;
     let (connected, shared) = match opened {
         Ok((connected, shared)) => (connected, Arc::new(shared)),
         Err(e) => return send(LoadEvent::Failed(e)),
@@ -143,6 +149,10 @@ pub(super) async fn run(
             break;
         }
     }
+    let span = server_stats::RunSpan {
+        from: wall_began,
+        to: std::time::SystemTime::now(),
+    };
     let facts = RunFacts {
         label: spec.variant.label.clone(),
         sql: spec.variant.sql.clone(),
@@ -165,7 +175,12 @@ pub(super) async fn run(
         }
         let _ = tokio::time::timeout(SESSION_DELETE_WAIT, closes.join_all()).await;
     }
-    // The local instance, if the run started one, stops once the session is closed.
+    if let Some(ask) = &stats {
+        let read = server_stats::read(&connected.endpoint, &spec, ask, span, cancel).await;
+        report.server_stats = Some(read);
+    }
+    // The local instance, if the run started one, stops once the session is closed (and its
+    // statistics were read).
     drop(connected);
     send(LoadEvent::Finished(Box::new(report)));
 }
@@ -213,6 +228,7 @@ async fn open(
     target: &Target,
     spec: &LoadSpec,
     in_flight: InFlightCount,
+    untagged_warm_up: bool,
 ) -> Result<(Connected, Shared), EngineError> {
     let connected = connect(target).await?;
     if let Some(rw) = &spec.variant.read_write {
@@ -240,6 +256,7 @@ async fn open(
                 pool,
                 read_write: rw.clone(),
                 mix: spec.draws.scripts.clone(),
+                untagged_warm_up,
             }),
             draws: spec.draws.draws.as_ref().map(RequestDraws::new),
         };

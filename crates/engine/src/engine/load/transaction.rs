@@ -29,6 +29,9 @@ pub(super) struct Transactions {
     pub(super) read_write: ReadWrite,
     /// A mix's scripts (empty: `read_write`'s one script).
     pub(super) mix: Vec<MixScript>,
+    /// Whether the warm-up transaction leaves out the run's tag, so that the target's statistics
+    /// for the tag count the run's transactions only (`--server-stats`).
+    pub(super) untagged_warm_up: bool,
 }
 
 impl Transactions {
@@ -127,9 +130,19 @@ impl Transactions {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         });
+        let untagged;
+        let options = if self.untagged_warm_up {
+            untagged = crate::client::read_write::ReadWriteOptions {
+                tag: None,
+                ..self.read_write.options.clone()
+            };
+            &untagged
+        } else {
+            &self.read_write.options
+        };
         let ran = lease
             .session()
-            .run_transaction(script, bound, &self.read_write.options, decoder, cancelled)
+            .run_transaction(script, bound, options, decoder, cancelled)
             .await;
         if ran.is_ok_and(|t| !matches!(accounted(&t).outcome, Outcome::Cancelled(_))) {
             lease.give_back();

@@ -1,0 +1,153 @@
+//! `spanprof load --read-write --server-stats`, the target's own statistics: the run's
+//! transactions carry a tag (the user's `--transaction-tag`, else one made for the run), and after
+//! its last step the run waits for the target's statistics interval to close and reads
+//! SPANNER_SYS's LOCK_STATS and TXN_STATS of its intervals (`engine::load`'s `server_stats`); the
+//! summary shows them beside the run's own figures (`analysis::server_stats`), or says the target
+//! serves none. `--stats-interval` sets the built-in instance's interval (production's is a
+//! minute), so that a test or a lesson need not wait one.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::analysis::server_stats::{StatsView, server_stats_view};
+use crate::engine::load::{ServerStatsAsk, WaitNotice, check_tag};
+use crate::engine::{Target, Variant};
+use crate::load::LoadReport;
+use crate::load::server_stats::MAX_STATS_WAIT_S;
+
+/// The target's own statistics of a read-write run.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServerStatsArgs {
+    /// After the last step, wait for the target's statistics interval holding the run's end to
+    /// close, read SPANNER_SYS.LOCK_STATS_TOP_MINUTE and TXN_STATS_TOP_MINUTE of the run's
+    /// intervals (the transaction statistics for the run's tag), and show them beside the run's
+    /// own figures (with --read-write; the transactions carry --transaction-tag, or a tag made
+    /// for the run).
+    #[arg(long, requires = "read_write")]
+    pub server_stats: bool,
+    /// How long to wait, at most, for that interval to close and appear (production's close on
+    /// the minute). Ctrl-C ends the wait and still writes the run.
+    #[arg(long, value_name = "DUR", default_value = "75s", value_parser = parse_wait, requires = "server_stats")]
+    pub server_stats_wait: Duration,
+    /// The built-in instance's statistics interval (its `_MINUTE` tables'; production's is a
+    /// minute, and so is the default): a knob for tests and teaching, at least 1s.
+    #[arg(long, value_name = "DUR", value_parser = super::serve::parse_stats_interval)]
+    pub stats_interval: Option<Duration>,
+}
+
+fn parse_wait(text: &str) -> Result<Duration, String> {
+    let d = super::target::parse_limit(text)?;
+    if d.as_secs_f64() > MAX_STATS_WAIT_S {
+        return Err(format!("the wait is at most {MAX_STATS_WAIT_S} s"));
+    }
+    Ok(d)
+}
+
+impl ServerStatsArgs {
+    /// The built-in instance's knobs with the interval asked for; a notice when the target is
+    /// another (its interval is its own).
+    pub fn apply(&self, target: &mut Target) -> Option<String> {
+        let interval = self.stats_interval?;
+        match target {
+            Target::Local(config) => {
+                config.knobs.stats_interval_ms = interval.as_millis() as u64;
+                None
+            }
+            _ => Some(
+                "--stats-interval sets the built-in instance's statistics interval: ignored for \
+                 this target"
+                    .into(),
+            ),
+        }
+    }
+
+    /// What the run asks of the target's statistics, with the tag put on `variant`'s
+    /// transactions; None without --server-stats.
+    pub fn ask(&self, variant: &mut Variant) -> anyhow::Result<Option<ServerStatsAsk>> {
+        if !self.server_stats {
+            return Ok(None);
+        }
+        let Some(read_write) = variant.read_write.as_mut() else {
+            anyhow::bail!("--server-stats reads a read-write run's statistics: add --read-write");
+        };
+        let tag = match &read_write.options.tag {
+            Some(tag) => tag.clone(),
+            None => made_tag(),
+        };
+        check_tag(&tag).map_err(anyhow::Error::msg)?;
+        read_write.options.tag = Some(tag.clone());
+        Ok(Some(ServerStatsAsk {
+            tag,
+            wait: self.server_stats_wait,
+            on_wait: WaitNotice(Arc::new(|words| eprintln!("{words}"))),
+        }))
+    }
+}
+
+/// A tag of the run's own: `spanprof-load-` and 8 hex digits from the clock and the process.
+fn made_tag() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let seed = format!("{nanos}-{}", std::process::id());
+    format!(
+        "spanprof-load-{:08x}",
+        crate::fnv::continued(crate::fnv::OFFSET_BASIS, seed.as_bytes()) as u32
+    )
+}
+
+/// The summary's "The target's own statistics" block, when the run asked for them.
+pub fn block(t: &mut String, r: &LoadReport) {
+    let Some(view) = server_stats_view(r) else {
+        return;
+    };
+    let _ = writeln!(t, "\nThe target's own statistics");
+    match view {
+        StatsView::NotServed(words) | StatsView::NotRead(words) => {
+            let _ = writeln!(t, "  {words}");
+        }
+        StatsView::Compared(c) => {
+            let _ = writeln!(
+                t,
+                "  SPANNER_SYS.LOCK_STATS_TOP_MINUTE and TXN_STATS_TOP_MINUTE (tag {}), {} \
+                 interval{} read:",
+                c.tag,
+                c.intervals,
+                if c.intervals == 1 { "" } else { "s" }
+            );
+            for line in &c.lines {
+                let _ = writeln!(t, "  {}", line.words);
+            }
+            for notice in &c.notices {
+                let _ = writeln!(t, "  note: {}", crate::text::printable(notice));
+            }
+            let _ = writeln!(t, "  why they may differ:");
+            for caveat in &c.caveats {
+                let _ = writeln!(t, "    - {caveat}");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_made_tag_is_one_spanner_takes_and_intervals_keep_their_floor() {
+        let tag = made_tag();
+        assert!(
+            tag.starts_with("spanprof-load-") && tag.len() == 22,
+            "{tag}"
+        );
+        assert!(check_tag(&tag).is_ok());
+        assert_eq!(
+            super::super::serve::parse_stats_interval("2s"),
+            Ok(Duration::from_secs(2))
+        );
+        assert!(super::super::serve::parse_stats_interval("500ms").is_err());
+        assert!(parse_wait("2h").is_err());
+    }
+}
