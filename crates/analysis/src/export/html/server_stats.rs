@@ -61,3 +61,72 @@ pub fn section(report: &LoadReport) -> String {
     html.push_str("</ul>");
     html
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::server_stats::{ServedStats, ServerStats, StatsRead, TxnStatsRow};
+    use crate::load::{LoadSteps, Model, RunFacts, StepLevel};
+
+    fn report(read: StatsRead) -> LoadReport {
+        let plan = LoadSteps {
+            model: Model::Closed,
+            levels: vec![StepLevel::Concurrency(1)],
+            step_duration: std::time::Duration::from_secs(1),
+            max_in_flight: 1,
+            drain: std::time::Duration::from_secs(1),
+        };
+        let mut r = LoadReport::new(RunFacts::default(), &plan, Vec::new());
+        r.server_stats = Some(ServerStats {
+            tag: "<tag>".into(),
+            run_from: String::new(),
+            run_to: String::new(),
+            read,
+        });
+        r
+    }
+
+    #[test]
+    fn a_target_without_statistics_gets_its_sentence_and_no_table() {
+        let html = section(&report(StatsRead::NotServed {
+            why: "NOT_FOUND: <b>no such table</b>".into(),
+        }));
+        assert!(html.contains("no lock statistics on this target"), "{html}");
+        assert!(
+            html.contains("&lt;b&gt;"),
+            "the server's words are escaped: {html}"
+        );
+        assert!(!html.contains("<table"), "{html}");
+    }
+
+    #[test]
+    fn served_statistics_are_a_table_beside_the_runs_figures() {
+        let served = ServedStats {
+            intervals: vec!["2026-12-05T18:31:00Z".into()],
+            txn_rows: vec![TxnStatsRow {
+                interval_end: "2026-12-05T18:31:00Z".into(),
+                tag: "<tag>".into(),
+                attempt_count: 3,
+                commit_attempt_count: 3,
+                commit_abort_count: 1,
+                commit_retry_count: 1,
+                avg_total_latency_seconds: None,
+            }],
+            ..ServedStats::default()
+        };
+        let html = section(&report(StatsRead::Served(served)));
+        assert!(html.contains("<table class=\"stats\">"), "{html}");
+        assert!(
+            html.contains("&lt;tag&gt;") && !html.contains("<tag>"),
+            "{html}"
+        );
+        assert!(html.contains("Why they may differ"), "{html}");
+        assert_eq!(
+            section(&LoadReport {
+                server_stats: None,
+                ..report(StatsRead::NotRead { why: String::new() })
+            }),
+            ""
+        );
+    }
+}

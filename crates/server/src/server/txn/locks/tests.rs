@@ -514,3 +514,44 @@ async fn ranges_conflict_with_the_points_they_cover_and_compatible_modes_share()
     granted(&table, g, LockKey::table("empty"), Exclusive).await;
     assert_eq!(table.entries(), before + 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_request_says_how_long_it_waited_as_the_journal_does_and_nothing_if_it_never_waited()
+ {
+    let table = table();
+    let oldest = begin(&table, 1, 1);
+    let middle = begin(&table, 2, 2);
+    let young = begin(&table, 3, 3);
+    granted(&table, middle, row(1), Exclusive).await;
+    granted(&table, young, row(2), Exclusive).await;
+    let waiting = Arc::clone(&table);
+    let young_waits = tokio::spawn(async move {
+        waiting
+            .acquire_waited(young, row(1), ReaderShared, far())
+            .await
+    });
+    settle().await;
+    tokio::time::advance(ms(30)).await;
+    let oldest_waits = spawn_acquire(&table, oldest, row(2), ReaderShared);
+    settle().await;
+    let (error, waited) = young_waits
+        .await
+        .expect("the task ran")
+        .expect_err("wounded while it waited");
+    assert!(matches!(error, LockError::Wounded(_)));
+    let journal = table.journal(|j| j.waits_of(young));
+    let (ended, _) = journal[0].ended.expect("the wait ended");
+    assert_eq!(waited, Some(ended - journal[0].started));
+    assert_eq!(waited, Some(ms(30)));
+    // Wounded already, it asks again and fails at once: no wait, none journaled.
+    let again = table
+        .acquire_waited(young, row(3), ReaderShared, far())
+        .await;
+    assert!(
+        matches!(again, Err((LockError::Wounded(_), None))),
+        "{again:?}"
+    );
+    assert_eq!(table.journal(|j| j.waits_of(young)).len(), 1);
+    abort_wounded(&table, young);
+    assert!(outcome(oldest_waits).await.is_ok());
+}
