@@ -99,6 +99,7 @@ fn spec_of(sql: &str, levels: Vec<StepLevel>, step: Duration) -> LoadSpec {
         notices: Vec::new(),
         stop_at_knee: false,
         draws: Default::default(),
+        server_stats: None,
     }
 }
 

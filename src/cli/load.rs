@@ -172,7 +172,7 @@ fn from_history(
 }
 
 /// The spec the arguments describe.
-pub(super) fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
+fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
     check_label(&args.label)?;
     let script = args.read_write.script_text()?;
     let drawing = args.query.drawing()?;
@@ -258,6 +258,7 @@ pub(super) fn load_spec(args: &LoadArgs) -> anyhow::Result<LoadSpec> {
         notices,
         stop_at_knee: args.stop_at_knee,
         draws: drawing.draws,
+        server_stats: None,
     })
 }
 
@@ -271,35 +272,31 @@ pub fn run_load(args: &LoadArgs, mut out: impl Write) -> anyhow::Result<LoadRepo
         args.vary.is_none(),
         "--vary makes several load runs: `spanprof load` runs them, one at a time"
     );
-    let mut spec = load_spec(args)?;
-    let stats = args.server_stats.ask(&mut spec.variant)?;
-    let mut target = args.target.target();
-    spec.notices.extend(args.server_stats.apply(&mut target));
-    let report = measure_with(target, spec, stats, |run| {
-        stop_on_signal(move || run.cancel())
-    })?;
+    let (target, spec) = prepared(args)?;
+    let report = measure(target, spec, |run| stop_on_signal(move || run.cancel()))?;
     out.write_all(summary(&report).as_bytes())?;
     args.out.write(Reports::Load(&report), None)?;
     super::history::save_load(&args.history, &report);
     Ok(report)
 }
 
+/// The target and the spec the arguments describe: with `--server-stats`, the run's transactions
+/// tagged and the target's statistics asked for (the built-in instance's interval set as
+/// `--stats-interval` says).
+pub(super) fn prepared(args: &LoadArgs) -> anyhow::Result<(crate::engine::Target, LoadSpec)> {
+    let mut spec = load_spec(args)?;
+    spec.server_stats = args.server_stats.ask(&mut spec.variant)?;
+    let mut target = args.target.target();
+    spec.notices.extend(args.server_stats.apply(&mut target));
+    Ok((target, spec))
+}
+
 /// Runs `spec` on `target` through the engine, each step printed as it ends (stderr); `started`
-/// is given the run's canceller once it runs. The report, whole or cancelled.
+/// is given the run's canceller once it runs. The report, whole or cancelled (and the target's
+/// own statistics of the run, when the spec asks for them).
 pub(super) fn measure(
     target: crate::engine::Target,
     spec: LoadSpec,
-    started: impl FnOnce(Canceller),
-) -> anyhow::Result<LoadReport> {
-    measure_with(target, spec, None, started)
-}
-
-/// [`measure`], reading the target's own statistics of the run after its last step when `stats`
-/// asks for them (`--server-stats`).
-fn measure_with(
-    target: crate::engine::Target,
-    spec: LoadSpec,
-    stats: Option<crate::engine::load::ServerStatsAsk>,
     started: impl FnOnce(Canceller),
 ) -> anyhow::Result<LoadReport> {
     for notice in &spec.notices {
@@ -308,11 +305,8 @@ fn measure_with(
     if let Some(draws) = &spec.draws.draws {
         eprintln!("draws: {}", draws.describe().join("; "));
     }
-    let job = match stats {
-        Some(ask) => Job::LoadWithServerStats(target, spec, ask),
-        None => Job::Load(target, spec),
-    };
-    let run = Engine::start(job, Arc::new(|| {})).context("cannot start the load generator")?;
+    let run = Engine::start(Job::Load(target, spec), Arc::new(|| {}))
+        .context("cannot start the load generator")?;
     started(run.canceller());
     let mut report = None;
     for event in run.load_events() {

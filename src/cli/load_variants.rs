@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context as _;
 use clap::ValueEnum as _;
 
-use super::load::{LoadArgs, load_spec, measure, stop_on_signal};
+use super::load::{LoadArgs, measure, prepared, stop_on_signal};
 use super::load_draws::LoadParam;
 use super::load_summary::summary;
 use super::load_vary::{Setting, Vary};
@@ -112,9 +112,9 @@ pub fn run_variants(
         .iter()
         .map(|value| {
             let a = variant_args(args, vary.setting, value)?;
-            let spec =
-                load_spec(&a).with_context(|| format!("--vary {}={value}", vary.setting.name()))?;
-            Ok((value.clone(), a, spec))
+            let (target, spec) =
+                prepared(&a).with_context(|| format!("--vary {}={value}", vary.setting.name()))?;
+            Ok((value.clone(), target, spec))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let current: Arc<Mutex<Option<Canceller>>> = Arc::default();
@@ -131,14 +131,14 @@ pub fn run_variants(
     let total = runs.len();
     let mut values = Vec::new();
     let mut reports = Vec::new();
-    for (i, (value, a, spec)) in runs.into_iter().enumerate() {
+    for (i, (value, target, spec)) in runs.into_iter().enumerate() {
         if stopped.load(Ordering::SeqCst) {
             eprintln!("stopped: {} of {total} variants ran", reports.len());
             break;
         }
         let variant = format!("{}={value}", vary.setting.name());
         eprintln!("variant {} of {total}: {variant}", i + 1);
-        let report = measure(a.target.target(), spec, |run| {
+        let report = measure(target, spec, |run| {
             if let Ok(mut c) = current.lock() {
                 *c = Some(run.clone());
             }

@@ -219,3 +219,51 @@ async fn the_official_python_client_reads_the_lock_statistics_the_run_reported()
         "Python reads {python_seconds} s, the run was told of {ours} s"
     );
 }
+
+/// With `--vary`, each variant is a run of its own: its transactions carry a tag of their own, and
+/// the target's statistics are read after it, for it (the pessimistic run's attempts are its
+/// tag's in TXN_STATS).
+#[tokio::test(flavor = "multi_thread")]
+async fn each_variant_reads_the_targets_statistics_of_its_own_run() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let json = dir.path().join("v.json");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_spanprof"));
+    command
+        .args(["load", "--no-history", "--read-write", "--server-stats"])
+        .args(["--stats-interval", "1s", "--server-stats-wait", "30s"])
+        .args(["--concurrency", "2", "--step-duration", "1s"])
+        .args(["--vary", "lock-mode=pessimistic,optimistic"])
+        .args(["--sql", HOT, "--json", json.to_str().expect("UTF-8")]);
+    let out = tokio::task::spawn_blocking(move || command.output().expect("spanprof runs"))
+        .await
+        .expect("joins");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Json = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    let runs = doc["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    let tags: Vec<&str> = runs
+        .iter()
+        .map(|r| r["server_stats"]["tag"].as_str().expect("a tag per run"))
+        .collect();
+    assert_ne!(tags[0], tags[1], "each run its own tag");
+    let pessimistic = served(&runs[0]);
+    let attempts: u64 = pessimistic["txn_rows"]
+        .as_array()
+        .expect("txn rows")
+        .iter()
+        .inspect(|r| assert_eq!(r["tag"], tags[0], "{r}"))
+        .map(|r| r["attempt_count"].as_u64().expect("a count"))
+        .sum();
+    assert_eq!(attempts, run_attempts(&runs[0]), "{pessimistic}");
+    served(&runs[1]);
+    assert_eq!(
+        stdout.matches("The target's own statistics").count(),
+        2,
+        "{stdout}"
+    );
+}

@@ -319,6 +319,7 @@ impl SpanprofApp {
             notices,
             stop_at_knee: self.settings.load.stop_at_knee,
             draws: Default::default(),
+            server_stats: None,
         };
         Ok((target, spec))
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::events::{Cancel, EngineError, EngineEvent, LoadEvent, RetryLabError, RunEvent, Sink};
-use super::load::{self, InFlightCount, LoadSpec, ServerStatsAsk};
+use super::load::{self, InFlightCount, LoadSpec};
 use super::spec::ProfileSpec;
 use super::subject::{self, SubjectSpec};
 use super::target::Target;
@@ -25,12 +25,9 @@ pub enum Job {
     /// A subject's profile (`spanprof client`): a program run against the local instance
     /// ([`EngineEvent`]s, as a profile's).
     Subject(SubjectSpec),
-    /// A load test on the target ([`LoadEvent`]s).
+    /// A load test on the target, and after it the target's own statistics of the run when its
+    /// spec asks for them ([`LoadEvent`]s).
     Load(Target, LoadSpec),
-    /// A read-write load test on the target that then reads the target's own lock and
-    /// transaction statistics of the run into its report (`load --server-stats`; [`LoadEvent`]s
-    /// as [`Job::Load`]'s).
-    LoadWithServerStats(Target, LoadSpec, ServerStatsAsk),
     /// The spec's first variant run once, its stream recorded (one [`RunEvent::Recorded`]).
     Record(Target, ProfileSpec),
     /// A program's read-write retries watched by the local instance (`spanprof client
@@ -71,7 +68,7 @@ impl Job {
                 workers: 2,
                 failed: profile_failed,
             },
-            Job::Load(_, spec) | Job::LoadWithServerStats(_, spec, _) => {
+            Job::Load(_, spec) => {
                 spec.plan
                     .check()
                     .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
@@ -108,11 +105,7 @@ impl Job {
             Job::Subject(spec) => subject::run(spec, sink, cancel).await,
             Job::Load(target, spec) => {
                 let flag: &Arc<AtomicBool> = &cancel.flag;
-                load::run(target, spec, None, sink, flag, in_flight).await
-            }
-            Job::LoadWithServerStats(target, spec, ask) => {
-                let flag: &Arc<AtomicBool> = &cancel.flag;
-                load::run(target, spec, Some(ask), sink, flag, in_flight).await
+                load::run(target, spec, sink, flag, in_flight).await
             }
             Job::Record(target, spec) => sink.send(recording::record(target, spec).await),
             Job::RetryLab(spec) => sink.send(retry_lab::run(&spec).await),
@@ -153,6 +146,7 @@ mod tests {
             notices: Vec::new(),
             stop_at_knee: false,
             draws: Default::default(),
+            server_stats: None,
         }
     }
 

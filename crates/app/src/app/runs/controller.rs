@@ -419,6 +419,7 @@ mod tests {
             notices: Vec::new(),
             stop_at_knee: false,
             draws: Default::default(),
+            server_stats: None,
         };
         Engine::start(
             Job::Load(Target::Endpoint("127.0.0.1:9".into()), spec),

@@ -61,6 +61,10 @@ pub struct LoadSpec {
     pub stop_at_knee: bool,
     /// What each request draws (parameters over a key space, a mix's script).
     pub draws: LoadDraws,
+    /// The target's own lock and transaction statistics of a read-write run, read after its last
+    /// step (`--server-stats`): the tag the run's transactions carry and how long to wait for the
+    /// interval; none otherwise.
+    pub server_stats: Option<ServerStatsAsk>,
 }
 
 /// How many of a load run's requests are in flight now, read from any thread (the window reads it
@@ -94,13 +98,12 @@ impl Drop for InFlightGuard {
 const LEAD: Duration = Duration::from_millis(50);
 
 /// Runs `spec` against `target`, every event to `sink`, until done or cancelled (`cancel`, read
-/// by the generator's threads too); `in_flight` counts the requests in flight. With `stats`, the
-/// target's own statistics of the run are read after its last step (`server_stats`), before the
-/// local instance it started stops.
+/// by the generator's threads too); `in_flight` counts the requests in flight. When the spec asks
+/// for them, the target's own statistics of the run are read after its last step
+/// (`server_stats`), before the local instance it started stops.
 pub(super) async fn run(
     target: Target,
     spec: LoadSpec,
-    stats: Option<ServerStatsAsk>,
     sink: &Sink,
     cancel: &Arc<AtomicBool>,
     in_flight: InFlightCount,
@@ -111,6 +114,7 @@ pub(super) async fn run(
     let started_at = now_rfc3339();
     let wall_began = std::time::SystemTime::now();
     let run_began = Instant::now();
+    let stats = spec.server_stats.clone();
     let opened = open(&target, &spec, in_flight, stats.is_some()).await;
     let (connected, shared) = match opened {
         Ok((connected, shared)) => (connected, Arc::new(shared)),
