@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use crate::analysis::conflicts;
+
 use crate::load::{LoadReport, Model, StepLevel, StepResult};
 use crate::part::Part;
 use crate::report::printable;
@@ -104,6 +106,37 @@ transactions (each request one read-write transaction, every attempt and back-of
     }
 }
 
+/// Who blocked whom in a read-write run, step by step: the waits and wounds the target named and
+/// the hottest keys (the local instance's lock table is a model of Spanner's locking); nothing for
+/// a run of queries or a target that named none.
+fn blocked(t: &mut String, r: &LoadReport) {
+    if r.steps.iter().all(|s| s.conflicts.is_none()) {
+        return;
+    }
+    let _ = writeln!(t, "\nwho blocked whom ({})", conflicts::SOURCE);
+    for s in r.steps.iter().filter(|s| s.committed.is_some()) {
+        let Some(c) = &s.conflicts else {
+            let _ = writeln!(
+                t,
+                "{:>16}  the target named no lock waits",
+                s.level().describe()
+            );
+            continue;
+        };
+        let _ = writeln!(
+            t,
+            "{:>16}  {} waits ({:.1} ms) and {} wounds",
+            s.level().describe(),
+            c.waits,
+            c.wait_ms,
+            c.wounds
+        );
+        for k in c.keys.iter().take(conflicts::KEYS_PRINTED) {
+            let _ = writeln!(t, "{:>16}  {}", "", printable(&conflicts::key_line(k)));
+        }
+    }
+}
+
 /// The summary: the steps with both sets of percentiles, where their time went, the knee, the
 /// client's CPU.
 pub fn summary(r: &LoadReport) -> String {
@@ -183,6 +216,7 @@ pub fn summary(r: &LoadReport) -> String {
         );
     }
     transactions_table(&mut t, r);
+    blocked(&mut t, r);
     parts_table(&mut t, r);
     processes(&mut t, r);
     let _ = writeln!(t, "\nknee: {}", r.knee_words);

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
+use crate::analysis::conflicts;
 use crate::analysis::{
     self, BootstrapSettings, Findings, Gate, IterationCauses, RunComparison, compare_runs,
     gate_named,
@@ -27,6 +28,7 @@ pub fn findings(report: &RunReport) -> String {
     if let Some(transactions) = &found.transactions {
         let _ = writeln!(text, "\n{transactions}.");
     }
+    blocked(&mut text, report);
     if let Some(missing) = &found.missing_statistics {
         let _ = writeln!(text, "\n{missing}");
     }
@@ -55,6 +57,23 @@ pub fn findings(report: &RunReport) -> String {
         }
     }
     text
+}
+
+/// Who blocked whom in a read-write run, when the target named its waits or wounds: the totals and
+/// the hottest keys, said to come from the local instance's model of Spanner's locking.
+fn blocked(text: &mut String, report: &RunReport) {
+    let Some(c) = crate::analysis::RunConflicts::of(report) else {
+        return;
+    };
+    let _ = writeln!(
+        text,
+        "\nwho blocked whom ({}): {}",
+        c.source,
+        c.totals_words()
+    );
+    for k in c.tally.keys.iter().take(conflicts::KEYS_PRINTED) {
+        let _ = writeln!(text, "  {}", printable(&conflicts::key_line(k)));
+    }
 }
 
 /// The SQL with the span the server's `message` points at underlined, when it points at one (a
@@ -283,6 +302,44 @@ pub fn cause_line(c: &crate::analysis::Cause) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_write_run_says_who_blocked_whom_and_on_which_key() {
+        use crate::report::{
+            Action, ActionKind, Attempt, AttemptOutcome, LockWaitSeen, TransactionRecord,
+        };
+        let mut report = RunReport::with_totals("r", &[10.0, 11.0]);
+        assert!(!findings(&report).contains("who blocked whom"));
+        let mut waited = Attempt::new(AttemptOutcome::Committed);
+        waited.actions.push(Action {
+            kind: Some(ActionKind::Commit),
+            ms: 9.0,
+            lock_waits: vec![LockWaitSeen {
+                key: "accounts(1)".into(),
+                column: Some("balance".into()),
+                mode: "Exclusive".into(),
+                ms: 4.5,
+                holders: vec!["aa01".into()],
+            }],
+            ..Action::default()
+        });
+        report.iterations[1].transaction = Some(TransactionRecord {
+            attempts: vec![waited],
+            ..TransactionRecord::default()
+        });
+        let text = findings(&report);
+        assert!(
+            text.contains(
+                "who blocked whom (the local instance's lock table, a model of Spanner's \
+                 locking): 1 waits (4.5 ms) and 0 wounds"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("  accounts(1) (balance): 1 waits (4.5 ms), 0 wounds"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn a_run_measured_beside_a_busy_window_says_so() {

@@ -44,6 +44,14 @@ async fn four_clients_on_one_hot_row_commit_one_at_a_time_and_wait_as_the_journa
     );
     let report: Json =
         serde_json::from_slice(&std::fs::read(&json).expect("the JSON report")).expect("JSON");
+    // The summary printed says who blocked whom, the hot row first.
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let blocked = printed
+        .split("who blocked whom (the local instance's lock table, a model of Spanner's locking)")
+        .nth(1)
+        .unwrap_or_else(|| panic!("who blocked whom is printed: {printed}"));
+    let hottest = blocked.lines().nth(2).unwrap_or_default().trim();
+    assert!(hottest.starts_with("accounts(1)"), "{printed}");
     let step = &report["steps"][0];
     let committed = step["committed"].as_u64().expect("a count");
     assert_eq!(step["errors"], 0, "{step}");

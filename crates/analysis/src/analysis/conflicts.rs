@@ -132,6 +132,23 @@ pub fn key_words(key: &str, column: Option<&str>) -> String {
     }
 }
 
+/// One key of a tally in a line, for a summary printed: "accounts(1) (balance): 182 waits
+/// (1234.5 ms), 552 wounds".
+pub fn key_line(k: &crate::report::KeyConflicts) -> String {
+    let columns = if k.columns.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", k.columns.join(", "))
+    };
+    format!(
+        "{}{columns}: {} waits ({:.1} ms), {} wounds",
+        k.key, k.waits, k.wait_ms, k.wounds
+    )
+}
+
+/// The keys of `tally` shown in a printed summary, at most.
+pub const KEYS_PRINTED: usize = 3;
+
 /// A run's conflict view.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunConflicts {
