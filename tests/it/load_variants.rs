@@ -151,7 +151,7 @@ async fn optimistic_waits_for_no_lock_and_aborts_more_at_commit_than_pessimistic
     assert!(page.contains("<h2>Variants: lock-mode</h2>"));
     assert!(page.contains("it traded waits for aborts"));
     assert_eq!(
-        page.matches("<section id=\"load\">").count(),
+        page.matches("<section id=\"load-").count(),
         2,
         "each run's section"
     );

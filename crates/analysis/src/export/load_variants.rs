@@ -210,7 +210,10 @@ mod tests {
             .find("<h2>isolation=repeatable-read</h2>")
             .expect("the second");
         assert!(comparison < first && first < second);
-        assert_eq!(page.matches("<section id=\"load\">").count(), 2);
+        // Each run's section under an id of its own: no id twice on one page.
+        assert_eq!(page.matches("<section id=\"load-").count(), 2);
+        assert!(page.contains("<section id=\"load-1\">"));
+        assert!(!page.contains("<section id=\"load\">"));
         assert!(
             page.contains(&doc.comparison.words[0]),
             "{}",

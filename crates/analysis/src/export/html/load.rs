@@ -14,13 +14,21 @@ use crate::load::{LoadReport, Model, StepResult};
 use crate::part::Part;
 use crate::text::{ms, trimmed};
 
-/// The whole section.
+/// The whole section (the element id `load`).
 pub fn section(report: &LoadReport) -> String {
+    section_as(report, "load")
+}
+
+/// The whole section under the element id `id` (a page of several runs gives each its own).
+pub fn section_as(report: &LoadReport, id: &str) -> String {
     let model = match report.model {
         Model::Open => "open (a fixed arrival rate per step)",
         Model::Closed => "closed (a fixed number of clients per step)",
     };
-    let mut html = String::from("<section id=\"load\"><h2>Load</h2><dl class=\"facts\">");
+    let mut html = format!(
+        "<section id=\"{}\"><h2>Load</h2><dl class=\"facts\">",
+        esc(id)
+    );
     for (name, value) in [
         ("target", report.target.clone()),
         ("started", report.started_at.clone()),

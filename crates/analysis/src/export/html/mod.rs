@@ -128,7 +128,7 @@ pub fn load_variants_html(
             body,
             "<div id=\"variant-{i}\"><h2>{}</h2>{}</div>",
             esc(&doc.variant(i)),
-            load::section(run)
+            load::section_as(run, &format!("load-{i}"))
         );
         nav.push((format!("variant-{i}"), doc.variant(i)));
     }
