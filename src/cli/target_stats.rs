@@ -105,7 +105,7 @@ pub fn block(t: &mut String, r: &LoadReport) {
     };
     let _ = writeln!(t, "\nThe target's own statistics");
     match view {
-        StatsView::NotServed(words) | StatsView::NotRead(words) => {
+        StatsView::NotServed(words) | StatsView::NotRead(words) | StatsView::NotCounted(words) => {
             let _ = writeln!(t, "  {words}");
         }
         StatsView::Compared(c) => {

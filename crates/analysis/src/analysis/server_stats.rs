@@ -19,6 +19,9 @@ pub enum StatsView {
     NotServed(String),
     /// They were not read (the wait ran out, was cancelled, or the query failed): why.
     NotRead(String),
+    /// They were read, but count none of the run's transactions, which read without locks
+    /// (optimistic, or repeatable read): the words, and no figure held against the run's.
+    NotCounted(String),
 }
 
 /// The run's figures beside the target's.
@@ -54,6 +57,11 @@ pub struct ComparedFigure {
 /// The words a target without statistics gets.
 pub const NOT_SERVED: &str = "no lock statistics on this target";
 
+/// The words a run of lock-free transactions gets: the target's statistics leave them out.
+pub const NOT_COUNTED: &str = "the run's transactions read without locks (optimistic, or \
+     repeatable read), and the target's lock and transaction statistics count none of them: \
+     nothing to hold against the run's figures";
+
 /// Lock waits agree within this many seconds, or [`LOCK_WAIT_SHARE`] of the larger: a wait cut at
 /// an interval's edge, or rounded to the microsecond on either side.
 pub const LOCK_WAIT_SLACK_S: f64 = 0.002;
@@ -64,8 +72,8 @@ pub const LOCK_WAIT_SHARE: f64 = 0.02;
 const CAVEATS: [&str; 4] = [
     "LOCK_STATS is not per tag: its intervals (ending on the minute) also hold other clients' \
      waits, and the time before the run's start and after its end in the first and last interval",
-    "the run counts only the waits the target named to it; a wait that ended in an abort, or \
-     one of a transaction abandoned in flight, is in LOCK_STATS only",
+    "the run counts the waits the target named to it, those that ended in an abort included; a \
+     wait of a transaction abandoned in flight is in LOCK_STATS only",
     "TXN_STATS counts attempts that ended inside the intervals read, by the run's tag; the \
      warm-up transaction is left untagged and out of both",
     "neither table counts optimistic transactions",
@@ -83,6 +91,7 @@ pub fn server_stats_view(report: &LoadReport) -> Option<StatsView> {
             "the target's statistics were not read: {}",
             crate::text::printable(why)
         )),
+        StatsRead::Served(_) if stats.lock_free => StatsView::NotCounted(NOT_COUNTED.to_owned()),
         StatsRead::Served(served) => StatsView::Compared(compare(report, &stats.tag, served)),
     })
 }
@@ -140,7 +149,11 @@ fn run_aborts(report: &LoadReport) -> u64 {
 
 /// The run's named lock waits (seconds) against LOCK_WAIT_SECONDS summed over the intervals.
 fn lock_wait_line(report: &LoadReport, served: &ServedStats) -> ComparedFigure {
-    let target: f64 = served.lock_rows.iter().map(|r| r.lock_wait_seconds).sum();
+    // Folded from +0.0: an empty sum of f64 is -0.0, which prints as "-0.000 s".
+    let target: f64 = served
+        .lock_rows
+        .iter()
+        .fold(0.0, |sum, r| sum + r.lock_wait_seconds);
     let run = report
         .steps
         .iter()
@@ -167,7 +180,7 @@ fn lock_wait_line(report: &LoadReport, served: &ServedStats) -> ComparedFigure {
     } else if target > run {
         format!(
             "lock wait: the run was told of {ours}, LOCK_STATS say {theirs}: the target counted \
-             {:.3} s more (other clients, or waits that ended in an abort)",
+             {:.3} s more (other clients', or a transaction's abandoned in flight)",
             target - run
         )
     } else {
@@ -370,6 +383,7 @@ mod tests {
             read: StatsRead::NotServed {
                 why: "NOT_FOUND: Table not found: SPANNER_SYS.LOCK_STATS_TOTAL_MINUTE".into(),
             },
+            lock_free: false,
         });
         let Some(StatsView::NotServed(words)) = server_stats_view(&r) else {
             panic!("not served");
@@ -377,6 +391,33 @@ mod tests {
         assert!(words.starts_with(NOT_SERVED), "{words}");
         assert!(words.contains("NOT_FOUND"), "{words}");
         assert!(!words.contains(" 0"), "no zero is made up: {words}");
+    }
+
+    #[test]
+    fn a_lock_free_run_is_said_to_be_uncounted_and_no_figure_is_held_against_it() {
+        let mut r = report(0.0, "accounts(1)", 40, 5);
+        r.server_stats = Some(ServerStats {
+            tag: "t".into(),
+            run_from: String::new(),
+            run_to: String::new(),
+            read: StatsRead::Served(ServedStats::default()),
+            lock_free: true,
+        });
+        assert_eq!(
+            server_stats_view(&r),
+            Some(StatsView::NotCounted(NOT_COUNTED.to_owned()))
+        );
+    }
+
+    #[test]
+    fn an_interval_without_lock_rows_says_zero_seconds_not_minus_zero() {
+        let r = report(0.0, "accounts(1)", 40, 5);
+        let none = ServedStats {
+            lock_rows: Vec::new(),
+            ..served(0.0, "Accounts(1)", 40, 5)
+        };
+        let c = compare(&r, "t", &none);
+        assert_eq!(c.lines[0].target, "0.000 s", "{c:#?}");
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub struct ServerStats {
     pub run_to: String,
     /// The rows, or why none were read.
     pub read: StatsRead,
+    /// Whether the run's transactions read without locks (optimistic, or repeatable read), which
+    /// the target's statistics do not count.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lock_free: bool,
 }
 
 /// Whether the target's statistics were read.
@@ -459,6 +463,7 @@ mod tests {
                 lock_rows: rows,
                 ..Default::default()
             }),
+            lock_free: false,
         };
         assert_eq!(stats(vec![row.clone()]).check(), Ok(()));
         assert!(

@@ -16,7 +16,7 @@ pub fn section(report: &LoadReport) -> String {
     };
     let mut html = String::from("<h3>The target's own statistics</h3>");
     let c = match view {
-        StatsView::NotServed(words) | StatsView::NotRead(words) => {
+        StatsView::NotServed(words) | StatsView::NotRead(words) | StatsView::NotCounted(words) => {
             let _ = write!(html, "<p class=\"note\">{}</p>", clipped(&words));
             return html;
         }
@@ -82,6 +82,7 @@ mod tests {
             run_from: String::new(),
             run_to: String::new(),
             read,
+            lock_free: false,
         });
         r
     }

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::super::common::SESSION_DELETE_WAIT;
+use crate::client::read_write::{Isolation, LockMode};
 use crate::client::{
     Decoding, Endpoint, IterationError, Param, Query, QueryMode, ResumePolicy, Session,
 };
@@ -86,11 +87,16 @@ pub(super) async fn read(
             why: clip(&format!("no session to read them in: {e}")),
         },
     };
+    let lock_free = spec.variant.read_write.as_ref().is_some_and(|rw| {
+        rw.options.lock_mode == LockMode::Optimistic
+            || rw.options.isolation == Isolation::RepeatableRead
+    });
     ServerStats {
         tag: ask.tag.clone(),
         run_from: rfc3339(from),
         run_to: rfc3339(to),
         read,
+        lock_free,
     }
 }
 

@@ -333,6 +333,7 @@ fn the_targets_statistics_are_kept_only_when_every_run_read_the_same() {
             intervals: vec![format!("2026-12-05T18:0{attempts}:00Z")],
             ..ServedStats::default()
         }),
+        lock_free: false,
     };
     let mut a = run("a", [50.0, 100.0], [&[5], &[6]]);
     let mut b = run("bb", [50.0, 100.0], [&[5], &[6]]);
