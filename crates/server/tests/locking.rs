@@ -1,7 +1,8 @@
 //! The local instance's lock table on the request path, through a real tonic client: two
 //! pessimistic transactions of known ages on one row (the older commits, the younger is wounded,
 //! in the answers and in the journal), a retry on the same session keeping its age, and a lock
-//! wait reported as the journal has it.
+//! wait reported as the journal has it; and Read's lock hint: EXCLUSIVE read-modify-writes of one
+//! row queue where shared ones wound (`locking/hints.rs`).
 
 use std::time::Duration;
 
@@ -12,11 +13,15 @@ use spanprof_server::server::{KnobSettings, LocalInstance, ServerConfig};
 use spanprof_wire::proto::google::spanner::v1 as pb;
 use spanprof_wire::proto::google::spanner::v1::execute_sql_request::QueryMode;
 use spanprof_wire::proto::google::spanner::v1::spanner_client::SpannerClient;
+use spanprof_wire::proto::google::spanner::v1::transaction_options::read_write::ReadLockMode;
 use spanprof_wire::wire::result_stats::{
     COMMIT_LOCK_WAIT_HEADER, COMMIT_LOCK_WAITS_HEADER, QueryStats, WOUNDED_BY_TRAILER,
 };
 use tonic::Code;
 use tonic::transport::Channel;
+
+#[path = "locking/hints.rs"]
+mod hints;
 
 const DATABASE: &str = "projects/p/instances/i/databases/d";
 
@@ -50,10 +55,19 @@ async fn session(client: &mut SpannerClient<Channel>) -> String {
 
 /// Begins a pessimistic read-write transaction in `session`.
 async fn begin(client: &mut SpannerClient<Channel>, session: &str) -> Vec<u8> {
+    begin_in(client, session, ReadLockMode::Pessimistic).await
+}
+
+/// Begins a read-write transaction in `session` whose reads lock as `mode` says.
+async fn begin_in(
+    client: &mut SpannerClient<Channel>,
+    session: &str,
+    mode: ReadLockMode,
+) -> Vec<u8> {
     let options = pb::TransactionOptions {
         mode: Some(pb::transaction_options::Mode::ReadWrite(
             pb::transaction_options::ReadWrite {
-                read_lock_mode: 1,
+                read_lock_mode: mode as i32,
                 multiplexed_session_previous_transaction_id: Vec::new(),
             },
         )),

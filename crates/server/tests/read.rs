@@ -379,7 +379,7 @@ async fn a_read_in_a_read_write_transaction_sees_its_own_update_and_no_other_rea
         .flat_map(|m| m.values.iter().map(int))
         .collect();
     assert_eq!(values, [5, 1000]);
-    // A lock hint is accepted and changes nothing.
+    // A lock hint changes no answer (what it locks: `tests/locking/hints.rs`).
     request.lock_hint = pb::read_request::LockHint::Exclusive as i32;
     assert_eq!(local.read(request).await.expect("reads"), [[5], [1000]]);
     let rollback = pb::RollbackRequest {

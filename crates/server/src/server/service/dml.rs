@@ -36,13 +36,30 @@ use crate::server::txn::locking::{self, Taken};
 use crate::server::txn::store::{Ended, Handled, ReadWrite, State};
 use crate::server::txn::write::{Answer, TxnStatement, abort_cause};
 
-/// The read-write transaction a request's statement runs in, and whether the request began it.
+/// The read-write transaction a request's statement runs in, whether the request began it, and
+/// the mode its pessimistic reads lock in.
 pub(super) struct InTxn {
     txn: Arc<ReadWrite>,
     began: bool,
+    read_mode: LockMode,
 }
 
+/// Marks a query request that is a Read with lock hint EXCLUSIVE (`read.rs` puts it in the
+/// request's extensions): in a pessimistic read-write transaction its rows are locked Exclusive
+/// rather than ReaderShared. A query without it reads as every statement does.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ExclusiveRead;
+
 impl InTxn {
+    /// The same, its pessimistic reads locking Exclusive when `extensions` mark the request an
+    /// [`ExclusiveRead`] (ignored where reads are lock-free).
+    pub(super) fn hinted(mut self, extensions: &tonic::Extensions) -> InTxn {
+        if extensions.get::<ExclusiveRead>().is_some() {
+            self.read_mode = LockMode::Exclusive;
+        }
+        self
+    }
+
     /// The transaction to report in the answer's first metadata: the one the request began.
     fn reported(&self) -> Option<pb::Transaction> {
         self.began.then(|| pb::Transaction {
@@ -68,13 +85,21 @@ impl LocalSpanner {
             Some(Selector::Begin(options)) if is_read_write(options) => {
                 let session = self.sessions.touch(session, via, knobs)?;
                 let txn = self.begin_read_write(&session, options, tag, knobs)?;
-                Ok(Some(InTxn { txn, began: true }))
+                Ok(Some(InTxn {
+                    txn,
+                    began: true,
+                    read_mode: LockMode::ReaderShared,
+                }))
             }
             Some(Selector::Id(id)) if !id.is_empty() => match self.txns.get(id) {
                 Some(_) => {
                     self.sessions.touch(session, via, knobs)?;
                     let txn = self.read_write(session, id)?;
-                    Ok(Some(InTxn { txn, began: false }))
+                    Ok(Some(InTxn {
+                        txn,
+                        began: false,
+                        read_mode: LockMode::ReaderShared,
+                    }))
                 }
                 None => Ok(None),
             },
@@ -304,7 +329,10 @@ async fn run_request(
     }
     let seqno = Some((request.seqno, key));
     let result = match served_mode(request) {
-        Ok(()) => run_statement(spanner, txn, &mut state, statement, seqno, knobs).await,
+        Ok(()) => {
+            let mode = in_txn.read_mode;
+            run_statement(spanner, txn, &mut state, (statement, mode), seqno, knobs).await
+        }
         Err(status) => Err(status),
     };
     state.touch();
@@ -320,14 +348,15 @@ async fn run_request(
     })
 }
 
-/// Runs one statement of `txn` (whose state the caller holds) and records it: a DML is kept for
-/// the commit's replay (and, with its request's `seqno` and key, its answer for the request's
+/// Runs one statement of `txn` (whose state the caller holds), its reads locked in `read_mode`
+/// when they lock (ReaderShared, or Exclusive for a Read hinted so), and records it: a DML is kept
+/// for the commit's replay (and, with its request's `seqno` and key, its answer for the request's
 /// replay), and what it touched joins the transaction's footprint. An abort ends the transaction.
 async fn run_statement(
     spanner: &LocalSpanner,
     txn: &ReadWrite,
     state: &mut State,
-    statement: TxnStatement,
+    (statement, read_mode): (TxnStatement, LockMode),
     seqno: Option<(i64, u64)>,
     knobs: &KnobSettings,
 ) -> Result<Answer, Status> {
@@ -350,8 +379,7 @@ async fn run_statement(
         let writer = Arc::clone(&spanner.writer);
         let kept = statement.clone();
         let reads = on_writer(move || writer.reads(&kept, bounds)).await?;
-        let mode = LockMode::ReaderShared;
-        let taken = locking::take(txns, txn, state, reads.clone(), mode, knobs).await?;
+        let taken = locking::take(txns, txn, state, reads.clone(), read_mode, knobs).await?;
         (taken, Some(reads))
     };
     let writer = Arc::clone(&spanner.writer);
@@ -518,7 +546,8 @@ async fn run_batch(
             ));
             return Ok((answers, Some(too_long)));
         }
-        match run_statement(spanner, txn, state, statement, None, knobs).await {
+        let shared = (statement, LockMode::ReaderShared);
+        match run_statement(spanner, txn, state, shared, None, knobs).await {
             Ok(answer) if !answer.dml => {
                 let query = Status::invalid_argument(format!(
                     "statement {i} is not DML: ExecuteBatchDml runs INSERT, UPDATE and DELETE only"

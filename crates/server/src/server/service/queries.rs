@@ -45,6 +45,7 @@ pub(super) async fn execute_sql(
         caller(&request).as_ref(),
         &knobs,
     )? {
+        let in_txn = in_txn.hinted(request.extensions());
         return dml::execute_sql(spanner, r, in_txn, &knobs)
             .await
             .map(Response::new);

@@ -23,15 +23,21 @@
 //! its).
 //!
 //! A read in a read-write transaction locks as a query does (`txn/locking.rs`): ReaderShared on
-//! the keys and ranges it reads in a pessimistic transaction, none in an optimistic one (validated
-//! at commit instead). `lock_hint` (SHARED, EXCLUSIVE) is accepted and checked; EXCLUSIVE is not
-//! modelled (the read takes ReaderShared, and its write, if one follows, upgrades it at commit).
+//! the keys and ranges it reads in a pessimistic transaction, none in an optimistic or
+//! repeatable-read one (validated at commit instead). `lock_hint` is checked (an unknown value is
+//! INVALID_ARGUMENT) and honoured as Spanner documents it: EXCLUSIVE takes Exclusive instead of
+//! ReaderShared on what a pessimistic transaction's read reads (so a later write of those rows
+//! needs no upgrade at commit, and read-modify-writes of one row queue behind each other rather
+//! than wound one another), carried to the statement as the request's [`ExclusiveRead`]
+//! extension; it is ignored where reads take no lock (optimistic, repeatable read, outside a
+//! read-write transaction). SHARED and UNSPECIFIED are the default, ReaderShared.
 
 use std::collections::HashMap;
 
 use prost_types::value::Kind;
 use tonic::{Request, Response, Status};
 
+use super::dml::ExclusiveRead;
 use super::session_store::shown;
 use super::{LocalSpanner, queries, streaming};
 use crate::proto::google::spanner::v1 as pb;
@@ -74,14 +80,18 @@ pub(super) async fn streaming_read(
 }
 
 /// The read as the query request that asks its rows, with the call's metadata (its deadline)
-/// and extensions (its connection) kept.
+/// and extensions (its connection) kept, and marked an [`ExclusiveRead`] when its lock hint is
+/// EXCLUSIVE.
 fn as_query(
     spanner: &LocalSpanner,
     request: Request<pb::ReadRequest>,
 ) -> Result<Request<pb::ExecuteSqlRequest>, Status> {
-    let (metadata, extensions, read) = request.into_parts();
+    let (metadata, mut extensions, read) = request.into_parts();
     let schema = spanner.db.schema();
     let query = query_of(&schema, &read, spanner.knobs.get().max_sql_bytes)?;
+    if read.lock_hint == pb::read_request::LockHint::Exclusive as i32 {
+        extensions.insert(ExclusiveRead);
+    }
     Ok(Request::from_parts(metadata, extensions, query))
 }
 

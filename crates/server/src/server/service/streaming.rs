@@ -47,6 +47,7 @@ pub(super) async fn execute_streaming_sql(
         caller(&request).as_ref(),
         &knobs,
     )? {
+        let in_txn = in_txn.hinted(request.extensions());
         return dml::execute_streaming_sql(spanner, r, in_txn, (&knobs, deadline))
             .await
             .map(Response::new);
