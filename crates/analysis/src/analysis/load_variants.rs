@@ -130,6 +130,22 @@ fn fig(v: f64) -> String {
     }
 }
 
+/// Two figures closer than this share of the larger are said to be alike: a difference that
+/// small is a shared machine's noise between two runs, not a trade.
+pub const ALIKE_SHARE: f64 = 0.1;
+
+/// How `other` compares with `base`: `Equal` when they print alike or are within
+/// [`ALIKE_SHARE`] of the larger, except that zero is never alike a figure that is not.
+fn compared(base: f64, other: f64) -> std::cmp::Ordering {
+    let zero_apart = (base == 0.0) != (other == 0.0);
+    let alike = fig(base) == fig(other) || (other - base).abs() <= ALIKE_SHARE * base.max(other);
+    if alike && !zero_apart {
+        std::cmp::Ordering::Equal
+    } else {
+        other.total_cmp(&base)
+    }
+}
+
 /// How `other` did against `base`, led by `lead`: its lock waits, its aborts at commit, what it
 /// traded, its goodput.
 fn sentence(lead: &str, base: &VariantRow, other: &VariantRow) -> String {
@@ -146,31 +162,40 @@ fn sentence(lead: &str, base: &VariantRow, other: &VariantRow) -> String {
         (Some(ba), Some(oa)) => Some((ba, oa)),
         _ => None,
     };
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    let waits_moved = waits.map(|(bw, ow)| compared(bw, ow));
+    let aborts_moved = aborts.map(|(ba, oa)| compared(ba, oa));
     if let Some((bw, ow)) = waits {
         clauses.push(if ow == 0.0 && bw == 0.0 {
             format!("no lock waits, as {b}")
         } else if ow == 0.0 {
             format!("no lock waits ({b} waited {} ms per transaction)", fig(bw))
-        } else if ow < bw {
+        } else if waits_moved == Some(Less) {
             format!(
                 "lock waits fell to {} ms per transaction from {}",
                 fig(ow),
                 fig(bw)
             )
-        } else if ow > bw {
+        } else if waits_moved == Some(Greater) {
             format!(
                 "lock waits rose to {} ms per transaction from {}",
                 fig(ow),
                 fig(bw)
             )
         } else {
-            format!("the same lock wait as {b}, {} ms per transaction", fig(ow))
+            format!(
+                "about the lock wait of {b}, {} ms per transaction against {}",
+                fig(ow),
+                fig(bw)
+            )
         });
     }
-    let waits_fell = waits.is_some_and(|(bw, ow)| ow < bw);
-    let waits_rose = waits.is_some_and(|(bw, ow)| ow > bw);
     if let Some((ba, oa)) = aborts {
-        let join = if (waits_fell && oa > ba) || (waits_rose && oa < ba) {
+        let opposite = matches!(
+            (waits_moved, aborts_moved),
+            (Some(Less), Some(Greater)) | (Some(Greater), Some(Less))
+        );
+        let join = if opposite {
             "but "
         } else if clauses.is_empty() {
             ""
@@ -178,25 +203,26 @@ fn sentence(lead: &str, base: &VariantRow, other: &VariantRow) -> String {
             "and "
         };
         let s = |v: f64| if v == 1.0 { "" } else { "s" };
+        let about = if aborts_moved == Some(Equal) && oa != ba {
+            "about as many: "
+        } else {
+            ""
+        };
         clauses.push(format!(
-            "{join}{} abort{} per transaction at commit against {}",
+            "{join}{about}{} abort{} per transaction at commit against {}",
             fig(oa),
             s(oa),
             fig(ba)
         ));
     }
     let mut text = format!("{lead}: {}", clauses.join(" "));
-    if let (Some((bw, ow)), Some((ba, oa))) = (waits, aborts) {
-        let traded = if ow < bw && oa > ba {
-            Some("it traded waits for aborts on this workload")
-        } else if ow > bw && oa < ba {
-            Some("it traded aborts for waits on this workload")
-        } else if ow < bw && oa < ba {
-            Some("fewer waits and fewer aborts at commit")
-        } else if ow > bw && oa > ba {
-            Some("more waits and more aborts at commit")
-        } else {
-            None
+    if let (Some(waits), Some(aborts)) = (waits_moved, aborts_moved) {
+        let traded = match (waits, aborts) {
+            (Less, Greater) => Some("it traded waits for aborts on this workload"),
+            (Greater, Less) => Some("it traded aborts for waits on this workload"),
+            (Less, Less) => Some("fewer waits and fewer aborts at commit"),
+            (Greater, Greater) => Some("more waits and more aborts at commit"),
+            _ => None,
         };
         if let Some(t) = traded {
             text.push_str(": ");
@@ -309,6 +335,36 @@ mod tests {
               aborts per transaction at commit against 0.4: it traded waits for aborts on this \
               workload; goodput 50.0/s against 100.0/s (0.5x)."
             ]
+        );
+    }
+
+    #[test]
+    fn commit_aborts_within_a_tenth_are_alike_and_no_trade_is_claimed_of_them() {
+        // 0.12 against 0.118 at commit: the noise of two runs, not a trade.
+        let runs = [
+            run(vec![step(2, 1000, (118, 118), 0.44)]),
+            run(vec![step(2, 1000, (120, 120), 0.0)]),
+        ];
+        let c = compare_variants(&values(&["pessimistic", "optimistic"]), &runs);
+        let w = &c.words[0];
+        assert!(!w.contains("traded"), "{w}");
+        assert!(
+            w.contains(
+                "no lock waits (pessimistic waited 0.44 ms per transaction) and about as many: \
+                 0.12 aborts per transaction at commit against 0.12"
+            ),
+            "{w}"
+        );
+        // A third more is a difference.
+        let runs = [
+            run(vec![step(2, 1000, (90, 90), 0.44)]),
+            run(vec![step(2, 1000, (120, 120), 0.0)]),
+        ];
+        let c = compare_variants(&values(&["pessimistic", "optimistic"]), &runs);
+        assert!(
+            c.words[0].contains("it traded waits for aborts"),
+            "{}",
+            c.words[0]
         );
     }
 
