@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use spanprof_model::report::LockWaitSeen;
 use spanprof_server::server::LocalInstance;
 use spanprof_server::server::txn::journal::{EventKind, WaitEnd};
 use spanprof_server::server::txn::lock_key::{LockMode, TxnId};
@@ -13,10 +14,11 @@ use spanprof_wire::proto::google::spanner::v1 as pb;
 use spanprof_wire::proto::google::spanner::v1::read_request::LockHint;
 use spanprof_wire::proto::google::spanner::v1::spanner_client::SpannerClient;
 use spanprof_wire::proto::google::spanner::v1::transaction_options::read_write::ReadLockMode;
+use spanprof_wire::wire::result_stats::{COMMIT_LOCK_WAIT_HEADER, COMMIT_LOCK_WAITS_HEADER};
 use tonic::Code;
 use tonic::transport::Channel;
 
-use super::{begin, begin_in, commit, lock_id, run, session, start};
+use super::{begin, begin_in, commit, hex, lock_id, run, session, start};
 
 /// A read of account 1's balance in `transaction`, hinted `hint`.
 fn read_request(
@@ -51,13 +53,36 @@ fn in_txn(id: &[u8]) -> pb::TransactionSelector {
 
 /// The balance a StreamingRead of account 1 in transaction `id` answers.
 async fn read_balance(
-    mut client: SpannerClient<Channel>,
+    client: SpannerClient<Channel>,
     session: String,
     id: Vec<u8>,
     hint: LockHint,
 ) -> Result<i64, tonic::Status> {
+    Ok(read_waited(client, session, id, hint).await?.0)
+}
+
+/// The balance a StreamingRead of account 1 in transaction `id` answers, and the wait for locks
+/// its headers give (none when they give none), with the waits they name.
+async fn read_waited(
+    mut client: SpannerClient<Channel>,
+    session: String,
+    id: Vec<u8>,
+    hint: LockHint,
+) -> Result<(i64, Option<Duration>, Vec<LockWaitSeen>), tonic::Status> {
     let request = read_request(&session, in_txn(&id), hint);
-    let mut stream = client.streaming_read(request).await?.into_inner();
+    let answer = client.streaming_read(request).await?;
+    let waited = answer
+        .metadata()
+        .get(COMMIT_LOCK_WAIT_HEADER)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .map(Duration::from_micros);
+    let named: Vec<LockWaitSeen> = answer
+        .metadata()
+        .get(COMMIT_LOCK_WAITS_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(|t| serde_json::from_str(t).expect("the waits as JSON"))
+        .unwrap_or_default();
+    let mut stream = answer.into_inner();
     let mut values = Vec::new();
     while let Some(part) = stream.message().await? {
         values.extend(part.values);
@@ -67,7 +92,7 @@ async fn read_balance(
             prost_types::Value {
                 kind: Some(prost_types::value::Kind::StringValue(balance)),
             },
-        ] => Ok(balance.parse().expect("an INT64")),
+        ] => Ok((balance.parse().expect("an INT64"), waited, named)),
         other => panic!("one balance, not {other:?}"),
     }
 }
@@ -90,7 +115,7 @@ async fn exclusive_reads_of_one_row_queue_and_both_read_modify_writes_commit_wit
     let (instance, mut client) = start().await;
     let (a, b) = (session(&mut client).await, session(&mut client).await);
     let (older, younger) = (begin(&mut client, &a).await, begin(&mut client, &b).await);
-    let first = read_balance(
+    let (first, older_read_waited, _) = read_waited(
         client.clone(),
         a.clone(),
         older.clone(),
@@ -98,7 +123,8 @@ async fn exclusive_reads_of_one_row_queue_and_both_read_modify_writes_commit_wit
     )
     .await
     .expect("the older reads");
-    let second = tokio::spawn(read_balance(
+    assert_eq!(older_read_waited, None, "no wait, no header");
+    let second = tokio::spawn(read_waited(
         client.clone(),
         b.clone(),
         younger.clone(),
@@ -113,8 +139,15 @@ async fn exclusive_reads_of_one_row_queue_and_both_read_modify_writes_commit_wit
         .await
         .expect("the older commits");
     assert_eq!(older_waited, Duration::ZERO, "its write needs no upgrade");
-    let seen = second.await.expect("joins").expect("the younger reads");
+    let (seen, read_waited, named) = second.await.expect("joins").expect("the younger reads");
     assert_eq!(seen, first + 1, "after the older's write");
+    let read_waited = read_waited.expect("the read's answer says how long it waited");
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(
+        (named[0].key.as_str(), named[0].mode.as_str()),
+        ("accounts(1)", "Exclusive")
+    );
+    assert_eq!(named[0].holders, [hex(&older)], "behind the older");
     run(&mut client, &b, &younger, ADD_ONE, 1)
         .await
         .expect("the younger writes");
@@ -155,6 +188,11 @@ async fn exclusive_reads_of_one_row_queue_and_both_read_modify_writes_commit_wit
         assert!(
             matches!(wait.ended, Some((_, WaitEnd::Granted))),
             "{wait:?}"
+        );
+        let journalled = wait.duration(wait.started);
+        assert!(
+            read_waited.abs_diff(journalled) <= Duration::from_millis(1),
+            "{read_waited:?} against {journalled:?}"
         );
     });
     let after = begin(&mut client, &a).await;

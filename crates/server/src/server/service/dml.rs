@@ -18,7 +18,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use prost::Message as _;
 use tokio::sync::mpsc;
-use tonic::Status;
+use tonic::{Response, Status};
 
 use super::commit::{is_read_write, retry_delay, transaction_tag, write_bounds};
 use super::request::{params, query_key, request_key};
@@ -118,7 +118,7 @@ pub(super) async fn execute_sql(
     request: &pb::ExecuteSqlRequest,
     in_txn: InTxn,
     knobs: &KnobSettings,
-) -> Result<EncodedResultSet, Status> {
+) -> Result<Response<EncodedResultSet>, Status> {
     let begun = Instant::now();
     let ran = run_request(spanner, request, &in_txn, knobs).await?;
     let answer = &ran.answer;
@@ -127,13 +127,28 @@ pub(super) async fn execute_sql(
     for value in &answer.values {
         writer.push_value(value);
     }
-    let mut result = writer.finish(stats(&ran, request, begun).as_ref());
+    let stats = stats(&ran, request, begun);
+    let mut result = writer.finish(stats.as_ref());
     if let Some(token) = &ran.token {
         let mut tail = Vec::with_capacity(token.encoded_len() + 4);
         prost::encoding::message::encode(RESULT_SET_PRECOMMIT_TOKEN, token, &mut tail);
         result.0.push(Bytes::from(tail));
     }
-    Ok(result)
+    Ok(with_waits(Response::new(result), &ran, stats.is_some()))
+}
+
+/// `response` with the statement's wait for locks in its headers (`locking::put_waits`) when its
+/// answer carries no statistics to say it in (a Read's, a NORMAL-mode statement's) and it waited.
+fn with_waits<T>(mut response: Response<T>, ran: &Ran, stats: bool) -> Response<T> {
+    if !stats && !ran.replayed {
+        let answer = &ran.answer;
+        locking::put_waits(
+            response.metadata_mut(),
+            answer.cost.lock_wait,
+            &answer.lock_waits,
+        );
+    }
+    response
 }
 
 /// ExecuteStreamingSql in a read-write transaction: the whole answer is known before the first
@@ -144,7 +159,7 @@ pub(super) async fn execute_streaming_sql(
     request: &pb::ExecuteSqlRequest,
     in_txn: InTxn,
     (knobs, deadline): (&KnobSettings, Option<Instant>),
-) -> Result<live::Response, Status> {
+) -> Result<Response<live::Response>, Status> {
     let begun = Instant::now();
     let ran = run_request(spanner, request, &in_txn, knobs).await?;
     let stamp = TokenStamp {
@@ -154,6 +169,7 @@ pub(super) async fn execute_streaming_sql(
         shape: knobs.shape,
     };
     let stats = stats(&ran, request, begun);
+    let with_stats = stats.is_some();
     let messages = messages(&ran, stats, in_txn.reported(), stamp);
     let (tx, rx) = mpsc::channel(messages.len().max(1));
     for message in messages {
@@ -161,7 +177,8 @@ pub(super) async fn execute_streaming_sql(
         let _ = tx.try_send(Ok(EncodedPartialResultSet(message)));
     }
     let budget = Arc::new(SendBudget::new(usize::MAX));
-    Ok(live::Response::new(rx, deadline, None, budget))
+    let response = Response::new(live::Response::new(rx, deadline, None, budget));
+    Ok(with_waits(response, &ran, with_stats))
 }
 
 /// The answer's PartialResultSets: values cut as a query's, statistics last (first in the

@@ -46,9 +46,7 @@ pub(super) async fn execute_sql(
         &knobs,
     )? {
         let in_txn = in_txn.hinted(request.extensions());
-        return dml::execute_sql(spanner, r, in_txn, &knobs)
-            .await
-            .map(Response::new);
+        return dml::execute_sql(spanner, r, in_txn, &knobs).await;
     }
     let prepared = spanner.prepare(request.get_ref(), caller(&request).as_ref(), &knobs)?;
     let started = spanner

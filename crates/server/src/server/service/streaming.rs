@@ -48,9 +48,7 @@ pub(super) async fn execute_streaming_sql(
         &knobs,
     )? {
         let in_txn = in_txn.hinted(request.extensions());
-        return dml::execute_streaming_sql(spanner, r, in_txn, (&knobs, deadline))
-            .await
-            .map(Response::new);
+        return dml::execute_streaming_sql(spanner, r, in_txn, (&knobs, deadline)).await;
     }
     let prepared = spanner.prepare(request.get_ref(), caller(&request).as_ref(), &knobs)?;
     let restart_key = restart_key(&request.get_ref().session, &prepared);

@@ -116,20 +116,31 @@ pub async fn take(
 /// trailers a commit's answer carries them in (`spanprof-lock-wait-us`, `spanprof-lock-waits`):
 /// a wait that ended in an abort is one LOCK_STATS count, and the client is told of it too.
 fn with_waits(mut status: Status, taken: &Taken) -> Status {
-    if taken.waited.is_zero() && taken.waits.is_empty() {
-        return status;
+    put_waits(status.metadata_mut(), taken.waited, &taken.waits);
+    status
+}
+
+/// Puts a request's wait for locks, `waited` in all and `waits` named, in `headers` (a commit's
+/// answer's headers, an aborted request's trailers, the headers of a statement's answer that
+/// carries no statistics): `spanprof-lock-wait-us` and `spanprof-lock-waits`. Nothing when it
+/// did not wait.
+pub fn put_waits(
+    headers: &mut tonic::metadata::MetadataMap,
+    waited: Duration,
+    waits: &[LockWaitSeen],
+) {
+    if waited.is_zero() && waits.is_empty() {
+        return;
     }
-    let trailers = status.metadata_mut();
-    if let Ok(value) = MetadataValue::try_from(taken.waited.as_micros().to_string()) {
-        trailers.insert(COMMIT_LOCK_WAIT_HEADER, value);
+    if let Ok(value) = MetadataValue::try_from(waited.as_micros().to_string()) {
+        headers.insert(COMMIT_LOCK_WAIT_HEADER, value);
     }
-    let named = (!taken.waits.is_empty())
-        .then(|| serde_json::to_string(&taken.waits).ok())
+    let named = (!waits.is_empty())
+        .then(|| serde_json::to_string(waits).ok())
         .flatten();
     if let Some(value) = named.and_then(|w| MetadataValue::try_from(w).ok()) {
-        trailers.insert(COMMIT_LOCK_WAITS_HEADER, value);
+        headers.insert(COMMIT_LOCK_WAITS_HEADER, value);
     }
-    status
 }
 
 /// A wait as the client is told it: the key and mode asked, how long, behind whom.
