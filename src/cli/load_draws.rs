@@ -11,10 +11,11 @@ use anyhow::Context as _;
 use super::decode::DecoderChoice;
 use super::profile::ModeArg;
 use super::target::TargetArgs;
-use crate::engine::load::{LoadDraws, MixScript};
+pub use crate::engine::load::LoadParam;
+use crate::engine::load::{LoadDraws, LoadParams, MixScript};
 use crate::engine::{Param, QueryMode};
 use crate::load::draw::DEFAULT_SEED;
-use crate::load::{Draws, MAX_MIX_SCRIPTS, MixEntry, ParamDraw};
+use crate::load::{Draws, MAX_MIX_SCRIPTS, MixEntry};
 
 /// The query of `spanprof load` and what its requests draw.
 #[derive(Debug, Clone, clap::Args)]
@@ -47,28 +48,9 @@ pub struct LoadQueryArgs {
     pub decoder: DecoderChoice,
 }
 
-/// One `load --param`: a constant of any type (`NAME:TYPE=VALUE`) or a draw.
-#[derive(Debug, Clone, PartialEq)]
-pub enum LoadParam {
-    /// `NAME:TYPE=VALUE`, bound as `profile` binds it.
-    Typed(Param),
-    /// `NAME=DIST`.
-    Drawn(ParamDraw),
-}
-
+/// `--param`'s value: the engine reads it, as it reads the window's.
 fn parse_load_param(text: &str) -> Result<LoadParam, String> {
-    let typed = text
-        .split_once('=')
-        .is_some_and(|(left, _)| left.contains(':'));
-    if typed {
-        Param::parse(text)
-            .map(LoadParam::Typed)
-            .map_err(|e| e.to_string())
-    } else {
-        ParamDraw::parse(text)
-            .map(LoadParam::Drawn)
-            .map_err(|e| e.to_string())
-    }
+    LoadParam::parse(text).map_err(|e| e.to_string())
 }
 
 /// `FILE:WEIGHT,FILE:WEIGHT`: each file and its weight (split at a file's last `:`).
@@ -129,19 +111,10 @@ impl LoadQueryArgs {
 
     /// The draws the arguments ask for, the mix's files read and parsed.
     pub fn drawing(&self) -> anyhow::Result<Drawing> {
-        let mut typed = Vec::new();
-        let mut params: Vec<ParamDraw> = Vec::new();
-        for p in &self.params {
-            match p {
-                LoadParam::Typed(p) => typed.push(p.clone()),
-                LoadParam::Drawn(p) => {
-                    if params.iter().any(|q| q.name.eq_ignore_ascii_case(&p.name)) {
-                        anyhow::bail!("--param {} is given twice", p.name);
-                    }
-                    params.push(p.clone());
-                }
-            }
-        }
+        let LoadParams {
+            typed,
+            drawn: params,
+        } = LoadParams::of(&self.params)?;
         let mut mix = Vec::new();
         let mut scripts = Vec::new();
         let mut texts = Vec::new();

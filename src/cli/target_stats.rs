@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::analysis::server_stats::{StatsView, server_stats_view};
-use crate::engine::load::{ServerStatsAsk, WaitNotice, check_tag};
+use crate::engine::load::{AskError, ServerStatsAsk, WaitNotice, set_stats_interval};
 use crate::engine::{Target, Variant};
 use crate::load::LoadReport;
 use crate::load::server_stats::MAX_STATS_WAIT_S;
@@ -49,53 +49,28 @@ impl ServerStatsArgs {
     /// another (its interval is its own).
     pub fn apply(&self, target: &mut Target) -> Option<String> {
         let interval = self.stats_interval?;
-        match target {
-            Target::Local(config) => {
-                config.knobs.stats_interval_ms = interval.as_millis() as u64;
-                None
-            }
-            _ => Some(
-                "--stats-interval sets the built-in instance's statistics interval: ignored for \
-                 this target"
-                    .into(),
-            ),
-        }
+        (!set_stats_interval(target, interval)).then(|| {
+            "--stats-interval sets the built-in instance's statistics interval: ignored for this \
+             target"
+                .into()
+        })
     }
 
     /// What the run asks of the target's statistics, with the tag put on `variant`'s
-    /// transactions; None without --server-stats.
+    /// transactions (the engine makes it); None without --server-stats.
     pub fn ask(&self, variant: &mut Variant) -> anyhow::Result<Option<ServerStatsAsk>> {
         if !self.server_stats {
             return Ok(None);
         }
-        let Some(read_write) = variant.read_write.as_mut() else {
-            anyhow::bail!("--server-stats reads a read-write run's statistics: add --read-write");
-        };
-        let tag = match &read_write.options.tag {
-            Some(tag) => tag.clone(),
-            None => made_tag(),
-        };
-        check_tag(&tag).map_err(anyhow::Error::msg)?;
-        read_write.options.tag = Some(tag.clone());
-        Ok(Some(ServerStatsAsk {
-            tag,
-            wait: self.server_stats_wait,
-            on_wait: WaitNotice(Arc::new(|words| eprintln!("{words}"))),
-        }))
+        let notice = WaitNotice(Arc::new(|words| eprintln!("{words}")));
+        match ServerStatsAsk::tagging(variant, self.server_stats_wait, notice) {
+            Ok(ask) => Ok(Some(ask)),
+            Err(AskError::NotReadWrite) => anyhow::bail!(
+                "--server-stats reads a read-write run's statistics: add --read-write"
+            ),
+            Err(e) => Err(e.into()),
+        }
     }
-}
-
-/// A tag of the run's own: `spanprof-load-` and 8 hex digits from the clock and the process.
-fn made_tag() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    let seed = format!("{nanos}-{}", std::process::id());
-    format!(
-        "spanprof-load-{:08x}",
-        crate::fnv::continued(crate::fnv::OFFSET_BASIS, seed.as_bytes()) as u32
-    )
 }
 
 /// The summary's "The target's own statistics" block, when the run asked for them.
@@ -109,14 +84,7 @@ pub fn block(t: &mut String, r: &LoadReport) {
             let _ = writeln!(t, "  {words}");
         }
         StatsView::Compared(c) => {
-            let _ = writeln!(
-                t,
-                "  SPANNER_SYS.LOCK_STATS_TOP_MINUTE and TXN_STATS_TOP_MINUTE (tag {}), {} \
-                 interval{} read:",
-                c.tag,
-                c.intervals,
-                if c.intervals == 1 { "" } else { "s" }
-            );
+            let _ = writeln!(t, "  {}:", c.what_was_read());
             for line in &c.lines {
                 let _ = writeln!(t, "  {}", line.words);
             }
@@ -136,13 +104,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_made_tag_is_one_spanner_takes_and_intervals_keep_their_floor() {
-        let tag = made_tag();
-        assert!(
-            tag.starts_with("spanprof-load-") && tag.len() == 22,
-            "{tag}"
-        );
-        assert!(check_tag(&tag).is_ok());
+    fn intervals_keep_their_floor_and_the_wait_its_bound() {
         assert_eq!(
             super::super::serve::parse_stats_interval("2s"),
             Ok(Duration::from_secs(2))

@@ -6,7 +6,7 @@
 
 pub mod engine;
 
-use spanprof_base::{stats, text};
+use spanprof_base::{fnv, stats, text};
 use spanprof_client::{client, script, subject};
 use spanprof_model::{load, report, retry_lab};
 use spanprof_server::server;

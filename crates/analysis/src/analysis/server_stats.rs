@@ -54,6 +54,30 @@ pub struct ComparedFigure {
     pub words: String,
 }
 
+impl ComparedFigure {
+    /// Whether they agree, in a word: `agree`, `differ`, or `–` with nothing to compare.
+    pub fn verdict(&self) -> &'static str {
+        match self.agree {
+            Some(true) => "agree",
+            Some(false) => "differ",
+            None => "–",
+        }
+    }
+}
+
+impl StatsComparison {
+    /// What was read, in words: the tables, the run's tag and how many intervals.
+    pub fn what_was_read(&self) -> String {
+        format!(
+            "SPANNER_SYS.LOCK_STATS_TOP_MINUTE and TXN_STATS_TOP_MINUTE (tag {}), {} interval{} \
+             read",
+            self.tag,
+            self.intervals,
+            if self.intervals == 1 { "" } else { "s" }
+        )
+    }
+}
+
 /// The words a target without statistics gets.
 pub const NOT_SERVED: &str = "no lock statistics on this target";
 

@@ -34,11 +34,7 @@ pub fn section(report: &LoadReport) -> String {
         &["figure", "the run", "the target", "", "in words"],
     );
     for line in &c.lines {
-        let verdict = match line.agree {
-            Some(true) => "agree",
-            Some(false) => "differ",
-            None => "–",
-        };
+        let verdict = line.verdict();
         table.row(
             "",
             vec![

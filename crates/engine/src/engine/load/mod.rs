@@ -31,11 +31,13 @@ use crate::load::{
 };
 use crate::wire::DecoderKind;
 use draws::RequestDraws;
-pub use draws::{LoadDraws, MixScript};
+pub use draws::{LoadDraws, LoadParam, LoadParamError, LoadParams, MixScript};
 use generator::{Generator, InFlight, OpenStep};
 use pool::{Opener, SessionPool};
 use request::Shared;
-pub use server_stats::{ServerStatsAsk, WaitNotice, check_tag};
+pub use server_stats::{
+    AskError, DEFAULT_STATS_WAIT, ServerStatsAsk, WaitNotice, check_tag, set_stats_interval,
+};
 use sink::StepSink;
 use transaction::Transactions;
 

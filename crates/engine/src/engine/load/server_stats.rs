@@ -24,6 +24,7 @@ use crate::report::Code;
 use crate::wire::{DecoderKind, Row, RowsView, Timestamp};
 
 use super::LoadSpec;
+use crate::engine::{Target, Variant};
 
 /// What a run asks of the target's statistics: the tag its transactions carry, how long to wait
 /// for the interval to close, and whom to tell that it waits.
@@ -35,6 +36,67 @@ pub struct ServerStatsAsk {
     pub wait: Duration,
     /// Told once, in words, when the run starts waiting.
     pub on_wait: WaitNotice,
+}
+
+/// How long a run waits, at most, for the interval holding its end when not told otherwise:
+/// production's intervals close on the minute, and appear a little after.
+pub const DEFAULT_STATS_WAIT: Duration = Duration::from_secs(75);
+
+/// Why a run cannot ask for the target's statistics.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AskError {
+    /// The run runs queries: the statistics are a read-write run's transactions'.
+    #[error("the target's statistics are read for a read-write run's transactions")]
+    NotReadWrite,
+    /// The transactions' own tag is not one Spanner takes.
+    #[error("{0}")]
+    Tag(String),
+}
+
+impl ServerStatsAsk {
+    /// The ask of a run of `variant`: its transactions carry their own tag, or one made for the
+    /// run (`spanprof-load-` and 8 hex digits), put on them here; wait at most `wait`, and tell
+    /// `on_wait` when the wait begins.
+    pub fn tagging(
+        variant: &mut Variant,
+        wait: Duration,
+        on_wait: WaitNotice,
+    ) -> Result<ServerStatsAsk, AskError> {
+        let read_write = variant.read_write.as_mut().ok_or(AskError::NotReadWrite)?;
+        let tag = match &read_write.options.tag {
+            Some(tag) => tag.clone(),
+            None => made_tag(),
+        };
+        check_tag(&tag).map_err(AskError::Tag)?;
+        read_write.options.tag = Some(tag.clone());
+        Ok(ServerStatsAsk { tag, wait, on_wait })
+    }
+}
+
+/// Sets the built-in instance's statistics interval (its `_MINUTE` tables') to `interval`;
+/// whether `target` is the built-in instance (another's interval is its own).
+pub fn set_stats_interval(target: &mut Target, interval: Duration) -> bool {
+    match target {
+        Target::Local(config) | Target::Kept(_, config) => {
+            config.knobs.stats_interval_ms =
+                u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
+            true
+        }
+        Target::Endpoint(_) | Target::Cloud(_) => false,
+    }
+}
+
+/// A tag of the run's own: `spanprof-load-` and 8 hex digits from the clock and the process.
+fn made_tag() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let seed = format!("{nanos}-{}", std::process::id());
+    format!(
+        "spanprof-load-{:08x}",
+        crate::fnv::continued(crate::fnv::OFFSET_BASIS, seed.as_bytes()) as u32
+    )
 }
 
 /// Whom a run tells that it waits for the target's interval (the command line prints it).
@@ -337,6 +399,22 @@ mod tests {
         let began = Instant::now();
         assert!(rt.block_on(pause(Duration::from_secs(30), &cancel)));
         assert!(began.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_made_tag_is_one_spanner_takes_and_a_run_of_queries_has_none() {
+        let tag = made_tag();
+        assert!(
+            tag.starts_with("spanprof-load-") && tag.len() == 22,
+            "{tag}"
+        );
+        assert!(check_tag(&tag).is_ok());
+        let notice = WaitNotice(Arc::new(|_| {}));
+        let mut query = Variant::new("q", "SELECT 1");
+        assert_eq!(
+            ServerStatsAsk::tagging(&mut query, DEFAULT_STATS_WAIT, notice).map(|a| a.tag),
+            Err(AskError::NotReadWrite)
+        );
     }
 
     #[test]
