@@ -10,6 +10,7 @@ mod app_history;
 mod app_keys;
 mod app_layout;
 mod app_load;
+mod app_load_draws;
 mod app_load_read_write;
 mod app_read_write;
 mod app_timeline;

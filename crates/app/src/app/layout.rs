@@ -140,7 +140,7 @@ impl SpanprofApp {
                     let query = &self.settings.query;
                     let empty =
                         !query.subject && query.variants.iter().all(|v| v.sql.trim().is_empty());
-                    self.load.run_bar(ui, running, empty)
+                    self.load.run_bar(ui, &self.settings.load, running, empty)
                 } else {
                     self.query
                         .run_bar(ui, &self.settings.query, self.runs.active())
@@ -216,7 +216,8 @@ impl SpanprofApp {
             Tab::History => self.history_view.ui(ui),
             Tab::Load => {
                 let local = self.settings.connection.kind == TargetKind::Local;
-                return self.load.ui(ui, &mut self.settings.load, local);
+                let read_write = self.settings.query.first().is_some_and(|v| v.read_write);
+                return self.load.ui(ui, &mut self.settings.load, local, read_write);
             }
             Tab::Details => {
                 let shown = self.runs.list().shown();

@@ -53,8 +53,10 @@ pub use frames::{FrameSample, FrameStats};
 pub use history::HistoryView;
 pub use iterations::IterationsView;
 pub use load::{
-    ATTEMPTS_LINE, CurveLine, GOODPUT_LINE, LoadConflicts, LoadFigures, LoadGoodput, LoadModel,
-    LoadParts, LoadPercentiles, LoadProgress, LoadSettings, LoadView, Phase, QueueSettings,
+    ATTEMPTS_LINE, CurveLine, DRAW_PARAMETERS, Drawing, GOODPUT_LINE, LoadConflicts, LoadFigures,
+    LoadGoodput, LoadModel, LoadParts, LoadPercentiles, LoadProgress, LoadSettings,
+    LoadTargetStats, LoadView, Phase, QueueSettings, READ_TARGET_STATS, STATS_HEADINGS,
+    TargetStatsSettings, WaitWords,
 };
 pub use plan_view::{PlanColumn, PlanView};
 pub use query::{

@@ -1,7 +1,8 @@
 //! A run's life as the app sees it, of any kind, the runs' controller (`runs::RunController`)
 //! holding the one in flight: starting one from the panels (the query's variants on the
 //! connection panel's target, a client program on the local instance, or a load run of the query
-//! panel's first query with the Load tab's plan, refused in words when it cannot run), reading
+//! panel's first query with the Load tab's plan and draws, a read-write one tagged when it reads
+//! the target's own statistics after it, refused in words when it cannot run), reading
 //! what the engine reported each frame, and what its end does: the runs join the list, the status
 //! file says how it went (`running`, then `finished LABEL ok=N other=M` or `failed MESSAGE`; a
 //! load run's N the requests that ended ok and M the others), the frame times are written, a run
@@ -15,11 +16,11 @@ use std::time::Duration;
 
 use super::SpanprofApp;
 use super::connection::{ConnectionSettings, TargetKind, repaint_notifier};
-use super::load::LoadEnded;
+use super::load::{LoadEnded, WaitWords};
 use super::runs::{ActiveRun, Drained, Ended};
 use super::settings::Tab;
 use super::status_file::RunState;
-use crate::engine::load::LoadSpec;
+use crate::engine::load::{DEFAULT_STATS_WAIT, LoadSpec, ServerStatsAsk, set_stats_interval};
 use crate::engine::{Engine, IterationDetails, Job, Notifier, Target};
 use crate::report::{RunId, RunReport, Status};
 
@@ -252,7 +253,8 @@ impl SpanprofApp {
             );
             return;
         }
-        let (target, spec) = match self.load_spec() {
+        let waiting = WaitWords::default();
+        let (target, spec) = match self.load_spec(&waiting) {
             Ok(made) => made,
             Err(why) => return self.load.refused(why),
         };
@@ -263,7 +265,8 @@ impl SpanprofApp {
             Ok(engine) => {
                 let sql = self.settings.query.first_sql().to_owned();
                 self.settings.query.remember(&sql);
-                self.load.started(&plan, notices, engine.in_flight());
+                self.load
+                    .started(&plan, notices, engine.in_flight(), waiting);
                 self.runs.begin_load(engine);
                 self.notice = None;
                 self.write_status(RunState::Running);
@@ -274,8 +277,9 @@ impl SpanprofApp {
         }
     }
 
-    /// The target and the spec of the next load run, or what is wrong with the input.
-    fn load_spec(&self) -> Result<(Target, LoadSpec), String> {
+    /// The target and the spec of the next load run, or what is wrong with the input; a
+    /// read-write run that reads the target's statistics tells `waiting` when it waits for them.
+    fn load_spec(&self, waiting: &WaitWords) -> Result<(Target, LoadSpec), String> {
         let query = &self.settings.query;
         if query.subject {
             return Err(
@@ -289,7 +293,9 @@ impl SpanprofApp {
             "" => "load".to_owned(),
             label => label.to_owned(),
         };
-        let variant = query.load_variant(label)?;
+        let drawing = self.settings.load.drawing()?;
+        let mut variant = query.load_variant(label)?;
+        variant.params.extend(drawing.typed);
         if query.variants.len() > 1 || !query.sweep.trim().is_empty() {
             notices.push(
                 "the load runs the first query only; its variants and sweep are Iterations' own"
@@ -306,6 +312,17 @@ impl SpanprofApp {
             ),
             _ => {}
         }
+        let stats = self.settings.load.target_stats;
+        let server_stats = if variant.read_write.is_some() && stats.read {
+            let notice = waiting.notice(&self.ctx);
+            let ask = ServerStatsAsk::tagging(&mut variant, DEFAULT_STATS_WAIT, notice)
+                .map_err(|e| e.to_string())?;
+            // The built-in instance's interval; another target's is its own.
+            set_stats_interval(&mut target, stats.interval());
+            Some(ask)
+        } else {
+            None
+        };
         let mut timeouts = self.settings.connection.timeouts.timeouts()?;
         // No request may outlive its step's drain by much.
         timeouts.iteration = timeouts.iteration.min(plan.step_duration + plan.drain);
@@ -318,8 +335,8 @@ impl SpanprofApp {
             headers: self.settings.connection.headers,
             notices,
             stop_at_knee: self.settings.load.stop_at_knee,
-            draws: Default::default(),
-            server_stats: None,
+            draws: drawing.draws,
+            server_stats,
         };
         Ok((target, spec))
     }

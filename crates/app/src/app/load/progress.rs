@@ -1,17 +1,40 @@
 //! Where a load run in flight is, as the window says it: the step running and how far it got,
 //! the drain once the step stops generating (the engine then waits, up to the plan's drain of
 //! 30 s, for its requests still in flight; no event says so, so it is read off the clock: the
-//! step has run its length and has not ended), the report awaited after the last step, a stop
-//! being reported; and the side panel's Run load and Cancel, which on the Load tab start and
+//! step has run its length and has not ended), the report awaited after the last step (or the
+//! wait for the target's statistics interval, in the run's own words), a stop being reported;
+//! and the side panel's Run load and Cancel, which on the Load tab start and
 //! stop a load run rather than an Iterations run.
 
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::app::command::Command;
 use crate::app::theme;
-use crate::engine::load::InFlightCount;
+use crate::engine::load::{InFlightCount, WaitNotice};
 use crate::load::{LoadSteps, StepLevel};
 use crate::text;
+
+/// The words a run hands the window when it starts waiting for the target's statistics
+/// interval: set once from the run's thread, read each frame without a lock.
+#[derive(Debug, Clone, Default)]
+pub struct WaitWords(Arc<OnceLock<String>>);
+
+impl WaitWords {
+    /// The notice the run's ask tells: it keeps the words and asks `ctx` for a frame.
+    pub fn notice(&self, ctx: &egui::Context) -> WaitNotice {
+        let (words, ctx) = (Arc::clone(&self.0), ctx.clone());
+        WaitNotice(Arc::new(move |said: &str| {
+            let _ = words.set(said.to_owned());
+            ctx.request_repaint();
+        }))
+    }
+
+    /// What the run said, once it waits.
+    pub fn get(&self) -> Option<&str> {
+        self.0.get().map(String::as_str)
+    }
+}
 
 /// The step running now.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +56,8 @@ pub struct LoadProgress {
     stopping: bool,
     /// The run's requests in flight, read while a step drains.
     in_flight: Option<InFlightCount>,
+    /// What the run said when it began waiting for the target's statistics.
+    waiting: WaitWords,
 }
 
 /// Where the run is, in words and as a share of the whole run; `drain` the drain's own share
@@ -63,6 +88,17 @@ impl LoadProgress {
     pub fn counting(mut self, count: InFlightCount) -> Self {
         self.in_flight = Some(count);
         self
+    }
+
+    /// Says what `words` hold once the run waits for the target's statistics interval.
+    pub fn waiting_on(mut self, words: WaitWords) -> Self {
+        self.waiting = words;
+        self
+    }
+
+    /// What the run said when it began waiting for the target's statistics, once it has.
+    pub fn waiting(&self) -> Option<&str> {
+        self.waiting.get()
     }
 
     /// The session exists on `target`.
@@ -106,6 +142,8 @@ impl LoadProgress {
         let Some(step) = self.running else {
             let words = if self.target.is_none() {
                 "connecting…".to_owned()
+            } else if let Some(words) = self.waiting.get() {
+                words.to_owned()
             } else if self.done >= self.planned {
                 "the last step ended: closing the session and writing the report…".to_owned()
             } else {
@@ -164,7 +202,13 @@ impl LoadProgress {
         let target = self.target.as_deref().unwrap_or("connecting");
         ui.horizontal_wrapped(|ui| {
             ui.spinner();
-            if self.stopping {
+            if self.stopping && self.waiting.get().is_some() {
+                ui.colored_label(
+                    theme::WARN,
+                    "stopping: the wait for the target's statistics ends; the steps measured are \
+                     kept",
+                );
+            } else if self.stopping {
                 ui.colored_label(
                     theme::WARN,
                     "stopping: the requests in flight are abandoned and the steps measured \
@@ -321,5 +365,15 @@ mod tests {
             after.words
         );
         assert_eq!(after.fraction, 1.0);
+        let words = WaitWords::default();
+        let waiting = LoadProgress {
+            waiting: words.clone(),
+            ..p
+        };
+        (words.notice(&egui::Context::default()).0)("waiting for the interval");
+        assert_eq!(
+            waiting.phase(Instant::now()).words,
+            "waiting for the interval"
+        );
     }
 }

@@ -1,12 +1,16 @@
 //! What the Load tab persists ([`LoadSettings`]: the model and its levels, the step's length, the
-//! open model's bound on requests in flight, and the built-in instance's queue), and the plan the
-//! engine runs made from them, or what is wrong with them in words.
+//! open model's bound on requests in flight, the built-in instance's queue, the parameters each
+//! request draws and their seed, and whether a read-write run reads the target's own statistics),
+//! and the plan and the draws the engine runs made from them, or what is wrong with them in words.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::load::{LoadSteps, MAX_STEP, Model, StepLevel, StepsError};
+use crate::engine::Param;
+use crate::engine::load::{LoadDraws, LoadParams};
+use crate::load::draw::DEFAULT_SEED;
+use crate::load::{Draws, LoadSteps, MAX_STEP, Model, StepLevel, StepsError};
 use crate::server::KnobSettings;
 
 /// How long a step's requests still in flight may take to end once it stops generating (the
@@ -84,6 +88,52 @@ pub struct LoadSettings {
     pub queue: QueueSettings,
     /// Whether the ramp stops at the knee (two steps in a row past the knee's rule).
     pub stop_at_knee: bool,
+    /// The parameters each request draws, as `load --param` takes them (`id=zipf:1..100`), one a
+    /// line or separated by commas; empty: none.
+    pub params: String,
+    /// The seed the draws are fixed by.
+    pub seed: u64,
+    /// The target's own statistics after a read-write run.
+    pub target_stats: TargetStatsSettings,
+}
+
+/// Whether a read-write run reads the target's own lock and transaction statistics after its last
+/// step (`load --server-stats`), and the built-in instance's interval (`--stats-interval`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TargetStatsSettings {
+    /// Whether to read them (a read-write run only).
+    pub read: bool,
+    /// The built-in instance's statistics interval, in seconds (production's is a minute).
+    pub interval_s: u64,
+}
+
+impl TargetStatsSettings {
+    /// The longest interval offered: production's minute (a longer one would outlast the wait).
+    pub const MAX_INTERVAL_S: u64 = 60;
+
+    /// The built-in instance's interval, within 1 s and [`Self::MAX_INTERVAL_S`].
+    pub fn interval(&self) -> Duration {
+        Duration::from_secs(self.interval_s.clamp(1, Self::MAX_INTERVAL_S))
+    }
+}
+
+impl Default for TargetStatsSettings {
+    fn default() -> Self {
+        TargetStatsSettings {
+            read: false,
+            interval_s: Self::MAX_INTERVAL_S,
+        }
+    }
+}
+
+/// What the draw settings give a run: the constants typed (`NAME:TYPE=VALUE`) and the draws.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Drawing {
+    /// The constants, bound as the query panel's parameters are.
+    pub typed: Vec<Param>,
+    /// The draws (none when the field is empty).
+    pub draws: LoadDraws,
 }
 
 impl Default for LoadSettings {
@@ -96,6 +146,9 @@ impl Default for LoadSettings {
             max_in_flight: 1000,
             queue: QueueSettings::default(),
             stop_at_knee: false,
+            params: String::new(),
+            seed: DEFAULT_SEED,
+            target_stats: TargetStatsSettings::default(),
         }
     }
 }
@@ -123,6 +176,28 @@ impl LoadSettings {
         self.rates = Self::knee_ramp(local).to_owned();
         self.step_seconds = Self::KNEE_STEP_SECONDS;
         self.stop_at_knee = true;
+    }
+
+    /// What each request draws, or what is wrong with the parameters in words.
+    pub fn drawing(&self) -> Result<Drawing, String> {
+        let params = LoadParams::parse_list(&self.params).map_err(|e| {
+            // The field is `--param`'s text; the window names the field, not the flag.
+            let words = e.to_string();
+            let words = words.strip_prefix("--param ").unwrap_or(&words).to_owned();
+            format!("Draw parameters: {words}")
+        })?;
+        let draws = (!params.drawn.is_empty()).then(|| Draws {
+            seed: self.seed,
+            params: params.drawn,
+            mix: Vec::new(),
+        });
+        Ok(Drawing {
+            typed: params.typed,
+            draws: LoadDraws {
+                draws,
+                scripts: Vec::new(),
+            },
+        })
     }
 
     /// The plan these settings describe, and what was adjusted on the way (a capped rate); or
@@ -275,6 +350,33 @@ mod tests {
         .plan()
         .expect_err("no room in flight");
         assert!(error.starts_with("max in flight takes 1 to"), "{error}");
+    }
+
+    #[test]
+    fn draws_are_read_with_their_seed_and_a_bad_one_is_said_naming_the_field() {
+        let settings = LoadSettings {
+            params: "id=zipf:1..100\nn:INT64=3".into(),
+            seed: 7,
+            ..LoadSettings::default()
+        };
+        let drawing = settings.drawing().expect("valid");
+        let draws = drawing.draws.draws.expect("draws");
+        assert_eq!((draws.seed, draws.params.len()), (7, 1));
+        assert_eq!(drawing.typed.len(), 1);
+        assert_eq!(
+            LoadSettings::default().drawing().expect("none"),
+            Drawing::default()
+        );
+        let error = LoadSettings {
+            params: "id=zipf:100..1".into(),
+            ..LoadSettings::default()
+        }
+        .drawing()
+        .expect_err("reversed");
+        assert!(
+            error.starts_with("Draw parameters: id: the range 100..1 ends below its start"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! The Load tab: a load test of the query panel's first query (or its read-write transaction, the
 //! panel's switch on) on the connection panel's target,
 //! its controls (the model and its levels, the step's length, the bound on requests in flight,
-//! the built-in instance's queue; the side panel's Run load and Cancel start and stop it); while
+//! the built-in instance's queue, the parameters each request draws, and for a read-write run
+//! whether to read the target's own statistics after it; the side panel's Run load and Cancel
+//! start and stop it); while
 //! it runs, each step that ends appears at once as a row, a point of the curve, a stacked bar of
 //! its parts and a line of its percentiles (a read-write run's goodput against its attempts and
 //! its aborts per transaction too), and the knee found so far is marked; once it ends (or
-//! is stopped), the run's own knee and its exports. The tab scrolls, its charts a minimum height.
+//! is stopped), the run's own knee and its exports, and the target's statistics beside the run's
+//! figures when they were asked for. The tab scrolls, its charts a minimum height.
 //!
 //! The run is the app's `RunController`'s, as every run is; the view draws what the run reported,
 //! handed to it once per frame, and remakes its figures only when a step ends ([`LoadFigures`],
@@ -13,11 +16,13 @@
 
 use super::chart::LoadFigures;
 use super::controls;
+use super::draw_controls::{self, DrawCheck};
 use super::goodput::LoadGoodput;
 use super::parts::LoadParts;
 use super::percentiles::{LevelScale, LoadPercentiles};
-use super::progress::{self, LoadProgress};
+use super::progress::{self, LoadProgress, WaitWords};
 use super::settings::LoadSettings;
+use super::target_stats::LoadTargetStats;
 use crate::app::command::Command;
 use crate::app::theme;
 use crate::engine::LoadEvent;
@@ -68,6 +73,11 @@ pub struct LoadView {
     error: Option<String>,
     /// What was adjusted or noticed before the run (a capped rate, a knob ignored).
     notices: Vec<String>,
+    /// The draw settings as last read (kept across runs).
+    draw_check: DrawCheck,
+    /// The target's own statistics of the last run, when it asked for them (made once, as it
+    /// ended).
+    target_stats: Option<LoadTargetStats>,
 }
 
 impl LoadView {
@@ -116,25 +126,39 @@ impl LoadView {
         &self.percentiles
     }
 
+    /// The target's own statistics of the last run beside its figures, when it asked for them.
+    pub fn target_stats(&self) -> Option<&LoadTargetStats> {
+        self.target_stats.as_ref()
+    }
+
+    /// What is wrong with the Load tab's draw parameters, as the tab says it.
+    pub fn draw_error(&self) -> Option<&str> {
+        self.draw_check.error()
+    }
+
     /// Where the run in flight is, while one is.
     pub fn progress(&self) -> Option<&LoadProgress> {
         self.running.then_some(&self.progress)
     }
 
-    /// A run of `plan` started, its requests in flight counted by `in_flight`: what the last run
-    /// showed goes. Keeps the percentile plot's toggle.
+    /// A run of `plan` started, its requests in flight counted by `in_flight`, what it says when
+    /// it waits for the target's statistics in `waiting`: what the last run showed goes. Keeps
+    /// the percentile plot's toggle.
     pub(in crate::app) fn started(
         &mut self,
         plan: &LoadSteps,
         notices: Vec<String>,
         in_flight: InFlightCount,
+        waiting: WaitWords,
     ) {
         let scale = LevelScale::of(plan.levels.iter().map(|l| l.value()));
         let mut percentiles = LoadPercentiles::new(scale);
         percentiles.every_actual = self.percentiles.every_actual;
         let mut parts = LoadParts::new(plan.model);
         parts.in_ms = self.parts.in_ms;
-        let progress = LoadProgress::new(plan).counting(in_flight);
+        let progress = LoadProgress::new(plan)
+            .counting(in_flight)
+            .waiting_on(waiting);
         *self = LoadView {
             running: true,
             progress,
@@ -144,6 +168,7 @@ impl LoadView {
             parts,
             percentiles,
             notices,
+            draw_check: std::mem::take(&mut self.draw_check),
             ..LoadView::default()
         };
     }
@@ -252,6 +277,7 @@ impl LoadView {
             rule: report.knee_rule.clone(),
         });
         self.steps = report.steps.clone();
+        self.target_stats = LoadTargetStats::of(&report);
         let ended = if report.cancelled {
             "stopped"
         } else {
@@ -267,19 +293,25 @@ impl LoadView {
 
     /// The tab, in one vertical scroll: the controls, the run's state, the knee, the curve and
     /// the parts, the table, the percentiles; the command a click asked for. `local` says
-    /// whether the target is the built-in instance (the queue's knobs apply there only).
+    /// whether the target is the built-in instance (the queue's knobs apply there only),
+    /// `read_write` whether the query panel's read-write switch is on (a read-write run may read
+    /// the target's statistics).
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
         settings: &mut LoadSettings,
         local: bool,
+        read_write: bool,
     ) -> Option<Command> {
+        self.draw_check.refresh(settings);
         // The charts' height from the tab's own (inside the scroll, the height is unbounded).
         let chart_height = (ui.available_height() * 0.4).clamp(CHART_MIN_HEIGHT, CHART_MAX_HEIGHT);
         egui::ScrollArea::vertical()
             .id_salt("load-tab")
             .auto_shrink([false, false])
-            .show(ui, |ui| self.contents(ui, settings, local, chart_height))
+            .show(ui, |ui| {
+                self.contents(ui, settings, (local, read_write), chart_height)
+            })
             .inner
     }
 
@@ -287,11 +319,23 @@ impl LoadView {
         &mut self,
         ui: &mut egui::Ui,
         settings: &mut LoadSettings,
-        local: bool,
+        (local, read_write): (bool, bool),
         chart_height: f32,
     ) -> Option<Command> {
         let mut command = None;
-        controls::controls_ui(ui, settings, !self.is_running(), local);
+        let idle = !self.is_running();
+        controls::controls_ui(ui, settings, idle, local);
+        ui.add_enabled_ui(idle, |ui| {
+            egui::Grid::new("load-draws")
+                .num_columns(2)
+                .spacing([8.0, 4.0])
+                .show(ui, |ui| {
+                    draw_controls::draws_rows(ui, settings, &self.draw_check)
+                });
+        });
+        if read_write {
+            draw_controls::target_stats_ui(ui, &mut settings.target_stats, local, idle);
+        }
         controls::queue_ui(ui, &mut settings.queue, local, !self.is_running());
         ui.separator();
         self.state_ui(ui);
@@ -352,6 +396,10 @@ impl LoadView {
             ui.add_space(8.0);
             self.goodput.ui(ui, height);
         }
+        if let Some(stats) = &self.target_stats {
+            ui.add_space(8.0);
+            stats.ui(ui);
+        }
         ui.add_space(8.0);
         self.percentiles.plot(ui, height);
         ui.add_space(4.0);
@@ -379,17 +427,22 @@ impl LoadView {
 
     /// The side panel's Run load and Cancel and the run's progress, for the Load tab;
     /// `iterations_running` says whether a run is in flight in Iterations, `empty` whether the
-    /// query panel's query is empty.
+    /// query panel's query is empty; Run load waits for `settings`' draws to be read.
     pub fn run_bar(
-        &self,
+        &mut self,
         ui: &mut egui::Ui,
+        settings: &LoadSettings,
         iterations_running: bool,
         empty: bool,
     ) -> Option<Command> {
+        // The side panel is drawn before the tab: read the draws as they are this frame.
+        self.draw_check.refresh(settings);
         let blocked = if iterations_running {
             Some("A run is in flight in Iterations: wait for it or cancel it first")
         } else if empty {
             Some("The query is empty: write one to run")
+        } else if self.draw_check.error().is_some() {
+            Some("The draw parameters cannot be read: the Load tab says why")
         } else {
             None
         };
