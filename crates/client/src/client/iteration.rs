@@ -16,7 +16,6 @@ use prost::bytes::Bytes;
 use tonic::codec::Streaming;
 use tonic::transport::Channel;
 
-use super::execute_streaming_sql_raw;
 use super::headers::CallMetadata;
 use super::resume::{
     MAX_RESUME_TOKEN_BYTES, ResumePolicy, back_off, late_error, may_resume, token_too_large,
@@ -24,9 +23,63 @@ use super::resume::{
 use super::server_timing::parse_server_timing;
 use super::timeline::{DEFAULT_KEPT_MESSAGES, Fed, Stopwatch, Timed, TimelineBuilder};
 use super::timeouts::Timeouts;
-use super::timing::{IterationError, IterationTiming};
+use super::timing::{HeaderLockWait, IterationError, IterationTiming};
+use super::{execute_streaming_sql_raw, streaming_read_raw};
 use crate::proto::google::spanner::v1 as pb;
 use crate::wire::{AnyDecoder, DecoderKind, Parsed, RowsView};
+
+/// The streaming call an iteration times: a query (ExecuteStreamingSql) or a read by key
+/// (StreamingRead). Both answer PartialResultSets and resume from a token alike.
+#[derive(Debug, Clone)]
+pub enum Streamed {
+    /// ExecuteStreamingSql.
+    Sql(pb::ExecuteSqlRequest),
+    /// StreamingRead.
+    Read(pb::ReadRequest),
+}
+
+impl Streamed {
+    fn resume_token(&self) -> &[u8] {
+        match self {
+            Streamed::Sql(r) => &r.resume_token,
+            Streamed::Read(r) => &r.resume_token,
+        }
+    }
+
+    fn set_resume_token(&mut self, token: Vec<u8>) {
+        match self {
+            Streamed::Sql(r) => r.resume_token = token,
+            Streamed::Read(r) => r.resume_token = token,
+        }
+    }
+
+    /// Sends it with `metadata`, due within `timeout`.
+    async fn send(
+        &self,
+        channel: Channel,
+        metadata: tonic::metadata::MetadataMap,
+        timeout: std::time::Duration,
+    ) -> Result<tonic::Response<Streaming<Bytes>>, tonic::Status> {
+        fn call<T>(
+            message: T,
+            metadata: tonic::metadata::MetadataMap,
+            timeout: std::time::Duration,
+        ) -> tonic::Request<T> {
+            let mut request = tonic::Request::new(message);
+            *request.metadata_mut() = metadata;
+            request.set_timeout(timeout);
+            request
+        }
+        match self {
+            Streamed::Sql(r) => {
+                execute_streaming_sql_raw(channel, call(r.clone(), metadata, timeout)).await
+            }
+            Streamed::Read(r) => {
+                streaming_read_raw(channel, call(r.clone(), metadata, timeout)).await
+            }
+        }
+    }
+}
 
 /// A message decoded from the wire and waiting for a resume token to cover it.
 struct Held {
@@ -113,6 +166,7 @@ impl Progress<'_> {
         if let Some(header) = metadata.get("server-timing").and_then(|v| v.to_str().ok()) {
             self.timing.server_timing = parse_server_timing(header);
         }
+        self.timing.server_lock_wait = HeaderLockWait::from_headers(metadata);
     }
 
     /// Adds a decode span's CPU time and its time off the CPU.
@@ -139,6 +193,19 @@ pub async fn run_iteration(
     timeouts: Timeouts,
     decoding: Decoding<'_>,
 ) -> Result<IterationTiming, IterationError> {
+    let request = Streamed::Sql(request.clone());
+    run_streamed(channel, request, call, policy, timeouts, decoding).await
+}
+
+/// Runs a query or a read once and times it, as [`run_iteration`] runs a query.
+pub async fn run_streamed(
+    channel: Channel,
+    mut request: Streamed,
+    call: CallMetadata,
+    policy: ResumePolicy,
+    timeouts: Timeouts,
+    decoding: Decoding<'_>,
+) -> Result<IterationTiming, IterationError> {
     let began = Stopwatch::start();
     let start = began.at();
     let mut run = Progress {
@@ -154,7 +221,6 @@ pub async fn run_iteration(
         recording: decoding.recording,
         since: Some(began),
     };
-    let mut request = request.clone();
     let mut backoff = policy.initial_backoff;
     let deadline = start + timeouts.iteration;
     let late = |due: Instant| late_error(due, deadline, &timeouts);
@@ -163,12 +229,11 @@ pub async fn run_iteration(
         let wait = run.wait_begins();
         run.timeline.request_sent(wait);
         let first_due = (wait + timeouts.first_response).min(deadline);
-        let mut call_request = tonic::Request::new(request.clone());
-        *call_request.metadata_mut() = call.attempt(run.timing.resumes + 1);
-        call_request.set_timeout(deadline.saturating_duration_since(wait));
+        let metadata = call.attempt(run.timing.resumes + 1);
+        let within = deadline.saturating_duration_since(wait);
         let answer = tokio::time::timeout_at(
             first_due.into(),
-            execute_streaming_sql_raw(channel.clone(), call_request),
+            request.send(channel.clone(), metadata, within),
         )
         .await
         .map_err(|_| late(first_due))?;
@@ -192,7 +257,7 @@ pub async fn run_iteration(
             backoff = policy.initial_backoff;
         }
         let status = may_resume(status, run.timing.resumes, &policy)?;
-        if request.resume_token.is_empty() && run.decoder.counters().messages > 0 {
+        if request.resume_token().is_empty() && run.decoder.counters().messages > 0 {
             return Err(IterationError::CannotResume(format!(
                 "the stream broke ({}) after rows that no resume token covers",
                 status.message()
@@ -242,7 +307,7 @@ async fn read_stream(
     mut stream: Streaming<Bytes>,
     (first_due, deadline): (Instant, Instant),
     timeouts: &Timeouts,
-    request: &mut pb::ExecuteSqlRequest,
+    request: &mut Streamed,
     policy: &ResumePolicy,
 ) -> Result<(Option<tonic::Status>, Instant), IterationError> {
     let late = |due: Instant| late_error(due, deadline, timeouts);
@@ -268,7 +333,7 @@ async fn read_stream(
         if let Some(token) = take_message(run, (wait, arrived), bytes, policy)? {
             // Past the bound without a token the stream cannot be resumed safely: the token is
             // cleared, so a later break is an error, not a silent loss or repeat.
-            request.resume_token = token;
+            request.set_resume_token(token);
         }
     }
 }

@@ -107,13 +107,33 @@ pub async fn execute_streaming_sql_raw(
     channel: Channel,
     request: tonic::Request<pb::ExecuteSqlRequest>,
 ) -> Result<tonic::Response<Streaming<Bytes>>, tonic::Status> {
+    streaming_raw(
+        channel,
+        request,
+        "/google.spanner.v1.Spanner/ExecuteStreamingSql",
+    )
+    .await
+}
+
+/// Calls StreamingRead as [`execute_streaming_sql_raw`] calls ExecuteStreamingSql.
+pub async fn streaming_read_raw(
+    channel: Channel,
+    request: tonic::Request<pb::ReadRequest>,
+) -> Result<tonic::Response<Streaming<Bytes>>, tonic::Status> {
+    streaming_raw(channel, request, "/google.spanner.v1.Spanner/StreamingRead").await
+}
+
+/// Calls the server-streaming method at `path`, its messages kept as raw bytes.
+async fn streaming_raw<Req: prost::Message + Send + 'static>(
+    channel: Channel,
+    request: tonic::Request<Req>,
+    path: &'static str,
+) -> Result<tonic::Response<Streaming<Bytes>>, tonic::Status> {
     let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(MAX_MESSAGE_BYTES);
     grpc.ready()
         .await
         .map_err(|e| tonic::Status::unavailable(format!("the channel is not ready: {e}")))?;
-    let path = tonic::codegen::http::uri::PathAndQuery::from_static(
-        "/google.spanner.v1.Spanner/ExecuteStreamingSql",
-    );
+    let path = tonic::codegen::http::uri::PathAndQuery::from_static(path);
     grpc.server_streaming(request, path, RawResponseCodec::default())
         .await
 }

@@ -10,7 +10,8 @@ use super::error::ClientError;
 use super::headers::RequestId;
 use super::server_timing::ServerTiming;
 use super::timeouts::Readable;
-use crate::report::{Code, Lane};
+use crate::report::{Code, Lane, LockWaitSeen, waits_from_text};
+use crate::wire::result_stats::{COMMIT_LOCK_WAIT_HEADER, COMMIT_LOCK_WAITS_HEADER};
 use crate::wire::{DecodeError, Field, ResultStats, StreamCounters};
 
 /// What one iteration measured.
@@ -77,6 +78,41 @@ pub struct IterationTiming {
     /// end or break of its stream. A partitioned read's PartitionQuery first, then each
     /// partition's attempts in partition order.
     pub attempts: Vec<Duration>,
+    /// Its wait for locks as the answer's headers give it: only the local instance's answer to a
+    /// read-write transaction's statement without statistics (a read) carries it.
+    pub server_lock_wait: Option<HeaderLockWait>,
+}
+
+/// A request's wait for locks in its answer's headers or trailers (the local instance's
+/// `spanprof-lock-wait-us` and `spanprof-lock-waits`; Spanner sends no such thing).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HeaderLockWait {
+    /// The time waited in all.
+    pub waited: Duration,
+    /// The waits, named (bounded as `waits_from_text` bounds them).
+    pub named: Vec<LockWaitSeen>,
+}
+
+impl HeaderLockWait {
+    /// The wait `headers` give, if they give one; what is not a number of microseconds or the
+    /// waits' JSON is ignored.
+    pub fn from_headers(headers: &tonic::metadata::MetadataMap) -> Option<HeaderLockWait> {
+        let micros = headers
+            .get(COMMIT_LOCK_WAIT_HEADER)?
+            .to_str()
+            .ok()?
+            .parse::<u64>()
+            .ok()?;
+        let named = headers
+            .get(COMMIT_LOCK_WAITS_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(waits_from_text)
+            .unwrap_or_default();
+        Some(HeaderLockWait {
+            waited: Duration::from_micros(micros),
+            named,
+        })
+    }
 }
 
 impl IterationTiming {

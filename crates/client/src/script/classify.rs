@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::error::{ScriptError, Unclosed, excerpt};
 use super::lex::{Lexer, Token, TokenKind};
 use super::mutate;
+use super::read::{self, KeyRead};
 use super::split::Piece;
 use crate::proto::google::spanner::v1 as pb;
 use crate::units;
@@ -30,11 +31,13 @@ pub(super) enum Kind {
     Sleep(Duration),
     /// `MUTATE …`.
     Mutate(pb::Mutation),
+    /// `READ …`.
+    Read(KeyRead),
 }
 
 /// What a script may hold, for the errors that refuse a statement.
 const ALLOWED: &str = "a script holds queries (SELECT, WITH), DML (INSERT, UPDATE, DELETE) and the \
-     client statements START BATCH DML, RUN BATCH, ABORT BATCH, SLEEP and MUTATE";
+     client statements START BATCH DML, RUN BATCH, ABORT BATCH, SLEEP, MUTATE and READ";
 
 /// The first words of DDL statements.
 const DDL: &[&str] = &[
@@ -71,7 +74,7 @@ pub(super) fn classify(piece: &Piece<'_>) -> Result<Kind, ScriptError> {
     match word.as_str() {
         "SELECT" | "WITH" => Ok(Kind::Query),
         "INSERT" | "UPDATE" | "DELETE" => Ok(Kind::Dml),
-        "START" | "RUN" | "ABORT" | "SLEEP" | "MUTATE" if !hinted => {
+        "START" | "RUN" | "ABORT" | "SLEEP" | "MUTATE" | "READ" if !hinted => {
             let tokens = std::iter::once(Ok(keyword)).chain(lexer);
             client_statement(piece, tokens.collect::<Result<_, _>>()?)
         }
@@ -105,7 +108,7 @@ fn skip_hint(piece: &Piece<'_>, lexer: &mut Lexer<'_>) -> Result<(), ScriptError
     Err(unterminated())
 }
 
-/// START BATCH DML, RUN BATCH, ABORT BATCH, SLEEP or MUTATE.
+/// START BATCH DML, RUN BATCH, ABORT BATCH, SLEEP, MUTATE or READ.
 fn client_statement(piece: &Piece<'_>, tokens: Vec<Token<'_>>) -> Result<Kind, ScriptError> {
     let words = |expected: &[&str]| {
         tokens.len() == expected.len() && tokens.iter().zip(expected).all(|(t, w)| t.is_word(w))
@@ -114,6 +117,7 @@ fn client_statement(piece: &Piece<'_>, tokens: Vec<Token<'_>>) -> Result<Kind, S
     let kind = match first.as_deref() {
         Some("SLEEP") => return sleep(piece, &tokens),
         Some("MUTATE") => return mutate::mutation(piece.text, tokens).map(Kind::Mutate),
+        Some("READ") => return read::read(piece.text, piece.line, tokens).map(Kind::Read),
         _ if words(&["START", "BATCH", "DML"]) => Kind::StartBatch,
         _ if words(&["RUN", "BATCH"]) => Kind::RunBatch,
         _ if words(&["ABORT", "BATCH"]) => Kind::AbortBatch,

@@ -75,7 +75,7 @@ pub enum ScriptError {
     /// `START`, `RUN` or `ABORT` followed by something the script language does not know.
     #[error(
         "line {line}: unknown client statement {excerpt}: the client statements are \
-         START BATCH DML, RUN BATCH, ABORT BATCH, SLEEP <duration> and MUTATE"
+         START BATCH DML, RUN BATCH, ABORT BATCH, SLEEP <duration>, MUTATE and READ"
     )]
     UnknownClientStatement {
         /// Where the statement starts.
@@ -114,6 +114,16 @@ pub enum ScriptError {
         /// What was expected and what was found, or what does not add up.
         problem: String,
     },
+    /// A `READ` statement that does not follow its grammar.
+    #[error("line {line}: {excerpt}: {problem}")]
+    Read {
+        /// Where the problem is (the token, not the statement's start).
+        line: u32,
+        /// The statement.
+        excerpt: String,
+        /// What was expected and what was found, or what does not add up.
+        problem: String,
+    },
 }
 
 impl ScriptError {
@@ -127,7 +137,8 @@ impl ScriptError {
             | ScriptError::UnknownClientStatement { line, .. }
             | ScriptError::Batch { line, .. }
             | ScriptError::Sleep { line, .. }
-            | ScriptError::Mutate { line, .. } => Some(*line),
+            | ScriptError::Mutate { line, .. }
+            | ScriptError::Read { line, .. } => Some(*line),
         }
     }
 }

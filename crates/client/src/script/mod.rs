@@ -8,6 +8,7 @@
 //! - `split.rs`: the script cut at each `;` outside strings and comments.
 //! - `classify.rs`: what a statement is (query, DML, a client statement; DDL and others refused).
 //! - `mutate.rs` and `literal.rs`: a MUTATE statement and its literals, into a `Mutation`.
+//! - `read.rs`: a READ statement, into a [`KeyRead`] (a StreamingRead by key, its lock hint).
 //! - `error.rs`: [`ScriptError`], naming the line.
 //!
 //! Here: the steps, and the batches (`START BATCH DML` … `RUN BATCH`) put together from them.
@@ -17,6 +18,7 @@ mod error;
 mod lex;
 mod literal;
 mod mutate;
+mod read;
 mod split;
 #[cfg(test)]
 mod tests;
@@ -28,6 +30,7 @@ use split::Piece;
 
 pub use classify::MAX_SLEEP;
 pub use error::{ScriptError, Unclosed};
+pub use read::{KeyRead, KeyValue, MAX_READ_KEYS, ReadLock};
 
 use crate::proto::google::spanner::v1::Mutation;
 
@@ -58,6 +61,19 @@ pub enum Step {
     /// `SLEEP <duration>`: think time, the transaction held open; more than 0, at most
     /// [`MAX_SLEEP`].
     Sleep(Duration),
+    /// `READ table (columns) KEY (…)`: rows read by key (StreamingRead), with a lock hint.
+    Read(KeyRead),
+}
+
+impl Step {
+    /// Whether it is a request to the server before the commit (a statement, a batch or a read:
+    /// what can begin the transaction inline).
+    pub fn sends(&self) -> bool {
+        matches!(
+            self,
+            Step::Query(_) | Step::Dml(_) | Step::BatchDml(_) | Step::Read(_)
+        )
+    }
 }
 
 /// One SQL statement of a script.
@@ -71,14 +87,14 @@ pub struct Statement {
 
 impl Script {
     /// The SQL statements it sends: its queries, its DML and each statement of its batches
-    /// (mutations and sleeps are not statements).
+    /// (mutations, sleeps and reads are not statements).
     pub fn statements(&self) -> usize {
         self.steps
             .iter()
             .map(|step| match step {
                 Step::Query(_) | Step::Dml(_) => 1,
                 Step::BatchDml(batch) => batch.len(),
-                Step::Mutate(_) | Step::Sleep(_) => 0,
+                Step::Mutate(_) | Step::Sleep(_) | Step::Read(_) => 0,
             })
             .sum()
     }
@@ -92,10 +108,11 @@ impl Script {
     }
 
     /// What it holds, on one line for a report: `2 DML, 1 query, 1 sleep`,
-    /// `1 batch of 3 DML, 2 mutations`.
+    /// `1 batch of 3 DML, 2 mutations`, `1 read, 1 DML`.
     pub fn summary(&self) -> String {
         let (mut dml, mut batches, mut batched, mut queries, mut mutations, mut sleeps) =
             (0, 0, 0, 0, 0, 0);
+        let mut reads = 0;
         for step in &self.steps {
             match step {
                 Step::Query(_) => queries += 1,
@@ -106,11 +123,13 @@ impl Script {
                 }
                 Step::Mutate(m) => mutations += m.len(),
                 Step::Sleep(_) => sleeps += 1,
+                Step::Read(_) => reads += 1,
             }
         }
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let parts = [
+            (reads > 0).then(|| plural(reads, "read", "reads")),
             (dml > 0).then(|| format!("{dml} DML")),
             (batches > 0)
                 .then(|| format!("{} of {batched} DML", plural(batches, "batch", "batches"))),
@@ -128,7 +147,8 @@ impl Script {
 }
 
 /// Reads a script: its statements separated by `;`, each SQL (a query or DML) or a client
-/// statement (`START BATCH DML`, `RUN BATCH`, `ABORT BATCH`, `SLEEP <duration>`, `MUTATE …`).
+/// statement (`START BATCH DML`, `RUN BATCH`, `ABORT BATCH`, `SLEEP <duration>`, `MUTATE …`,
+/// `READ …`).
 /// At most [`MAX_SCRIPT_BYTES`] and [`MAX_STATEMENTS`]; a script without a statement, with DDL,
 /// or with a batch misused is an error naming the line.
 pub fn parse(text: &str) -> Result<Script, ScriptError> {
@@ -201,7 +221,7 @@ fn take(
         Kind::AbortBatch => {
             batch.take().ok_or_else(no_batch)?;
         }
-        Kind::Query | Kind::Sleep(_) | Kind::Mutate(_) if batch.is_some() => {
+        Kind::Query | Kind::Sleep(_) | Kind::Mutate(_) | Kind::Read(_) if batch.is_some() => {
             let line = batch.as_ref().map_or(0, |open| open.line);
             let problem = format!(
                 "only DML can be batched, and the batch opened on line {line} is open (RUN BATCH \
@@ -212,6 +232,7 @@ fn take(
         Kind::Query => steps.push(Step::Query(statement())),
         Kind::Sleep(duration) => steps.push(Step::Sleep(duration)),
         Kind::Mutate(mutation) => steps.push(Step::Mutate(vec![mutation])),
+        Kind::Read(read) => steps.push(Step::Read(read)),
     }
     Ok(())
 }

@@ -21,12 +21,11 @@ use crate::wire::{Value, encode_value};
 /// The mutation a MUTATE statement writes: `tokens` are the statement's (`MUTATE` first),
 /// `text` the statement.
 pub(super) fn mutation(text: &str, tokens: Vec<Token<'_>>) -> Result<pb::Mutation, ScriptError> {
-    let last_line = tokens.last().map_or(1, |t| t.line);
-    let mut parser = Parser {
-        tokens: tokens.into_iter().peekable(),
-        text,
-        last_line,
-    };
+    let mut parser = Parser::new(text, tokens, |line, excerpt, problem| ScriptError::Mutate {
+        line,
+        excerpt,
+        problem,
+    });
     parser.tokens.next(); // MUTATE
     let operation = parser.operation()?;
     Ok(pb::Mutation {
@@ -34,10 +33,16 @@ pub(super) fn mutation(text: &str, tokens: Vec<Token<'_>>) -> Result<pb::Mutatio
     })
 }
 
-struct Parser<'a, 't> {
-    tokens: Peekable<std::vec::IntoIter<Token<'t>>>,
+/// How a client statement's parser names a problem: the line, the statement's excerpt, what.
+pub(super) type Problem = fn(u32, String, String) -> ScriptError;
+
+/// A client statement's tokens read one by one (MUTATE's here, READ's in `read.rs`), each
+/// problem made an error by the statement's [`Problem`].
+pub(super) struct Parser<'a, 't> {
+    pub(super) tokens: Peekable<std::vec::IntoIter<Token<'t>>>,
     text: &'a str,
     last_line: u32,
+    problem: Problem,
 }
 
 /// A parenthesised list's values and the `(` it opens with.
@@ -46,17 +51,26 @@ struct Row<'t> {
     values: Vec<Value>,
 }
 
-impl<'t> Parser<'_, 't> {
-    fn fail(&self, at: Option<&Token<'_>>, problem: String) -> ScriptError {
-        ScriptError::Mutate {
-            line: at.map_or(self.last_line, |t| t.line),
-            excerpt: excerpt(self.text),
+impl<'a, 't> Parser<'a, 't> {
+    /// The parser of statement `text`, whose tokens are `tokens`.
+    pub(super) fn new(text: &'a str, tokens: Vec<Token<'t>>, problem: Problem) -> Self {
+        let last_line = tokens.last().map_or(1, |t| t.line);
+        Parser {
+            tokens: tokens.into_iter().peekable(),
+            text,
+            last_line,
             problem,
         }
     }
 
+    /// The error `problem` at token `at` (`None`: at the statement's end).
+    pub(super) fn fail(&self, at: Option<&Token<'_>>, problem: String) -> ScriptError {
+        let line = at.map_or(self.last_line, |t| t.line);
+        (self.problem)(line, excerpt(self.text), problem)
+    }
+
     /// The error for the next token, which is not `what`.
-    fn expected(&mut self, what: &str) -> ScriptError {
+    pub(super) fn expected(&mut self, what: &str) -> ScriptError {
         let next = self.tokens.peek().copied();
         let found = next.map_or_else(
             || "the end of the statement".to_owned(),
@@ -65,14 +79,20 @@ impl<'t> Parser<'_, 't> {
         self.fail(next.as_ref(), format!("expected {what}, found {found}"))
     }
 
-    fn punct(&mut self, c: char, what: &str) -> Result<Token<'t>, ScriptError> {
+    /// The punctuation `c`, or the error that `what` was expected.
+    pub(super) fn punct(&mut self, c: char, what: &str) -> Result<Token<'t>, ScriptError> {
         match self.tokens.next_if(|t| t.kind == TokenKind::Punct(c)) {
             Some(token) => Ok(token),
             None => Err(self.expected(what)),
         }
     }
 
-    fn keyword(&mut self, words: &[&'static str], what: &str) -> Result<&'static str, ScriptError> {
+    /// One of `words` (in any case), or the error that `what` was expected.
+    pub(super) fn keyword(
+        &mut self,
+        words: &[&'static str],
+        what: &str,
+    ) -> Result<&'static str, ScriptError> {
         let found = self
             .tokens
             .peek()
@@ -108,7 +128,7 @@ impl<'t> Parser<'_, 't> {
     }
 
     /// A name, or a backquoted one; a table's may be several joined by `.`.
-    fn name(&mut self, what: &str, dotted: bool) -> Result<String, ScriptError> {
+    pub(super) fn name(&mut self, what: &str, dotted: bool) -> Result<String, ScriptError> {
         let mut name = String::new();
         loop {
             let part = match self.tokens.peek().copied() {
@@ -136,7 +156,8 @@ impl<'t> Parser<'_, 't> {
         }
     }
 
-    fn write(&mut self, table: String) -> Result<pb::mutation::Write, ScriptError> {
+    /// `(column, ...)`: one column or more, none named twice.
+    pub(super) fn columns(&mut self) -> Result<Vec<String>, ScriptError> {
         self.punct('(', "`(` and the columns")?;
         let mut columns: Vec<String> = Vec::new();
         loop {
@@ -155,6 +176,11 @@ impl<'t> Parser<'_, 't> {
             }
         }
         self.punct(')', "`,` or `)`")?;
+        Ok(columns)
+    }
+
+    fn write(&mut self, table: String) -> Result<pb::mutation::Write, ScriptError> {
+        let columns = self.columns()?;
         self.keyword(&["VALUES"], "VALUES")?;
         let rows = self.rows("row")?;
         for (at, row) in rows.iter().enumerate() {
@@ -238,7 +264,8 @@ impl<'t> Parser<'_, 't> {
         }
     }
 
-    fn end(&mut self, what: &str) -> Result<(), ScriptError> {
+    /// The statement's end, or the error that `what` was expected.
+    pub(super) fn end(&mut self, what: &str) -> Result<(), ScriptError> {
         match self.tokens.peek() {
             None => Ok(()),
             Some(_) => Err(self.expected(what)),

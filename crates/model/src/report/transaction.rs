@@ -79,6 +79,8 @@ pub enum ActionKind {
     Query,
     /// A DML statement (ExecuteStreamingSql).
     Dml,
+    /// A script's READ: rows by key (StreamingRead), with its lock hint.
+    Read,
     /// ExecuteBatchDml.
     BatchDml,
     /// Mutations buffered for the commit (no call).
@@ -98,6 +100,7 @@ impl ActionKind {
             ActionKind::Begin => "begin",
             ActionKind::Query => "query",
             ActionKind::Dml => "dml",
+            ActionKind::Read => "read",
             ActionKind::BatchDml => "batch_dml",
             ActionKind::Mutate => "mutate",
             ActionKind::Think => "think",

@@ -246,7 +246,9 @@ fn action(s: &Action, start: f64) -> Stretch {
     let kind = s.kind.unwrap_or(ActionKind::Query);
     let from = start + s.at_ms.max(0.0);
     let name = match kind {
-        ActionKind::Query | ActionKind::Dml | ActionKind::BatchDml if s.index > 0 => {
+        ActionKind::Query | ActionKind::Dml | ActionKind::BatchDml | ActionKind::Read
+            if s.index > 0 =>
+        {
             format!("{} {}", step_name(kind), s.index)
         }
         _ => step_name(kind).to_owned(),
@@ -257,7 +259,7 @@ fn action(s: &Action, start: f64) -> Stretch {
         ms(s.at_ms)
     );
     if let Some(rows) = s.rows {
-        let what = if kind == ActionKind::Query {
+        let what = if matches!(kind, ActionKind::Query | ActionKind::Read) {
             "returned"
         } else {
             "changed"
@@ -334,6 +336,7 @@ pub fn step_name(kind: ActionKind) -> &'static str {
         ActionKind::Begin => "begin",
         ActionKind::Query => "query",
         ActionKind::Dml => "DML",
+        ActionKind::Read => "read",
         ActionKind::BatchDml => "batch DML",
         ActionKind::Mutate => "mutation",
         ActionKind::Think => "think",

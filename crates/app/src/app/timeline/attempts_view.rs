@@ -48,7 +48,7 @@ pub fn colour(segment: Segment) -> Color32 {
 fn step_colour(kind: ActionKind) -> Color32 {
     match kind {
         ActionKind::Begin => theme::part(Part::Begin),
-        ActionKind::Query | ActionKind::Dml | ActionKind::Mutate => STATEMENT,
+        ActionKind::Query | ActionKind::Dml | ActionKind::Read | ActionKind::Mutate => STATEMENT,
         ActionKind::BatchDml => theme::part(Part::BatchDml),
         ActionKind::Think => theme::part(Part::Think),
         ActionKind::Commit => theme::part(Part::Commit),

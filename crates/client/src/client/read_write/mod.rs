@@ -5,8 +5,9 @@
 //!   `begin`, and the answer's metadata names the transaction); a script with no statement before
 //!   its commit begins explicitly.
 //! - Queries and DML stream (ExecuteStreamingSql) and are timed as a query's iteration is; each
-//!   carries the transaction, an increasing `seqno`, and the transaction tag. Batches go as
-//!   ExecuteBatchDml; mutations are kept for the commit; `SLEEP` holds the transaction open.
+//!   carries the transaction, an increasing `seqno`, and the transaction tag. A READ streams as
+//!   StreamingRead with its lock hint (`read.rs`). Batches go as ExecuteBatchDml; mutations are
+//!   kept for the commit; `SLEEP` holds the transaction open.
 //! - Commit carries the mutations, the precommit token with the highest sequence number seen (a
 //!   multiplexed session's), commit stats and max commit delay when asked; a multiplexed
 //!   session's retry reply (a token, nothing committed) is followed by committing again with it,
@@ -30,6 +31,7 @@ use tonic::transport::Channel;
 
 mod commit;
 mod options;
+mod read;
 mod timing;
 
 pub use options::{
@@ -401,18 +403,12 @@ impl Session {
         decoder: DecoderKind,
         previous: Option<&[u8]>,
     ) -> Result<AttemptEnd, Broke> {
-        let first_sql = script
-            .steps
-            .iter()
-            .position(|s| matches!(s, Step::Query(_) | Step::Dml(_) | Step::BatchDml(_)));
+        let first_sql = script.steps.iter().position(Step::sends);
         if options.begin == BeginMode::Explicit || first_sql.is_none() {
             self.begin(run, options, previous, script).await?;
         }
         let mut mutations = Vec::new();
-        let last_sql = script
-            .steps
-            .iter()
-            .rposition(|s| matches!(s, Step::Query(_) | Step::Dml(_) | Step::BatchDml(_)));
+        let last_sql = script.steps.iter().rposition(Step::sends);
         for (i, step) in script.steps.iter().enumerate() {
             let index = u32::try_from(i + 1).unwrap_or(u32::MAX);
             let last = Some(i) == last_sql;
@@ -457,6 +453,10 @@ impl Session {
                     let began = Instant::now();
                     tokio::time::sleep(*d).await;
                     run.push(ActionCall::Think, index, began);
+                }
+                Step::Read(r) => {
+                    let how = (options, decoder, previous);
+                    self.read(run, index, r, how).await?
                 }
             }
         }

@@ -17,6 +17,8 @@ pub enum ActionCall {
     Query,
     /// A DML statement, streamed.
     Dml,
+    /// A script's READ: rows by key, streamed (StreamingRead).
+    Read,
     /// ExecuteBatchDml.
     BatchDml,
     /// Mutations kept for the commit.

@@ -1,8 +1,9 @@
 //! The script language, rule by rule: splitting, kinds, batches, SLEEP, the helpers and the bounds
-//! here; MUTATE in `mutate.rs`; properties over arbitrary text in `props.rs`.
+//! here; MUTATE in `mutate.rs`; READ in `read.rs`; properties over arbitrary text in `props.rs`.
 
 mod mutate;
 mod props;
+mod read;
 
 use std::time::Duration;
 
@@ -205,7 +206,7 @@ fn other_statements_are_refused_naming_the_statement_and_what_is_allowed() {
         "{text}"
     );
     assert!(
-        text.contains("START BATCH DML, RUN BATCH, ABORT BATCH, SLEEP and MUTATE"),
+        text.contains("START BATCH DML, RUN BATCH, ABORT BATCH, SLEEP, MUTATE and READ"),
         "{text}"
     );
     for sql in [
@@ -459,9 +460,9 @@ fn the_scripts_in_the_users_guide_parse_as_it_says() {
         .split("```sql\n")
         .skip(1)
         .filter_map(|b| b.split("```").next())
-        .filter(|b| !b.contains("{INSERT |"))
+        .filter(|b| !b.contains("{INSERT |") && !b.contains("{SHARED |"))
         .collect();
-    assert_eq!(blocks.len(), 2, "the guide's example scripts");
+    assert_eq!(blocks.len(), 3, "the guide's example scripts");
     let transfer = parse(blocks[0]).expect("the guide's transfer parses");
     let summary = transfer.summary();
     assert_eq!(summary, "1 batch of 2 DML, 1 query, 1 mutation, 1 sleep");
@@ -471,6 +472,8 @@ fn the_scripts_in_the_users_guide_parse_as_it_says() {
     );
     let mutations = parse(blocks[1]).expect("the guide's mutations parse");
     assert_eq!(mutations.summary(), "3 mutations");
+    let read = parse(blocks[2]).expect("the guide's READ parses");
+    assert_eq!(read.summary(), "1 read, 1 DML, 1 sleep");
     let issue = guide
         .split("--sql \\\n  \"")
         .nth(1)
