@@ -60,6 +60,7 @@ mod load_history;
 mod load_read_write;
 mod load_variants;
 mod local;
+mod lock_hints;
 mod memory;
 mod official;
 mod official_load;
