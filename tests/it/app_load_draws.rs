@@ -52,7 +52,7 @@ fn a_read_write_load_draws_zipf_keys_and_shows_the_target_s_own_statistics_besid
     load_tab(&mut h);
     type_draws(&mut h, "id=zipf:1..10");
     assert!(
-        h.query_by_label_contains("each request draws: seed 1")
+        h.query_by_label("each request draws id=zipf:1..10:0.99 (seed 1)")
             .is_some(),
         "the draws said under the field"
     );
@@ -61,10 +61,7 @@ fn a_read_write_load_draws_zipf_keys_and_shows_the_target_s_own_statistics_besid
     assert!(h.state().settings().load.target_stats.read);
     h.state_mut().settings_mut().load.target_stats.interval_s = 1;
     h.run_steps(1);
-    assert!(
-        h.query_by_label("The built-in instance's interval")
-            .is_some()
-    );
+    assert!(h.query_by_label("Statistics interval").is_some());
 
     h.get_by_label("Run load").click();
     h.run_steps(2);
@@ -158,4 +155,62 @@ fn a_query_load_has_no_statistics_switch_and_asks_for_none() {
     assert_eq!(report.server_stats, None);
     assert_eq!(view.target_stats(), None);
     assert!(h.query_by_label("The target's own statistics").is_none());
+}
+
+/// With production's minute, the run waits for the interval holding its end: the tab says so in
+/// the run's words, and Cancel ends the wait, keeping the run and saying the statistics were not
+/// read. (Should the minute close as the run ends, there is no wait to cancel: the run is then
+/// only checked to have read them.)
+#[test]
+fn cancel_ends_the_wait_for_the_target_s_interval_and_keeps_the_run() {
+    let mut h = app();
+    type_script(&mut h, HOT_DRAWN, 1);
+    {
+        let load = &mut h.state_mut().settings_mut().load;
+        load.params = "id=uniform:1..5".into();
+        load.target_stats.read = true;
+        load.target_stats.interval_s = 60;
+    }
+    load_tab(&mut h);
+    h.get_by_label("Run load").click();
+    h.run_steps(2);
+    step_until(&mut h, "the wait or the run's end", |app| {
+        let view = app.load_view();
+        !view.is_running() || view.progress().and_then(|p| p.waiting()).is_some()
+    });
+    if h.state().load_view().is_running() {
+        let words = h
+            .state()
+            .load_view()
+            .progress()
+            .and_then(|p| p.waiting())
+            .expect("waiting")
+            .to_owned();
+        assert_eq!(
+            words,
+            "waiting for the target's statistics interval to close (up to 75 s)"
+        );
+        assert_eq!(
+            h.query_all_by_label_contains(&words).count(),
+            2,
+            "said in the tab and beside Run load"
+        );
+        h.get_by_label("Cancel").click();
+        h.run_steps(2);
+        step_until(&mut h, "the run to end", |app| {
+            !app.load_view().is_running()
+        });
+        let view = h.state().load_view();
+        let report = view.report().expect("the run is kept");
+        assert!(!report.cancelled, "every step ran");
+        assert_eq!(report.steps.len(), 1);
+        let stats = report.server_stats.as_ref().expect("asked");
+        assert!(matches!(stats.read, StatsRead::NotRead { .. }), "{stats:?}");
+        let said = view.target_stats().expect("said").words()[0].clone();
+        assert!(said.contains("cancelled"), "{said}");
+        assert!(h.query_by_label(&said).is_some(), "{said} in the tab");
+    } else {
+        let report = h.state().load_view().report().expect("a report");
+        assert!(report.server_stats.is_some());
+    }
 }

@@ -1,9 +1,11 @@
 //! The Load tab's controls, in words a newcomer reads: how load is applied (requests a second
 //! arriving on a schedule, or clients at once) with a sentence on what that means, the steps, the
 //! "Find the knee" preset, how long a step lasts, the cap on unanswered requests, and the built-in
-//! instance made a server of known capacity. Each label says what the control does; its hover
+//! instance made a server of known capacity; the parameters each request draws and, for a
+//! read-write load, reading the target's statistics after it (`draw_controls.rs`). Each label says what the control does; its hover
 //! says what follows from it.
 
+use super::draw_controls::{self, DrawCheck};
 use super::settings::{LoadModel, LoadSettings, QueueSettings};
 use crate::app::theme::{self, form_row};
 
@@ -29,17 +31,34 @@ const CLOSED_MEANS: &str = "A fixed number of clients each send a request, wait 
     it, so no queue builds and the rate they reach is the figure to read. (The closed model; \
     most benchmark loops work this way.)";
 
-/// The model, its steps, the preset, the step's length, the cap in flight and stopping at the
-/// knee (fixed while a run is in flight); `local` says whether the target is the built-in
-/// instance (the preset's ramp suits it).
-pub fn controls_ui(ui: &mut egui::Ui, settings: &mut LoadSettings, idle: bool, local: bool) {
-    ui.add_enabled_ui(idle, |ui| {
+/// Where the Load tab's controls are: whether a run may start, the target, the query panel's
+/// read-write switch, and the draws as last read.
+pub struct ControlsContext<'a> {
+    /// No run is in flight (the controls are fixed while one is).
+    pub idle: bool,
+    /// The target is the built-in instance (the preset's ramp and the interval suit it).
+    pub local: bool,
+    /// The query panel's read-write switch is on.
+    pub read_write: bool,
+    /// The draw parameters as last read.
+    pub draws: &'a DrawCheck,
+}
+
+/// The model, its steps, the preset, the step's length, the cap in flight, stopping at the
+/// knee, the parameters drawn and, for a read-write load, the target's statistics.
+pub fn controls_ui(ui: &mut egui::Ui, settings: &mut LoadSettings, at: &ControlsContext<'_>) {
+    let local = at.local;
+    ui.add_enabled_ui(at.idle, |ui| {
         egui::Grid::new("load-controls")
             .num_columns(2)
             .spacing([8.0, 4.0])
             .show(ui, |ui| {
                 model_row(ui, settings, local);
                 steps_rows(ui, settings);
+                draw_controls::draws_rows(ui, settings, at.draws);
+                if at.read_write {
+                    draw_controls::target_stats_rows(ui, &mut settings.target_stats, local);
+                }
             });
         let means = match settings.model {
             LoadModel::Open => OPEN_MEANS,

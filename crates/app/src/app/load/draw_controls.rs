@@ -6,11 +6,13 @@
 //! or seed changes ([`DrawCheck`]), not each frame.
 
 use super::settings::{LoadSettings, TargetStatsSettings};
-use crate::app::theme;
+use crate::app::theme::{self, form_row};
 use crate::engine::load::DEFAULT_STATS_WAIT;
 
 /// The parameters' field.
 pub const DRAW_PARAMETERS: &str = "Draw parameters";
+/// The built-in instance's interval's field.
+pub const STATS_INTERVAL: &str = "Statistics interval";
 /// The statistics' checkbox.
 pub const READ_TARGET_STATS: &str = "Read the target's own lock statistics after the run";
 
@@ -45,10 +47,10 @@ impl DrawCheck {
         (self.error, self.words) = match settings.drawing() {
             Ok(drawing) => (
                 None,
-                drawing
-                    .draws
-                    .draws
-                    .map(|d| format!("each request draws: {}", d.describe().join("; "))),
+                drawing.draws.draws.map(|d| {
+                    let params: Vec<String> = d.params.iter().map(|p| p.describe()).collect();
+                    format!("each request draws {} (seed {})", params.join(", "), d.seed)
+                }),
             ),
             Err(why) => (Some(why), None),
         };
@@ -80,48 +82,42 @@ pub fn draws_rows(ui: &mut egui::Ui, settings: &mut LoadSettings, check: &DrawCh
             .labelled_by(seed.id);
     });
     ui.end_row();
-    let (said, color) = match (check.error(), &check.words) {
-        (Some(error), _) => (error, theme::ERROR),
-        (None, Some(words)) => (words.as_str(), theme::MUTED),
+    // An error in the body's size (it stops the run); what is drawn small, as a hint.
+    let said = match (check.error(), &check.words) {
+        (Some(error), _) => egui::RichText::new(error).color(theme::ERROR),
+        (None, Some(words)) => egui::RichText::new(words).small().color(theme::MUTED),
         (None, None) => return,
     };
     ui.label("");
-    ui.add(egui::Label::new(egui::RichText::new(said).small().color(color)).wrap());
+    ui.add(egui::Label::new(said).wrap());
     ui.end_row();
 }
 
-/// With the query panel's read-write switch on: whether to read the target's statistics after
-/// the run, and (on the built-in instance, `local`) its interval; fixed while a run is in flight.
-pub fn target_stats_ui(
-    ui: &mut egui::Ui,
-    stats: &mut TargetStatsSettings,
-    local: bool,
-    idle: bool,
-) {
-    ui.add_enabled_ui(idle, |ui| {
-        ui.checkbox(&mut stats.read, READ_TARGET_STATS)
-            .on_hover_text(format!(
-                "The run's transactions carry a tag; after the last step the run waits for the \
-                 target's statistics interval holding its end to close (up to {} s; production's \
-                 interval is a minute), then reads SPANNER_SYS's LOCK_STATS and TXN_STATS and \
-                 shows them beside the run's own figures. Cancel ends the wait and keeps the run",
-                DEFAULT_STATS_WAIT.as_secs()
-            ));
-        if stats.read && local {
-            ui.horizontal(|ui| {
-                ui.add_space(24.0);
-                let name = ui.label("The built-in instance's interval").on_hover_text(
-                    "How long each of the built-in instance's statistics intervals lasts (its \
-                     _MINUTE tables'): production's is a minute; a shorter one closes sooner \
-                     after the run",
-                );
-                ui.add(
-                    egui::DragValue::new(&mut stats.interval_s)
-                        .range(1..=TargetStatsSettings::MAX_INTERVAL_S)
-                        .suffix(" s"),
-                )
-                .labelled_by(name.id);
-            });
-        }
-    });
+/// With the query panel's read-write switch on, a grid's rows: whether to read the target's
+/// statistics after the run, and (on the built-in instance, `local`) its interval.
+pub fn target_stats_rows(ui: &mut egui::Ui, stats: &mut TargetStatsSettings, local: bool) {
+    ui.label("");
+    ui.checkbox(&mut stats.read, READ_TARGET_STATS)
+        .on_hover_text(format!(
+            "The run's transactions carry a tag; after the last step the run waits for the \
+             target's statistics interval holding its end to close (up to {} s; production's \
+             interval is a minute), then reads SPANNER_SYS's LOCK_STATS and TXN_STATS and shows \
+             them beside the run's own figures. Cancel ends the wait and keeps the run",
+            DEFAULT_STATS_WAIT.as_secs()
+        ));
+    ui.end_row();
+    if stats.read && local {
+        form_row(
+            ui,
+            STATS_INTERVAL,
+            Some(
+                "How long each of the built-in instance's statistics intervals lasts (its \
+                 _MINUTE tables'): production's is a minute; a shorter one closes sooner after \
+                 the run",
+            ),
+            egui::DragValue::new(&mut stats.interval_s)
+                .range(1..=TargetStatsSettings::MAX_INTERVAL_S)
+                .suffix(" s"),
+        );
+    }
 }

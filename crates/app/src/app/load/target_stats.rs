@@ -24,6 +24,8 @@ pub enum LoadTargetStats {
         read: String,
         /// A row per figure: figure, the run, the target, agree?
         rows: Vec<[String; 4]>,
+        /// Whether each row's figures agree (None: nothing to compare).
+        agree: Vec<Option<bool>>,
         /// Each figure's line in words.
         words: Vec<String>,
         /// What was cut or refused while reading.
@@ -56,6 +58,7 @@ impl LoadTargetStats {
                         ]
                     })
                     .collect(),
+                agree: c.lines.iter().map(|l| l.agree).collect(),
                 words: c.lines.into_iter().map(|l| l.words).collect(),
                 notices: c
                     .notices
@@ -83,7 +86,7 @@ impl LoadTargetStats {
              interval holding the run's end closed: LOCK_STATS (lock waits, by row range) and \
              TXN_STATS (attempts, aborts and commits, for the tag the run's transactions carried)",
         );
-        let (read, rows, words, notices, caveats) = match self {
+        let (read, rows, agree, words, notices, caveats) = match self {
             LoadTargetStats::Said(words) => {
                 ui.label(egui::RichText::new(words).color(theme::MUTED));
                 return;
@@ -91,13 +94,14 @@ impl LoadTargetStats {
             LoadTargetStats::Compared {
                 read,
                 rows,
+                agree,
                 words,
                 notices,
                 caveats,
-            } => (read, rows, words, notices, caveats),
+            } => (read, rows, agree, words, notices, caveats),
         };
         ui.label(egui::RichText::new(format!("{read}:")).color(theme::MUTED));
-        table(ui, rows);
+        table(ui, rows, agree);
         for line in words {
             ui.label(line);
         }
@@ -115,8 +119,9 @@ impl LoadTargetStats {
     }
 }
 
-/// The figures' table: short cells, one line each (their lines in words follow it).
-fn table(ui: &mut egui::Ui, rows: &[[String; 4]]) {
+/// The figures' table: short cells, one line each (their lines in words follow it), a verdict
+/// that they differ marked.
+fn table(ui: &mut egui::Ui, rows: &[[String; 4]], agree: &[Option<bool>]) {
     let row_height = ui.text_style_height(&egui::TextStyle::Body) + 6.0;
     egui::ScrollArea::horizontal()
         .id_salt("load-target-stats-h")
@@ -138,10 +143,17 @@ fn table(ui: &mut egui::Ui, rows: &[[String; 4]]) {
                         let Some(cells) = rows.get(row.index()) else {
                             return;
                         };
-                        for cell in cells {
+                        for (k, cell) in cells.iter().enumerate() {
+                            // A figure that differs is marked; the words under the table say by
+                            // how much and why.
+                            let differ = agree.get(row.index()) == Some(&Some(false));
+                            let text = match k {
+                                3 if differ => egui::RichText::new(cell).color(theme::WARN),
+                                _ => egui::RichText::new(cell),
+                            };
                             row.col(|ui| {
                                 ui.add(
-                                    egui::Label::new(cell).wrap_mode(egui::TextWrapMode::Extend),
+                                    egui::Label::new(text).wrap_mode(egui::TextWrapMode::Extend),
                                 );
                             });
                         }

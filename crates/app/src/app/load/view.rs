@@ -15,8 +15,8 @@
 //! [`LoadParts`], [`LoadPercentiles`]).
 
 use super::chart::LoadFigures;
-use super::controls;
-use super::draw_controls::{self, DrawCheck};
+use super::controls::{self, ControlsContext};
+use super::draw_controls::DrawCheck;
 use super::goodput::LoadGoodput;
 use super::parts::LoadParts;
 use super::percentiles::{LevelScale, LoadPercentiles};
@@ -323,19 +323,13 @@ impl LoadView {
         chart_height: f32,
     ) -> Option<Command> {
         let mut command = None;
-        let idle = !self.is_running();
-        controls::controls_ui(ui, settings, idle, local);
-        ui.add_enabled_ui(idle, |ui| {
-            egui::Grid::new("load-draws")
-                .num_columns(2)
-                .spacing([8.0, 4.0])
-                .show(ui, |ui| {
-                    draw_controls::draws_rows(ui, settings, &self.draw_check)
-                });
-        });
-        if read_write {
-            draw_controls::target_stats_ui(ui, &mut settings.target_stats, local, idle);
-        }
+        let at = ControlsContext {
+            idle: !self.is_running(),
+            local,
+            read_write,
+            draws: &self.draw_check,
+        };
+        controls::controls_ui(ui, settings, &at);
         controls::queue_ui(ui, &mut settings.queue, local, !self.is_running());
         ui.separator();
         self.state_ui(ui);
