@@ -431,6 +431,10 @@ fn each_step_s_parts_and_percentiles_are_drawn_with_its_own_figures() {
             at_99.y
         );
     }
+    // The charts whole, as a person would see them: the steps' table under them scrolled to the
+    // window's edge (the controls above, and a knee said in two lines, can push them past it).
+    h.get_by_label("achieved/s").scroll_to_me();
+    h.run_steps(3);
     for (index, step) in steps.iter().enumerate() {
         assert!(step.parts.contains_key("server"), "{:?}", step.parts);
         // The tallest segment is always big enough to point at.
