@@ -4,12 +4,14 @@
 //! shared, they all read it and the commit's write wounds the younger readers (aborts). Either way
 //! every commit landed exactly once, and the journal holds the modes the reads took.
 
+use std::collections::HashSet;
 use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value as Json;
 use spanprof::server::KnobSettings;
 use spanprof::server::txn::journal::EventKind;
-use spanprof::server::txn::lock_key::LockMode;
+use spanprof::server::txn::lock_key::{LockMode, TxnId};
 
 use crate::read_write::{balances, instance};
 
@@ -32,6 +34,8 @@ struct Ran {
     read_modes: Vec<LockMode>,
     exclusive_waits: usize,
     wounds: usize,
+    /// The waits of the transactions that committed, in all, from the journal.
+    committed_wait_ms: f64,
 }
 
 async fn load(sql: &str) -> Ran {
@@ -81,13 +85,28 @@ async fn load(sql: &str) -> Ran {
             .events()
             .filter(|e| matches!(e.kind, EventKind::Wound { .. }))
             .count();
-        (modes, waits, wounds)
+        let committed: HashSet<TxnId> = journal
+            .events()
+            .filter_map(|e| match e.kind {
+                EventKind::Committed { txn, .. } => Some(txn),
+                _ => None,
+            })
+            .collect();
+        let waited: Duration = journal
+            .waits()
+            .iter()
+            .filter(|w| committed.contains(&w.txn))
+            .map(|w| w.duration(w.started))
+            .sum();
+        (modes, waits, (wounds, waited.as_secs_f64() * 1e3))
     });
+    let (wounds, committed_wait_ms) = wounds;
     Ran {
         step,
         read_modes,
         exclusive_waits,
         wounds,
+        committed_wait_ms,
     }
 }
 
@@ -95,16 +114,19 @@ async fn load(sql: &str) -> Ran {
 fn figures(ran: &Ran) -> String {
     let step = &ran.step;
     format!(
-        "committed {} ({}/s), aborts per transaction {}, waits {}, wounds {} (journal: {} \
-         exclusive waits, {} wounds, {} row grants)",
+        "committed {} ({}/s), aborts per transaction {}, waits {}, wounds {}, lock wait {} ms \
+         a transaction (journal: {} exclusive waits, {} wounds, {} row grants, {:.1} ms waited \
+         by the committed)",
         step["committed"],
         step["committed_per_s"],
         step["aborts_per_transaction"],
         step["conflicts"]["waits"],
         step["conflicts"]["wounds"],
+        step["parts"]["lock_wait"],
         ran.exclusive_waits,
         ran.wounds,
-        ran.read_modes.len()
+        ran.read_modes.len(),
+        ran.committed_wait_ms
     )
 }
 
@@ -138,6 +160,16 @@ async fn exclusive_reads_of_a_hot_row_queue_where_shared_ones_abort() {
             .as_u64()
             .is_some_and(|n| n as usize <= exclusive.exclusive_waits),
         "{}",
+        figures(&exclusive)
+    );
+    // The reads' waits, which their answers' headers name, are the run's lock wait, as the
+    // journal has it (each transaction's, within the figures' rounding).
+    let committed = number(&step["committed"]);
+    let reported_ms = number(&step["parts"]["lock_wait"]) * committed;
+    assert!(
+        (reported_ms - exclusive.committed_wait_ms).abs() <= 0.01 * committed + 0.5,
+        "reported {reported_ms} ms in all, the journal {} ms: {}",
+        exclusive.committed_wait_ms,
         figures(&exclusive)
     );
     let exclusive_aborts = number(&step["aborts_per_transaction"]);

@@ -181,7 +181,10 @@ pub(super) fn fill(record: &mut IterationRecord, t: &IterationTiming) {
     q.server_cpu_ms = stats.and_then(|s| s.cpu_time).map(ms);
     q.server_client_wait_ms = stats.and_then(|s| s.client_wait).map(ms);
     q.server_queue_ms = stats.and_then(|s| s.queue_wait).map(ms);
-    q.server_lock_wait_ms = stats.and_then(|s| s.lock_wait).map(ms);
+    // A statement's statistics say its wait for locks; an answer without them (a read in a
+    // read-write transaction) may say it in its headers.
+    let header_wait = t.server_lock_wait.as_ref().map(|w| w.waited);
+    q.server_lock_wait_ms = stats.and_then(|s| s.lock_wait).or(header_wait).map(ms);
     record.answer = crate::report::Answer {
         rows: t.rows,
         server_rows: stats.and_then(|s| s.rows_returned),

@@ -343,8 +343,16 @@ fn query_parts(
             }
             parts.add(Part::Server, server - locked.unwrap_or(0));
             overlap_ms = Some(to_ms(work - server));
+            parts.add(Part::Network, wait - server);
+        } else {
+            // No statistics (a read has none): the server's own account of its wait for locks,
+            // when its answer gives one, is the only part of the wait known to be the server's.
+            let locked = q.server_lock_wait_ms.map_or(0, |ms| us(ms).min(wait));
+            if locked > 0 {
+                parts.add(Part::LockWait, locked);
+            }
+            parts.add(Part::Network, wait - locked);
         }
-        parts.add(Part::Network, wait - server);
     }
     // A resume's back-off, where there was one (0 is no part: nothing broke).
     if let Some(ms) = q.backoff_ms.filter(|ms| *ms > 0.0) {

@@ -374,3 +374,22 @@ fn a_wait_for_locks_the_server_reports_is_carved_out_of_the_server_part() {
     r.query.server_lock_wait_ms = None;
     assert_eq!(r.accounting().parts.get(Part::LockWait), None);
 }
+
+#[test]
+fn a_wait_for_locks_an_answer_without_statistics_reports_is_carved_out_of_the_network() {
+    // A read in a read-write transaction: no server statistics, its wait for locks in its
+    // answer's headers.
+    let mut r = query(38.0);
+    r.query.server_lock_wait_ms = Some(5.0);
+    let a = r.accounting();
+    assert_eq!(a.parts.get(Part::LockWait), Some(5.0));
+    assert_eq!(a.parts.get(Part::Server), None);
+    assert_eq!(a.parts.get(Part::Network), Some(15.0));
+    assert_eq!(a.parts.sum_ms(), 38.0);
+    // Never more than the client waited.
+    r.query.server_lock_wait_ms = Some(50.0);
+    let a = r.accounting();
+    assert_eq!(a.parts.get(Part::LockWait), Some(20.0));
+    assert_eq!(a.parts.get(Part::Network), Some(0.0));
+    assert_eq!(a.parts.sum_ms(), 38.0);
+}
