@@ -112,4 +112,27 @@ mod tests {
         assert!(super::super::serve::parse_stats_interval("500ms").is_err());
         assert!(parse_wait("2h").is_err());
     }
+
+    #[test]
+    fn the_command_line_waits_as_long_as_the_window_by_default() {
+        use clap::Parser as _;
+        let argv = [
+            "spanprof",
+            "load",
+            "--read-write",
+            "--server-stats",
+            "--concurrency",
+            "1",
+            "--sql",
+            "SELECT 1",
+        ];
+        let cli = super::super::Cli::try_parse_from(argv).expect("parses");
+        let Some(super::super::Command::Load(args)) = cli.command else {
+            panic!("not load");
+        };
+        assert_eq!(
+            args.server_stats.server_stats_wait,
+            crate::engine::load::DEFAULT_STATS_WAIT
+        );
+    }
 }
