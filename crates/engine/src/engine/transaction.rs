@@ -251,20 +251,88 @@ fn kind(call: ActionCall) -> ActionKind {
 }
 
 /// The waits for locks a step went through, as the server named them: a statement's in its
-/// statistics (`lock_waits`), a commit's in its answer's header.
+/// statistics (`lock_waits`), or in its answer's headers when the answer has no query statistics
+/// (a read's, a NORMAL-mode statement's); a commit's in its answer's header, a failed request's
+/// in its trailers (both kept on the step).
 fn named_waits(s: &ActionTiming) -> Vec<LockWaitSeen> {
-    let from_stats = s
-        .statement
-        .as_ref()
-        .and_then(|t| t.stats.as_ref())
-        .and_then(|stats| stats.query_stats.entries.get(LOCK_WAITS))
-        .map(|text| waits_from_text(text))
-        .unwrap_or_default();
+    let from_answer = s.statement.as_ref().map(|t| {
+        match t
+            .stats
+            .as_ref()
+            .and_then(|stats| stats.query_stats.entries.get(LOCK_WAITS))
+        {
+            Some(text) => waits_from_text(text),
+            None => t
+                .server_lock_wait
+                .as_ref()
+                .map(|w| w.named.clone())
+                .unwrap_or_default(),
+        }
+    });
     let mut waits = s.lock_waits.clone();
-    waits.extend(from_stats);
+    waits.extend(from_answer.unwrap_or_default());
     waits
 }
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::IterationTiming;
+    use crate::client::timing::HeaderLockWait;
+    use crate::wire::result_stats::ResultStats;
+
+    fn wait(key: &str) -> LockWaitSeen {
+        LockWaitSeen {
+            key: key.into(),
+            column: None,
+            mode: "ReaderShared".into(),
+            ms: 2.0,
+            holders: Vec::new(),
+        }
+    }
+
+    fn step(stats: Option<ResultStats>, header: Vec<LockWaitSeen>) -> ActionTiming {
+        ActionTiming {
+            call: ActionCall::Dml,
+            index: 0,
+            at: std::time::Duration::ZERO,
+            took: std::time::Duration::ZERO,
+            rows: None,
+            statement: Some(IterationTiming {
+                stats,
+                server_lock_wait: Some(HeaderLockWait {
+                    waited: std::time::Duration::from_millis(2),
+                    named: header,
+                }),
+                ..IterationTiming::default()
+            }),
+            commit_retries: 0,
+            asked_again: 0,
+            server_lock_wait: None,
+            lock_waits: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_statement_without_query_statistics_names_the_waits_its_headers_give() {
+        // NORMAL mode: a DML's statistics hold only its row count.
+        let row_count_only = ResultStats::default();
+        let named = named_waits(&step(Some(row_count_only), vec![wait("accounts(1)")]));
+        assert_eq!(named, [wait("accounts(1)")]);
+        let named = named_waits(&step(None, vec![wait("accounts(2)")]));
+        assert_eq!(named, [wait("accounts(2)")]);
+        // With query statistics the waits are theirs, and are not counted twice.
+        let mut with_stats = ResultStats::default();
+        let text = serde_json::to_string(&[wait("accounts(3)")]).expect("JSON");
+        with_stats
+            .query_stats
+            .entries
+            .insert(LOCK_WAITS.to_owned(), text);
+        let named = named_waits(&step(Some(with_stats), vec![wait("accounts(3)")]));
+        assert_eq!(named, [wait("accounts(3)")]);
+    }
 }

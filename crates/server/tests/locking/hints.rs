@@ -347,3 +347,68 @@ async fn an_exclusive_hint_locks_nothing_in_an_optimistic_transaction_or_outside
     let refused = client.read(unknown).await.expect_err("refused");
     assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
 }
+
+/// A NORMAL-mode DML's answer carries only its row count, no query statistics: when it waited for
+/// a lock, its headers say how long and behind whom, as a read's do (a DML's wait was told to
+/// nobody when its answer had statistics of any kind).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_normal_mode_dml_that_waited_says_so_in_its_headers() {
+    let (instance, mut client) = start().await;
+    let (a, b) = (session(&mut client).await, session(&mut client).await);
+    let (older, younger) = (begin(&mut client, &a).await, begin(&mut client, &b).await);
+    read_waited(
+        client.clone(),
+        a.clone(),
+        older.clone(),
+        LockHint::Exclusive,
+    )
+    .await
+    .expect("the older reads, Exclusive");
+    let dml = {
+        let mut client = client.clone();
+        let request = pb::ExecuteSqlRequest {
+            session: b.clone(),
+            transaction: Some(in_txn(&younger)),
+            sql: ADD_ONE.into(),
+            seqno: 1,
+            query_mode: pb::execute_sql_request::QueryMode::Normal as i32,
+            ..Default::default()
+        };
+        tokio::spawn(async move { client.execute_sql(request).await })
+    };
+    until_waiting(&instance, lock_id(&younger)).await;
+    commit(client.clone(), a.clone(), older.clone())
+        .await
+        .expect("the older commits, letting the row go");
+    let answer = dml.await.expect("joins").expect("the younger's DML runs");
+    let waited = answer
+        .metadata()
+        .get(COMMIT_LOCK_WAIT_HEADER)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .map(Duration::from_micros)
+        .expect("the DML's answer says how long it waited");
+    let named: Vec<LockWaitSeen> = answer
+        .metadata()
+        .get(COMMIT_LOCK_WAITS_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(|t| serde_json::from_str(t).expect("the waits as JSON"))
+        .unwrap_or_default();
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0].holders, [hex(&older)], "behind the older");
+    let stats = answer.into_inner().stats.expect("a DML's row count");
+    assert!(
+        stats.query_stats.is_none(),
+        "NORMAL mode: no query statistics"
+    );
+    let journalled = instance.locks().journal(|j| {
+        let waits = j.waits_of(lock_id(&younger));
+        waits
+            .iter()
+            .map(|w| w.duration(w.started))
+            .sum::<Duration>()
+    });
+    assert!(
+        waited.abs_diff(journalled) <= Duration::from_millis(1),
+        "{waited:?} against {journalled:?}"
+    );
+}

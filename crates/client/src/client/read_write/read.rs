@@ -64,10 +64,8 @@ impl Session {
         let waited = timing.server_lock_wait.clone();
         let step = run.push(ActionCall::Read, index, began);
         step.rows = Some(timing.rows);
-        if let Some(waited) = waited {
-            step.server_lock_wait = Some(waited.waited);
-            step.lock_waits = waited.named;
-        }
+        // The waits it names are read from its timing's headers, as a NORMAL-mode statement's.
+        step.server_lock_wait = waited.map(|w| w.waited);
         step.statement = Some(timing);
         Ok(())
     }

@@ -134,11 +134,22 @@ pub(super) async fn execute_sql(
         prost::encoding::message::encode(RESULT_SET_PRECOMMIT_TOKEN, token, &mut tail);
         result.0.push(Bytes::from(tail));
     }
-    Ok(with_waits(Response::new(result), &ran, stats.is_some()))
+    Ok(with_waits(
+        Response::new(result),
+        &ran,
+        has_query_stats(&stats),
+    ))
+}
+
+/// Whether `stats` hold query statistics, where a statement's wait for locks is said; a
+/// NORMAL-mode DML's hold only its row count.
+fn has_query_stats(stats: &Option<pb::ResultSetStats>) -> bool {
+    stats.as_ref().is_some_and(|s| s.query_stats.is_some())
 }
 
 /// `response` with the statement's wait for locks in its headers (`locking::put_waits`) when its
-/// answer carries no statistics to say it in (a Read's, a NORMAL-mode statement's) and it waited.
+/// answer carries no query statistics to say it in (a Read's, a NORMAL-mode statement's, a
+/// NORMAL-mode DML's with its row count only) and it waited.
 fn with_waits<T>(mut response: Response<T>, ran: &Ran, stats: bool) -> Response<T> {
     if !stats && !ran.replayed {
         let answer = &ran.answer;
@@ -169,7 +180,7 @@ pub(super) async fn execute_streaming_sql(
         shape: knobs.shape,
     };
     let stats = stats(&ran, request, begun);
-    let with_stats = stats.is_some();
+    let with_stats = has_query_stats(&stats);
     let messages = messages(&ran, stats, in_txn.reported(), stamp);
     let (tx, rx) = mpsc::channel(messages.len().max(1));
     for message in messages {
