@@ -182,6 +182,8 @@ struct Waiter {
     holders: Vec<Holder>,
     notify: Arc<Notify>,
     outcome: Option<Result<Acquired, LockError>>,
+    /// How long it had waited when its outcome was decided, as journalled.
+    waited: Duration,
     undo: Option<Undo>,
 }
 
@@ -304,9 +306,11 @@ impl LockTable {
             Ok(acquired) => return Ok(acquired),
             Err(ticket) => ticket,
         };
-        let began = Instant::now();
-        let waited =
-            |outcome: Result<Acquired, LockError>| outcome.map_err(|e| (e, Some(began.elapsed())));
+        // A failure says how long the journal has the wait lasting (to its decision, not to when
+        // this future woke to it), so that what a client is told adds up to LOCK_STATS.
+        let waited = |(outcome, waited): (Result<Acquired, LockError>, Duration)| {
+            outcome.map_err(|e| (e, Some(waited)))
+        };
         let mut guard = WaitGuard {
             table: self,
             order: ticket.order,
@@ -579,6 +583,7 @@ impl State {
         }
         let waited = now.saturating_duration_since(waiter.started);
         waiter.outcome = Some(outcome);
+        waiter.waited = waited;
         waiter.notify.notify_one();
         self.record(EventKind::WaitEnded {
             wait: order.wait,
@@ -616,6 +621,7 @@ impl State {
                 holders,
                 notify: notify.clone(),
                 outcome: None,
+                waited: Duration::ZERO,
                 undo: None,
             },
         );
@@ -633,18 +639,23 @@ impl State {
         self.waiters.remove(&order)
     }
 
-    fn take_outcome(&mut self, order: WaitOrder) -> Option<Result<Acquired, LockError>> {
+    /// A decided wait's outcome, with how long it had waited then; the wait is forgotten.
+    fn take_outcome(
+        &mut self,
+        order: WaitOrder,
+    ) -> Option<(Result<Acquired, LockError>, Duration)> {
         self.waiters.get(&order)?.outcome.as_ref()?;
-        self.forget(order)?.outcome
+        let waiter = self.forget(order)?;
+        Some((waiter.outcome?, waiter.waited))
     }
 
     /// The deadline passed: the outcome if one came first, else the wait ends here.
-    fn expire(&mut self, order: WaitOrder) -> Result<Acquired, LockError> {
+    fn expire(&mut self, order: WaitOrder) -> (Result<Acquired, LockError>, Duration) {
         if let Some(outcome) = self.take_outcome(order) {
             return outcome;
         }
         let Some(waiter) = self.waiters.get(&order) else {
-            return Err(LockError::Ended(order.txn));
+            return (Err(LockError::Ended(order.txn)), Duration::ZERO);
         };
         let error = LockError::DeadlineExceeded(Box::new(LockWaitDeadline {
             key: waiter.key.clone(),
@@ -654,7 +665,7 @@ impl State {
         }));
         self.decide(order, Err(error), WaitEnd::Deadline);
         self.take_outcome(order)
-            .unwrap_or(Err(LockError::Ended(order.txn)))
+            .unwrap_or((Err(LockError::Ended(order.txn)), Duration::ZERO))
     }
 
     /// The waiting future was dropped: the wait ends, and a grant it had not seen goes back.
