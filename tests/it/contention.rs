@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 use spanprof::server::KnobSettings;
-use spanprof::server::txn::journal::EventKind;
+use spanprof::server::txn::journal::{EventKind, Journal};
 use spanprof::server::txn::lock_key::TxnId;
 
 use crate::read_write::{balances, instance};
@@ -20,6 +20,25 @@ const HOT: &str = "SELECT Balance FROM Accounts WHERE AccountId = 1; SLEEP 50ms;
 
 fn number(v: &Json) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("a number: {v}"))
+}
+
+/// The waits of the transactions that committed, in milliseconds in all, and how many committed,
+/// as `journal` has them.
+pub(crate) fn committed_waits(journal: &Journal) -> (f64, u64) {
+    let committed: HashSet<TxnId> = journal
+        .events()
+        .filter_map(|e| match e.kind {
+            EventKind::Committed { txn, .. } => Some(txn),
+            _ => None,
+        })
+        .collect();
+    let waits: Duration = journal
+        .waits()
+        .iter()
+        .filter(|w| committed.contains(&w.txn))
+        .map(|w| w.duration(w.started))
+        .sum();
+    (waits.as_secs_f64() * 1e3, committed.len() as u64)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -107,23 +126,7 @@ async fn hot_row(sql: &str, extra: &[&str]) {
     );
     // The lock wait the report gives per transaction is the lock table's, from its journal: the
     // waits of the attempts that committed (an aborted attempt's time is `aborted` whole).
-    let journal_ms = server.locks().journal(|journal| {
-        let committed: HashSet<TxnId> = journal
-            .events()
-            .filter_map(|e| match e.kind {
-                EventKind::Committed { txn, .. } => Some(txn),
-                _ => None,
-            })
-            .collect();
-        let waits: Duration = journal
-            .waits()
-            .iter()
-            .filter(|w| committed.contains(&w.txn))
-            .map(|w| w.duration(w.started))
-            .sum();
-        (waits.as_secs_f64() * 1e3, committed.len() as u64)
-    });
-    let (journal_total_ms, journal_committed) = journal_ms;
+    let (journal_total_ms, journal_committed) = server.locks().journal(committed_waits);
     assert_eq!(
         journal_committed,
         committed + 1,

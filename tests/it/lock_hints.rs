@@ -4,15 +4,14 @@
 //! shared, they all read it and the commit's write wounds the younger readers (aborts). Either way
 //! every commit landed exactly once, and the journal holds the modes the reads took.
 
-use std::collections::HashSet;
 use std::process::Command;
-use std::time::Duration;
 
 use serde_json::Value as Json;
 use spanprof::server::KnobSettings;
 use spanprof::server::txn::journal::EventKind;
-use spanprof::server::txn::lock_key::{LockMode, TxnId};
+use spanprof::server::txn::lock_key::LockMode;
 
+use crate::contention::committed_waits;
 use crate::read_write::{balances, instance};
 
 /// The hot row's read-modify-write, its READ hinted as `lock` says (empty: no hint).
@@ -85,20 +84,8 @@ async fn load(sql: &str) -> Ran {
             .events()
             .filter(|e| matches!(e.kind, EventKind::Wound { .. }))
             .count();
-        let committed: HashSet<TxnId> = journal
-            .events()
-            .filter_map(|e| match e.kind {
-                EventKind::Committed { txn, .. } => Some(txn),
-                _ => None,
-            })
-            .collect();
-        let waited: Duration = journal
-            .waits()
-            .iter()
-            .filter(|w| committed.contains(&w.txn))
-            .map(|w| w.duration(w.started))
-            .sum();
-        (modes, waits, (wounds, waited.as_secs_f64() * 1e3))
+        let (waited_ms, _) = committed_waits(journal);
+        (modes, waits, (wounds, waited_ms))
     });
     let (wounds, committed_wait_ms) = wounds;
     Ran {

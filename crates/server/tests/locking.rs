@@ -120,24 +120,29 @@ async fn commit(
         ..Default::default()
     };
     let answer = client.commit(request).await?;
-    let waited = answer
-        .metadata()
-        .get(COMMIT_LOCK_WAIT_HEADER)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
-        .map(Duration::from_micros)
-        .expect("the local instance says how long the commit waited for locks");
-    let named: Vec<LockWaitSeen> = answer
-        .metadata()
-        .get(COMMIT_LOCK_WAITS_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(|t| serde_json::from_str(t).expect("the waits as JSON"))
-        .unwrap_or_default();
+    let (waited, named) = header_waits(answer.metadata());
+    let waited = waited.expect("the local instance says how long the commit waited for locks");
     let named_ms: f64 = named.iter().map(|w| w.ms).sum();
     assert!(
         (named_ms - waited.as_secs_f64() * 1e3).abs() < 0.01,
         "the waits named add up to the wait: {named:?} against {waited:?}"
     );
     Ok((answer.into_inner(), waited, named))
+}
+
+/// The wait for locks `headers` give (`spanprof-lock-wait-us`; none when absent) and the waits
+/// they name (`spanprof-lock-waits`).
+fn header_waits(headers: &tonic::metadata::MetadataMap) -> (Option<Duration>, Vec<LockWaitSeen>) {
+    let waited = headers
+        .get(COMMIT_LOCK_WAIT_HEADER)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .map(Duration::from_micros);
+    let named = headers
+        .get(COMMIT_LOCK_WAITS_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(|t| serde_json::from_str(t).expect("the waits as JSON"))
+        .unwrap_or_default();
+    (waited, named)
 }
 
 fn hex(id: &[u8]) -> String {

@@ -14,11 +14,10 @@ use spanprof_wire::proto::google::spanner::v1 as pb;
 use spanprof_wire::proto::google::spanner::v1::read_request::LockHint;
 use spanprof_wire::proto::google::spanner::v1::spanner_client::SpannerClient;
 use spanprof_wire::proto::google::spanner::v1::transaction_options::read_write::ReadLockMode;
-use spanprof_wire::wire::result_stats::{COMMIT_LOCK_WAIT_HEADER, COMMIT_LOCK_WAITS_HEADER};
 use tonic::Code;
 use tonic::transport::Channel;
 
-use super::{begin, begin_in, commit, hex, lock_id, run, session, start};
+use super::{begin, begin_in, commit, header_waits, hex, lock_id, run, session, start};
 
 /// A read of account 1's balance in `transaction`, hinted `hint`.
 fn read_request(
@@ -71,17 +70,7 @@ async fn read_waited(
 ) -> Result<(i64, Option<Duration>, Vec<LockWaitSeen>), tonic::Status> {
     let request = read_request(&session, in_txn(&id), hint);
     let answer = client.streaming_read(request).await?;
-    let waited = answer
-        .metadata()
-        .get(COMMIT_LOCK_WAIT_HEADER)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
-        .map(Duration::from_micros);
-    let named: Vec<LockWaitSeen> = answer
-        .metadata()
-        .get(COMMIT_LOCK_WAITS_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(|t| serde_json::from_str(t).expect("the waits as JSON"))
-        .unwrap_or_default();
+    let (waited, named) = header_waits(answer.metadata());
     let mut stream = answer.into_inner();
     let mut values = Vec::new();
     while let Some(part) = stream.message().await? {
@@ -381,18 +370,8 @@ async fn a_normal_mode_dml_that_waited_says_so_in_its_headers() {
         .await
         .expect("the older commits, letting the row go");
     let answer = dml.await.expect("joins").expect("the younger's DML runs");
-    let waited = answer
-        .metadata()
-        .get(COMMIT_LOCK_WAIT_HEADER)
-        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
-        .map(Duration::from_micros)
-        .expect("the DML's answer says how long it waited");
-    let named: Vec<LockWaitSeen> = answer
-        .metadata()
-        .get(COMMIT_LOCK_WAITS_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(|t| serde_json::from_str(t).expect("the waits as JSON"))
-        .unwrap_or_default();
+    let (waited, named) = header_waits(answer.metadata());
+    let waited = waited.expect("the DML's answer says how long it waited");
     assert_eq!(named.len(), 1, "{named:?}");
     assert_eq!(named[0].holders, [hex(&older)], "behind the older");
     let stats = answer.into_inner().stats.expect("a DML's row count");

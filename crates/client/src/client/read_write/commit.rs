@@ -11,11 +11,10 @@ use super::options::ReadWriteOptions;
 use super::timing::{ActionCall, AttemptEnd};
 use super::{Broke, Running};
 use crate::client::session::Session;
+use crate::client::timing::HeaderLockWait;
 use crate::client::timing::IterationError;
 use crate::proto::google::spanner::v1 as pb;
 use crate::proto::google::spanner::v1::spanner_client::SpannerClient;
-use crate::report::{LockWaitSeen, waits_from_text};
-use crate::wire::result_stats::{COMMIT_LOCK_WAIT_HEADER, COMMIT_LOCK_WAITS_HEADER};
 
 impl Session {
     pub(super) async fn commit(
@@ -48,11 +47,11 @@ impl Session {
                 precommit_token: run.token.clone(),
             };
             // A commit sent again after a retry reply is a request of its own.
-            let (answer, (waited, waits)) = self.commit_call(run, message).await?;
+            let (answer, waited) = self.commit_call(run, message).await?;
             if let Some(waited) = waited {
-                lock_wait = Some(lock_wait.unwrap_or_default() + waited);
+                lock_wait = Some(lock_wait.unwrap_or_default() + waited.waited);
+                named.extend(waited.named);
             }
-            named.extend(waits);
             match answer.multiplexed_session_retry.clone() {
                 // Not committed yet: commit again with the token it gave (a step of this attempt,
                 // not an abort), a few times at most.
@@ -96,14 +95,11 @@ impl Session {
         &self,
         run: &mut Running<'_, '_>,
         message: pb::CommitRequest,
-    ) -> Result<(pb::CommitResponse, LockWaits), Broke> {
+    ) -> Result<(pb::CommitResponse, Option<HeaderLockWait>), Broke> {
         let call = run.next_call();
         let commit = |mut c: SpannerClient<Channel>, r| async move {
             let response = c.commit(r).await?;
-            let waited = (
-                lock_wait(response.metadata()),
-                lock_waits(response.metadata()),
-            );
+            let waited = HeaderLockWait::from_headers(response.metadata());
             Ok(tonic::Response::new((response.into_inner(), waited)))
         };
         let channel = run.channel.clone();
@@ -195,36 +191,6 @@ pub(super) fn commit_outcome_unknown(status: &tonic::Status) -> bool {
         status.code(),
         tonic::Code::DeadlineExceeded | tonic::Code::Unavailable | tonic::Code::Unknown
     ) || crate::client::broke_in_transport(status)
-}
-
-/// A commit's wait for locks and the waits it names, when its answer says (the local instance's).
-type LockWaits = (Option<Duration>, Vec<LockWaitSeen>);
-
-/// The waits a failed request went through before it failed, when its status's trailers say
-/// (the local instance's, for a request aborted while it waited for a lock): a wait that ended in
-/// an abort, which the target's LOCK_STATS count too.
-pub(super) fn failed_waits(status: &tonic::Status) -> LockWaits {
-    (lock_wait(status.metadata()), lock_waits(status.metadata()))
-}
-
-/// The waits a commit's answer names (only the local instance's does).
-fn lock_waits(headers: &tonic::metadata::MetadataMap) -> Vec<LockWaitSeen> {
-    headers
-        .get(COMMIT_LOCK_WAITS_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(waits_from_text)
-        .unwrap_or_default()
-}
-
-/// A commit's wait for locks, when its answer says (only the local instance's does).
-fn lock_wait(headers: &tonic::metadata::MetadataMap) -> Option<Duration> {
-    let micros = headers
-        .get(COMMIT_LOCK_WAIT_HEADER)?
-        .to_str()
-        .ok()?
-        .parse::<u64>()
-        .ok()?;
-    Some(Duration::from_micros(micros))
 }
 
 fn rfc3339(t: &prost_types::Timestamp) -> String {

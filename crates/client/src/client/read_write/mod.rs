@@ -698,17 +698,18 @@ impl Session {
     }
 }
 
-/// The waits for locks the server names in an aborted request's trailers, kept on the action
-/// that failed (the attempt's last), beside any it was told of before.
+/// The waits for locks the server names in an aborted request's trailers (the local instance's,
+/// for a request aborted while it waited: a wait LOCK_STATS count too), kept on the action that
+/// failed (the attempt's last), beside any it was told of before.
 fn waits_before_failing(actions: &mut [ActionTiming], status: &tonic::Status) {
-    let (waited, named) = commit::failed_waits(status);
-    let Some(last) = actions.last_mut() else {
+    let (Some(waited), Some(last)) = (
+        super::timing::HeaderLockWait::from_headers(status.metadata()),
+        actions.last_mut(),
+    ) else {
         return;
     };
-    if let Some(waited) = waited {
-        last.server_lock_wait = Some(last.server_lock_wait.unwrap_or_default() + waited);
-    }
-    last.lock_waits.extend(named);
+    last.server_lock_wait = Some(last.server_lock_wait.unwrap_or_default() + waited.waited);
+    last.lock_waits.extend(waited.named);
 }
 
 /// The older transaction that wounded an aborted attempt, when the server's trailer names it.

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use prost::Message;
-use tonic::metadata::MetadataValue;
 use tonic::{Response, Status};
 
 use super::{LocalSpanner, mutations};
@@ -26,7 +25,6 @@ use crate::server::txn::store::{
     Transactions,
 };
 use crate::server::txn::write::{CommitWork, WriteBounds, Writer, abort_cause};
-use crate::wire::result_stats::{COMMIT_LOCK_WAIT_HEADER, COMMIT_LOCK_WAITS_HEADER};
 
 impl LocalSpanner {
     /// Begins a read-write transaction in `session` with `options` (whose mode is read-write),
@@ -197,16 +195,7 @@ pub(super) async fn commit(
         .await
         .unwrap_or_else(|e| Err(Status::internal(format!("the commit's task failed: {e}"))))?;
     let mut response = Response::new(answer);
-    let headers = response.metadata_mut();
-    if let Ok(value) = MetadataValue::try_from(taken.waited.as_micros().to_string()) {
-        headers.insert(COMMIT_LOCK_WAIT_HEADER, value);
-    }
-    let waits = (!taken.waits.is_empty())
-        .then(|| serde_json::to_string(&taken.waits).ok())
-        .flatten();
-    if let Some(value) = waits.and_then(|w| MetadataValue::try_from(w).ok()) {
-        headers.insert(COMMIT_LOCK_WAITS_HEADER, value);
-    }
+    locking::write_waits(response.metadata_mut(), taken.waited, &taken.waits);
     Ok(response)
 }
 

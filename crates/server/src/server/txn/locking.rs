@@ -120,10 +120,10 @@ fn with_waits(mut status: Status, taken: &Taken) -> Status {
     status
 }
 
-/// Puts a request's wait for locks, `waited` in all and `waits` named, in `headers` (a commit's
-/// answer's headers, an aborted request's trailers, the headers of a statement's answer that
-/// carries no statistics): `spanprof-lock-wait-us` and `spanprof-lock-waits`. Nothing when it
-/// did not wait.
+/// Puts a request's wait for locks, `waited` in all and `waits` named, in `headers` (an aborted
+/// request's trailers, the headers of a statement's answer that carries no query statistics):
+/// `spanprof-lock-wait-us` and `spanprof-lock-waits` ([`write_waits`]). Nothing when it did not
+/// wait.
 pub fn put_waits(
     headers: &mut tonic::metadata::MetadataMap,
     waited: Duration,
@@ -132,6 +132,15 @@ pub fn put_waits(
     if waited.is_zero() && waits.is_empty() {
         return;
     }
+    write_waits(headers, waited, waits);
+}
+
+/// [`put_waits`], a zero wait said too: a commit's answer always says how long it waited.
+pub fn write_waits(
+    headers: &mut tonic::metadata::MetadataMap,
+    waited: Duration,
+    waits: &[LockWaitSeen],
+) {
     if let Ok(value) = MetadataValue::try_from(waited.as_micros().to_string()) {
         headers.insert(COMMIT_LOCK_WAIT_HEADER, value);
     }
